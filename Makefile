@@ -1,0 +1,46 @@
+# deadzone_id_ros: two commands for a newcomer.
+#   make demo   create .venv, install everything pinned, run the main job on the simulated arm
+#   make test   same install, then the whole test suite
+# Other targets: make install, make demo-real, make bench, make clean. See README.md.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.deps-installed
+OUT ?= out
+# Per-run DDS isolation: loopback only, and a domain id derived from the make process id.
+ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
+RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
+           PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
+
+.PHONY: install test demo demo-quick demo-real bench clean
+
+$(STAMP): requirements.txt constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet 'setuptools>=77.0.3,<80' wheel -c constraints.txt
+	$(PIP) install --quiet -r requirements.txt -c constraints.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+	$(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .
+
+test: install
+	$(RUN_ENV) $(PY) -m pytest test
+
+demo: install
+	$(RUN_ENV) $(VENV)/bin/deadzone-id demo --out $(OUT)/demo
+
+demo-quick: install
+	$(RUN_ENV) $(VENV)/bin/deadzone-id demo --quick --out $(OUT)/demo-quick
+
+demo-real: install
+	$(RUN_ENV) $(VENV)/bin/deadzone-id demo-real --out $(OUT)/real
+
+bench: install
+	$(RUN_ENV) $(PY) bench/run_all.py --out bench/results.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info $(OUT)

@@ -1,0 +1,22 @@
+"""deadzone_id_ros: inverse-dynamics learning with the dead-zone loss, and feedforward control for ROS 2.
+
+Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393 (2024).
+
+Layout (the ROS-free core never imports rclpy):
+
+- ``robot``     robot description (URDF joints, limits) and rigid-body dynamics helpers (pinocchio)
+- ``sim``       the MuJoCo arm with dead zones (core)
+- ``data``      bags -> aligned arrays, dead-zone masks, splits, inspect/convert (core)
+- ``models``    MLP, losses, rigid-body baseline, model artifacts, fast inference (core)
+- ``training``  training loops, evaluation, comparison report (core)
+- ``control``   computed-torque control, disturbance observer, safety, trajectories (core)
+- ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
+- ``nodes``     thin rclpy adapters, one executable per module
+- ``cli``       the ``deadzone-id`` command
+"""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The ``deadzone-id`` command. One module per subcommand; each defines ``register(subparsers)``."""

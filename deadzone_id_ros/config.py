@@ -1,0 +1,123 @@
+"""Typed configuration: ROS 2 parameter files (``--params-file`` format) -> frozen dataclasses.
+
+Every component config is a frozen dataclass validated in ``__post_init__``. Loading rejects unknown keys, so a
+misspelled setting fails loudly instead of silently doing nothing. Parameter files use the standard ROS 2 layout::
+
+    /**:                     # or the node name, e.g. sim_arm:
+      ros__parameters:
+        joint_names: [joint1, joint2, joint3]
+        ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from .errors import ConfigError
+
+__all__ = ["dataclass_from_dict", "load_ros_parameters"]
+
+T = TypeVar("T")
+
+
+def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[str, Any]:
+    """Read the ``ros__parameters`` mapping of a ROS 2 parameter file.
+
+    Args:
+        path: the YAML file.
+        node_name: take the section of this node (plain name or ``/ns/name``); ``/**`` applies to every node and is
+            merged first, the node's own section overrides it.
+
+    Returns:
+        a flat dict of parameter name -> value (nested mappings flattened with dots, as ROS 2 does).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: malformed YAML, or no ``ros__parameters`` section for the node; names the file and key.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"parameter file {path} does not exist")
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: malformed YAML: {err}") from err
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a mapping of node names to ros__parameters, got {type(doc).__name__}")
+    merged: dict[str, Any] = {}
+    found = False
+    keys = ["/**"]
+    if node_name:
+        keys += [node_name, node_name.lstrip("/"), "/" + node_name.lstrip("/")]
+    for key in keys:
+        section = doc.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict) or "ros__parameters" not in section:
+            raise ConfigError(f"{path}: key '{key}' must hold a 'ros__parameters' mapping")
+        params = section["ros__parameters"]
+        if not isinstance(params, dict):
+            raise ConfigError(f"{path}: '{key}.ros__parameters' must be a mapping, got {type(params).__name__}")
+        merged.update(_flatten(params))
+        found = True
+    if not found:
+        raise ConfigError(
+            f"{path}: no ros__parameters for {'/**' if not node_name else repr(node_name) + ' or /**'}; "
+            f"top-level keys are {sorted(doc)}"
+        )
+    return merged
+
+
+def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def dataclass_from_dict(cls: type[T], values: dict[str, Any], source: str = "<dict>", *, ignore: tuple[str, ...] = ()) -> T:
+    """Build the frozen dataclass ``cls`` from ``values``, rejecting unknown keys.
+
+    Lists are converted to tuples for tuple-typed fields. ``ignore`` lists keys that belong to another consumer of
+    the same file (for example node-only parameters such as ``use_sim_time``).
+
+    Raises:
+        ConfigError: an unknown key (with the known ones listed), or a value the dataclass rejects; names ``source``.
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(k for k in values if k not in fields and k not in ignore)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {unknown}; known keys: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in fields:
+            continue
+        if isinstance(value, list) and _is_tuple_type(hints.get(name)):
+            value = tuple(value)
+        kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{source}: {err}") from err
+
+
+def _is_tuple_type(tp: Any) -> bool:
+    if tp is None:
+        return False
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_tuple_type(a) for a in typing.get_args(tp))
+    return False

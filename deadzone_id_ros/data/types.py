@@ -1,0 +1,104 @@
+"""The data types that travel between recording, dataset building and training (core, no ROS).
+
+- :class:`Recording`: raw time series as a robot logs them (what goes into and comes out of a bag).
+- :class:`Episode`: one contiguous, uniformly resampled stretch of training data with q, dq, ddq, tau.
+
+Time is an integer in nanoseconds in a Recording (as in ROS messages) and a float in seconds in an Episode; the one
+conversion is :func:`ns_to_s`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Episode", "Recording", "ns_to_s"]
+
+
+def ns_to_s(t_ns: np.ndarray) -> np.ndarray:
+    """Convert integer nanoseconds (N,) to float seconds (N,) relative to the first stamp [s]."""
+    t_ns = np.asarray(t_ns, dtype=np.int64)
+    if t_ns.size == 0:
+        return np.zeros(0)
+    return (t_ns - t_ns[0]).astype(np.float64) * 1e-9
+
+
+@dataclass
+class Recording:
+    """Raw joint data of one run, as a robot publishes it. Joint arrays follow ``joint_names``.
+
+    Attributes:
+        joint_names: (J,) joint names.
+        state_t_ns: (N,) /joint_states header stamps [ns].
+        position: (N, J) [rad].  velocity: (N, J) [rad/s].  effort: (N, J) applied torque [N·m].
+        command_t_ns: (M,) stamps of /effort_controller/commands [ns], or None.
+        command: (M, J) commanded torque [N·m] in ``joint_names`` order, or None.
+        reference_t_ns: (K,) stamps of reference samples [ns], or None.
+        reference_position / reference_velocity / reference_acceleration: (K, J) [rad, rad/s, rad/s²], or None.
+        metadata: free-form description (robot, seed, notes) written next to the bag.
+    """
+
+    joint_names: tuple[str, ...]
+    state_t_ns: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    command_t_ns: np.ndarray | None = None
+    command: np.ndarray | None = None
+    reference_t_ns: np.ndarray | None = None
+    reference_position: np.ndarray | None = None
+    reference_velocity: np.ndarray | None = None
+    reference_acceleration: np.ndarray | None = None
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n, j = len(self.state_t_ns), len(self.joint_names)
+        for name in ("position", "velocity", "effort"):
+            arr = getattr(self, name)
+            if np.shape(arr) != (n, j):
+                raise ValueError(f"Recording.{name} must have shape ({n}, {j}), got {np.shape(arr)}")
+
+
+@dataclass
+class Episode:
+    """One contiguous, uniformly sampled stretch of data for inverse dynamics. Arrays follow ``joint_names``.
+
+    Attributes:
+        name: unique label, e.g. ``"<bag>#2"`` for the third segment of a bag.
+        source: the bag or file it came from.
+        joint_names: (J,) joint names.
+        t: (N,) time since the start of the source [s], uniform step ``dt``.
+        q: (N, J) [rad].  dq: (N, J) [rad/s].  ddq: (N, J) [rad/s²].  tau: (N, J) applied/measured torque [N·m].
+        tau_true: (N, J) the simulator's own inverse dynamics (noise floor), or None for real data.
+    """
+
+    name: str
+    source: str
+    joint_names: tuple[str, ...]
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    tau_true: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n, j = len(self.t), len(self.joint_names)
+        for name in ("q", "dq", "ddq", "tau"):
+            arr = getattr(self, name)
+            if np.shape(arr) != (n, j):
+                raise ValueError(f"Episode {self.name}: {name} must have shape ({n}, {j}), got {np.shape(arr)}")
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @property
+    def dt(self) -> float:
+        """Sample period [s] (0.0 for fewer than two samples)."""
+        return float(self.t[1] - self.t[0]) if len(self.t) > 1 else 0.0
+
+    @property
+    def inputs(self) -> np.ndarray:
+        """(N, 3J) network input [q, dq, ddq] stacked per sample (rad, rad/s, rad/s²)."""
+        return np.concatenate([self.q, self.dq, self.ddq], axis=1)

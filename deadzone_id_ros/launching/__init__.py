@@ -1,0 +1,1 @@
+"""launching subpackage."""

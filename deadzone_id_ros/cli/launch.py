@@ -1,0 +1,86 @@
+"""``deadzone-id launch FILE [name:=value ...]``: run a project launch file without ros2 launch.
+
+FILE is a path or a file name in the package's ``launch/`` share directory (e.g. ``sim.launch.yaml``). The nodes run
+as child processes with their output prefixed by ``[name]``; SIGINT/SIGTERM to the launcher stop them in reverse
+start order (SIGINT, then SIGTERM, then SIGKILL after timeouts). Exit status: 0 after a requested shutdown in which
+every node exited cleanly, 1 if a node died on its own (the others are then stopped) or had to be killed, 2 for a bad
+launch file or argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from ..launching import LaunchedGraph, load_launch_file, parse_launch_arguments
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``launch`` subcommand."""
+    p = subparsers.add_parser(
+        "launch",
+        help="start a *.launch.yaml file (ROS 2 YAML front end subset) as child processes",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", help="launch file path, or a file name in the package's launch/ directory")
+    p.add_argument("arguments", nargs="*", metavar="name:=value", help="launch arguments")
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="print the command line of every node and exit without starting anything")
+    p.add_argument("--show-args", action="store_true", help="list the launch arguments with defaults and exit")
+    p.add_argument("--shutdown-timeout", type=float, default=5.0,
+                   help="seconds to wait for each node after SIGINT before escalating (default 5)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit status. Raises LaunchError/FileNotFoundError for bad input."""
+    import shlex
+
+    given = parse_launch_arguments(args.arguments)
+    if args.show_args:
+        plan = load_launch_file(args.file, given, strict=False, allow_missing=True)
+        for a in plan.arguments:
+            default = "(required)" if a.default is None else f"(default: {a.default!r})"
+            print(f"{a.name} {default}\n    {a.description}")
+        return 0
+    plan = load_launch_file(args.file, given)
+    if args.print_only:
+        for spec in plan.nodes:
+            print(f"# {spec.label}\n{shlex.join(spec.command())}")
+        return 0
+
+    stop = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    graph = LaunchedGraph(plan, sink=sys.stdout)
+    try:
+        graph.start()
+        outcome = graph.wait(stop=stop)
+        if outcome == "died":
+            for node in graph.died():
+                print(f"[launch] {node.label} died with status {node.returncode}; stopping the others",
+                      file=sys.stderr)
+        elif outcome == "stopped":
+            print(f"[launch] {signal.Signals(received[0]).name} received; stopping the nodes", file=sys.stderr)
+    finally:
+        status = graph.shutdown(timeout=args.shutdown_timeout)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if graph.died() or any(n.killed for n in graph.nodes):
+        return 1
+    bad = {label: code for label, code in status.items() if code != 0}
+    if bad:
+        print(f"[launch] nodes with a non-zero exit status: {bad}", file=sys.stderr)
+        return 1
+    return 0
+

@@ -1,0 +1,258 @@
+"""Start the nodes of a :class:`~.description.LaunchPlan` as child processes and stop them cleanly.
+
+What ``ros2 launch`` does for the project's launch files, without launch/launch_ros: each node runs as its own
+process (own session, so a terminal's Ctrl-C reaches the children only through the launcher, in order), its
+stdout/stderr lines are prefixed with ``[label]``, and shutdown sends SIGINT to the nodes in reverse start order,
+waits up to a timeout for each, then escalates to SIGTERM and SIGKILL (launch's ExecuteProcess does the same,
+``sigterm_timeout``/``sigkill_timeout``).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Callable, Mapping
+
+from ..errors import LaunchError
+from .description import LaunchPlan, NodeSpec, load_launch_file
+
+__all__ = ["LaunchedGraph", "NodeProcess"]
+
+
+@dataclass
+class NodeProcess:
+    """A started node.
+
+    Attributes:
+        spec: the node entry it came from.  label: the output prefix (unique within a graph).
+        command: the command line it runs.  process: the child.
+        lines: the last output lines (stdout and stderr merged), without the prefix.
+        stop_requested: the launcher asked it to stop (an exit after this is expected).
+        killed: it had to be killed (SIGKILL) during shutdown.
+    """
+
+    spec: NodeSpec
+    label: str
+    command: list[str]
+    process: subprocess.Popen
+    lines: collections.deque
+    stop_requested: bool = False
+    killed: bool = False
+    reader: threading.Thread | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status (negative: killed by that signal), or None while running."""
+        return self.process.poll()
+
+    def output(self) -> str:
+        """The captured output lines, joined with newlines."""
+        return "\n".join(self.lines)
+
+
+class LaunchedGraph:
+    """The nodes of a launch file running as child processes; a context manager that always stops them.
+
+    Args:
+        launch_file: path or file name in this package's ``launch/``, or an already parsed :class:`LaunchPlan`.
+        launch_arguments: ``name -> value`` (as ``name:=value`` on the command line).
+        sink: where prefixed output lines go (a text stream, or a callable taking one line); None: nowhere
+            (the lines are still kept per node, see :meth:`output`).
+        env: extra environment variables for the children (on top of ``os.environ``).
+        keep_lines: how many output lines to keep per node.
+
+    Raises:
+        FileNotFoundError, LaunchError: from :func:`~.description.load_launch_file` (bad file, unknown argument).
+
+    Example::
+
+        with LaunchedGraph("sim.launch.yaml", {"publish_rate": "500"}) as graph:
+            ...  # talk to the nodes over DDS
+            graph.raise_if_died()
+        # all nodes interrupted, then killed if they did not stop
+    """
+
+    def __init__(
+        self,
+        launch_file: str | Path | LaunchPlan,
+        launch_arguments: Mapping[str, str] | None = None,
+        *,
+        sink: IO[str] | Callable[[str], None] | None = sys.stdout,
+        env: Mapping[str, str] | None = None,
+        keep_lines: int = 2000,
+    ) -> None:
+        if isinstance(launch_file, LaunchPlan):
+            self.plan = launch_file
+        else:
+            self.plan = load_launch_file(launch_file, launch_arguments)
+        self._sink = sink
+        self._env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self._keep = keep_lines
+        self._lock = threading.Lock()
+        self.nodes: list[NodeProcess] = []
+
+    # ----------------------------------------------------------------------------------------------------- start
+    def commands(self) -> list[list[str]]:
+        """The command line of every node, in start order (what :meth:`start` runs).
+
+        Raises:
+            LaunchError: an executable cannot be found.
+        """
+        return [spec.command() for spec in self.plan.nodes]
+
+    def start(self) -> LaunchedGraph:
+        """Start every node in order; on any failure stop the ones already started and raise.
+
+        Raises:
+            LaunchError: an executable is missing or cannot be started (names the node and the command).
+        """
+        if self.nodes:
+            raise LaunchError(f"{self.plan.file}: graph already started")
+        labels: collections.Counter[str] = collections.Counter(spec.label for spec in self.plan.nodes)
+        seen: collections.Counter[str] = collections.Counter()
+        try:
+            for spec in self.plan.nodes:
+                label = spec.label
+                if labels[label] > 1:
+                    seen[label] += 1
+                    label = f"{label}-{seen[label]}"
+                command = spec.command()
+                try:
+                    proc = subprocess.Popen(
+                        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                        env=self._env, start_new_session=True, text=True, errors="replace", bufsize=1,
+                    )
+                except OSError as err:
+                    raise LaunchError(f"{spec.source}: cannot start {command}: {err}") from err
+                node = NodeProcess(spec, label, command, proc, collections.deque(maxlen=self._keep))
+                node.reader = threading.Thread(target=self._pump, args=(node,), name=f"out-{label}", daemon=True)
+                node.reader.start()
+                self.nodes.append(node)
+                self._emit(f"[launch] started {label} (pid {proc.pid}): {' '.join(command)}")
+        except BaseException:
+            self.shutdown()
+            raise
+        return self
+
+    def __enter__(self) -> LaunchedGraph:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # ---------------------------------------------------------------------------------------------------- output
+    def _emit(self, line: str) -> None:
+        sink = self._sink
+        if sink is None:
+            return
+        with self._lock:
+            if callable(sink) and not hasattr(sink, "write"):
+                sink(line)
+            else:
+                sink.write(line + "\n")  # type: ignore[union-attr]
+                sink.flush()  # type: ignore[union-attr]
+
+    def _pump(self, node: NodeProcess) -> None:
+        stream = node.process.stdout
+        assert stream is not None
+        for raw in stream:
+            line = raw.rstrip("\n")
+            node.lines.append(line)
+            self._emit(f"[{node.label}] {line}")
+        stream.close()
+
+    def node(self, label: str) -> NodeProcess:
+        """Return the started node with this label; raises KeyError listing the labels."""
+        for node in self.nodes:
+            if node.label == label:
+                return node
+        raise KeyError(f"no node '{label}' in this graph (nodes: {[n.label for n in self.nodes]})")
+
+    def output(self, label: str) -> str:
+        """The captured output of node ``label``."""
+        return self.node(label).output()
+
+    # --------------------------------------------------------------------------------------------------- monitor
+    def exited(self) -> list[NodeProcess]:
+        """Nodes that have exited so far."""
+        return [n for n in self.nodes if n.returncode is not None]
+
+    def died(self) -> list[NodeProcess]:
+        """Nodes that exited on their own with a non-zero status or a signal (not asked to stop)."""
+        return [n for n in self.nodes if not n.stop_requested and n.returncode not in (None, 0)]
+
+    def raise_if_died(self) -> None:
+        """Raise LaunchError naming every node that died, with its status and its last output lines."""
+        dead = self.died()
+        if dead:
+            details = "; ".join(
+                f"{n.label} exited with status {n.returncode}; last output:\n  " + "\n  ".join(list(n.lines)[-15:])
+                for n in dead
+            )
+            raise LaunchError(f"{self.plan.file.name}: node(s) died: {details}")
+
+    def wait(self, timeout: float | None = None, *, stop: threading.Event | None = None, period: float = 0.05) -> str:
+        """Block until a node dies, every node has exited, ``stop`` is set, or ``timeout`` [s] passes.
+
+        Returns:
+            ``"died"``, ``"all-exited"``, ``"stopped"`` or ``"timeout"``.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.died():
+                return "died"
+            if self.nodes and len(self.exited()) == len(self.nodes):
+                return "all-exited"
+            if stop is not None and stop.is_set():
+                return "stopped"
+            if deadline is not None and time.monotonic() >= deadline:
+                return "timeout"
+            time.sleep(period)
+
+    # -------------------------------------------------------------------------------------------------- shutdown
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to every running node (its whole process group), in reverse start order."""
+        for node in reversed(self.nodes):
+            if node.returncode is None:
+                node.stop_requested = True
+                try:
+                    os.killpg(node.process.pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def shutdown(self, timeout: float = 5.0, sigterm_timeout: float = 2.0) -> dict[str, int]:
+        """Stop the nodes in reverse start order: SIGINT, wait ``timeout`` [s], SIGTERM, wait ``sigterm_timeout``
+        [s], SIGKILL. Safe to call more than once.
+
+        Returns:
+            label -> exit status of every node.
+        """
+        for node in reversed(self.nodes):
+            proc = node.process
+            if proc.poll() is None:
+                node.stop_requested = True
+                for sig, wait_s in ((signal.SIGINT, timeout), (signal.SIGTERM, sigterm_timeout), (signal.SIGKILL, 5.0)):
+                    if sig == signal.SIGKILL:
+                        node.killed = True
+                    try:
+                        os.killpg(proc.pid, sig)  # the node's own session: it and nothing else
+                    except ProcessLookupError:
+                        break
+                    try:
+                        proc.wait(wait_s)
+                        break
+                    except subprocess.TimeoutExpired:
+                        self._emit(f"[launch] {node.label} did not stop {wait_s:g} s after {signal.Signals(sig).name}")
+            if node.reader is not None:
+                node.reader.join(2.0)
+        for node in self.nodes:
+            if node.returncode is not None and node.stop_requested:
+                self._emit(f"[launch] {node.label} exited with status {node.returncode}")
+        return {n.label: int(n.process.returncode) for n in self.nodes if n.process.returncode is not None}

@@ -1,7 +1,37 @@
-"""Inverse-dynamics models (core): the shared interface, MLPs and losses, the rigid-body baseline, artifacts."""
+"""Inverse-dynamics models (core): the shared interface, MLPs and losses, the rigid-body baseline, artifacts.
+
+Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393.
+"""
 
 from __future__ import annotations
 
+from .artifact import export_onnx, load_artifact, save_artifact, sha256_file
 from .base import InverseDynamicsModel
+from .losses import LOSSES, conventional_keep, masked_mse, mse
+from .mlp import ACTIVATIONS, MLPConfig, MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch, torch_from_mlp
+from .predictor import METHODS, LearnedModel
+from .rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
 
-__all__ = ["InverseDynamicsModel"]
+__all__ = [
+    "ACTIVATIONS",
+    "LOSSES",
+    "METHODS",
+    "InverseDynamicsModel",
+    "LearnedModel",
+    "MLPConfig",
+    "MLPWeights",
+    "RigidBodyModel",
+    "RigidBodyRegressor",
+    "Standardizer",
+    "build_torch_mlp",
+    "conventional_keep",
+    "export_onnx",
+    "fit_rigid_body",
+    "load_artifact",
+    "masked_mse",
+    "mlp_from_torch",
+    "mse",
+    "save_artifact",
+    "sha256_file",
+    "torch_from_mlp",
+]

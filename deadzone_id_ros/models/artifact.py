@@ -1,0 +1,248 @@
+"""Model artifacts: a directory that rebuilds a trained model without pickle, checked against tampering.
+
+Layout of an artifact directory::
+
+    model.json     metadata: format/package version, method, joint names and order, units, input layout,
+                   normalization (copy), dead-zone thresholds (alpha, sigma), training-data fingerprint (bag paths and
+                   sha256), metrics, and the sha256 of every file below
+    weights.npz    every numeric array (MLP layers, normalization, rigid-body coefficients); loaded with
+                   ``np.load(allow_pickle=False)``, so opening an artifact never runs code
+    robot.urdf     rbd / hybrid only: the URDF the rigid-body regressor is built from
+    model.onnx     MLP methods: the whole model, inputs q, dq, ddq (N, J) float32 -> tau (N, J) float32
+    residual.onnx  hybrid only: the MLP residual (add the rigid-body torque to get tau)
+
+The rigid-body part (pinocchio regressor) is not exportable to ONNX; an rbd artifact has no ONNX file and says so in
+model.json (``onnx.exportable: false``).
+
+:func:`load_artifact` refuses, with :class:`~deadzone_id_ros.errors.ArtifactError`, a directory whose model.json is
+missing or malformed, whose format version or package version (major.minor) differs from this package, or whose
+files do not match their recorded sha256 (tampering or a partial copy).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..data.deadzone import DeadZone
+from ..errors import ArtifactError
+from .mlp import MLPWeights, torch_from_mlp
+from .predictor import METHODS, LearnedModel
+from .rbd import RigidBodyModel, RigidBodyRegressor
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "export_onnx", "load_artifact", "save_artifact", "sha256_file"]
+
+FORMAT = "deadzone_id_ros.inverse_dynamics_model"
+FORMAT_VERSION = 1
+UNITS = {"q": "rad", "dq": "rad/s", "ddq": "rad/s^2", "tau": "N*m"}
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes (read in 1 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _major_minor(version: str) -> tuple[str, ...]:
+    return tuple(str(version).split(".")[:2])
+
+
+def export_onnx(model: LearnedModel, path: str | Path) -> Path:
+    """Write the MLP of ``model`` as ONNX (opset 17): inputs q, dq, ddq (N, J) float32 -> tau (N, J) float32 [N·m].
+
+    For ``hybrid`` the file holds the MLP residual only (the rigid-body torque must be added).
+
+    Raises:
+        ArtifactError: the model has no MLP (``rbd``: pinocchio's regressor is not exportable).
+    """
+    import torch
+
+    if model.mlp is None:
+        raise ArtifactError(f"method {model.method!r} has no neural network; the rigid-body model is not exportable to ONNX")
+    net = torch_from_mlp(model.mlp)
+
+    class _ThreeInputs(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = net
+
+        def forward(self, q, dq, ddq):
+            return self.inner(torch.cat([q, dq, ddq], dim=-1))
+
+    J = len(model.joint_names)
+    x = torch.zeros(1, J)
+    path = Path(path)
+    dyn = {k: {0: "batch"} for k in ("q", "dq", "ddq", "tau")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_ThreeInputs().eval(), (x, x, x), str(path), input_names=["q", "dq", "ddq"],
+                          output_names=["tau"], dynamic_axes=dyn, opset_version=17, dynamo=False)
+    return path
+
+
+def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str, Any] | None = None,
+                  training_data: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+                  onnx: bool = True) -> Path:
+    """Write ``model`` as an artifact directory (created if needed; files inside are overwritten).
+
+    Args:
+        model: the trained model (with its dead_zone).
+        out_dir: target directory.
+        metrics: evaluation numbers to record (JSON-serializable).
+        training_data: fingerprint of the data (bag paths, sha256, sample counts, split).
+        extra: further JSON-serializable metadata (for example the training config).
+        onnx: also export ONNX when the model has an MLP.
+
+    Returns:
+        the directory path.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "method": model.method,
+        "joint_names": list(model.joint_names),
+        "units": dict(UNITS),
+        "inputs": ["q", "dq", "ddq"],
+        "dead_zone": model.dead_zone.to_dict() if model.dead_zone is not None else None,
+        "mlp": None,
+        "rbd": None,
+        "normalization": None,
+    }
+    files: dict[str, str] = {}
+    if model.mlp is not None:
+        arrays.update(model.mlp.arrays())
+        meta["mlp"] = {"hidden_sizes": list(model.mlp.hidden_sizes), "activation": model.mlp.activation,
+                       "n_layers": len(model.mlp.weights)}
+        meta["normalization"] = {
+            "input_mean": model.mlp.x_norm.mean.tolist(), "input_std": model.mlp.x_norm.std.tolist(),
+            "output_mean": model.mlp.y_norm.mean.tolist(), "output_std": model.mlp.y_norm.std.tolist(),
+        }
+    if model.rbd is not None:
+        reg = model.rbd.regressor
+        (out / "robot.urdf").write_text(reg.urdf_xml)
+        files["robot.urdf"] = sha256_file(out / "robot.urdf")
+        arrays["rbd.columns"] = np.asarray(model.rbd.columns, dtype=np.int64)
+        arrays["rbd.coefficients"] = np.asarray(model.rbd.coefficients, dtype=np.float64)
+        meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps,
+                       "parameters": model.rbd.parameters()}
+    np.savez(out / "weights.npz", **arrays)
+    files["weights.npz"] = sha256_file(out / "weights.npz")
+    if model.mlp is not None and onnx:
+        name = "residual.onnx" if model.rbd is not None else "model.onnx"
+        export_onnx(model, out / name)
+        files[name] = sha256_file(out / name)
+        meta["onnx"] = {"exportable": True, "file": name,
+                        "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
+                        "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s",
+                                   "ddq": "(N, J) float32 rad/s^2"}, "outputs": {"tau": "(N, J) float32 N*m"}}
+    else:
+        meta["onnx"] = {"exportable": model.mlp is not None, "file": None,
+                        "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
+                        else "not exported (run `deadzone-id export --onnx`)"}
+    meta["training_data"] = training_data or {}
+    meta["metrics"] = metrics or {}
+    meta.update(extra or {})
+    meta["files"] = files
+    (out / "model.json").write_text(json.dumps(meta, indent=2, sort_keys=False) + "\n")
+    return out
+
+
+def _check_file(root: Path, name: str, files: dict[str, str]) -> Path:
+    path = root / name
+    if name not in files:
+        raise ArtifactError(f"{root / 'model.json'}: no sha256 recorded for {name}")
+    if not path.is_file():
+        raise ArtifactError(f"{path} is missing from the artifact")
+    digest = sha256_file(path)
+    if digest != files[name]:
+        raise ArtifactError(f"{path}: sha256 {digest[:16]}... does not match model.json ({files[name][:16]}...): "
+                            "the file was modified or corrupted; re-export or retrain")
+    return path
+
+
+def load_artifact(path: str | Path) -> LearnedModel:
+    """Load an artifact directory (or its model.json) into a :class:`LearnedModel` with a numpy ``predict``.
+
+    The returned model carries ``metadata`` (the parsed model.json), ``method`` and ``dead_zone``.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ArtifactError: model.json missing or malformed; wrong format, format version or package version
+            (major.minor must equal this package's); a file's sha256 differs from model.json; arrays missing or of
+            inconsistent shapes; a URDF that does not fit the joints.
+    """
+    root = Path(path)
+    if root.is_file() and root.name == "model.json":
+        root = root.parent
+    if not root.exists():
+        raise FileNotFoundError(f"model artifact {root} does not exist")
+    meta_path = root / "model.json"
+    if not meta_path.is_file():
+        raise ArtifactError(f"{root} is not a model artifact: model.json is missing")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ArtifactError(f"{meta_path}: not valid JSON: {err}") from err
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ArtifactError(f"{meta_path}: format {meta.get('format') if isinstance(meta, dict) else None!r} is not {FORMAT!r}")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ArtifactError(f"{meta_path}: format_version {meta.get('format_version')!r} is not supported "
+                            f"(this package reads {FORMAT_VERSION})")
+    version = str(meta.get("package_version"))
+    if _major_minor(version) != _major_minor(__version__):
+        raise ArtifactError(f"{meta_path}: written by deadzone_id_ros {version}, but this is {__version__}; "
+                            "versions must match in major.minor: retrain or re-export with this version")
+    try:
+        method = meta["method"]
+        joint_names = tuple(str(n) for n in meta["joint_names"])
+        files = dict(meta["files"])
+    except (KeyError, TypeError) as err:
+        raise ArtifactError(f"{meta_path}: missing key {err}") from err
+    if method not in METHODS:
+        raise ArtifactError(f"{meta_path}: method {method!r} is not one of {list(METHODS)}")
+    weights_path = _check_file(root, "weights.npz", files)
+    try:
+        with np.load(weights_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError) as err:
+        raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
+    want_rbd, want_mlp = METHODS[method]
+    try:
+        mlp = None
+        if want_mlp:
+            spec = meta["mlp"]
+            mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
+            norm = meta.get("normalization") or {}
+            if not np.allclose(norm.get("input_mean"), mlp.x_norm.mean, rtol=0, atol=0) or \
+                    not np.allclose(norm.get("output_std"), mlp.y_norm.std, rtol=0, atol=0):
+                raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
+        rbd = None
+        if want_rbd:
+            urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
+            reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, float(meta["rbd"]["friction_eps"]),
+                                     source=str(urdf_path))
+            cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
+            coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
+            if cols.shape != coef.shape or cols.ndim != 1 or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns)):
+                raise ArtifactError(f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid")
+            rbd = RigidBodyModel(reg, cols, coef)
+        dz = meta.get("dead_zone")
+        dead_zone = DeadZone.from_dict(dz) if dz else None
+        return LearnedModel(joint_names, method, mlp=mlp, rbd=rbd, dead_zone=dead_zone, metadata=meta)
+    except ArtifactError:
+        raise
+    except (KeyError, TypeError, ValueError) as err:
+        raise ArtifactError(f"{root}: inconsistent artifact: {type(err).__name__}: {err}") from err

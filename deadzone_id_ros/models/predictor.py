@@ -1,0 +1,87 @@
+"""The composed inverse-dynamics model every method produces: rigid body, MLP, or rigid body + MLP residual."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..data.deadzone import DeadZone
+from .mlp import MLPWeights
+from .rbd import RigidBodyModel
+
+__all__ = ["METHODS", "LearnedModel"]
+
+#: Every method name, and which parts it has: (rigid body, MLP).
+METHODS: dict[str, tuple[bool, bool]] = {
+    "masked": (False, True),
+    "conventional": (False, True),
+    "mse_all": (False, True),
+    "rbd": (True, False),
+    "hybrid": (True, True),
+}
+
+
+class LearnedModel:
+    """tau = rbd(q, dq, ddq) + mlp(q, dq, ddq), either part optional; implements InverseDynamicsModel.
+
+    Args:
+        joint_names: (J,) joint order of every array in and out.
+        method: one of :data:`METHODS`.
+        mlp: the network (inputs [q, dq, ddq], 3J; outputs J torques [N·m]) or None.
+        rbd: the identified rigid-body model or None.
+        dead_zone: the thresholds the model was trained with (kept for evaluation and the artifact).
+        metadata: free-form description (the artifact's model.json when loaded from disk).
+
+    Raises:
+        ValueError: unknown method, parts that do not match the method, or widths that do not match J.
+    """
+
+    def __init__(self, joint_names: Sequence[str], method: str, mlp: MLPWeights | None = None,
+                 rbd: RigidBodyModel | None = None, dead_zone: DeadZone | None = None,
+                 metadata: dict[str, Any] | None = None) -> None:
+        if method not in METHODS:
+            raise ValueError(f"method = {method!r} must be one of {list(METHODS)}")
+        want_rbd, want_mlp = METHODS[method]
+        if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):
+            raise ValueError(f"method {method!r} needs rbd={'yes' if want_rbd else 'no'} and mlp={'yes' if want_mlp else 'no'}")
+        self.joint_names: tuple[str, ...] = tuple(joint_names)
+        J = len(self.joint_names)
+        if mlp is not None and (mlp.n_inputs != 3 * J or mlp.n_outputs != J):
+            raise ValueError(f"MLP has {mlp.n_inputs} inputs / {mlp.n_outputs} outputs; {J} joints need {3 * J} / {J}")
+        if rbd is not None and rbd.joint_names != self.joint_names:
+            raise ValueError(f"rigid-body joints {list(rbd.joint_names)} differ from {list(self.joint_names)}")
+        self.method = method
+        self.mlp = mlp
+        self.rbd = rbd
+        self.dead_zone = dead_zone
+        self.metadata: dict[str, Any] = dict(metadata or {})
+
+    def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """Return tau (N, J) or (J,) [N·m] for q [rad], dq [rad/s], ddq [rad/s²] of that shape.
+
+        Raises:
+            ValueError: the three shapes differ or the last dimension is not J.
+        """
+        J = len(self.joint_names)
+        if self.rbd is None and self.mlp is not None and np.ndim(q) == 1:  # fast path: one sample, MLP only
+            x = np.concatenate((q, dq, ddq)).astype(np.float64, copy=False)
+            if x.shape != (3 * J,) or np.shape(q) != (J,) or np.shape(dq) != (J,):
+                raise ValueError(f"q, dq, ddq must share a shape (N, {J}) or ({J},); got {np.shape(q)}, "
+                                 f"{np.shape(dq)}, {np.shape(ddq)}")
+            return self.mlp.forward(x)
+        q, dq, ddq = (np.asarray(a, dtype=np.float64) for a in (q, dq, ddq))
+        if not (q.shape == dq.shape == ddq.shape) or q.ndim not in (1, 2) or q.shape[-1] != J:
+            raise ValueError(f"q, dq, ddq must share a shape (N, {J}) or ({J},); got {q.shape}, {dq.shape}, {ddq.shape}")
+        single = q.ndim == 1
+        if single:
+            q, dq, ddq = q[None], dq[None], ddq[None]
+        tau = np.zeros(q.shape)
+        if self.rbd is not None:
+            tau += self.rbd.predict(q, dq, ddq)
+        if self.mlp is not None:
+            tau += self.mlp.forward(np.concatenate([q, dq, ddq], axis=1))
+        return tau[0] if single else tau
+
+    def __repr__(self) -> str:
+        return f"LearnedModel(method={self.method!r}, joints={list(self.joint_names)})"

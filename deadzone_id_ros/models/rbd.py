@@ -1,0 +1,228 @@
+"""Rigid-body (Newton–Euler) inverse dynamics with identified base parameters and friction (core, no ROS).
+
+Model, per joint j:
+
+    tau_j = Y_j(q, dq, ddq) . pi  +  Ia_j ddq_j  +  Fv_j dq_j  +  Fc_j tanh(dq_j / eps)
+
+with Y the joint torque regressor of the URDF's kinematic tree (pinocchio ``computeJointTorqueRegressor``, 10
+inertial parameters per body: m, m*c, I), Ia the reflected rotor inertia (armature), Fv viscous and Fc Coulomb
+friction with a smooth sign so the prediction does not chatter around zero velocity. Not every inertial parameter
+is identifiable from joint torques; the identifiable *base* columns are chosen once by QR with column pivoting of
+the regressor on random states (Gautier 1991, "Numerical calculation of the base inertial parameters of robots"),
+and the base parameters are fitted by linear least squares (Atkeson, An, Hollerbach 1986), using only the rows
+(sample, joint) where that joint moves (r_ij = 1), through a streaming QR so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import scipy.linalg
+
+from ..errors import RobotDescriptionError
+
+__all__ = ["RigidBodyModel", "RigidBodyRegressor", "fit_rigid_body"]
+
+_INERTIAL = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+_CHUNK = 20000
+
+
+def _check_state(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    q, dq, ddq = (np.asarray(a, dtype=np.float64) for a in (q, dq, ddq))
+    if not (q.shape == dq.shape == ddq.shape) or q.shape[-1] != n:
+        raise ValueError(f"q, dq, ddq must share a shape (..., {n}); got {q.shape}, {dq.shape}, {ddq.shape}")
+    return q, dq, ddq
+
+
+class RigidBodyRegressor:
+    """Full regressor W(q, dq, ddq) of the model above, rows in ``joint_names`` order.
+
+    Args:
+        urdf_xml: the URDF text (kept so a saved model is self-contained).
+        joint_names: (J,) joints, mapped BY NAME to the URDF; the URDF's movable joints must be exactly these.
+        friction_eps: velocity scale of the smooth sign tanh(dq/eps) [rad/s]; > 0.
+        source: file name used in error messages.
+
+    Raises:
+        RobotDescriptionError: the URDF cannot be parsed, lacks a joint, has other movable joints, or a joint is not
+            1-DOF with nq = nv.
+        ValueError: friction_eps <= 0.
+    """
+
+    def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float = 0.01, source: str = "<urdf>") -> None:
+        import pinocchio as pin
+
+        if not friction_eps > 0:
+            raise ValueError(f"friction_eps = {friction_eps!r} must be > 0 rad/s")
+        try:
+            self.model = pin.buildModelFromXML(urdf_xml)
+        except (RuntimeError, ValueError) as err:
+            raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+        self.data = self.model.createData()
+        self.urdf_xml = urdf_xml
+        self.joint_names = tuple(joint_names)
+        self.friction_eps = float(friction_eps)
+        names = [str(n) for n in self.model.names][1:]
+        missing = [n for n in self.joint_names if n not in names]
+        if missing:
+            raise RobotDescriptionError(f"{source}: joint(s) {missing} not in the URDF (its joints: {names})")
+        extra = [n for n in names if n not in self.joint_names]
+        if extra or self.model.nv != len(self.joint_names) or self.model.nq != self.model.nv:
+            raise RobotDescriptionError(
+                f"{source}: the rigid-body model needs the URDF's movable joints {names} to be exactly the data's "
+                f"joints {list(self.joint_names)} (1-DOF each); extra: {extra}")
+        self._idx = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in self.joint_names], dtype=int)
+        self.n_joints = len(self.joint_names)
+        self.n_inertial = 10 * (self.model.njoints - 1)
+        bodies = [str(self.model.names[k]) for k in range(1, self.model.njoints)]
+        self.column_names: tuple[str, ...] = tuple(
+            [f"{b}.{p}" for b in bodies for p in _INERTIAL]
+            + [f"{n}.armature" for n in self.joint_names]
+            + [f"{n}.viscous" for n in self.joint_names]
+            + [f"{n}.coulomb" for n in self.joint_names]
+        )
+
+    @property
+    def n_columns(self) -> int:
+        """Number P of columns (10 per body + 3 per joint)."""
+        return len(self.column_names)
+
+    def true_parameters(self, armature: Sequence[float] = (), viscous: Sequence[float] = (),
+                        coulomb: Sequence[float] = ()) -> np.ndarray:
+        """(P,) the URDF's own parameter vector (inertias from the URDF; friction/armature as given, else 0)."""
+        pi = np.concatenate([self.model.inertias[k].toDynamicParameters() for k in range(1, self.model.njoints)])
+        extra = [np.zeros(self.n_joints) if len(v) == 0 else np.asarray(v, float) for v in (armature, viscous, coulomb)]
+        return np.concatenate([pi, *extra])
+
+    def regressor(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """W: (N, J, P) for q, dq, ddq of shape (N, J) [rad, rad/s, rad/s²]; raises ValueError on bad shapes."""
+        import pinocchio as pin
+
+        q, dq, ddq = _check_state(q, dq, ddq, self.n_joints)
+        q, dq, ddq = (np.atleast_2d(a) for a in (q, dq, ddq))
+        n, J = q.shape
+        out = np.zeros((n, J, self.n_columns))
+        qp, vp, ap = (np.zeros(self.model.nv) for _ in range(3))
+        idx = self._idx
+        for i in range(n):
+            qp[idx], vp[idx], ap[idx] = q[i], dq[i], ddq[i]
+            Y = pin.computeJointTorqueRegressor(self.model, self.data, qp, vp, ap)
+            out[i, :, : self.n_inertial] = Y[idx]
+        r = np.arange(J)
+        k = self.n_inertial
+        out[:, r, k + r] = ddq
+        out[:, r, k + J + r] = dq
+        out[:, r, k + 2 * J + r] = np.tanh(dq / self.friction_eps)
+        return out
+
+    def random_states(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """n random (q, dq, ddq) within the URDF position limits (±pi where unlimited); dq ~ N(0, 1), ddq ~ N(0, 9)."""
+        rng = np.random.default_rng(seed)
+        lo = np.asarray(self.model.lowerPositionLimit)[self._idx]
+        hi = np.asarray(self.model.upperPositionLimit)[self._idx]
+        bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi <= lo) | (np.abs(hi - lo) > 1e6)
+        lo, hi = np.where(bad, -np.pi, lo), np.where(bad, np.pi, hi)
+        q = rng.uniform(lo, hi, size=(n, self.n_joints))
+        return q, rng.normal(0.0, 1.0, q.shape), rng.normal(0.0, 3.0, q.shape)
+
+    def base_columns(self, n_states: int = 300, tol: float = 1e-7, seed: int = 0) -> np.ndarray:
+        """Indices (K,) of an identifiable (base) set of columns, sorted: QR with column pivoting on random states.
+
+        A column is kept when its pivot exceeds ``tol`` times the largest pivot after scaling columns to unit norm.
+        """
+        W = self.regressor(*self.random_states(n_states, seed)).reshape(-1, self.n_columns)
+        norms = np.linalg.norm(W, axis=0)
+        live = norms > 1e-12 * max(norms.max(), 1e-300)
+        Ws = W[:, live] / norms[live]
+        _, R, piv = scipy.linalg.qr(Ws, mode="economic", pivoting=True)
+        d = np.abs(np.diag(R))
+        rank = int(np.sum(d > tol * d[0])) if d.size else 0
+        return np.sort(np.flatnonzero(live)[piv[:rank]])
+
+
+@dataclass(frozen=True)
+class RigidBodyModel:
+    """Identified rigid-body + friction model; implements InverseDynamicsModel.
+
+    Attributes:
+        regressor: the :class:`RigidBodyRegressor` (URDF, joint order, friction_eps).
+        columns: (K,) indices of the base columns into ``regressor.column_names``.
+        coefficients: (K,) identified base parameters (SI units of each column).
+    """
+
+    regressor: RigidBodyRegressor
+    columns: np.ndarray
+    coefficients: np.ndarray
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        """(J,) joint order of every array in and out."""
+        return self.regressor.joint_names
+
+    def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """tau (N, J) or (J,) [N·m] for q [rad], dq [rad/s], ddq [rad/s²] of that shape; ValueError on bad shapes."""
+        q, dq, ddq = _check_state(q, dq, ddq, self.regressor.n_joints)
+        single = q.ndim == 1
+        q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
+        out = np.empty(q2.shape)
+        for s in range(0, len(q2), _CHUNK):
+            sl = slice(s, s + _CHUNK)
+            out[sl] = self.regressor.regressor(q2[sl], dq2[sl], ddq2[sl])[:, :, self.columns] @ self.coefficients
+        return out[0] if single else out
+
+    def parameters(self) -> dict[str, float]:
+        """Identified base parameters by column name (a base parameter absorbs the unidentifiable combinations)."""
+        return {self.regressor.column_names[c]: float(v) for c, v in zip(self.columns, self.coefficients)}
+
+
+def fit_rigid_body(
+    regressor: RigidBodyRegressor,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    tau: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    rcond: float = 1e-10,
+) -> RigidBodyModel:
+    """Identify the base parameters by least squares on the rows where ``mask`` is True.
+
+    Args:
+        regressor: the structure (URDF, joints, smooth-sign eps).
+        q, dq, ddq, tau: (N, J) [rad, rad/s, rad/s², N·m].
+        mask: (N, J) bool r_ij; a (sample, joint) row enters the fit only where True (default: every row).
+        rcond: relative cut-off of small singular values of the triangular factor (badly excited directions).
+
+    Returns:
+        the fitted :class:`RigidBodyModel`.
+
+    Raises:
+        ValueError: shapes differ, or fewer usable rows than base parameters.
+    """
+    q, dq, ddq = _check_state(q, dq, ddq, regressor.n_joints)
+    tau = np.asarray(tau, dtype=np.float64)
+    if tau.shape != q.shape or q.ndim != 2:
+        raise ValueError(f"tau must have the shape of q (N, {regressor.n_joints}), got {tau.shape} and {q.shape}")
+    mask = np.ones(q.shape, bool) if mask is None else np.asarray(mask, dtype=bool)
+    if mask.shape != q.shape:
+        raise ValueError(f"mask must have shape {q.shape}, got {mask.shape}")
+    cols = regressor.base_columns()
+    n_rows = int(mask.sum())
+    if n_rows < len(cols):
+        raise ValueError(f"only {n_rows} moving (sample, joint) rows for {len(cols)} base parameters")
+    R: np.ndarray | None = None
+    for s in range(0, len(q), _CHUNK):
+        sl = slice(s, s + _CHUNK)
+        m = mask[sl]
+        if not m.any():
+            continue
+        W = regressor.regressor(q[sl], dq[sl], ddq[sl])[:, :, cols][m]
+        aug = np.concatenate([W, tau[sl][m][:, None]], axis=1)
+        stacked = aug if R is None else np.vstack([R, aug])
+        R = scipy.linalg.qr(stacked, mode="r")[0][: len(cols) + 1]
+    assert R is not None
+    K = len(cols)
+    coef, *_ = scipy.linalg.lstsq(R[:K, :K], R[:K, K], cond=rcond)
+    return RigidBodyModel(regressor, cols, np.asarray(coef, dtype=np.float64))

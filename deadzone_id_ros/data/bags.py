@@ -271,7 +271,10 @@ def _iter_sqlite_raw(path: Path, tmpdir: Path, notes: list[str]) -> Iterator[tup
             shutil.copyfile(side, copy.with_name(copy.name + suffix))
     conn = sqlite3.connect(str(copy))
     try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as err:
+            raise DataError(f"{path}: unreadable SQLite database: {err}") from err
         if "topics" not in tables or "messages" not in tables:
             raise DataError(f"{path}: SQLite file has no rosbag2 'topics'/'messages' tables (tables: {sorted(tables)})")
         defs: dict[str, tuple[str, str]] = {}
@@ -286,10 +289,13 @@ def _iter_sqlite_raw(path: Path, tmpdir: Path, notes: list[str]) -> Iterator[tup
             msgdef, digest = defs.get(typ, (None, None))
             topics[tid] = _RawConnection(name, typ, msgdef, digest)
         count = 0
-        for tid, ts, data in conn.execute("SELECT topic_id, timestamp, data FROM messages ORDER BY timestamp, id"):
-            if tid in topics:
-                count += 1
-                yield topics[tid], int(ts), bytes(data)
+        try:
+            for tid, ts, data in conn.execute("SELECT topic_id, timestamp, data FROM messages ORDER BY timestamp, id"):
+                if tid in topics:
+                    count += 1
+                    yield topics[tid], int(ts), bytes(data)
+        except sqlite3.DatabaseError as err:  # a damaged page: keep what was read, and say so
+            notes.append(f"{path.name}: SQLite read stopped ({err}) after {count} message(s)")
         notes.append(f"{path.name}: read {count} committed message(s) from SQLite without metadata")
     finally:
         conn.close()

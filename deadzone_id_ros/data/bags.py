@@ -620,9 +620,13 @@ def _map_by_name(
     keep = np.zeros(m, dtype=bool)
     order_changes = 0
     prev: tuple[str, ...] | None = None
+    unnamed_pos: list[np.ndarray] = []
     for i, names in enumerate(names_of):
         if not names:
             drop("empty name list (field name)", i)
+            v = vals["position"][i]
+            if v is not None and len(v):
+                unnamed_pos.append(v)
             continue
         if len(set(names)) != len(names):
             drop("duplicate joint name (field name)", i)
@@ -666,6 +670,9 @@ def _map_by_name(
         "joint_order_changes": order_changes,
         "messages_with_field": present,
     }
+    if unnamed_pos and len({len(v) for v in unnamed_pos}) == 1:
+        # diagnosis only (cannot be mapped by name): does anything move on the unnamed joints?
+        report["unnamed_position_range"] = np.ptp(np.stack(unnamed_pos), axis=0).tolist()
     return JointStateSeries(
         bag=bag,
         topic=topic,

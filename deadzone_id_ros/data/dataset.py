@@ -203,19 +203,21 @@ def _why_unusable(series: JointStateSeries) -> str | None:
         reasons = series.report.get("dropped", {})
         if reasons:
             reason, d = next(iter(reasons.items()))
-            return f"no usable message: {reason} (first at message {d['first_message']}, {d['count']} messages)"
+            text = f"no usable message: {reason} (first at message {d['first_message']}, {d['count']} messages)"
+            rng = series.report.get("unnamed_position_range")
+            if rng is not None:
+                text += ("; the unnamed positions never change: nothing moves" if max(rng) == 0.0
+                         else "; the unnamed positions do change, but joints cannot be mapped without names")
+            return text
         return "no messages"
     pos, eff = field_usability(series, "position"), field_usability(series, "effort")
     usable = [n for n in series.joint_names if pos[n] is None and eff[n] is None]
     if usable:
         return None
-    effs = sorted({r for r in eff.values() if r})
-    poss = sorted({r for r in pos.values() if r})
     parts = []
-    if effs:
-        parts.append(f"field effort {' / '.join(effs)}")
-    if poss:
-        parts.append(f"field position {' / '.join(poss)}")
+    for fname, per in (("effort", eff), ("position", pos)):
+        for reason in sorted({r for r in per.values() if r}):
+            parts.append(f"field {fname} {reason} ({', '.join(n for n, r in per.items() if r == reason)})")
     return "no joint with usable position and effort: " + "; ".join(parts)
 
 

@@ -1,0 +1,172 @@
+"""What is in a bag, and can it be trained on? (core of ``deadzone-id inspect``; no ROS).
+
+For every topic: type, message count and rate. For every sensor_msgs/JointState topic: joints, which of
+position/velocity/effort are present and usable per joint, whether anything moves. For the topic a data set would
+be built from (:func:`~deadzone_id_ros.data.dataset.select_joint_state_topic`): samples, episodes, the dead-zone
+fraction per joint (``|dq_j| <= alpha * sigma_j``, Inami, Yamane, Sakaino, arXiv 2402.00393), the fraction of
+samples with every joint moving, the data-set report, and a note on effort units (JointState does not declare them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from .bags import JOINT_STATE_TYPE, open_bag, read_joint_states
+from .dataset import DatasetConfig, build_episodes, field_usability, select_joint_state_topic
+from .deadzone import fit_dead_zone
+
+__all__ = ["effort_unit_note", "format_report", "inspect_bag"]
+
+
+def effort_unit_note(msgtypes: set[str], max_abs_effort: float) -> str:
+    """A sentence about the effort units of a bag, from its message types and the largest |effort| seen.
+
+    JointState says nothing about units; ros2_control publishes N·m, Dynamixel-based arms (Interbotix xs_sdk)
+    publish motor current in mA. The label is kept as recorded either way; the user decides.
+    """
+    if any(t.startswith("interbotix") for t in msgtypes):
+        return ("effort is probably Dynamixel motor current in mA (Interbotix xs_sdk publishes present current as "
+                "effort), not N·m; it is used as the label as recorded - a model trained on it predicts mA")
+    if max_abs_effort > 200.0:
+        return (f"effort reaches {max_abs_effort:.1f}: implausible as N·m for a manipulator joint, probably another "
+                "unit (e.g. motor current in mA); it is used as the label as recorded")
+    return "effort is used as the torque label as recorded (JointState does not declare units; N·m assumed)"
+
+
+def _rates(reader: Any) -> dict[str, dict[str, Any]]:
+    stamps: dict[int, list[int]] = {}
+    for conn, t_ns, _ in reader.messages():
+        stamps.setdefault(conn.id, []).append(t_ns)
+    out: dict[str, dict[str, Any]] = {}
+    for conn in reader.connections:
+        entry = out.setdefault(conn.topic, {"type": conn.msgtype, "messages": 0, "_t": []})
+        entry["_t"].extend(stamps.get(conn.id, []))
+        entry["messages"] += len(stamps.get(conn.id, []))
+    for entry in out.values():
+        t = np.sort(np.asarray(entry.pop("_t"), dtype=np.int64))
+        entry["rate_hz"] = float((len(t) - 1) / ((t[-1] - t[0]) * 1e-9)) if len(t) > 1 and t[-1] > t[0] else None
+    return out
+
+
+def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[str, Any]:
+    """Inspect one bag; returns a JSON-ready dict.
+
+    Keys: ``bag``, ``format``, ``recovered``, ``notes``, ``topics`` ({topic: {type, messages, rate_hz}}),
+    ``joint_state_topics`` ({topic: {joints, fields: {position|velocity|effort: {joint: "usable" or reason}},
+    moving_joints, dropped, trainable, why_not}}), ``selected_topic``, ``trainable`` (bool), ``why_not`` (str or
+    None), and when trainable: ``dataset`` (samples, episodes, rate_hz, velocity_source, dead_zone_fraction per
+    joint, all_joints_moving_fraction, pairs_moving_fraction, thresholds, warnings, counts) and ``effort_note``.
+
+    Raises:
+        FileNotFoundError: no such bag.
+        DataError: the file is not a readable bag at all.
+    """
+    config = config or DatasetConfig()
+    out: dict[str, Any] = {"bag": str(path)}
+    with open_bag(path) as h:
+        out["format"] = h.format
+        out["recovered"] = h.recovered
+        out["notes"] = list(h.notes)
+        out["topics"] = _rates(h.reader)
+        msgtypes = {c.msgtype for c in h.reader.connections}
+        js: dict[str, Any] = {}
+        series_by_topic = {}
+        for topic in sorted({c.topic for c in h.reader.connections if c.msgtype == JOINT_STATE_TYPE}):
+            s = read_joint_states(h, topic)
+            series_by_topic[topic] = s
+            fields = {
+                f: {j: (r or "usable") for j, r in field_usability(s, f).items()} for f in ("position", "velocity", "effort")
+            }
+            moving = [j for k, j in enumerate(s.joint_names)
+                      if len(s) and np.nanmax(s.position[:, k], initial=-np.inf) > np.nanmin(s.position[:, k], initial=np.inf)]
+            entry = {"joints": list(s.joint_names), "messages": s.report["messages"],
+                     "messages_used": s.report["messages_used"], "fields": fields, "moving_joints": moving,
+                     "dropped": s.report["dropped"], "joint_order_changes": s.report["joint_order_changes"]}
+            try:
+                build_episodes(s, config)
+                entry["trainable"], entry["why_not"] = True, None
+            except DataError as err:
+                entry["trainable"], entry["why_not"] = False, str(err)
+            if len(s) and not moving:
+                entry["why_not"] = (entry["why_not"] or "") + " (nothing moves: position constant on every joint)"
+            js[topic] = entry
+        out["joint_state_topics"] = js
+        out["selected_topic"] = None
+        out["trainable"] = False
+        out["why_not"] = None
+        try:
+            series = select_joint_state_topic(h, config.topic)
+            out["selected_topic"] = series.topic
+            episodes, joints, rep = build_episodes(series, config)
+        except DataError as err:
+            out["why_not"] = str(err)
+            return out
+    dz = fit_dead_zone(episodes, alpha=config.alpha, absolute=config.absolute_thresholds)
+    r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
+    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
+    out["trainable"] = True
+    out["dataset"] = {
+        "joints": list(joints),
+        "samples": int(r.shape[0]),
+        "episodes": len(episodes),
+        "rate_hz": rep["rate_hz"],
+        "velocity_source": rep["velocity_source"],
+        "time_source": rep["time_source"],
+        "alpha": dz.alpha,
+        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
+        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
+        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
+        "pairs_moving_fraction": float(r.mean()),
+        "counts": {k: rep[k] for k in ("messages", "messages_dropped", "duplicates_dropped",
+                                       "same_stamp_conflicts_dropped", "out_of_order_sorted", "gaps_split",
+                                       "nan_samples_dropped", "short_segments_dropped")},
+        "joints_skipped": rep["joints_skipped"],
+        "warnings": rep["warnings"],
+    }
+    out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0)
+    return out
+
+
+def format_report(info: dict[str, Any]) -> str:
+    """Human-readable text of an :func:`inspect_bag` result."""
+    lines = [f"bag: {info['bag']}  (format: {info['format']}{', RECOVERED from a damaged bag' if info['recovered'] else ''})"]
+    lines += [f"  note: {n}" for n in info["notes"]]
+    lines.append("topics:")
+    for topic, t in sorted(info["topics"].items()):
+        rate = f"{t['rate_hz']:.1f} Hz" if t["rate_hz"] else "-"
+        lines.append(f"  {topic:45s} {t['type']:45s} {t['messages']:7d} msgs  {rate}")
+    for topic, e in info["joint_state_topics"].items():
+        lines.append(f"JointState {topic}: joints {e['joints'] or '(none: empty name lists)'}; "
+                     f"{e['messages_used']}/{e['messages']} messages usable")
+        for reason, d in e["dropped"].items():
+            lines.append(f"    dropped {d['count']} message(s): {reason} (first: message {d['first_message']})")
+        for f, per in e["fields"].items():
+            usable = [j for j, r in per.items() if r == "usable"]
+            other = {r: [j for j, rr in per.items() if rr == r] for r in set(per.values()) if r != "usable"}
+            text = f"usable for {usable}" if usable else "not usable"
+            text += "".join(f"; {r}: {js}" for r, js in other.items())
+            lines.append(f"    {f:8s}: {text}")
+        lines.append(f"    moving joints: {e['moving_joints'] or 'none (nothing moves)'}")
+        lines.append(f"    trainable: {'yes' if e['trainable'] else 'no - ' + str(e['why_not'])}")
+    if info["trainable"]:
+        d = info["dataset"]
+        lines.append(f"data set from {info['selected_topic']}: {d['samples']} samples in {d['episodes']} episode(s) at "
+                     f"{d['rate_hz']:.1f} Hz; dq: {d['velocity_source']}; time: {d['time_source']} stamps")
+        lines.append(f"  dead-zone fraction per joint (|dq| <= {d['alpha']} sigma):")
+        for j, frac in d["dead_zone_fraction"].items():
+            lines.append(f"    {j:24s} {100 * frac:5.1f} %  (threshold {d['velocity_threshold'][j]:.4g} rad/s)")
+        lines.append(f"  samples with all joints moving: {100 * d['all_joints_moving_fraction']:.1f} % "
+                     f"(conventional method keeps these); (sample, joint) pairs moving: "
+                     f"{100 * d['pairs_moving_fraction']:.1f} % (masked loss uses these)")
+        counts = ", ".join(f"{k}={v}" for k, v in d["counts"].items() if v)
+        lines.append(f"  counts: {counts or 'nothing dropped, sorted or split'}")
+        lines += [f"  warning: {w}" for w in d["warnings"]]
+        lines.append(f"  effort units: {info['effort_note']}")
+        lines.append("TRAINABLE: yes")
+    else:
+        lines.append(f"TRAINABLE: no - {info['why_not']}")
+    return "\n".join(lines)

@@ -862,6 +862,11 @@ def _merge_order(times: dict[str, np.ndarray]) -> list[tuple[str, int]]:
     return [(kinds[kind_ix[o]], int(row_ix[o])) for o in order]
 
 
+def _field(values: np.ndarray) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    return np.zeros(0) if arr.size == 0 or np.all(np.isnan(arr)) else arr
+
+
 class MessageEncoders:
     """Serialize the three recorded message types to CDR with the rosbags typestore (shared by writer and recorder).
 
@@ -887,13 +892,16 @@ class MessageEncoders:
         return self.Header(stamp=self.Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000), frame_id="")
 
     def joint_state(self, t_ns: int, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> bytes:
-        """CDR bytes of a JointState: q (J,) [rad], dq (J,) [rad/s], tau (J,) [N·m] (empty arrays allowed)."""
+        """CDR bytes of a JointState: q (J,) [rad], dq (J,) [rad/s], tau (J,) [N·m].
+
+        A field that is empty or NaN for every joint is written empty (JointState's "not available").
+        """
         msg = self.JointState(
             header=self.header(t_ns),
             name=self.names,
-            position=np.asarray(q, dtype=np.float64),
-            velocity=np.asarray(dq, dtype=np.float64),
-            effort=np.asarray(tau, dtype=np.float64),
+            position=_field(q),
+            velocity=_field(dq),
+            effort=_field(tau),
         )
         return bytes(self.ts.serialize_cdr(msg, JOINT_STATE_TYPE))
 

@@ -1,0 +1,372 @@
+"""Replay a recorded bag through the simulated arm and compare trajectories (core, no ROS).
+
+- **Open loop** (:func:`replay`, ``closed_loop=False``): the recorded effort commands are applied to
+  :class:`~deadzone_id_ros.sim.SimArm` at their recorded times (zero-order hold on the physics grid, as the sim_arm
+  node holds the last command), starting from the recorded initial state; the simulated measurements at the
+  recorded /joint_states stamps are compared with the recorded ones.
+- **Closed loop** (``closed_loop=True``): the recorded reference is followed by the control law
+  (:class:`~deadzone_id_ros.control.FeedforwardController`) against the simulated arm, one control tick per recorded
+  /joint_states sample; the simulated trajectory is compared with the recorded one.
+
+Exactness. A bag written by :func:`deadzone_id_ros.sim.offline.simulate` (``deadzone-id simulate``) carries its
+physics configuration, noise seed included, in ``episode.yaml`` (``sim_config``). Replaying it open loop with that
+configuration draws the same torque-ripple and velocity-noise sequence in the same order (measure, then step, per
+tick), so the replayed measurements equal the recorded ones bit for bit (RMSE 0, up to the float64 round trip of
+the bag, which is exact). The initial position is the recorded first reference point when it lies within half an
+encoder step of the recorded (quantized) first position — the run then started at rest on its reference, as
+``simulate`` and the excitation node do — else the recorded position itself. Bags without ``sim_config`` (real
+robots, live recordings) replay with the package's sim configuration and show the model mismatch.
+
+Joints are mapped by name; a bag whose joints are not the simulated arm's URDF joints is refused with both lists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import dataclass_from_dict
+from ..data.types import Recording
+from ..errors import DataError
+from .arm import SimArm
+from .config import SimArmConfig
+
+__all__ = ["BagReplayNodeConfig", "ReplayResult", "check_joints", "replay", "replay_bag", "write_report"]
+
+
+@dataclass(frozen=True)
+class BagReplayNodeConfig:
+    """Parameters of the bag_replay node (config via ROS parameters; see deadzone_id_ros.nodes.bag_replay).
+
+    Attributes:
+        bag: the bag to play (directory or file); required.
+        command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``).
+        joint_state_topic: JointState topic inside the bag.
+        command_topic: command topic inside the bag.
+        start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
+        rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
+        report_dir: directory for report.json (RMSE per joint); "" = log only.
+    """
+
+    bag: str = ""
+    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    joint_state_topic: str = "/joint_states"
+    command_topic: str = "/effort_controller/commands"
+    start_delay: float = 0.5
+    rate: float = 1000.0
+    report_dir: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.bag:
+            raise ValueError("bag = '' : the bag to replay is required (bag:=PATH)")
+        if not self.command_joint_names or len(set(self.command_joint_names)) != len(self.command_joint_names):
+            raise ValueError(f"command_joint_names = {list(self.command_joint_names)} must be non-empty and unique")
+        if not (isinstance(self.start_delay, (int, float)) and math.isfinite(self.start_delay) and self.start_delay >= 0):
+            raise ValueError(f"start_delay = {self.start_delay!r} must be >= 0 s")
+        if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
+            raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
+
+
+@dataclass
+class ReplayResult:
+    """Recorded vs simulated trajectories at the recorded /joint_states stamps. Arrays follow ``joint_names``.
+
+    Attributes:
+        mode: ``"open_loop"`` or ``"closed_loop"``.
+        source: the bag (or a label).
+        joint_names: (J,) joint names (the simulator's order).
+        t: (N,) time since the first sample [s].
+        recorded_q / simulated_q: (N, J) measured position [rad].
+        recorded_dq / simulated_dq: (N, J) measured velocity [rad/s].
+        recorded_effort / simulated_effort: (N, J) applied torque [N·m].
+        notes: how the replay was set up (configuration source, initial state, command count).
+    """
+
+    mode: str
+    source: str
+    joint_names: tuple[str, ...]
+    t: np.ndarray
+    recorded_q: np.ndarray
+    simulated_q: np.ndarray
+    recorded_dq: np.ndarray
+    simulated_dq: np.ndarray
+    recorded_effort: np.ndarray
+    simulated_effort: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def _rmse(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.mean((a - b) ** 2, axis=0))
+
+    @property
+    def rmse_q(self) -> np.ndarray:
+        """(J,) position RMSE [rad]."""
+        return self._rmse(self.simulated_q, self.recorded_q)
+
+    @property
+    def rmse_dq(self) -> np.ndarray:
+        """(J,) velocity RMSE [rad/s]."""
+        return self._rmse(self.simulated_dq, self.recorded_dq)
+
+    @property
+    def rmse_effort(self) -> np.ndarray:
+        """(J,) applied-torque RMSE [N·m]."""
+        return self._rmse(self.simulated_effort, self.recorded_effort)
+
+    @property
+    def max_abs_q_error(self) -> np.ndarray:
+        """(J,) largest absolute position difference [rad]."""
+        return np.max(np.abs(self.simulated_q - self.recorded_q), axis=0)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary: mode, source, samples, duration and per-joint errors keyed by joint name."""
+        per_joint = lambda arr: {n: float(v) for n, v in zip(self.joint_names, arr)}  # noqa: E731
+        return {
+            "mode": self.mode,
+            "source": self.source,
+            "joints": list(self.joint_names),
+            "samples": int(len(self.t)),
+            "duration_s": float(self.t[-1] - self.t[0]) if len(self.t) else 0.0,
+            "rmse_q_rad": per_joint(self.rmse_q),
+            "rmse_dq_rad_s": per_joint(self.rmse_dq),
+            "rmse_effort_nm": per_joint(self.rmse_effort),
+            "max_abs_q_error_rad": per_joint(self.max_abs_q_error),
+            "notes": list(self.notes),
+        }
+
+
+def check_joints(bag_joints: tuple[str, ...] | list[str], urdf_joints: tuple[str, ...] | list[str], source: str) -> None:
+    """Refuse a bag whose joints are not exactly the simulated arm's (any order is fine; mapping is by name).
+
+    Raises:
+        DataError: names the bag, both joint lists, and what is missing or extra.
+    """
+    missing = [j for j in urdf_joints if j not in bag_joints]
+    extra = [j for j in bag_joints if j not in urdf_joints]
+    if missing or extra or len(bag_joints) != len(urdf_joints):
+        raise DataError(
+            f"{source}: the bag's joints {list(bag_joints)} do not match the simulated arm's URDF joints "
+            f"{list(urdf_joints)} (missing from the bag: {missing}; not in the URDF: {extra}); refusing to replay"
+        )
+
+
+def _sim_config_from(recording: Recording, source: str, override: SimArmConfig | None) -> tuple[SimArmConfig, str]:
+    if override is not None:
+        return override, "given by the caller"
+    meta = recording.metadata.get("sim_config") if isinstance(recording.metadata, dict) else None
+    if isinstance(meta, dict):
+        return dataclass_from_dict(SimArmConfig, meta, f"{source}: episode.yaml sim_config"), "the bag's episode.yaml"
+    from .config import load_sim_config
+
+    return load_sim_config()[0], "the package's config/sim_arm.yaml (the bag has no sim_config)"
+
+
+def replay(
+    recording: Recording,
+    *,
+    closed_loop: bool = False,
+    sim_config: SimArmConfig | None = None,
+    controller_config: Any = None,
+    source: str = "<recording>",
+) -> ReplayResult:
+    """Replay ``recording`` through the simulated arm (see the module docstring for both modes).
+
+    Args:
+        recording: the bag's data (:func:`deadzone_id_ros.data.bags.read_recording`). Open loop needs commands,
+            closed loop needs the reference.
+        closed_loop: follow the recorded reference with the controller instead of applying recorded commands.
+        sim_config: physics; default: the bag's ``sim_config`` metadata, else config/sim_arm.yaml.
+        controller_config: closed loop: a :class:`~deadzone_id_ros.control.ControllerConfig`; default: the bag's
+            ``controller_config`` metadata, else the default configuration.
+        source: label for messages and the report (the bag path).
+
+    Returns:
+        the :class:`ReplayResult`.
+
+    Raises:
+        DataError: joints differ from the URDF's, the needed topic (commands or reference) is missing, stamps are not
+            increasing, or fewer than two samples.
+        ConfigError: the bag's sim_config/controller_config is invalid.
+    """
+    cfg, cfg_source = _sim_config_from(recording, source, sim_config)
+    arm = SimArm(cfg)
+    names = tuple(arm.joint_names)
+    check_joints(tuple(recording.joint_names), names, source)
+    cols = [list(recording.joint_names).index(n) for n in names]  # recording column of each sim joint
+    t_ns = np.asarray(recording.state_t_ns, dtype=np.int64)
+    if len(t_ns) < 2:
+        raise DataError(f"{source}: /joint_states has {len(t_ns)} message(s); at least 2 are needed to replay")
+    if np.any(np.diff(t_ns) <= 0):
+        k = int(np.argmax(np.diff(t_ns) <= 0)) + 1
+        raise DataError(f"{source}: /joint_states message {k} field header.stamp is not after the previous one")
+    rec_q = np.asarray(recording.position, float)[:, cols]
+    rec_dq = np.asarray(recording.velocity, float)[:, cols]
+    rec_eff = np.asarray(recording.effort, float)[:, cols]
+    t0 = int(t_ns[0])
+    dt_ns = cfg.timestep * 1e9
+    state_step = np.rint((t_ns - t0) / dt_ns).astype(np.int64)
+    if np.any(np.diff(state_step) <= 0):
+        raise DataError(f"{source}: /joint_states stamps are closer than the physics step {cfg.timestep} s")
+    notes = [f"physics configuration from {cfg_source} (seed {cfg.seed}, timestep {cfg.timestep} s)"]
+
+    q0 = rec_q[0].copy()
+    q0_note = "initial position: the recorded (quantized) first position"
+    ref_t_ns = recording.reference_t_ns
+    if recording.reference_position is not None and ref_t_ns is not None and len(ref_t_ns) and int(ref_t_ns[0]) == t0:
+        ref_q0 = np.asarray(recording.reference_position, float)[0, cols]
+        if np.all(np.abs(ref_q0 - q0) <= cfg.encoder_resolution / 2 + 1e-12):
+            q0 = ref_q0
+            q0_note = "initial position: the first reference point (within half an encoder step of the record)"
+    notes.append(q0_note)
+    moving = np.abs(rec_dq[0]) > 3 * np.asarray(cfg.velocity_noise_std) + 1e-12
+    dq0 = np.where(moving, rec_dq[0], 0.0)
+    notes.append("initial velocity: " + ("recorded" if moving.any() else "rest (recorded velocity within 3 sigma noise)"))
+    arm.reset(q0, dq0)
+
+    n = len(t_ns)
+    j = arm.n_joints
+    sim_q, sim_dq, sim_eff = np.empty((n, j)), np.empty((n, j)), np.empty((n, j))
+    if closed_loop:
+        controller, t_rel = _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes)
+        for k in range(n):
+            meas = arm.measure()
+            sim_q[k], sim_dq[k], sim_eff[k] = meas.q, meas.dq, meas.effort
+            tau = controller.step(float(t_rel[k]), meas.q, meas.dq)
+            if k + 1 < n:
+                arm.step(tau, int(state_step[k + 1] - state_step[k]))
+    else:
+        if recording.command is None or recording.command_t_ns is None or len(recording.command_t_ns) == 0:
+            raise DataError(f"{source}: no effort commands in the bag (topic /effort_controller/commands); "
+                            "open-loop replay needs them (try closed loop)")
+        cmd = np.asarray(recording.command, float)[:, cols]
+        cmd_step = np.rint((np.asarray(recording.command_t_ns, np.int64) - t0) / dt_ns).astype(np.int64)
+        if np.any(np.diff(cmd_step) < 0):
+            k = int(np.argmax(np.diff(cmd_step) < 0)) + 1
+            raise DataError(f"{source}: /effort_controller/commands message {k} is older than the previous one")
+        notes.append(f"{len(cmd)} recorded commands applied with zero-order hold on the {cfg.timestep} s physics grid")
+        zero = np.zeros(j)
+        for k in range(n):
+            meas = arm.measure()
+            sim_q[k], sim_dq[k], sim_eff[k] = meas.q, meas.dq, meas.effort
+            if k + 1 == n:
+                break
+            s, end = int(state_step[k]), int(state_step[k + 1])
+            while s < end:
+                # latest command at or before physics step s; it holds until the next command's step
+                i = int(np.searchsorted(cmd_step, s, side="right")) - 1
+                nxt = int(cmd_step[i + 1]) if i + 1 < len(cmd_step) else end
+                run = max(1, min(end, nxt) - s)
+                arm.step(cmd[i] if i >= 0 else zero, run)
+                s += run
+    return ReplayResult(
+        mode="closed_loop" if closed_loop else "open_loop", source=source, joint_names=names,
+        t=(t_ns - t0) * 1e-9, recorded_q=rec_q, simulated_q=sim_q, recorded_dq=rec_dq, simulated_dq=sim_dq,
+        recorded_effort=rec_eff, simulated_effort=sim_eff, notes=notes,
+    )
+
+
+def _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
+    """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
+    from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
+    from ..control.models import load_model
+
+    if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
+        raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
+    t0 = int(recording.state_t_ns[0])
+    if controller_config is None:
+        meta = recording.metadata.get("controller_config") if isinstance(recording.metadata, dict) else None
+        if isinstance(meta, dict):
+            controller_config = dataclass_from_dict(ControllerConfig, meta, f"{source}: episode.yaml controller_config")
+            notes.append(f"controller: the bag's controller_config (mode {controller_config.mode})")
+        else:
+            controller_config = ControllerConfig(joint_names=names)
+            notes.append(f"controller: default configuration (mode {controller_config.mode})")
+    model = load_model(
+        controller_config.model, controller_config.joint_names, urdf_path=controller_config.urdf_path or None,
+        model_path=controller_config.model_path, friction=controller_config.model_friction,
+        friction_velocity=controller_config.friction_velocity,
+    )
+    controller = FeedforwardController(controller_config, model, arm.description)
+    ref_t = (np.asarray(recording.reference_t_ns, np.int64) - t0) * 1e-9
+    keep = np.concatenate([[True], np.diff(ref_t) > 0])  # drop repeated stamps (a reference republished)
+    pos = np.asarray(recording.reference_position, float)[:, cols][keep]
+    vel = recording.reference_velocity
+    acc = recording.reference_acceleration
+    vel = None if vel is None or not np.all(np.isfinite(vel)) else np.asarray(vel, float)[:, cols][keep]
+    acc = None if vel is None or acc is None or not np.all(np.isfinite(acc)) else np.asarray(acc, float)[:, cols][keep]
+    controller.set_reference(TrajectoryPoints(names, ref_t[keep], pos, vel, acc))
+    notes.append(f"reference: {int(keep.sum())} recorded points (velocity {'yes' if vel is not None else 'no'}, "
+                 f"acceleration {'yes' if acc is not None else 'no'})")
+    t_rel = (np.asarray(recording.state_t_ns, np.int64) - t0) * 1e-9
+    return controller, t_rel
+
+
+def replay_bag(path: str | Path, *, closed_loop: bool = False, **kwargs: Any) -> ReplayResult:
+    """Read a bag with :func:`deadzone_id_ros.data.bags.read_recording` and :func:`replay` it.
+
+    Raises:
+        FileNotFoundError: no such bag.
+        DataError: unreadable bag, joints not the URDF's, or missing topics (see :func:`replay`).
+    """
+    from ..data.bags import read_recording
+
+    return replay(read_recording(path), closed_loop=closed_loop, source=str(path), **kwargs)
+
+
+def write_report(result: ReplayResult, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.json`` (summary), ``report.md`` (a table) and plots (matplotlib, Agg) into ``out_dir``.
+
+    Plots: ``position.png`` (recorded and simulated q per joint, and their difference) and ``effort.png``.
+
+    Returns:
+        name -> path of every file written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = result.summary()
+    files = {"json": out / "report.json", "markdown": out / "report.md"}
+    files["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    lines = [
+        f"# Replay of {result.source} ({result.mode.replace('_', ' ')})", "",
+        f"{summary['samples']} samples, {summary['duration_s']:.3f} s.", "",
+        "| joint | RMSE q [rad] | max abs q error [rad] | RMSE dq [rad/s] | RMSE effort [N·m] |",
+        "|---|---|---|---|---|",
+    ]
+    for i, name in enumerate(result.joint_names):
+        lines.append(f"| {name} | {result.rmse_q[i]:.3e} | {result.max_abs_q_error[i]:.3e} | "
+                     f"{result.rmse_dq[i]:.3e} | {result.rmse_effort[i]:.3e} |")
+    lines += ["", "Notes:", *[f"- {n}" for n in result.notes], ""]
+    files["markdown"].write_text("\n".join(lines))
+
+    j = len(result.joint_names)
+    for key, rec, sim, unit in (
+        ("position", result.recorded_q, result.simulated_q, "rad"),
+        ("effort", result.recorded_effort, result.simulated_effort, "N·m"),
+    ):
+        fig, axes = plt.subplots(j, 2, figsize=(11, 2.4 * j), sharex=True, squeeze=False)
+        for i, name in enumerate(result.joint_names):
+            axes[i, 0].plot(result.t, rec[:, i], label="recorded", lw=1.2)
+            axes[i, 0].plot(result.t, sim[:, i], label="simulated", lw=0.9, ls="--")
+            axes[i, 0].set_ylabel(f"{name} [{unit}]")
+            axes[i, 1].plot(result.t, sim[:, i] - rec[:, i], lw=0.9, color="tab:red")
+            axes[i, 1].set_ylabel(f"difference [{unit}]")
+        axes[0, 0].legend(loc="best", fontsize=8)
+        axes[-1, 0].set_xlabel("time [s]")
+        axes[-1, 1].set_xlabel("time [s]")
+        fig.suptitle(f"{result.mode.replace('_', ' ')} replay: {key}")
+        fig.tight_layout()
+        files[key] = out / f"{key}.png"
+        fig.savefig(files[key], dpi=90)
+        plt.close(fig)
+    return files
+

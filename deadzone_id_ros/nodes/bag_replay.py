@@ -1,0 +1,179 @@
+"""bag_replay: play a recorded bag's effort commands into the (simulated) arm over DDS and report the difference.
+
+Publishes the bag's commands on ``/effort_controller/commands`` (std_msgs/Float64MultiArray, reordered by name to
+``command_joint_names``, the effort controller's joint order) at their recorded times relative to the start of
+playback, and records the arm's ``/joint_states``. Playback starts ``start_delay`` after the first /joint_states.
+When the bag is played out it logs the position RMSE per joint between the live /joint_states and the recorded ones
+at the same time since start, writes ``report_dir/report.json`` when set, and exits 0. The node clock is used
+throughout, so ``use_sim_time:=true`` follows /clock.
+
+Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
+stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
+
+Parameters: see :class:`deadzone_id_ros.sim.replay.BagReplayNodeConfig`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..errors import DeadzoneIdError
+from ..sim.replay import BagReplayNodeConfig, check_joints
+from ._params import declare_dataclass_parameters
+
+__all__ = ["BagReplayNode", "main"]
+
+
+class BagReplayNode(Node):
+    """rclpy adapter: plays the recorded commands and collects /joint_states.
+
+    Raises:
+        ConfigError: invalid parameters (``bag`` missing, bad rate).
+        FileNotFoundError, DataError: the bag cannot be read, has no commands, or its joints are not
+            ``command_joint_names`` (both lists named).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("bag_replay", **kwargs)
+        from ..data.bags import read_recording
+
+        self.config = cfg = declare_dataclass_parameters(
+            self, BagReplayNodeConfig, read_only=("bag", "command_joint_names", "joint_state_topic", "command_topic"),
+        )
+        rec = read_recording(cfg.bag, joint_state_topic=cfg.joint_state_topic, command_topic=cfg.command_topic)
+        check_joints(tuple(rec.joint_names), tuple(cfg.command_joint_names), cfg.bag)
+        if rec.command is None or rec.command_t_ns is None or not len(rec.command_t_ns):
+            from ..errors import DataError
+
+            raise DataError(f"{cfg.bag}: no messages on {cfg.command_topic}; nothing to replay")
+        self.joint_names = tuple(cfg.command_joint_names)
+        cols = [list(rec.joint_names).index(n) for n in self.joint_names]
+        t0 = int(rec.state_t_ns[0])
+        self._cmd_t = (np.asarray(rec.command_t_ns, np.int64) - t0)  # [ns] since the first recorded state
+        self._cmd = np.asarray(rec.command, float)[:, cols]
+        self._rec_t = (np.asarray(rec.state_t_ns, np.int64) - t0) * 1e-9
+        self._rec_q = np.asarray(rec.position, float)[:, cols]
+        self._next = 0
+        self._start_ns: int | None = None
+        self._first_state_ns: int | None = None
+        self._live_t: list[float] = []
+        self._live_q: list[np.ndarray] = []
+        self.published = 0
+        self.skipped = 0
+        self.done = False
+        self._pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
+        self.get_logger().info(
+            f"bag_replay: {len(self._cmd)} commands over {self._cmd_t[-1] * 1e-9:.3f} s from {cfg.bag}, joints "
+            f"{list(self.joint_names)}; waiting for /joint_states"
+        )
+
+    def _now_ns(self) -> int:
+        return self.get_clock().now().nanoseconds
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        now = self._now_ns()
+        if self._first_state_ns is None:
+            self._first_state_ns = now
+        if self._start_ns is None or self.done:
+            return
+        names = list(msg.name)
+        try:
+            idx = [names.index(n) for n in self.joint_names]
+        except ValueError:
+            self.get_logger().error(
+                f"/joint_states names {names} lack a joint of {list(self.joint_names)}", throttle_duration_sec=1.0
+            )
+            return
+        pos = np.asarray(msg.position, float)
+        if pos.size != len(names):
+            return
+        self._live_t.append((now - self._start_ns) * 1e-9)
+        self._live_q.append(pos[idx])
+
+    def _on_tick(self) -> None:
+        if self.done or self._first_state_ns is None:
+            return
+        now = self._now_ns()
+        if self._start_ns is None:
+            if now - self._first_state_ns < self.config.start_delay * 1e9:
+                return
+            self._start_ns = now
+            self.get_logger().info("playing")
+        elapsed = now - self._start_ns
+        due = int(np.searchsorted(self._cmd_t, elapsed, side="right"))
+        if due > self._next:
+            self.skipped += due - self._next - 1  # only the latest due command matters: the arm holds it
+            msg = Float64MultiArray()
+            msg.data = self._cmd[due - 1].tolist()
+            self._pub.publish(msg)
+            self.published += 1
+            self._next = due
+        if self._next >= len(self._cmd_t) and elapsed * 1e-9 >= self._rec_t[-1]:
+            self._finish()
+
+    def report(self) -> dict:
+        """Position RMSE per joint [rad] between live and recorded /joint_states at equal time since start."""
+        t = np.asarray(self._live_t)
+        if len(t) == 0:
+            return {"samples": 0, "error": "no /joint_states received during playback"}
+        q = np.asarray(self._live_q)
+        keep = t <= self._rec_t[-1]
+        t, q = t[keep], q[keep]
+        rec = np.column_stack([np.interp(t, self._rec_t, self._rec_q[:, j]) for j in range(len(self.joint_names))])
+        rmse = np.sqrt(np.mean((q - rec) ** 2, axis=0))
+        return {
+            "bag": self.config.bag,
+            "mode": "open_loop_dds",
+            "joints": list(self.joint_names),
+            "samples": int(len(t)),
+            "commands_published": self.published,
+            "commands_skipped": self.skipped,
+            "rmse_q_rad": {n: float(v) for n, v in zip(self.joint_names, rmse)},
+        }
+
+    def _finish(self) -> None:
+        self.done = True
+        summary = self.report()
+        self.get_logger().info(f"replay finished: {json.dumps(summary)}")
+        if self.config.report_dir:
+            out = Path(self.config.report_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "report.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def main(args=None) -> int:
+    """Run bag_replay until the bag is played out (exit 0) or SIGINT/SIGTERM; 2 on a bad bag or parameter."""
+    rclpy.init(args=args)
+    node = None
+    status = 0
+    try:
+        node = BagReplayNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while rclpy.ok() and not node.done:
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"bag_replay: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

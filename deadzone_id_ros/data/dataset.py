@@ -432,9 +432,8 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
             short += 1
             short_samples += int(b - a)
             continue
-        grid = ts[0] + np.arange(n_grid) * dt_ns  # [ns], float
+        g = np.arange(n_grid) * dt_ns  # [ns] since the segment start (small floats: no precision loss)
         rel = (ts - ts[0]).astype(np.float64)
-        g = grid - ts[0]
         qg = _interp_cols(g, rel, q[a:b])
         taug = _interp_cols(g, rel, tau[a:b])
         dt = 1.0 / rate
@@ -448,7 +447,7 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
                 name=f"{name}#{len(episodes)}",
                 source=str(series.bag),
                 joint_names=joints,
-                t=(grid - t0) * 1e-9,
+                t=(int(ts[0]) - t0) * 1e-9 + g * 1e-9,
                 q=qg,
                 dq=dqg,
                 ddq=ddqg,

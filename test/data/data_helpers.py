@@ -50,9 +50,9 @@ def write_joint_state_bag(path: Path, messages: list[dict], topic: str = "/joint
             msg = JS(
                 header=Header(stamp=Time(sec=t // 10**9, nanosec=t % 10**9), frame_id=""),
                 name=list(m["name"]),
-                position=np.asarray(m.get("position", []), float),
-                velocity=np.asarray(m.get("velocity", []), float),
-                effort=np.asarray(m.get("effort", []), float),
+                position=np.ascontiguousarray(m.get("position", []), float),
+                velocity=np.ascontiguousarray(m.get("velocity", []), float),
+                effort=np.ascontiguousarray(m.get("effort", []), float),
             )
             w.write(conn, int(m.get("log", t if t > 0 else T0)), bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState")))
         if extra is not None:

@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..errors import DeadzoneIdError
 from ..sim.replay import BagReplayNodeConfig, check_joints
-from ._params import declare_dataclass_parameters
+from ._common import declare_dataclass_parameters
 
 __all__ = ["BagReplayNode", "main"]
 

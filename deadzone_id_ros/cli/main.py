@@ -18,7 +18,6 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 # Subcommand name -> module under deadzone_id_ros.cli that defines register(subparsers).
 SUBCOMMANDS: dict[str, str] = {
-    "sim": "sim",
     "simulate": "simulate",
     "inspect": "inspect",
     "convert": "convert",

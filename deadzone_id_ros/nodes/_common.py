@@ -1,0 +1,85 @@
+"""Shared helpers of the node adapters: parameters from config dataclasses, and a signal-safe spin loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from typing import Any, Iterable, TypeVar
+
+from rcl_interfaces.msg import ParameterDescriptor
+import rclpy
+from rclpy.node import Node
+
+from ..config import dataclass_from_dict
+
+__all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "spin_until_shutdown"]
+
+T = TypeVar("T")
+
+
+def declare_dataclass_parameters(
+    node: Node, cls: type[T], *, read_only: Iterable[str] = (), descriptions: dict[str, str] | None = None
+) -> T:
+    """Declare one ROS parameter per field of the frozen dataclass ``cls`` (defaults from the dataclass) and build it.
+
+    Values come from ``--params-file`` / ``-p`` overrides as usual. Fields listed in ``read_only`` cannot be changed
+    at run time. The dataclass's ``__post_init__`` validates the values.
+
+    Raises:
+        ConfigError: a value the dataclass rejects (the message names the node and the parameter).
+    """
+    read_only = set(read_only)
+    descriptions = descriptions or {}
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        if isinstance(default, tuple):
+            default = list(default)
+        descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only)
+        param = node.declare_parameter(f.name, default, descriptor)
+        values[f.name] = param.value
+    return dataclass_from_dict(cls, values, f"node {node.get_fully_qualified_name()} parameters")
+
+
+def make_executor():
+    """Return rclpy's EventsExecutor (lowest timer jitter at 1 kHz) or, where missing, a SingleThreadedExecutor."""
+    try:
+        from rclpy.experimental import EventsExecutor
+
+        return EventsExecutor()
+    except ImportError:  # pragma: no cover - older rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        return SingleThreadedExecutor()
+
+
+def init_ros(args=None) -> None:
+    """``rclpy.init`` without rclpy's own signal handlers, so that :func:`spin_until_shutdown` handles SIGINT/SIGTERM
+    between callbacks and the node can still publish a safe command in ``finally``."""
+    from rclpy.signals import SignalHandlerOptions
+
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+
+
+def spin_until_shutdown(node: Node, executor=None, period: float = 0.05) -> None:
+    """Spin ``node`` until SIGINT or SIGTERM arrives (or the context shuts down), then return normally.
+
+    The signal only sets a flag; the loop stops between callbacks, so no callback is cut off halfway and the context
+    is still valid afterwards (call :func:`init_ros` instead of ``rclpy.init``). ``EventsExecutor.spin()`` in the
+    Kilted wheels does not return on a signal, hence the ``spin_once`` loop with a timeout of ``period`` [s].
+    """
+    stop = {"signal": None}
+
+    def _handler(signum, _frame):
+        stop["signal"] = signum
+
+    previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    executor = executor or make_executor()
+    executor.add_node(node)
+    try:
+        while stop["signal"] is None and rclpy.ok(context=node.context):
+            executor.spin_once(timeout_sec=period)
+    finally:
+        executor.remove_node(node)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,148 @@
+"""sim_arm: the MuJoCo arm standing in for ros2_control hardware + joint_state_broadcaster + effort controller.
+
+Publishes ``/joint_states`` (sensor_msgs/JointState: name, position [rad], velocity [rad/s], effort = applied torque
+[N·m]) at ``publish_rate`` and, with ``clock_mode: sim``, ``/clock`` (it then owns simulated time). Subscribes
+``/effort_controller/commands`` (std_msgs/Float64MultiArray, one torque per joint in ``joint_names`` order, as a
+forward_command_controller with interface_name effort). Holds the last good command; after ``command_timeout``
+without one it applies zero torque; clamps to the URDF effort limits; rejects a command of the wrong length or with
+NaN/inf (throttled error) and keeps the last good one.
+
+Parameters: config/sim_arm.yaml (see deadzone_id_ros.sim.config for each one).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..errors import DeadzoneIdError
+from ..sim import SimArm, SimArmConfig, SimArmNodeConfig
+from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+
+__all__ = ["SimArmNode", "main"]
+
+MAX_CATCH_UP_STEPS = 50  # physics steps per tick at most; beyond that the sim falls behind instead of spiralling
+
+
+class SimArmNode(Node):
+    """rclpy adapter around :class:`deadzone_id_ros.sim.SimArm`.
+
+    Raises:
+        ConfigError: a parameter value is invalid (names the parameter).
+        RobotDescriptionError: the URDF lacks a configured joint.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("sim_arm", **kwargs)
+        self.sim_config = declare_dataclass_parameters(self, SimArmConfig, read_only=("urdf_path", "joint_names"))
+        self.node_config = declare_dataclass_parameters(self, SimArmNodeConfig, read_only=("clock_mode",))
+        self.arm = SimArm(self.sim_config)
+        self._owns_clock = self.node_config.clock_mode == "sim"
+        if self._owns_clock and self.get_parameter("use_sim_time").value:
+            raise DeadzoneIdError("sim_arm with clock_mode 'sim' publishes /clock itself: set use_sim_time false for it")
+        self._command = np.zeros(self.arm.n_joints)
+        self._last_command_sim_t: float | None = None
+        self._timed_out = True
+        self.rejected_commands = 0
+        self._wall_start = time.monotonic()
+        self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
+        self._joint_pub = self.create_publisher(JointState, "/joint_states", 10)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None  # reliable: matches both kinds of subscriber
+        self.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
+        self._msg = JointState()
+        self._msg.name = list(self.arm.joint_names)
+        self._timer = self.create_timer(1.0 / self.node_config.publish_rate, self._on_tick)
+        self.get_logger().info(
+            f"sim_arm: joints {list(self.arm.joint_names)}, physics dt {self.arm.dt * 1e3:.3g} ms, publishing "
+            f"/joint_states at {self.node_config.publish_rate:g} Hz, clock_mode {self.node_config.clock_mode}"
+        )
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        data = np.asarray(msg.data, dtype=float)
+        if data.shape != (self.arm.n_joints,):
+            self.rejected_commands += 1
+            self.get_logger().error(
+                f"/effort_controller/commands: got {data.size} values, expected {self.arm.n_joints} "
+                f"(joints {list(self.arm.joint_names)}); keeping the last good command",
+                throttle_duration_sec=1.0,
+            )
+            return
+        if not np.all(np.isfinite(data)):
+            self.rejected_commands += 1
+            bad = [n for n, v in zip(self.arm.joint_names, data) if not np.isfinite(v)]
+            self.get_logger().error(
+                f"/effort_controller/commands: non-finite torque for joint(s) {bad}; keeping the last good command",
+                throttle_duration_sec=1.0,
+            )
+            return
+        self._command = data
+        self._last_command_sim_t = self.arm.time
+        if self._timed_out:
+            self._timed_out = False
+            self.get_logger().info("receiving effort commands")
+
+    def _target_sim_time(self) -> float:
+        elapsed = time.monotonic() - self._wall_start
+        factor = self.node_config.real_time_factor if self._owns_clock else 1.0
+        return elapsed * factor
+
+    def _on_tick(self) -> None:
+        arm = self.arm
+        n = int((self._target_sim_time() - arm.time) / arm.dt + 1e-9)
+        n = min(max(n, 0), MAX_CATCH_UP_STEPS)
+        for _ in range(n):
+            stale = self._last_command_sim_t is None or arm.time - self._last_command_sim_t > self.node_config.command_timeout
+            if stale and not self._timed_out:
+                self._timed_out = True
+                self.get_logger().warn(
+                    f"no effort command for {self.node_config.command_timeout:g} s: applying zero torque"
+                )
+            arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)
+        if n == 0:
+            return
+        meas = arm.measure()
+        if self._owns_clock:
+            stamp_ns = int(round(meas.t * 1e9))
+            clock = Clock()
+            clock.clock.sec, clock.clock.nanosec = divmod(stamp_ns, 1_000_000_000)
+            self._clock_pub.publish(clock)
+        else:
+            stamp_ns = self._epoch_ns + int(round(meas.t * 1e9))
+        msg = self._msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        msg.position = meas.q.tolist()
+        msg.velocity = meas.dq.tolist()
+        msg.effort = meas.effort.tolist()
+        self._joint_pub.publish(msg)
+
+
+def main(args=None) -> int:
+    """Run the sim_arm node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
+    init_ros(args)
+    node = None
+    status = 0
+    try:
+        node = SimArmNode()
+        spin_until_shutdown(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"sim_arm: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""sim_arm as its own process: a test node commands torques over DDS and reads /joint_states back."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from conftest import REPO, executable, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+class Probe:
+    """A test-side rclpy node: records /joint_states, publishes /effort_controller/commands."""
+
+    def __init__(self) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node("sim_arm_probe", context=self.context)
+        self.msgs: list[tuple[float, JointState]] = []
+        self.node.create_subscription(JointState, "/joint_states", lambda m: self.msgs.append((time.monotonic(), m)), 100)
+        self.pub = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin(self, seconds: float, command: list[float] | None = None, period: float = 0.005) -> None:
+        """Process callbacks for ``seconds``; publish ``command`` every ``period`` [s] if given."""
+        end = time.monotonic() + seconds
+        next_pub = time.monotonic()
+        while (now := time.monotonic()) < end:
+            if command is not None and now >= next_pub:
+                self.pub.publish(Float64MultiArray(data=command))
+                next_pub = now + period
+            self.executor.spin_once(timeout_sec=0.001)
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+@pytest.fixture
+def probe():
+    p = Probe()
+    yield p
+    p.close()
+
+
+def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, probe):
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml")], "sim_arm"
+    )
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+
+    # Motors off at start: no command yet, so the applied torque is zero.
+    first = probe.msgs[-1][1]
+    assert list(first.name) == ["joint1", "joint2", "joint3"]
+    assert list(first.effort) == [0.0, 0.0, 0.0]
+
+    # Rate: over one second of reception, header stamps advance 1 ms per message (1 kHz).
+    probe.msgs.clear()
+    probe.spin(1.0)
+    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in probe.msgs])
+    assert len(stamps) > 300, f"only {len(stamps)} /joint_states messages in 1 s"
+    assert np.median(np.diff(stamps)) == pytest.approx(1e-3, abs=1e-5)
+    wall = np.array([t for t, _ in probe.msgs])
+    assert (stamps[-1] - stamps[0]) == pytest.approx(wall[-1] - wall[0], abs=0.1)  # real time, not faster
+
+    # 1 N·m on the waist (far above its 0.12 N·m friction; no gravity on a yaw joint): it turns positive;
+    # 50 N·m on joint2 is clamped to its 10 N·m limit and reported as applied effort.
+    probe.msgs.clear()
+    q_before = np.array(first.position)
+    probe.spin(0.5, command=[1.0, 50.0, 0.0])
+    last = probe.msgs[-1][1]
+    np.testing.assert_allclose(last.effort, [1.0, 10.0, 0.0])
+    assert last.position[0] - q_before[0] > 0.05 and last.velocity[0] > 0.1
+
+    # Bad commands are rejected and the last good command kept (for less than the 0.1 s command timeout).
+    for bad in ([1.0, 2.0], [float("nan"), 0.0, 0.0]):
+        probe.spin(0.03, command=bad)
+        np.testing.assert_allclose(probe.msgs[-1][1].effort, [1.0, 10.0, 0.0])
+        probe.spin(0.2, command=[1.0, 50.0, 0.0])
+
+    # Command timeout (0.1 s): silence drops the torque to zero.
+    probe.spin(0.5)
+    assert list(probe.msgs[-1][1].effort) == [0.0, 0.0, 0.0]
+
+    assert processes.stop(proc) == 0
+    log = processes.log(proc)
+    assert "got 2 values, expected 3" in log and "non-finite torque for joint(s) ['joint1']" in log
+    assert "applying zero torque" in log
+
+
+def test_sim_arm_in_sim_clock_mode_publishes_clock(processes, tmp_path):
+    from rosgraph_msgs.msg import Clock
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    node = Node("clock_probe", context=ctx)
+    clocks: list[float] = []
+    node.create_subscription(Clock, "/clock", lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9), 100)
+    ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    try:
+        proc = processes.start(
+            [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+             "-p", "clock_mode:=sim", "-p", "real_time_factor:=2.0"], "sim_arm_clock")
+        assert wait_until(lambda: (ex.spin_once(timeout_sec=0.05), len(clocks) > 10)[1], 20.0), processes.log(proc)
+        w0, c0 = time.monotonic(), clocks[-1]
+        end = w0 + 1.0
+        while time.monotonic() < end:
+            ex.spin_once(timeout_sec=0.01)
+        rate = (clocks[-1] - c0) / (time.monotonic() - w0)
+        assert 1.3 < rate < 2.3, f"simulated seconds per wall second {rate:.2f}, expected about 2"
+        assert all(b >= a for a, b in zip(clocks, clocks[1:])), "/clock went backwards"
+        assert processes.stop(proc) == 0
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+
+
+def test_sim_arm_bad_parameter_exits_non_zero_with_a_clear_message(processes):
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "frictionloss:=[0.1,-1.0,0.1]"], "sim_arm_bad")
+    assert proc.wait(20) == 2
+    log = processes.log(proc)
+    assert "frictionloss[1] = -1.0 must be >= 0" in log and "Traceback" not in log

@@ -129,8 +129,8 @@ def assert_parameters_declared(graph: LaunchedGraph, probe: Probe) -> None:
 def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
     """SIGINT every graph (last started first) and check exit 0, nothing killed, within the limit, nothing left."""
     t0 = time.monotonic()
-    for graph in reversed(graphs):
-        status = graph.shutdown(timeout=SHUTDOWN_LIMIT_S)
+    statuses = [graph.shutdown(timeout=SHUTDOWN_LIMIT_S) for graph in reversed(graphs)]  # stop all, then judge
+    for graph, status in zip(reversed(graphs), statuses):
         bad = {k: v for k, v in status.items() if v != 0}
         assert not bad, f"{graph.plan.file.name}: non-zero exit after SIGINT {bad}:\n" + "\n".join(
             f"--- {n.label}\n" + "\n".join(list(n.lines)[-20:]) for n in graph.nodes

@@ -1,0 +1,61 @@
+"""``deadzone-id evaluate``: torque error of a saved model on bags.
+
+    deadzone-id evaluate --model DIR --bag BAG [BAG ...] [--json OUT]
+
+Joints are matched BY NAME to the artifact's joint order. The error is measured on (sample, joint) pairs where the
+joint moves, with the dead-zone thresholds stored in the artifact (the training split's); what the model predicts
+while a joint is stuck is reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``evaluate`` subcommand."""
+    from .train import add_data_arguments
+
+    p = subparsers.add_parser("evaluate", help="torque error of a model artifact on bags",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="model artifact directory")
+    add_data_arguments(p)
+    p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate; prints a per-joint table. Returns 0."""
+    from ..data.deadzone import fit_dead_zone
+    from ..errors import DataError
+    from ..models.artifact import load_artifact
+    from ..training.evaluate import evaluate_model, json_clean
+    from ..training.fit import stack_episodes
+    from .train import load_bags
+
+    model = load_artifact(args.model)
+    if args.joints and tuple(args.joints) != tuple(model.joint_names):
+        raise DataError(f"--joints {args.joints} differ from the model's joints {list(model.joint_names)}")
+    ds = load_bags(args, joints=model.joint_names)
+    if tuple(ds.joint_names) != tuple(model.joint_names):
+        raise DataError(f"{', '.join(args.bag)}: joints {list(ds.joint_names)} do not match the model's "
+                        f"{list(model.joint_names)}")
+    dz = model.dead_zone or fit_dead_zone(ds.episodes)
+    data = stack_episodes(ds.episodes, dz)
+    metrics = evaluate_model(model, data)
+    print(f"model {args.model} ({model.method}) on {len(data)} samples of {len(args.bag)} bag(s)")
+    print(f"{'joint':>16s} {'RMSE [N*m]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
+    for j, n in enumerate(model.joint_names):
+        print(f"{n:>16s} {metrics['rmse_per_joint'][j]:11.4f} {metrics['nrmse_per_joint'][j]:7.3f} "
+              f"{metrics['n_moving_per_joint'][j]:8d} {metrics['dead_zone']['rmse_vs_measured_per_joint'][j]:11.4f} "
+              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}")
+    print(f"mean RMSE {metrics['rmse_mean']:.4f} N*m, mean nRMSE {metrics['nrmse_mean']:.3f}")
+    if args.json:
+        doc = {"model": str(args.model), "method": model.method, "bags": list(args.bag),
+               "joint_names": list(model.joint_names), **metrics}
+        with open(args.json, "w") as f:
+            json.dump(json_clean(doc), f, indent=2)
+    return 0

@@ -1,0 +1,114 @@
+"""Training configuration (config/training.yaml, ROS 2 --params-file format) as a frozen, validated dataclass."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..config import dataclass_from_dict, load_ros_parameters
+from ..models.mlp import ACTIVATIONS, MLPConfig
+
+__all__ = ["TrainConfig", "load_train_config"]
+
+
+def _positive(name: str, value: Any, *, integer: bool = False, allow_zero: bool = False) -> None:
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        kind = "integer" if integer else "number"
+        raise ValueError(f"{name} = {value!r} must be a {'non-negative' if allow_zero else 'positive'} {kind}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that decides a training run and the comparison.
+
+    Attributes:
+        hidden_sizes: MLP hidden widths (depth = length); default (256, 256): a 9-256-256-3 net for 3 joints.
+        activation: hidden activation, one of relu, tanh, silu, elu.
+        learning_rate: Adam step size.  weight_decay: Adam L2 coefficient (>= 0).
+        batch_size: samples per gradient step.
+        max_steps: gradient steps at most (training is counted in steps, so small and large data sets get the same
+            budget).  eval_interval: steps between validation evaluations.
+        patience: validation evaluations without improvement before early stopping.
+        min_delta: relative improvement of the validation loss that counts as an improvement.
+        seed: seed of weight init and batch order (torch and numpy).
+        num_threads: torch CPU threads (torch.set_num_threads).
+        alpha: dead-zone threshold in units of the velocity std (the paper's alpha).
+        split_fractions: (train, val, test) fractions in samples.  block_seconds: split block length [s] (0: whole
+            episodes).  split_seed: seed of the block shuffle (the split is the same for every training seed).
+        friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s].
+        seeds: training seeds per method in ``compare``.
+        efficiency_fractions: fractions of training blocks of the data-efficiency curve in ``compare``.
+        progress: show a tqdm progress bar.
+    """
+
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.0
+    batch_size: int = 1024
+    max_steps: int = 2000
+    eval_interval: int = 100
+    patience: int = 5
+    min_delta: float = 0.0
+    seed: int = 0
+    num_threads: int = 1
+    alpha: float = 0.1
+    split_fractions: tuple[float, ...] = (0.7, 0.15, 0.15)
+    block_seconds: float = 5.0
+    split_seed: int = 0
+    friction_eps: float = 0.01
+    seeds: int = 3
+    efficiency_fractions: tuple[float, ...] = (0.1, 0.3, 1.0)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation = {self.activation!r} must be one of {list(ACTIVATIONS)}")
+        MLPConfig(tuple(self.hidden_sizes), self.activation)
+        _positive("learning_rate", self.learning_rate)
+        _positive("weight_decay", self.weight_decay, allow_zero=True)
+        for name in ("batch_size", "max_steps", "eval_interval", "patience", "num_threads", "seeds"):
+            _positive(name, getattr(self, name), integer=True)
+        _positive("min_delta", self.min_delta, allow_zero=True)
+        _positive("alpha", self.alpha, allow_zero=True)
+        _positive("block_seconds", self.block_seconds, allow_zero=True)
+        _positive("friction_eps", self.friction_eps)
+        for name in ("seed", "split_seed"):
+            _positive(name, getattr(self, name), integer=True, allow_zero=True)
+        fr = self.split_fractions
+        if len(fr) != 3 or any(not isinstance(f, (int, float)) or f < 0 for f in fr) or not math.isclose(sum(fr), 1.0):
+            raise ValueError(f"split_fractions = {list(fr)} must be three non-negative numbers summing to 1")
+        if not self.efficiency_fractions or any(
+                not isinstance(f, (int, float)) or not 0 < f <= 1 for f in self.efficiency_fractions):
+            raise ValueError(f"efficiency_fractions = {list(self.efficiency_fractions)} must be numbers in (0, 1]")
+        if not isinstance(self.progress, bool):
+            raise ValueError(f"progress = {self.progress!r} must be true or false")
+
+    @property
+    def mlp(self) -> MLPConfig:
+        """The MLP architecture part."""
+        return MLPConfig(tuple(self.hidden_sizes), self.activation)
+
+    def with_overrides(self, **changes: Any) -> "TrainConfig":
+        """A copy with some fields changed (validated again); None values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Load :class:`TrainConfig` from a ROS 2 parameter file (default: the bundled config/training.yaml).
+
+    The file's ``/**`` section (and a ``deadzone_id`` section, which overrides it) holds the keys of TrainConfig.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: malformed YAML, an unknown key (the known ones are listed) or a bad value; names the file.
+    """
+    from ..resources import share_file
+
+    path = Path(path) if path is not None else share_file("config", "training.yaml")
+    params = load_ros_parameters(path, "deadzone_id")
+    params.update(overrides or {})
+    return dataclass_from_dict(TrainConfig, params, str(path))

@@ -1,0 +1,108 @@
+"""Evaluation of inverse-dynamics predictions: per-joint torque error where the joint moves, and inside the dead zone.
+
+Accuracy is measured only on (sample, joint) pairs with r_ij = 1 (the joint moves): inside the dead zone the
+measured torque is any value in the friction band and is not a function of (q, dq, ddq), so it is no ground truth.
+What a model predicts there is reported separately (error against the measured torque, and the fraction of
+predictions inside the friction band when the band is known, e.g. on simulator data).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..models.base import InverseDynamicsModel
+from .fit import Stacked
+
+__all__ = ["evaluate_model", "evaluate_predictions", "json_clean"]
+
+
+def _rms(err: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    n = mask.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.sqrt((err ** 2 * mask).sum(axis=0) / np.maximum(n, 1)), np.nan)
+
+
+def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.ndarray | None = None,
+                         band_halfwidth: np.ndarray | None = None) -> dict[str, Any]:
+    """Metrics of ``pred`` against ``data.tau``.
+
+    Args:
+        pred: (N, J) predicted torque [N·m].
+        data: the evaluation samples with their dead-zone mask r.
+        band_center: (N, J) centre of the friction band [N·m] (e.g. the friction-free rigid-body torque), optional.
+        band_halfwidth: (J,) half width of the band (static friction torque) [N·m], optional.
+
+    Returns:
+        dict with, per joint (lists in joint order): ``rmse_per_joint`` [N·m] and ``nrmse_per_joint`` (RMSE / std of
+        the measured torque over the same pairs) on pairs with r = 1, ``n_moving_per_joint``; their means
+        ``rmse_mean`` / ``nrmse_mean``; and ``dead_zone``: ``rmse_vs_measured_per_joint`` on pairs with r = 0,
+        ``n_stuck_per_joint``, and with a band ``pred_within_band_per_joint`` / ``measured_within_band_per_joint``.
+        Joints without such pairs give NaN.
+
+    Raises:
+        ValueError: pred is not (N, J) like data.tau.
+    """
+    pred = np.asarray(pred, dtype=np.float64)
+    if pred.shape != data.tau.shape:
+        raise ValueError(f"pred must have shape {data.tau.shape}, got {pred.shape}")
+    r = data.r.astype(bool)
+    err = pred - data.tau
+    rmse = _rms(err, r)
+    n_mov = r.sum(axis=0)
+    mean_t = (data.tau * r).sum(axis=0) / np.maximum(n_mov, 1)
+    std_t = np.sqrt((((data.tau - mean_t) ** 2) * r).sum(axis=0) / np.maximum(n_mov, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nrmse = np.where(std_t > 0, rmse / std_t, np.nan)
+    stuck = ~r
+    dz: dict[str, Any] = {
+        "rmse_vs_measured_per_joint": _rms(err, stuck).tolist(),
+        "n_stuck_per_joint": stuck.sum(axis=0).astype(int).tolist(),
+    }
+    if band_center is not None and band_halfwidth is not None:
+        hw = np.asarray(band_halfwidth, dtype=np.float64)
+        n_st = np.maximum(stuck.sum(axis=0), 1)
+        inside_p = (np.abs(pred - band_center) <= hw) & stuck
+        inside_m = (np.abs(data.tau - band_center) <= hw) & stuck
+        dz["pred_within_band_per_joint"] = np.where(stuck.any(0), inside_p.sum(0) / n_st, np.nan).tolist()
+        dz["measured_within_band_per_joint"] = np.where(stuck.any(0), inside_m.sum(0) / n_st, np.nan).tolist()
+        dz["band_halfwidth_per_joint"] = hw.tolist()
+    return {
+        "rmse_per_joint": rmse.tolist(),
+        "nrmse_per_joint": nrmse.tolist(),
+        "rmse_mean": float(np.nanmean(rmse)) if np.isfinite(rmse).any() else float("nan"),
+        "nrmse_mean": float(np.nanmean(nrmse)) if np.isfinite(nrmse).any() else float("nan"),
+        "n_moving_per_joint": n_mov.astype(int).tolist(),
+        "dead_zone": dz,
+    }
+
+
+def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> dict[str, Any]:
+    """:func:`evaluate_predictions` of ``model.predict(data.q, data.dq, data.ddq)``.
+
+    Raises:
+        ValueError: the model's joints differ from the data's (names and order).
+    """
+    if tuple(model.joint_names) != tuple(data.joint_names):
+        raise ValueError(f"model joints {list(model.joint_names)} differ from data joints {list(data.joint_names)}")
+    return evaluate_predictions(model.predict(data.q, data.dq, data.ddq), data, **band)
+
+
+def json_clean(obj: Any) -> Any:
+    """Recursively convert numpy scalars/arrays to Python and NaN/inf to None, so json.dumps writes valid JSON."""
+    if isinstance(obj, dict):
+        return {str(k): json_clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_clean(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj

@@ -1,0 +1,112 @@
+"""Where training data came from: bag fingerprints (sha256), simulator detection, and the URDF for rbd/hybrid."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from ..config import dataclass_from_dict
+from ..errors import ConfigError, RobotDescriptionError
+
+__all__ = ["detect_simulator", "fingerprint", "resolve_urdf"]
+
+EPISODE_FILE = "episode.yaml"
+
+
+def fingerprint(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """One dict per bag: ``path`` (absolute), ``sha256`` and ``bytes``.
+
+    A file is hashed as is; a directory (rosbag2) is hashed over its files in sorted order (relative name and
+    content), so renaming or editing any file changes the hash.
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+    """
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise FileNotFoundError(f"bag {path} does not exist")
+        h = hashlib.sha256()
+        size = 0
+        files = [path] if path.is_file() else sorted(f for f in path.rglob("*") if f.is_file())
+        for f in files:
+            if path.is_dir():
+                h.update(str(f.relative_to(path)).encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+                    size += len(chunk)
+        out.append({"path": str(path.resolve()), "sha256": h.hexdigest(), "bytes": size})
+    return out
+
+
+def _episode_doc(path: Path) -> dict[str, Any] | None:
+    for cand in (path / EPISODE_FILE, path.parent / EPISODE_FILE) if path.is_dir() else (path.parent / EPISODE_FILE,):
+        if cand.is_file():
+            try:
+                doc = yaml.safe_load(cand.read_text())
+            except yaml.YAMLError as err:
+                raise ConfigError(f"{cand}: malformed YAML: {err}") from err
+            return doc if isinstance(doc, dict) else None
+    return None
+
+
+def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
+    """Whether every bag was recorded from the simulated arm, per its ``episode.yaml``.
+
+    A bag counts as simulated when its episode.yaml has a ``sim_config`` mapping, or a ``generator``/``source``
+    naming the simulator (``sim``), or ``simulator: true``.
+
+    Returns:
+        (simulated, SimArmConfig or None, reason). The config is the first bag's ``sim_config`` when present.
+
+    Raises:
+        ConfigError: an episode.yaml is malformed, or its sim_config has unknown keys / bad values.
+    """
+    from ..sim import SimArmConfig
+
+    cfg = None
+    reasons = []
+    for p in paths:
+        doc = _episode_doc(Path(p))
+        if doc is None:
+            return False, None, f"{p}: no {EPISODE_FILE} saying it came from the simulator"
+        tag = " ".join(str(doc.get(k, "")) for k in ("generator", "source", "robot_source")).lower()
+        sim = isinstance(doc.get("sim_config"), dict) or doc.get("simulator") is True or "sim" in tag
+        if not sim:
+            return False, None, f"{p}: {EPISODE_FILE} does not name the simulator"
+        if cfg is None and isinstance(doc.get("sim_config"), dict):
+            cfg = dataclass_from_dict(SimArmConfig, doc["sim_config"], f"{p}/{EPISODE_FILE}: sim_config")
+        reasons.append(str(p))
+    return bool(paths), cfg, "episode.yaml of every bag names the simulator"
+
+
+def resolve_urdf(urdf: str | Path | None, joint_names: Sequence[str]) -> tuple[str | None, str]:
+    """The URDF text for the rigid-body model and its source name.
+
+    An explicit ``urdf`` is always used (errors about its joints surface later, naming it). Otherwise the bundled
+    three_dof_arm.urdf is used when its joints are exactly ``joint_names``; else (None, reason).
+
+    Raises:
+        FileNotFoundError: ``urdf`` was given and does not exist.
+    """
+    if urdf is not None:
+        path = Path(urdf)
+        if not path.is_file():
+            raise FileNotFoundError(f"URDF {path} does not exist")
+        return path.read_text(), str(path)
+    from ..resources import default_urdf
+    from ..robot import load_robot_description
+
+    try:
+        path = default_urdf()
+        desc = load_robot_description(path)
+    except (FileNotFoundError, RobotDescriptionError) as err:
+        return None, f"the bundled URDF could not be read: {err}"
+    if set(desc.joint_names) == set(joint_names):
+        return path.read_text(), str(path)
+    return None, f"the bundled URDF's joints {list(desc.joint_names)} are not the data's {list(joint_names)}"

@@ -85,10 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         met = "" if ok is None else ("yes" if ok(value) else "NO")
         print(f"{key:32s} {value:14.4g}  {unit:10s} {target:28s} {met}")
     doc = {
+        **results,
         "machine": {"platform": platform.platform(), "processor": platform.processor(), "python": platform.python_version(),
                     "cpus": __import__("os").cpu_count()},
         "quick": args.quick,
-        "results": results,
         "failed": failed,
     }
     args.out.write_text(json.dumps(doc, indent=2) + "\n")

@@ -1,0 +1,80 @@
+"""Rigid-body baseline: base-parameter identification from pinocchio's regressor recovers the simulated arm."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.errors import RobotDescriptionError
+from deadzone_id_ros.models import RigidBodyRegressor, fit_rigid_body
+from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.sim import SimArm
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return SimArm()
+
+
+@pytest.fixture(scope="module")
+def reg(arm):
+    return RigidBodyRegressor(default_urdf().read_text(), arm.joint_names, friction_eps=0.01)
+
+
+def test_noise_free_fit_recovers_torques_and_base_parameters(arm, reg):
+    q, dq, ddq = reg.random_states(600, seed=1)
+    tau = arm.inverse_dynamics(q, dq, ddq)  # MuJoCo, friction off: rigid body + armature
+    model = fit_rigid_body(reg, q, dq, ddq, tau)
+    # fresh states: predicted torques within 1% (relative RMS per joint)
+    q2, dq2, ddq2 = reg.random_states(300, seed=2)
+    tau2 = arm.inverse_dynamics(q2, dq2, ddq2)
+    rel = np.sqrt(((model.predict(q2, dq2, ddq2) - tau2) ** 2).mean(0)) / np.sqrt((tau2 ** 2).mean(0))
+    assert np.all(rel < 0.01), rel
+    # identifiable combinations: project the URDF's true parameters (+ armature) onto the chosen base columns
+    pi = reg.true_parameters(armature=arm.config.armature)
+    W = reg.regressor(q2, dq2, ddq2).reshape(-1, reg.n_columns)
+    beta_true = np.linalg.lstsq(W[:, model.columns], W @ pi, rcond=None)[0]
+    big = np.abs(beta_true) > 1e-6
+    assert big.sum() >= 8  # first moments, inertia combinations, armature
+    np.testing.assert_allclose(model.coefficients[big], beta_true[big], rtol=0.01)
+    np.testing.assert_allclose(model.coefficients[~big], 0.0, atol=1e-6)
+    # friction is off in the data: identified friction near zero
+    params = model.parameters()
+    for n in arm.joint_names:
+        assert abs(params[f"{n}.viscous"]) < 1e-6 and abs(params[f"{n}.coulomb"]) < 1e-6
+
+
+def test_friction_recovered_on_moving_rows(arm, reg):
+    q, dq, ddq = reg.random_states(800, seed=3)
+    tau = arm.inverse_dynamics(q, dq, ddq, friction=True)  # Coulomb with an exact sign
+    moving = np.abs(dq) > 0.1  # tanh(dq / 0.01) = sign(dq) to 1e-8 here
+    model = fit_rigid_body(reg, q, dq, ddq, tau, moving)
+    p = model.parameters()
+    for j, n in enumerate(arm.joint_names):
+        assert p[f"{n}.viscous"] == pytest.approx(arm.config.damping[j], rel=0.01)
+        assert p[f"{n}.coulomb"] == pytest.approx(arm.config.frictionloss[j], rel=0.01)
+
+
+def test_single_sample_prediction_matches_batch(arm, reg):
+    q, dq, ddq = reg.random_states(50, seed=4)
+    model = fit_rigid_body(reg, q, dq, ddq, arm.inverse_dynamics(q, dq, ddq))
+    np.testing.assert_allclose(model.predict(q[3], dq[3], ddq[3]), model.predict(q, dq, ddq)[3], atol=1e-12)
+
+
+def test_errors(arm, reg):
+    xml = default_urdf().read_text()
+    with pytest.raises(RobotDescriptionError, match=r"joint\(s\) \['elbow'\] not in the URDF"):
+        RigidBodyRegressor(xml, ("joint1", "joint2", "elbow"))
+    with pytest.raises(RobotDescriptionError, match=r"extra: \['joint3'\]"):
+        RigidBodyRegressor(xml, ("joint1", "joint2"))
+    with pytest.raises(RobotDescriptionError, match="cannot parse"):
+        RigidBodyRegressor("<robot", ("joint1",), source="broken.urdf")
+    with pytest.raises(ValueError, match="friction_eps = 0 must be > 0"):
+        RigidBodyRegressor(xml, arm.joint_names, friction_eps=0)
+    q, dq, ddq = reg.random_states(2, seed=5)
+    with pytest.raises(ValueError, match="only 6 moving"):
+        fit_rigid_body(reg, q, dq, ddq, np.zeros_like(q))
+    with pytest.raises(ValueError, match="tau must have the shape"):
+        fit_rigid_body(reg, q, dq, ddq, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="must share a shape"):
+        reg.regressor(q, dq, ddq[:, :2])

@@ -1,0 +1,30 @@
+"""Small simulator data for the training tests: the MuJoCo arm tracking an excitation (offline, no ROS)."""
+
+from __future__ import annotations
+
+import pytest
+
+from deadzone_id_ros.training.config import TrainConfig
+
+
+@pytest.fixture(scope="session")
+def sim_recordings():
+    """Two 12 s runs of the simulated arm at 1 kHz (different seeds)."""
+    from deadzone_id_ros.sim.offline import simulate
+
+    return [simulate(12.0, seed=s) for s in (1, 2)]
+
+
+@pytest.fixture(scope="session")
+def sim_dataset(sim_recordings):
+    """The runs through the data pipeline (Savitzky–Golay ddq, episodes)."""
+    from deadzone_id_ros.data.dataset import dataset_from_recordings
+
+    return dataset_from_recordings(sim_recordings)
+
+
+@pytest.fixture
+def tiny_config():
+    """A fast configuration: small network, few steps, one thread, no progress bar."""
+    return TrainConfig(hidden_sizes=(32, 32), max_steps=120, eval_interval=30, patience=3, batch_size=256,
+                       num_threads=1, seeds=1, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))

@@ -1,0 +1,102 @@
+"""The deadzone-id train / evaluate / export / compare commands on a simulated bag (in-process, fast)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.training.sources import fingerprint
+
+TINY = ["hidden_sizes: [16, 16]", "max_steps: 60", "eval_interval: 20", "batch_size: 256", "seeds: 1",
+        "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
+
+
+@pytest.fixture(scope="module")
+def bag(sim_recordings, tmp_path_factory):
+    from deadzone_id_ros.data.bags import write_recording
+
+    return write_recording(sim_recordings[0], tmp_path_factory.mktemp("bags") / "sim_run")
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cfg") / "training.yaml"
+    path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(bag, config_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("model") / "masked"
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(out), "--config", str(config_file)]) == 0
+    return out
+
+
+def test_train_writes_an_artifact_with_the_bag_fingerprint(trained, bag):
+    meta = json.loads((trained / "model.json").read_text())
+    assert meta["training_data"]["sources"] == fingerprint([bag])
+    assert meta["train_config"]["hidden_sizes"] == [16, 16] and meta["train_config"]["max_steps"] == 60
+    assert meta["metrics"]["rmse_mean"] > 0 and (trained / "model.onnx").is_file()
+
+
+def test_evaluate_matches_an_independent_computation(trained, bag, tmp_path, capsys):
+    from deadzone_id_ros.data.dataset import load_dataset
+    from deadzone_id_ros.models import load_artifact
+
+    out = tmp_path / "eval.json"
+    assert main(["evaluate", "--model", str(trained), "--bag", str(bag), "--json", str(out)]) == 0
+    assert "mean RMSE" in capsys.readouterr().out
+    got = json.loads(out.read_text())
+    model = load_artifact(trained)
+    eps = load_dataset([bag]).episodes
+    q, dq, ddq, tau = (np.concatenate([getattr(e, a) for e in eps]) for a in ("q", "dq", "ddq", "tau"))
+    moving = np.abs(dq) > np.asarray(model.metadata["dead_zone"]["threshold"])
+    err = model.predict(q, dq, ddq) - tau
+    np.testing.assert_allclose(got["rmse_per_joint"], [np.sqrt(np.mean(err[moving[:, j], j] ** 2)) for j in range(3)],
+                               rtol=1e-9)
+
+
+def test_export_rewrites_onnx_and_keeps_the_artifact_loadable(trained, capsys):
+    from deadzone_id_ros.models import load_artifact
+
+    (trained / "model.onnx").unlink()
+    assert main(["export", "--model", str(trained), "--onnx"]) == 0
+    assert "onnxruntime vs numpy" in capsys.readouterr().out
+    assert (trained / "model.onnx").is_file()
+    assert load_artifact(trained).metadata["onnx"]["file"] == "model.onnx"
+
+
+def test_rbd_is_not_exportable(bag, config_file, tmp_path, capsys):
+    out = tmp_path / "rbd"
+    assert main(["train", "--bag", str(bag), "--method", "rbd", "--out", str(out), "--config", str(config_file)]) == 0
+    assert main(["export", "--model", str(out), "--onnx"]) == 2
+    assert "not exportable to ONNX" in capsys.readouterr().err
+
+
+def test_compare_on_a_simulated_bag_reports_the_noise_floor(bag, config_file, tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["compare", "--bag", str(bag), "--out", str(out), "--config", str(config_file),
+                 "--methods", "masked", "conventional", "rbd"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["methods"]) == {"masked", "conventional", "rbd"}
+    assert report["data"]["simulator"] is True and "noise_floor" in report
+    assert report["data"]["sources"] == fingerprint([bag])
+    assert "simulator data: yes" in capsys.readouterr().err
+
+
+def test_user_errors_exit_2_with_a_message(bag, config_file, trained, tmp_path, capsys):
+    assert main(["train", "--bag", str(tmp_path / "missing"), "--method", "masked", "--out", str(tmp_path / "o")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    bad_cfg = tmp_path / "bad.yaml"
+    bad_cfg.write_text("/**:\n  ros__parameters:\n    hiden_sizes: [4]\n")
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "o"),
+                 "--config", str(bad_cfg)]) == 2
+    assert "unknown key(s) ['hiden_sizes']" in capsys.readouterr().err
+    assert main(["evaluate", "--model", str(trained), "--bag", str(bag), "--joints", "joint2", "joint1", "joint3"]) == 2
+    assert "differ from the model's joints" in capsys.readouterr().err
+    assert main(["compare", "--bag", str(bag), "--out", str(tmp_path / "c"), "--seeds", "0",
+                 "--config", str(config_file)]) == 2
+    assert "seeds = 0 must be a positive integer" in capsys.readouterr().err

@@ -1,0 +1,103 @@
+"""compare: every method runs on simulator data, and report.json's numbers are the run's (recomputed here)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.data.split import split_episodes
+from deadzone_id_ros.models import METHODS, load_artifact
+from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.sim import SimArm
+from deadzone_id_ros.training.compare import CompareInputs, run_compare
+
+
+@pytest.fixture(scope="module")
+def compared(sim_dataset, tmp_path_factory):
+    from deadzone_id_ros.training.config import TrainConfig
+
+    cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,
+                      num_threads=1, seeds=2, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))
+    out = tmp_path_factory.mktemp("compare")
+    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
+                           urdf_xml=default_urdf().read_text(), urdf_source="three_dof_arm.urdf")
+    report = run_compare(inputs, out, cfg, log=lambda m: None)
+    return out, report, cfg
+
+
+def _test_split(sim_dataset, cfg):
+    return split_episodes(sim_dataset.episodes, tuple(cfg.split_fractions), cfg.block_seconds, seed=cfg.split_seed)
+
+
+def test_report_has_the_stable_keys(compared):
+    out, report, cfg = compared
+    on_disk = json.loads((out / "report.json").read_text())
+    assert on_disk == report
+    assert set(report["methods"]) == set(METHODS)
+    for name, entry in report["methods"].items():
+        assert len(entry["rmse_per_joint"]) == 3 and all(v > 0 for v in entry["rmse_per_joint"])
+        assert entry["rmse_mean"] == pytest.approx(np.mean(entry["rmse_per_joint"]), rel=1e-9)
+        assert 0 < entry["usable_fraction"] <= 1
+        assert len(entry["per_seed"]) == (1 if name == "rbd" else cfg.seeds)
+    assert len(report["noise_floor"]["rmse_per_joint"]) == 3
+    de = report["data_efficiency"]
+    assert de["fractions"] == [0.5, 1.0] and len(de["masked"]["rmse_mean"]) == 2
+    assert de["masked"]["rmse_mean"][-1] == pytest.approx(report["methods"]["masked"]["rmse_mean"])
+    md = (out / "report.md").read_text()
+    assert "| masked |" in md and "noise floor" in md and "## Data efficiency" in md
+    for png in ("rmse_per_joint", "data_efficiency", "pred_vs_measured", "dead_zone_timeseries"):
+        assert (out / "plots" / f"{png}.png").stat().st_size > 1000
+
+
+def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
+    out, report, cfg = compared
+    model = load_artifact(out / "models" / "masked")
+    assert model.metadata["metrics"]["seed"] == cfg.seed
+    test = _test_split(sim_dataset, cfg).test
+    q, dq, ddq, tau = (np.concatenate([getattr(e, a) for e in test]) for a in ("q", "dq", "ddq", "tau"))
+    moving = np.abs(dq) > np.asarray(model.metadata["dead_zone"]["threshold"])
+    err = model.predict(q, dq, ddq) - tau
+    rmse = [np.sqrt(np.mean(err[moving[:, j], j] ** 2)) for j in range(3)]
+    np.testing.assert_allclose(report["methods"]["masked"]["per_seed"][0]["rmse_per_joint"], rmse, rtol=1e-9)
+    # the noise floor is the simulator's own inverse dynamics on the same pairs
+    floor = SimArm().inverse_dynamics(q, dq, ddq, friction=True) - tau
+    np.testing.assert_allclose(report["noise_floor"]["rmse_per_joint"],
+                               [np.sqrt(np.mean(floor[moving[:, j], j] ** 2)) for j in range(3)], rtol=1e-9)
+
+
+def test_usable_fractions_recomputed(compared, sim_dataset):
+    out, report, cfg = compared
+    train = _test_split(sim_dataset, cfg).train
+    dq = np.concatenate([e.dq for e in train])
+    thr = np.asarray(report["dead_zone"]["threshold"])
+    np.testing.assert_allclose(thr, cfg.alpha * dq.std(axis=0), rtol=1e-9)
+    r = np.abs(dq) > thr
+    m = report["methods"]
+    assert m["masked"]["usable_fraction"] == pytest.approx(r.mean())
+    assert m["conventional"]["usable_fraction"] == pytest.approx(r.all(axis=1).mean())
+    assert m["mse_all"]["usable_fraction"] == 1.0
+    assert m["rbd"]["usable_fraction"] == pytest.approx(r.mean())
+    # the simulated arm's dead zone is real: the conventional method keeps clearly fewer samples
+    assert m["conventional"]["usable_fraction"] < 0.8 * m["masked"]["usable_fraction"]
+
+
+def test_methods_without_urdf_are_skipped_with_a_reason(sim_dataset, tmp_path, tiny_config):
+    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=False)
+    report = run_compare(inputs, tmp_path, tiny_config.with_overrides(efficiency_fractions=(1.0,)),
+                         methods=["masked", "rbd"], log=lambda m: None)
+    assert set(report["methods"]) == {"masked"}
+    assert "pass --urdf" in report["skipped_methods"]["rbd"]
+    assert "noise_floor" not in report
+    assert "| rbd | skipped: no URDF" in (tmp_path / "report.md").read_text()
+
+
+def test_compare_errors(sim_dataset, tmp_path, tiny_config):
+    from deadzone_id_ros.errors import DataError
+
+    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names)
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \['best'\]"):
+        run_compare(inputs, tmp_path, tiny_config, methods=["best"])
+    with pytest.raises(DataError, match="cannot split .* need at least 3 episodes/blocks"):
+        run_compare(inputs, tmp_path, tiny_config.with_overrides(block_seconds=0.0), methods=["masked"])

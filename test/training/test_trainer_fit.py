@@ -1,0 +1,85 @@
+"""Training loop (determinism, early stopping) and method fitting (what each method learns from)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.data.deadzone import fit_dead_zone
+from deadzone_id_ros.errors import DataError
+from deadzone_id_ros.models import RigidBodyRegressor
+from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.training.fit import fit_method, stack_episodes, usable_fraction
+from deadzone_id_ros.training.trainer import TrainArrays, train_mlp
+
+
+def _arrays(n=1500, seed=0, noise_only=False):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 6))
+    y = rng.normal(size=(n, 2)) if noise_only else np.c_[np.sin(x[:, 0]) + x[:, 1], x[:, 2] * x[:, 3]]
+    return TrainArrays(x, y, rng.random((n, 2)) > 0.3)
+
+
+def test_same_seed_same_weights_other_seed_differs(tiny_config):
+    a, b, c = (train_mlp(_arrays(), _arrays(300, 1), "masked", tiny_config.with_overrides(seed=s))[0] for s in (4, 4, 5))
+    for wa, wb in zip(a.weights, b.weights):
+        np.testing.assert_array_equal(wa, wb)
+    assert not np.array_equal(a.weights[0], c.weights[0])
+
+
+def test_learns_and_early_stops_on_noise(tiny_config):
+    _, info = train_mlp(_arrays(), _arrays(300, 1), "mse", tiny_config.with_overrides(max_steps=300))
+    assert info.history[-1]["train_loss"] < 0.5 * info.history[0]["train_loss"] or info.best_val_loss < 0.3
+    cfg = tiny_config.with_overrides(max_steps=3000, eval_interval=20, patience=2, learning_rate=0.01)
+    _, info = train_mlp(_arrays(noise_only=True), _arrays(300, 1, noise_only=True), "mse", cfg)
+    assert info.stopped_early and info.steps < 3000
+    assert info.best_step <= info.steps - 2 * 20  # the returned weights are the best, not the last
+    assert info.samples_per_s > 0
+
+
+def test_trainer_errors(tiny_config):
+    data = _arrays()
+    with pytest.raises(ValueError, match="loss = 'huber' must be"):
+        train_mlp(data, None, "huber", tiny_config)
+    stuck = TrainArrays(data.x, data.y, np.zeros_like(data.r))
+    with pytest.raises(DataError, match="every .* pair of the training split is inside the dead zone"):
+        train_mlp(stuck, None, "masked", tiny_config)
+    with pytest.raises(ValueError, match=r"must be \(N, D\), \(N, J\), \(N, J\)"):
+        TrainArrays(data.x, data.y, data.r[:, :1])
+
+
+def test_methods_learn_from_what_they_should(sim_dataset, tiny_config):
+    eps = sim_dataset.episodes
+    dz = fit_dead_zone(eps[:1])
+    train, val = stack_episodes(eps[:1], dz), stack_episodes(eps[1:], dz)
+    all_moving = train.r.all(axis=1)
+    assert 0.05 < all_moving.mean() < 0.95  # the data has a real dead zone
+    conv = fit_method("conventional", train, val, dz, tiny_config)
+    assert conv.info["train_samples"] == int(all_moving.sum())  # exactly the samples with no stuck joint
+    assert conv.usable_fraction == pytest.approx(all_moving.mean())
+    masked = fit_method("masked", train, val, dz, tiny_config)
+    assert masked.info["train_samples"] == len(train)
+    assert masked.usable_fraction == pytest.approx(train.r.mean())
+    assert usable_fraction("mse_all", train.r) == 1.0
+    reg = RigidBodyRegressor(default_urdf().read_text(), train.joint_names)
+    rbd = fit_method("rbd", train, val, dz, tiny_config, regressor=reg)
+    assert rbd.info["rbd_rows"] == int(train.r.sum()) and rbd.model.mlp is None
+    hybrid = fit_method("hybrid", train, val, dz, tiny_config, rbd=rbd.model.rbd)
+    assert hybrid.model.rbd is rbd.model.rbd and hybrid.model.mlp is not None
+
+
+def test_fit_errors(sim_dataset, tiny_config):
+    eps = sim_dataset.episodes
+    dz = fit_dead_zone(eps[:1])
+    train, val = stack_episodes(eps[:1], dz), stack_episodes(eps[1:], dz)
+    with pytest.raises(DataError, match=r"method 'rbd' needs a URDF whose joints are \['joint1', 'joint2', 'joint3'\]"):
+        fit_method("rbd", train, val, dz, tiny_config)
+    nobody_moves = train.subset(~train.r.all(axis=1))
+    with pytest.raises(DataError, match="conventional: no training sample has every joint outside its dead zone"):
+        fit_method("conventional", nobody_moves, val, dz, tiny_config)
+    with pytest.raises(ValueError, match="method = 'lasso' must be one of"):
+        fit_method("lasso", train, val, dz, tiny_config)
+    other = fit_dead_zone([eps[0]])
+    renamed = type(eps[0])("x", "y", ("a", "b", "c"), eps[0].t, eps[0].q, eps[0].dq, eps[0].ddq, eps[0].tau)
+    with pytest.raises(DataError, match=r"episode x \(y\) has joints \['a', 'b', 'c'\]"):
+        stack_episodes([renamed], other)

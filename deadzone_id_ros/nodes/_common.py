@@ -35,10 +35,26 @@ def declare_dataclass_parameters(
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         if isinstance(default, tuple):
             default = list(default)
-        descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only)
-        param = node.declare_parameter(f.name, default, descriptor)
-        values[f.name] = param.value
+        numeric = isinstance(default, float) or (isinstance(default, list) and any(isinstance(v, float) for v in default))
+        # Float fields accept integers too ("duration:=10" on a command line or in a launch file is an INTEGER).
+        descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only,
+                                         dynamic_typing=numeric)
+        value = node.declare_parameter(f.name, default, descriptor).value
+        if numeric:
+            value = _as_float(value)
+        values[f.name] = value
     return dataclass_from_dict(cls, values, f"node {node.get_fully_qualified_name()} parameters")
+
+
+def _as_float(value: Any) -> Any:
+    """int -> float (also inside lists); anything else unchanged, for the dataclass to validate."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    return value
 
 
 def make_executor():

@@ -40,12 +40,14 @@ from .types import Recording
 
 __all__ = [
     "BagHandle",
+    "COMMAND_TYPE",
     "DEFAULT_COMMAND_TOPIC",
     "DEFAULT_JOINT_STATE_TOPIC",
     "DEFAULT_REFERENCE_TOPIC",
     "EPISODE_FILE",
     "JOINT_STATE_TYPE",
     "JointStateSeries",
+    "REFERENCE_TYPE",
     "STORAGE_CHOICES",
     "detect_format",
     "episode_yaml",

@@ -1,0 +1,157 @@
+"""recorder: records /joint_states, /effort_controller/commands and the reference topic into rosbag2 episodes.
+
+Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
+:class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the
+node keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
+(``use_sim_time`` respected). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
+without losing a message). Each episode is its own bag directory under ``output_dir`` with a standard metadata.yaml
+and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a ``kill -9`` loses at most ``flush_period``
+seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bags.open_bag`.
+
+Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.RecorderConfig`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from ..data.bags import JOINT_STATE_TYPE, typestore
+from ..data.recorder import EpisodeWriter, RecorderConfig
+from ..errors import DeadzoneIdError
+from ._common import declare_dataclass_parameters
+
+__all__ = ["RecorderNode", "main"]
+
+_ROS_TYPES = {
+    "sensor_msgs/msg/JointState": JointState,
+    "std_msgs/msg/Float64MultiArray": Float64MultiArray,
+    "trajectory_msgs/msg/JointTrajectory": JointTrajectory,
+}
+
+
+class RecorderNode(Node):
+    """rclpy adapter around :class:`EpisodeWriter`.
+
+    Raises:
+        ConfigError: a parameter value is invalid (names the parameter).
+        DataError: autostart could not create the first episode bag.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("recorder", **kwargs)
+        self.config = declare_dataclass_parameters(
+            self, RecorderConfig,
+            read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic", "queue_depth"),
+        )
+        cfg = self.config
+        topics = {self.resolve_topic_name(t): typ for t, typ in cfg.topics().items()}
+        self.writer = EpisodeWriter(cfg, topics)
+        self._joint_state_topic = self.resolve_topic_name(cfg.joint_state_topic)
+        self._have_names = False
+        qos = QoSProfile(depth=cfg.queue_depth, reliability=ReliabilityPolicy.RELIABLE)
+        for topic, typ in topics.items():
+            self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos, raw=True)
+        self.create_service(Trigger, "~/start", self._on_start)
+        self.create_service(Trigger, "~/stop", self._on_stop)
+        self.create_service(Trigger, "~/split", self._on_split)
+        self.create_timer(cfg.flush_period, self.writer.flush)
+        self.get_logger().info(
+            f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "
+            f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"
+        )
+        if cfg.autostart:
+            self._start()
+
+    def _now_ns(self) -> int:
+        return self.get_clock().now().nanoseconds
+
+    def _callback(self, topic: str):
+        write = self.writer.write
+        clock = self.get_clock()
+        if topic != self._joint_state_topic:
+            return lambda data: write(topic, clock.now().nanoseconds, data)
+
+        def on_joint_state(data: bytes) -> None:
+            if not self._have_names and self.writer.recording:
+                self._have_names = True
+                msg = typestore().deserialize_cdr(data, JOINT_STATE_TYPE)
+                self.writer.set_joint_names(list(msg.name))
+            write(topic, clock.now().nanoseconds, data)
+
+        return on_joint_state
+
+    def _start(self) -> str:
+        path = self.writer.start(self._now_ns())
+        self._have_names = False
+        self.get_logger().info(f"recording episode {path}")
+        return str(path)
+
+    def _stop(self) -> str:
+        path, counts = self.writer.stop(self._now_ns())
+        text = f"closed episode {path}: " + ", ".join(f"{t} {n}" for t, n in counts.items())
+        self.get_logger().info(text)
+        return text
+
+    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            response.message = self._start()
+            response.success = True
+        except DeadzoneIdError as err:
+            response.success, response.message = False, str(err)
+        return response
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            response.message = self._stop()
+            response.success = True
+        except DeadzoneIdError as err:
+            response.success, response.message = False, str(err)
+        return response
+
+    def _on_split(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            closed = self._stop() if self.writer.recording else "no open episode"
+            response.message = f"{closed}; now recording {self._start()}"
+            response.success = True
+        except DeadzoneIdError as err:
+            response.success, response.message = False, str(err)
+        return response
+
+    def close(self) -> None:
+        """Close the open episode, if any (called on shutdown)."""
+        if self.writer.recording:
+            self._stop()
+
+
+def main(args=None) -> int:
+    """Run the recorder until SIGINT/SIGTERM, then close the open episode. Returns 0, or 2 on a configuration error."""
+    rclpy.init(args=args)
+    node = None
+    status = 0
+    try:
+        node = RecorderNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"recorder: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            node.close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if xml is None:
             raise DataError(f"method {args.method!r} needs a URDF with joints {list(ds.joint_names)}: {source}; "
                             "pass --urdf")
-        regressor = RigidBodyRegressor(xml, ds.joint_names, cfg.friction_eps, source=source)
+        regressor = RigidBodyRegressor(xml, ds.joint_names, cfg.friction_eps_for(dz.threshold), source=source)
     print(f"train {args.method}: {len(train)} train / {len(val)} val / {len(test)} test samples, joints "
           f"{list(ds.joint_names)}", file=sys.stderr)
     fit = fit_method(args.method, train, val, dz, cfg, regressor=regressor)

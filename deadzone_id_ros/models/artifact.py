@@ -136,7 +136,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         files["robot.urdf"] = sha256_file(out / "robot.urdf")
         arrays["rbd.columns"] = np.asarray(model.rbd.columns, dtype=np.int64)
         arrays["rbd.coefficients"] = np.asarray(model.rbd.coefficients, dtype=np.float64)
-        meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps,
+        meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps.tolist(),
                        "parameters": model.rbd.parameters()}
     np.savez(out / "weights.npz", **arrays)
     files["weights.npz"] = sha256_file(out / "weights.npz")
@@ -232,7 +232,7 @@ def load_artifact(path: str | Path) -> LearnedModel:
         rbd = None
         if want_rbd:
             urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
-            reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, float(meta["rbd"]["friction_eps"]),
+            reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
                                      source=str(urdf_path))
             cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
             coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)

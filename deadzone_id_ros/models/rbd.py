@@ -42,7 +42,9 @@ class RigidBodyRegressor:
     Args:
         urdf_xml: the URDF text (kept so a saved model is self-contained).
         joint_names: (J,) joints, mapped BY NAME to the URDF; the URDF's movable joints must be exactly these.
-        friction_eps: velocity scale of the smooth sign tanh(dq/eps) [rad/s]; > 0.
+        friction_eps: velocity scale of the smooth sign tanh(dq/eps) [rad/s], one value or (J,) per joint; > 0.
+            A good choice is about half the dead-zone velocity threshold: the sign is saturated on the moving rows
+            the model is fitted on, and smooth (no chatter from velocity noise) inside the dead zone.
         source: file name used in error messages.
 
     Raises:
@@ -51,11 +53,13 @@ class RigidBodyRegressor:
         ValueError: friction_eps <= 0.
     """
 
-    def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float = 0.01, source: str = "<urdf>") -> None:
+    def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float | Sequence[float] = 0.01,
+                 source: str = "<urdf>") -> None:
         import pinocchio as pin
 
-        if not friction_eps > 0:
-            raise ValueError(f"friction_eps = {friction_eps!r} must be > 0 rad/s")
+        eps = np.asarray(friction_eps, dtype=np.float64)
+        if eps.ndim > 1 or (eps.ndim == 1 and eps.shape != (len(joint_names),)) or not np.all(eps > 0):
+            raise ValueError(f"friction_eps = {friction_eps!r} must be > 0 rad/s (one value or one per joint)")
         try:
             self.model = pin.buildModelFromXML(urdf_xml)
         except (RuntimeError, ValueError) as err:
@@ -63,7 +67,7 @@ class RigidBodyRegressor:
         self.data = self.model.createData()
         self.urdf_xml = urdf_xml
         self.joint_names = tuple(joint_names)
-        self.friction_eps = float(friction_eps)
+        self.friction_eps = np.broadcast_to(eps, (len(self.joint_names),)).copy()
         names = [str(n) for n in self.model.names][1:]
         missing = [n for n in self.joint_names if n not in names]
         if missing:

@@ -33,7 +33,7 @@ from ..models.predictor import METHODS
 from ..models.rbd import RigidBodyRegressor
 from .config import TrainConfig
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
-from .fit import FitResult, Stacked, fit_method, stack_episodes
+from .fit import Stacked, fit_method, stack_episodes
 
 __all__ = ["CompareInputs", "quick_config", "run_compare"]
 
@@ -129,7 +129,6 @@ def run_compare(inputs: CompareInputs, out_dir: str | Path, config: TrainConfig,
         raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err
     dz: DeadZone = fit_dead_zone(split.train, alpha=config.alpha)
     train, val, test = (stack_episodes(s, dz) for s in (split.train, split.val, split.test))
-    J = len(inputs.joint_names)
     log(f"split: {len(train)} train / {len(val)} val / {len(test)} test samples "
         f"({len(split.train)}/{len(split.val)}/{len(split.test)} blocks); joints {list(inputs.joint_names)}")
 
@@ -137,7 +136,7 @@ def run_compare(inputs: CompareInputs, out_dir: str | Path, config: TrainConfig,
     skipped: dict[str, str] = {}
     if inputs.urdf_xml is not None:
         try:
-            regressor = RigidBodyRegressor(inputs.urdf_xml, inputs.joint_names, config.friction_eps,
+            regressor = RigidBodyRegressor(inputs.urdf_xml, inputs.joint_names, config.friction_eps_for(dz.threshold),
                                            source=inputs.urdf_source)
         except RobotDescriptionError as err:
             reason = str(err)
@@ -157,7 +156,6 @@ def run_compare(inputs: CompareInputs, out_dir: str | Path, config: TrainConfig,
         band_kw = {"band_center": band[1], "band_halfwidth": band[2]}
 
     results: dict[str, list[dict[str, Any]]] = {m: [] for m in run_methods}
-    fits: dict[str, FitResult] = {}
     preds: dict[str, np.ndarray] = {}
     rbd_cache = None
     for method in run_methods:
@@ -176,7 +174,6 @@ def run_compare(inputs: CompareInputs, out_dir: str | Path, config: TrainConfig,
             log(f"{method:>12s} seed {cfg.seed}: test RMSE per joint "
                 f"{np.round(metrics['rmse_per_joint'], 4).tolist()} N*m (mean {metrics['rmse_mean']:.4f})")
             if s == 0:
-                fits[method] = fit
                 preds[method] = fit.model.predict(test.q, test.dq, test.ddq)
                 save_artifact(fit.model, out / "models" / method,
                               metrics={k: metrics[k] for k in ("rmse_per_joint", "nrmse_per_joint", "rmse_mean",
@@ -393,7 +390,8 @@ def _plots(folder: Path, report: dict, test: Stacked, preds: dict[str, np.ndarra
                                 label="friction band" if j == 0 else None)
             ax.plot(t, test.tau[sl, j], "k-", lw=1.0, label="measured" if j == 0 else None)
             for m in rows:
-                ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None)
+                if m in report["methods"]:  # the simulator's exact sign() friction chatters here: not drawn
+                    ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None)
             ax.set_ylabel(f"{names[j]} [N·m]", fontsize=8)
         axes[-1, 0].set_xlabel("test sample")
         axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from ..config import dataclass_from_dict, load_ros_parameters
 from ..models.mlp import ACTIVATIONS, MLPConfig
@@ -38,7 +41,8 @@ class TrainConfig:
         alpha: dead-zone threshold in units of the velocity std (the paper's alpha).
         split_fractions: (train, val, test) fractions in samples.  block_seconds: split block length [s] (0: whole
             episodes).  split_seed: seed of the block shuffle (the split is the same for every training seed).
-        friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s].
+        friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s]; 0 (default):
+            half of each joint's dead-zone threshold (:meth:`friction_eps_for`).
         seeds: training seeds per method in ``compare``.
         efficiency_fractions: fractions of training blocks of the data-efficiency curve in ``compare``.
         progress: show a tqdm progress bar.
@@ -59,7 +63,7 @@ class TrainConfig:
     split_fractions: tuple[float, ...] = (0.7, 0.15, 0.15)
     block_seconds: float = 5.0
     split_seed: int = 0
-    friction_eps: float = 0.01
+    friction_eps: float = 0.0
     seeds: int = 3
     efficiency_fractions: tuple[float, ...] = (0.1, 0.3, 1.0)
     progress: bool = True
@@ -75,7 +79,7 @@ class TrainConfig:
         _positive("min_delta", self.min_delta, allow_zero=True)
         _positive("alpha", self.alpha, allow_zero=True)
         _positive("block_seconds", self.block_seconds, allow_zero=True)
-        _positive("friction_eps", self.friction_eps)
+        _positive("friction_eps", self.friction_eps, allow_zero=True)
         for name in ("seed", "split_seed"):
             _positive(name, getattr(self, name), integer=True, allow_zero=True)
         fr = self.split_fractions
@@ -86,6 +90,15 @@ class TrainConfig:
             raise ValueError(f"efficiency_fractions = {list(self.efficiency_fractions)} must be numbers in (0, 1]")
         if not isinstance(self.progress, bool):
             raise ValueError(f"progress = {self.progress!r} must be true or false")
+
+    def friction_eps_for(self, threshold: "np.ndarray") -> "np.ndarray":
+        """Per-joint smooth-sign scale [rad/s]: ``friction_eps`` if set, else half the dead-zone ``threshold`` (J,)."""
+        import numpy as np
+
+        thr = np.asarray(threshold, dtype=float)
+        if self.friction_eps > 0:
+            return np.full(thr.shape, float(self.friction_eps))
+        return np.maximum(0.5 * thr, 1e-6)
 
     @property
     def mlp(self) -> MLPConfig:

@@ -62,7 +62,9 @@ def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
     for ep in episodes:
         if tuple(ep.joint_names) != tuple(names):
             raise DataError(f"episode {ep.name} ({ep.source}) has joints {list(ep.joint_names)}, expected {list(names)}")
-    cat = lambda attr: np.concatenate([getattr(ep, attr) for ep in episodes], axis=0).astype(np.float64)  # noqa: E731
+    def cat(attr: str) -> np.ndarray:
+        return np.concatenate([getattr(ep, attr) for ep in episodes], axis=0).astype(np.float64)
+
     dq = cat("dq")
     return Stacked(tuple(names), cat("q"), dq, cat("ddq"), cat("tau"), dead_zone.mask(dq),
                    np.concatenate([np.full(len(ep), k) for k, ep in enumerate(episodes)]))

@@ -70,7 +70,6 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
     from ..sim import SimArmConfig
 
     cfg = None
-    reasons = []
     for p in paths:
         doc = _episode_doc(Path(p))
         if doc is None:
@@ -81,7 +80,6 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
             return False, None, f"{p}: {EPISODE_FILE} does not name the simulator"
         if cfg is None and isinstance(doc.get("sim_config"), dict):
             cfg = dataclass_from_dict(SimArmConfig, doc["sim_config"], f"{p}/{EPISODE_FILE}: sim_config")
-        reasons.append(str(p))
     return bool(paths), cfg, "episode.yaml of every bag names the simulator"
 
 

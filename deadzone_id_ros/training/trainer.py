@@ -162,12 +162,12 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
             idx = perm[pos:pos + bs]
             pos += bs
             pred = net(xt[idx])
-            l = loss_fn(pred, yt[idx], rt[idx])
+            batch_loss = loss_fn(pred, yt[idx], rt[idx])
             opt.zero_grad(set_to_none=True)
-            l.backward()
+            batch_loss.backward()
             opt.step()
             samples += bs
-            running += float(l.detach())
+            running += float(batch_loss.detach())
             running_n += 1
             info.steps = step
             if step % config.eval_interval == 0 or step == config.max_steps:

@@ -122,12 +122,14 @@ class ControllerNodeConfig:
 
     Attributes:
         command_joint_names: (J,) joint order of /effort_controller/commands (the effort controller's joint list);
-            empty = ``joint_names``. Must hold the same joints as ``joint_names``.
+            must hold the same joints as ``joint_names`` (any order; mapped by name).
         diagnostics_rate: /diagnostics publication rate [Hz].
+        debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
     """
 
-    command_joint_names: tuple[str, ...] = ()
+    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
     diagnostics_rate: float = 5.0
+    debug_decimation: int = 10
 
     def __post_init__(self) -> None:
         if len(set(self.command_joint_names)) != len(self.command_joint_names):
@@ -135,6 +137,8 @@ class ControllerNodeConfig:
         _positive("diagnostics_rate", self.diagnostics_rate)
         if self.diagnostics_rate > 100:
             raise ValueError(f"diagnostics_rate = {self.diagnostics_rate} must be <= 100 Hz")
+        if isinstance(self.debug_decimation, bool) or not isinstance(self.debug_decimation, int) or self.debug_decimation < 0:
+            raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
 
 
 @dataclass(frozen=True)

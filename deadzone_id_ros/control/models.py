@@ -203,7 +203,8 @@ def load_model(
         joint_names: (J,) joints of the controller (the rbd model takes these; a learned model brings its own, which
             the controller checks against these).
         urdf_path: URDF for "rbd" (default: the bundled arm).
-        model_path: for "learned": a model artifact directory (``deadzone_id_ros.models.artifact``), or an ``.onnx``
+        model_path: for "learned": a model artifact directory or its model.json (``deadzone_id_ros.models.artifact``,
+            numpy forward pass), or an ``.onnx``
             file with a ``.json`` of the same stem (see :class:`OnnxModel`).
         friction, friction_velocity: rbd only, see :class:`RigidBodyModel`.
 
@@ -223,7 +224,7 @@ def load_model(
         path = Path(model_path)
         if not path.exists():
             raise FileNotFoundError(f"model_path {path} does not exist")
-        if path.is_dir():
+        if path.is_dir() or path.name == "model.json":
             try:
                 from ..models.artifact import load_artifact
             except ImportError as err:

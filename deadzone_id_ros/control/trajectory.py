@@ -24,6 +24,8 @@ from typing import Sequence
 import numpy as np
 from scipy.interpolate import BPoly, CubicSpline, PPoly
 
+from ..errors import ConfigError
+
 __all__ = ["ExcitationConfig", "TrajectoryPoints", "TrajectorySampler", "generate_excitation"]
 
 
@@ -167,7 +169,8 @@ class ExcitationConfig:
         seed: seed of the random coefficients and phase schedule.
         base_frequency: fundamental of the Fourier series [Hz] (> 0).
         harmonics: number of harmonics (>= 1).
-        center: (J,) centre position [rad]; empty = the start position given to :func:`generate_excitation`.
+        center: (J,) centre position [rad]; used when ``center_from_start`` is false.
+        center_from_start: centre on the start position given to :func:`generate_excitation` (the arm's position).
         position_margin: distance kept from the URDF position limits [rad] (>= 0).
         velocity_fraction: fraction of the URDF velocity limit the motion may reach, in (0, 1].
         acceleration_limit: (J,) acceleration bound [rad/s²] (URDFs carry none).
@@ -187,13 +190,14 @@ class ExcitationConfig:
     seed: int = 0
     base_frequency: float = 0.1
     harmonics: int = 5
-    center: tuple[float, ...] = ()
+    center: tuple[float, ...] = (0.0, 0.3, 0.6)
+    center_from_start: bool = True
     position_margin: float = 0.2
     velocity_fraction: float = 0.6
     acceleration_limit: tuple[float, ...] = (8.0, 8.0, 10.0)
     amplitude: tuple[float, ...] = (1.2, 0.8, 1.0)
-    hold_fraction: float = 0.12
-    slow_fraction: float = 0.13
+    hold_fraction: float = 0.15
+    slow_fraction: float = 0.15
     slow_rate: float = 0.05
     move_duration: float = 2.0
     transition: float = 0.3
@@ -212,8 +216,9 @@ class ExcitationConfig:
             raise ValueError(f"harmonics = {self.harmonics!r} must be an integer >= 1")
         if not isinstance(self.seed, int):
             raise ValueError(f"seed = {self.seed!r} must be an integer")
-        if self.center:
-            _check_per_joint("center", self.center, n, positive=False)
+        _check_per_joint("center", self.center, n, positive=False)
+        if not isinstance(self.center_from_start, bool):
+            raise ValueError(f"center_from_start = {self.center_from_start!r} must be true or false")
         _check_per_joint("acceleration_limit", self.acceleration_limit, n, positive=True)
         _check_per_joint("amplitude", self.amplitude, n, positive=True)
         if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
@@ -284,7 +289,7 @@ def generate_excitation(
 
     Args:
         config: the excitation configuration (joint names, limits source, schedule, seed).
-        start: (J,) start/centre position [rad] when ``config.center`` is empty; default: mid-range of the limits.
+        start: (J,) start position [rad], the centre when ``config.center_from_start``; None: ``config.center``.
         t0: time of the first point [s].
 
     Returns:
@@ -293,7 +298,9 @@ def generate_excitation(
     Raises:
         FileNotFoundError: the URDF does not exist.
         RobotDescriptionError: the URDF lacks a configured joint.
-        ValueError: ``start`` has the wrong length, or the centre lies outside the limits minus the margin.
+        ValueError: ``start`` has the wrong length.
+        ConfigError: ``config.center`` lies outside the limits minus the margin (joints named). A ``start`` outside
+            them is moved inside instead (5% of the usable range from the limit).
     """
     from ..resources import default_urdf
     from ..robot import load_robot_description
@@ -301,18 +308,19 @@ def generate_excitation(
     desc = load_robot_description(config.urdf_path or default_urdf(), config.joint_names)
     n = desc.n_joints
     lo, hi = desc.lower + config.position_margin, desc.upper - config.position_margin
-    if config.center:
-        center = np.asarray(config.center, dtype=float)
-    elif start is not None:
-        center = np.asarray(start, dtype=float)
-        if center.shape != (n,):
-            raise ValueError(f"start must have {n} values (joints {list(config.joint_names)}), got {center.shape}")
+    if config.center_from_start and start is not None:
+        start_arr = np.asarray(start, dtype=float)
+        if start_arr.shape != (n,):
+            raise ValueError(f"start must have {n} values (joints {list(config.joint_names)}), got {start_arr.shape}")
+        # A start outside the usable range (an arm resting on a limit) is centred just inside it instead.
+        inset = 0.05 * np.maximum(hi - lo, 0.0)
+        center = np.clip(start_arr, lo + inset, hi - inset)
     else:
-        center = 0.5 * (desc.lower + desc.upper)
+        center = np.asarray(config.center, dtype=float)
     bad = [config.joint_names[j] for j in range(n) if not lo[j] < center[j] < hi[j]]
     if bad:
-        raise ValueError(
-            f"centre {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
+        raise ConfigError(
+            f"center {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
             f"for joint(s) {bad}"
         )
     rng = np.random.default_rng(config.seed)

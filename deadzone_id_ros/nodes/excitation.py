@@ -1,0 +1,142 @@
+"""excitation: publishes a seeded excitation trajectory (trajectory_msgs/JointTrajectory) for data collection.
+
+Thin rclpy adapter around :func:`deadzone_id_ros.control.generate_excitation` (Fourier series per joint with hold
+and slow phases, within the URDF limits). With ``center_from_start`` it waits for the first ``/joint_states`` and
+centres the motion on that position (joints mapped by name). The trajectory starts ``start_delay`` seconds later
+(the controller moves smoothly from its current reference to the first point, which is at rest) and is published
+on ``/feedforward_controller/reference`` as overlapping windows: every ``publish_period`` a JointTrajectory whose
+header.stamp is the trajectory start and whose points (position, velocity, acceleration, every ``sample_period``)
+cover the next ``horizon`` seconds. After the end, the last window is published once more and the node idles.
+
+Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`). Time comes from the
+node clock (``use_sim_time`` respected), the same clock as the controller's stamps.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Duration, Time
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
+from ..control.config import ExcitationNodeConfig
+from ..errors import DeadzoneIdError
+from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+
+__all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
+
+REFERENCE_TOPIC = "/feedforward_controller/reference"
+
+
+def _split_ns(ns: int) -> tuple[int, int]:
+    return divmod(int(ns), 1_000_000_000)
+
+
+class ExcitationNode(Node):
+    """rclpy adapter publishing the excitation as JointTrajectory windows.
+
+    Raises:
+        ConfigError: a parameter value is invalid (names the parameter).
+        RobotDescriptionError, FileNotFoundError: the URDF cannot be read or lacks a joint.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("excitation", **kwargs)
+        self.config: ExcitationConfig = declare_dataclass_parameters(
+            self, ExcitationConfig, read_only=("joint_names", "urdf_path")
+        )
+        self.node_config: ExcitationNodeConfig = declare_dataclass_parameters(self, ExcitationNodeConfig)
+        self.points: TrajectoryPoints | None = None
+        self._t0_ns = 0
+        self._finished = False
+        self._pub = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
+        self._state_sub = None
+        if self.config.center_from_start:
+            self._state_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+            self.get_logger().info("excitation: waiting for /joint_states to centre the motion")
+        else:
+            self._start(None)
+        self._timer = self.create_timer(self.node_config.publish_period, self._on_timer)
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        if self.points is not None:
+            return
+        names = list(msg.name)
+        missing = [j for j in self.config.joint_names if j not in names]
+        if missing or len(msg.position) != len(names):
+            self.get_logger().error(
+                f"/joint_states lacks joint(s) {missing} or positions (names {names}); cannot start",
+                throttle_duration_sec=2.0,
+            )
+            return
+        start = np.array([msg.position[names.index(j)] for j in self.config.joint_names])
+        self._start(start)
+        self.destroy_subscription(self._state_sub)
+        self._state_sub = None
+
+    def _start(self, start: np.ndarray | None) -> None:
+        self.points = generate_excitation(self.config, start=start)
+        self._t0_ns = self.get_clock().now().nanoseconds + int(self.node_config.start_delay * 1e9)
+        self.get_logger().info(
+            f"excitation: seed {self.config.seed}, {self.config.duration:g} s, centre "
+            f"{np.round(self.points.position[0], 4).tolist()} rad, starting in {self.node_config.start_delay:g} s"
+        )
+        self._publish_window(self.get_clock().now().nanoseconds)
+
+    def _publish_window(self, now_ns: int) -> None:
+        pts = self.points
+        assert pts is not None
+        rel = (now_ns - self._t0_ns) * 1e-9
+        lo = max(np.searchsorted(pts.t, rel - self.config.sample_period) - 1, 0)
+        hi = int(np.searchsorted(pts.t, rel + self.node_config.horizon, side="right"))
+        hi = max(hi, lo + 2)
+        msg = JointTrajectory()
+        msg.header.stamp = Time(**dict(zip(("sec", "nanosec"), _split_ns(self._t0_ns))))
+        msg.joint_names = list(pts.joint_names)
+        for k in range(lo, min(hi, len(pts.t))):
+            p = JointTrajectoryPoint()
+            p.positions = pts.position[k].tolist()
+            p.velocities = pts.velocity[k].tolist()  # type: ignore[union-attr]
+            p.accelerations = pts.acceleration[k].tolist()  # type: ignore[union-attr]
+            sec, nsec = _split_ns(round(pts.t[k] * 1e9))
+            p.time_from_start = Duration(sec=sec, nanosec=nsec)
+            msg.points.append(p)
+        self._pub.publish(msg)
+        if hi >= len(pts.t) and not self._finished:
+            self._finished = True
+            self.get_logger().info("excitation: last window published; the controller holds the final position")
+
+    def _on_timer(self) -> None:
+        if self.points is None or self._finished:
+            return
+        self._publish_window(self.get_clock().now().nanoseconds)
+
+
+def main(args=None) -> int:
+    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
+    init_ros(args)
+    node = None
+    status = 0
+    try:
+        node = ExcitationNode()
+        spin_until_shutdown(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"excitation: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""feedforward_controller: computed-torque control + disturbance observer + inverse-dynamics model, over ros2_control.
+
+Thin rclpy adapter around :class:`deadzone_id_ros.control.FeedforwardController` (the control law, its safety
+limits and the watchdog are documented there).
+
+Topics:
+- subscribes ``/joint_states`` (sensor_msgs/JointState; joints mapped by name; the header stamps give the period).
+  Each message is one control tick (messages closer than half a control period to the previous one are skipped),
+  so the command follows the state with the least latency.
+- subscribes ``~/reference`` (trajectory_msgs/JointTrajectory): absolute time of a point = header.stamp (zero:
+  now) + time_from_start; sampled with continuous q, dq, ddq; a new message replaces the previous reference; an
+  empty one holds the current desired position.
+- publishes ``/effort_controller/commands`` (std_msgs/Float64MultiArray, one torque [N·m] per joint in
+  ``command_joint_names`` order, the effort controller's joint list).
+- publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) at ``diagnostics_rate``: loop period stats, late ticks
+  (> 2 ms), compute time, state->command latency, DOB estimate, tracking error, watchdog state, clamp/rate-limit/NaN
+  events.
+- publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
+  size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
+
+A watchdog timer (every watchdog_timeout/5) holds the static torque, then zero, when /joint_states stops. On
+shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
+
+Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
+
+from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
+from ..control.config import ControllerNodeConfig
+from ..control.models import load_model
+from ..errors import DeadzoneIdError, SafetyError
+from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+
+__all__ = ["FeedforwardControllerNode", "main"]
+
+LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as late
+
+
+def _stamp_ns(stamp) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def _ns_to_s(ns: int) -> float:
+    """The one ns -> s conversion of this node."""
+    return ns * 1e-9
+
+
+def _percentile(values, q: float) -> float:
+    return float(np.percentile(values, q)) if len(values) else float("nan")
+
+
+class FeedforwardControllerNode(Node):
+    """rclpy adapter of the feedforward controller.
+
+    Raises:
+        ConfigError: a parameter value is invalid (names the parameter).
+        SafetyError: the model's, URDF's or command joint names do not match ``joint_names`` (names the joints).
+        FileNotFoundError, ArtifactError, RobotDescriptionError: the model or URDF cannot be loaded.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("feedforward_controller", **kwargs)
+        self.config: ControllerConfig = declare_dataclass_parameters(
+            self, ControllerConfig, read_only=("joint_names", "urdf_path", "model", "model_path", "mode"),
+        )
+        self.node_config: ControllerNodeConfig = declare_dataclass_parameters(
+            self, ControllerNodeConfig, read_only=("command_joint_names",)
+        )
+        self.debug_decimation = self.node_config.debug_decimation
+        names = tuple(self.config.joint_names)
+        cmd_names = tuple(self.node_config.command_joint_names)
+        if sorted(cmd_names) != sorted(names):
+            raise SafetyError(
+                f"command_joint_names {list(cmd_names)} must hold exactly the joints of joint_names {list(names)}: "
+                f"missing {[j for j in names if j not in cmd_names]}, extra {[j for j in cmd_names if j not in names]}"
+            )
+        self.command_joint_names = cmd_names
+        self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
+        model = load_model(
+            self.config.model, names, urdf_path=self.config.urdf_path or None, model_path=self.config.model_path,
+            friction=self.config.model_friction, friction_velocity=self.config.friction_velocity,
+        )
+        self.controller = FeedforwardController(self.config, model)
+        self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
+        self._last_stamp_ns: int | None = None
+        self._min_period_ns = int(0.5e9 / self.config.control_rate)
+        self._ticks = 0
+        self._bad_states = 0
+        self._watchdog_state = self.controller.status.watchdog
+        window = int(self.config.control_rate / self.node_config.diagnostics_rate) + 1
+        self._periods: deque[float] = deque(maxlen=window)
+        self._compute: deque[float] = deque(maxlen=window)
+        self._latency: deque[float] = deque(maxlen=window)
+
+        self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._parts_pub = self.create_publisher(Float64MultiArray, "~/torque_parts", 10)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
+        self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog)
+        self.create_timer(1.0 / self.node_config.diagnostics_rate, self._on_diagnostics)
+        self._cmd_msg = Float64MultiArray()
+        self._parts_msg = Float64MultiArray()
+        j = len(names)
+        self._parts_msg.layout.dim = [
+            MultiArrayDimension(label="part", size=4, stride=4 * j),
+            MultiArrayDimension(label="joint", size=j, stride=j),
+        ]
+        self.get_logger().info(
+            f"feedforward_controller: mode {self.config.mode}, model {self.config.model}, joints {list(names)}, "
+            f"command order {list(cmd_names)}, effort limits {self.controller.effort_limit.tolist()} N*m"
+        )
+
+    # -------------------------------------------------------------------------------------------------------------
+    def _now_s(self) -> float:
+        return _ns_to_s(self.get_clock().now().nanoseconds)
+
+    def _publish(self, tau: np.ndarray) -> None:
+        self._cmd_msg.data = tau[self._to_command].tolist()
+        self._cmd_pub.publish(self._cmd_msg)
+
+    def publish_zero(self) -> None:
+        """Publish a zero torque command (the safe command on shutdown)."""
+        self._publish(np.zeros(len(self.config.joint_names)))
+
+    def _map(self, msg: JointState) -> np.ndarray | None:
+        key = tuple(msg.name)
+        if self._name_cache is None or self._name_cache[0] != key:
+            missing = [j for j in self.config.joint_names if j not in key]
+            if missing:
+                self._bad_states += 1
+                self.get_logger().error(
+                    f"/joint_states lacks joint(s) {missing} (it has {list(key)}); not controlling",
+                    throttle_duration_sec=1.0,
+                )
+                return None
+            self._name_cache = (key, np.array([key.index(j) for j in self.config.joint_names], dtype=int))
+        return self._name_cache[1]
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        idx = self._map(msg)
+        if idx is None:
+            return
+        n = len(msg.name)
+        if len(msg.position) != n or len(msg.velocity) != n:
+            self._bad_states += 1
+            self.get_logger().error(
+                f"/joint_states: position ({len(msg.position)}) and velocity ({len(msg.velocity)}) must have one value "
+                f"per name ({n}); not controlling", throttle_duration_sec=1.0,
+            )
+            return
+        stamp_ns = _stamp_ns(msg.header.stamp)
+        if self._last_stamp_ns is not None and 0 <= stamp_ns - self._last_stamp_ns < self._min_period_ns:
+            return  # faster than the control rate: skip this state
+        c0 = time.perf_counter()
+        q = np.asarray(msg.position)[idx]
+        dq = np.asarray(msg.velocity)[idx]
+        tau = self.controller.step(_ns_to_s(stamp_ns), q, dq)
+        compute = time.perf_counter() - c0
+        self._publish(tau)
+        now_ns = self.get_clock().now().nanoseconds
+        if self._last_stamp_ns is not None:
+            self._periods.append(_ns_to_s(stamp_ns - self._last_stamp_ns))
+        self._last_stamp_ns = stamp_ns
+        self._compute.append(compute)
+        self._latency.append(_ns_to_s(now_ns - stamp_ns))
+        self._ticks += 1
+        if self.debug_decimation > 0 and self._ticks % self.debug_decimation == 0:
+            p = self.controller.parts
+            self._parts_msg.data = np.concatenate([p.ff, p.fb, p.dob, p.command]).tolist()
+            self._parts_pub.publish(self._parts_msg)
+        self._report_watchdog()
+
+    def _on_reference(self, msg: JointTrajectory) -> None:
+        now = self._now_s()
+        if not msg.points:
+            self.controller.set_reference(None)
+            self.get_logger().info("empty reference: holding the current desired position")
+            return
+        names = tuple(msg.joint_names)
+        n, k = len(names), len(msg.points)
+        start_ns = _stamp_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
+        try:
+            t = np.array([_ns_to_s(start_ns + _stamp_ns(p.time_from_start)) for p in msg.points])
+            pos = np.array([p.positions for p in msg.points], dtype=float)
+            vel = np.array([p.velocities for p in msg.points], dtype=float) if all(len(p.velocities) == n for p in msg.points) else None
+            acc = np.array([p.accelerations for p in msg.points], dtype=float) if vel is not None and all(len(p.accelerations) == n for p in msg.points) else None
+            if pos.shape != (k, n):
+                raise ValueError(f"every point needs {n} positions (one per joint name)")
+            self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
+        except (ValueError, SafetyError) as err:
+            self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
+
+    def _on_watchdog(self) -> None:
+        tau = self.controller.check_watchdog(self._now_s())
+        if tau is not None:
+            self._publish(tau)
+        self._report_watchdog()
+
+    def _report_watchdog(self) -> None:
+        state = self.controller.status.watchdog
+        if state != self._watchdog_state:
+            log = self.get_logger().info if state == "running" else self.get_logger().warn
+            log(f"watchdog: {self._watchdog_state} -> {state}")
+            self._watchdog_state = state
+
+    def _on_diagnostics(self) -> None:
+        st = self.controller.status
+        names = self.config.joint_names
+        periods = list(self._periods)
+        compute = list(self._compute)
+        latency = list(self._latency)
+        late = sum(1 for p in periods if p > LATE_TICK_S)
+        values = {
+            "mode": self.config.mode,
+            "model": self.config.model,
+            "watchdog": st.watchdog,
+            "ticks": str(st.ticks),
+            "period_mean_ms": f"{1e3 * np.mean(periods):.4f}" if periods else "nan",
+            "period_p99_ms": f"{1e3 * _percentile(periods, 99):.4f}",
+            "period_max_ms": f"{1e3 * max(periods):.4f}" if periods else "nan",
+            "late_ticks": str(late),
+            "late_tick_fraction": f"{late / len(periods):.5f}" if periods else "nan",
+            "compute_median_us": f"{1e6 * _percentile(compute, 50):.1f}",
+            "compute_p99_us": f"{1e6 * _percentile(compute, 99):.1f}",
+            "latency_median_us": f"{1e6 * _percentile(latency, 50):.1f}",
+            "latency_p99_us": f"{1e6 * _percentile(latency, 99):.1f}",
+            "nonfinite_events": str(st.nonfinite_events),
+            "rejected_measurements": str(st.rejected_measurements),
+            "bad_joint_states": str(self._bad_states),
+        }
+        for i, j in enumerate(names):
+            values[f"dob_estimate.{j}"] = f"{self.controller.parts.dob[i]:.5f}"
+            values[f"tracking_error.{j}"] = f"{st.tracking_error[i]:.6f}"
+            values[f"clamp_events.{j}"] = str(int(st.clamp_events[i]))
+            values[f"rate_limit_events.{j}"] = str(int(st.rate_limit_events[i]))
+        level, message = DiagnosticStatus.OK, "running"
+        if st.watchdog == "waiting":
+            level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
+        elif st.watchdog == "hold":
+            level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
+        elif st.watchdog == "zero":
+            level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
+        elif periods and late / len(periods) > 0.005:
+            level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
+        status = DiagnosticStatus(
+            level=level, name=f"{self.get_name()}: control loop", message=message,
+            hardware_id=self.get_fully_qualified_name(),
+            values=[KeyValue(key=k, value=v) for k, v in values.items()],
+        )
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        arr.status = [status]
+        self._diag_pub.publish(arr)
+
+
+def main(args=None) -> int:
+    """Run the node until SIGINT/SIGTERM, then publish a zero command. Returns 0, or 2 on a configuration error.
+
+    rclpy's own signal handlers are off (:func:`init_ros`), so the context is still valid in ``finally`` for the
+    zero command; :func:`spin_until_shutdown` stops between callbacks on SIGINT/SIGTERM.
+    """
+    init_ros(args)
+    node = None
+    status = 0
+    try:
+        node = FeedforwardControllerNode()
+        spin_until_shutdown(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"feedforward_controller: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            try:
+                node.publish_zero()
+                node.get_logger().info("published a zero torque command; shutting down")
+            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError if the context is already gone
+                print(f"feedforward_controller: could not publish the zero command: {err}", file=sys.stderr)
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -521,8 +521,8 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     """Decode every message of JointState ``topic`` in an open bag into name-mapped arrays.
 
     Messages whose names and field counts are laid out like their neighbours are decoded in bulk with numpy (the
-    layout of the first one is checked against rosbags' own deserializer); any other message goes through rosbags'
-    deserializer. Joints are mapped by name in every message. A message is dropped, and counted in
+    layout of the first one of each block is checked against rosbags' own deserializer); any other message goes
+    through rosbags' deserializer. Joints are mapped by name in every message. A message is dropped, and counted in
     ``report["dropped"]`` with the first message index, when its name list is empty, contains a duplicate name, or
     a non-empty position/velocity/effort has a different length than the name list.
 
@@ -542,47 +542,40 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     for _, t_ns, raw in reader.messages(connections=conns):
         raws.append(raw if isinstance(raw, bytes) else bytes(raw))
         logs.append(t_ns)
-    m = len(raws)
     log_ns = np.asarray(logs, dtype=np.int64)
-    names_of: list[tuple[str, ...] | None] = [None] * m
-    stamp = np.zeros(m, dtype=np.int64)
-    vals: dict[str, list[np.ndarray | None]] = {f: [None] * m for f in _FIELDS}
 
-    # bulk path: group by length, decode each group with numpy, verify the first message of each group
+    # bulk path: group by length, decode each group with numpy, verify the first message of each layout
+    blocks: list[_Block] = []
     by_len: dict[int, list[int]] = {}
     for i, raw in enumerate(raws):
         by_len.setdefault(len(raw), []).append(i)
     slow: list[int] = []
     for idxs in by_len.values():
-        pending = idxs
-        while pending:
-            block = _decode_block([raws[i] for i in pending], cdr)
-            if block is None or not _layout_matches_rosbags(reader, raws[pending[0]], block, conns[0].msgtype):
-                slow.extend(pending)
+        pending = np.asarray(idxs)
+        while len(pending):
+            block = _decode_block([raws[i] for i in pending.tolist()], cdr)
+            if block is None or not _layout_matches_rosbags(reader, raws[int(pending[0])], block, conns[0].msgtype):
+                slow.extend(pending.tolist())
                 break
             names, st, fv, ok = block
-            tn = tuple(names)
-            idx_arr = np.asarray(pending)
-            good = idx_arr[ok]
-            stamp[good] = st[ok]
-            for k in good.tolist():
-                names_of[k] = tn
-            for f in _FIELDS:
-                arrf = fv[f]
-                lst = vals[f]
-                for row, k in zip(np.nonzero(ok)[0].tolist(), good.tolist()):
-                    lst[k] = arrf[row]
-            pending = idx_arr[~ok].tolist()
-            if len(pending) == len(idxs):  # no progress (should not happen: row 0 always matches itself)
-                slow.extend(pending)
-                break
+            blocks.append(_Block(tuple(names), pending[ok], st[ok], {f: v[ok] for f, v in fv.items()}))
+            pending = pending[~ok]
     for i in slow:
         msg = reader.deserialize(raws[i], conns[0].msgtype)
-        stamp[i] = int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
-        names_of[i] = tuple(msg.name)
-        for f in _FIELDS:
-            vals[f][i] = np.asarray(getattr(msg, f), dtype=np.float64)
-    return _map_by_name(str(handle.path), topic, names_of, stamp, log_ns, vals)
+        stamp = int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
+        vals = {f: np.asarray(getattr(msg, f), dtype=np.float64)[None, :] for f in _FIELDS}
+        blocks.append(_Block(tuple(msg.name), np.asarray([i]), np.asarray([stamp], dtype=np.int64), vals))
+    return _map_by_name(str(handle.path), topic, blocks, log_ns)
+
+
+@dataclass
+class _Block:
+    """Messages sharing one layout: names, message indices (n,), stamps (n,) [ns], {field: (n, k) values}."""
+
+    names: tuple[str, ...]
+    index: np.ndarray
+    stamp: np.ndarray
+    values: dict[str, np.ndarray]
 
 
 def _layout_matches_rosbags(reader: Any, raw: bytes, block: tuple, msgtype: str) -> bool:
@@ -603,83 +596,80 @@ def _layout_matches_rosbags(reader: Any, raw: bytes, block: tuple, msgtype: str)
     return True
 
 
-def _map_by_name(
-    bag: str,
-    topic: str,
-    names_of: list[tuple[str, ...] | None],
-    stamp: np.ndarray,
-    log_ns: np.ndarray,
-    vals: dict[str, list[np.ndarray | None]],
-) -> JointStateSeries:
-    m = len(names_of)
+def _map_by_name(bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray) -> JointStateSeries:
+    m = len(log_ns)
     dropped: dict[str, dict[str, Any]] = {}
-
-    def drop(reason: str, i: int) -> None:
-        d = dropped.setdefault(reason, {"count": 0, "first_message": i})
-        d["count"] += 1
-
-    order: dict[str, int] = {}
-    keep = np.zeros(m, dtype=bool)
-    order_changes = 0
-    prev: tuple[str, ...] | None = None
+    valid: list[_Block] = []
     unnamed_pos: list[np.ndarray] = []
-    for i, names in enumerate(names_of):
-        if not names:
-            drop("empty name list (field name)", i)
-            v = vals["position"][i]
-            if v is not None and len(v):
-                unnamed_pos.append(v)
+    for blk in blocks:
+        reason = None
+        if not blk.names:
+            reason = "empty name list (field name)"
+            if blk.values["position"].shape[1]:
+                unnamed_pos.append(blk.values["position"])
+        elif len(set(blk.names)) != len(blk.names):
+            reason = "duplicate joint name (field name)"
+        else:
+            for f in _FIELDS:
+                if blk.values[f].shape[1] not in (0, len(blk.names)):
+                    reason = f"field {f} has a different length than name"
+                    break
+        if reason is None:
+            valid.append(blk)
             continue
-        if len(set(names)) != len(names):
-            drop("duplicate joint name (field name)", i)
-            continue
-        bad = False
-        for f in _FIELDS:
-            v = vals[f][i]
-            if v is not None and len(v) not in (0, len(names)):
-                drop(f"field {f} has a different length than name", i)
-                bad = True
-                break
-        if bad:
-            continue
-        if prev is not None and names != prev and set(names) == set(prev):
-            order_changes += 1
-        prev = names
-        for n in names:
+        d = dropped.setdefault(reason, {"count": 0, "first_message": m})
+        d["count"] += len(blk.index)
+        d["first_message"] = min(d["first_message"], int(blk.index.min()))
+    dropped = dict(sorted(dropped.items(), key=lambda kv: kv[1]["first_message"]))
+
+    # joint order: names in the order first seen, message by message
+    first_seen = sorted(valid, key=lambda b: int(b.index.min()))
+    order: dict[str, int] = {}
+    for blk in first_seen:
+        for n in blk.names:
             order.setdefault(n, len(order))
-        keep[i] = True
     joint_names = tuple(order)
-    j = len(joint_names)
+    keep = np.zeros(m, dtype=bool)
+    name_id = np.full(m, -1, dtype=np.int64)
+    distinct: dict[tuple[str, ...], int] = {}
+    for blk in valid:
+        keep[blk.index] = True
+        name_id[blk.index] = distinct.setdefault(blk.names, len(distinct))
     kept = np.nonzero(keep)[0]
-    arrays = {f: np.full((len(kept), j), np.nan) for f in _FIELDS}
+    ids = name_id[kept]
+    by_id = {v: k for k, v in distinct.items()}
+    order_changes = sum(
+        1 for a, b in zip(ids[:-1][ids[1:] != ids[:-1]].tolist(), ids[1:][ids[1:] != ids[:-1]].tolist())
+        if set(by_id[a]) == set(by_id[b])
+    )
+    row_of = np.cumsum(keep) - 1
+    arrays = {f: np.full((len(kept), len(joint_names)), np.nan) for f in _FIELDS}
     present = {f: 0 for f in _FIELDS}
-    cache: dict[tuple[str, ...], np.ndarray] = {}
-    for row, i in enumerate(kept.tolist()):
-        names = names_of[i]
-        assert names is not None
-        cols = cache.get(names)
-        if cols is None:
-            cols = cache[names] = np.asarray([order[n] for n in names])
+    stamp = np.zeros(len(kept), dtype=np.int64)
+    for blk in valid:
+        rows = row_of[blk.index]
+        stamp[rows] = blk.stamp
+        cols = np.asarray([order[n] for n in blk.names])
         for f in _FIELDS:
-            v = vals[f][i]
-            if v is not None and len(v):
-                arrays[f][row, cols] = v
-                present[f] += 1
+            v = blk.values[f]
+            if v.shape[1]:
+                arrays[f][rows[:, None], cols[None, :]] = v
+                present[f] += len(rows)
     report: dict[str, Any] = {
         "messages": m,
         "messages_used": int(len(kept)),
         "dropped": dropped,
-        "joint_order_changes": order_changes,
+        "joint_order_changes": int(order_changes),
         "messages_with_field": present,
     }
-    if unnamed_pos and len({len(v) for v in unnamed_pos}) == 1:
+    if unnamed_pos and len({p.shape[1] for p in unnamed_pos}) == 1:
         # diagnosis only (cannot be mapped by name): does anything move on the unnamed joints?
-        report["unnamed_position_range"] = np.ptp(np.stack(unnamed_pos), axis=0).tolist()
+        report["unnamed_position_range"] = np.ptp(np.concatenate(unnamed_pos), axis=0).tolist()
     return JointStateSeries(
         bag=bag,
         topic=topic,
         joint_names=joint_names,
-        stamp_ns=stamp[kept],
+        stamp_ns=stamp,
         log_ns=log_ns[kept],
         position=arrays["position"],
         velocity=arrays["velocity"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,7 +168,9 @@ def read_csv_recording(
 
 def _load_numeric(path: Path, header: list[str], usecols: list[int]) -> np.ndarray:
     try:
-        data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=usecols, ndmin=2, dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported as DataError below
+            data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=usecols, ndmin=2, dtype=np.float64)
     except ValueError as err:
         # find the offending line and column for the message
         with path.open(newline="") as f:

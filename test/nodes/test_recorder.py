@@ -72,6 +72,16 @@ def test_episode_writer_start_split_stop(tmp_path, storage):
     rec = read_recording(first)
     np.testing.assert_array_equal(rec.position[:, 0], np.arange(100))
     assert rec.command.shape == (100, 2)
+    if storage == "mcap":  # the episode also opens with the mcap library (standard summary and schemas)
+        from mcap.reader import make_reader
+
+        (f,) = first.glob("*.mcap")
+        with f.open("rb") as fh:
+            reader = make_reader(fh)
+            stats = reader.get_summary().statistics
+            topics = {ch.topic for ch in reader.get_summary().channels.values()}
+        assert stats.message_count == 200
+        assert topics == {"/joint_states", "/effort_controller/commands", "/feedforward_controller/reference"}
 
 
 def test_episode_writer_flush_bounds_loss_on_kill(tmp_path):

@@ -200,8 +200,8 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
                 rep = recover_bag(path, handle_path, storage=fmt)
                 recovered = True
                 notes.append(rep)
-        reader = AnyReader([handle_path], default_typestore=typestore())
         try:
+            reader = AnyReader([handle_path], default_typestore=typestore())
             reader.open()
         except AnyReaderError as err:
             raise DataError(f"{path}: cannot read bag: {err}") from err
@@ -363,6 +363,7 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
 
 def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any, skipped: set[str]) -> Any:
     from rosbags.rosbag2 import WriterError
+    from rosbags.typesys import TypesysError
 
     try:
         if raw.msgdef:
@@ -370,7 +371,7 @@ def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any, skipped
             return writer.add_connection(raw.topic, raw.msgtype, msgdef=raw.msgdef, rihs01=digest)
         if raw.msgtype in ts.fielddefs:
             return writer.add_connection(raw.topic, raw.msgtype, typestore=ts)
-    except (WriterError, Exception):  # noqa: BLE001 - an unparseable definition only loses that topic, reported
+    except (WriterError, TypesysError, KeyError, ValueError):  # a bad definition loses that topic only: reported
         pass
     skipped.add(f"{raw.topic} ({raw.msgtype})")
     return None
@@ -502,10 +503,9 @@ def _decode_block(
     length = len(raws[0])
     arr = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), length)
     structural = np.ones(length, dtype=bool)
-    structural[: 12] = False  # CDR: encapsulation header is structural but constant; ROS 1: seq + stamp
-    if cdr:
-        structural[:4] = True
-        structural[4:12] = False  # stamp
+    structural[4:12] = False  # header stamp (sec, nanosec) after the CDR encapsulation header / the ROS 1 seq
+    if not cdr:
+        structural[0:4] = False  # ROS 1 header seq
     for off, cnt in fields.values():
         structural[off : off + 8 * cnt] = False
     cols = np.nonzero(structural)[0]
@@ -529,6 +529,8 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     Raises:
         DataError: the topic is not in the bag or is not sensor_msgs/msg/JointState; names bag and topic.
     """
+    from rosbags.highlevel import AnyReaderError
+
     reader = handle.reader
     conns = [c for c in reader.connections if c.topic == topic]
     if not conns:
@@ -560,12 +562,18 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
             names, st, fv, ok = block
             blocks.append(_Block(tuple(names), pending[ok], st[ok], {f: v[ok] for f, v in fv.items()}))
             pending = pending[~ok]
+    undecodable: dict[str, Any] = {}
     for i in slow:
-        msg = reader.deserialize(raws[i], conns[0].msgtype)
+        try:
+            msg = reader.deserialize(raws[i], conns[0].msgtype)
+        except AnyReaderError as err:  # a corrupt message: counted and dropped, never a traceback
+            d = undecodable.setdefault(f"undecodable message ({err})", {"count": 0, "first_message": i})
+            d["count"] += 1
+            continue
         stamp = int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
         vals = {f: np.asarray(getattr(msg, f), dtype=np.float64)[None, :] for f in _FIELDS}
         blocks.append(_Block(tuple(msg.name), np.asarray([i]), np.asarray([stamp], dtype=np.int64), vals))
-    return _map_by_name(str(handle.path), topic, blocks, log_ns)
+    return _map_by_name(str(handle.path), topic, blocks, log_ns, undecodable)
 
 
 @dataclass
@@ -596,9 +604,11 @@ def _layout_matches_rosbags(reader: Any, raw: bytes, block: tuple, msgtype: str)
     return True
 
 
-def _map_by_name(bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray) -> JointStateSeries:
+def _map_by_name(
+    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Any]
+) -> JointStateSeries:
     m = len(log_ns)
-    dropped: dict[str, dict[str, Any]] = {}
+    dropped: dict[str, dict[str, Any]] = dict(undecodable)
     valid: list[_Block] = []
     unnamed_pos: list[np.ndarray] = []
     for blk in blocks:

@@ -200,3 +200,16 @@ def test_read_joint_states_topic_errors(tmp_path):
     with open_bag(bag) as h:
         with pytest.raises(DataError, match="topic /nope not in bag"):
             read_joint_states(h, "/nope")
+
+
+def test_corrupt_message_is_counted_not_a_traceback(tmp_path):
+    def corrupt(w, ts):
+        conn = next(c for c in w.connections if c.topic == "/joint_states")
+        w.write(conn, 1_800_000_000_000_000_000, b"\x00\x01\x00\x00" + b"\xff" * 10)
+
+    bag = write_joint_state_bag(tmp_path / "b", sine_messages(30), extra=corrupt)
+    with open_bag(bag) as h:
+        s = read_joint_states(h, "/joint_states")
+    assert len(s) == 30 and s.report["messages"] == 31
+    ((reason, info),) = s.report["dropped"].items()
+    assert reason.startswith("undecodable message") and info == {"count": 1, "first_message": 30}

@@ -1,0 +1,174 @@
+"""The controller's law and safety: each safety feature is shown active where the raw law would break the limit."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.config import dataclass_from_dict
+from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints, load_controller_config
+from deadzone_id_ros.control.models import RigidBodyModel, ZeroModel
+from deadzone_id_ros.errors import ConfigError, SafetyError
+from deadzone_id_ros.resources import default_urdf
+
+NAMES = ("joint1", "joint2", "joint3")
+LIMITS = np.array([4.0, 10.0, 5.0])  # URDF effort limits of the bundled arm [N m]
+Q0 = np.array([0.0, 0.3, 0.6])
+
+
+class NanModel:
+    joint_names = NAMES
+
+    def predict(self, q, dq, ddq):
+        return np.full(np.shape(q), np.nan)
+
+
+def make(id_model=None, **kw) -> FeedforwardController:
+    cfg = ControllerConfig(**{"mode": "pd", "model": "rbd", **kw})
+    return FeedforwardController(cfg, id_model if id_model is not None else RigidBodyModel(default_urdf(), NAMES))
+
+
+def test_model_joint_mismatch_is_refused_naming_the_joints():
+    with pytest.raises(SafetyError, match=r"missing from the model \['joint3'\], not controlled \['elbow'\]"):
+        make(ZeroModel(("joint1", "joint2", "elbow")))
+
+
+def test_model_joints_are_mapped_by_name():
+    q, dq = np.array([0.1, 0.5, -0.4]), np.array([0.2, -0.1, 0.3])
+    ref = make(RigidBodyModel(default_urdf(), NAMES), mode="ctc")
+    rev = make(RigidBodyModel(default_urdf(), NAMES[::-1]), mode="ctc")
+    np.testing.assert_allclose(rev.step(0.0, q, dq), ref.step(0.0, q, dq), rtol=0, atol=1e-12)
+    assert np.any(ref.parts.command != 0)
+
+
+def test_effort_clamp_keeps_commands_within_urdf_limits():
+    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3)
+    ctrl.step(0.0, Q0, np.zeros(3))
+    tau = ctrl.step(0.001, Q0 - 1.0, np.zeros(3))  # 1 rad error * 1e6 gain * Jn: far beyond the limits
+    raw = np.asarray(ctrl.config.nominal_inertia) * 1e6 * 1.0
+    assert np.all(raw > LIMITS)  # the unclamped law would exceed every limit
+    np.testing.assert_allclose(np.abs(tau), LIMITS)
+    assert np.all(ctrl.status.clamp_events == 1)
+
+
+def test_effort_limit_scale_reduces_the_clamp():
+    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3, effort_limit_scale=0.5)
+    ctrl.step(0.0, Q0, np.zeros(3))
+    np.testing.assert_allclose(np.abs(ctrl.step(0.001, Q0 - 1.0, np.zeros(3))), 0.5 * LIMITS)
+
+
+def test_torque_rate_limit_bounds_the_change_per_tick():
+    rate = np.array([100.0, 200.0, 50.0])
+    ctrl = make(torque_rate_limit=tuple(rate))
+    ctrl.step(0.0, Q0, np.zeros(3))
+    prev = ctrl.parts.command.copy()
+    t = 0.0
+    for k in range(20):
+        dt = 0.001 if k % 2 else 0.0015
+        t += dt
+        tau = ctrl.step(t, Q0 - 0.5, np.zeros(3))  # a 0.5 rad step asks for ~ Jn*kp*0.5 = 6..18 N m at once
+        assert np.all(np.abs(tau - prev) <= rate * dt + 1e-12)
+        prev = tau
+    assert np.all(ctrl.status.rate_limit_events > 0)
+
+
+def test_nan_model_output_never_reaches_the_command():
+    ctrl = make(NanModel(), mode="ctc_dob", model="learned", model_path="x.onnx")
+    for k in range(5):
+        tau = ctrl.step(0.001 * k, Q0, np.zeros(3))
+        assert np.all(np.isfinite(tau))
+    assert ctrl.status.nonfinite_events == 5
+
+
+def test_nan_measurement_commands_the_static_torque():
+    ctrl = make(torque_rate_limit=(1e9,) * 3)
+    ctrl.step(0.0, Q0, np.zeros(3))
+    tau = ctrl.step(0.001, np.array([np.nan, 0.3, 0.6]), np.zeros(3))
+    np.testing.assert_allclose(tau, ctrl.static_torque(Q0), atol=1e-12)
+    assert ctrl.status.nonfinite_events == 1
+    tau = ctrl.step(0.002, Q0, np.array([0.0, np.inf, 0.0]))
+    assert np.all(np.isfinite(tau)) and ctrl.status.nonfinite_events == 2
+
+
+def test_stale_or_repeated_stamps_are_rejected():
+    ctrl = make()
+    first = ctrl.step(1.0, Q0, np.zeros(3))
+    np.testing.assert_array_equal(ctrl.step(1.0, Q0 + 0.1, np.zeros(3)), first)
+    assert ctrl.status.rejected_measurements == 1
+
+
+def test_watchdog_holds_static_torque_then_zero_then_recovers():
+    ctrl = make(watchdog_timeout=0.05, watchdog_hold_time=0.2, torque_rate_limit=(1e9,) * 3)
+    assert ctrl.check_watchdog(0.0) is None  # nothing measured yet
+    for k in range(10):
+        ctrl.step(0.001 * k, Q0, np.zeros(3))
+    assert ctrl.check_watchdog(0.009 + 0.04) is None and ctrl.status.watchdog == "running"
+    hold = ctrl.check_watchdog(0.009 + 0.06)
+    gravity = ctrl.static_torque(Q0)
+    assert abs(gravity[1]) > 0.5  # the shoulder carries the arm: holding matters
+    np.testing.assert_allclose(hold, gravity, atol=1e-12)
+    assert ctrl.status.watchdog == "hold"
+    zero = ctrl.check_watchdog(0.009 + 0.26)
+    np.testing.assert_array_equal(zero, np.zeros(3))
+    assert ctrl.status.watchdog == "zero"
+    ctrl.step(0.3, Q0, np.zeros(3))
+    assert ctrl.status.watchdog == "running"
+
+
+def test_pd_dob_removes_a_constant_load_that_pd_leaves():
+    """Unit-inertia double integrators with a constant load: PD keeps an offset d/(Jn kp), the DOB removes it."""
+    jn = np.array([0.03, 0.09, 0.011])
+    load = np.array([0.05, 0.2, 0.03])
+    err = {}
+    for mode in ("pd", "pd_dob"):
+        ctrl = make(ZeroModel(NAMES), mode=mode, model="none", torque_rate_limit=(1e4,) * 3)
+        q, dq = np.zeros(3), np.zeros(3)
+        ctrl.step(0.0, q, dq)
+        ctrl.set_reference(TrajectoryPoints(NAMES, np.array([0.0]), np.zeros((1, 3))))
+        for k in range(1, 3000):
+            tau = ctrl.parts.command
+            dq = dq + (tau - load) / jn * 0.001
+            q = q + dq * 0.001
+            ctrl.step(0.001 * k, q, dq)
+        err[mode] = np.abs(q)
+    np.testing.assert_allclose(err["pd"], load / (jn * 400.0), rtol=0.02)
+    assert np.all(err["pd_dob"] < 0.01 * err["pd"])
+
+
+def test_reference_is_mapped_by_name_and_checked():
+    ctrl = make()
+    ctrl.step(0.0, Q0, np.zeros(3))
+    pts = TrajectoryPoints(("joint3", "joint1", "joint2"), np.array([1.0, 2.0]), np.array([[0.6, 0.0, 0.3], [0.9, 0.2, 0.4]]))
+    ctrl.set_reference(pts, now=0.0)
+    np.testing.assert_allclose(ctrl.reference.sample(2.0)[0], [0.2, 0.4, 0.9])
+    np.testing.assert_allclose(ctrl.reference.sample(0.0)[0], Q0)  # continues from the held position
+    with pytest.raises(SafetyError, match=r"reference lacks joint\(s\) \['joint3'\]"):
+        ctrl.set_reference(TrajectoryPoints(("joint1", "joint2"), np.array([1.0]), np.zeros((1, 2))))
+
+
+def test_config_validation_names_the_field():
+    with pytest.raises(ValueError, match="mode = 'ctc' needs a model"):
+        ControllerConfig(mode="ctc", model="none")
+    with pytest.raises(ValueError, match=r"kp has 2 values but joint_names has 3"):
+        ControllerConfig(kp=(1.0, 2.0))
+    with pytest.raises(ValueError, match=r"dob_cutoff\[1\] = -1.0 must be a finite positive number"):
+        ControllerConfig(dob_cutoff=(1.0, -1.0, 1.0))
+    with pytest.raises(ValueError, match="effort_limit_scale = 2 must be <= 1"):
+        ControllerConfig(effort_limit_scale=2)
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['kp_gain'\]"):
+        dataclass_from_dict(ControllerConfig, {"kp_gain": 1.0})
+
+
+def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
+    cfg, node = load_controller_config()
+    assert cfg == dataclasses.replace(ControllerConfig(), **{})  # the file states the defaults
+    assert node.command_joint_names == NAMES
+    bad = tmp_path / "ffc.yaml"
+    bad.write_text("/**:\n  ros__parameters:\n    mode: pd\n    gain: 3.0\n")
+    with pytest.raises(ConfigError, match=r"ffc.yaml: unknown key\(s\) \['gain'\]"):
+        load_controller_config(bad)
+    bad.write_text("/**:\n  ros__parameters:\n    mode: fast\n")
+    with pytest.raises(ConfigError, match="mode = 'fast' must be one of"):
+        load_controller_config(bad)

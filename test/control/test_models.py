@@ -75,7 +75,7 @@ def test_onnx_model_errors_name_the_file_and_key(tmp_path):
         OnnxModel(path)
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"not a network")
-    meta["output_mean"] = [0.0, 0.0, 0.0]
+    meta.update(output_mean=[0.0, 0.0, 0.0], input_std=[1.0] * 9)
     bad.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(ArtifactError, match="broken.onnx: onnxruntime cannot load this network"):
         OnnxModel(bad)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 
 import rclpy
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -63,7 +64,8 @@ class RecorderNode(Node):
         self.create_service(Trigger, "~/start", self._on_start)
         self.create_service(Trigger, "~/stop", self._on_stop)
         self.create_service(Trigger, "~/split", self._on_split)
-        self.create_timer(cfg.flush_period, self.writer.flush)
+        # flush on the steady clock: with use_sim_time and a paused /clock the data must still reach the disk
+        self.create_timer(cfg.flush_period, self.writer.flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "
             f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"

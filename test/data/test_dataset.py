@@ -205,9 +205,6 @@ def test_no_joint_state_topic(tmp_path):
     with pytest.raises(DataError, match=r"topic /effort_controller/commands has type std_msgs/msg/Float64MultiArray"):
         load_dataset([bag], DatasetConfig(topic="/effort_controller/commands"))
 
-    def only_commands(w, ts):
-        pass
-
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     from deadzone_id_ros.data.bags import MessageEncoders, typestore

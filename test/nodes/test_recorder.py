@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
+import uuid
 import time
 from pathlib import Path
 
@@ -106,15 +108,20 @@ def test_episode_writer_flush_bounds_loss_on_kill(tmp_path):
 
 
 class ServiceCaller:
-    """Test-side node calling the recorder's Trigger services."""
+    """Test-side node calling the recorder's Trigger services.
+
+    Every test names its recorder uniquely: a recorder killed by an earlier test stays visible in DDS discovery for a
+    while, and a request sent to its service name could be matched to that ghost only.
+    """
 
     def __init__(self) -> None:
+        self.recorder = f"recorder_{uuid.uuid4().hex[:8]}"
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = Node("recorder_test_client", context=self.context)
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.clients = {n: self.node.create_client(Trigger, f"/recorder/{n}") for n in ("start", "stop", "split")}
+        self.clients = {n: self.node.create_client(Trigger, f"/{self.recorder}/{n}") for n in ("start", "stop", "split")}
         self.pub = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 1000)
 
     def publish_commands(self, seconds: float, rate: float = 1000.0) -> int:
@@ -130,10 +137,10 @@ class ServiceCaller:
 
     def call(self, name: str, timeout: float = 10.0) -> Trigger.Response:
         client = self.clients[name]
-        assert client.wait_for_service(timeout_sec=timeout), f"/recorder/{name} not available"
+        assert client.wait_for_service(timeout_sec=timeout), f"/{self.recorder}/{name} not available"
         future = client.call_async(Trigger.Request())
         self.executor.spin_until_future_complete(future, timeout_sec=timeout)
-        assert future.done(), f"/recorder/{name} did not answer"
+        assert future.done(), f"/{self.recorder}/{name} did not answer"
         return future.result()
 
     def close(self) -> None:
@@ -148,12 +155,13 @@ def caller():
     c.close()
 
 
-def _start_graph(processes, out: Path, storage: str = "mcap"):
+def _start_graph(processes, out: Path, storage: str = "mcap", *extra: str, name: str | None = None):
     sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml")],
                           "sim_arm")
     rec = processes.start(
         [executable("recorder"), "--ros-args", "--params-file", str(REPO / "config" / "recorder.yaml"),
-         "-p", f"output_dir:={out}", "-p", f"storage:={storage}", "-p", "robot:=sim_arm"],
+         "-p", f"output_dir:={out}", "-p", f"storage:={storage}", "-p", "robot:=sim_arm", *extra,
+         "-r", f"__node:={name or 'recorder_' + uuid.uuid4().hex[:8]}"],
         "recorder",
     )
     return sim, rec
@@ -166,7 +174,7 @@ def _episodes(out: Path) -> list[Path]:
 @pytest.mark.integration
 def test_live_start_split_stop_and_clean_sigint(processes, caller, tmp_path):
     out = tmp_path / "rec"
-    sim, rec = _start_graph(processes, out)
+    sim, rec = _start_graph(processes, out, name=caller.recorder)
     assert caller.call("stop").success is False  # nothing open yet
     resp = caller.call("start")
     assert resp.success, resp.message
@@ -206,18 +214,25 @@ def test_live_start_split_stop_and_clean_sigint(processes, caller, tmp_path):
 
 
 def _partial_count(out: Path) -> int:
+    """Messages already on disk in the newest episode (sqlite3: committed rows; MCAP: flushed bytes past the
+    header and schemas, as a proxy)."""
     eps = _episodes(out)
     if not eps:
         return 0
-    files = list(eps[-1].glob("*.mcap")) + list(eps[-1].glob("*.db3"))
-    return sum(f.stat().st_size for f in files) > 20_000
+    for f in eps[-1].glob("*.db3"):
+        try:
+            with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
+                return int(db.execute("SELECT count(*) FROM messages").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+    return int(sum(f.stat().st_size for f in eps[-1].glob("*.mcap")) > 20_000)
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
 def test_live_kill_9_loses_at_most_about_one_second(processes, caller, tmp_path, storage):
     out = tmp_path / "rec"
-    sim, rec = _start_graph(processes, out, storage)
+    sim, rec = _start_graph(processes, out, storage, name=caller.recorder)
     assert caller.call("start").success
     assert wait_until(lambda: _partial_count(out) > 0, 20.0), processes.log(rec)
     time.sleep(2.5)
@@ -233,3 +248,18 @@ def test_live_kill_9_loses_at_most_about_one_second(processes, caller, tmp_path,
     assert len(s) > 1000
     print(f"{storage}: kill -9 lost the last {lost:.2f} s; {len(s)} /joint_states messages recovered")
     assert lost < 1.6, f"lost {lost:.2f} s of data (flush_period 1 s)"
+
+
+@pytest.mark.integration
+def test_live_autostart_and_sigterm_close_cleanly(processes, tmp_path):
+    out = tmp_path / "rec"
+    sim, rec = _start_graph(processes, out, "sqlite3", "-p", "autostart:=true", "-p", "flush_period:=0.5")
+    assert wait_until(lambda: _partial_count(out) > 0, 20.0), processes.log(rec)
+    time.sleep(0.5)
+    assert processes.stop(rec, signal.SIGTERM) == 0, processes.log(rec)
+    (ep,) = _episodes(out)
+    assert (ep / "metadata.yaml").is_file()
+    assert yaml.safe_load((ep / "episode.yaml").read_text())["complete"] is True
+    with open_bag(ep) as h:
+        assert not h.recovered and h.format == "sqlite3"
+        assert len(read_joint_states(h, "/joint_states")) > 100

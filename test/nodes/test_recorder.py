@@ -135,13 +135,18 @@ class ServiceCaller:
             self.executor.spin_once(timeout_sec=0.0002)
         return n
 
-    def call(self, name: str, timeout: float = 10.0) -> Trigger.Response:
+    def call(self, name: str, timeout: float = 20.0, attempts: int = 3) -> Trigger.Response:
+        """Call ~/``name``; a request sent while the service's reader is still matching can be lost (known DDS
+        race right after discovery on a loaded machine), so an unanswered request is withdrawn and sent again."""
         client = self.clients[name]
         assert client.wait_for_service(timeout_sec=timeout), f"/{self.recorder}/{name} not available"
-        future = client.call_async(Trigger.Request())
-        self.executor.spin_until_future_complete(future, timeout_sec=timeout)
-        assert future.done(), f"/{self.recorder}/{name} did not answer"
-        return future.result()
+        for _ in range(attempts):
+            future = client.call_async(Trigger.Request())
+            self.executor.spin_until_future_complete(future, timeout_sec=timeout / attempts)
+            if future.done():
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f"/{self.recorder}/{name} did not answer {attempts} requests")
 
     def close(self) -> None:
         self.node.destroy_node()

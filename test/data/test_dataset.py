@@ -42,6 +42,9 @@ def test_kuka_bag():
     raw = [0.5886, 0.4728, 0.6203, 0.4933, 0.7854, 0.7759, 0.8291]  # README: 44-81% nearly still
     np.testing.assert_allclose(dzf, raw, atol=0.01)  # resampling at the message times changes little (regular 100 Hz)
     assert all_moving == pytest.approx(0.0146, abs=0.005)
+    moving = ds.moving_fractions()
+    np.testing.assert_allclose(list(moving["per_joint"].values()), 1.0 - dzf)
+    assert moving["all_joints"] == pytest.approx(all_moving)
 
 
 @needs_real
@@ -316,3 +319,16 @@ def test_dataset_from_recordings_matches_bag_path(tmp_path):
     np.testing.assert_allclose(from_mem.episodes[0].q, from_bag.episodes[0].q, atol=1e-12)
     np.testing.assert_allclose(from_mem.episodes[0].ddq, from_bag.episodes[0].ddq, atol=1e-9)
     assert from_mem.joint_names == from_bag.joint_names == ("joint1", "joint2", "joint3")
+
+
+def test_absolute_thresholds(tmp_path):
+    bag = write_joint_state_bag(tmp_path / "b", _msgs())
+    ds = load_dataset([bag], DatasetConfig(absolute_thresholds=(1.0, 100.0)))
+    dz = ds.dead_zone()
+    assert dz.alpha is None and list(dz.threshold) == [1.0, 100.0]
+    moving = ds.moving_fractions()["per_joint"]
+    assert moving["b"] == 0.0  # |dq| <= 2*pi < 100 rad/s everywhere
+    dq = ds.episodes[0].dq[:, 0]
+    assert moving["a"] == pytest.approx(float(np.mean(np.abs(dq) > 1.0)))
+    with pytest.raises(DataError, match=r"absolute_thresholds has 3 values for joints \['a', 'b'\]"):
+        load_dataset([bag], DatasetConfig(absolute_thresholds=(1.0, 1.0, 1.0)))

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "convert",
         help="convert a CSV log to a rosbag2 of JointState",
-        description=__doc__.split("\n\n")[1],
+        description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("csv", metavar="CSV", help="CSV file with one header row")

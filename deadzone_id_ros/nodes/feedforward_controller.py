@@ -35,7 +35,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.duration import Duration as RosDuration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
@@ -101,6 +101,7 @@ class FeedforwardControllerNode(Node):
         self._min_period_ns = int(0.5e9 / self.config.control_rate)
         self._ticks = 0
         self._bad_states = 0
+        self._references = 0
         self._watchdog_state = self.controller.status.watchdog
         window = int(self.config.control_rate / self.node_config.diagnostics_rate) + 1
         self._periods: deque[float] = deque(maxlen=window)
@@ -110,7 +111,7 @@ class FeedforwardControllerNode(Node):
         self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._parts_pub = self.create_publisher(Float64MultiArray, "~/torque_parts", 10)
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, qos_profile_sensor_data)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
         self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog)
         self.create_timer(1.0 / self.node_config.diagnostics_rate, self._on_diagnostics)
@@ -137,6 +138,7 @@ class FeedforwardControllerNode(Node):
     def publish_zero(self) -> None:
         """Publish a zero torque command (the safe command on shutdown)."""
         self._publish(np.zeros(len(self.config.joint_names)))
+        self._cmd_pub.wait_for_all_acked(RosDuration(seconds=0.5))  # deliver it before the node goes away
 
     def _map(self, msg: JointState) -> np.ndarray | None:
         key = tuple(msg.name)
@@ -203,6 +205,9 @@ class FeedforwardControllerNode(Node):
             if pos.shape != (k, n):
                 raise ValueError(f"every point needs {n} positions (one per joint name)")
             self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
+            self._references += 1
+            log = self.get_logger().info if self._references == 1 else self.get_logger().debug
+            log(f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s to {t[-1] - now:+.3f} s")
         except (ValueError, SafetyError) as err:
             self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
 

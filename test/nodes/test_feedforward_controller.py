@@ -1,0 +1,167 @@
+"""feedforward_controller and sim_arm as separate processes over DDS: tracking per mode, diagnostics, safety."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Duration, Time
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from conftest import REPO, executable, wait_until
+from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
+
+pytestmark = pytest.mark.integration
+
+NAMES = ("joint1", "joint2", "joint3")
+PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
+
+
+class Probe:
+    """Test-side node: records /joint_states, commands, diagnostics and torque parts; publishes the reference."""
+
+    def __init__(self) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node("ffc_probe", context=self.context)
+        self.states: list[JointState] = []
+        self.commands: list[list[float]] = []
+        self.diagnostics: list[DiagnosticArray] = []
+        self.parts: list[Float64MultiArray] = []
+        self.node.create_subscription(JointState, "/joint_states", self.states.append, 100)
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                      lambda m: self.commands.append(list(m.data)), 100)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
+        self.node.create_subscription(Float64MultiArray, "/feedforward_controller/torque_parts", self.parts.append, 10)
+        self.ref_pub = self.node.create_publisher(JointTrajectory, "/feedforward_controller/reference", 10)
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.001)
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+@pytest.fixture
+def probe():
+    p = Probe()
+    yield p
+    p.close()
+
+
+def _stamp_s(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def _trajectory_msg(points: TrajectoryPoints, t0_ns: int) -> JointTrajectory:
+    msg = JointTrajectory()
+    msg.header.stamp = Time(sec=t0_ns // 1_000_000_000, nanosec=t0_ns % 1_000_000_000)
+    msg.joint_names = list(points.joint_names)
+    for k in range(len(points)):
+        ns = int(round(points.t[k] * 1e9))
+        msg.points.append(JointTrajectoryPoint(
+            positions=points.position[k].tolist(), velocities=points.velocity[k].tolist(),
+            accelerations=points.acceleration[k].tolist(),
+            time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
+    return msg
+
+
+def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
+    """Start the controller in ``mode``, send an excitation reference, return the position RMSE [rad]."""
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", f"mode:={mode}"], f"ffc_{mode}")
+    assert wait_until(lambda: (probe.spin(0.05), "waiting -> running" in processes.log(ctl))[1], 30.0), processes.log(ctl)
+    assert wait_until(lambda: (probe.spin(0.05), probe.ref_pub.get_subscription_count() > 0)[1], 30.0)
+    last = probe.states[-1]
+    pos = dict(zip(last.name, last.position))
+    points = generate_excitation(ExcitationConfig(duration=seconds, seed=5, lead_in=0.2),
+                                 start=[pos[j] for j in NAMES])
+    t0_ns = last.header.stamp.sec * 1_000_000_000 + last.header.stamp.nanosec + 400_000_000
+    probe.ref_pub.publish(_trajectory_msg(points, t0_ns))
+    probe.states.clear()
+    probe.spin(seconds + 0.6)
+    sampler = TrajectorySampler(TrajectoryPoints(NAMES, points.t + t0_ns * 1e-9, points.position, points.velocity,
+                                                 points.acceleration))
+    stamps = np.array([_stamp_s(m) for m in probe.states])
+    idx = [list(probe.states[0].name).index(j) for j in NAMES]
+    q = np.array([np.asarray(m.position)[idx] for m in probe.states])
+    inside = (stamps > t0_ns * 1e-9) & (stamps < t0_ns * 1e-9 + seconds)
+    assert inside.sum() > 300, f"only {inside.sum()} joint states during the reference"
+    q_d = sampler.sample_many(stamps[inside])[0]
+    rmse = float(np.sqrt(np.mean((q_d - q[inside]) ** 2)))
+    assert processes.stop(ctl) == 0, processes.log(ctl)
+    assert "published a zero torque command" in processes.log(ctl)
+    return rmse
+
+
+def test_closed_loop_tracking_dob_and_ctc_beat_pd(processes, probe):
+    sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml")],
+                          "sim_arm")
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.states) > 0)[1], 20.0), processes.log(sim)
+    rmse = {mode: _track(processes, probe, mode) for mode in ("pd", "pd_dob", "ctc_dob")}
+    print("closed-loop tracking RMSE over DDS [rad]:", {k: f"{v:.5f}" for k, v in rmse.items()})
+    late = [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "late_tick_fraction"]
+    print("late-tick fractions reported in /diagnostics:", late[-5:])
+    # Offline (exact 1 kHz) the DOB modes track ~50x better than pd; over DDS on a loaded 2-core machine the loop
+    # rate drops and the margin shrinks, so the bound only asks for a clear improvement.
+    assert rmse["pd_dob"] < 0.8 * rmse["pd"]
+    assert rmse["ctc_dob"] < 0.8 * rmse["pd"]
+    # diagnostics and torque parts were published while running
+    keys = {kv.key for d in probe.diagnostics for s in d.status for kv in s.values}
+    for key in ("period_p99_ms", "compute_p99_us", "latency_median_us", "late_tick_fraction", "watchdog",
+                "dob_estimate.joint2", "clamp_events.joint1"):
+        assert key in keys
+    assert probe.parts and len(probe.parts[-1].data) == 4 * 3
+    assert [d.label for d in probe.parts[-1].layout.dim] == ["part", "joint"]
+
+
+def test_watchdog_reports_hold_then_zero_when_joint_states_stop(processes, probe):
+    sim = processes.start([executable("sim_arm")], "sim_arm")
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "watchdog_hold_time:=0.3"], "ffc")
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.commands) > 50)[1], 30.0), processes.log(ctl)
+    processes.stop(sim)
+    probe.spin(1.5)
+    assert probe.commands[-1] == [0.0, 0.0, 0.0]
+    log = processes.log(ctl)
+    assert "watchdog: running -> hold" in log and "watchdog: hold -> zero" in log, log
+    states = [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
+    assert states and states[-1] == "zero"
+    # a holding command (gravity on the shoulder) preceded the zero
+    assert any(abs(c[1]) > 0.5 for c in probe.commands[-600:])
+    assert processes.stop(ctl) == 0
+    probe.spin(0.3)
+    assert probe.commands[-1] == [0.0, 0.0, 0.0], "no zero command after shutdown"
+
+
+def test_joint_name_mismatch_refuses_to_start(processes, tmp_path):
+    proc = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                            "-p", "command_joint_names:=[joint1,joint2,wrist]"], "ffc_cmd")
+    assert proc.wait(30) == 2
+    assert "missing ['joint3'], extra ['wrist']" in processes.log(proc)
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Linear(9, 3)
+    onnx = tmp_path / "m.onnx"
+    torch.onnx.export(net, (torch.zeros(1, 9),), str(onnx), input_names=["x"], dynamo=False)
+    onnx.with_suffix(".json").write_text(json.dumps({
+        "joint_names": ["joint1", "joint2", "elbow"], "input_mean": [0.0] * 9, "input_std": [1.0] * 9,
+        "output_mean": [0.0] * 3, "output_std": [1.0] * 3}))
+    proc = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                            "-p", "mode:=ctc", "-p", "model:=learned", "-p", f"model_path:={onnx}"], "ffc_model")
+    assert proc.wait(30) == 2
+    log = processes.log(proc)
+    assert "missing from the model ['joint3'], not controlled ['elbow']; refusing to start" in log, log
+    assert "Traceback" not in log

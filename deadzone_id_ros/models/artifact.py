@@ -52,6 +52,21 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def _plain(obj: Any) -> Any:
+    """JSON-ready copy: numpy scalars/arrays -> Python, NaN/inf -> None (model.json stays valid JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in (obj.tolist() if isinstance(obj, np.ndarray) else obj)]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if np.isfinite(obj) else None
+    return obj
+
+
 def _major_minor(version: str) -> tuple[str, ...]:
     return tuple(str(version).split(".")[:2])
 
@@ -156,7 +171,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     meta["metrics"] = metrics or {}
     meta.update(extra or {})
     meta["files"] = files
-    (out / "model.json").write_text(json.dumps(meta, indent=2, sort_keys=False) + "\n")
+    (out / "model.json").write_text(json.dumps(_plain(meta), indent=2, allow_nan=False) + "\n")
     return out
 
 

@@ -169,3 +169,11 @@ def test_predict_shape_errors(trained):
         trained.predict(np.zeros(3), np.zeros(3), np.zeros(2))
     with pytest.raises(ValueError, match="method 'rbd' needs rbd=yes"):
         LearnedModel(JOINTS, "rbd", mlp=trained.mlp)
+
+
+def test_model_json_is_strict_json_with_numpy_metrics(trained, tmp_path):
+    art = save_artifact(trained, tmp_path / "art", onnx=False,
+                        metrics={"rmse_per_joint": np.array([0.1, np.nan, 0.2]), "n": np.int64(5)})
+    text = (art / "model.json").read_text()
+    assert "NaN" not in text
+    assert json.loads(text)["metrics"] == {"rmse_per_joint": [0.1, None, 0.2], "n": 5}

@@ -58,15 +58,14 @@ def _as_float(value: Any) -> Any:
 
 
 def make_executor():
-    """Return rclpy's EventsExecutor (lowest timer jitter at 1 kHz) or, where missing, a SingleThreadedExecutor."""
-    try:
-        from rclpy.experimental import EventsExecutor
+    """Return the executor the nodes spin on: rclpy's SingleThreadedExecutor.
 
-        return EventsExecutor()
-    except ImportError:  # pragma: no cover - older rclpy
-        from rclpy.executors import SingleThreadedExecutor
+    rclpy's EventsExecutor has lower jitter in isolation, but in the Kilted wheels it stalled (timers not firing for
+    seconds) as soon as several of this project's nodes ran together on 2 cores; SingleThreadedExecutor holds 1 kHz.
+    """
+    from rclpy.executors import SingleThreadedExecutor
 
-        return SingleThreadedExecutor()
+    return SingleThreadedExecutor()
 
 
 def init_ros(args=None) -> None:
@@ -81,8 +80,8 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05) -> None
     """Spin ``node`` until SIGINT or SIGTERM arrives (or the context shuts down), then return normally.
 
     The signal only sets a flag; the loop stops between callbacks, so no callback is cut off halfway and the context
-    is still valid afterwards (call :func:`init_ros` instead of ``rclpy.init``). ``EventsExecutor.spin()`` in the
-    Kilted wheels does not return on a signal, hence the ``spin_once`` loop with a timeout of ``period`` [s].
+    is still valid afterwards (call :func:`init_ros` instead of ``rclpy.init``); ``spin_once`` with a timeout of
+    ``period`` [s] bounds how long a stop request waits.
     """
     stop = {"signal": None}
 

@@ -4,7 +4,8 @@ Publishes ``/joint_states`` (sensor_msgs/JointState: name, position [rad], veloc
 [N·m]) at ``publish_rate`` and, with ``clock_mode: sim``, ``/clock`` (it then owns simulated time). Subscribes
 ``/effort_controller/commands`` (std_msgs/Float64MultiArray, one torque per joint in ``joint_names`` order, as a
 forward_command_controller with interface_name effort). Holds the last good command; after ``command_timeout``
-without one it applies zero torque; clamps to the URDF effort limits; rejects a command of the wrong length or with
+without one it applies zero torque; before the first command the joints sit on their brakes at
+``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the wrong length or with
 NaN/inf (throttled error) and keeps the last good one.
 
 Parameters: config/sim_arm.yaml (see deadzone_id_ros.sim.config for each one).
@@ -98,14 +99,17 @@ class SimArmNode(Node):
         arm = self.arm
         n = int((self._target_sim_time() - arm.time) / arm.dt + 1e-9)
         n = min(max(n, 0), MAX_CATCH_UP_STEPS)
-        for _ in range(n):
-            stale = self._last_command_sim_t is None or arm.time - self._last_command_sim_t > self.node_config.command_timeout
-            if stale and not self._timed_out:
-                self._timed_out = True
-                self.get_logger().warn(
-                    f"no effort command for {self.node_config.command_timeout:g} s: applying zero torque"
-                )
-            arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)
+        if self._last_command_sim_t is None and self.node_config.brake_until_first_command:
+            arm.hold(n)  # brakes on until the controller starts
+        else:
+            for _ in range(n):
+                stale = self._last_command_sim_t is None or arm.time - self._last_command_sim_t > self.node_config.command_timeout
+                if stale and not self._timed_out:
+                    self._timed_out = True
+                    self.get_logger().warn(
+                        f"no effort command for {self.node_config.command_timeout:g} s: applying zero torque"
+                    )
+                arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)
         if n == 0:
             return
         meas = arm.measure()

@@ -172,6 +172,21 @@ class SimArm:
             mujoco.mj_step(self.model, self.data)
         return applied.copy()
 
+    def hold(self, n_steps: int = 1) -> None:
+        """Advance time by ``n_steps`` physics steps with the joints braked: position kept, velocity zero, no torque.
+
+        This is a motor brake (or a robot sitting on its brakes before the controller starts): the state does not
+        change and the applied torque reads zero.
+        """
+        q = self.data.qpos.copy()
+        self._applied[:] = 0.0
+        for _ in range(n_steps):
+            self.data.qpos[:] = q
+            self.data.qvel[:] = 0.0
+            self.data.qfrc_applied[:] = 0.0
+            self.data.time += self.dt
+        mujoco.mj_forward(self.model, self.data)
+
     def measure(self) -> JointMeasurement:
         """Return what the encoders and the drive report now (quantized q, noisy dq, applied torque)."""
         q = self.q

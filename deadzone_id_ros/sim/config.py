@@ -83,14 +83,19 @@ class SimArmNodeConfig:
         command_timeout: no command for this long -> zero torque [s].
         clock_mode: "wall" (stamps from the system clock) or "sim" (the node publishes /clock and owns time).
         real_time_factor: clock_mode "sim" only: simulated seconds per wall second.
+        brake_until_first_command: hold the joints at ``initial_position`` (as motor brakes do) until the first
+            effort command arrives, instead of letting the arm fall under gravity with zero torque.
     """
 
     publish_rate: float = 1000.0
     command_timeout: float = 0.1
     clock_mode: str = "wall"
     real_time_factor: float = 1.0
+    brake_until_first_command: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.brake_until_first_command, bool):
+            raise ValueError(f"brake_until_first_command = {self.brake_until_first_command!r} must be true or false")
         if not 1.0 <= self.publish_rate <= 10000.0:
             raise ValueError(f"publish_rate = {self.publish_rate} must be in [1, 10000] Hz")
         if not self.command_timeout > 0:

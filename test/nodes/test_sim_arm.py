@@ -57,10 +57,13 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     )
     assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
 
-    # Motors off at start: no command yet, so the applied torque is zero.
+    # Motors off at start: no command yet, so the applied torque is zero, and the brakes hold the initial position
+    # against gravity (config/sim_arm.yaml: initial_position [0.0, 0.3, 0.6]) however long the controller takes.
+    probe.spin(0.5)
     first = probe.msgs[-1][1]
     assert list(first.name) == ["joint1", "joint2", "joint3"]
     assert list(first.effort) == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(first.position, [0.0, 0.3, 0.6], atol=1e-4)
 
     # Rate: over one second of reception, header stamps advance 1 ms per message (1 kHz).
     probe.msgs.clear()

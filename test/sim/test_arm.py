@@ -142,3 +142,15 @@ def test_the_simulator_loads_the_same_urdf_file():
     arm = SimArm()
     assert [raw.joint(i).name for i in range(raw.njnt)] == list(arm.joint_names)
     np.testing.assert_allclose(raw.body_mass, arm.model.body_mass)
+
+
+def test_hold_brakes_the_joints_against_gravity_and_advances_time():
+    arm = SimArm(QUIET)
+    q0 = arm.q
+    arm.hold(500)
+    assert arm.time == pytest.approx(0.5)
+    np.testing.assert_array_equal(arm.q, q0)
+    np.testing.assert_array_equal(arm.dq, np.zeros(3))
+    np.testing.assert_array_equal(arm.measure().effort, np.zeros(3))
+    arm.step(np.zeros(3), 200)  # brakes released, no torque: joint2 carries gravity and falls
+    assert abs(arm.q[1] - q0[1]) > 0.01

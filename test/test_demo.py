@@ -1,0 +1,53 @@
+"""The demo's own computations (the stages themselves are the other commands, tested where they live)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.data.bags import write_recording
+from deadzone_id_ros.data.types import Recording
+from deadzone_id_ros.demo import DemoConfig, closed_loop_metrics
+from deadzone_id_ros.errors import DataError
+
+NAMES = ("joint1", "joint2", "joint3")
+
+
+def _recording(with_reference: bool = True) -> Recording:
+    """2 s of 1 kHz states; the reference (100 Hz points, 0.5..1.5 s) is the state plus known offsets."""
+    t_ns = 1_000_000_000_000 + np.arange(2000, dtype=np.int64) * 1_000_000
+    t = (t_ns - t_ns[0]) * 1e-9
+    q = np.stack([np.sin(t), 0.5 * t, np.cos(2 * t)], axis=1)
+    ref_t_ns = t_ns[500:1501:10]
+    ref_t = (ref_t_ns - t_ns[0]) * 1e-9
+    offset = np.array([0.01, 0.0, -0.002])
+    ref_q = np.stack([np.sin(ref_t), 0.5 * ref_t, np.cos(2 * ref_t)], axis=1) + offset
+    effort = np.tile([1.0, -2.0, 0.5], (2000, 1))
+    kw = {}
+    if with_reference:
+        kw = dict(reference_t_ns=ref_t_ns, reference_position=ref_q, reference_velocity=np.zeros_like(ref_q),
+                  reference_acceleration=np.zeros_like(ref_q))
+    return Recording(NAMES, t_ns, q, np.zeros_like(q), effort, **kw)
+
+
+def test_closed_loop_metrics_measure_tracking_inside_the_reference_span(tmp_path):
+    bag = write_recording(_recording(), tmp_path / "run")
+    m = closed_loop_metrics(bag)
+    # Linear interpolation of sin between 10 ms points errs by at most dt^2/8 = 1.25e-5 rad (cos(2t): 5e-5 rad).
+    np.testing.assert_allclose(m["tracking_rmse_per_joint"], [0.01, 0.0, 0.002], atol=6e-5)
+    np.testing.assert_allclose(m["effort_rms_per_joint"], [1.0, 2.0, 0.5])
+    assert m["samples"] == 1001 and m["seconds"] == pytest.approx(1.0)
+
+
+def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
+    bag = write_recording(_recording(with_reference=False), tmp_path / "run")
+    with pytest.raises(DataError, match="no reference trajectory recorded"):
+        closed_loop_metrics(bag)
+
+
+def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
+    with pytest.raises(ValueError, match="closed_loop_seed 2 must differ"):
+        DemoConfig(sim_seeds=(1, 2), closed_loop_seed=2)
+    with pytest.raises(ValueError, match="live_duration = 0"):
+        DemoConfig(live_duration=0)
+    assert DemoConfig.quick_run().quick

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import types
+import typing
 from typing import Any, Iterable, TypeVar
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -30,20 +32,41 @@ def declare_dataclass_parameters(
     """
     read_only = set(read_only)
     descriptions = descriptions or {}
+    hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         if isinstance(default, tuple):
             default = list(default)
-        numeric = isinstance(default, float) or (isinstance(default, list) and any(isinstance(v, float) for v in default))
+        element = _element_type(hints.get(f.name))
         # Float fields accept integers too ("duration:=10" on a command line or in a launch file is an INTEGER).
+        numeric = element is float
+        # An empty default says nothing about the element type (rclpy would make it a byte array): declare it unset
+        # and dynamically typed, and let the dataclass check what comes in.
+        empty = default == []
         descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only,
-                                         dynamic_typing=numeric)
-        value = node.declare_parameter(f.name, default, descriptor).value
+                                         dynamic_typing=numeric or empty)
+        value = node.declare_parameter(f.name, None if empty else default, descriptor).value
+        if empty and value is None:
+            value = []
         if numeric:
             value = _as_float(value)
         values[f.name] = value
     return dataclass_from_dict(cls, values, f"node {node.get_fully_qualified_name()} parameters")
+
+
+def _element_type(tp: Any) -> type | None:
+    """float for ``float``/``tuple[float, ...]`` (also inside ``X | None``), likewise int/str/bool; else None."""
+    if tp in (float, int, str, bool):
+        return tp
+    origin = typing.get_origin(tp)
+    if origin in (tuple, list):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return args[0] if args and args[0] in (float, int, str, bool) else None
+    if origin in (typing.Union, types.UnionType):
+        found = {_element_type(a) for a in typing.get_args(tp) if a is not type(None)} - {None}
+        return found.pop() if len(found) == 1 else None
+    return None
 
 
 def _as_float(value: Any) -> Any:

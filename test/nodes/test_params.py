@@ -1,0 +1,63 @@
+"""Node parameters declared from config dataclasses: types, int->float, empty-list defaults, validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import rclpy
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from deadzone_id_ros.errors import ConfigError
+from deadzone_id_ros.nodes._common import declare_dataclass_parameters
+
+
+@dataclass(frozen=True)
+class _Cfg:
+    gain: float = 1.5
+    gains: tuple[float, ...] = (1.0, 2.0)
+    names: tuple[str, ...] = ()
+    offsets: tuple[float, ...] = ()
+    label: str = "x"
+
+    def __post_init__(self) -> None:
+        if self.gain < 0:
+            raise ValueError(f"gain = {self.gain} must be >= 0")
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+def _node(context, overrides):
+    return Node("params_probe", context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
+
+
+def test_defaults_integers_for_floats_and_empty_list_defaults(context):
+    node = _node(context, {"gain": 3, "gains": [1, 2, 3], "names": ["a", "b"], "offsets": [0.5]})
+    try:
+        cfg = declare_dataclass_parameters(node, _Cfg, read_only=("names",))
+        assert cfg == _Cfg(gain=3.0, gains=(1.0, 2.0, 3.0), names=("a", "b"), offsets=(0.5,))
+        assert isinstance(cfg.gain, float) and all(isinstance(g, float) for g in cfg.gains)
+        assert node.describe_parameter("names").read_only
+    finally:
+        node.destroy_node()
+
+
+def test_unset_empty_list_stays_empty_and_bad_values_are_refused(context):
+    node = _node(context, {})
+    try:
+        assert declare_dataclass_parameters(node, _Cfg) == _Cfg()
+    finally:
+        node.destroy_node()
+    node = _node(context, {"gain": -1.0})
+    try:
+        with pytest.raises(ConfigError, match=r"node /params_probe parameters: gain = -1.0 must be >= 0"):
+            declare_dataclass_parameters(node, _Cfg)
+    finally:
+        node.destroy_node()

@@ -52,6 +52,8 @@ class SimArmNode(Node):
         self._command = np.zeros(self.arm.n_joints)
         self._last_command_sim_t: float | None = None
         self._timed_out = True
+        self._awaiting_since: float | None = None  # lockstep: wall time the last state went out unanswered
+        self._steps_per_tick = max(1, int(round(1.0 / (self.node_config.publish_rate * self.arm.dt))))
         self.rejected_commands = 0
         self._wall_start = time.monotonic()
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
@@ -86,6 +88,7 @@ class SimArmNode(Node):
             return
         self._command = data
         self._last_command_sim_t = self.arm.time
+        self._awaiting_since = None
         if self._timed_out:
             self._timed_out = False
             self.get_logger().info("receiving effort commands")
@@ -95,10 +98,27 @@ class SimArmNode(Node):
         factor = self.node_config.real_time_factor if self._owns_clock else 1.0
         return elapsed * factor
 
-    def _on_tick(self) -> None:
+    def _steps_due(self) -> int:
+        """Physics steps to take this tick: catch up with wall time, or one tick's worth in lockstep."""
         arm = self.arm
         n = int((self._target_sim_time() - arm.time) / arm.dt + 1e-9)
-        n = min(max(n, 0), MAX_CATCH_UP_STEPS)
+        if not (self.node_config.lockstep and self._last_command_sim_t is not None):
+            return min(max(n, 0), MAX_CATCH_UP_STEPS)
+        if n < self._steps_per_tick:
+            return 0  # ahead of real_time_factor
+        if self._awaiting_since is not None:
+            waited = time.monotonic() - self._awaiting_since
+            if waited < self.node_config.lockstep_timeout:
+                return 0  # the controller has not answered the last state yet: simulated time waits
+            self.get_logger().warn(
+                f"lockstep: no effort command {waited:.2f} s after the last /joint_states; stepping without one",
+                throttle_duration_sec=1.0,
+            )
+        return self._steps_per_tick
+
+    def _on_tick(self) -> None:
+        arm = self.arm
+        n = self._steps_due()
         if self._last_command_sim_t is None and self.node_config.brake_until_first_command:
             arm.hold(n)  # brakes on until the controller starts
         else:
@@ -126,6 +146,8 @@ class SimArmNode(Node):
         msg.velocity = meas.dq.tolist()
         msg.effort = meas.effort.tolist()
         self._joint_pub.publish(msg)
+        if self.node_config.lockstep and self._last_command_sim_t is not None:
+            self._awaiting_since = time.monotonic()
 
 
 def main(args=None) -> int:

@@ -85,6 +85,10 @@ class SimArmNodeConfig:
         real_time_factor: clock_mode "sim" only: simulated seconds per wall second.
         brake_until_first_command: hold the joints at ``initial_position`` (as motor brakes do) until the first
             effort command arrives, instead of letting the arm fall under gravity with zero torque.
+        lockstep: clock_mode "sim" only: after the first command, advance one tick only once an effort command has
+            answered the last published /joint_states (synchronous co-simulation, like Gazebo's lockstep), so
+            closed-loop results do not depend on CPU load; time then runs at most ``real_time_factor``.
+        lockstep_timeout: lockstep only: wall seconds to wait for that command before stepping without it [s].
     """
 
     publish_rate: float = 1000.0
@@ -92,10 +96,17 @@ class SimArmNodeConfig:
     clock_mode: str = "wall"
     real_time_factor: float = 1.0
     brake_until_first_command: bool = True
+    lockstep: bool = False
+    lockstep_timeout: float = 1.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.brake_until_first_command, bool):
-            raise ValueError(f"brake_until_first_command = {self.brake_until_first_command!r} must be true or false")
+        for name in ("brake_until_first_command", "lockstep"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} = {getattr(self, name)!r} must be true or false")
+        if self.lockstep and self.clock_mode != "sim":
+            raise ValueError("lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)")
+        if not self.lockstep_timeout > 0:
+            raise ValueError(f"lockstep_timeout = {self.lockstep_timeout} must be > 0 s")
         if not 1.0 <= self.publish_rate <= 10000.0:
             raise ValueError(f"publish_rate = {self.publish_rate} must be in [1, 10000] Hz")
         if not self.command_timeout > 0:

@@ -134,3 +134,44 @@ def test_sim_arm_bad_parameter_exits_non_zero_with_a_clear_message(processes):
     assert proc.wait(20) == 2
     log = processes.log(proc)
     assert "frictionloss[1] = -1.0 must be >= 0" in log and "Traceback" not in log
+
+
+def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
+    """In lockstep, simulated time advances only while someone answers /joint_states with commands."""
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=30.0"], "sim_arm_lockstep")
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+
+    def stamp(m) -> float:
+        return m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+
+    # Answer every state with a command (like a controller that runs per /joint_states message).
+    answered = {"n": 0}
+
+    def answer(_msg):
+        probe.pub.publish(Float64MultiArray(data=[0.0, 0.0, 0.0]))
+        answered["n"] += 1
+
+    sub = probe.node.create_subscription(JointState, "/joint_states", answer, 100)
+    probe.spin(1.0)
+    t_answering = stamp(probe.msgs[-1][1])
+    assert answered["n"] > 100
+    probe.node.destroy_subscription(sub)
+    probe.spin(0.3)  # in-flight answers drain
+    before = stamp(probe.msgs[-1][1])
+    probe.spin(1.0)  # nobody answers: the simulator must wait
+    after = stamp(probe.msgs[-1][1])
+    assert after - before <= 0.002, f"simulated time moved {after - before:.4f} s without commands"
+    # while answering, every published state is one 1 ms tick after the previous one (no catch-up jumps)
+    steps = np.diff([stamp(m) for _, m in probe.msgs if stamp(m) <= t_answering])
+    assert np.max(steps) == pytest.approx(1e-3, abs=1e-6)
+    assert processes.stop(proc) == 0
+
+
+def test_lockstep_needs_sim_clock(processes):
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "lockstep:=true"], "sim_arm_lockstep_wall")
+    assert proc.wait(20) == 2
+    assert "lockstep = true needs clock_mode = 'sim'" in processes.log(proc)

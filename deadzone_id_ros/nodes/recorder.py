@@ -65,7 +65,6 @@ class RecorderNode(Node):
         self.create_service(Trigger, "~/stop", self._on_stop)
         self.create_service(Trigger, "~/split", self._on_split)
         # flush on the steady clock: with use_sim_time and a paused /clock the data must still reach the disk
-        # flush on the steady clock: with use_sim_time and a paused /clock the data must still reach the disk
         self.create_timer(cfg.flush_period, self.writer.flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "

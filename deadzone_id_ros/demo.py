@@ -106,22 +106,29 @@ def _cli(argv: Sequence[str]) -> None:
 
 
 def _live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path) -> Path:
-    """Run sim_feedforward.launch.yaml for ``seconds`` [s] of excitation (after start-up) and return the episode bag.
+    """Run sim_feedforward.launch.yaml until ``seconds`` [s] of excitation have been tracked; return the episode bag.
+
+    The simulator owns time (``use_sim_time:=true``) and runs in lockstep with the controller, so the result does
+    not depend on how busy the machine is; wall time is at least the simulated time.
 
     Raises:
-        LaunchError: a node died; DataError: no episode was recorded.
+        LaunchError: a node died; DataError: the excitation did not finish in time or nothing was recorded.
     """
     from .launching import LaunchedGraph
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    start_delay = 2.0
-    launch_args = {"output_dir": str(out_dir), "start_delay": str(start_delay), "duration": str(seconds), **args}
+    horizon_wait = 4.0  # wall seconds after the excitation's last window (it covers the final 2 s of motion)
+    launch_args = {"output_dir": str(out_dir), "start_delay": "1.0", "duration": str(seconds),
+                   "use_sim_time": "true", "lockstep": "true", **args}
+    timeout = 60.0 + 5.0 * seconds
     with log.open("w") as sink, LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink) as graph:
-        # excitation starts start_delay after its first /joint_states; the last point is at rest, give it 1 s.
-        deadline = time.monotonic() + 6.0 + start_delay + seconds + 1.0
-        while time.monotonic() < deadline:
+        t0 = time.monotonic()
+        while "last window published" not in graph.output("excitation"):
             graph.raise_if_died()
+            if time.monotonic() - t0 > timeout:
+                raise DataError(f"the excitation did not finish within {timeout:.0f} s of wall time; see {log}")
             time.sleep(0.2)
+        time.sleep(horizon_wait)
         graph.raise_if_died()
     episodes = sorted(p for p in out_dir.iterdir() if (p / "metadata.yaml").is_file())
     if not episodes:
@@ -248,7 +255,8 @@ def run_demo(out: str | Path, config: DemoConfig | None = None) -> dict[str, Any
         sim_bags.append(bag)
 
     stages.start(f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {cfg.live_duration:g} s excitation "
-                 "(sim_arm, excitation, feedforward_controller, recorder over DDS)")
+                 "(sim_arm, excitation, feedforward_controller, recorder as processes over DDS; simulated time, "
+                 "lockstep)")
     live_bag = _live_run(data / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(cfg.live_seed)},
                          cfg.live_duration, out / "logs" / "live_recording.log")
     print(f"recorded {live_bag}")
@@ -256,7 +264,9 @@ def run_demo(out: str | Path, config: DemoConfig | None = None) -> dict[str, Any
 
     stages.start("compare every method on all recordings (deadzone-id compare)")
     compare_dir = out / "compare"
-    argv = ["compare", "--bag", *sim_bags, live_bag, "--out", compare_dir, "--seeds", cfg.compare_seeds]
+    # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
+    argv = ["compare", "--bag", *sim_bags, live_bag, "--out", compare_dir, "--seeds", cfg.compare_seeds,
+            "--simulator", "yes"]
     _cli(argv + (["--quick"] if cfg.quick else []))
     compare = json.loads((compare_dir / "report.json").read_text())
     best = _best_learned(compare)
@@ -366,8 +376,10 @@ def _demo_markdown(report: dict, compare: dict, out: Path) -> str:
         "## Live closed loop on a held-out reference",
         "",
         f"Excitation seed {cfg['closed_loop_seed']} (not in any training data), {cfg['closed_loop_duration']:g} s, "
-        "sim_arm + feedforward_controller over DDS at 1 kHz. Every controller uses the same PD gains and DOB; "
-        "ctc modes add the model's torque as feedforward.",
+        "sim_arm + feedforward_controller as separate processes over DDS at 1 kHz, in simulated time with the "
+        "simulator in lockstep with the controller (each 1 ms tick waits for the command answering the last state), "
+        "so the numbers do not depend on CPU load. Every controller uses the same PD gains and DOB; ctc modes add "
+        "the model's torque as feedforward.",
         "",
         *_closed_loop_lines(report["closed_loop"]),
         "",

@@ -53,6 +53,7 @@ class SimArmNode(Node):
         self._last_command_sim_t: float | None = None
         self._timed_out = True
         self._awaiting_since: float | None = None  # lockstep: wall time the last state went out unanswered
+        self._last_idle_publish = 0.0
         self._steps_per_tick = max(1, int(round(1.0 / (self.node_config.publish_rate * self.arm.dt))))
         self.rejected_commands = 0
         self._wall_start = time.monotonic()
@@ -102,8 +103,10 @@ class SimArmNode(Node):
         """Physics steps to take this tick: catch up with wall time, or one tick's worth in lockstep."""
         arm = self.arm
         n = int((self._target_sim_time() - arm.time) / arm.dt + 1e-9)
-        if not (self.node_config.lockstep and self._last_command_sim_t is not None):
+        if not self.node_config.lockstep:
             return min(max(n, 0), MAX_CATCH_UP_STEPS)
+        if self._last_command_sim_t is None:
+            return 0  # lockstep: simulated time starts with the controller's first command
         if n < self._steps_per_tick:
             return 0  # ahead of real_time_factor
         if self._awaiting_since is not None:
@@ -131,7 +134,13 @@ class SimArmNode(Node):
                     )
                 arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)
         if n == 0:
-            return
+            if not (self.node_config.lockstep and self._last_command_sim_t is None):
+                return
+            # lockstep, no controller yet: repeat the initial state at 10 Hz (same stamp) so one can answer it
+            now = time.monotonic()
+            if now - self._last_idle_publish < 0.1:
+                return
+            self._last_idle_publish = now
         meas = arm.measure()
         if self._owns_clock:
             stamp_ns = int(round(meas.t * 1e9))

@@ -85,9 +85,10 @@ class SimArmNodeConfig:
         real_time_factor: clock_mode "sim" only: simulated seconds per wall second.
         brake_until_first_command: hold the joints at ``initial_position`` (as motor brakes do) until the first
             effort command arrives, instead of letting the arm fall under gravity with zero torque.
-        lockstep: clock_mode "sim" only: after the first command, advance one tick only once an effort command has
-            answered the last published /joint_states (synchronous co-simulation, like Gazebo's lockstep), so
-            closed-loop results do not depend on CPU load; time then runs at most ``real_time_factor``.
+        lockstep: clock_mode "sim" only: advance one tick only once an effort command has answered the last
+            published /joint_states (synchronous co-simulation, like Gazebo's lockstep), so closed-loop results do
+            not depend on CPU load; time then runs at most ``real_time_factor``. Simulated time stays at zero (the
+            initial state repeated at 10 Hz) until the first command arrives.
         lockstep_timeout: lockstep only: wall seconds to wait for that command before stepping without it [s].
     """
 

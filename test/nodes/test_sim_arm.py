@@ -153,6 +153,9 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
         probe.pub.publish(Float64MultiArray(data=[0.0, 0.0, 0.0]))
         answered["n"] += 1
 
+    # Before any command, simulated time does not start: the initial state is repeated with the same stamp.
+    probe.spin(0.5)
+    assert {stamp(m) for _, m in probe.msgs} == {0.0}
     sub = probe.node.create_subscription(JointState, "/joint_states", answer, 100)
     probe.spin(1.0)
     t_answering = stamp(probe.msgs[-1][1])

@@ -43,7 +43,8 @@ def test_excitation_windows_match_the_core_generator(processes):
         np.testing.assert_allclose(t, expected.t[k], atol=1e-9)
         np.testing.assert_allclose([p.positions for p in m.points], expected.position[k], atol=1e-12)
         np.testing.assert_allclose([p.accelerations for p in m.points], expected.acceleration[k], atol=1e-12)
-        assert 1.0 - 0.02 <= t[-1] - t[0] <= 1.0 + 0.25
+        if t[0] > 0:  # a window published before the trajectory start begins at t = 0 and covers less
+            assert 1.0 - 0.02 <= t[-1] - t[0] <= 1.0 + 0.25
 
 
 def test_bad_center_is_refused_without_traceback(processes):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import sys
 import types
 import typing
-from typing import Any, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.node import Node
 
 from ..config import dataclass_from_dict
+from ..errors import DeadzoneIdError
 
-__all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "spin_until_shutdown"]
+__all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "run_node", "spin_until_shutdown"]
 
 T = TypeVar("T")
 
@@ -99,8 +101,8 @@ def init_ros(args=None) -> None:
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 
-def spin_until_shutdown(node: Node, executor=None, period: float = 0.05) -> None:
-    """Spin ``node`` until SIGINT or SIGTERM arrives (or the context shuts down), then return normally.
+def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=None) -> None:
+    """Spin ``node`` until SIGINT or SIGTERM arrives, the context shuts down, or ``until()`` returns True.
 
     The signal only sets a flag; the loop stops between callbacks, so no callback is cut off halfway and the context
     is still valid afterwards (call :func:`init_ros` instead of ``rclpy.init``); ``spin_once`` with a timeout of
@@ -115,9 +117,42 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05) -> None
     executor = executor or make_executor()
     executor.add_node(node)
     try:
-        while stop["signal"] is None and rclpy.ok(context=node.context):
+        while stop["signal"] is None and rclpy.ok(context=node.context) and not (until and until()):
             executor.spin_once(timeout_sec=period)
     finally:
         executor.remove_node(node)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callable[[Node], bool] | None = None,
+             on_exit: Callable[[Node], None] | None = None) -> int:
+    """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
+
+    ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a
+    recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError) prints one line naming
+    the node and exits 2 without a traceback.
+
+    Returns:
+        the process exit status: 0, or 2 on a configuration error.
+    """
+    from rclpy.executors import ExternalShutdownException
+
+    init_ros(args)
+    node = None
+    status = 0
+    try:
+        node = factory()
+        spin_until_shutdown(node, until=(lambda: until(node)) if until else None)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        print(f"{name}: error: {err}", file=sys.stderr)
+        status = 2
+    finally:
+        if node is not None:
+            if on_exit is not None:
+                on_exit(node)
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status

@@ -20,15 +20,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..errors import DeadzoneIdError
 from ..sim.replay import BagReplayNodeConfig, check_joints
-from ._common import declare_dataclass_parameters
+from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["BagReplayNode", "main"]
 
@@ -154,25 +151,7 @@ class BagReplayNode(Node):
 
 def main(args=None) -> int:
     """Run bag_replay until the bag is played out (exit 0) or SIGINT/SIGTERM; 2 on a bad bag or parameter."""
-    rclpy.init(args=args)
-    node = None
-    status = 0
-    try:
-        node = BagReplayNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while rclpy.ok() and not node.done:
-            executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (DeadzoneIdError, FileNotFoundError) as err:
-        print(f"bag_replay: error: {err}", file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    return run_node("bag_replay", BagReplayNode, args, until=lambda node: node.done)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,14 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Duration, Time
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
 from ..control.config import ExcitationNodeConfig
-from ..errors import DeadzoneIdError
-from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
 
@@ -120,22 +117,7 @@ class ExcitationNode(Node):
 
 def main(args=None) -> int:
     """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
-    init_ros(args)
-    node = None
-    status = 0
-    try:
-        node = ExcitationNode()
-        spin_until_shutdown(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (DeadzoneIdError, FileNotFoundError) as err:
-        print(f"excitation: error: {err}", file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    return run_node("excitation", ExcitationNode, args)
 
 
 if __name__ == "__main__":

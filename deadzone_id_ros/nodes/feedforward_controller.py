@@ -31,9 +31,7 @@ import time
 from collections import deque
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.duration import Duration as RosDuration
 from sensor_msgs.msg import JointState
@@ -43,8 +41,8 @@ from trajectory_msgs.msg import JointTrajectory
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
 from ..control.config import ControllerNodeConfig
 from ..control.models import load_model
-from ..errors import DeadzoneIdError, SafetyError
-from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+from ..errors import SafetyError
+from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
@@ -274,33 +272,21 @@ class FeedforwardControllerNode(Node):
         self._diag_pub.publish(arr)
 
 
+def _publish_zero(node: "FeedforwardControllerNode") -> None:
+    try:
+        node.publish_zero()
+        node.get_logger().info("published a zero torque command; shutting down")
+    except Exception as err:  # noqa: BLE001 - rclpy raises RCLError if the context is already gone
+        print(f"feedforward_controller: could not publish the zero command: {err}", file=sys.stderr)
+
+
 def main(args=None) -> int:
     """Run the node until SIGINT/SIGTERM, then publish a zero command. Returns 0, or 2 on a configuration error.
 
-    rclpy's own signal handlers are off (:func:`init_ros`), so the context is still valid in ``finally`` for the
-    zero command; :func:`spin_until_shutdown` stops between callbacks on SIGINT/SIGTERM.
+    rclpy's own signal handlers are off (see nodes._common.run_node), so the context is still valid for the zero
+    command; the spin loop stops between callbacks on SIGINT/SIGTERM.
     """
-    init_ros(args)
-    node = None
-    status = 0
-    try:
-        node = FeedforwardControllerNode()
-        spin_until_shutdown(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (DeadzoneIdError, FileNotFoundError) as err:
-        print(f"feedforward_controller: error: {err}", file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            try:
-                node.publish_zero()
-                node.get_logger().info("published a zero torque command; shutting down")
-            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError if the context is already gone
-                print(f"feedforward_controller: could not publish the zero command: {err}", file=sys.stderr)
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    return run_node("feedforward_controller", FeedforwardControllerNode, args, on_exit=_publish_zero)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -28,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ..data.bags import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
-from ._common import declare_dataclass_parameters
+from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["RecorderNode", "main"]
 
@@ -136,23 +134,7 @@ class RecorderNode(Node):
 
 def main(args=None) -> int:
     """Run the recorder until SIGINT/SIGTERM, then close the open episode. Returns 0, or 2 on a configuration error."""
-    rclpy.init(args=args)
-    node = None
-    status = 0
-    try:
-        node = RecorderNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (DeadzoneIdError, FileNotFoundError) as err:
-        print(f"recorder: error: {err}", file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            node.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    return run_node("recorder", RecorderNode, args, on_exit=lambda node: node.close())
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ import sys
 import time
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -26,7 +24,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..errors import DeadzoneIdError
 from ..sim import SimArm, SimArmConfig, SimArmNodeConfig
-from ._common import declare_dataclass_parameters, init_ros, spin_until_shutdown
+from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["SimArmNode", "main"]
 
@@ -161,22 +159,7 @@ class SimArmNode(Node):
 
 def main(args=None) -> int:
     """Run the sim_arm node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
-    init_ros(args)
-    node = None
-    status = 0
-    try:
-        node = SimArmNode()
-        spin_until_shutdown(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (DeadzoneIdError, FileNotFoundError) as err:
-        print(f"sim_arm: error: {err}", file=sys.stderr)
-        status = 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return status
+    return run_node("sim_arm", SimArmNode, args)
 
 
 if __name__ == "__main__":

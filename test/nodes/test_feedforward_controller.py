@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import time
 
 import numpy as np
@@ -81,29 +80,30 @@ def _trajectory_msg(points: TrajectoryPoints, t0_ns: int) -> JointTrajectory:
 
 
 def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
-    """Start the controller in ``mode``, send an excitation reference, return the position RMSE [rad]."""
-    for attempt in range(2):
-        probe.states.clear()
-        # A fresh arm per mode, started together with the controller (on this shared 2-core machine a process joining
-        # a long-running 1 kHz publisher was occasionally never matched); one retry.
-        sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", SIM_PARAMS], f"sim_{mode}_{attempt}")
-        ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
-                               "-p", f"mode:={mode}"], f"ffc_{mode}_{attempt}")
-        if wait_until(lambda: (probe.spin(0.05), "waiting -> running" in processes.log(ctl))[1], 25.0):
-            break
-        processes.stop(ctl)
-        processes.stop(sim)
-    assert "waiting -> running" in processes.log(ctl), processes.log(ctl)
+    """Start sim_arm + the controller in ``mode``, send an excitation reference, return the position RMSE [rad].
+
+    The simulator owns time and runs in lockstep with the controller (each 1 ms tick waits for the command that
+    answers the last state), so the result measures the control law over DDS, not how busy the machine is.
+    """
+    probe.states.clear()
+    sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", SIM_PARAMS,
+                           "-p", "clock_mode:=sim", "-p", "lockstep:=true"], f"sim_{mode}")
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", f"mode:={mode}", "-p", "use_sim_time:=true"], f"ffc_{mode}")
+    assert wait_until(lambda: (probe.spin(0.05), "waiting -> running" in processes.log(ctl))[1], 30.0), \
+        processes.log(ctl)
     assert wait_until(lambda: (probe.spin(0.05), len(probe.states) > 0)[1], 20.0), processes.log(sim)
     assert wait_until(lambda: (probe.spin(0.05), probe.ref_pub.get_subscription_count() > 0)[1], 30.0)
     last = probe.states[-1]
     pos = dict(zip(last.name, last.position))
     points = generate_excitation(ExcitationConfig(duration=seconds, seed=5, lead_in=0.2),
                                  start=[pos[j] for j in NAMES])
-    t0_ns = probe.node.get_clock().now().nanoseconds + 400_000_000  # sim_arm stamps with the system clock (wall mode)
+    t0_ns = round(_stamp_s(last) * 1e9) + 400_000_000  # simulated time, from sim_arm's stamps
     probe.ref_pub.publish(_trajectory_msg(points, t0_ns))
     probe.states.clear()
-    probe.spin(seconds + 0.6)
+    end = t0_ns * 1e-9 + seconds + 0.2
+    assert wait_until(lambda: (probe.spin(0.05), bool(probe.states) and _stamp_s(probe.states[-1]) > end)[1],
+                      60.0), processes.log(sim)
     sampler = TrajectorySampler(TrajectoryPoints(NAMES, points.t + t0_ns * 1e-9, points.position, points.velocity,
                                                  points.acceleration))
     stamps = np.array([_stamp_s(m) for m in probe.states])
@@ -124,10 +124,10 @@ def test_closed_loop_tracking_dob_and_ctc_beat_pd(processes, probe):
     print("closed-loop tracking RMSE over DDS [rad]:", {k: f"{v:.5f}" for k, v in rmse.items()})
     late = [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "late_tick_fraction"]
     print("late-tick fractions reported in /diagnostics:", late[-5:])
-    # Offline (exact 1 kHz) the DOB modes track ~50x better than pd; over DDS on a loaded 2-core machine the loop
-    # rate drops and the margin shrinks, so the bound only asks for a clear improvement.
-    assert rmse["pd_dob"] < 0.8 * rmse["pd"]
-    assert rmse["ctc_dob"] < 0.8 * rmse["pd"]
+    # Offline (exact 1 kHz) the DOB modes track ~50x better than pd (test/sim/test_offline.py); in lockstep over
+    # DDS the loop is the same, so ask for a clear factor of 5.
+    assert rmse["pd_dob"] < 0.2 * rmse["pd"]
+    assert rmse["ctc_dob"] < 0.2 * rmse["pd"]
     # diagnostics and torque parts were published while running
     keys = {kv.key for d in probe.diagnostics for s in d.status for kv in s.values}
     for key in ("period_p99_ms", "compute_p99_us", "latency_median_us", "late_tick_fraction", "watchdog",

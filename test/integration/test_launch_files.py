@@ -191,14 +191,18 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert statuses, "no /diagnostics from the controller"
         assert any(s.level == DiagnosticStatus.OK for s in statuses), [(s.level, s.message) for s in statuses[-5:]]
         assert all(s.level != DiagnosticStatus.ERROR for s in statuses), [(s.level, s.message) for s in statuses]
-        live = sum(1 for a, _ in probe.messages["/joint_states"] if t_start <= a <= t_stop)
+        probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+                                 for _, m in probe.messages["/joint_states"]], dtype=np.int64)
     finally:
         stop_cleanly(graphs, before)
     bags = sorted((tmp_path / "rec").glob("*/metadata.yaml"))
     assert len(bags) == 1, list((tmp_path / "rec").rglob("*"))
     rec = read_recording(bags[0].parent)
-    # the recorder saw what the probe saw in the same window, give or take the service round trips
-    assert abs(len(rec.state_t_ns) - live) < 0.1 * live, (len(rec.state_t_ns), live)
+    # Between its first and last recorded message the recorder lost nothing the probe saw (the window itself
+    # depends on the service round trips), and it covered most of the time between start and stop.
+    span = (probe_stamps >= rec.state_t_ns[0]) & (probe_stamps <= rec.state_t_ns[-1])
+    assert len(rec.state_t_ns) >= 0.99 * span.sum(), (len(rec.state_t_ns), int(span.sum()))
+    assert (rec.state_t_ns[-1] - rec.state_t_ns[0]) * 1e-9 > 0.5 * (t_stop - t_start)
     assert rec.command is not None and len(rec.command) > 0.7 * len(rec.state_t_ns)
     assert abs(rec.state_t_ns[0] * 1e-9 - time.time()) < 120  # wall-clock stamps in a wall-time run
 
@@ -242,7 +246,8 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
         stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in probe.messages["/joint_states"]])
         refs = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
                          for _, m in probe.messages["/feedforward_controller/reference"]])
-        assert clock.max() < 1e5 and np.all(np.diff(clock) > 0)  # simulated time starts near zero
+        # simulated time starts at zero (repeated until the controller's first command, in lockstep), then only grows
+        assert clock.max() < 1e5 and np.all(np.diff(clock) >= 0) and np.all(np.diff(clock[clock > 0]) > 0)
         assert stamps.max() <= clock.max() + 0.01 and stamps.min() < 1e5  # joint states stamped in sim time
         assert refs.min() < 1e5  # the excitation plans in sim time too
     finally:

@@ -3,7 +3,7 @@
 Each ``bench/bench_*.py`` exposes ``run(quick) -> dict[str, float]``. ``demo_seconds`` is the wall time of
 ``deadzone-id demo`` (full, or ``--quick`` with ``--quick``), run as a subprocess. Figures are measurements, not
 pass/fail checks; where a target is missed the table says so.
-Usage: ``python bench/run_all.py [--quick] [--skip-demo] [--out bench/results.json]``
+Usage: ``python bench/run_all.py [--quick] [--skip-demo | --demo-report out/demo/report.json] [--out bench/results.json]``
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (rougher figures)")
     parser.add_argument("--skip-demo", action="store_true", help="do not time the demo")
+    parser.add_argument("--demo-report", type=Path, default=None,
+                        help="take demo_seconds from this demo report.json instead of running the demo again")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     args = parser.parse_args(argv)
     results: dict[str, float] = {}
@@ -72,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:  # a benchmark crash is reported, the others still run
             print(f"{path.name} failed: {type(err).__name__}: {err}", file=sys.stderr)
             failed.append(path.name)
-    if not args.skip_demo:
+    if args.demo_report is not None:
+        results["demo_seconds"] = float(json.loads(args.demo_report.read_text())["seconds"])
+        print(f"== demo_seconds from {args.demo_report}: {results['demo_seconds']:.0f} s")
+    elif not args.skip_demo:
         print("== deadzone-id demo", flush=True)
         try:
             results["demo_seconds"] = demo_seconds(args.quick)

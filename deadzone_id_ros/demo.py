@@ -7,7 +7,7 @@
    and the recorder as separate processes over DDS, the path a user takes on real hardware;
 3. ``deadzone-id compare`` on all recordings (every method, several seeds) and an ONNX export of the best learned
    model;
-4. a live closed-loop comparison on a held-out excitation reference: pd_dob, ctc_dob with the rigid-body model,
+4. a live closed-loop comparison on a held-out excitation reference: pd_dob, ctc_dob with the URDF rigid-body model,
    ctc_dob with the masked-loss model and ctc_dob with the conventional model — tracking RMSE per joint and torque;
 5. ``DIR/report.md`` and ``DIR/report.json``.
 
@@ -74,7 +74,7 @@ class DemoConfig:
 # Closed-loop runs of stage 4: label -> (controller mode, model, method whose artifact is used or None).
 CLOSED_LOOP_RUNS: tuple[tuple[str, str, str, str | None], ...] = (
     ("pd_dob", "pd_dob", "none", None),
-    ("ctc_dob + rbd", "ctc_dob", "rbd", None),
+    ("ctc_dob + rbd (URDF)", "ctc_dob", "rbd", None),
     ("ctc_dob + masked", "ctc_dob", "learned", "masked"),
     ("ctc_dob + conventional", "ctc_dob", "learned", "conventional"),
 )
@@ -395,7 +395,9 @@ def _demo_markdown(report: dict, compare: dict, out: Path) -> str:
         "sim_arm + feedforward_controller as separate processes over DDS at 1 kHz, in simulated time with the "
         "simulator in lockstep with the controller (each 1 ms tick waits for the command answering the last state), "
         "so the numbers do not depend on CPU load. Every controller uses the same PD gains and DOB; ctc modes add "
-        "the model's torque as feedforward.",
+        "the model's torque as feedforward. `rbd (URDF)` is the controller's rigid-body model with the URDF's nominal "
+        "parameters (no rotor inertia, no friction: what a user has before identifying anything); the learned "
+        "models are the seed-0 artifacts of the comparison above.",
         "",
         *_closed_loop_lines(report["closed_loop"]),
         "",

@@ -43,6 +43,14 @@ __all__ = ["ControllerStatus", "FeedforwardController", "TorqueParts", "WATCHDOG
 
 WATCHDOG_STATES = ("waiting", "running", "hold", "zero")
 
+_isfinite = math.isfinite
+
+
+def _all_finite(x: np.ndarray) -> bool:
+    """True when every entry of the small 1-D float array ``x`` is finite (faster than np.all(np.isfinite(x)) for a
+    handful of joints, where numpy's per-call overhead dominates)."""
+    return all(map(_isfinite, x.tolist()))
+
 
 @dataclass
 class TorqueParts:
@@ -149,6 +157,13 @@ class FeedforwardController:
         self._tau_prev = self._zero.copy()
         self._h_prev = self._zero.copy()
         self._desired = (self._zero.copy(), self._zero.copy(), self._zero.copy())
+        # Per-tick constants (the config is frozen; gains above are fixed at construction too).
+        self._n = n
+        self._dt_nominal = 1.0 / config.control_rate
+        self._uses_model = config.uses_model
+        self._uses_dob = config.uses_dob
+        self._rate_limit_list = self.rate_limit.tolist()
+        self._effort_limit_list = self.effort_limit.tolist()
 
     # ----------------------------------------------------------------------------------------------------------
     def _predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
@@ -160,7 +175,7 @@ class FeedforwardController:
     def static_torque(self, q: np.ndarray) -> np.ndarray:
         """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not finite."""
         tau = self._predict(np.asarray(q, dtype=float), self._zero, self._zero)
-        return tau if np.all(np.isfinite(tau)) else self._zero.copy()
+        return tau if _all_finite(tau) else self._zero.copy()
 
     @property
     def reference(self) -> TrajectorySampler | None:
@@ -213,21 +228,36 @@ class FeedforwardController:
 
     # ----------------------------------------------------------------------------------------------------------
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
-        """NaN guard, then the rate limit around the previous command, then the effort clamp."""
-        bad = ~np.isfinite(tau)
-        if np.any(bad):
+        """NaN guard, then the rate limit around the previous command, then the effort clamp.
+
+        Element by element on Python floats (J is a handful of joints, where numpy's per-call overhead dominates);
+        the comparisons and clips are numpy's: ``np.clip(x, lo, hi)`` = ``min(max(x, lo), hi)`` with
+        ``max(a, b) = a if a > b else b`` and ``min(a, b) = a if a < b else b``, so results are bit-identical.
+        """
+        values = tau.tolist()
+        if not all(map(_isfinite, values)):
             self.status.nonfinite_events += 1
             fallback = self.static_torque(self._q_last) if self._q_last is not None else self._zero
-            tau = np.where(bad, fallback, tau)
+            values = np.where(~np.isfinite(tau), fallback, tau).tolist()
             self.dob.reset()
-        step = self.rate_limit * dt
-        lo, hi = self._tau_prev - step, self._tau_prev + step
-        limited = (tau < lo) | (tau > hi)
-        self.status.rate_limit_events += limited
-        tau = np.clip(tau, lo, hi)
-        clamped = np.abs(tau) > self.effort_limit
-        self.status.clamp_events += clamped
-        return np.clip(tau, -self.effort_limit, self.effort_limit)
+        rate_events = self.status.rate_limit_events
+        clamp_events = self.status.clamp_events
+        out = []
+        for i, (x, prev, rate, limit) in enumerate(
+            zip(values, self._tau_prev.tolist(), self._rate_limit_list, self._effort_limit_list)
+        ):
+            step = rate * dt
+            lo, hi = prev - step, prev + step
+            if x < lo or x > hi:
+                rate_events[i] += 1
+            x = x if x > lo else lo
+            x = x if x < hi else hi
+            if abs(x) > limit:
+                clamp_events[i] += 1
+            x = x if x > -limit else -limit
+            x = x if x < limit else limit
+            out.append(x)
+        return np.array(out)
 
     def step(self, t: float, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Process one measurement and return the torque command (J,) [N·m], always finite and within limits.
@@ -244,55 +274,58 @@ class FeedforwardController:
         Raises:
             ValueError: q or dq is not of shape (J,).
         """
-        n = len(self.joint_names)
+        n = self._n
         q = np.asarray(q, dtype=float)
         dq = np.asarray(dq, dtype=float)
         if q.shape != (n,) or dq.shape != (n,):
             raise ValueError(f"q and dq must have shape ({n},) for joints {list(self.joint_names)}; got {q.shape}, {dq.shape}")
-        dt_nominal = 1.0 / self.config.control_rate
-        if not (math.isfinite(t) and np.all(np.isfinite(q)) and np.all(np.isfinite(dq))):
-            self.status.nonfinite_events += 1
+        status = self.status
+        if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
+            status.nonfinite_events += 1
             hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero
-            return self._emit(self._limit(hold, dt_nominal), t if math.isfinite(t) else None)
-        if self._t_last is not None and t <= self._t_last:
-            self.status.rejected_measurements += 1
+            return self._emit(self._limit(hold, self._dt_nominal), t if math.isfinite(t) else None)
+        t_last = self._t_last
+        if t_last is not None and t <= t_last:
+            status.rejected_measurements += 1
             return self._tau_prev.copy()
-        dt = t - self._t_last if self._t_last is not None else dt_nominal
-        if self.status.watchdog in ("hold", "zero") or dt > self.config.watchdog_timeout:
+        dt = t - t_last if t_last is not None else self._dt_nominal
+        if status.watchdog in ("hold", "zero") or dt > self.config.watchdog_timeout:
             self.dob.reset()  # the history is stale: restart the observer from zero
         if self._q_last is None:
             self._desired = (q.copy(), self._zero.copy(), self._zero.copy())
         self._q_last = q.copy()
-        self.status.watchdog = "running"
-        self.status.ticks += 1
-        self.status.last_period = dt if self._t_last is not None else math.nan
+        status.watchdog = "running"
+        status.ticks += 1
+        status.last_period = dt if t_last is not None else math.nan
         self._t_last = t
 
         q_d, dq_d, ddq_d = self._sample_desired(t)
         self._desired = (q_d, dq_d, ddq_d)
         e = q_d - q
         de = dq_d - dq
-        self.status.tracking_error = e
+        status.tracking_error = e
         fb_acc = self.kd * de + self.kp * e
         ddq_ref = ddq_d + fb_acc
-        tau_ff = self._predict(q, dq, ddq_ref) if self.config.uses_model else self.jn * ddq_ref
-        h = tau_ff - self.jn * ddq_ref
-        if self.config.uses_dob:
+        jn_ddq_ref = self.jn * ddq_ref
+        tau_ff = self._predict(q, dq, ddq_ref) if self._uses_model else jn_ddq_ref
+        h = tau_ff - jn_ddq_ref
+        if self._uses_dob:
             d_hat = self.dob.update(dt, dq, self._tau_prev, self._h_prev)
-            if not np.all(np.isfinite(d_hat)):
-                self.status.nonfinite_events += 1
+            if not _all_finite(d_hat):
+                status.nonfinite_events += 1
                 self.dob.reset()
                 d_hat = self._zero
         else:
             d_hat = self._zero
-        self._h_prev = h if np.all(np.isfinite(h)) else self._zero.copy()
+        self._h_prev = h if _all_finite(h) else self._zero.copy()
         tau = self._limit(tau_ff + d_hat, dt)
         fb = self.jn * fb_acc
         self.parts = TorqueParts(ff=tau_ff - fb, fb=fb, dob=np.array(d_hat, dtype=float), command=tau)
         return self._emit(tau, t)
 
     def _emit(self, tau: np.ndarray, t: float | None) -> np.ndarray:
-        self._tau_prev = tau.copy()
+        # ``tau`` is always a fresh array owned here (from _limit or a copy of zeros), so it is kept as is.
+        self._tau_prev = tau
         if t is not None:
             self._t_cmd = t
         self.parts.command = tau.copy()

@@ -55,6 +55,8 @@ class DisturbanceObserver:
         if discretization not in ("zoh", "bilinear"):
             raise ValueError(f"discretization = {discretization!r} must be 'zoh' or 'bilinear'")
         self.discretization = discretization
+        self._zoh = discretization == "zoh"
+        self._neg_cutoff = -self.cutoff  # exp(-g dt) = exp((-g) dt) exactly (IEEE negation is exact)
         self.estimate = np.zeros_like(self.cutoff)
         self._prev_dq: np.ndarray | None = None
         self._prev_w: np.ndarray | None = None
@@ -78,17 +80,18 @@ class DisturbanceObserver:
             ValueError: ``dt`` is not finite and > 0 once a previous sample exists.
         """
         dq = np.asarray(dq, dtype=float)
-        if self._prev_dq is None:
+        prev_dq = self._prev_dq
+        if prev_dq is None:
             self._prev_dq = dq.copy()
             return self.estimate
         if not (math.isfinite(dt) and dt > 0):
             raise ValueError(f"dt = {dt!r} must be finite and > 0")
-        w = tau_prev - h_prev - self.nominal_inertia * (dq - self._prev_dq) / dt
-        gdt = self.cutoff * dt
-        if self.discretization == "zoh":
-            a = np.exp(-gdt)
+        w = tau_prev - h_prev - self.nominal_inertia * (dq - prev_dq) / dt
+        if self._zoh:
+            a = np.exp(self._neg_cutoff * dt)
             self.estimate = a * self.estimate + (1.0 - a) * w
         else:
+            gdt = self.cutoff * dt
             a = (2.0 - gdt) / (2.0 + gdt)
             w_mean = w if self._prev_w is None else 0.5 * (w + self._prev_w)
             self.estimate = a * self.estimate + (1.0 - a) * w_mean

@@ -28,7 +28,9 @@ __all__ = ["OnnxModel", "RigidBodyModel", "ZeroModel", "load_model"]
 
 
 def _check_inputs(n: int, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, dq, ddq = (np.asarray(a, dtype=float) for a in (q, dq, ddq))
+    q = np.asarray(q, dtype=float)
+    dq = np.asarray(dq, dtype=float)
+    ddq = np.asarray(ddq, dtype=float)
     if not (q.shape == dq.shape == ddq.shape) or q.ndim not in (1, 2) or q.shape[-1] != n:
         raise ValueError(f"q, dq, ddq must share a shape (J,) or (N, J) with J = {n}; got {q.shape}, {dq.shape}, {ddq.shape}")
     return q, dq, ddq
@@ -102,7 +104,15 @@ class RigidBodyModel:
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] = M(q) ddq + C(q, dq) dq + g(q) (+ friction); raises ValueError on shapes."""
         q, dq, ddq = _check_inputs(len(self.joint_names), q, dq, ddq)
-        single = q.ndim == 1
+        if q.ndim == 1:  # one sample (every control tick): no batch loop
+            self._q[self._idx_q] = q
+            self._v[self._idx_v] = dq
+            self._a[self._idx_v] = ddq
+            tau = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
+            if self.friction:
+                tau += self._viscous * dq + self._coulomb * np.tanh(dq / self.friction_velocity)
+            return tau
+        single = False
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
         out = np.empty_like(q2)
         for k in range(q2.shape[0]):
@@ -171,6 +181,7 @@ class OnnxModel:
             raise ArtifactError(f"{onnx_path}: onnxruntime cannot load this network: {err}") from err
         self._input = self._session.get_inputs()[0].name
         self._buf = np.empty((1, 3 * j), dtype=np.float32)
+        self._buf_normalized = np.empty((1, 3 * j), dtype=np.float32)
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] from the network; raises ValueError on a shape mismatch."""
@@ -179,9 +190,10 @@ class OnnxModel:
             j = q.shape[0]
             x = self._buf
             x[0, :j], x[0, j:2 * j], x[0, 2 * j:] = q, dq, ddq
+            x = np.divide(np.subtract(x, self._in_mean, out=self._buf_normalized), self._in_std, out=x)
         else:
             x = np.concatenate([q, dq, ddq], axis=1).astype(np.float32)
-        x = (x - self._in_mean) / self._in_std
+            x = (x - self._in_mean) / self._in_std
         y = self._session.run(None, {self._input: x})[0]
         tau = np.asarray(y, dtype=float) * self._out_std + self._out_mean
         return tau[0] if q.ndim == 1 else tau

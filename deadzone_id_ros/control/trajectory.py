@@ -118,7 +118,11 @@ class TrajectorySampler:
         stacked = np.zeros((order, len(t) - 1, 3, pos.shape[1]))
         for d, p in enumerate((self._pp, self._dpp, self._ddpp)):
             stacked[order - p.c.shape[0]:, :, d, :] = p.c
-        self._coeffs = [np.ascontiguousarray(stacked[:, i]) for i in range(len(t) - 1)]
+        # Per segment, one tuple of Python floats per polynomial (3 J of them, q then dq then ddq, highest order
+        # first): Horner on floats beats numpy on (3, J) arrays for a handful of joints.
+        self._n_joints = pos.shape[1]
+        self._coeffs = [[tuple(col) for col in stacked[:, i].reshape(order, -1).T.tolist()] for i in range(len(t) - 1)]
+        self._segment = 0  # the segment of the last sample (consecutive samples usually fall in it)
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return (q_d, dq_d, ddq_d), each (J,) [rad, rad/s, rad/s²], at time ``t`` [s]."""
@@ -126,14 +130,18 @@ class TrajectorySampler:
             return self._first.copy(), self._zero.copy(), self._zero.copy()
         if t >= self.t_end:
             return self._last.copy(), self._zero.copy(), self._zero.copy()
-        i = min(bisect.bisect_right(self._breaks, t) - 1, len(self._breaks) - 2)
-        s = t - self._breaks[i]
-        c = self._coeffs[i]
-        out = c[0] * s
-        for k in range(1, c.shape[0] - 1):
-            out += c[k]
-            out *= s
-        out += c[-1]
+        breaks = self._breaks
+        i = self._segment
+        if not breaks[i] <= t < breaks[i + 1]:
+            i = self._segment = min(bisect.bisect_right(breaks, t) - 1, len(breaks) - 2)
+        s = t - breaks[i]
+        values = []
+        for c in self._coeffs[i]:
+            v = c[0] * s
+            for ck in c[1:-1]:
+                v = (v + ck) * s
+            values.append(v + c[-1])
+        out = np.array(values).reshape(3, self._n_joints)
         return out[0], out[1], out[2]
 
     def sample_many(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -104,15 +104,45 @@ def _cli(argv: Sequence[str]) -> None:
         raise DeadzoneIdError(f"`deadzone-id {' '.join(map(str, argv))}` failed with status {status}")
 
 
-def _live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path) -> Path:
+_RUN_COUNTER = {"n": 0}
+LOCKSTEP_STALL = "lockstep: no effort command"
+
+
+def _next_domain_id() -> str:
+    """A ROS_DOMAIN_ID of its own for each live run (10..99, offset from the caller's), so that no participant of a
+    previous run, still known to DDS discovery, can reach the next one."""
+    import os
+
+    base = int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
+    _RUN_COUNTER["n"] += 1
+    return str((base - 10 + _RUN_COUNTER["n"]) % 90 + 10)
+
+
+def _live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, attempts: int = 2) -> Path:
     """Run sim_feedforward.launch.yaml until ``seconds`` [s] of excitation have been tracked; return the episode bag.
 
     The simulator owns time (``use_sim_time:=true``) and runs in lockstep with the controller, so the result does
-    not depend on how busy the machine is; wall time is at least the simulated time.
+    not depend on how busy the machine is; wall time is at least the simulated time. Each attempt runs in its own
+    ROS domain. If the controller stops answering (sim_arm reports lockstep stalls), the attempt is abandoned and
+    run again once, and the log says so.
 
     Raises:
         LaunchError: a node died; DataError: the excitation did not finish in time or nothing was recorded.
     """
+    last_error: DataError | None = None
+    for attempt in range(1, attempts + 1):
+        run_dir = out_dir if attempt == 1 else out_dir.with_name(f"{out_dir.name}_retry{attempt - 1}")
+        run_log = log if attempt == 1 else log.with_name(f"{log.stem}_retry{attempt - 1}{log.suffix}")
+        try:
+            return _live_run_once(run_dir, args, seconds, run_log)
+        except DataError as err:
+            last_error = err
+            print(f"  live run failed ({err}); {'retrying' if attempt < attempts else 'giving up'}", flush=True)
+    assert last_error is not None
+    raise last_error
+
+
+def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Path) -> Path:
     from .launching import LaunchedGraph
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -120,10 +150,13 @@ def _live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path) ->
     launch_args = {"output_dir": str(out_dir), "start_delay": "1.0", "duration": str(seconds),
                    "use_sim_time": "true", "lockstep": "true", **args}
     timeout = 60.0 + 5.0 * seconds
-    with log.open("w") as sink, LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink) as graph:
+    env = {"ROS_DOMAIN_ID": _next_domain_id()}
+    with log.open("w") as sink, LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink, env=env) as graph:
         t0 = time.monotonic()
         while "last window published" not in graph.output("excitation"):
             graph.raise_if_died()
+            if graph.output("sim_arm").count(LOCKSTEP_STALL) >= 5:
+                raise DataError(f"the controller stopped answering the simulator (lockstep stalls); see {log}")
             if time.monotonic() - t0 > timeout:
                 raise DataError(f"the excitation did not finish within {timeout:.0f} s of wall time; see {log}")
             time.sleep(0.2)
@@ -298,7 +331,7 @@ def run_demo(out: str | Path, config: DemoConfig | None = None) -> dict[str, Any
         args = {"mode": mode, "model": model, "seed": str(cfg.closed_loop_seed)}
         if method is not None:
             args["model_path"] = str(compare_dir / "models" / method)
-        slug = label.replace(" + ", "_").replace(" ", "_")
+        slug = "".join(c if c.isalnum() else "_" for c in label.replace(" + ", "_")).strip("_")
         bag = _live_run(out / "closed_loop" / slug, args, cfg.closed_loop_duration, out / "logs" / f"closed_loop_{slug}.log")
         closed[label] = {"mode": mode, "model": model, "artifact": args.get("model_path"), "bag": str(bag),
                          **closed_loop_metrics(bag)}

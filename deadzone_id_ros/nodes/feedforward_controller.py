@@ -166,6 +166,10 @@ class FeedforwardControllerNode(Node):
             return
         stamp_ns = _stamp_ns(msg.header.stamp)
         if self._last_stamp_ns is not None and 0 <= stamp_ns - self._last_stamp_ns < self._min_period_ns:
+            if stamp_ns == self._last_stamp_ns:
+                # The same state again: a simulator in lockstep repeats its state until a command reaches it (the
+                # first one can be lost while DDS is still matching). Answer with the command already computed.
+                self._cmd_pub.publish(self._cmd_msg)
             return  # faster than the control rate: skip this state
         c0 = time.perf_counter()
         q = np.asarray(msg.position)[idx]

@@ -174,3 +174,23 @@ def test_joint_name_mismatch_refuses_to_start(processes, tmp_path):
     log = processes.log(proc)
     assert "missing from the model ['joint3'], not controlled ['elbow']; refusing to start" in log, log
     assert "Traceback" not in log
+
+
+def test_a_repeated_state_is_answered_again(processes, probe):
+    """A simulator in lockstep repeats its state until a command arrives; the controller must answer each repeat
+    (the first answer can be lost while DDS is still matching), or both would wait for each other forever."""
+    state_pub = probe.node.create_publisher(JointState, "/joint_states", 10)
+    # use_sim_time with no /clock: simulated time stands still, as in lockstep, so no timer (watchdog) publishes
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true"], "ffc_repeat")
+    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0, 0.0, 0.0], effort=[0.0, 0.0, 0.0])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 5, 0
+    assert wait_until(lambda: (state_pub.publish(msg), probe.spin(0.1), len(probe.commands) > 0)[2], 30.0), \
+        processes.log(ctl)
+    probe.commands.clear()
+    for _ in range(5):  # the very same stamp, five more times
+        state_pub.publish(msg)
+        probe.spin(0.1)
+    assert len(probe.commands) >= 5, f"{len(probe.commands)} answers to 5 repeats of one state"
+    assert all(c == probe.commands[0] for c in probe.commands)
+    assert processes.stop(ctl) == 0

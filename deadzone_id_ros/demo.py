@@ -381,7 +381,8 @@ def _closed_loop_reading(closed: dict[str, dict]) -> list[str]:
     if "ctc_dob + masked" in closed and "ctc_dob + conventional" in closed:
         m, c = closed["ctc_dob + masked"]["tracking_rmse_mean"], closed["ctc_dob + conventional"]["tracking_rmse_mean"]
         lines.append(f"The masked-loss model tracks {'better' if m < c else 'worse'} than the conventional one "
-                     f"({m * 1e3:.2f} vs {c * 1e3:.2f} mrad, {100 * (c - m) / c:+.1f}%).")
+                     f"({m * 1e3:.2f} vs {c * 1e3:.2f} mrad RMS, {abs(100 * (c - m) / c):.0f}% "
+                     f"{'lower' if m < c else 'higher'}).")
     lines.append("The DOB absorbs most model error at low frequency, so differences between feedforward models show "
                  "mainly in fast phases and at velocity reversals, where the dead zone acts. One run per controller: "
                  "treat differences of a few percent as noise.")

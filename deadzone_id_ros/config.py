@@ -21,9 +21,13 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["dataclass_from_dict", "load_ros_parameters"]
+__all__ = ["dataclass_from_dict", "load_node_configs", "load_ros_parameters"]
 
 T = TypeVar("T")
+U = TypeVar("U")
+
+# Parameters every ROS node has that belong to no config dataclass.
+NODE_ONLY_PARAMETERS = ("use_sim_time",)
 
 
 def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[str, Any]:
@@ -121,3 +125,34 @@ def _is_tuple_type(tp: Any) -> bool:
     if origin in (typing.Union, types.UnionType):
         return any(_is_tuple_type(a) for a in typing.get_args(tp))
     return False
+
+
+def load_node_configs(
+    core_cls: type[T], node_cls: type[U], node_name: str, default_file: str,
+    path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+) -> tuple[T, U]:
+    """Load one node's parameter file into its two configs: the ROS-free core one and the node-only one.
+
+    Args:
+        core_cls, node_cls: frozen dataclasses; every key of the file belongs to exactly one of them (or is
+            ``use_sim_time``).
+        node_name: the node's section in the file (``/**`` applies too).
+        default_file: file name under the package's ``config/`` used when ``path`` is None.
+        overrides: parameter name -> value applied on top of the file.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: malformed YAML, an unknown key, or a bad value; the message names the file and key.
+    """
+    from .resources import share_file
+
+    path = Path(path) if path is not None else share_file("config", default_file)
+    params = load_ros_parameters(path, node_name)
+    params.update(overrides or {})
+    core_keys = {f.name for f in dataclasses.fields(core_cls)}  # type: ignore[arg-type]
+    node_keys = {f.name for f in dataclasses.fields(node_cls)}  # type: ignore[arg-type]
+    core = dataclass_from_dict(core_cls, {k: v for k, v in params.items() if k not in node_keys}, str(path),
+                               ignore=NODE_ONLY_PARAMETERS)
+    node = dataclass_from_dict(node_cls, {k: v for k, v in params.items() if k not in core_keys}, str(path),
+                               ignore=NODE_ONLY_PARAMETERS)
+    return core, node

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import dataclass_from_dict, load_ros_parameters
+from ..config import load_node_configs
 from .trajectory import ExcitationConfig
 
 __all__ = [
@@ -164,17 +163,6 @@ class ExcitationNodeConfig:
             raise ValueError(f"horizon = {self.horizon} must be > publish_period = {self.publish_period}")
 
 
-_NODE_ONLY = ("use_sim_time",)
-
-
-def _split(cls_a: type, cls_b: type, params: dict, source: str):
-    keys_a = {f.name for f in dataclasses.fields(cls_a)}
-    keys_b = {f.name for f in dataclasses.fields(cls_b)}
-    a = dataclass_from_dict(cls_a, {k: v for k, v in params.items() if k not in keys_b}, source, ignore=_NODE_ONLY)
-    b = dataclass_from_dict(cls_b, {k: v for k, v in params.items() if k not in keys_a}, source, ignore=_NODE_ONLY)
-    return a, b
-
-
 def load_controller_config(
     path: str | Path | None = None, overrides: dict | None = None
 ) -> tuple[ControllerConfig, ControllerNodeConfig]:
@@ -184,12 +172,8 @@ def load_controller_config(
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
     """
-    from ..resources import share_file
-
-    path = Path(path) if path is not None else share_file("config", "feedforward_controller.yaml")
-    params = load_ros_parameters(path, "feedforward_controller")
-    params.update(overrides or {})
-    return _split(ControllerConfig, ControllerNodeConfig, params, str(path))
+    return load_node_configs(ControllerConfig, ControllerNodeConfig, "feedforward_controller",
+                             "feedforward_controller.yaml", path, overrides)
 
 
 def load_excitation_config(
@@ -201,9 +185,4 @@ def load_excitation_config(
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
     """
-    from ..resources import share_file
-
-    path = Path(path) if path is not None else share_file("config", "excitation.yaml")
-    params = load_ros_parameters(path, "excitation")
-    params.update(overrides or {})
-    return _split(ExcitationConfig, ExcitationNodeConfig, params, str(path))
+    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import dataclass_from_dict, load_ros_parameters
+from ..config import load_node_configs
 
 __all__ = ["SimArmConfig", "SimArmNodeConfig", "load_sim_config"]
 
@@ -118,9 +117,6 @@ class SimArmNodeConfig:
             raise ValueError(f"real_time_factor = {self.real_time_factor} must be > 0")
 
 
-_NODE_ONLY = ("use_sim_time",)
-
-
 def load_sim_config(path: str | Path | None = None, overrides: dict | None = None) -> tuple[SimArmConfig, SimArmNodeConfig]:
     """Load both configs from a parameter file (default: the bundled config/sim_arm.yaml).
 
@@ -132,15 +128,4 @@ def load_sim_config(path: str | Path | None = None, overrides: dict | None = Non
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key, or a bad value; the message names the file and key.
     """
-    from ..resources import share_file
-
-    path = Path(path) if path is not None else share_file("config", "sim_arm.yaml")
-    params = load_ros_parameters(path, "sim_arm")
-    params.update(overrides or {})
-    sim_keys = {f.name for f in dataclasses.fields(SimArmConfig)}
-    node_keys = {f.name for f in dataclasses.fields(SimArmNodeConfig)}
-    sim = dataclass_from_dict(SimArmConfig, {k: v for k, v in params.items() if k not in node_keys}, str(path),
-                              ignore=_NODE_ONLY)
-    node = dataclass_from_dict(SimArmNodeConfig, {k: v for k, v in params.items() if k not in sim_keys}, str(path),
-                               ignore=_NODE_ONLY)
-    return sim, node
+    return load_node_configs(SimArmConfig, SimArmNodeConfig, "sim_arm", "sim_arm.yaml", path, overrides)

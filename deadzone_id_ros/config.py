@@ -21,7 +21,7 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["dataclass_from_dict", "load_node_configs", "load_ros_parameters"]
+__all__ = ["check_joint_names", "dataclass_from_dict", "load_node_configs", "load_ros_parameters"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -156,3 +156,16 @@ def load_node_configs(
     node = dataclass_from_dict(node_cls, {k: v for k, v in params.items() if k not in core_keys}, str(path),
                                ignore=NODE_ONLY_PARAMETERS)
     return core, node
+
+
+def check_joint_names(names: tuple[str, ...], field: str = "joint_names") -> int:
+    """Validate a config's joint-name list (non-empty, no duplicates) and return its length J.
+
+    Raises:
+        ValueError: empty or with duplicates; the message names ``field`` and the list.
+    """
+    if len(names) == 0:
+        raise ValueError(f"{field} is empty")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{field} has duplicates: {list(names)}")
+    return len(names)

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import load_node_configs
+from ..config import check_joint_names, load_node_configs
 from .trajectory import ExcitationConfig
 
 __all__ = [
@@ -79,11 +79,7 @@ class ControllerConfig:
     watchdog_hold_time: float = 0.5
 
     def __post_init__(self) -> None:
-        n = len(self.joint_names)
-        if n == 0:
-            raise ValueError("joint_names is empty")
-        if len(set(self.joint_names)) != n:
-            raise ValueError(f"joint_names has duplicates: {list(self.joint_names)}")
+        n = check_joint_names(self.joint_names)
         if self.mode not in MODES:
             raise ValueError(f"mode = {self.mode!r} must be one of {list(MODES)}")
         if self.model not in MODEL_KINDS:

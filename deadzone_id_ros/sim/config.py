@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import load_node_configs
+from ..config import check_joint_names, load_node_configs
 
 __all__ = ["SimArmConfig", "SimArmNodeConfig", "load_sim_config"]
 
@@ -55,11 +55,7 @@ class SimArmConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        n = len(self.joint_names)
-        if n == 0:
-            raise ValueError("joint_names is empty")
-        if len(set(self.joint_names)) != n:
-            raise ValueError(f"joint_names has duplicates: {list(self.joint_names)}")
+        n = check_joint_names(self.joint_names)
         if not (isinstance(self.timestep, (int, float)) and 0 < self.timestep <= 0.01):
             raise ValueError(f"timestep = {self.timestep!r} must be in (0, 0.01] s")
         for name in ("frictionloss", "damping", "armature", "torque_noise_std", "velocity_noise_std"):

@@ -59,9 +59,9 @@ class RecorderNode(Node):
         qos = QoSProfile(depth=cfg.queue_depth, reliability=ReliabilityPolicy.RELIABLE)
         for topic, typ in topics.items():
             self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos, raw=True)
-        self.create_service(Trigger, "~/start", self._on_start)
-        self.create_service(Trigger, "~/stop", self._on_stop)
-        self.create_service(Trigger, "~/split", self._on_split)
+        self.create_service(Trigger, "~/start", self._trigger(self._start))
+        self.create_service(Trigger, "~/stop", self._trigger(self._stop))
+        self.create_service(Trigger, "~/split", self._trigger(self._split))
         # flush on the steady clock: with use_sim_time and a paused /clock the data must still reach the disk
         self.create_timer(cfg.flush_period, self.writer.flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
@@ -101,30 +101,23 @@ class RecorderNode(Node):
         self.get_logger().info(text)
         return text
 
-    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        try:
-            response.message = self._start()
-            response.success = True
-        except DeadzoneIdError as err:
-            response.success, response.message = False, str(err)
-        return response
+    def _split(self) -> str:
+        closed = self._stop() if self.writer.recording else "no open episode"
+        return f"{closed}; now recording {self._start()}"
 
-    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        try:
-            response.message = self._stop()
-            response.success = True
-        except DeadzoneIdError as err:
-            response.success, response.message = False, str(err)
-        return response
+    @staticmethod
+    def _trigger(action):
+        """A std_srvs/Trigger callback running ``action() -> message``; a DeadzoneIdError becomes success=False."""
 
-    def _on_split(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        try:
-            closed = self._stop() if self.writer.recording else "no open episode"
-            response.message = f"{closed}; now recording {self._start()}"
-            response.success = True
-        except DeadzoneIdError as err:
-            response.success, response.message = False, str(err)
-        return response
+        def serve(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+            try:
+                response.message = action()
+                response.success = True
+            except DeadzoneIdError as err:
+                response.success, response.message = False, str(err)
+            return response
+
+        return serve
 
     def close(self) -> None:
         """Close the open episode, if any (called on shutdown)."""

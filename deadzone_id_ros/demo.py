@@ -181,7 +181,7 @@ def closed_loop_metrics(bag: Path) -> dict[str, Any]:
     Raises:
         DataError: the bag has no reference, or no /joint_states inside the reference's span.
     """
-    from .data.bags import read_recording
+    from .data.bag import read_recording
 
     rec = read_recording(bag)
     if rec.reference_t_ns is None or len(rec.reference_t_ns) < 2:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..data.bags import STORAGE_CHOICES
+from ..data.bag import STORAGE_CHOICES
 from ..data.convert import TIME_UNITS, convert_csv, parse_joint_spec
 
 __all__ = ["register", "run"]

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..data.bags import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES, write_recording
+from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES, write_recording
 from ..errors import ConfigError
 
 __all__ = ["register", "run"]

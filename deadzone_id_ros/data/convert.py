@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from .bags import write_recording
+from .bag import write_recording
 from .types import Recording
 
 __all__ = ["JointColumns", "TIME_UNITS", "convert_csv", "parse_joint_spec", "read_csv_recording"]
@@ -202,7 +202,7 @@ def convert_csv(
 
     Raises:
         FileNotFoundError, DataError: as :func:`read_csv_recording` and
-            :func:`~deadzone_id_ros.data.bags.write_recording`.
+            :func:`~deadzone_id_ros.data.bag.write_recording`.
     """
     rec = read_csv_recording(csv_path, time_column, joints, time_unit, start_time_ns, metadata)
     out = write_recording(rec, out_dir, storage=storage, joint_state_topic=joint_state_topic)

@@ -41,7 +41,7 @@ class BagReplayNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("bag_replay", **kwargs)
-        from ..data.bags import read_recording
+        from ..data.bag import read_recording
 
         self.config = cfg = declare_dataclass_parameters(
             self, BagReplayNodeConfig, read_only=("bag", "command_joint_names", "joint_state_topic", "command_topic"),

@@ -177,7 +177,7 @@ def replay(
     """Replay ``recording`` through the simulated arm (see the module docstring for both modes).
 
     Args:
-        recording: the bag's data (:func:`deadzone_id_ros.data.bags.read_recording`). Open loop needs commands,
+        recording: the bag's data (:func:`deadzone_id_ros.data.bag.read_recording`). Open loop needs commands,
             closed loop needs the reference.
         closed_loop: follow the recorded reference with the controller instead of applying recorded commands.
         sim_config: physics; default: the bag's ``sim_config`` metadata, else config/sim_arm.yaml.
@@ -307,13 +307,13 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
 
 
 def replay_bag(path: str | Path, *, closed_loop: bool = False, **kwargs: Any) -> ReplayResult:
-    """Read a bag with :func:`deadzone_id_ros.data.bags.read_recording` and :func:`replay` it.
+    """Read a bag with :func:`deadzone_id_ros.data.bag.read_recording` and :func:`replay` it.
 
     Raises:
         FileNotFoundError: no such bag.
         DataError: unreadable bag, joints not the URDF's, or missing topics (see :func:`replay`).
     """
-    from ..data.bags import read_recording
+    from ..data.bag import read_recording
 
     return replay(read_recording(path), closed_loop=closed_loop, source=str(path), **kwargs)
 

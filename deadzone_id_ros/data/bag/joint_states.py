@@ -124,10 +124,13 @@ class _Block:
     values: dict[str, np.ndarray]
 
 
-def _map_by_name(
-    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Any]
-) -> JointStateSeries:
-    m = len(log_ns)
+def _drop_unmappable(
+    blocks: list[_Block], m: int, undecodable: dict[str, Any]
+) -> tuple[list[_Block], dict[str, dict[str, Any]], list[np.ndarray]]:
+    """Split blocks into those that can be mapped by name and the dropped ones, counted per reason.
+
+    Returns (valid blocks, {reason: {count, first_message}} sorted by first message, positions of unnamed blocks).
+    """
     dropped: dict[str, dict[str, Any]] = dict(undecodable)
     valid: list[_Block] = []
     unnamed_pos: list[np.ndarray] = []
@@ -151,6 +154,14 @@ def _map_by_name(
         d["count"] += len(blk.index)
         d["first_message"] = min(d["first_message"], int(blk.index.min()))
     dropped = dict(sorted(dropped.items(), key=lambda kv: kv[1]["first_message"]))
+    return valid, dropped, unnamed_pos
+
+
+def _map_by_name(
+    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Any]
+) -> JointStateSeries:
+    m = len(log_ns)
+    valid, dropped, unnamed_pos = _drop_unmappable(blocks, m, undecodable)
 
     # joint order: names in the order first seen, message by message
     first_seen = sorted(valid, key=lambda b: int(b.index.min()))

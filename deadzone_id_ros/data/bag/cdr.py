@@ -12,7 +12,7 @@ import numpy as np
 
 from ...stamps import NS_PER_S, stamp_to_ns
 
-__all__: list[str] = []
+__all__ = ["FIELDS", "decode_block", "layout_matches_rosbags"]
 
 FIELDS = ("position", "velocity", "effort")
 """The JointState float fields, in message order."""
@@ -74,7 +74,7 @@ def _joint_state_layout(raw: bytes | memoryview, cdr: bool) -> tuple[list[str], 
         return None
 
 
-def _decode_block(
+def decode_block(
     raws: list[bytes], cdr: bool
 ) -> tuple[list[str], np.ndarray, dict[str, np.ndarray], np.ndarray] | None:
     """Vectorized decode of equally long serialized JointState messages.
@@ -104,7 +104,8 @@ def _decode_block(
     return names, sec * NS_PER_S + nsec, values, ok
 
 
-def _layout_matches_rosbags(reader: Any, raw: bytes, block: tuple, msgtype: str) -> bool:
+def layout_matches_rosbags(reader: Any, raw: bytes, block: tuple, msgtype: str) -> bool:
+    """True if rosbags' deserializer reads ``raw`` (the first message of ``block``) exactly as the bulk decoder did."""
     names, st, fv, _ = block
     try:
         msg = reader.deserialize(raw, msgtype)

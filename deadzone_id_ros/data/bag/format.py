@@ -22,6 +22,8 @@ __all__ = [
     "REFERENCE_TYPE",
     "STORAGE_CHOICES",
     "detect_format",
+    "mcap_has_footer",
+    "storage_files",
     "typestore",
 ]
 
@@ -54,6 +56,7 @@ def typestore() -> Any:
 
 _TYPESTORE: Any = None
 
+
 def _magic(path: Path) -> str | None:
     try:
         with path.open("rb") as f:
@@ -69,8 +72,11 @@ def _magic(path: Path) -> str | None:
     return None
 
 
-def _storage_files(directory: Path) -> list[tuple[Path, str]]:
-    """Storage files in a rosbag2 directory, detected from content, sorted by name."""
+def storage_files(directory: Path) -> list[tuple[Path, str]]:
+    """``(path, "mcap" | "sqlite3")`` of every storage file in a rosbag2 directory (by content), sorted by name.
+
+    SQLite side files (``-journal``, ``-wal``, ``-shm``) are skipped.
+    """
     out = []
     for p in sorted(directory.iterdir()):
         if p.is_file() and not p.name.endswith(("-journal", "-wal", "-shm")):
@@ -98,7 +104,7 @@ def detect_format(path: str | Path) -> str:
         if kind is None:
             raise DataError(f"{path}: not a bag (neither a ROS 1 bag, an MCAP file nor an SQLite database)")
         return kind
-    kinds = {k for _, k in _storage_files(path)}
+    kinds = {k for _, k in storage_files(path)}
     if len(kinds) == 1:
         return kinds.pop()
     if not kinds:
@@ -106,7 +112,8 @@ def detect_format(path: str | Path) -> str:
     raise DataError(f"{path}: directory mixes MCAP and SQLite storage files; cannot tell which bag it is")
 
 
-def _mcap_has_footer(path: Path) -> bool:
+def mcap_has_footer(path: Path) -> bool:
+    """True if the MCAP file ends with its closing magic (a killed recorder leaves no summary/footer)."""
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)

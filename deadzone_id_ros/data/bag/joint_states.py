@@ -14,7 +14,7 @@ import numpy as np
 from ...errors import DataError
 from ...stamps import stamp_to_ns
 from ..types import Recording
-from .cdr import FIELDS, _decode_block, _layout_matches_rosbags
+from .cdr import FIELDS, decode_block, layout_matches_rosbags
 from .format import JOINT_STATE_TYPE
 
 if TYPE_CHECKING:
@@ -93,8 +93,8 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     for idxs in by_len.values():
         pending = np.asarray(idxs)
         while len(pending):
-            block = _decode_block([raws[i] for i in pending.tolist()], cdr)
-            if block is None or not _layout_matches_rosbags(reader, raws[int(pending[0])], block, conns[0].msgtype):
+            block = decode_block([raws[i] for i in pending.tolist()], cdr)
+            if block is None or not layout_matches_rosbags(reader, raws[int(pending[0])], block, conns[0].msgtype):
                 slow.extend(pending.tolist())
                 break
             names, st, fv, ok = block

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .format import _mcap_has_footer, _storage_files, detect_format, typestore
+from .format import detect_format, mcap_has_footer, storage_files, typestore
 from .recover import recover_bag
 
 __all__ = ["BagHandle", "open_bag"]
@@ -68,7 +68,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
         else:
             needs_recovery = path.is_file() or not (path / "metadata.yaml").is_file()
             if not needs_recovery and fmt == "mcap":
-                needs_recovery = any(not _mcap_has_footer(p) for p, _ in _storage_files(path))
+                needs_recovery = any(not mcap_has_footer(p) for p, _ in storage_files(path))
             if needs_recovery:
                 tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dzid_recover_")))
                 handle_path = tmp / "bag"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .format import STORAGE_CHOICES, _storage_files, detect_format, typestore
+from .format import STORAGE_CHOICES, detect_format, storage_files, typestore
 
 __all__ = ["recover_bag"]
 
@@ -123,7 +123,7 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
     fmt = detect_format(src)
     if fmt == "ros1":
         raise DataError(f"{src}: is a ROS 1 bag; recovery is for ROS 2 bags only")
-    files = [(src, fmt)] if src.is_file() else _storage_files(src)
+    files = [(src, fmt)] if src.is_file() else storage_files(src)
     out_fmt = storage or fmt
     if out_fmt not in STORAGE_CHOICES:
         raise DataError(f"recover_bag: storage = {storage!r} must be one of {STORAGE_CHOICES}")

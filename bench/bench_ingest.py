@@ -1,7 +1,7 @@
 """Benchmark: bag -> name-mapped JointState arrays throughput (messages per second), MCAP and sqlite3.
 
 Writes a synthetic 1 kHz, 3-joint recording (JointState only, like a /joint_states topic) with rosbags' Writer into
-a temporary directory, then times :func:`deadzone_id_ros.data.bags.read_joint_states` (open + read + decode + map
+a temporary directory, then times :func:`deadzone_id_ros.data.bag.read_joint_states` (open + read + decode + map
 by name) and the full :func:`deadzone_id_ros.data.dataset.load_dataset` (plus cleaning, resampling, Savitzky–Golay).
 Run: ``python bench/bench_ingest.py [--quick]``. Keys: bag_ingest_msgs_per_s_mcap, bag_ingest_msgs_per_s_sqlite3.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deadzone_id_ros.data.bags import open_bag, read_joint_states, write_recording
+from deadzone_id_ros.data.bag import open_bag, read_joint_states, write_recording
 from deadzone_id_ros.data.dataset import load_dataset
 from deadzone_id_ros.data.types import Recording
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from deadzone_id_ros.sim import SimArm
+from deadzone_id_ros.stamps import ns_to_s, stamp_to_ns
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,7 +58,7 @@ def node_rate(seconds: float) -> tuple[float, float, int]:
     node = Node("bench_sim_probe", context=ctx)
     stamps: list[int] = []
     node.create_subscription(JointState, "/joint_states",
-                             lambda m: stamps.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec), 1000)
+                             lambda m: stamps.append(stamp_to_ns(m.header.stamp)), 1000)
     ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
     try:
@@ -80,7 +81,7 @@ def node_rate(seconds: float) -> tuple[float, float, int]:
         rclpy.shutdown(context=ctx)
     if len(stamps) < 2:
         return 0.0, 1.0, len(stamps)
-    steps = np.diff(np.sort(np.asarray(stamps, dtype=np.int64))) * 1e-9
+    steps = ns_to_s(np.diff(np.sort(np.asarray(stamps, dtype=np.int64))))
     return len(stamps) / elapsed, float(np.mean(steps > 2e-3)), len(stamps)
 
 

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import DataError, DeadzoneIdError
+from .stamps import ns_to_s
 
 __all__ = ["DemoConfig", "closed_loop_metrics", "run_demo", "run_demo_real"]
 
@@ -181,7 +182,7 @@ def closed_loop_metrics(bag: Path) -> dict[str, Any]:
     Raises:
         DataError: the bag has no reference, or no /joint_states inside the reference's span.
     """
-    from .data.bags import read_recording
+    from .data.bag import read_recording
 
     rec = read_recording(bag)
     if rec.reference_t_ns is None or len(rec.reference_t_ns) < 2:
@@ -201,7 +202,7 @@ def closed_loop_metrics(bag: Path) -> dict[str, Any]:
         "max_abs_error_per_joint": np.max(np.abs(err), axis=0).tolist(),
         "effort_rms_per_joint": np.sqrt(np.mean(rec.effort[inside] ** 2, axis=0)).tolist(),
         "samples": int(inside.sum()),
-        "seconds": float((ts[-1] - ts[0]) * 1e-9),
+        "seconds": float(ns_to_s(ts[-1] - ts[0])),
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deadzone_id_ros.data.bags import write_recording
+from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.types import Recording
 from deadzone_id_ros.demo import DemoConfig, closed_loop_metrics
 from deadzone_id_ros.errors import DataError

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"simulator data: {'yes' if simulated else 'no'} ({why})", file=sys.stderr)
     urdf_xml, urdf_source = resolve_urdf(args.urdf, ds.joint_names)
     inputs = CompareInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
-                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report)
+                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())
     report = run_compare(inputs, args.out, cfg, methods=args.methods,
                          log=lambda m: print(m, file=sys.stderr))
     for m, e in report["methods"].items():

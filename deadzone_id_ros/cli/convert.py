@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..data.bags import STORAGE_CHOICES
+from ..data.bag import STORAGE_CHOICES
 from ..data.convert import TIME_UNITS, convert_csv, parse_joint_spec
+from ..stamps import s_to_ns
 
 __all__ = ["register", "run"]
 
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert; prints the bag path and sample count. Returns 0."""
     joints = [parse_joint_spec(s) for s in args.joint]
-    start = None if args.start_time is None else int(round(args.start_time * 1e9))
+    start = None if args.start_time is None else s_to_ns(args.start_time)
     out, rec = convert_csv(
         args.csv, args.out, args.time, joints, time_unit=args.time_unit, storage=args.storage, start_time_ns=start,
         metadata={"robot": args.robot, "notes": args.notes},

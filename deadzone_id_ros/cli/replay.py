@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replay, print the per-joint errors and the report paths; returns the exit status."""
-    from ..data.bags import read_recording
+    from ..data.bag import read_recording
     from ..sim.replay import replay, write_report
 
     topics = {k: v for k, v in (("joint_state_topic", args.joint_state_topic), ("command_topic", args.command_topic),

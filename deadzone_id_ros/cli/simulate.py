@@ -13,8 +13,9 @@ import time
 
 import numpy as np
 
-from ..data.bags import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES, write_recording
+from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES, write_recording
 from ..errors import ConfigError
+from ..stamps import s_to_ns
 
 __all__ = ["register", "run"]
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
     sim_s = time.perf_counter() - t0
-    offset = int(round(start * 1e9)) - int(rec.state_t_ns[0])  # sim time 0 -> the start wall time
+    offset = s_to_ns(start) - int(rec.state_t_ns[0])  # sim time 0 -> the start wall time
     rec.state_t_ns = np.asarray(rec.state_t_ns, dtype=np.int64) + offset
     if rec.command_t_ns is not None:
         rec.command_t_ns = np.asarray(rec.command_t_ns, dtype=np.int64) + offset

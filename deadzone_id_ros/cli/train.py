@@ -117,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     training_data = {"sources": sources, "samples": {"train": len(train), "val": len(val), "test": len(test)},
                      "split": {"fractions": list(cfg.split_fractions), "block_seconds": cfg.block_seconds,
                                "split_seed": cfg.split_seed},
-                     "loader_report": {k: ds.report.get(k) for k in ("samples", "episodes", "warnings")}}
+                     "loader_report": {"samples": ds.report.samples, "episodes": ds.report.episodes,
+                                       "warnings": list(ds.report.warnings)}}
     import dataclasses
 
     save_artifact(fit.model, args.out, metrics=json_clean(metrics), training_data=training_data,

@@ -1,14 +1,23 @@
-"""Data path (core, no ROS): bags -> aligned arrays -> episodes, dead-zone masks, splits."""
+"""Data path (core, no ROS): bags -> aligned arrays -> episodes, dead-zone masks, splits.
+
+- :mod:`.bag`: reading any bag (format detection, recovery, JointState decoding) and writing recordings;
+- :mod:`.episodes` and :mod:`.cleaning_report`: cleaning one topic into episodes, stage by stage, with a typed report;
+- :mod:`.dataset`: :class:`Dataset` and its configuration, from bags or in-memory recordings;
+- :mod:`.deadzone`, :mod:`.split`, :mod:`.types`, :mod:`.inspect`, :mod:`.convert`, :mod:`.recorder`.
+"""
 
 from __future__ import annotations
 
-from .bags import open_bag, read_recording, recover_bag, write_recording
+from .bag import open_bag, read_recording, recover_bag, write_recording
+from .cleaning_report import BagReport, CleaningReport
 from .dataset import Dataset, DatasetConfig, dataset_from_recordings, load_dataset
 from .deadzone import DeadZone, fit_dead_zone
 from .split import Split, split_episodes, time_blocks
-from .types import Episode, Recording, ns_to_s
+from .types import Episode, Recording
 
 __all__ = [
+    "BagReport",
+    "CleaningReport",
     "Dataset",
     "DatasetConfig",
     "DeadZone",
@@ -18,7 +27,6 @@ __all__ = [
     "dataset_from_recordings",
     "fit_dead_zone",
     "load_dataset",
-    "ns_to_s",
     "open_bag",
     "read_recording",
     "recover_bag",

@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from .bags import write_recording
+from ..stamps import NS_PER_S
+from .bag import write_recording
 from .types import Recording
 
 __all__ = ["JointColumns", "TIME_UNITS", "convert_csv", "parse_joint_spec", "read_csv_recording"]
 
-TIME_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+TIME_UNITS = {"s": float(NS_PER_S), "ms": 1e6, "us": 1e3, "ns": 1.0}
 _KEYS = ("pos", "vel", "effort", "command")
 
 
@@ -143,15 +144,7 @@ def read_csv_recording(
                 out[:, k] = data[:, idx[c]]
         return out
 
-    t = data[:, idx[time_column]] * TIME_UNITS[time_unit]
-    if not np.all(np.isfinite(t)):
-        bad = int(np.argmax(~np.isfinite(t)))
-        raise DataError(f"{path}: line {bad + 2} column {time_column}: time is not finite")
-    if t[0] < 1e8 * 1e9:
-        if start_time_ns is None:
-            start_time_ns = int(os.stat(path).st_mtime) * 1_000_000_000
-        t = t + start_time_ns
-    t_ns = np.round(t).astype(np.int64)
+    t_ns = _time_ns(path, data[:, idx[time_column]] * TIME_UNITS[time_unit], time_column, start_time_ns)
     has_cmd = [j.command is not None for j in joints]
     if any(has_cmd) and not all(has_cmd):
         raise DataError(f"{path}: command columns given for some joints only ({[j.name for j in joints if j.command]}); "
@@ -164,6 +157,18 @@ def read_csv_recording(
     if all(has_cmd):
         kw = {"command_t_ns": t_ns.copy(), "command": cols("command")}
     return Recording(tuple(names), t_ns, cols("pos"), cols("vel"), cols("effort"), metadata=meta, **kw)
+
+
+def _time_ns(path: Path, t: np.ndarray, time_column: str, start_time_ns: int | None) -> np.ndarray:
+    """Sample times t (N,) [ns, float] -> int64 stamps [ns]; relative times start at ``start_time_ns``."""
+    if not np.all(np.isfinite(t)):
+        bad = int(np.argmax(~np.isfinite(t)))
+        raise DataError(f"{path}: line {bad + 2} column {time_column}: time is not finite")
+    if t[0] < 1e8 * NS_PER_S:
+        if start_time_ns is None:
+            start_time_ns = int(os.stat(path).st_mtime) * NS_PER_S
+        t = t + start_time_ns
+    return np.round(t).astype(np.int64)
 
 
 def _load_numeric(path: Path, header: list[str], usecols: list[int]) -> np.ndarray:
@@ -202,7 +207,7 @@ def convert_csv(
 
     Raises:
         FileNotFoundError, DataError: as :func:`read_csv_recording` and
-            :func:`~deadzone_id_ros.data.bags.write_recording`.
+            :func:`~deadzone_id_ros.data.bag.write_recording`.
     """
     rec = read_csv_recording(csv_path, time_column, joints, time_unit, start_time_ns, metadata)
     out = write_recording(rec, out_dir, storage=storage, joint_state_topic=joint_state_topic)

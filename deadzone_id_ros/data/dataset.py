@@ -2,7 +2,7 @@
 
 Pipeline per bag (DESIGN.md, "Data pipeline"):
 
-1. open the bag by content (ROS 1, ROS 2 sqlite3/MCAP; damaged ROS 2 bags are recovered, see :mod:`.bags`);
+1. open the bag by content (ROS 1, ROS 2 sqlite3/MCAP; damaged ROS 2 bags are recovered, see :mod:`.bag`);
 2. select the JointState topic (``DatasetConfig.topic``, or the only one with named joints and usable effort);
 3. map joints by name in every message; drop messages that cannot be mapped (empty names, length mismatch) and
    count them;
@@ -14,6 +14,9 @@ Pipeline per bag (DESIGN.md, "Data pipeline"):
    Savitzky–Golay differentiation of dq (:func:`scipy.signal.savgol_filter`; never a raw finite difference of
    quantized encoder data).
 
+Steps 1–3 live in :mod:`.bag`, steps 4–6 in :mod:`.episodes` (one function per stage of
+:func:`~deadzone_id_ros.data.episodes.build_episodes`).
+
 Every problem met on the way is counted in ``Dataset.report``; problems that leave nothing usable raise
 :class:`~deadzone_id_ros.errors.DataError` naming the bag, topic, message index and field. Dead-zone masks
 (``|dq_ij| > alpha * sigma_j``, Inami, Yamane, Sakaino, arXiv 2402.00393) come from :meth:`Dataset.dead_zone`.
@@ -22,28 +25,25 @@ Every problem met on the way is counted in ``Dataset.report``; problems that lea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..errors import DataError
-from .bags import JOINT_STATE_TYPE, BagHandle, JointStateSeries, open_bag, read_joint_states
+from .bag import open_bag, select_joint_state_topic, series_from_recording
+from .cleaning_report import BagReport, CleaningReport, merge_reports
 from .deadzone import DeadZone, fit_dead_zone
+from .episodes import build_episodes
 from .types import Episode, Recording
 
 __all__ = [
     "Dataset",
     "DatasetConfig",
     "VELOCITY_SOURCES",
-    "build_episodes",
     "dataset_from_recordings",
-    "field_usability",
     "load_dataset",
-    "select_joint_state_topic",
-    "series_from_recording",
 ]
 
 VELOCITY_SOURCES = ("auto", "message", "differentiate")
@@ -129,16 +129,14 @@ class Dataset:
     Attributes:
         episodes: uniformly sampled, gap-free episodes (each q/dq/ddq/tau (N, J) in ``joint_names`` order).
         joint_names: (J,) the joints of every episode.
-        report: counts and warnings (``samples``, ``episodes``, ``messages``, ``messages_dropped``,
-            ``duplicates_dropped``, ``same_stamp_conflicts_dropped``, ``out_of_order_sorted``, ``gaps_split``,
-            ``log_time_fallback`` (bags), ``nan_samples_dropped``, ``short_segments_dropped``,
-            ``velocity_source`` (per bag), ``recovered`` (bags), ``bags`` (per-bag details), ``warnings``).
+        report: counts and warnings of the cleaning (:class:`~deadzone_id_ros.data.cleaning_report.CleaningReport`;
+            ``report.to_dict()`` for JSON).
         config: the configuration used.
     """
 
     episodes: list[Episode]
     joint_names: tuple[str, ...]
-    report: dict[str, Any]
+    report: CleaningReport
     config: DatasetConfig = field(default_factory=DatasetConfig)
 
     @property
@@ -167,351 +165,6 @@ class Dataset:
             "all_joints": float(r.all(axis=1).mean()),
             "pairs": float(r.mean()),
         }
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Field usability and topic selection
-
-
-def field_usability(series: JointStateSeries, field_name: str) -> dict[str, str | None]:
-    """Per joint: None if ``field_name`` (position/velocity/effort) is usable, else the reason it is not.
-
-    Reasons: ``"empty in every message"``, ``"NaN in every message"``, ``"exactly zero in every message"``
-    (a joint without that interface, e.g. an effort that is never filled), ``"no messages"``.
-    """
-    arr = getattr(series, field_name)
-    out: dict[str, str | None] = {}
-    present = series.report.get("messages_with_field", {}).get(field_name, len(series))
-    for j, name in enumerate(series.joint_names):
-        col = arr[:, j] if arr.size else np.zeros(0)
-        if len(series) == 0:
-            out[name] = "no messages"
-        elif present == 0:
-            out[name] = "empty in every message"
-        elif np.all(np.isnan(col)):
-            out[name] = "NaN in every message" if present else "empty in every message"
-        elif np.all(col[~np.isnan(col)] == 0.0):
-            out[name] = "exactly zero in every message"
-        else:
-            out[name] = None
-    return out
-
-
-def _why_unusable(series: JointStateSeries) -> str | None:
-    """None if the topic can give training data (some joint has usable position and effort), else why not."""
-    if len(series) == 0:
-        reasons = series.report.get("dropped", {})
-        if reasons:
-            reason, d = next(iter(reasons.items()))
-            text = f"no usable message: {reason} (first at message {d['first_message']}, {d['count']} messages)"
-            rng = series.report.get("unnamed_position_range")
-            if rng is not None:
-                text += ("; the unnamed positions never change: nothing moves" if max(rng) == 0.0
-                         else "; the unnamed positions do change, but joints cannot be mapped without names")
-            return text
-        return "no messages"
-    pos, eff = field_usability(series, "position"), field_usability(series, "effort")
-    usable = [n for n in series.joint_names if pos[n] is None and eff[n] is None]
-    if usable:
-        return None
-    parts = []
-    for fname, per in (("effort", eff), ("position", pos)):
-        for reason in sorted({r for r in per.values() if r}):
-            parts.append(f"field {fname} {reason} ({', '.join(n for n, r in per.items() if r == reason)})")
-    return "no joint with usable position and effort: " + "; ".join(parts)
-
-
-def select_joint_state_topic(handle: BagHandle, topic: str | None = None) -> JointStateSeries:
-    """Return the decoded JointState topic to train on.
-
-    With ``topic`` given, that topic (it must exist and be sensor_msgs/msg/JointState). Otherwise the only
-    JointState topic; with several, the only one that has named joints with usable position and effort.
-
-    Raises:
-        DataError: no JointState topic (lists the topics), the named topic is missing or of another type, none of
-            several JointState topics is usable (lists each with its reason), or several are (lists them).
-    """
-    reader = handle.reader
-    if topic is not None:
-        return read_joint_states(handle, topic)
-    js_topics = sorted({c.topic for c in reader.connections if c.msgtype == JOINT_STATE_TYPE})
-    if not js_topics:
-        listing = ", ".join(f"{t} ({ty})" for t, ty in sorted({(c.topic, c.msgtype) for c in reader.connections}))
-        raise DataError(f"{handle.path}: no {JOINT_STATE_TYPE} topic in bag; topics: {listing or 'none'}")
-    if len(js_topics) == 1:
-        return read_joint_states(handle, js_topics[0])
-    series = {t: read_joint_states(handle, t) for t in js_topics}
-    why = {t: _why_unusable(s) for t, s in series.items()}
-    good = [t for t, w in why.items() if w is None]
-    if len(good) == 1:
-        return series[good[0]]
-    if not good:
-        listing = "; ".join(f"{t}: {w}" for t, w in why.items())
-        raise DataError(f"{handle.path}: none of the JointState topics can be trained on: {listing}")
-    raise DataError(
-        f"{handle.path}: several JointState topics could be trained on: {good}; choose one with topic= "
-        "(CLI: --topic)"
-    )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Building episodes
-
-
-def series_from_recording(recording: Recording, source: str = "<recording>") -> JointStateSeries:
-    """Wrap a :class:`Recording`'s joint states as a :class:`JointStateSeries` (stamps are header = log time)."""
-    n = len(recording.state_t_ns)
-    t = np.asarray(recording.state_t_ns, dtype=np.int64)
-    return JointStateSeries(
-        bag=source,
-        topic="/joint_states",
-        joint_names=tuple(recording.joint_names),
-        stamp_ns=t,
-        log_ns=t,
-        position=np.asarray(recording.position, float),
-        velocity=np.asarray(recording.velocity, float),
-        effort=np.asarray(recording.effort, float),
-        index=np.arange(n, dtype=np.int64),
-        report={"messages": n, "messages_used": n, "dropped": {}, "joint_order_changes": 0,
-                "messages_with_field": {"position": n, "velocity": n, "effort": n}},
-    )
-
-
-def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[list[Episode], tuple[str, ...], dict]:
-    """Clean, split and resample one decoded JointState topic into episodes (steps 4–6 of the module docstring).
-
-    Returns:
-        (episodes, joint_names, report) with report holding this bag's counts and warnings.
-
-    Raises:
-        DataError: nothing usable (names bag, topic, message index, field and joint).
-    """
-    where = f"{series.bag}: topic {series.topic}"
-    rep: dict[str, Any] = {
-        "topic": series.topic,
-        "messages": series.report.get("messages", len(series)),
-        "messages_dropped": sum(d["count"] for d in series.report.get("dropped", {}).values()),
-        "dropped": series.report.get("dropped", {}),
-        "joint_order_changes": series.report.get("joint_order_changes", 0),
-        "warnings": [],
-    }
-    if len(series) == 0:
-        raise DataError(f"{where}: {_why_unusable(series)}")
-    for reason, d in rep["dropped"].items():
-        rep["warnings"].append(f"{where}: dropped {d['count']} message(s): {reason} (first: message {d['first_message']})")
-    if rep["joint_order_changes"]:
-        rep["warnings"].append(f"{where}: joint order changed {rep['joint_order_changes']} time(s); mapped by name")
-
-    # -- joints
-    pos_u, eff_u, vel_u = (field_usability(series, f) for f in ("position", "effort", "velocity"))
-    if config.joints is not None:
-        missing = [j for j in config.joints if j not in series.joint_names]
-        if missing:
-            raise DataError(f"{where}: joint(s) {missing} not in the messages; joints: {list(series.joint_names)}")
-        for j in config.joints:
-            for fname, u in (("position", pos_u), ("effort", eff_u)):
-                if u[j] is not None:
-                    raise DataError(f"{where}: message 0..{len(series) - 1} field {fname} of joint {j}: {u[j]}")
-        joints = tuple(config.joints)
-    else:
-        joints = tuple(n for n in series.joint_names if pos_u[n] is None and eff_u[n] is None)
-        if not joints:
-            raise DataError(f"{where}: message 0..{len(series) - 1}: {_why_unusable(series)}")
-        skipped = {n: eff_u[n] or pos_u[n] for n in series.joint_names if n not in joints}
-        if skipped:
-            rep["warnings"].append(
-                f"{where}: skipped joint(s) without usable position/effort: "
-                + ", ".join(f"{n} ({r})" for n, r in skipped.items())
-            )
-    rep["joints_skipped"] = [n for n in series.joint_names if n not in joints]
-    cols = [series.joint_names.index(j) for j in joints]
-    q = series.position[:, cols]
-    tau = series.effort[:, cols]
-    vel = series.velocity[:, cols]
-    msg_index = series.index
-
-    # -- velocity source
-    vel_ok = all(vel_u[j] is None for j in joints)
-    if config.velocity == "message":
-        bad = [f"{j} ({vel_u[j]})" for j in joints if vel_u[j] is not None]
-        if bad:
-            raise DataError(f"{where}: message 0..{len(series) - 1} field velocity unusable for {bad}; "
-                            "use velocity='differentiate'")
-        use_msg_vel = True
-    else:
-        use_msg_vel = config.velocity == "auto" and vel_ok
-    rep["velocity_source"] = "message" if use_msg_vel else "savgol derivative of position"
-    if config.velocity == "auto" and not vel_ok:
-        rep["warnings"].append(
-            f"{where}: field velocity unusable ("
-            + ", ".join(f"{j}: {vel_u[j]}" for j in joints if vel_u[j] is not None)
-            + "); dq from zero-phase Savitzky–Golay differentiation of position"
-        )
-
-    # -- time
-    zero = series.stamp_ns <= 0
-    if config.time_source == "log" or (config.time_source == "auto" and zero.any()):
-        t_ns = series.log_ns.copy()
-        rep["time_source"] = "log"
-        if config.time_source == "auto":
-            rep["log_time_fallback"] = True
-            rep["warnings"].append(
-                f"{where}: {int(zero.sum())} message(s) have a zero header stamp (first: message "
-                f"{int(msg_index[np.argmax(zero)])}); using log (receive) time for this topic"
-            )
-    else:
-        if zero.any():
-            k = int(msg_index[np.argmax(zero)])
-            raise DataError(f"{where}: message {k} field header.stamp is zero; use time_source='log'")
-        t_ns = series.stamp_ns.copy()
-        rep["time_source"] = "header"
-
-    # -- order, duplicates
-    back = np.diff(t_ns) < 0
-    rep["out_of_order_sorted"] = int(back.sum())
-    if back.any():
-        rep["warnings"].append(f"{where}: {int(back.sum())} message(s) out of stamp order (first: message "
-                               f"{int(msg_index[1:][back][0])}); sorted by stamp")
-    order = np.argsort(t_ns, kind="stable")
-    t_ns, q, tau, vel, msg_index = t_ns[order], q[order], tau[order], vel[order], msg_index[order]
-    same = np.concatenate([[False], np.diff(t_ns) == 0])
-    exact = same.copy()
-    if same.any():
-        rows = np.nonzero(same)[0]
-        prev = rows - 1
-        for arr in (q, tau, vel):
-            eq = (arr[rows] == arr[prev]) | (np.isnan(arr[rows]) & np.isnan(arr[prev]))
-            exact[rows] &= eq.all(axis=1)
-    rep["duplicates_dropped"] = int(exact.sum())
-    rep["same_stamp_conflicts_dropped"] = int((same & ~exact).sum())
-    if same.any():
-        rep["warnings"].append(
-            f"{where}: dropped {int(exact.sum())} exact duplicate(s) and {int((same & ~exact).sum())} message(s) "
-            f"repeating a stamp with other values (kept the first; first: message {int(msg_index[same][0])})"
-        )
-    keep = ~same
-    # -- NaN samples
-    finite = np.isfinite(q).all(axis=1) & np.isfinite(tau).all(axis=1)
-    if use_msg_vel:
-        finite &= np.isfinite(vel).all(axis=1)
-    nan_rows = keep & ~finite
-    rep["nan_samples_dropped"] = int(nan_rows.sum())
-    if nan_rows.any():
-        rep["warnings"].append(f"{where}: dropped {int(nan_rows.sum())} sample(s) with NaN/inf or a missing value "
-                               f"(first: message {int(msg_index[nan_rows][0])})")
-    keep &= finite
-    t_ns, q, tau, vel, msg_index = t_ns[keep], q[keep], tau[keep], vel[keep], msg_index[keep]
-    if len(t_ns) < 2:
-        raise DataError(f"{where}: fewer than 2 usable samples after cleaning (see report warnings: {rep['warnings']})")
-
-    # -- rate, gaps
-    step = np.diff(t_ns)
-    median_dt = float(np.median(step)) * 1e-9
-    rate = float(config.rate_hz) if config.rate_hz is not None else 1.0 / median_dt
-    rep["rate_hz"] = rate
-    rep["median_step_s"] = median_dt
-    gaps = np.nonzero(step * 1e-9 > config.max_gap_s)[0]
-    rep["gaps_split"] = int(len(gaps))
-    if len(gaps):
-        rep["warnings"].append(
-            f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{step.max() * 1e-9:.3f} s, first before message {int(msg_index[gaps[0] + 1])}); split, not interpolated"
-        )
-    bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
-    window = config.window_samples(rate)
-    rep["savgol_window_samples"] = window
-    t0 = int(t_ns[0])
-    episodes: list[Episode] = []
-    short, short_samples = 0, 0
-    name = Path(series.bag).name
-    dt_ns = 1e9 / rate
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        ts = t_ns[a:b]
-        n_grid = int(np.floor((ts[-1] - ts[0]) / dt_ns + 1e-9)) + 1 if b - a > 1 else 1
-        if n_grid < window:
-            short += 1
-            short_samples += int(b - a)
-            continue
-        g = np.arange(n_grid) * dt_ns  # [ns] since the segment start (small floats: no precision loss)
-        rel = (ts - ts[0]).astype(np.float64)
-        qg = _interp_cols(g, rel, q[a:b])
-        taug = _interp_cols(g, rel, tau[a:b])
-        dt = 1.0 / rate
-        if use_msg_vel:
-            dqg = _interp_cols(g, rel, vel[a:b])
-        else:
-            dqg = savgol_filter(qg, window, config.savgol_order, deriv=1, delta=dt, axis=0, mode="interp")
-        ddqg = savgol_filter(dqg, window, config.savgol_order, deriv=1, delta=dt, axis=0, mode="interp")
-        episodes.append(
-            Episode(
-                name=f"{name}#{len(episodes)}",
-                source=str(series.bag),
-                joint_names=joints,
-                t=(int(ts[0]) - t0) * 1e-9 + g * 1e-9,
-                q=qg,
-                dq=dqg,
-                ddq=ddqg,
-                tau=taug,
-            )
-        )
-    rep["short_segments_dropped"] = short
-    if short:
-        rep["warnings"].append(f"{where}: dropped {short} segment(s) ({short_samples} messages) shorter than the "
-                               f"Savitzky–Golay window of {window} samples")
-    if not episodes:
-        raise DataError(f"{where}: no segment is longer than the Savitzky–Golay window ({window} samples at "
-                        f"{rate:.1f} Hz); gaps split the data into {len(bounds) - 1} piece(s)")
-    rep["samples"] = sum(len(e) for e in episodes)
-    rep["episodes"] = len(episodes)
-    dq_all = np.concatenate([e.dq for e in episodes])
-    q_all = np.concatenate([e.q for e in episodes])
-    still = [j for k, j in enumerate(joints) if np.ptp(q_all[:, k]) == 0.0 or np.all(dq_all[:, k] == 0.0)]
-    rep["joints_never_moving"] = still
-    if len(still) == len(joints):
-        raise DataError(f"{where}: nothing moves: field position is constant for every joint {list(joints)} over "
-                        f"messages {int(msg_index[0])}..{int(msg_index[-1])}; no inverse-dynamics data")
-    if still:
-        rep["warnings"].append(f"{where}: joint(s) {still} never move (every sample is in the dead zone)")
-    return episodes, joints, rep
-
-
-def _interp_cols(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-    """Linear interpolation of every column of fp (n, J) from xp (n,) to x (m,); returns (m, J)."""
-    return np.stack([np.interp(x, xp, fp[:, j]) for j in range(fp.shape[1])], axis=1)
-
-
-def _merge_reports(reports: list[dict], extra_warnings: list[str]) -> dict[str, Any]:
-    total: dict[str, Any] = {
-        "bags": {},
-        "episodes": 0,
-        "samples": 0,
-        "messages": 0,
-        "messages_dropped": 0,
-        "duplicates_dropped": 0,
-        "same_stamp_conflicts_dropped": 0,
-        "out_of_order_sorted": 0,
-        "gaps_split": 0,
-        "nan_samples_dropped": 0,
-        "short_segments_dropped": 0,
-        "log_time_fallback": [],
-        "recovered": [],
-        "velocity_source": {},
-        "warnings": list(extra_warnings),
-    }
-    for rep in reports:
-        bag = rep["bag"]
-        total["bags"][bag] = rep
-        for key in ("episodes", "samples", "messages", "messages_dropped", "duplicates_dropped",
-                    "same_stamp_conflicts_dropped", "out_of_order_sorted", "gaps_split", "nan_samples_dropped",
-                    "short_segments_dropped"):
-            total[key] += rep.get(key, 0)
-        if rep.get("log_time_fallback"):
-            total["log_time_fallback"].append(bag)
-        if rep.get("recovered"):
-            total["recovered"].append(bag)
-        total["velocity_source"][bag] = rep.get("velocity_source")
-        total["warnings"].extend(rep["warnings"])
-    return total
 
 
 def _check_joint_names(per_bag: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
@@ -544,17 +197,15 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
     if not paths:
         raise DataError("load_dataset: no bag given")
     episodes: list[Episode] = []
-    reports: list[dict] = []
+    reports: list[BagReport] = []
     names: list[tuple[str, tuple[str, ...]]] = []
     for path in paths:
         with open_bag(path) as handle:
             series = select_joint_state_topic(handle, config.topic)
             eps, joints, rep = build_episodes(series, config)
-            rep["bag"] = str(path)
-            rep["format"] = handle.format
+            rep = replace(rep, bag=str(path), format=handle.format)
             if handle.recovered:
-                rep["recovered"] = True
-                rep["warnings"][:0] = [f"{path}: {n}" for n in handle.notes]
+                rep = replace(rep, recovered=True, warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
         episodes.extend(eps)
         reports.append(rep)
         names.append((str(path), joints))
@@ -562,7 +213,7 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
     if config.absolute_thresholds is not None and len(config.absolute_thresholds) != len(joint_names):
         raise DataError(f"DatasetConfig.absolute_thresholds has {len(config.absolute_thresholds)} values for "
                         f"joints {list(joint_names)}")
-    return Dataset(episodes=episodes, joint_names=joint_names, report=_merge_reports(reports, []), config=config)
+    return Dataset(episodes=episodes, joint_names=joint_names, report=merge_reports(reports), config=config)
 
 
 def dataset_from_recordings(recordings: Sequence[Recording], config: DatasetConfig | None = None,
@@ -582,10 +233,10 @@ def dataset_from_recordings(recordings: Sequence[Recording], config: DatasetConf
     reports, joint_sets = [], []
     for rec, label in zip(recordings, labels):
         eps, joints, rep = build_episodes(series_from_recording(rec, label), config)
-        rep["bag"] = label
+        rep = replace(rep, bag=label)
         episodes.extend(eps)
         reports.append(rep)
         joint_sets.append((label, joints))
     if not joint_sets:
         raise DataError("dataset_from_recordings: no recording given")
-    return Dataset(episodes, _check_joint_names(joint_sets), _merge_reports(reports, []), config)
+    return Dataset(episodes, _check_joint_names(joint_sets), merge_reports(reports), config)

@@ -2,7 +2,7 @@
 
 For every topic: type, message count and rate. For every sensor_msgs/JointState topic: joints, which of
 position/velocity/effort are present and usable per joint, whether anything moves. For the topic a data set would
-be built from (:func:`~deadzone_id_ros.data.dataset.select_joint_state_topic`): samples, episodes, the dead-zone
+be built from (:func:`~deadzone_id_ros.data.bag.select_joint_state_topic`): samples, episodes, the dead-zone
 fraction per joint (``|dq_j| <= alpha * sigma_j``, Inami, Yamane, Sakaino, arXiv 2402.00393), the fraction of
 samples with every joint moving, the data-set report, and a note on effort units (JointState does not declare them).
 """
@@ -15,9 +15,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from .bags import JOINT_STATE_TYPE, open_bag, read_joint_states
-from .dataset import DatasetConfig, build_episodes, field_usability, select_joint_state_topic
+from ..stamps import ns_to_s
+from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
+from .cleaning_report import COUNT_FIELDS
+from .dataset import DatasetConfig
 from .deadzone import fit_dead_zone
+from .episodes import build_episodes
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
 
@@ -48,7 +51,7 @@ def _rates(reader: Any) -> dict[str, dict[str, Any]]:
         entry["messages"] += len(stamps.get(conn.id, []))
     for entry in out.values():
         t = np.sort(np.asarray(entry.pop("_t"), dtype=np.int64))
-        entry["rate_hz"] = float((len(t) - 1) / ((t[-1] - t[0]) * 1e-9)) if len(t) > 1 and t[-1] > t[0] else None
+        entry["rate_hz"] = float((len(t) - 1) / ns_to_s(t[-1] - t[0])) if len(t) > 1 and t[-1] > t[0] else None
     return out
 
 
@@ -113,19 +116,17 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
         "joints": list(joints),
         "samples": int(r.shape[0]),
         "episodes": len(episodes),
-        "rate_hz": rep["rate_hz"],
-        "velocity_source": rep["velocity_source"],
-        "time_source": rep["time_source"],
+        "rate_hz": rep.rate_hz,
+        "velocity_source": rep.velocity_source,
+        "time_source": rep.time_source,
         "alpha": dz.alpha,
         "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
         "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
         "all_joints_moving_fraction": float(r.all(axis=1).mean()),
         "pairs_moving_fraction": float(r.mean()),
-        "counts": {k: rep[k] for k in ("messages", "messages_dropped", "duplicates_dropped",
-                                       "same_stamp_conflicts_dropped", "out_of_order_sorted", "gaps_split",
-                                       "nan_samples_dropped", "short_segments_dropped")},
-        "joints_skipped": rep["joints_skipped"],
-        "warnings": rep["warnings"],
+        "counts": {k: getattr(rep, k) for k in COUNT_FIELDS},
+        "joints_skipped": list(rep.joints_skipped),
+        "warnings": list(rep.warnings),
     }
     out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0)
     return out

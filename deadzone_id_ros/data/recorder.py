@@ -5,7 +5,7 @@ them, so nothing is deserialized on the hot path) into one standard rosbag2 dire
 Writer, MCAP by default or sqlite3. Data loss on ``kill -9`` is bounded by :meth:`EpisodeWriter.flush`, which the
 node calls every ``flush_period`` seconds: MCAP closes the current chunk and hands it to the OS, sqlite3 commits.
 What a killed recorder leaves (no metadata.yaml, MCAP without summary) is read back by
-:func:`deadzone_id_ros.data.bags.open_bag` through its recovery path. ``episode.yaml`` is written when an episode
+:func:`deadzone_id_ros.data.bag.open_bag` through its recovery path. ``episode.yaml`` is written when an episode
 starts and rewritten when it stops.
 """
 
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from .bags import (
+from ..stamps import ns_to_s
+from .bag import (
     COMMAND_TYPE,
     DEFAULT_COMMAND_TOPIC,
     DEFAULT_JOINT_STATE_TOPIC,
@@ -127,7 +128,7 @@ class EpisodeWriter:
         if self.recording:
             raise DataError(f"already recording to {self.path}")
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.fromtimestamp(now_ns * 1e-9, tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
+        stamp = datetime.fromtimestamp(ns_to_s(now_ns), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
         while True:
             path = self.output_dir / f"{self.config.episode_prefix}_{stamp}_{self._episode:03d}"
             self._episode += 1
@@ -191,7 +192,7 @@ class EpisodeWriter:
 
     def _episode_doc(self, stop_ns: int | None) -> dict[str, Any]:
         def iso(t: int | None) -> str | None:
-            return None if t is None else datetime.fromtimestamp(t * 1e-9, tz=timezone.utc).isoformat()
+            return None if t is None else datetime.fromtimestamp(ns_to_s(t), tz=timezone.utc).isoformat()
 
         return {
             "robot": self.config.robot,

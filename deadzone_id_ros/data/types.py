@@ -3,8 +3,8 @@
 - :class:`Recording`: raw time series as a robot logs them (what goes into and comes out of a bag).
 - :class:`Episode`: one contiguous, uniformly resampled stretch of training data with q, dq, ddq, tau.
 
-Time is an integer in nanoseconds in a Recording (as in ROS messages) and a float in seconds in an Episode; the one
-conversion is :func:`ns_to_s`.
+Time is an integer in nanoseconds in a Recording (as in ROS messages) and a float in seconds in an Episode; the
+conversions live in :mod:`deadzone_id_ros.stamps`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Episode", "Recording", "ns_to_s"]
-
-
-def ns_to_s(t_ns: np.ndarray) -> np.ndarray:
-    """Convert integer nanoseconds (N,) to float seconds (N,) relative to the first stamp [s]."""
-    t_ns = np.asarray(t_ns, dtype=np.int64)
-    if t_ns.size == 0:
-        return np.zeros(0)
-    return (t_ns - t_ns[0]).astype(np.float64) * 1e-9
+__all__ = ["Episode", "Recording"]
 
 
 @dataclass

@@ -25,6 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import BagReplayNodeConfig, check_joints
+from ..stamps import NS_PER_S, ns_to_s
 from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["BagReplayNode", "main"]
@@ -41,7 +42,7 @@ class BagReplayNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("bag_replay", **kwargs)
-        from ..data.bags import read_recording
+        from ..data.bag import read_recording
 
         self.config = cfg = declare_dataclass_parameters(
             self, BagReplayNodeConfig, read_only=("bag", "command_joint_names", "joint_state_topic", "command_topic"),
@@ -57,7 +58,7 @@ class BagReplayNode(Node):
         t0 = int(rec.state_t_ns[0])
         self._cmd_t = (np.asarray(rec.command_t_ns, np.int64) - t0)  # [ns] since the first recorded state
         self._cmd = np.asarray(rec.command, float)[:, cols]
-        self._rec_t = (np.asarray(rec.state_t_ns, np.int64) - t0) * 1e-9
+        self._rec_t = ns_to_s(np.asarray(rec.state_t_ns, np.int64) - t0)
         self._rec_q = np.asarray(rec.position, float)[:, cols]
         self._next = 0
         self._start_ns: int | None = None
@@ -71,7 +72,7 @@ class BagReplayNode(Node):
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
         self.get_logger().info(
-            f"bag_replay: {len(self._cmd)} commands over {self._cmd_t[-1] * 1e-9:.3f} s from {cfg.bag}, joints "
+            f"bag_replay: {len(self._cmd)} commands over {ns_to_s(self._cmd_t[-1]):.3f} s from {cfg.bag}, joints "
             f"{list(self.joint_names)}; waiting for /joint_states"
         )
 
@@ -95,7 +96,7 @@ class BagReplayNode(Node):
         pos = np.asarray(msg.position, float)
         if pos.size != len(names):
             return
-        self._live_t.append((now - self._start_ns) * 1e-9)
+        self._live_t.append(ns_to_s(now - self._start_ns))
         self._live_q.append(pos[idx])
 
     def _on_tick(self) -> None:
@@ -103,7 +104,7 @@ class BagReplayNode(Node):
             return
         now = self._now_ns()
         if self._start_ns is None:
-            if now - self._first_state_ns < self.config.start_delay * 1e9:
+            if now - self._first_state_ns < self.config.start_delay * NS_PER_S:
                 return
             self._start_ns = now
             self.get_logger().info("playing")
@@ -116,7 +117,7 @@ class BagReplayNode(Node):
             self._pub.publish(msg)
             self.published += 1
             self._next = due
-        if self._next >= len(self._cmd_t) and elapsed * 1e-9 >= self._rec_t[-1]:
+        if self._next >= len(self._cmd_t) and ns_to_s(elapsed) >= self._rec_t[-1]:
             self._finish()
 
     def report(self) -> dict:

@@ -24,6 +24,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
 from ..control.config import ExcitationNodeConfig
+from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
@@ -32,7 +33,7 @@ REFERENCE_TOPIC = "/feedforward_controller/reference"
 
 
 def _split_ns(ns: int) -> tuple[int, int]:
-    return divmod(int(ns), 1_000_000_000)
+    return ns_to_stamp(ns)
 
 
 class ExcitationNode(Node):
@@ -79,7 +80,7 @@ class ExcitationNode(Node):
 
     def _start(self, start: np.ndarray | None) -> None:
         self.points = generate_excitation(self.config, start=start)
-        self._t0_ns = self.get_clock().now().nanoseconds + int(self.node_config.start_delay * 1e9)
+        self._t0_ns = self.get_clock().now().nanoseconds + s_to_ns(self.node_config.start_delay)
         self.get_logger().info(
             f"excitation: seed {self.config.seed}, {self.config.duration:g} s, centre "
             f"{np.round(self.points.position[0], 4).tolist()} rad, starting in {self.node_config.start_delay:g} s"
@@ -89,7 +90,7 @@ class ExcitationNode(Node):
     def _publish_window(self, now_ns: int) -> None:
         pts = self.points
         assert pts is not None
-        rel = (now_ns - self._t0_ns) * 1e-9
+        rel = ns_to_s(now_ns - self._t0_ns)
         lo = max(np.searchsorted(pts.t, rel - self.config.sample_period) - 1, 0)
         hi = int(np.searchsorted(pts.t, rel + self.node_config.horizon, side="right"))
         hi = max(hi, lo + 2)
@@ -101,7 +102,7 @@ class ExcitationNode(Node):
             p.positions = pts.position[k].tolist()
             p.velocities = pts.velocity[k].tolist()  # type: ignore[union-attr]
             p.accelerations = pts.acceleration[k].tolist()  # type: ignore[union-attr]
-            sec, nsec = _split_ns(round(pts.t[k] * 1e9))
+            sec, nsec = _split_ns(s_to_ns(pts.t[k]))
             p.time_from_start = Duration(sec=sec, nanosec=nsec)
             msg.points.append(p)
         self._pub.publish(msg)

@@ -42,20 +42,13 @@ from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
 from ..control.config import ControllerNodeConfig
 from ..control.models import load_model
 from ..errors import SafetyError
+from ..stamps import ns_to_s as _ns_to_s
+from ..stamps import stamp_to_ns as _stamp_ns
 from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
 LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as late
-
-
-def _stamp_ns(stamp) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
-def _ns_to_s(ns: int) -> float:
-    """The one ns -> s conversion of this node."""
-    return ns * 1e-9
 
 
 def _percentile(values, q: float) -> float:

@@ -6,7 +6,7 @@ node keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. L
 (``use_sim_time`` respected). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
 without losing a message). Each episode is its own bag directory under ``output_dir`` with a standard metadata.yaml
 and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a ``kill -9`` loses at most ``flush_period``
-seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bags.open_bag`.
+seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bag.open_bag`.
 
 Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.RecorderConfig`).
 """
@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..data.bags import JOINT_STATE_TYPE, typestore
+from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
 from ._common import declare_dataclass_parameters, run_node

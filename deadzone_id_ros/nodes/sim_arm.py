@@ -24,6 +24,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..errors import DeadzoneIdError
 from ..sim import SimArm, SimArmConfig, SimArmNodeConfig
+from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["SimArmNode", "main"]
@@ -141,14 +142,14 @@ class SimArmNode(Node):
             self._last_idle_publish = now
         meas = arm.measure()
         if self._owns_clock:
-            stamp_ns = int(round(meas.t * 1e9))
+            stamp_ns = s_to_ns(meas.t)
             clock = Clock()
-            clock.clock.sec, clock.clock.nanosec = divmod(stamp_ns, 1_000_000_000)
+            clock.clock.sec, clock.clock.nanosec = ns_to_stamp(stamp_ns)
             self._clock_pub.publish(clock)
         else:
-            stamp_ns = self._epoch_ns + int(round(meas.t * 1e9))
+            stamp_ns = self._epoch_ns + s_to_ns(meas.t)
         msg = self._msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
         msg.position = meas.q.tolist()
         msg.velocity = meas.dq.tolist()
         msg.effort = meas.effort.tolist()

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import __version__
 from ..data.types import Recording
+from ..stamps import NS_PER_S, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
 
@@ -103,7 +104,7 @@ def simulate(
 
     n = int(round(duration * rate_hz))
     j = arm.n_joints
-    period_ns = int(round(1e9 / rate_hz))
+    period_ns = int(round(NS_PER_S / rate_hz))
     t_ns = np.arange(n, dtype=np.int64) * period_ns
     pos, vel, eff, cmd = (np.empty((n, j)) for _ in range(4))
     ref_q, ref_dq, ref_ddq = (np.empty((n, j)) for _ in range(3))
@@ -116,7 +117,7 @@ def simulate(
     wall0 = time.perf_counter()
     for k in iterator:
         meas = arm.measure()
-        t = k * period_ns * 1e-9
+        t = ns_to_s(k * period_ns)
         tau = controller.step(t, meas.q, meas.dq)
         pos[k], vel[k], eff[k], cmd[k] = meas.q, meas.dq, meas.effort, tau
         ref_q[k], ref_dq[k], ref_ddq[k] = controller.desired

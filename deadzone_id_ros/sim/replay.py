@@ -33,6 +33,7 @@ import numpy as np
 from ..config import dataclass_from_dict
 from ..data.types import Recording
 from ..errors import DataError
+from ..stamps import NS_PER_S, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
 
@@ -177,7 +178,7 @@ def replay(
     """Replay ``recording`` through the simulated arm (see the module docstring for both modes).
 
     Args:
-        recording: the bag's data (:func:`deadzone_id_ros.data.bags.read_recording`). Open loop needs commands,
+        recording: the bag's data (:func:`deadzone_id_ros.data.bag.read_recording`). Open loop needs commands,
             closed loop needs the reference.
         closed_loop: follow the recorded reference with the controller instead of applying recorded commands.
         sim_config: physics; default: the bag's ``sim_config`` metadata, else config/sim_arm.yaml.
@@ -208,7 +209,7 @@ def replay(
     rec_dq = np.asarray(recording.velocity, float)[:, cols]
     rec_eff = np.asarray(recording.effort, float)[:, cols]
     t0 = int(t_ns[0])
-    dt_ns = cfg.timestep * 1e9
+    dt_ns = cfg.timestep * NS_PER_S
     state_step = np.rint((t_ns - t0) / dt_ns).astype(np.int64)
     if np.any(np.diff(state_step) <= 0):
         raise DataError(f"{source}: /joint_states stamps are closer than the physics step {cfg.timestep} s")
@@ -265,7 +266,7 @@ def replay(
                 s += run
     return ReplayResult(
         mode="closed_loop" if closed_loop else "open_loop", source=source, joint_names=names,
-        t=(t_ns - t0) * 1e-9, recorded_q=rec_q, simulated_q=sim_q, recorded_dq=rec_dq, simulated_dq=sim_dq,
+        t=ns_to_s(t_ns - t0), recorded_q=rec_q, simulated_q=sim_q, recorded_dq=rec_dq, simulated_dq=sim_dq,
         recorded_effort=rec_eff, simulated_effort=sim_eff, notes=notes,
     )
 
@@ -292,7 +293,7 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
         friction_velocity=controller_config.friction_velocity,
     )
     controller = FeedforwardController(controller_config, model, arm.description)
-    ref_t = (np.asarray(recording.reference_t_ns, np.int64) - t0) * 1e-9
+    ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
     keep = np.concatenate([[True], np.diff(ref_t) > 0])  # drop repeated stamps (a reference republished)
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]
     vel = recording.reference_velocity
@@ -302,18 +303,18 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
     controller.set_reference(TrajectoryPoints(names, ref_t[keep], pos, vel, acc))
     notes.append(f"reference: {int(keep.sum())} recorded points (velocity {'yes' if vel is not None else 'no'}, "
                  f"acceleration {'yes' if acc is not None else 'no'})")
-    t_rel = (np.asarray(recording.state_t_ns, np.int64) - t0) * 1e-9
+    t_rel = ns_to_s(np.asarray(recording.state_t_ns, np.int64) - t0)
     return controller, t_rel
 
 
 def replay_bag(path: str | Path, *, closed_loop: bool = False, **kwargs: Any) -> ReplayResult:
-    """Read a bag with :func:`deadzone_id_ros.data.bags.read_recording` and :func:`replay` it.
+    """Read a bag with :func:`deadzone_id_ros.data.bag.read_recording` and :func:`replay` it.
 
     Raises:
         FileNotFoundError: no such bag.
         DataError: unreadable bag, joints not the URDF's, or missing topics (see :func:`replay`).
     """
-    from ..data.bags import read_recording
+    from ..data.bag import read_recording
 
     return replay(read_recording(path), closed_loop=closed_loop, source=str(path), **kwargs)
 

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from deadzone_id_ros.data.bags import typestore
+from deadzone_id_ros.data.bag import typestore
 from deadzone_id_ros.data.types import Recording
 
 T0 = 1_700_000_000_000_000_000  # an arbitrary epoch stamp [ns]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from deadzone_id_ros.data.bags import (
+from deadzone_id_ros.data.bag import (
     MessageEncoders,
     typestore,
     detect_format,

@@ -11,7 +11,7 @@ import yaml
 from conftest import SHARED_REAL
 from data_helpers import sine_messages, write_joint_state_bag
 from deadzone_id_ros.cli.main import main
-from deadzone_id_ros.data.bags import read_recording
+from deadzone_id_ros.data.bag import read_recording
 from deadzone_id_ros.data.convert import parse_joint_spec, read_csv_recording
 from deadzone_id_ros.data.dataset import load_dataset
 from deadzone_id_ros.errors import DataError
@@ -104,7 +104,7 @@ def test_convert_missing_fields_are_empty_and_differentiated(tmp_path):
     assert main(["convert", str(csv), "--out", str(tmp_path / "b"), "--time", "t_ms", "--time-unit", "ms",
                  "--joint", "j:pos=q,effort=tau", "--storage", "sqlite3"]) == 0
     ds = load_dataset([tmp_path / "b"])
-    assert ds.report["velocity_source"][str(tmp_path / "b")] == "savgol derivative of position"
+    assert ds.report.velocity_source[str(tmp_path / "b")] == "savgol derivative of position"
     ep = ds.episodes[0]
     np.testing.assert_allclose(ep.dq[20:-20, 0], np.cos(ep.t[20:-20] - ep.t[0] + t[0]), atol=1e-3)
 

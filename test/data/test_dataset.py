@@ -7,7 +7,7 @@ import pytest
 
 from conftest import SHARED_REAL
 from data_helpers import T0, make_recording, sine_messages, write_joint_state_bag
-from deadzone_id_ros.data.bags import write_recording
+from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.convert import convert_csv, parse_joint_spec
 from deadzone_id_ros.data.dataset import DatasetConfig, dataset_from_recordings, load_dataset
 from deadzone_id_ros.errors import DataError
@@ -34,10 +34,10 @@ def _dz_fractions(ds):
 def test_kuka_bag():
     ds = load_dataset([KUKA])
     assert ds.joint_names == tuple(f"lwr_arm_{i}_joint" for i in range(7))
-    assert ds.report["messages"] == 4101 and ds.report["messages_dropped"] == 0
+    assert ds.report.messages == 4101 and ds.report.messages_dropped == 0
     assert ds.num_samples == 4100 and len(ds.episodes) == 1  # 41.00 s span at a 10.000 ms median step
     assert ds.episodes[0].dt == pytest.approx(0.01)
-    assert ds.report["velocity_source"][str(KUKA)] == "message"
+    assert ds.report.velocity_source[str(KUKA)] == "message"
     dzf, all_moving = _dz_fractions(ds)
     raw = [0.5886, 0.4728, 0.6203, 0.4933, 0.7854, 0.7759, 0.8291]  # README: 44-81% nearly still
     np.testing.assert_allclose(dzf, raw, atol=0.01)  # resampling at the message times changes little (regular 100 Hz)
@@ -51,9 +51,9 @@ def test_kuka_bag():
 def test_wx200_bag_skips_joints_without_effort_and_keeps_ma_label():
     ds = load_dataset([WX200])
     assert ds.joint_names == ("waist", "shoulder", "elbow", "wrist_angle", "wrist_rotate")
-    assert ds.report["messages"] == 10598
+    assert ds.report.messages == 10598
     assert ds.num_samples == 10610  # irregular 2-64 ms steps; span / 9.9918 ms median + 1
-    assert "gripper (exactly zero in every message)" in " ".join(ds.report["warnings"])
+    assert "gripper (exactly zero in every message)" in " ".join(ds.report.warnings)
     assert np.abs(ds.episodes[0].tau).max() > 100  # motor current in mA kept as the label, not rescaled
     dzf, _ = _dz_fractions(ds)
     raw = [0.1029, 0.9893, 0.9852, 0.9913, 0.9596]
@@ -119,10 +119,10 @@ def test_length_mismatch_dropped_and_counted(tmp_path):
     msgs[7]["effort"] = [1.0]
     msgs[9]["velocity"] = [1.0, 2.0, 3.0]
     ds = load_dataset([write_joint_state_bag(tmp_path / "b", msgs)])
-    dropped = ds.report["bags"][str(tmp_path / "b")]["dropped"]
+    dropped = ds.report.bags[str(tmp_path / "b")].dropped
     assert dropped["field effort has a different length than name"] == {"count": 1, "first_message": 7}
     assert dropped["field velocity has a different length than name"] == {"count": 1, "first_message": 9}
-    assert ds.report["messages_dropped"] == 2
+    assert ds.report.messages_dropped == 2
 
 
 def test_every_message_mismatched_is_an_error(tmp_path):
@@ -143,7 +143,7 @@ def test_joint_order_change_is_mapped_by_name(tmp_path):
         m["name"] = ["b", "a"]
     ds_clean = load_dataset([write_joint_state_bag(tmp_path / "c", clean)])
     ds = load_dataset([write_joint_state_bag(tmp_path / "s", swapped)])
-    assert ds.report["bags"][str(tmp_path / "s")]["joint_order_changes"] == 2
+    assert ds.report.bags[str(tmp_path / "s")].joint_order_changes == 2
     np.testing.assert_array_equal(ds.episodes[0].q, ds_clean.episodes[0].q)
     np.testing.assert_array_equal(ds.episodes[0].tau, ds_clean.episodes[0].tau)
 
@@ -161,8 +161,8 @@ def test_duplicates_and_out_of_order(tmp_path):
     ds_clean = load_dataset([write_joint_state_bag(tmp_path / "c", clean)])
     ds = load_dataset([write_joint_state_bag(tmp_path / "b", bad)])
     rep = ds.report
-    assert rep["duplicates_dropped"] == 1 and rep["same_stamp_conflicts_dropped"] == 1
-    assert rep["out_of_order_sorted"] == 1
+    assert rep.duplicates_dropped == 1 and rep.same_stamp_conflicts_dropped == 1
+    assert rep.out_of_order_sorted == 1
     np.testing.assert_array_equal(ds.episodes[0].q, ds_clean.episodes[0].q)
     np.testing.assert_array_equal(ds.episodes[0].tau, ds_clean.episodes[0].tau)
 
@@ -172,12 +172,12 @@ def test_gap_splits_without_interpolation(tmp_path):
     for m in msgs[200:]:
         m["t"] += 500_000_000  # a 0.5 s hole after 1 s of data
     ds = load_dataset([write_joint_state_bag(tmp_path / "b", msgs)], DatasetConfig(max_gap_s=0.1))
-    assert ds.report["gaps_split"] == 1 and len(ds.episodes) == 2
+    assert ds.report.gaps_split == 1 and len(ds.episodes) == 2
     first, second = ds.episodes
     assert first.t[-1] < 1.0 and second.t[0] > 1.49  # no sample inside the hole
     assert ds.num_samples == 400
     ds_loose = load_dataset([write_joint_state_bag(tmp_path / "b2", msgs)], DatasetConfig(max_gap_s=1.0))
-    assert len(ds_loose.episodes) == 1 and ds_loose.report["gaps_split"] == 0
+    assert len(ds_loose.episodes) == 1 and ds_loose.report.gaps_split == 0
 
 
 def test_zero_stamps_fall_back_to_log_time(tmp_path):
@@ -185,8 +185,8 @@ def test_zero_stamps_fall_back_to_log_time(tmp_path):
     for m in msgs:
         m["log"], m["t"] = m["t"], 0
     ds = load_dataset([write_joint_state_bag(tmp_path / "b", msgs)])
-    assert ds.report["log_time_fallback"] == [str(tmp_path / "b")]
-    assert "zero header stamp" in " ".join(ds.report["warnings"])
+    assert ds.report.log_time_fallback == (str(tmp_path / "b"),)
+    assert "zero header stamp" in " ".join(ds.report.warnings)
     assert ds.num_samples == 300
     with pytest.raises(DataError, match=r"message 0 field header.stamp is zero"):
         load_dataset([tmp_path / "b"], DatasetConfig(time_source="header"))
@@ -196,7 +196,7 @@ def test_nan_samples_dropped_and_counted(tmp_path):
     msgs = _msgs(300)
     msgs[10]["position"] = [np.nan, 0.0]
     ds = load_dataset([write_joint_state_bag(tmp_path / "b", msgs)])
-    assert ds.report["nan_samples_dropped"] == 1
+    assert ds.report.nan_samples_dropped == 1
     assert all(np.isfinite(ep.q).all() for ep in ds.episodes)
 
 
@@ -210,7 +210,7 @@ def test_no_joint_state_topic(tmp_path):
 
     from rosbags.rosbag2 import StoragePlugin, Writer
 
-    from deadzone_id_ros.data.bags import MessageEncoders, typestore
+    from deadzone_id_ros.data.bag import MessageEncoders, typestore
 
     enc = MessageEncoders(["a"])
     with Writer(tmp_path / "nojs", version=9, storage_plugin=StoragePlugin.MCAP) as w:
@@ -232,7 +232,7 @@ def test_nothing_moves(tmp_path):
 
 def test_several_usable_topics_is_ambiguous(tmp_path):
     def second_topic(w, ts):
-        from deadzone_id_ros.data.bags import MessageEncoders
+        from deadzone_id_ros.data.bag import MessageEncoders
 
         c = w.add_connection("/other/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
         enc = MessageEncoders(["x"])
@@ -251,8 +251,8 @@ def test_bag_without_metadata_builds_and_reports_recovery(tmp_path, storage):
     bag = write_recording(make_recording(n=500), tmp_path / "b", storage=storage)
     (bag / "metadata.yaml").unlink()
     ds = load_dataset([bag])
-    assert ds.report["recovered"] == [str(bag)] and ds.num_samples == 500
-    assert "recovered 1500 message(s)" in ds.report["warnings"][0]
+    assert ds.report.recovered == (str(bag),) and ds.num_samples == 500
+    assert "recovered 1500 message(s)" in ds.report.warnings[0]
 
 
 def test_differentiated_velocity_and_savgol_acceleration(tmp_path):
@@ -263,7 +263,7 @@ def test_differentiated_velocity_and_savgol_acceleration(tmp_path):
     rec.velocity = np.full_like(rec.velocity, np.nan)  # written as an empty field
     bag = write_recording(rec, tmp_path / "b")
     ds = load_dataset([bag])
-    assert ds.report["velocity_source"][str(bag)] == "savgol derivative of position"
+    assert ds.report.velocity_source[str(bag)] == "savgol derivative of position"
     ep = ds.episodes[0]
     t = np.arange(3000) / 1000.0
     truth = make_recording(n=3000, rate=1000.0)

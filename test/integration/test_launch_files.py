@@ -151,7 +151,7 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from deadzone_id_ros.data.bags import read_recording
+    from deadzone_id_ros.data.bag import read_recording
 
     before = _fastdds_files()
     probe.listen("/joint_states", JointState)
@@ -220,7 +220,7 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
-    from deadzone_id_ros.data.bags import read_recording
+    from deadzone_id_ros.data.bag import read_recording
 
     before = _fastdds_files()
     probe.listen("/clock", Clock)
@@ -270,7 +270,7 @@ def test_replay_launch_plays_a_simulated_bag_over_dds(tmp_path):
     """replay.launch.yaml: bag_replay plays a recorded bag into sim_arm, reports, exits 0; SIGINT stops the rest."""
     import json
 
-    from deadzone_id_ros.data.bags import write_recording
+    from deadzone_id_ros.data.bag import write_recording
     from deadzone_id_ros.sim.offline import simulate
 
     bag = tmp_path / "bag"

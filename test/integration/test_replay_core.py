@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from deadzone_id_ros.data.bags import read_recording, write_recording
+from deadzone_id_ros.data.bag import read_recording, write_recording
 from deadzone_id_ros.errors import ConfigError, DataError
 from deadzone_id_ros.sim.offline import simulate
 from deadzone_id_ros.sim.replay import BagReplayNodeConfig, replay, replay_bag, write_report

@@ -18,7 +18,7 @@ from std_srvs.srv import Trigger
 
 from conftest import REPO, executable, wait_until
 from deadzone_id_ros.config import dataclass_from_dict, load_ros_parameters
-from deadzone_id_ros.data.bags import MessageEncoders, open_bag, read_joint_states, read_recording
+from deadzone_id_ros.data.bag import MessageEncoders, open_bag, read_joint_states, read_recording
 from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig
 from deadzone_id_ros.errors import ConfigError, DataError
 

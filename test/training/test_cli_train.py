@@ -16,7 +16,7 @@ TINY = ["hidden_sizes: [16, 16]", "max_steps: 60", "eval_interval: 20", "batch_s
 
 @pytest.fixture(scope="module")
 def bag(sim_recordings, tmp_path_factory):
-    from deadzone_id_ros.data.bags import write_recording
+    from deadzone_id_ros.data.bag import write_recording
 
     return write_recording(sim_recordings[0], tmp_path_factory.mktemp("bags") / "sim_run")
 

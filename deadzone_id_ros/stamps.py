@@ -1,0 +1,52 @@
+"""Time in one place: ROS stamps <-> integer nanoseconds <-> float seconds (core, no ROS import).
+
+Inside the data path time is an integer in nanoseconds, as in ROS messages and rosbag2 log times; it becomes float
+seconds only through :func:`ns_to_s` and goes back through :func:`s_to_ns`. A ROS stamp is any object with integer
+``sec`` and ``nanosec`` fields: builtin_interfaces/msg/Time or Duration, from rclpy or from the rosbags typestore.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = ["NS_PER_S", "ns_to_s", "ns_to_stamp", "s_to_ns", "stamp_to_ns", "stamp_to_s"]
+
+NS_PER_S = 1_000_000_000
+"""Nanoseconds per second (an int: ``NS_PER_S * x`` is the float ``x * 1e9`` exactly)."""
+
+_T = TypeVar("_T", int, float, np.ndarray, np.integer, np.floating)
+
+
+def stamp_to_ns(stamp: Any) -> int:
+    """Integer nanoseconds [ns] of a ROS stamp (``sec`` [s] + ``nanosec`` [ns]); also for a Duration."""
+    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+
+
+def stamp_to_s(stamp: Any) -> float:
+    """Float seconds [s] of a ROS stamp: ``sec + nanosec * 1e-9`` (loses sub-µs precision at epoch times)."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def ns_to_stamp(t_ns: int) -> tuple[int, int]:
+    """``(sec, nanosec)`` of ``t_ns`` [ns] for a ROS stamp; ``nanosec`` is in 0..999_999_999 (floor division)."""
+    return divmod(int(t_ns), NS_PER_S)
+
+
+def ns_to_s(t_ns: _T) -> _T:
+    """Nanoseconds [ns] (int, float or an array of any shape) to float seconds [s]: ``t_ns * 1e-9``.
+
+    Subtract a start time in nanoseconds first (``ns_to_s(t_ns - t0_ns)``) to keep full precision.
+    """
+    return t_ns * 1e-9  # type: ignore[return-value]
+
+
+def s_to_ns(t_s: Any) -> Any:
+    """Seconds [s] to integer nanoseconds [ns], rounded to the nearest nanosecond (ties to even).
+
+    A scalar gives a Python int; an array gives an int64 array of the same shape.
+    """
+    if isinstance(t_s, np.ndarray):
+        return np.round(t_s * 1e9).astype(np.int64)
+    return int(round(t_s * 1e9))

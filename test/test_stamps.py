@@ -1,0 +1,30 @@
+"""The one time module: ROS stamp <-> integer ns <-> float s."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from deadzone_id_ros.stamps import NS_PER_S, ns_to_s, ns_to_stamp, s_to_ns, stamp_to_ns, stamp_to_s
+
+EPOCH_NS = 1_700_000_000_123_456_789
+
+
+def test_stamp_ns_round_trip_keeps_every_nanosecond():
+    sec, nanosec = ns_to_stamp(EPOCH_NS)
+    assert (sec, nanosec) == (1_700_000_000, 123_456_789)
+    assert stamp_to_ns(SimpleNamespace(sec=sec, nanosec=nanosec)) == EPOCH_NS
+    assert ns_to_stamp(np.int64(1_999_999_999)) == (1, 999_999_999)
+    assert ns_to_stamp(-1) == (-1, 999_999_999)  # nanosec stays in 0..1e9-1, as ROS requires
+
+
+def test_seconds_conversions_match_the_inline_forms_they_replace():
+    t = np.array([0, 1, 5_000_000, 1_234_567_891], dtype=np.int64)
+    np.testing.assert_array_equal(ns_to_s(t), t * 1e-9)
+    assert ns_to_s(1_500_000_000) == 1.5 and ns_to_s(3) == 3 * 1e-9
+    assert stamp_to_s(SimpleNamespace(sec=2, nanosec=250_000_000)) == 2.25
+    assert s_to_ns(0.0015) == 1_500_000 and isinstance(s_to_ns(0.0015), int)
+    assert s_to_ns(1e-10) == 0 and s_to_ns(6e-10) == 1  # rounded to the nearest ns, not truncated
+    np.testing.assert_array_equal(s_to_ns(np.array([0.1, 2.5e-9])), [100_000_000, 2])
+    assert NS_PER_S * 0.3 == 0.3 * 1e9

@@ -2,7 +2,7 @@
 
 - :class:`FeedforwardController`: ``step(t, q, dq) -> tau`` in modes pd, pd_dob, ctc, ctc_dob, with the watchdog.
 - :class:`DisturbanceObserver`: Ohnishi's DOB, exactly discretized for the measured period.
-- :mod:`.models`: the controller's inverse-dynamics models (none, rigid body, learned).
+- the controller's inverse-dynamics models (none, rigid body, learned) live in :mod:`deadzone_id_ros.models.runtime`.
 - :class:`TrajectorySampler` / :func:`generate_excitation`: references continuous in q, dq, ddq; excitation.
 """
 

@@ -40,7 +40,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
 from ..control.config import ControllerNodeConfig
-from ..control.models import load_model
+from ..models.runtime import load_model
 from ..errors import SafetyError
 from ._common import declare_dataclass_parameters, run_node
 
@@ -89,11 +89,7 @@ class FeedforwardControllerNode(Node):
             )
         self.command_joint_names = cmd_names
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
-        model = load_model(
-            self.config.model, names, urdf_path=self.config.urdf_path or None, model_path=self.config.model_path,
-            friction=self.config.model_friction, friction_velocity=self.config.friction_velocity,
-        )
-        self.controller = FeedforwardController(self.config, model)
+        self.controller = FeedforwardController(self.config, load_model(self.config))
         self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
         self._last_stamp_ns: int | None = None
         self._min_period_ns = int(0.5e9 / self.config.control_rate)

@@ -273,7 +273,7 @@ def replay(
 def _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
     """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
     from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-    from ..control.models import load_model
+    from ..models.runtime import load_model
 
     if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
         raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
@@ -286,12 +286,7 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
         else:
             controller_config = ControllerConfig(joint_names=names)
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
-    model = load_model(
-        controller_config.model, controller_config.joint_names, urdf_path=controller_config.urdf_path or None,
-        model_path=controller_config.model_path, friction=controller_config.model_friction,
-        friction_velocity=controller_config.friction_velocity,
-    )
-    controller = FeedforwardController(controller_config, model, arm.description)
+    controller = FeedforwardController(controller_config, load_model(controller_config), arm.description)
     ref_t = (np.asarray(recording.reference_t_ns, np.int64) - t0) * 1e-9
     keep = np.concatenate([[True], np.diff(ref_t) > 0])  # drop repeated stamps (a reference republished)
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]

@@ -8,14 +8,7 @@
 
 from __future__ import annotations
 
-from .config import (
-    MODES,
-    ControllerConfig,
-    ControllerNodeConfig,
-    ExcitationNodeConfig,
-    load_controller_config,
-    load_excitation_config,
-)
+from .config import MODES, ControllerConfig
 from .controller import WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
 from .dob import DisturbanceObserver
 from .trajectory import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
@@ -24,16 +17,12 @@ __all__ = [
     "MODES",
     "WATCHDOG_STATES",
     "ControllerConfig",
-    "ControllerNodeConfig",
     "ControllerStatus",
     "DisturbanceObserver",
     "ExcitationConfig",
-    "ExcitationNodeConfig",
     "FeedforwardController",
     "TorqueParts",
     "TrajectoryPoints",
     "TrajectorySampler",
     "generate_excitation",
-    "load_controller_config",
-    "load_excitation_config",
 ]

@@ -21,7 +21,8 @@ Topics:
 A watchdog timer (every watchdog_timeout/5) holds the static torque, then zero, when /joint_states stops. On
 shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
 
-Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`).
+Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
+and the file loader in :mod:`.feedforward_controller_params`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from ..control.config import ControllerNodeConfig
 from ..models.runtime import load_model
 from ..errors import SafetyError
 from ._common import declare_dataclass_parameters, run_node
+from .feedforward_controller_params import ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from deadzone_id_ros.config import dataclass_from_dict
-from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints, load_controller_config
+from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel, ZeroModel
 from deadzone_id_ros.errors import ConfigError, SafetyError
 from deadzone_id_ros.resources import default_urdf
@@ -159,16 +157,3 @@ def test_config_validation_names_the_field():
         ControllerConfig(effort_limit_scale=2)
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['kp_gain'\]"):
         dataclass_from_dict(ControllerConfig, {"kp_gain": 1.0})
-
-
-def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
-    cfg, node = load_controller_config()
-    assert cfg == dataclasses.replace(ControllerConfig(), **{})  # the file states the defaults
-    assert node.command_joint_names == NAMES
-    bad = tmp_path / "ffc.yaml"
-    bad.write_text("/**:\n  ros__parameters:\n    mode: pd\n    gain: 3.0\n")
-    with pytest.raises(ConfigError, match=r"ffc.yaml: unknown key\(s\) \['gain'\]"):
-        load_controller_config(bad)
-    bad.write_text("/**:\n  ros__parameters:\n    mode: fast\n")
-    with pytest.raises(ConfigError, match="mode = 'fast' must be one of"):
-        load_controller_config(bad)

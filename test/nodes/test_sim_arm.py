@@ -133,7 +133,7 @@ def test_sim_arm_bad_parameter_exits_non_zero_with_a_clear_message(processes):
          "-p", "frictionloss:=[0.1,-1.0,0.1]"], "sim_arm_bad")
     assert proc.wait(20) == 2
     log = processes.log(proc)
-    assert "frictionloss[1] = -1.0 must be >= 0" in log and "Traceback" not in log
+    assert "frictionloss[1] = -1.0 must be a finite non-negative number" in log and "Traceback" not in log
 
 
 def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):

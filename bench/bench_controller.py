@@ -52,7 +52,7 @@ def _mlp_onnx(tmp: Path):
 
     import torch
 
-    from deadzone_id_ros.control.models import OnnxModel
+    from deadzone_id_ros.models.runtime import OnnxModel
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(9, 256), torch.nn.Tanh(), torch.nn.Linear(256, 256), torch.nn.Tanh(),
@@ -140,11 +140,11 @@ def _loop_across_processes(seconds: float) -> dict[str, float]:
 
 def run(quick: bool = False) -> dict[str, float]:
     """Run the benchmark and return its figures (the ``ctrl_*`` keys of bench/results.json; times in µs)."""
-    from deadzone_id_ros.control.models import RigidBodyModel
+    from deadzone_id_ros.models.runtime import NominalRigidBodyModel
     from deadzone_id_ros.resources import default_urdf
 
     ticks = 2000 if quick else 10000
-    rbd = _compute_times(RigidBodyModel(default_urdf(), NAMES), "rbd", ticks)
+    rbd = _compute_times(NominalRigidBodyModel(default_urdf(), NAMES), "rbd", ticks)
     with tempfile.TemporaryDirectory() as tmp:
         mlp_model = _mlp_onnx(Path(tmp))
         mlp = _compute_times(mlp_model, "learned", ticks)

@@ -7,11 +7,11 @@ Layout (the ROS-free core never imports rclpy):
 - ``robot``     robot description (URDF joints, limits) and rigid-body dynamics helpers (pinocchio)
 - ``sim``       the MuJoCo arm with dead zones (core)
 - ``data``      bags -> aligned arrays, dead-zone masks, splits, inspect/convert (core)
-- ``models``    MLP, losses, rigid-body baseline, model artifacts, fast inference (core)
+- ``models``    MLP, losses, rigid-body baseline, model artifacts, fast inference, runtime models (core)
 - ``training``  training loops, evaluation, comparison report (core)
 - ``control``   computed-torque control, disturbance observer, safety, trajectories (core)
 - ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
-- ``nodes``     thin rclpy adapters, one executable per module
+- ``nodes``     thin rclpy adapters, one executable per module; each node's parameters beside it (``*_params``, no rclpy)
 - ``cli``       the ``deadzone-id`` command
 """
 

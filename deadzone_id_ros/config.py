@@ -1,7 +1,8 @@
 """Typed configuration: ROS 2 parameter files (``--params-file`` format) -> frozen dataclasses.
 
 Every component config is a frozen dataclass validated in ``__post_init__``. Loading rejects unknown keys, so a
-misspelled setting fails loudly instead of silently doing nothing. Parameter files use the standard ROS 2 layout::
+misspelled setting fails loudly instead of silently doing nothing. The validators every config uses live here too:
+:func:`check_joint_names`, :func:`check_positive` and :func:`check_per_joint`. Parameter files use the standard ROS 2 layout::
 
     /**:                     # or the node name, e.g. sim_arm:
       ros__parameters:
@@ -12,6 +13,7 @@ misspelled setting fails loudly instead of silently doing nothing. Parameter fil
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from pathlib import Path
@@ -21,7 +23,14 @@ import yaml
 
 from .errors import ConfigError
 
-__all__ = ["check_joint_names", "dataclass_from_dict", "load_node_configs", "load_ros_parameters"]
+__all__ = [
+    "check_joint_names",
+    "check_per_joint",
+    "check_positive",
+    "dataclass_from_dict",
+    "load_node_configs",
+    "load_ros_parameters",
+]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -169,3 +178,44 @@ def check_joint_names(names: tuple[str, ...], field: str = "joint_names") -> int
     if len(set(names)) != len(names):
         raise ValueError(f"{field} has duplicates: {list(names)}")
     return len(names)
+
+
+def _is_number(value: object, *, integer: bool = False) -> bool:
+    """True for a finite int (or, unless ``integer``, float); False for bool, NaN, inf and anything else."""
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        return False
+    return math.isfinite(value)
+
+
+def check_positive(name: str, value: object, *, integer: bool = False, allow_zero: bool = False) -> None:
+    """Validate one config value: a finite number (an int with ``integer``) > 0, or >= 0 with ``allow_zero``.
+
+    Raises:
+        ValueError: ``"{name} = {value!r} must be a positive number"`` (``non-negative``, ``integer`` as asked);
+            booleans, NaN and inf are refused.
+    """
+    if not _is_number(value, integer=integer) or value < 0 or (value == 0 and not allow_zero):  # type: ignore[operator]
+        kind = "integer" if integer else "number"
+        raise ValueError(f"{name} = {value!r} must be a {'non-negative' if allow_zero else 'positive'} {kind}")
+
+
+def check_per_joint(name: str, values: tuple[float, ...], n_joints: int, *, sign: str = "positive") -> None:
+    """Validate a per-joint tuple: ``n_joints`` finite numbers, each > 0, >= 0 or of any sign.
+
+    Args:
+        name: the config field, for the message.
+        values: (J,) the values, in ``joint_names`` order.
+        n_joints: J, the length of ``joint_names``.
+        sign: "positive" (> 0), "non-negative" (>= 0) or "any".
+
+    Raises:
+        ValueError: ``"{name} has {len} values but joint_names has {J}"``, or
+            ``"{name}[{i}] = {v!r} must be a finite positive number"`` (``non-negative``, or no sign for "any").
+    """
+    if sign not in ("positive", "non-negative", "any"):
+        raise ValueError(f"sign = {sign!r} must be 'positive', 'non-negative' or 'any'")
+    if len(values) != n_joints:
+        raise ValueError(f"{name} has {len(values)} values but joint_names has {n_joints}")
+    for i, v in enumerate(values):
+        if not _is_number(v) or (sign == "positive" and v <= 0) or (sign == "non-negative" and v < 0):
+            raise ValueError(f"{name}[{i}] = {v!r} must be a finite {'' if sign == 'any' else sign + ' '}number")

@@ -1,4 +1,5 @@
-"""Shared fixtures: per-run DDS isolation, process start/stop helpers, cleanup of /dev/shm/fastdds_* files."""
+"""Shared fixtures: per-run DDS isolation, process start/stop helpers, cleanup of /dev/shm/fastdds_* files, and the
+test-side ROS node (``ros_probe``) that tests use to talk to the node processes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -100,3 +102,90 @@ def wait_until(predicate, timeout: float, period: float = 0.05) -> bool:
             return True
         time.sleep(period)
     return bool(predicate())
+
+
+class RosProbe:
+    """A test-side rclpy node in its own context: records topics, publishes, calls services.
+
+    rclpy is imported on construction only, so tests that need no ROS graph do not load it.
+    """
+
+    def __init__(self, name: str = "test_probe") -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._rclpy = rclpy
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.messages: dict[str, list[Any]] = {}
+        self._clients: dict[str, Any] = {}
+        self.step = 0.001  # default spin_once timeout [s]: how long an idle spin waits before checking again
+
+    def listen(self, topic: str, msg_type: type, qos: int = 100,
+               keep: Callable[[Any], Any] | None = None) -> list[Any]:
+        """Subscribe to ``topic``; return the list (also ``messages[topic]``) that receives, per message,
+        ``keep(msg)`` or by default ``(arrival time.monotonic() [s], msg)``."""
+        store: list[Any] = []
+        self.messages[topic] = store
+        if keep is None:
+            self.node.create_subscription(msg_type, topic, lambda m: store.append((time.monotonic(), m)), qos)
+        else:
+            self.node.create_subscription(msg_type, topic, lambda m: store.append(keep(m)), qos)
+        return store
+
+    def publisher(self, msg_type: type, topic: str, qos: int = 10):  # noqa: ANN201 - an rclpy Publisher
+        """Create a publisher on the probe node."""
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def spin(self, seconds: float, until: Callable[[], bool] | None = None, step: float | None = None,
+             tick: Callable[[], None] | None = None) -> bool:
+        """Process callbacks for up to ``seconds`` (``spin_once`` with timeout ``step`` [s], default ``self.step``),
+        calling ``tick()`` before each; stop early once ``until()`` is true. Returns ``until()`` (True without one)."""
+        step = self.step if step is None else step
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if tick is not None:
+                tick()
+            self.executor.spin_once(timeout_sec=step)
+            if until is not None and until():
+                return True
+        return until() if until is not None else True
+
+    def client(self, srv_type: type, service: str):  # noqa: ANN201 - an rclpy Client
+        """The probe's client of ``service``, created on first use and kept (a new one would need discovery again)."""
+        if service not in self._clients:
+            self._clients[service] = self.node.create_client(srv_type, service)
+        return self._clients[service]
+
+    def call(self, srv_type: type, service: str, request: Any = None, timeout: float = 30.0, attempts: int = 1,
+             log: Callable[[], str] = lambda: "") -> Any:
+        """Call ``service`` and return the response, spinning (so the topics keep flowing) while it waits.
+
+        A request sent while the service's reader is still matching can be lost (a DDS race right after discovery on
+        a loaded machine); with ``attempts`` > 1 an unanswered request is withdrawn after ``timeout / attempts`` [s]
+        and sent again. Fails the test naming the service (and ``log()``) otherwise.
+        """
+        client = self.client(srv_type, service)
+        assert self.spin(timeout, until=client.service_is_ready), f"{service} not available\n{log()}"
+        for _ in range(attempts):
+            future = client.call_async(request if request is not None else srv_type.Request())
+            if self.spin(timeout / attempts, until=future.done):
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f"{service} did not answer {attempts} request(s) in {timeout:g} s\n{log()}")
+
+    def close(self) -> None:
+        """Destroy the node and shut its context down."""
+        self.node.destroy_node()
+        self._rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def ros_probe():
+    """A :class:`RosProbe` named ``test_probe``, closed when the test ends."""
+    probe = RosProbe()
+    yield probe
+    probe.close()

@@ -2,20 +2,13 @@
 
 - :class:`FeedforwardController`: ``step(t, q, dq) -> tau`` in modes pd, pd_dob, ctc, ctc_dob, with the watchdog.
 - :class:`DisturbanceObserver`: Ohnishi's DOB, exactly discretized for the measured period.
-- :mod:`.models`: the controller's inverse-dynamics models (none, rigid body, learned).
+- the controller's inverse-dynamics models (none, rigid body, learned) live in :mod:`deadzone_id_ros.models.runtime`.
 - :class:`TrajectorySampler` / :func:`generate_excitation`: references continuous in q, dq, ddq; excitation.
 """
 
 from __future__ import annotations
 
-from .config import (
-    MODES,
-    ControllerConfig,
-    ControllerNodeConfig,
-    ExcitationNodeConfig,
-    load_controller_config,
-    load_excitation_config,
-)
+from .config import MODES, ControllerConfig
 from .controller import WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
 from .dob import DisturbanceObserver
 from .trajectory import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
@@ -24,16 +17,12 @@ __all__ = [
     "MODES",
     "WATCHDOG_STATES",
     "ControllerConfig",
-    "ControllerNodeConfig",
     "ControllerStatus",
     "DisturbanceObserver",
     "ExcitationConfig",
-    "ExcitationNodeConfig",
     "FeedforwardController",
     "TorqueParts",
     "TrajectoryPoints",
     "TrajectorySampler",
     "generate_excitation",
-    "load_controller_config",
-    "load_excitation_config",
 ]

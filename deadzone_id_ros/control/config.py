@@ -1,38 +1,17 @@
-"""Configuration of the feedforward controller and of the excitation node (frozen dataclasses, from YAML)."""
+"""Configuration of the control law (frozen dataclass). The node-only settings and the parameter-file loaders are
+beside their nodes: :mod:`deadzone_id_ros.nodes.feedforward_controller_params` and
+:mod:`deadzone_id_ros.nodes.excitation_params`."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..config import check_joint_names, load_node_configs
-from .trajectory import ExcitationConfig
+from ..config import check_joint_names, check_per_joint, check_positive
 
-__all__ = [
-    "MODES",
-    "ControllerConfig",
-    "ControllerNodeConfig",
-    "ExcitationNodeConfig",
-    "load_controller_config",
-    "load_excitation_config",
-]
+__all__ = ["MODES", "ControllerConfig"]
 
 MODES = ("pd", "pd_dob", "ctc", "ctc_dob")
 MODEL_KINDS = ("none", "rbd", "learned")
-
-
-def _per_joint(name: str, values: tuple[float, ...], n: int, *, positive: bool = True) -> None:
-    if len(values) != n:
-        raise ValueError(f"{name} has {len(values)} values but joint_names has {n}")
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (positive and v <= 0):
-            raise ValueError(f"{name}[{i}] = {v!r} must be a finite{' positive' if positive else ''} number")
-
-
-def _positive(name: str, v: object) -> None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} = {v!r} must be a finite number > 0")
 
 
 @dataclass(frozen=True)
@@ -91,12 +70,12 @@ class ControllerConfig:
         if not isinstance(self.model_friction, bool):
             raise ValueError(f"model_friction = {self.model_friction!r} must be true or false")
         for name in ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"):
-            _per_joint(name, getattr(self, name), n)
+            check_per_joint(name, getattr(self, name), n)
         for name in ("friction_velocity", "control_rate", "watchdog_timeout", "watchdog_hold_time"):
-            _positive(name, getattr(self, name))
+            check_positive(name, getattr(self, name))
         if self.dob_discretization not in ("zoh", "bilinear"):
             raise ValueError(f"dob_discretization = {self.dob_discretization!r} must be 'zoh' or 'bilinear'")
-        _positive("effort_limit_scale", self.effort_limit_scale)
+        check_positive("effort_limit_scale", self.effort_limit_scale)
         if self.effort_limit_scale > 1:
             raise ValueError(f"effort_limit_scale = {self.effort_limit_scale} must be <= 1")
 
@@ -109,76 +88,3 @@ class ControllerConfig:
     def uses_model(self) -> bool:
         """True in the computed-torque modes (the model gives the feedforward)."""
         return self.mode.startswith("ctc")
-
-
-@dataclass(frozen=True)
-class ControllerNodeConfig:
-    """ROS-side settings of the feedforward_controller node.
-
-    Attributes:
-        command_joint_names: (J,) joint order of /effort_controller/commands (the effort controller's joint list);
-            must hold the same joints as ``joint_names`` (any order; mapped by name).
-        diagnostics_rate: /diagnostics publication rate [Hz].
-        debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
-    """
-
-    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
-    diagnostics_rate: float = 5.0
-    debug_decimation: int = 10
-
-    def __post_init__(self) -> None:
-        if len(set(self.command_joint_names)) != len(self.command_joint_names):
-            raise ValueError(f"command_joint_names has duplicates: {list(self.command_joint_names)}")
-        _positive("diagnostics_rate", self.diagnostics_rate)
-        if self.diagnostics_rate > 100:
-            raise ValueError(f"diagnostics_rate = {self.diagnostics_rate} must be <= 100 Hz")
-        if isinstance(self.debug_decimation, bool) or not isinstance(self.debug_decimation, int) or self.debug_decimation < 0:
-            raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
-
-
-@dataclass(frozen=True)
-class ExcitationNodeConfig:
-    """ROS-side settings of the excitation node.
-
-    Attributes:
-        start_delay: the trajectory starts this long after the node has its start position [s] (>= 0).
-        publish_period: a new JointTrajectory window is published this often [s] (> 0).
-        horizon: each window covers this much of the future [s] (> publish_period).
-    """
-
-    start_delay: float = 2.0
-    publish_period: float = 0.5
-    horizon: float = 2.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.start_delay, bool) or not isinstance(self.start_delay, (int, float)) or self.start_delay < 0:
-            raise ValueError(f"start_delay = {self.start_delay!r} must be >= 0")
-        _positive("publish_period", self.publish_period)
-        _positive("horizon", self.horizon)
-        if self.horizon <= self.publish_period:
-            raise ValueError(f"horizon = {self.horizon} must be > publish_period = {self.publish_period}")
-
-
-def load_controller_config(
-    path: str | Path | None = None, overrides: dict | None = None
-) -> tuple[ControllerConfig, ControllerNodeConfig]:
-    """Load the controller configs from a parameter file (default: the bundled config/feedforward_controller.yaml).
-
-    Raises:
-        FileNotFoundError: the file does not exist.
-        ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
-    """
-    return load_node_configs(ControllerConfig, ControllerNodeConfig, "feedforward_controller",
-                             "feedforward_controller.yaml", path, overrides)
-
-
-def load_excitation_config(
-    path: str | Path | None = None, overrides: dict | None = None
-) -> tuple[ExcitationConfig, ExcitationNodeConfig]:
-    """Load the excitation configs from a parameter file (default: the bundled config/excitation.yaml).
-
-    Raises:
-        FileNotFoundError: the file does not exist.
-        ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
-    """
-    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import SafetyError
-from ..models.base import InverseDynamicsModel
+from ..models.base import InverseDynamicsModel, check_joint_arrays
 from ..robot import RobotDescription
 from .config import ControllerConfig
 from .dob import DisturbanceObserver
@@ -275,10 +275,7 @@ class FeedforwardController:
             ValueError: q or dq is not of shape (J,).
         """
         n = self._n
-        q = np.asarray(q, dtype=float)
-        dq = np.asarray(dq, dtype=float)
-        if q.shape != (n,) or dq.shape != (n,):
-            raise ValueError(f"q and dq must have shape ({n},) for joints {list(self.joint_names)}; got {q.shape}, {dq.shape}")
+        q, dq = check_joint_arrays(n, batch=False, q=q, dq=dq)
         status = self.status
         if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
             status.nonfinite_events += 1

@@ -17,13 +17,13 @@ Excitation trajectories in the style of Swevers et al., "Optimal robot excitatio
 from __future__ import annotations
 
 import bisect
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from scipy.interpolate import BPoly, CubicSpline, PPoly
 
+from ..config import check_per_joint, check_positive
 from ..errors import ConfigError
 
 __all__ = ["ExcitationConfig", "TrajectoryPoints", "TrajectorySampler", "generate_excitation"]
@@ -158,14 +158,6 @@ class TrajectorySampler:
         return q, dq, ddq
 
 
-def _check_per_joint(name: str, values: tuple[float, ...], n: int | None, *, positive: bool) -> None:
-    if n is not None and len(values) != n:
-        raise ValueError(f"{name} has {len(values)} values but {n} are needed (one per joint)")
-    for i, v in enumerate(values):
-        if not isinstance(v, (int, float)) or not math.isfinite(v) or (positive and v <= 0):
-            raise ValueError(f"{name}[{i}] = {v!r} must be a finite{' positive' if positive else ''} number")
-
-
 @dataclass(frozen=True)
 class ExcitationConfig:
     """Excitation trajectory: Fourier series per joint along a time-warped phase with hold and slow phases.
@@ -217,18 +209,16 @@ class ExcitationConfig:
         if n == 0 or len(set(self.joint_names)) != n:
             raise ValueError(f"joint_names must be non-empty and unique, got {list(self.joint_names)}")
         for name in ("duration", "base_frequency", "move_duration", "transition", "sample_period"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+            check_positive(name, getattr(self, name))
         if not isinstance(self.harmonics, int) or self.harmonics < 1:
             raise ValueError(f"harmonics = {self.harmonics!r} must be an integer >= 1")
         if not isinstance(self.seed, int):
             raise ValueError(f"seed = {self.seed!r} must be an integer")
-        _check_per_joint("center", self.center, n, positive=False)
+        check_per_joint("center", self.center, n, sign="any")
         if not isinstance(self.center_from_start, bool):
             raise ValueError(f"center_from_start = {self.center_from_start!r} must be true or false")
-        _check_per_joint("acceleration_limit", self.acceleration_limit, n, positive=True)
-        _check_per_joint("amplitude", self.amplitude, n, positive=True)
+        check_per_joint("acceleration_limit", self.acceleration_limit, n)
+        check_per_joint("amplitude", self.amplitude, n)
         if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
             raise ValueError(f"position_margin = {self.position_margin!r} must be >= 0")
         if not (isinstance(self.velocity_fraction, (int, float)) and 0 < self.velocity_fraction <= 1):

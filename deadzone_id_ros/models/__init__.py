@@ -1,4 +1,5 @@
-"""Inverse-dynamics models (core): the shared interface, MLPs and losses, the rigid-body baseline, artifacts.
+"""Inverse-dynamics models (core): the shared interface, MLPs and losses, the rigid-body baseline, artifacts, and the
+runtime models a controller loads (:mod:`.runtime`).
 
 Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393.
 """
@@ -6,11 +7,12 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 from __future__ import annotations
 
 from .artifact import export_onnx, load_artifact, save_artifact, sha256_file
-from .base import InverseDynamicsModel
+from .base import InverseDynamicsModel, check_joint_arrays
 from .losses import LOSSES, conventional_keep, masked_mse, mse
 from .mlp import ACTIVATIONS, MLPConfig, MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch, torch_from_mlp
 from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
+from .runtime import NominalRigidBodyModel, OnnxModel, ZeroModel, load_model
 
 __all__ = [
     "ACTIVATIONS",
@@ -20,14 +22,19 @@ __all__ = [
     "LearnedModel",
     "MLPConfig",
     "MLPWeights",
+    "NominalRigidBodyModel",
+    "OnnxModel",
     "RigidBodyModel",
     "RigidBodyRegressor",
     "Standardizer",
+    "ZeroModel",
     "build_torch_mlp",
+    "check_joint_arrays",
     "conventional_keep",
     "export_onnx",
     "fit_rigid_body",
     "load_artifact",
+    "load_model",
     "masked_mse",
     "mlp_from_torch",
     "mse",

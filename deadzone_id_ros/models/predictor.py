@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.deadzone import DeadZone
+from .base import check_joint_arrays
 from .mlp import MLPWeights
 from .rbd import RigidBodyModel
 
@@ -63,16 +64,9 @@ class LearnedModel:
         Raises:
             ValueError: the three shapes differ or the last dimension is not J.
         """
-        J = len(self.joint_names)
-        if self.rbd is None and self.mlp is not None and np.ndim(q) == 1:  # fast path: one sample, MLP only
-            x = np.concatenate((q, dq, ddq)).astype(np.float64, copy=False)
-            if x.shape != (3 * J,) or np.shape(q) != (J,) or np.shape(dq) != (J,):
-                raise ValueError(f"q, dq, ddq must share a shape (N, {J}) or ({J},); got {np.shape(q)}, "
-                                 f"{np.shape(dq)}, {np.shape(ddq)}")
-            return self.mlp.forward(x)
-        q, dq, ddq = (np.asarray(a, dtype=np.float64) for a in (q, dq, ddq))
-        if not (q.shape == dq.shape == ddq.shape) or q.ndim not in (1, 2) or q.shape[-1] != J:
-            raise ValueError(f"q, dq, ddq must share a shape (N, {J}) or ({J},); got {q.shape}, {dq.shape}, {ddq.shape}")
+        q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
+        if self.rbd is None and self.mlp is not None and q.ndim == 1:  # fast path: one sample, MLP only
+            return self.mlp.forward(np.concatenate((q, dq, ddq)))
         single = q.ndim == 1
         if single:
             q, dq, ddq = q[None], dq[None], ddq[None]

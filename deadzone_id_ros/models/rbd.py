@@ -22,18 +22,12 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import RobotDescriptionError
+from .base import check_joint_arrays
 
 __all__ = ["RigidBodyModel", "RigidBodyRegressor", "fit_rigid_body"]
 
 _INERTIAL = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 _CHUNK = 20000
-
-
-def _check_state(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, dq, ddq = (np.asarray(a, dtype=np.float64) for a in (q, dq, ddq))
-    if not (q.shape == dq.shape == ddq.shape) or q.shape[-1] != n:
-        raise ValueError(f"q, dq, ddq must share a shape (..., {n}); got {q.shape}, {dq.shape}, {ddq.shape}")
-    return q, dq, ddq
 
 
 class RigidBodyRegressor:
@@ -104,7 +98,7 @@ class RigidBodyRegressor:
         """W: (N, J, P) for q, dq, ddq of shape (N, J) [rad, rad/s, rad/s²]; raises ValueError on bad shapes."""
         import pinocchio as pin
 
-        q, dq, ddq = _check_state(q, dq, ddq, self.n_joints)
+        q, dq, ddq = check_joint_arrays(self.n_joints, q=q, dq=dq, ddq=ddq)
         q, dq, ddq = (np.atleast_2d(a) for a in (q, dq, ddq))
         n, J = q.shape
         out = np.zeros((n, J, self.n_columns))
@@ -167,7 +161,7 @@ class RigidBodyModel:
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (N, J) or (J,) [N·m] for q [rad], dq [rad/s], ddq [rad/s²] of that shape; ValueError on bad shapes."""
-        q, dq, ddq = _check_state(q, dq, ddq, self.regressor.n_joints)
+        q, dq, ddq = check_joint_arrays(self.regressor.n_joints, q=q, dq=dq, ddq=ddq)
         single = q.ndim == 1
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
         out = np.empty(q2.shape)
@@ -205,7 +199,7 @@ def fit_rigid_body(
     Raises:
         ValueError: shapes differ, or fewer usable rows than base parameters.
     """
-    q, dq, ddq = _check_state(q, dq, ddq, regressor.n_joints)
+    q, dq, ddq = check_joint_arrays(regressor.n_joints, q=q, dq=dq, ddq=ddq)
     tau = np.asarray(tau, dtype=np.float64)
     if tau.shape != q.shape or q.ndim != 2:
         raise ValueError(f"tau must have the shape of q (N, {regressor.n_joints}), got {tau.shape} and {q.shape}")

@@ -10,7 +10,7 @@ throughout, so ``use_sim_time:=true`` follows /clock.
 Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
 stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
 
-Parameters: see :class:`deadzone_id_ros.sim.replay.BagReplayNodeConfig`.
+Parameters: see :class:`.bag_replay_params.BagReplayNodeConfig`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..sim.replay import BagReplayNodeConfig, check_joints
+from ..sim.replay import check_joints
 from ..stamps import NS_PER_S, ns_to_s
 from ._common import declare_dataclass_parameters, run_node
+from .bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
 

@@ -8,7 +8,8 @@ on ``/feedforward_controller/reference`` as overlapping windows: every ``publish
 header.stamp is the trajectory start and whose points (position, velocity, acceleration, every ``sample_period``)
 cover the next ``horizon`` seconds. After the end, the last window is published once more and the node idles.
 
-Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`). Time comes from the
+Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`, the latter and the file
+loader in :mod:`.excitation_params`). Time comes from the
 node clock (``use_sim_time`` respected), the same clock as the controller's stamps.
 """
 
@@ -23,9 +24,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
-from ..control.config import ExcitationNodeConfig
 from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
+from .excitation_params import ExcitationNodeConfig
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
 

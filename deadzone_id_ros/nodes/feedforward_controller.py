@@ -21,7 +21,8 @@ Topics:
 A watchdog timer (every watchdog_timeout/5) holds the static torque, then zero, when /joint_states stops. On
 shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
 
-Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`).
+Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
+and the file loader in :mod:`.feedforward_controller_params`).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from ..control.config import ControllerNodeConfig
-from ..control.models import load_model
+from ..models.runtime import load_model
 from ..errors import SafetyError
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
 from ._common import declare_dataclass_parameters, run_node
+from .feedforward_controller_params import ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
@@ -82,11 +83,7 @@ class FeedforwardControllerNode(Node):
             )
         self.command_joint_names = cmd_names
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
-        model = load_model(
-            self.config.model, names, urdf_path=self.config.urdf_path or None, model_path=self.config.model_path,
-            friction=self.config.model_friction, friction_velocity=self.config.friction_velocity,
-        )
-        self.controller = FeedforwardController(self.config, model)
+        self.controller = FeedforwardController(self.config, load_model(self.config))
         self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
         self._last_stamp_ns: int | None = None
         self._min_period_ns = int(0.5e9 / self.config.control_rate)

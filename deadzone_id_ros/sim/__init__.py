@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from .arm import JointMeasurement, SimArm
-from .config import SimArmConfig, SimArmNodeConfig, load_sim_config
+from .config import SimArmConfig
 
-__all__ = ["JointMeasurement", "SimArm", "SimArmConfig", "SimArmNodeConfig", "load_sim_config"]
+__all__ = ["JointMeasurement", "SimArm", "SimArmConfig"]

@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from ..errors import RobotDescriptionError
+from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import SimArmConfig
 
@@ -209,11 +210,9 @@ class SimArm:
             rotor armature.
 
         Raises:
-            ValueError: shapes differ or the last dimension is not J.
+            ValueError: an argument not of shape (N, J) or (J,), or unlike q (names it and both shapes).
         """
-        q, dq, ddq = (np.asarray(a, dtype=float) for a in (q, dq, ddq))
-        if not (q.shape == dq.shape == ddq.shape) or q.shape[-1] != self.n_joints:
-            raise ValueError(f"q, dq, ddq must share a shape (..., {self.n_joints}); got {q.shape}, {dq.shape}, {ddq.shape}")
+        q, dq, ddq = check_joint_arrays(self.n_joints, q=q, dq=dq, ddq=ddq)
         single = q.ndim == 1
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
         out = np.empty_like(q2)

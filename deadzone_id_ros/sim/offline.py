@@ -62,8 +62,8 @@ def simulate(
         ConfigError: invalid configuration values.
     """
     from ..control import ControllerConfig, ExcitationConfig, FeedforwardController, TrajectorySampler, generate_excitation
-    from ..control.models import load_model
     from ..errors import SafetyError
+    from ..models.runtime import load_model
 
     if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
         raise ValueError(f"duration = {duration!r} must be a finite number > 0 s")
@@ -90,12 +90,7 @@ def simulate(
         )
 
     arm = SimArm(sim_config)
-    model = load_model(
-        ctrl_config.model, ctrl_config.joint_names, urdf_path=ctrl_config.urdf_path or None,
-        model_path=ctrl_config.model_path, friction=ctrl_config.model_friction,
-        friction_velocity=ctrl_config.friction_velocity,
-    )
-    controller = FeedforwardController(ctrl_config, model, arm.description)
+    controller = FeedforwardController(ctrl_config, load_model(ctrl_config), arm.description)
     points = generate_excitation(exc_config, start=sim_config.initial_position)
     controller.set_reference(points)
     sampler: TrajectorySampler = controller.reference  # type: ignore[assignment]

@@ -23,7 +23,6 @@ Joints are mapped by name; a bag whose joints are not the simulated arm's URDF j
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,40 +36,7 @@ from ..stamps import NS_PER_S, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
 
-__all__ = ["BagReplayNodeConfig", "ReplayResult", "check_joints", "replay", "replay_bag", "write_report"]
-
-
-@dataclass(frozen=True)
-class BagReplayNodeConfig:
-    """Parameters of the bag_replay node (config via ROS parameters; see deadzone_id_ros.nodes.bag_replay).
-
-    Attributes:
-        bag: the bag to play (directory or file); required.
-        command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``).
-        joint_state_topic: JointState topic inside the bag.
-        command_topic: command topic inside the bag.
-        start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
-        rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
-        report_dir: directory for report.json (RMSE per joint); "" = log only.
-    """
-
-    bag: str = ""
-    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
-    joint_state_topic: str = "/joint_states"
-    command_topic: str = "/effort_controller/commands"
-    start_delay: float = 0.5
-    rate: float = 1000.0
-    report_dir: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.bag:
-            raise ValueError("bag = '' : the bag to replay is required (bag:=PATH)")
-        if not self.command_joint_names or len(set(self.command_joint_names)) != len(self.command_joint_names):
-            raise ValueError(f"command_joint_names = {list(self.command_joint_names)} must be non-empty and unique")
-        if not (isinstance(self.start_delay, (int, float)) and math.isfinite(self.start_delay) and self.start_delay >= 0):
-            raise ValueError(f"start_delay = {self.start_delay!r} must be >= 0 s")
-        if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
-            raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
+__all__ = ["ReplayResult", "check_joints", "replay", "replay_bag", "write_report"]
 
 
 @dataclass
@@ -162,7 +128,7 @@ def _sim_config_from(recording: Recording, source: str, override: SimArmConfig |
     meta = recording.metadata.get("sim_config") if isinstance(recording.metadata, dict) else None
     if isinstance(meta, dict):
         return dataclass_from_dict(SimArmConfig, meta, f"{source}: episode.yaml sim_config"), "the bag's episode.yaml"
-    from .config import load_sim_config
+    from ..nodes.sim_arm_params import load_sim_config
 
     return load_sim_config()[0], "the package's config/sim_arm.yaml (the bag has no sim_config)"
 
@@ -274,7 +240,7 @@ def replay(
 def _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
     """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
     from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-    from ..control.models import load_model
+    from ..models.runtime import load_model
 
     if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
         raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
@@ -287,12 +253,7 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
         else:
             controller_config = ControllerConfig(joint_names=names)
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
-    model = load_model(
-        controller_config.model, controller_config.joint_names, urdf_path=controller_config.urdf_path or None,
-        model_path=controller_config.model_path, friction=controller_config.model_friction,
-        friction_velocity=controller_config.friction_velocity,
-    )
-    controller = FeedforwardController(controller_config, model, arm.description)
+    controller = FeedforwardController(controller_config, load_model(controller_config), arm.description)
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
     keep = np.concatenate([[True], np.diff(ref_t) > 0])  # drop repeated stamps (a reference republished)
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]

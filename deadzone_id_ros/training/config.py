@@ -10,17 +10,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-from ..config import dataclass_from_dict, load_ros_parameters
+from ..config import check_positive, dataclass_from_dict, load_ros_parameters
 from ..models.mlp import ACTIVATIONS, MLPConfig
 
 __all__ = ["TrainConfig", "load_train_config"]
-
-
-def _positive(name: str, value: Any, *, integer: bool = False, allow_zero: bool = False) -> None:
-    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok_type or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        kind = "integer" if integer else "number"
-        raise ValueError(f"{name} = {value!r} must be a {'non-negative' if allow_zero else 'positive'} {kind}")
 
 
 @dataclass(frozen=True)
@@ -72,16 +65,16 @@ class TrainConfig:
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation = {self.activation!r} must be one of {list(ACTIVATIONS)}")
         MLPConfig(tuple(self.hidden_sizes), self.activation)
-        _positive("learning_rate", self.learning_rate)
-        _positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_positive("learning_rate", self.learning_rate)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
         for name in ("batch_size", "max_steps", "eval_interval", "patience", "num_threads", "seeds"):
-            _positive(name, getattr(self, name), integer=True)
-        _positive("min_delta", self.min_delta, allow_zero=True)
-        _positive("alpha", self.alpha, allow_zero=True)
-        _positive("block_seconds", self.block_seconds, allow_zero=True)
-        _positive("friction_eps", self.friction_eps, allow_zero=True)
+            check_positive(name, getattr(self, name), integer=True)
+        check_positive("min_delta", self.min_delta, allow_zero=True)
+        check_positive("alpha", self.alpha, allow_zero=True)
+        check_positive("block_seconds", self.block_seconds, allow_zero=True)
+        check_positive("friction_eps", self.friction_eps, allow_zero=True)
         for name in ("seed", "split_seed"):
-            _positive(name, getattr(self, name), integer=True, allow_zero=True)
+            check_positive(name, getattr(self, name), integer=True, allow_zero=True)
         fr = self.split_fractions
         if len(fr) != 3 or any(not isinstance(f, (int, float)) or f < 0 for f in fr) or not math.isclose(sum(fr), 1.0):
             raise ValueError(f"split_fractions = {list(fr)} must be three non-negative numbers summing to 1")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from deadzone_id_ros.config import dataclass_from_dict
-from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints, load_controller_config
-from deadzone_id_ros.control.models import RigidBodyModel, ZeroModel
+from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints
+from deadzone_id_ros.models.runtime import NominalRigidBodyModel, ZeroModel
 from deadzone_id_ros.errors import ConfigError, SafetyError
 from deadzone_id_ros.resources import default_urdf
 
@@ -27,7 +25,7 @@ class NanModel:
 
 def make(id_model=None, **kw) -> FeedforwardController:
     cfg = ControllerConfig(**{"mode": "pd", "model": "rbd", **kw})
-    return FeedforwardController(cfg, id_model if id_model is not None else RigidBodyModel(default_urdf(), NAMES))
+    return FeedforwardController(cfg, id_model if id_model is not None else NominalRigidBodyModel(default_urdf(), NAMES))
 
 
 def test_model_joint_mismatch_is_refused_naming_the_joints():
@@ -37,8 +35,8 @@ def test_model_joint_mismatch_is_refused_naming_the_joints():
 
 def test_model_joints_are_mapped_by_name():
     q, dq = np.array([0.1, 0.5, -0.4]), np.array([0.2, -0.1, 0.3])
-    ref = make(RigidBodyModel(default_urdf(), NAMES), mode="ctc")
-    rev = make(RigidBodyModel(default_urdf(), NAMES[::-1]), mode="ctc")
+    ref = make(NominalRigidBodyModel(default_urdf(), NAMES), mode="ctc")
+    rev = make(NominalRigidBodyModel(default_urdf(), NAMES[::-1]), mode="ctc")
     np.testing.assert_allclose(rev.step(0.0, q, dq), ref.step(0.0, q, dq), rtol=0, atol=1e-12)
     assert np.any(ref.parts.command != 0)
 
@@ -159,16 +157,3 @@ def test_config_validation_names_the_field():
         ControllerConfig(effort_limit_scale=2)
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['kp_gain'\]"):
         dataclass_from_dict(ControllerConfig, {"kp_gain": 1.0})
-
-
-def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
-    cfg, node = load_controller_config()
-    assert cfg == dataclasses.replace(ControllerConfig(), **{})  # the file states the defaults
-    assert node.command_joint_names == NAMES
-    bad = tmp_path / "ffc.yaml"
-    bad.write_text("/**:\n  ros__parameters:\n    mode: pd\n    gain: 3.0\n")
-    with pytest.raises(ConfigError, match=r"ffc.yaml: unknown key\(s\) \['gain'\]"):
-        load_controller_config(bad)
-    bad.write_text("/**:\n  ros__parameters:\n    mode: fast\n")
-    with pytest.raises(ConfigError, match="mode = 'fast' must be one of"):
-        load_controller_config(bad)

@@ -122,9 +122,9 @@ def test_excitation_start_outside_the_range_is_moved_inside_and_bad_center_refus
 def test_excitation_config_validation_names_the_field():
     with pytest.raises(ValueError, match="leaves too little motion"):
         ExcitationConfig(hold_fraction=0.5, slow_fraction=0.5)
-    with pytest.raises(ValueError, match=r"amplitude has 2 values but 3 are needed"):
+    with pytest.raises(ValueError, match=r"amplitude has 2 values but joint_names has 3"):
         ExcitationConfig(amplitude=(1.0, 1.0))
-    with pytest.raises(ValueError, match="duration = -1.0 must be a finite number > 0"):
+    with pytest.raises(ValueError, match="duration = -1.0 must be a positive number"):
         ExcitationConfig(duration=-1.0)
     with pytest.raises(ValueError, match="velocity_fraction = 1.5 must be in"):
         ExcitationConfig(velocity_fraction=1.5)

@@ -49,73 +49,39 @@ def _open_shm_files() -> set[str]:
     return held | {f"{h}_el" for h in held}
 
 
-class Probe:
-    """A test-side rclpy node that records messages per topic with their arrival time."""
+def arrival_rate(probe, topic: str, since: float) -> float:
+    """Messages per second on ``topic`` that arrived at the probe after ``since`` (time.monotonic()) [Hz]."""
+    t = [a for a, _ in probe.messages[topic] if a >= since]
+    return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 2 else 0.0
 
-    def __init__(self) -> None:
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
 
-        self.rclpy = rclpy
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("launch_test_probe", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.messages: dict[str, list[tuple[float, object]]] = {}
+def declared_parameters(probe, node_name: str) -> set[str]:
+    """Names of the parameters ``/node_name`` declares (its list_parameters service)."""
+    from rcl_interfaces.srv import ListParameters
 
-    def listen(self, topic: str, msg_type: type, qos: int = 100) -> None:
-        self.messages[topic] = []
-        self.node.create_subscription(msg_type, topic, lambda m, t=topic: self.messages[t].append((time.monotonic(), m)), qos)
+    return set(probe.call(ListParameters, f"/{node_name}/list_parameters").result.names)
 
-    def spin(self, seconds: float, until=None) -> bool:  # noqa: ANN001
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.02)
-            if until is not None and until():
-                return True
-        return until() if until is not None else True
 
-    def rate(self, topic: str, since: float) -> float:
-        t = [a for a, _ in self.messages[topic] if a >= since]
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 2 else 0.0
+def trigger(probe, service: str) -> str:
+    """Call a std_srvs/Trigger ``service``; assert success and return its message."""
+    from std_srvs.srv import Trigger
 
-    def declared_parameters(self, node_name: str) -> set[str]:
-        from rcl_interfaces.srv import ListParameters
-
-        client = self.node.create_client(ListParameters, f"/{node_name}/list_parameters")
-        assert self.spin(30, client.service_is_ready), f"/{node_name}/list_parameters not available"
-        future = client.call_async(ListParameters.Request())
-        assert self.spin(30, future.done), f"/{node_name}/list_parameters did not answer"
-        return set(future.result().result.names)
-
-    def trigger(self, service: str) -> str:
-        from std_srvs.srv import Trigger
-
-        client = self.node.create_client(Trigger, service)
-        assert self.spin(30, client.service_is_ready), f"{service} not available"
-        future = client.call_async(Trigger.Request())
-        assert self.spin(30, future.done), f"{service} did not answer"
-        assert future.result().success, future.result().message
-        return future.result().message
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        self.rclpy.try_shutdown(context=self.context)
+    response = probe.call(Trigger, service)
+    assert response.success, response.message
+    return response.message
 
 
 @pytest.fixture
-def probe():
-    p = Probe()
-    yield p
-    p.close()
+def probe(ros_probe):
+    """The shared test node, waking every 20 ms when idle (these tests wait for seconds, not milliseconds)."""
+    ros_probe.step = 0.02
+    return ros_probe
 
 
-def assert_parameters_declared(graph: LaunchedGraph, probe: Probe) -> None:
+def assert_parameters_declared(graph: LaunchedGraph, probe) -> None:  # noqa: ANN001
     """Every ``param name`` and every key of every params file a launch file gives a node is declared by that node."""
     for spec in graph.plan.nodes:
-        declared = probe.declared_parameters(spec.name)
+        declared = declared_parameters(probe, spec.name)
         given = {k for k, _ in spec.params}
         for path in spec.param_files:
             doc = yaml.safe_load(Path(path).read_text())
@@ -173,10 +139,10 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert_parameters_declared(graphs[0], probe)
         assert_parameters_declared(graphs[1], probe)
         assert_parameters_declared(graphs[2], probe)
-        probe.trigger("/recorder/start")
+        trigger(probe, "/recorder/start")
         t_start = time.monotonic()
         probe.spin(3.0)
-        probe.trigger("/recorder/stop")
+        trigger(probe, "/recorder/stop")
         t_stop = time.monotonic()
         for g in graphs:
             g.raise_if_died()
@@ -185,8 +151,8 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         # Wall-time run: rates and loop health depend on the machine; the real-time figures are measured by
         # bench/bench_controller.py and bench/bench_sim.py. Here: the data flows at a good share of the rate, and the
         # controller reports itself healthy (it says WARN with a count while ticks are late).
-        assert probe.rate("/joint_states", t_start) > 0.5 * rate
-        assert probe.rate("/effort_controller/commands", t_start) > 0.5 * rate
+        assert arrival_rate(probe, "/joint_states", t_start) > 0.5 * rate
+        assert arrival_rate(probe, "/effort_controller/commands", t_start) > 0.5 * rate
         statuses = [s for _, m in probe.messages["/diagnostics"] for s in m.status if "control loop" in s.name]
         assert statuses, "no /diagnostics from the controller"
         # Healthy: the watchdog says running, nothing is an error, and a warning (if any) is only about late ticks

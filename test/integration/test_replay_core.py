@@ -12,7 +12,7 @@ import pytest
 from deadzone_id_ros.data.bag import read_recording, write_recording
 from deadzone_id_ros.errors import ConfigError, DataError
 from deadzone_id_ros.sim.offline import simulate
-from deadzone_id_ros.sim.replay import BagReplayNodeConfig, replay, replay_bag, write_report
+from deadzone_id_ros.sim.replay import replay, replay_bag, write_report
 
 from conftest import executable
 
@@ -127,17 +127,3 @@ def test_report_and_cli(sim_bag, tmp_path):
     proc = subprocess.run([executable("deadzone-id"), "replay", str(perturbed), "--out", str(out),
                            "--max-rmse", "1e-9"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "exceeds --max-rmse 1e-09" in proc.stdout, proc.stdout + proc.stderr
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({}, r"bag = '' : the bag to replay is required"),
-        ({"bag": "b", "command_joint_names": ("a", "a")}, r"command_joint_names = \['a', 'a'\] must be non-empty and unique"),
-        ({"bag": "b", "start_delay": -1.0}, r"start_delay = -1.0 must be >= 0 s"),
-        ({"bag": "b", "rate": 0.5}, r"rate = 0.5 must be in \[1, 10000\] Hz"),
-    ],
-)
-def test_bag_replay_node_config_validation(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        BagReplayNodeConfig(**kwargs)

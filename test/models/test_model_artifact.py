@@ -163,10 +163,12 @@ def test_missing_or_malformed_artifact(tmp_path, trained):
 
 
 def test_predict_shape_errors(trained):
-    with pytest.raises(ValueError, match=r"must share a shape \(N, 3\)"):
+    with pytest.raises(ValueError, match=r"ddq must have shape \(2, 3\) like q; got \(2, 2\)"):
         trained.predict(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 2)))
-    with pytest.raises(ValueError, match=r"must share a shape"):
+    with pytest.raises(ValueError, match=r"ddq must have shape \(3,\) like q; got \(2,\)"):
         trained.predict(np.zeros(3), np.zeros(3), np.zeros(2))
+    with pytest.raises(ValueError, match=r"q must have shape \(N, 3\) or \(3,\); got \(4,\)"):
+        trained.predict(np.zeros(4), np.zeros(4), np.zeros(4))
     with pytest.raises(ValueError, match="method 'rbd' needs rbd=yes"):
         LearnedModel(JOINTS, "rbd", mlp=trained.mlp)
 

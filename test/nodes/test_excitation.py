@@ -2,36 +2,23 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-import rclpy
-from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory
 
-from conftest import REPO, executable, wait_until
+from conftest import REPO, executable
 from deadzone_id_ros.control import ExcitationConfig, generate_excitation
 
 pytestmark = pytest.mark.integration
 
 
-def test_excitation_windows_match_the_core_generator(processes):
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    node = Node("excitation_probe", context=ctx)
-    msgs: list[JointTrajectory] = []
-    node.create_subscription(JointTrajectory, "/feedforward_controller/reference", msgs.append, 10)
-    ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    try:
-        proc = processes.start([executable("excitation"), "--ros-args", "--params-file",
-                                str(REPO / "config" / "excitation.yaml"), "-p", "center_from_start:=false",
-                                "-p", "duration:=10.0", "-p", "seed:=11", "-p", "publish_period:=0.2",
-                                "-p", "horizon:=1.0", "-p", "start_delay:=0.2"], "excitation")
-        assert wait_until(lambda: (ex.spin_once(timeout_sec=0.05), len(msgs) >= 3)[1], 30.0), processes.log(proc)
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
+def test_excitation_windows_match_the_core_generator(processes, ros_probe):
+    msgs = ros_probe.listen("/feedforward_controller/reference", JointTrajectory, qos=10, keep=lambda m: m)
+    proc = processes.start([executable("excitation"), "--ros-args", "--params-file",
+                            str(REPO / "config" / "excitation.yaml"), "-p", "center_from_start:=false",
+                            "-p", "duration:=10.0", "-p", "seed:=11", "-p", "publish_period:=0.2",
+                            "-p", "horizon:=1.0", "-p", "start_delay:=0.2"], "excitation")
+    assert ros_probe.spin(30.0, until=lambda: len(msgs) >= 3, step=0.05), processes.log(proc)
     expected = generate_excitation(ExcitationConfig(duration=10.0, seed=11, center_from_start=False))
     stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in msgs}
     assert len(stamps) == 1  # every window shares the trajectory start

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
-import rclpy
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -25,41 +22,17 @@ PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 SIM_PARAMS = str(REPO / "config" / "sim_arm.yaml")
 
 
-class Probe:
-    """Test-side node: records /joint_states, commands, diagnostics and torque parts; publishes the reference."""
-
-    def __init__(self) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("ffc_probe", context=self.context)
-        self.states: list[JointState] = []
-        self.commands: list[list[float]] = []
-        self.diagnostics: list[DiagnosticArray] = []
-        self.parts: list[Float64MultiArray] = []
-        self.node.create_subscription(JointState, "/joint_states", self.states.append, 100)
-        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                                      lambda m: self.commands.append(list(m.data)), 100)
-        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
-        self.node.create_subscription(Float64MultiArray, "/feedforward_controller/torque_parts", self.parts.append, 10)
-        self.ref_pub = self.node.create_publisher(JointTrajectory, "/feedforward_controller/reference", 10)
-        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.001)
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
-
-
 @pytest.fixture
-def probe():
-    p = Probe()
-    yield p
-    p.close()
+def probe(ros_probe):
+    """The shared test node, recording /joint_states, commands, diagnostics and torque parts; ``ref_pub`` publishes
+    the controller's reference."""
+    ros_probe.states = ros_probe.listen("/joint_states", JointState, keep=lambda m: m)
+    ros_probe.commands = ros_probe.listen("/effort_controller/commands", Float64MultiArray, keep=lambda m: list(m.data))
+    ros_probe.diagnostics = ros_probe.listen("/diagnostics", DiagnosticArray, qos=10, keep=lambda m: m)
+    ros_probe.parts = ros_probe.listen("/feedforward_controller/torque_parts", Float64MultiArray, qos=10,
+                                       keep=lambda m: m)
+    ros_probe.ref_pub = ros_probe.publisher(JointTrajectory, "/feedforward_controller/reference")
+    return ros_probe
 
 
 def _stamp_s(msg) -> float:
@@ -179,7 +152,7 @@ def test_joint_name_mismatch_refuses_to_start(processes, tmp_path):
 def test_a_repeated_state_is_answered_again(processes, probe):
     """A simulator in lockstep repeats its state until a command arrives; the controller must answer each repeat
     (the first answer can be lost while DDS is still matching), or both would wait for each other forever."""
-    state_pub = probe.node.create_publisher(JointState, "/joint_states", 10)
+    state_pub = probe.publisher(JointState, "/joint_states")
     # use_sim_time with no /clock: simulated time stands still, as in lockstep, so no timer (watchdog) publishes
     ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
                            "-p", "mode:=pd_dob", "-p", "use_sim_time:=true"], "ffc_repeat")

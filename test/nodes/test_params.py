@@ -61,3 +61,17 @@ def test_unset_empty_list_stays_empty_and_bad_values_are_refused(context):
             declare_dataclass_parameters(node, _Cfg)
     finally:
         node.destroy_node()
+
+
+def test_node_parameter_modules_import_without_rclpy():
+    """Each node's parameters and loader sit beside it in a module usable without ROS (no rclpy import)."""
+    import subprocess
+    import sys
+
+    modules = ["feedforward_controller_params", "excitation_params", "sim_arm_params", "bag_replay_params"]
+    code = ("import sys\n"
+            f"for m in {modules!r}: __import__('deadzone_id_ros.nodes.' + m)\n"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces'))\n"
+            "assert not bad, bad\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr

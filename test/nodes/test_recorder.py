@@ -10,9 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import rclpy
 import yaml
-from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
@@ -108,21 +106,18 @@ def test_episode_writer_flush_bounds_loss_on_kill(tmp_path):
 
 
 class ServiceCaller:
-    """Test-side node calling the recorder's Trigger services.
+    """Calls the recorder's Trigger services and publishes commands through the shared test node.
 
     Every test names its recorder uniquely: a recorder killed by an earlier test stays visible in DDS discovery for a
     while, and a request sent to its service name could be matched to that ghost only.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, probe) -> None:
         self.recorder = f"recorder_{uuid.uuid4().hex[:8]}"
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("recorder_test_client", context=self.context)
-        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.clients = {n: self.node.create_client(Trigger, f"/{self.recorder}/{n}") for n in ("start", "stop", "split")}
-        self.pub = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 1000)
+        self.probe = probe
+        for n in ("start", "stop", "split"):  # discovery of the services starts now
+            probe.client(Trigger, f"/{self.recorder}/{n}")
+        self.pub = probe.publisher(Float64MultiArray, "/effort_controller/commands", 1000)
 
     def publish_commands(self, seconds: float, rate: float = 1000.0) -> int:
         """Publish zero torques at ``rate`` [Hz] for ``seconds``; returns how many were published."""
@@ -132,32 +127,17 @@ class ServiceCaller:
             if now >= start + n * period:
                 self.pub.publish(Float64MultiArray(data=[0.0, 0.0, 0.0]))
                 n += 1
-            self.executor.spin_once(timeout_sec=0.0002)
+            self.probe.executor.spin_once(timeout_sec=0.0002)
         return n
 
     def call(self, name: str, timeout: float = 30.0, attempts: int = 3, log=lambda: "") -> Trigger.Response:
-        """Call ~/``name``; a request sent while the service's reader is still matching can be lost (known DDS
-        race right after discovery on a loaded machine), so an unanswered request is withdrawn and sent again."""
-        client = self.clients[name]
-        assert client.wait_for_service(timeout_sec=timeout), f"/{self.recorder}/{name} not available"
-        for _ in range(attempts):
-            future = client.call_async(Trigger.Request())
-            self.executor.spin_until_future_complete(future, timeout_sec=timeout / attempts)
-            if future.done():
-                return future.result()
-            client.remove_pending_request(future)
-        raise AssertionError(f"/{self.recorder}/{name} did not answer {attempts} requests; recorder log:\n{log()}")
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
+        """Call ~/``name`` of the recorder (retried as :meth:`conftest.RosProbe.call` explains)."""
+        return self.probe.call(Trigger, f"/{self.recorder}/{name}", timeout=timeout, attempts=attempts, log=log)
 
 
 @pytest.fixture
-def caller():
-    c = ServiceCaller()
-    yield c
-    c.close()
+def caller(ros_probe):
+    return ServiceCaller(ros_probe)
 
 
 def _start_graph(processes, out: Path, storage: str = "mcap", *extra: str, name: str | None = None,

@@ -6,8 +6,6 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -16,39 +14,24 @@ from conftest import REPO, executable, wait_until
 pytestmark = pytest.mark.integration
 
 
-class Probe:
-    """A test-side rclpy node: records /joint_states, publishes /effort_controller/commands."""
-
-    def __init__(self) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("sim_arm_probe", context=self.context)
-        self.msgs: list[tuple[float, JointState]] = []
-        self.node.create_subscription(JointState, "/joint_states", lambda m: self.msgs.append((time.monotonic(), m)), 100)
-        self.pub = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
-        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin(self, seconds: float, command: list[float] | None = None, period: float = 0.005) -> None:
-        """Process callbacks for ``seconds``; publish ``command`` every ``period`` [s] if given."""
-        end = time.monotonic() + seconds
-        next_pub = time.monotonic()
-        while (now := time.monotonic()) < end:
-            if command is not None and now >= next_pub:
-                self.pub.publish(Float64MultiArray(data=command))
-                next_pub = now + period
-            self.executor.spin_once(timeout_sec=0.001)
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
-
-
 @pytest.fixture
-def probe():
-    p = Probe()
-    yield p
-    p.close()
+def probe(ros_probe):
+    """The shared test node, recording /joint_states as (arrival time, msg); ``pub`` publishes effort commands."""
+    ros_probe.msgs = ros_probe.listen("/joint_states", JointState)
+    ros_probe.pub = ros_probe.publisher(Float64MultiArray, "/effort_controller/commands")
+    return ros_probe
+
+
+def spin(probe, seconds: float, command: list[float], period: float = 0.005) -> None:
+    """Process callbacks for ``seconds`` while publishing ``command`` every ``period`` [s]."""
+    next_pub = [time.monotonic()]
+
+    def publish() -> None:
+        if time.monotonic() >= next_pub[0]:
+            probe.pub.publish(Float64MultiArray(data=command))
+            next_pub[0] = time.monotonic() + period
+
+    probe.spin(seconds, tick=publish)
 
 
 def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, probe):
@@ -78,16 +61,16 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     # 50 N·m on joint2 is clamped to its 10 N·m limit and reported as applied effort.
     probe.msgs.clear()
     q_before = np.array(first.position)
-    probe.spin(0.5, command=[1.0, 50.0, 0.0])
+    spin(probe, 0.5, [1.0, 50.0, 0.0])
     last = probe.msgs[-1][1]
     np.testing.assert_allclose(last.effort, [1.0, 10.0, 0.0])
     assert last.position[0] - q_before[0] > 0.05 and last.velocity[0] > 0.1
 
     # Bad commands are rejected and the last good command kept (for less than the 0.1 s command timeout).
     for bad in ([1.0, 2.0], [float("nan"), 0.0, 0.0]):
-        probe.spin(0.03, command=bad)
+        spin(probe, 0.03, bad)
         np.testing.assert_allclose(probe.msgs[-1][1].effort, [1.0, 10.0, 0.0])
-        probe.spin(0.2, command=[1.0, 50.0, 0.0])
+        spin(probe, 0.2, [1.0, 50.0, 0.0])
 
     # Command timeout (0.1 s): silence drops the torque to zero.
     probe.spin(0.5)
@@ -99,32 +82,20 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     assert "applying zero torque" in log
 
 
-def test_sim_arm_in_sim_clock_mode_publishes_clock(processes, tmp_path):
+def test_sim_arm_in_sim_clock_mode_publishes_clock(processes, ros_probe):
     from rosgraph_msgs.msg import Clock
 
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    node = Node("clock_probe", context=ctx)
-    clocks: list[float] = []
-    node.create_subscription(Clock, "/clock", lambda m: clocks.append(m.clock.sec + m.clock.nanosec * 1e-9), 100)
-    ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    try:
-        proc = processes.start(
-            [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
-             "-p", "clock_mode:=sim", "-p", "real_time_factor:=2.0"], "sim_arm_clock")
-        assert wait_until(lambda: (ex.spin_once(timeout_sec=0.05), len(clocks) > 10)[1], 20.0), processes.log(proc)
-        w0, c0 = time.monotonic(), clocks[-1]
-        end = w0 + 1.0
-        while time.monotonic() < end:
-            ex.spin_once(timeout_sec=0.01)
-        rate = (clocks[-1] - c0) / (time.monotonic() - w0)
-        assert 1.3 < rate < 2.3, f"simulated seconds per wall second {rate:.2f}, expected about 2"
-        assert all(b >= a for a, b in zip(clocks, clocks[1:])), "/clock went backwards"
-        assert processes.stop(proc) == 0
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
+    clocks = ros_probe.listen("/clock", Clock, keep=lambda m: m.clock.sec + m.clock.nanosec * 1e-9)
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "clock_mode:=sim", "-p", "real_time_factor:=2.0"], "sim_arm_clock")
+    assert ros_probe.spin(20.0, until=lambda: len(clocks) > 10, step=0.05), processes.log(proc)
+    w0, c0 = time.monotonic(), clocks[-1]
+    ros_probe.spin(1.0, step=0.01)
+    rate = (clocks[-1] - c0) / (time.monotonic() - w0)
+    assert 1.3 < rate < 2.3, f"simulated seconds per wall second {rate:.2f}, expected about 2"
+    assert all(b >= a for a, b in zip(clocks, clocks[1:])), "/clock went backwards"
+    assert processes.stop(proc) == 0
 
 
 def test_sim_arm_bad_parameter_exits_non_zero_with_a_clear_message(processes):
@@ -133,7 +104,7 @@ def test_sim_arm_bad_parameter_exits_non_zero_with_a_clear_message(processes):
          "-p", "frictionloss:=[0.1,-1.0,0.1]"], "sim_arm_bad")
     assert proc.wait(20) == 2
     log = processes.log(proc)
-    assert "frictionloss[1] = -1.0 must be >= 0" in log and "Traceback" not in log
+    assert "frictionloss[1] = -1.0 must be a finite non-negative number" in log and "Traceback" not in log
 
 
 def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):

@@ -9,9 +9,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from deadzone_id_ros.errors import ConfigError, RobotDescriptionError
+from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm, SimArmConfig, load_sim_config
+from deadzone_id_ros.sim import SimArm, SimArmConfig
 
 QUIET = dataclasses.replace(SimArmConfig(), torque_noise_std=(0.0, 0.0, 0.0), velocity_noise_std=(0.0, 0.0, 0.0))
 
@@ -92,37 +92,6 @@ def test_encoder_quantization_and_velocity_noise():
     assert abs(q[0, 0] - 0.12345) <= 0.0005
     dq = np.array([m.dq for m in meas])
     assert 0.009 < dq.std(axis=0).min() and dq.std(axis=0).max() < 0.011
-
-
-def test_default_config_file_loads_and_matches_dataclass_defaults():
-    sim, node = load_sim_config()
-    assert sim == SimArmConfig()
-    assert node.publish_rate == 1000.0 and node.clock_mode == "wall"
-
-
-def _write_params(tmp_path, body: str):
-    path = tmp_path / "sim.yaml"
-    path.write_text("/**:\n  ros__parameters:\n" + body)
-    return path
-
-
-def test_negative_friction_is_refused_naming_file_and_key(tmp_path):
-    path = _write_params(tmp_path, "    frictionloss: [0.1, -0.2, 0.1]\n")
-    with pytest.raises(ConfigError, match=r"sim\.yaml.*frictionloss\[1\] = -0.2 must be >= 0"):
-        load_sim_config(path)
-
-
-def test_unknown_key_is_refused(tmp_path):
-    path = _write_params(tmp_path, "    frictionlos: [0.1, 0.2, 0.1]\n")
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['frictionlos'\]"):
-        load_sim_config(path)
-
-
-def test_malformed_yaml_is_refused(tmp_path):
-    path = tmp_path / "bad.yaml"
-    path.write_text("/**:\n  ros__parameters: [unclosed\n")
-    with pytest.raises(ConfigError, match=r"bad\.yaml: malformed YAML"):
-        load_sim_config(path)
 
 
 def test_urdf_without_the_named_joints_is_refused(tmp_path):

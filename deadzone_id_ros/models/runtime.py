@@ -1,39 +1,33 @@
-"""Inverse-dynamics models for the controller: none, the URDF rigid-body model, and learned models.
+"""Runtime inverse-dynamics models, as the controller, the offline simulation and replay load them.
 
 All implement :class:`deadzone_id_ros.models.base.InverseDynamicsModel` (``joint_names`` and
 ``predict(q, dq, ddq) -> tau``) and are cheap for a single sample (called every control tick):
 
 - :class:`ZeroModel` ("none"): tau = 0.
-- :class:`RigidBodyModel` ("rbd"): recursive Newton-Euler (pinocchio ``rnea``; Featherstone, "Rigid Body Dynamics
+- :class:`NominalRigidBodyModel` ("rbd"): recursive Newton-Euler (pinocchio ``rnea``; Featherstone, "Rigid Body Dynamics
   Algorithms", 2008) on the URDF's nominal inertial parameters, optionally plus the URDF ``<dynamics>`` friction:
   ``damping * dq + friction * tanh(dq / friction_velocity)`` (a smooth sign, so velocity noise around zero does not
   chatter the command).
 - :class:`OnnxModel` ("learned", interim format): an ONNX network run by onnxruntime on one thread, with a JSON file
-  giving joint names and input/output normalization. :func:`load_model` prefers the project's model artifact
-  (``deadzone_id_ros.models.artifact.load_artifact``) for a directory.
+  giving joint names and input/output normalization.
+
+:func:`load_model` builds the one a controller configuration asks for (``model``, ``model_path``, ...); for a
+directory it loads the project's model artifact (:func:`deadzone_id_ros.models.artifact.load_artifact`). The rigid-body
+model identified from data is a different class, :class:`deadzone_id_ros.models.rbd.RigidBodyModel`.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..errors import ArtifactError, ConfigError
-from ..models.base import InverseDynamicsModel
+from .base import InverseDynamicsModel, check_joint_arrays
 
-__all__ = ["OnnxModel", "RigidBodyModel", "ZeroModel", "load_model"]
-
-
-def _check_inputs(n: int, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q = np.asarray(q, dtype=float)
-    dq = np.asarray(dq, dtype=float)
-    ddq = np.asarray(ddq, dtype=float)
-    if not (q.shape == dq.shape == ddq.shape) or q.ndim not in (1, 2) or q.shape[-1] != n:
-        raise ValueError(f"q, dq, ddq must share a shape (J,) or (N, J) with J = {n}; got {q.shape}, {dq.shape}, {ddq.shape}")
-    return q, dq, ddq
+__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "ZeroModel", "load_model"]
 
 
 class ZeroModel:
@@ -44,11 +38,11 @@ class ZeroModel:
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """Return zeros shaped like ``q`` [N·m]; raises ValueError on a shape mismatch."""
-        q, _, _ = _check_inputs(len(self.joint_names), q, dq, ddq)
+        q, _, _ = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         return np.zeros_like(q)
 
 
-class RigidBodyModel:
+class NominalRigidBodyModel:
     """Nominal rigid-body inverse dynamics of a URDF (pinocchio RNEA), optionally with the URDF friction.
 
     Joints of the URDF outside ``joint_names`` are held at their neutral position with zero velocity.
@@ -103,7 +97,7 @@ class RigidBodyModel:
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] = M(q) ddq + C(q, dq) dq + g(q) (+ friction); raises ValueError on shapes."""
-        q, dq, ddq = _check_inputs(len(self.joint_names), q, dq, ddq)
+        q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if q.ndim == 1:  # one sample (every control tick): no batch loop
             self._q[self._idx_q] = q
             self._v[self._idx_v] = dq
@@ -185,7 +179,7 @@ class OnnxModel:
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] from the network; raises ValueError on a shape mismatch."""
-        q, dq, ddq = _check_inputs(len(self.joint_names), q, dq, ddq)
+        q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if q.ndim == 1:
             j = q.shape[0]
             x = self._buf
@@ -199,46 +193,66 @@ class OnnxModel:
         return tau[0] if q.ndim == 1 else tau
 
 
-def load_model(
-    kind: str,
-    joint_names: Sequence[str],
-    *,
-    urdf_path: str | Path | None = None,
-    model_path: str | Path = "",
-    friction: bool = False,
-    friction_velocity: float = 0.01,
-) -> InverseDynamicsModel:
-    """Build the controller's model by kind.
+class ModelSettings(Protocol):
+    """What :func:`load_model` reads from a configuration; :class:`deadzone_id_ros.control.ControllerConfig` has it.
+
+    Attributes:
+        model: "none", "rbd" or "learned".
+        joint_names: (J,) joints of the controller (the rbd model takes these; a learned model brings its own,
+            which the controller checks against these).
+        urdf_path: URDF of the "rbd" model; "" = the bundled arm.
+        model_path: "learned" only: a model artifact directory or its model.json
+            (:mod:`deadzone_id_ros.models.artifact`, numpy forward pass), or an ``.onnx`` file with a ``.json`` of
+            the same stem (see :class:`OnnxModel`).
+        model_friction, friction_velocity: "rbd" only: ``friction`` and ``friction_velocity`` of
+            :class:`NominalRigidBodyModel` [rad/s].
+    """
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def joint_names(self) -> tuple[str, ...]: ...
+    @property
+    def urdf_path(self) -> str: ...
+    @property
+    def model_path(self) -> str: ...
+    @property
+    def model_friction(self) -> bool: ...
+    @property
+    def friction_velocity(self) -> float: ...
+
+
+def load_model(settings: ModelSettings) -> InverseDynamicsModel:
+    """Build the inverse-dynamics model a controller configuration asks for.
+
+    The one loader of the feedforward_controller node, the offline simulation (:mod:`deadzone_id_ros.sim.offline`)
+    and replay (:mod:`deadzone_id_ros.sim.replay`).
 
     Args:
-        kind: "none", "rbd" or "learned".
-        joint_names: (J,) joints of the controller (the rbd model takes these; a learned model brings its own, which
-            the controller checks against these).
-        urdf_path: URDF for "rbd" (default: the bundled arm).
-        model_path: for "learned": a model artifact directory or its model.json (``deadzone_id_ros.models.artifact``,
-            numpy forward pass), or an ``.onnx``
-            file with a ``.json`` of the same stem (see :class:`OnnxModel`).
-        friction, friction_velocity: rbd only, see :class:`RigidBodyModel`.
+        settings: a :class:`~deadzone_id_ros.control.ControllerConfig` or anything with the fields of
+            :class:`ModelSettings`.
 
     Raises:
-        ConfigError: unknown kind, or "learned" without a model_path.
+        ConfigError: unknown ``model``, or "learned" without a ``model_path``.
         FileNotFoundError, ArtifactError, RobotDescriptionError: from the loaders.
     """
+    kind, joint_names = settings.model, settings.joint_names
     if kind == "none":
         return ZeroModel(joint_names)
     if kind == "rbd":
         from ..resources import default_urdf
 
-        return RigidBodyModel(urdf_path or default_urdf(), joint_names, friction=friction, friction_velocity=friction_velocity)
+        return NominalRigidBodyModel(settings.urdf_path or default_urdf(), joint_names, friction=settings.model_friction,
+                                     friction_velocity=settings.friction_velocity)
     if kind == "learned":
-        if not model_path:
+        if not settings.model_path:
             raise ConfigError("model 'learned' needs model_path (an artifact directory or an .onnx file)")
-        path = Path(model_path)
+        path = Path(settings.model_path)
         if not path.exists():
             raise FileNotFoundError(f"model_path {path} does not exist")
         if path.is_dir() or path.name == "model.json":
             try:
-                from ..models.artifact import load_artifact
+                from .artifact import load_artifact
             except ImportError as err:
                 raise ArtifactError(f"{path}: model artifacts are not supported by this build ({err})") from err
             return load_artifact(path)

@@ -1,0 +1,47 @@
+"""Parameters of the bag_replay node (ROS-free: no rclpy import).
+
+The node has no parameter file of its own; its parameters come from launch/replay.launch.yaml or the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import check_positive
+
+__all__ = ["BagReplayNodeConfig"]
+
+
+@dataclass(frozen=True)
+class BagReplayNodeConfig:
+    """Parameters of the bag_replay node (ROS parameters; see :mod:`deadzone_id_ros.nodes.bag_replay`).
+
+    Attributes:
+        bag: the bag to play (directory or file); required.
+        command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``).
+        joint_state_topic: JointState topic inside the bag.
+        command_topic: command topic inside the bag.
+        start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
+        rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
+        report_dir: directory for report.json (RMSE per joint); "" = log only.
+
+    Raises:
+        ValueError: a bad value; the message names the field and the value.
+    """
+
+    bag: str = ""
+    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    joint_state_topic: str = "/joint_states"
+    command_topic: str = "/effort_controller/commands"
+    start_delay: float = 0.5
+    rate: float = 1000.0
+    report_dir: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.bag:
+            raise ValueError("bag = '' : the bag to replay is required (bag:=PATH)")
+        if not self.command_joint_names or len(set(self.command_joint_names)) != len(self.command_joint_names):
+            raise ValueError(f"command_joint_names = {list(self.command_joint_names)} must be non-empty and unique")
+        check_positive("start_delay", self.start_delay, allow_zero=True)
+        if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
+            raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")

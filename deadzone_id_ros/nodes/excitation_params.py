@@ -1,0 +1,56 @@
+"""Parameters of the excitation node (ROS-free: no rclpy import, so the loader works without ROS).
+
+The parameter file (config/excitation.yaml) holds two configs: the trajectory,
+:class:`deadzone_id_ros.control.ExcitationConfig`, and the node-only :class:`ExcitationNodeConfig` below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import check_positive, load_node_configs
+from ..control.trajectory import ExcitationConfig
+
+__all__ = ["ExcitationNodeConfig", "load_excitation_config"]
+
+
+@dataclass(frozen=True)
+class ExcitationNodeConfig:
+    """ROS-side settings of the excitation node.
+
+    Attributes:
+        start_delay: the trajectory starts this long after the node has its start position [s] (>= 0).
+        publish_period: a new JointTrajectory window is published this often [s] (> 0).
+        horizon: each window covers this much of the future [s] (> publish_period).
+
+    Raises:
+        ValueError: a bad value; the message names the field and the value.
+    """
+
+    start_delay: float = 2.0
+    publish_period: float = 0.5
+    horizon: float = 2.0
+
+    def __post_init__(self) -> None:
+        check_positive("start_delay", self.start_delay, allow_zero=True)
+        check_positive("publish_period", self.publish_period)
+        check_positive("horizon", self.horizon)
+        if self.horizon <= self.publish_period:
+            raise ValueError(f"horizon = {self.horizon} must be > publish_period = {self.publish_period}")
+
+
+def load_excitation_config(
+    path: str | Path | None = None, overrides: dict | None = None
+) -> tuple[ExcitationConfig, ExcitationNodeConfig]:
+    """Load the excitation configs from a parameter file (default: the bundled config/excitation.yaml).
+
+    Args:
+        path: parameter file in ROS 2 format; None for the bundled default.
+        overrides: parameter name -> value applied on top of the file.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
+    """
+    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides)

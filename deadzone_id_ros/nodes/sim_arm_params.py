@@ -1,0 +1,73 @@
+"""Parameters of the sim_arm node (ROS-free: no rclpy import, so the loader works without ROS).
+
+The parameter file (config/sim_arm.yaml) holds two configs: the physics, :class:`deadzone_id_ros.sim.SimArmConfig`,
+and the node-only timing :class:`SimArmNodeConfig` below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import check_positive, load_node_configs
+from ..sim.config import SimArmConfig
+
+__all__ = ["SimArmNodeConfig", "load_sim_config"]
+
+
+@dataclass(frozen=True)
+class SimArmNodeConfig:
+    """Timing of the sim_arm node.
+
+    Attributes:
+        publish_rate: /joint_states rate [Hz]; the physics advances by wall time between ticks.
+        command_timeout: no command for this long -> zero torque [s].
+        clock_mode: "wall" (stamps from the system clock) or "sim" (the node publishes /clock and owns time).
+        real_time_factor: clock_mode "sim" only: simulated seconds per wall second.
+        brake_until_first_command: hold the joints at ``initial_position`` (as motor brakes do) until the first
+            effort command arrives, instead of letting the arm fall under gravity with zero torque.
+        lockstep: clock_mode "sim" only: advance one tick only once an effort command has answered the last
+            published /joint_states (synchronous co-simulation, like Gazebo's lockstep), so closed-loop results do
+            not depend on CPU load; time then runs at most ``real_time_factor``. Simulated time stays at zero (the
+            initial state repeated at 10 Hz) until the first command arrives.
+        lockstep_timeout: lockstep only: wall seconds to wait for that command before stepping without it [s].
+
+    Raises:
+        ValueError: a bad value; the message names the field and the value.
+    """
+
+    publish_rate: float = 1000.0
+    command_timeout: float = 0.1
+    clock_mode: str = "wall"
+    real_time_factor: float = 1.0
+    brake_until_first_command: bool = True
+    lockstep: bool = False
+    lockstep_timeout: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("brake_until_first_command", "lockstep"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} = {getattr(self, name)!r} must be true or false")
+        if self.lockstep and self.clock_mode != "sim":
+            raise ValueError("lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)")
+        check_positive("lockstep_timeout", self.lockstep_timeout)
+        if not 1.0 <= self.publish_rate <= 10000.0:
+            raise ValueError(f"publish_rate = {self.publish_rate} must be in [1, 10000] Hz")
+        check_positive("command_timeout", self.command_timeout)
+        if self.clock_mode not in ("wall", "sim"):
+            raise ValueError(f"clock_mode = {self.clock_mode!r} must be 'wall' or 'sim'")
+        check_positive("real_time_factor", self.real_time_factor)
+
+
+def load_sim_config(path: str | Path | None = None, overrides: dict | None = None) -> tuple[SimArmConfig, SimArmNodeConfig]:
+    """Load both configs from a parameter file (default: the bundled config/sim_arm.yaml).
+
+    Args:
+        path: parameter file in ROS 2 format; None for the bundled default.
+        overrides: parameter name -> value applied on top of the file.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: malformed YAML, an unknown key, or a bad value; the message names the file and key.
+    """
+    return load_node_configs(SimArmConfig, SimArmNodeConfig, "sim_arm", "sim_arm.yaml", path, overrides)

@@ -25,6 +25,7 @@ $(STAMP): requirements.txt constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP)
+	rm -rf build  # a stale build/lib would install modules that were moved or deleted
 	$(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .
 
 test: install

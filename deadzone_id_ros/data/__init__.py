@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .bags import open_bag, read_recording, recover_bag, write_recording
 from .dataset import Dataset, DatasetConfig, dataset_from_recordings, load_dataset
-from .deadzone import DeadZone, fit_dead_zone
+from .deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
 from .split import Split, split_episodes, time_blocks
 from .types import Episode, Recording, ns_to_s
 
@@ -12,6 +12,7 @@ __all__ = [
     "Dataset",
     "DatasetConfig",
     "DeadZone",
+    "DeadZoneConfig",
     "Episode",
     "Recording",
     "Split",

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from .bags import JOINT_STATE_TYPE, open_bag, read_joint_states
 from .dataset import DatasetConfig, build_episodes, field_usability, select_joint_state_topic
-from .deadzone import fit_dead_zone
+from .deadzone import DeadZoneConfig, fit_dead_zone
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
 
@@ -52,8 +52,12 @@ def _rates(reader: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[str, Any]:
+def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
+                dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
     """Inspect one bag; returns a JSON-ready dict.
+
+    ``config`` decides how the bag becomes episodes, ``dead_zone`` the dead-zone thresholds (default alpha 0.1; pass
+    the training configuration's so that inspect shows what training will use).
 
     Keys: ``bag``, ``format``, ``recovered``, ``notes``, ``topics`` ({topic: {type, messages, rate_hz}}),
     ``joint_state_topics`` ({topic: {joints, fields: {position|velocity|effort: {joint: "usable" or reason}},
@@ -64,6 +68,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
     Raises:
         FileNotFoundError: no such bag.
         DataError: the file is not a readable bag at all.
+        ConfigError: ``dead_zone.absolute_thresholds`` does not have one value per joint of the data.
     """
     config = config or DatasetConfig()
     out: dict[str, Any] = {"bag": str(path)}
@@ -105,7 +110,10 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
         except DataError as err:
             out["why_not"] = str(err)
             return out
-    dz = fit_dead_zone(episodes, alpha=config.alpha, absolute=config.absolute_thresholds)
+    try:
+        dz = fit_dead_zone(episodes, dead_zone)
+    except ValueError as err:
+        raise ConfigError(f"{path}: {err}") from err
     r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
     eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["trainable"] = True
@@ -117,6 +125,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
         "velocity_source": rep["velocity_source"],
         "time_source": rep["time_source"],
         "alpha": dz.alpha,
+        "absolute_thresholds": dz.alpha is None,
         "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
         "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
         "all_joints_moving_fraction": float(r.all(axis=1).mean()),
@@ -156,7 +165,8 @@ def format_report(info: dict[str, Any]) -> str:
         d = info["dataset"]
         lines.append(f"data set from {info['selected_topic']}: {d['samples']} samples in {d['episodes']} episode(s) at "
                      f"{d['rate_hz']:.1f} Hz; dq: {d['velocity_source']}; time: {d['time_source']} stamps")
-        lines.append(f"  dead-zone fraction per joint (|dq| <= {d['alpha']} sigma):")
+        rule = "absolute thresholds" if d.get("absolute_thresholds") else f"{d['alpha']} sigma"
+        lines.append(f"  dead-zone fraction per joint (|dq| <= {rule}):")
         for j, frac in d["dead_zone_fraction"].items():
             lines.append(f"    {j:24s} {100 * frac:5.1f} %  (threshold {d['velocity_threshold'][j]:.4g} rad/s)")
         lines.append(f"  samples with all joints moving: {100 * d['all_joints_moving_fraction']:.1f} % "

@@ -45,7 +45,7 @@ RTOL = 1e-6
 
 def _simulate_bags(folder: Path) -> list[Path]:
     """Stage 1: the offline simulated episodes as rosbag2 directories (what ``deadzone-id simulate`` writes)."""
-    from deadzone_id_ros.data.bags import write_recording
+    from deadzone_id_ros.data import write_recording
     from deadzone_id_ros.sim.config import load_sim_config
     from deadzone_id_ros.sim.offline import simulate
 

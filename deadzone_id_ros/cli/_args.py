@@ -98,27 +98,9 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
 
 
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> "TrainingInputs":
-    """Fingerprint and load ``args.bag``, resolve the URDF (``--urdf``), and with ``simulator`` ("auto", "yes" or
-    "no") decide whether the data came from the simulated arm (printed on stderr).
+    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
+    ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
+    from ..training.pipeline import load_inputs
 
-    Raises:
-        FileNotFoundError / DataError / ConfigError: from the loader and the episode.yaml reader.
-    """
-    from ..training.pipeline import TrainingInputs
-    from ..training.sources import detect_simulator, fingerprint, resolve_urdf
-
-    sources = fingerprint(args.bag)
-    ds = load_bags(args)
-    simulated: bool | None = None
-    sim_cfg = None
-    if simulator == "auto":
-        simulated, sim_cfg, why = detect_simulator(args.bag)
-    elif simulator is not None:
-        simulated, why = simulator == "yes", f"--simulator {simulator}"
-        if simulated:
-            _, sim_cfg, _ = detect_simulator(args.bag)
-    if simulator is not None:
-        print(f"simulator data: {'yes' if simulated else 'no'} ({why})", file=sys.stderr)
-    urdf_xml, urdf_source = resolve_urdf(args.urdf, ds.joint_names)
-    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
-                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report)
+    return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
+                       log=lambda m: print(m, file=sys.stderr))

@@ -52,6 +52,35 @@ def _rates(reader: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _dataset_summary(path: str | Path, episodes: list, joints: tuple[str, ...], rep: dict[str, Any],
+                     dead_zone: DeadZoneConfig | None) -> dict[str, Any]:
+    """inspect's ``dataset`` entry: sizes, sources, the dead zone fitted with ``dead_zone`` and the loader counts."""
+    try:
+        dz = fit_dead_zone(episodes, dead_zone)
+    except ValueError as err:
+        raise ConfigError(f"{path}: {err}") from err
+    r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
+    return {
+        "joints": list(joints),
+        "samples": int(r.shape[0]),
+        "episodes": len(episodes),
+        "rate_hz": rep["rate_hz"],
+        "velocity_source": rep["velocity_source"],
+        "time_source": rep["time_source"],
+        "alpha": dz.alpha,
+        "absolute_thresholds": dz.alpha is None,
+        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
+        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
+        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
+        "pairs_moving_fraction": float(r.mean()),
+        "counts": {k: rep[k] for k in ("messages", "messages_dropped", "duplicates_dropped",
+                                       "same_stamp_conflicts_dropped", "out_of_order_sorted", "gaps_split",
+                                       "nan_samples_dropped", "short_segments_dropped")},
+        "joints_skipped": rep["joints_skipped"],
+        "warnings": rep["warnings"],
+    }
+
+
 def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
                 dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
     """Inspect one bag; returns a JSON-ready dict.
@@ -110,32 +139,9 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
         except DataError as err:
             out["why_not"] = str(err)
             return out
-    try:
-        dz = fit_dead_zone(episodes, dead_zone)
-    except ValueError as err:
-        raise ConfigError(f"{path}: {err}") from err
-    r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
-    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["trainable"] = True
-    out["dataset"] = {
-        "joints": list(joints),
-        "samples": int(r.shape[0]),
-        "episodes": len(episodes),
-        "rate_hz": rep["rate_hz"],
-        "velocity_source": rep["velocity_source"],
-        "time_source": rep["time_source"],
-        "alpha": dz.alpha,
-        "absolute_thresholds": dz.alpha is None,
-        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
-        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
-        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
-        "pairs_moving_fraction": float(r.mean()),
-        "counts": {k: rep[k] for k in ("messages", "messages_dropped", "duplicates_dropped",
-                                       "same_stamp_conflicts_dropped", "out_of_order_sorted", "gaps_split",
-                                       "nan_samples_dropped", "short_segments_dropped")},
-        "joints_skipped": rep["joints_skipped"],
-        "warnings": rep["warnings"],
-    }
+    out["dataset"] = _dataset_summary(path, episodes, joints, rep, dead_zone)
+    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0)
     return out
 

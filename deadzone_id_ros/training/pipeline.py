@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..data.deadzone import DeadZone, fit_dead_zone
 from ..data.split import Split, split_episodes
@@ -24,8 +24,8 @@ from .config import TrainConfig
 from .evaluate import evaluate_model, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
 
-__all__ = ["MethodRun", "PreparedData", "TrainingInputs", "prepare_data", "rigid_body_regressor", "run_method",
-           "train_one"]
+__all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
+           "run_method", "save_method", "train_one"]
 
 
 @dataclass
@@ -172,3 +172,42 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
     run = run_method(method, data, config, regressor=regressor)
     save_method(run, out_dir, inputs, data, config, onnx=onnx)
     return run, data
+
+
+def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
+                urdf: str | Path | None = None, simulator: str | None = None,
+                log: Callable[[str], None] = print) -> TrainingInputs:
+    """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
+
+    Args:
+        topic, joints: the JointState topic and the joints (in this order) to read; None: automatic.
+        urdf: URDF file for rbd/hybrid (None: the bundled arm when its joints match).
+        simulator: "auto" (read each bag's episode.yaml), "yes", "no", or None (not determined; ``train``).
+        log: receives the simulator decision and its reason.
+
+    Raises:
+        FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
+        ConfigError: bad topic/joints, or a malformed episode.yaml.
+    """
+    from ..data.dataset import DatasetConfig, load_dataset
+    from .sources import detect_simulator, fingerprint, resolve_urdf
+
+    try:
+        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+    sources = fingerprint(bags)
+    ds = load_dataset(list(bags), dcfg)
+    simulated: bool | None = None
+    sim_cfg = None
+    if simulator == "auto":
+        simulated, sim_cfg, why = detect_simulator(bags)
+    elif simulator is not None:
+        simulated, why = simulator == "yes", f"--simulator {simulator}"
+        if simulated:
+            _, sim_cfg, _ = detect_simulator(bags)
+    if simulator is not None:
+        log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
+    urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names)
+    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
+                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report)

@@ -44,7 +44,8 @@ def compare_time(seconds: float, quick: bool) -> float:
     from deadzone_id_ros.data.dataset import dataset_from_recordings
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.sim.offline import simulate
-    from deadzone_id_ros.training.compare import CompareInputs, quick_config, run_compare
+    from deadzone_id_ros.training.compare import quick_config, run_compare
+    from deadzone_id_ros.training.pipeline import TrainingInputs
 
     t0 = time.perf_counter()
     rec = simulate(seconds, seed=1)
@@ -53,16 +54,17 @@ def compare_time(seconds: float, quick: bool) -> float:
     cfg = load_train_config().with_overrides(progress=False)
     if quick:
         cfg = quick_config(cfg)
-    inputs = CompareInputs(ds.episodes, ds.joint_names, simulator=True, sim_config=None,
+    inputs = TrainingInputs(ds.episodes, ds.joint_names, simulator=True, sim_config=None,
                            urdf_xml=default_urdf().read_text(), urdf_source=str(default_urdf()))
     with tempfile.TemporaryDirectory(prefix="bench_compare_") as tmp:
         t0 = time.perf_counter()
         report = run_compare(inputs, tmp, cfg, log=lambda m: None)
         secs = time.perf_counter() - t0
-    for m, e in report["methods"].items():
-        print(f"  {m:>12s}: mean test RMSE {e['rmse_mean']:.4f} ± {e['rmse_mean_std']:.4f} N*m, "
-              f"usable {e['usable_fraction']:.1%}")
-    print(f"  noise floor: {report['noise_floor']['rmse_mean']:.4f} N*m")
+    for m, e in report.methods.items():
+        print(f"  {m:>12s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
+              f"usable {e.usable_fraction:.1%}")
+    if report.noise_floor is not None:
+        print(f"  noise floor: {report.noise_floor.rmse_mean:.4f} N*m")
     return secs
 
 

@@ -1,14 +1,15 @@
-"""The demo's own computations (the stages themselves are the other commands, tested where they live)."""
+"""The demo's own computations (the stages themselves are library functions, tested where they live)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from deadzone_id_ros.cli.demo import DemoConfig
 from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.types import Recording
-from deadzone_id_ros.demo import DemoConfig, closed_loop_metrics
 from deadzone_id_ros.errors import DataError
+from deadzone_id_ros.launching.live import closed_loop_metrics
 
 NAMES = ("joint1", "joint2", "joint3")
 
@@ -34,9 +35,9 @@ def test_closed_loop_metrics_measure_tracking_inside_the_reference_span(tmp_path
     bag = write_recording(_recording(), tmp_path / "run")
     m = closed_loop_metrics(bag)
     # Linear interpolation of sin between 10 ms points errs by at most dt^2/8 = 1.25e-5 rad (cos(2t): 5e-5 rad).
-    np.testing.assert_allclose(m["tracking_rmse_per_joint"], [0.01, 0.0, 0.002], atol=6e-5)
-    np.testing.assert_allclose(m["effort_rms_per_joint"], [1.0, 2.0, 0.5])
-    assert m["samples"] == 1001 and m["seconds"] == pytest.approx(1.0)
+    np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
+    np.testing.assert_allclose(m.effort_rms_per_joint, [1.0, 2.0, 0.5])
+    assert m.samples == 1001 and m.seconds == pytest.approx(1.0)
 
 
 def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
@@ -51,3 +52,28 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
     with pytest.raises(ValueError, match="live_duration = 0"):
         DemoConfig(live_duration=0)
     assert DemoConfig.quick_run().quick
+
+
+def _compare_report(rmse: dict[str, float | None]):
+    from deadzone_id_ros.training.results import CompareReport, MethodResult
+
+    methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [], f"models/{m}")
+               for m, v in rmse.items()}
+    return CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods)
+
+
+def test_best_learned_skips_rbd_and_unmeasured_methods():
+    assert _compare_report({"rbd": 0.01, "masked": 0.3, "conventional": 0.2, "mse_all": None}).best_learned() == \
+        "conventional"
+    assert _compare_report({"rbd": 0.01}).best_learned() is None
+
+
+def test_demo_report_json_keeps_its_keys():
+    from deadzone_id_ros.training.results import ClosedLoopResult, DemoReport
+
+    closed = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [1.0], 10, 0.01)
+    doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
+                     {"pd_dob": closed}, 1.0).to_dict()
+    assert list(doc) == ["config", "data", "compare", "closed_loop", "seconds"]
+    assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
+    assert doc["closed_loop"]["pd_dob"]["tracking_rmse_mean"] == 0.001 and doc["closed_loop"]["pd_dob"]["bag"] == "bag"

@@ -19,7 +19,7 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
     from ..models.predictor import METHODS
-    from .train import add_config_arguments, add_data_arguments
+    from ._args import add_config_arguments, add_data_arguments
 
     p = subparsers.add_parser("compare", help="compare every method on bags and write a report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,9 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..errors import ConfigError
-    from ..training.compare import CompareInputs, quick_config, run_compare
-    from ..training.sources import detect_simulator, fingerprint, resolve_urdf
-    from .train import load_bags, train_config_from_args
+    from ..training.compare import quick_config, run_compare
+    from ._args import train_config_from_args, training_inputs
 
     cfg = train_config_from_args(args)
     if args.quick:
@@ -49,23 +48,10 @@ def run(args: argparse.Namespace) -> int:
             cfg = cfg.with_overrides(seeds=args.seeds)
         except ValueError as err:
             raise ConfigError(f"command line: {err}") from err
-    sources = fingerprint(args.bag)
-    ds = load_bags(args)
-    sim_cfg = None
-    if args.simulator == "auto":
-        simulated, sim_cfg, why = detect_simulator(args.bag)
-    else:
-        simulated, why = args.simulator == "yes", f"--simulator {args.simulator}"
-        if simulated:
-            _, sim_cfg, _ = detect_simulator(args.bag)
-    print(f"simulator data: {'yes' if simulated else 'no'} ({why})", file=sys.stderr)
-    urdf_xml, urdf_source = resolve_urdf(args.urdf, ds.joint_names)
-    inputs = CompareInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
-                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())
-    report = run_compare(inputs, args.out, cfg, methods=args.methods,
-                         log=lambda m: print(m, file=sys.stderr))
-    for m, e in report["methods"].items():
-        print(f"{m:>13s}: mean test RMSE {e['rmse_mean']:.4f} ± {e['rmse_mean_std']:.4f} N*m, "
-              f"usable {e['usable_fraction']:.1%}")
+    inputs = training_inputs(args, simulator=args.simulator)
+    report = run_compare(inputs, args.out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
+    for m, e in report.methods.items():
+        print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
+              f"usable {e.usable_fraction:.1%}")
     print(f"report: {args.out}/report.md")
     return 0

@@ -1,11 +1,297 @@
-"""``deadzone-id demo`` and ``deadzone-id demo-real``: the main job end to end (see deadzone_id_ros.demo)."""
+"""``deadzone-id demo`` and ``deadzone-id demo-real``: the main job end to end.
+
+``demo`` runs, on the simulated 3-DOF arm:
+
+1. bulk data from the offline simulator (what ``deadzone-id simulate`` does, several simulated minutes, no DDS);
+2. a live ROS 2 run through ``sim_feedforward.launch.yaml``: sim_arm, excitation, feedforward_controller (pd_dob)
+   and the recorder as separate processes over DDS, the path a user takes on real hardware;
+3. the comparison of ``deadzone-id compare`` on all recordings (every method, several seeds) and an ONNX export of
+   the best learned model;
+4. a live closed-loop comparison on a held-out excitation reference: pd_dob, ctc_dob with the URDF rigid-body model,
+   ctc_dob with the masked-loss model and ctc_dob with the conventional model — tracking RMSE per joint and torque;
+5. ``DIR/report.md`` and ``DIR/report.json``.
+
+``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag.
+Every stage calls the library function behind an ordinary command a user could run by hand.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["register", "run", "run_real"]
+__all__ = ["CLOSED_LOOP_RUNS", "DemoConfig", "register", "run", "run_demo", "run_demo_real", "run_real"]
+
+if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
+    from ..training.results import ClosedLoopResult, CompareReport, DemoReport
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Sizes of the demo's stages.
+
+    Attributes:
+        sim_seeds: excitation/noise seeds of the offline-simulated episodes (one bag each).
+        sim_duration: simulated seconds per offline episode [s].
+        live_duration: excitation length of the live recording [s].
+        live_seed: excitation seed of the live recording.
+        closed_loop_duration: excitation length of each closed-loop run [s].
+        closed_loop_seed: seed of the held-out reference (not used for any training data).
+        compare_seeds: training seeds per method.
+        quick: shorter training (``compare --quick``).
+    """
+
+    sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
+    sim_duration: float = 60.0
+    live_duration: float = 30.0
+    live_seed: int = 100
+    closed_loop_duration: float = 20.0
+    closed_loop_seed: int = 999
+    compare_seeds: int = 3
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.sim_seeds:
+            raise ValueError("sim_seeds is empty")
+        for name in ("sim_duration", "live_duration", "closed_loop_duration"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
+        if self.closed_loop_seed in self.sim_seeds or self.closed_loop_seed == self.live_seed:
+            raise ValueError(f"closed_loop_seed {self.closed_loop_seed} must differ from the training seeds")
+
+    @classmethod
+    def quick_run(cls) -> "DemoConfig":
+        """The ``--quick`` sizes (a few minutes on 2 cores)."""
+        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=6.0,
+                   compare_seeds=1, quick=True)
+
+
+# Closed-loop runs of stage 4: (label, controller mode, model, method whose artifact is used or None).
+CLOSED_LOOP_RUNS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("pd_dob", "pd_dob", "none", None),
+    ("ctc_dob + rbd (URDF)", "ctc_dob", "rbd", None),
+    ("ctc_dob + masked", "ctc_dob", "learned", "masked"),
+    ("ctc_dob + conventional", "ctc_dob", "learned", "conventional"),
+)
+
+
+class _Stages:
+    """Prints numbered stage headers with elapsed time."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.k, self.t0 = total, 0, time.perf_counter()
+
+    def start(self, text: str) -> None:
+        self.k += 1
+        print(f"\n[{self.k}/{self.total}] {text}  (t = {time.perf_counter() - self.t0:.0f} s)", flush=True)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = None, simulator: str = "auto",
+             block_seconds: float | None = None) -> "CompareReport":
+    """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
+    does with the bundled training configuration."""
+    from ..training.compare import quick_config, run_compare
+    from ..training.config import load_train_config
+    from ..training.pipeline import load_inputs
+
+    cfg = load_train_config()
+    cfg = cfg.with_overrides(block_seconds=block_seconds)
+    if quick:
+        cfg = quick_config(cfg)
+    cfg = cfg.with_overrides(seeds=seeds)
+    inputs = load_inputs(bags, simulator=simulator, log=_log)
+    return run_compare(inputs, out, cfg, log=_log)
+
+
+def _simulate_stage(cfg: DemoConfig, data: Path) -> list[Path]:
+    from ..sim.record import simulate_bag
+
+    bags = []
+    for seed in cfg.sim_seeds:
+        result = simulate_bag(cfg.sim_duration, seed, data / f"sim_seed{seed}", progress=True)
+        print(f"wrote {result.path}: {len(result.recording.state_t_ns)} samples, {cfg.sim_duration:g} s simulated "
+              f"in {result.sim_seconds:.1f} s")
+        bags.append(result.path)
+    return bags
+
+
+def _live_stage(cfg: DemoConfig, out: Path) -> Path:
+    from ..data.dataset import DatasetConfig
+    from ..errors import DataError
+    from ..data.inspect import format_report, inspect_bag
+    from ..launching.live import live_run
+    from ..training.config import load_train_config
+
+    bag = live_run(out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(cfg.live_seed)},
+                   cfg.live_duration, out / "logs" / "live_recording.log")
+    print(f"recorded {bag}")
+    info = inspect_bag(bag, DatasetConfig(), load_train_config().dead_zone)
+    print(format_report(info))
+    if not info["trainable"]:
+        raise DataError(f"the live recording {bag} cannot be trained on: {info['why_not']}")
+    return bag
+
+
+def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple["CompareReport", str]:
+    from ..errors import DataError
+    from ..models.export import export_artifact_onnx
+
+    # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
+    report = _compare(bags, compare_dir, quick=cfg.quick, seeds=cfg.compare_seeds, simulator="yes")
+    best = report.best_learned()
+    if best is None:
+        raise DataError("compare produced no learned model to export")
+    export = export_artifact_onnx(compare_dir / "models" / best)
+    print(f"wrote {export.path}; onnxruntime vs numpy: max |diff| = {export.max_abs_diff:.2e} N*m")
+    if not export.ok:
+        raise DataError(f"ONNX export check failed: onnxruntime differs by {export.max_abs_diff:.3g} N*m")
+    print(f"best learned model: {best} -> {compare_dir / 'models' / best}")
+    return report, best
+
+
+def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: "CompareReport",
+                       compare_dir: Path) -> dict[str, "ClosedLoopResult"]:
+    from ..launching.live import closed_loop_metrics, live_run
+    from ..training.report import fmt_joints
+    from ..training.report_plots import closed_loop_plot
+    from ..training.results import ClosedLoopResult
+
+    closed: dict[str, ClosedLoopResult] = {}
+    for label, mode, model, method in CLOSED_LOOP_RUNS:
+        if method is not None and method not in compare.methods:
+            print(f"  {label}: skipped ({method} was not trained)")
+            continue
+        args = {"mode": mode, "model": model, "seed": str(cfg.closed_loop_seed)}
+        if method is not None:
+            args["model_path"] = str(compare_dir / "models" / method)
+        slug = "".join(c if c.isalnum() else "_" for c in label.replace(" + ", "_")).strip("_")
+        bag = live_run(out / "closed_loop" / slug, args, cfg.closed_loop_duration,
+                       out / "logs" / f"closed_loop_{slug}.log")
+        r = ClosedLoopResult(mode=mode, model=model, artifact=args.get("model_path"), bag=str(bag),
+                             **dataclasses.asdict(closed_loop_metrics(bag)))
+        closed[label] = r
+        print(f"  {label:24s} tracking RMSE [mrad] {fmt_joints(r.tracking_rmse_per_joint, 1e3, 2)}   "
+              f"torque RMS [N·m] {fmt_joints(r.effort_rms_per_joint)}")
+    (out / "plots").mkdir(exist_ok=True)
+    if closed:
+        closed_loop_plot(closed, out / "plots" / "closed_loop.png")
+    return closed
+
+
+def run_demo(out: str | Path, config: DemoConfig | None = None) -> "DemoReport":
+    """Run the whole demo into ``out`` (created; an existing demo output there is replaced).
+
+    Returns:
+        the report, also written to ``out``/report.json (:meth:`DemoReport.to_dict`) and ``out``/report.md.
+
+    Raises:
+        DeadzoneIdError: a stage failed (the message names the stage and where its log is).
+    """
+    from ..training.report_demo import demo_markdown
+    from ..training.results import DemoReport
+
+    cfg = config or DemoConfig()
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "logs").mkdir(parents=True)
+    stages = _Stages(5)
+    stages.start(f"offline simulation: {len(cfg.sim_seeds)} episodes x {cfg.sim_duration:g} s (deadzone-id simulate)")
+    sim_bags = _simulate_stage(cfg, out / "data")
+    stages.start(f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {cfg.live_duration:g} s excitation "
+                 "(sim_arm, excitation, feedforward_controller, recorder as processes over DDS; simulated time, "
+                 "lockstep)")
+    live_bag = _live_stage(cfg, out)
+    stages.start("compare every method on all recordings (deadzone-id compare)")
+    compare_dir = out / "compare"
+    compare, best = _compare_stage(cfg, [*sim_bags, live_bag], compare_dir)
+    stages.start(f"live closed-loop comparison on a held-out reference (seed {cfg.closed_loop_seed}, "
+                 f"{cfg.closed_loop_duration:g} s each)")
+    closed = _closed_loop_stage(cfg, out, compare, compare_dir)
+    stages.start("report")
+    report = DemoReport(config=dataclasses.asdict(cfg), simulated_bags=[str(b) for b in sim_bags],
+                        live_bag=str(live_bag), compare_dir=str(compare_dir), compare=compare, best_learned=best,
+                        closed_loop=closed, seconds=stages.elapsed)
+    (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    (out / "report.md").write_text(demo_markdown(report, out))
+    print(f"\ndone in {stages.elapsed:.0f} s. Read {out / 'report.md'} (plots in {out / 'plots'} and "
+          f"{compare_dir / 'plots'}).")
+    return report
+
+
+DFKI_COLUMNS = ("shoulder:pos=pos_meas1,vel=vel_meas1,effort=tau_meas1",
+                "elbow:pos=pos_meas2,vel=vel_meas2,effort=tau_meas2")
+
+
+def _convert_dfki(csvs: list[Path], out: Path) -> dict[str, tuple[str, list[Path], float]]:
+    """Convert the DFKI CSVs to rosbag2 (as ``deadzone-id convert``); returns name -> (title, bags, block [s])."""
+    from ..data.convert import convert_csv, parse_joint_spec
+
+    runs: dict[str, tuple[str, list[Path], float]] = {}
+    for csv in csvs:
+        bag = out / "data" / csv.stem
+        _, rec = convert_csv(csv, bag, "time", [parse_joint_spec(s) for s in DFKI_COLUMNS],
+                             metadata={"robot": "dfki_double_pendulum", "notes": ""})
+        print(f"wrote {bag}: {len(rec.state_t_ns)} /joint_states messages for joints {list(rec.joint_names)}")
+        design = csv.stem.split("_")[1]
+        runs[f"dfki_{design}"] = (f"DFKI double pendulum, design {design} (2 quasi-direct-drive joints, measured "
+                                  f"torque): `{csv.name}`", [bag], 1.0)
+    return runs
+
+
+def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, "CompareReport"]:
+    """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design.
+
+    The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s). No URDF of those
+    robots ships with this package, so rbd and hybrid are skipped there (the report says so).
+
+    Returns:
+        {name: report} for "kuka" and "dfki_<design>" (each also in ``out``/<name>/report.json), plus
+        ``out``/report.md with every table.
+
+    Raises:
+        FileNotFoundError: a recording is missing from ``real_dir``.
+        DeadzoneIdError: a stage failed.
+    """
+    from ..training.report_demo import real_markdown
+
+    out, real = Path(out), Path(real_dir)
+    kuka = real / "kuka_lwr4_fri.bag"
+    csvs = sorted((real / "dfki_double_pendulum").glob("*.csv"))
+    if not kuka.is_file():
+        raise FileNotFoundError(f"{kuka} does not exist (expected the shared real recordings in {real})")
+    if not csvs:
+        raise FileNotFoundError(f"no DFKI CSV files in {real / 'dfki_double_pendulum'}")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    stages = _Stages(3 + len(csvs))
+    stages.start(f"convert {len(csvs)} DFKI double-pendulum CSVs to rosbag2 (deadzone-id convert)")
+    runs = {"kuka": (f"KUKA LWR4+ (7 joints, measured joint torque): `{kuka.name}`", [kuka], 2.0),
+            **_convert_dfki(csvs, out)}
+    reports: dict[str, CompareReport] = {}
+    for name, (title, bags, block) in runs.items():
+        stages.start(f"compare on {title}")
+        reports[name] = _compare(bags, out / name, quick=quick, block_seconds=block)
+    stages.start("report")
+    (out / "report.md").write_text(real_markdown(reports, {name: r[0] for name, r in runs.items()}))
+    print(f"\ndone in {stages.elapsed:.0f} s. Read {out / 'report.md'}.")
+    return reports
 
 
 def _default_real_dir() -> Path:
@@ -40,15 +326,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns 0 (errors propagate as DeadzoneIdError, printed by the CLI)."""
-    from ..demo import DemoConfig, run_demo
-
     run_demo(args.out, DemoConfig.quick_run() if args.quick else DemoConfig())
     return 0
 
 
 def run_real(args: argparse.Namespace) -> int:
     """Run demo-real; returns 0."""
-    from ..demo import run_demo_real
-
     run_demo_real(args.out, args.real_dir or _default_real_dir(), quick=args.quick)
     return 0

@@ -17,7 +17,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` subcommand."""
-    from .train import add_data_arguments
+    from ._args import add_data_arguments
 
     p = subparsers.add_parser("evaluate", help="torque error of a model artifact on bags",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from ..models.artifact import load_artifact
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
-    from .train import load_bags
+    from ._args import load_bags
 
     model = load_artifact(args.model)
     if args.joints and tuple(args.joints) != tuple(model.joint_names):

@@ -10,6 +10,7 @@ import json
 
 from ..data.dataset import DatasetConfig
 from ..data.inspect import format_report, inspect_bag
+from ._args import add_dead_zone_arguments, dead_zone_from_args
 
 __all__ = ["register", "run"]
 
@@ -26,15 +27,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("bags", nargs="+", metavar="BAG", help="ROS 1 .bag file or rosbag2 directory")
     p.add_argument("--json", action="store_true", help="print the same information as JSON")
     p.add_argument("--topic", default=None, help="JointState topic to judge (default: auto-select)")
-    p.add_argument("--alpha", type=float, default=0.1, help="dead-zone threshold in velocity std units (default 0.1)")
+    p.add_argument("--config", default=None,
+                   help="training parameters file whose dead_zone block is used (default: the bundled "
+                   "config/training.yaml, alpha 0.1), so inspect shows what training will use")
+    add_dead_zone_arguments(p)
     p.add_argument("--max-gap", type=float, default=0.1, help="split at stamp gaps longer than this [s] (default 0.1)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Inspect each bag; returns 0 if all are trainable, else 1."""
-    config = DatasetConfig(topic=args.topic, alpha=args.alpha, max_gap_s=args.max_gap)
-    infos = [inspect_bag(b, config) for b in args.bags]
+    from ..training.config import load_train_config
+
+    config = DatasetConfig(topic=args.topic, max_gap_s=args.max_gap)
+    dead_zone = dead_zone_from_args(args, load_train_config(args.config).dead_zone)
+    infos = [inspect_bag(b, config, dead_zone) for b in args.bags]
     if args.json:
         print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2))
     else:

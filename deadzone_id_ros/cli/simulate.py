@@ -9,13 +9,9 @@ topic) plus episode.yaml. This is the bulk-data path for training and tests.
 from __future__ import annotations
 
 import argparse
-import time
 
-import numpy as np
-
-from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES, write_recording
+from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES
 from ..errors import ConfigError
-from ..stamps import s_to_ns
 
 __all__ = ["register", "run"]
 
@@ -47,29 +43,17 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: duration/rate not positive or the rate not a whole number of physics steps.
     """
-    from ..sim.offline import simulate
+    from ..sim.record import simulate_bag
 
     if not args.duration > 0:
         raise ConfigError(f"--duration = {args.duration} must be > 0 s")
-    start = time.time() if args.start_time is None else args.start_time
-    t0 = time.perf_counter()
     try:
-        rec = simulate(args.duration, args.seed, rate_hz=args.rate, progress=not args.no_progress)
+        result = simulate_bag(args.duration, args.seed, args.out, storage=args.storage, rate_hz=args.rate,
+                              start_time=args.start_time, notes=args.notes, progress=not args.no_progress,
+                              reference_topic=args.reference_topic)
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
-    sim_s = time.perf_counter() - t0
-    offset = s_to_ns(start) - int(rec.state_t_ns[0])  # sim time 0 -> the start wall time
-    rec.state_t_ns = np.asarray(rec.state_t_ns, dtype=np.int64) + offset
-    if rec.command_t_ns is not None:
-        rec.command_t_ns = np.asarray(rec.command_t_ns, dtype=np.int64) + offset
-    if rec.reference_t_ns is not None:
-        rec.reference_t_ns = np.asarray(rec.reference_t_ns, dtype=np.int64) + offset
-    rec.metadata.setdefault("robot", "deadzone_id_ros simulated 3-DOF arm")
-    if args.notes:
-        rec.metadata["notes"] = args.notes
-    out = write_recording(rec, args.out, storage=args.storage, reference_topic=args.reference_topic,
-                          progress=not args.no_progress)
-    n = len(rec.state_t_ns)
-    print(f"wrote {out} ({args.storage}): {n} samples, {args.duration:g} s simulated in {sim_s:.1f} s "
-          f"({args.duration / max(sim_s, 1e-9):.0f}x real time), joints {list(rec.joint_names)}")
+    rec, sim_s = result.recording, result.sim_seconds
+    print(f"wrote {result.path} ({args.storage}): {len(rec.state_t_ns)} samples, {args.duration:g} s simulated in "
+          f"{sim_s:.1f} s ({args.duration / max(sim_s, 1e-9):.0f}x real time), joints {list(rec.joint_names)}")
     return 0

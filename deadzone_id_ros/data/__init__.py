@@ -11,7 +11,7 @@ from __future__ import annotations
 from .bag import open_bag, read_recording, recover_bag, write_recording
 from .cleaning_report import BagReport, CleaningReport
 from .dataset import Dataset, DatasetConfig, dataset_from_recordings, load_dataset
-from .deadzone import DeadZone, fit_dead_zone
+from .deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
 from .split import Split, split_episodes, time_blocks
 from .types import Episode, Recording
 
@@ -21,6 +21,7 @@ __all__ = [
     "Dataset",
     "DatasetConfig",
     "DeadZone",
+    "DeadZoneConfig",
     "Episode",
     "Recording",
     "Split",

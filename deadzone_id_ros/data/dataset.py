@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import DataError
 from .bag import open_bag, select_joint_state_topic, series_from_recording
 from .cleaning_report import BagReport, CleaningReport, merge_reports
-from .deadzone import DeadZone, fit_dead_zone
+from .deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
 from .episodes import build_episodes
 from .types import Episode, Recording
 
@@ -67,8 +67,8 @@ class DatasetConfig:
         savgol_window_s: Savitzky–Golay window [s] for dq (when differentiated) and ddq; turned into an odd number
             of samples, at least ``savgol_order + 2``.
         savgol_order: Savitzky–Golay polynomial order (1..5).
-        alpha: dead-zone threshold in units of each joint's velocity std (the paper's alpha, >= 0).
-        absolute_thresholds: per-joint dead-zone velocity thresholds [rad/s] instead of alpha (one per joint).
+
+    The dead-zone setting is not part of this: it is :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
     """
 
     topic: str | None = None
@@ -79,8 +79,6 @@ class DatasetConfig:
     time_source: str = "auto"
     savgol_window_s: float = 0.05
     savgol_order: int = 3
-    alpha: float = 0.1
-    absolute_thresholds: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -103,17 +101,6 @@ class DatasetConfig:
             raise ValueError(f"DatasetConfig.savgol_window_s = {self.savgol_window_s!r} must be > 0")
         if not isinstance(self.savgol_order, int) or not 1 <= self.savgol_order <= 5:
             raise ValueError(f"DatasetConfig.savgol_order = {self.savgol_order!r} must be an integer in 1..5")
-        if not (np.isfinite(self.alpha) and self.alpha >= 0):
-            raise ValueError(f"DatasetConfig.alpha = {self.alpha!r} must be >= 0")
-        if self.absolute_thresholds is not None:
-            thr = tuple(float(x) for x in self.absolute_thresholds)
-            if not thr or not all(np.isfinite(x) and x >= 0 for x in thr):
-                raise ValueError(f"DatasetConfig.absolute_thresholds = {self.absolute_thresholds!r} must be >= 0")
-            if self.joints is not None and len(thr) != len(self.joints):
-                raise ValueError(
-                    f"DatasetConfig.absolute_thresholds has {len(thr)} values for {len(self.joints)} joints"
-                )
-            object.__setattr__(self, "absolute_thresholds", thr)
 
     def window_samples(self, rate_hz: float) -> int:
         """The Savitzky–Golay window length in samples at ``rate_hz`` [Hz] (odd, >= savgol_order + 2)."""
@@ -144,21 +131,25 @@ class Dataset:
         """Total number of samples over all episodes."""
         return sum(len(ep) for ep in self.episodes)
 
-    def dead_zone(self, episodes: Sequence[Episode] | None = None) -> DeadZone:
-        """Fit dead-zone thresholds (``config.alpha`` or ``config.absolute_thresholds``) on ``episodes``.
+    def dead_zone(self, episodes: Sequence[Episode] | None = None,
+                  dead_zone: DeadZoneConfig | None = None) -> DeadZone:
+        """Fit dead-zone thresholds (``dead_zone``: alpha or absolute thresholds; default alpha 0.1) on ``episodes``.
 
         Pass the training split in training; the default (all episodes) is for inspection only.
+
+        Raises:
+            ValueError: ``dead_zone.absolute_thresholds`` does not have one value per joint.
         """
         eps = list(self.episodes if episodes is None else episodes)
-        return fit_dead_zone(eps, alpha=self.config.alpha, absolute=self.config.absolute_thresholds)
+        return fit_dead_zone(eps, dead_zone)
 
-    def moving_fractions(self) -> dict[str, Any]:
+    def moving_fractions(self, dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
         """Per-joint fraction of samples outside the dead zone, and the fraction with every joint moving.
 
         Returns ``{"per_joint": {name: fraction}, "all_joints": fraction, "pairs": fraction}`` (fractions in 0..1),
-        using :meth:`dead_zone` fitted on all episodes.
+        using :meth:`dead_zone` (with ``dead_zone``) fitted on all episodes.
         """
-        dz = self.dead_zone()
+        dz = self.dead_zone(dead_zone=dead_zone)
         r = np.concatenate([dz.mask(ep.dq) for ep in self.episodes], axis=0)
         return {
             "per_joint": {n: float(r[:, j].mean()) for j, n in enumerate(self.joint_names)},
@@ -210,9 +201,6 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         reports.append(rep)
         names.append((str(path), joints))
     joint_names = _check_joint_names(names)
-    if config.absolute_thresholds is not None and len(config.absolute_thresholds) != len(joint_names):
-        raise DataError(f"DatasetConfig.absolute_thresholds has {len(config.absolute_thresholds)} values for "
-                        f"joints {list(joint_names)}")
     return Dataset(episodes=episodes, joint_names=joint_names, report=merge_reports(reports), config=config)
 
 

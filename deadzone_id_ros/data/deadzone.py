@@ -8,6 +8,7 @@ joint is moving.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -15,7 +16,37 @@ import numpy as np
 
 from .types import Episode
 
-__all__ = ["DeadZone", "fit_dead_zone"]
+__all__ = ["DeadZone", "DeadZoneConfig", "fit_dead_zone"]
+
+
+@dataclass(frozen=True)
+class DeadZoneConfig:
+    """The one dead-zone setting, used by inspect, train, compare and the report.
+
+    Attributes:
+        alpha: threshold in units of each joint's velocity std on the fitting data (the paper's alpha, >= 0;
+            default 0.1 as in the paper's experiments).
+        absolute_thresholds: (J,) per-joint velocity thresholds [rad/s] (>= 0) that replace ``alpha * sigma``;
+            None (default) uses alpha. Their number must match the data's joints when fitted.
+
+    Raises:
+        ValueError: alpha negative or not a finite number; absolute_thresholds empty, negative or not finite.
+    """
+
+    alpha: float = 0.1
+    absolute_thresholds: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
+            raise ValueError(f"dead_zone.alpha = {a!r} must be a non-negative number")
+        if self.absolute_thresholds is not None:
+            thr = tuple(self.absolute_thresholds)
+            if not thr or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                                  and x >= 0 for x in thr):
+                raise ValueError(f"dead_zone.absolute_thresholds = {list(thr)!r} must be non-negative numbers "
+                                 "[rad/s], one per joint")
+            object.__setattr__(self, "absolute_thresholds", tuple(float(x) for x in thr))
 
 
 @dataclass(frozen=True)
@@ -60,19 +91,19 @@ class DeadZone:
         return cls(tuple(d["joint_names"]), d["alpha"], np.asarray(d["sigma"], float), np.asarray(d["threshold"], float))
 
 
-def fit_dead_zone(
-    episodes: Sequence[Episode], alpha: float | None = 0.1, absolute: Sequence[float] | None = None
-) -> DeadZone:
+def fit_dead_zone(episodes: Sequence[Episode], config: DeadZoneConfig | None = None) -> DeadZone:
     """Fit the dead-zone thresholds on ``episodes`` (use the training split only).
 
     Args:
         episodes: episodes sharing joint_names.
-        alpha: threshold = alpha * std(dq_j) (the paper's rule; default 0.1 as in the paper's experiments).
-        absolute: per-joint thresholds [rad/s] instead of alpha (alpha is then ignored and stored as None).
+        config: alpha (threshold = alpha * std(dq_j), the paper's rule) or absolute per-joint thresholds [rad/s]
+            (alpha is then stored as None); default ``DeadZoneConfig()`` (alpha = 0.1).
 
     Raises:
-        ValueError: no episodes, joint names differ between episodes, alpha < 0, or ``absolute`` of the wrong length.
+        ValueError: no episodes, joint names differ between episodes, or ``config.absolute_thresholds`` does not
+            have one value per joint (the message names the joints).
     """
+    config = config or DeadZoneConfig()
     if not episodes:
         raise ValueError("fit_dead_zone needs at least one episode")
     names = episodes[0].joint_names
@@ -81,11 +112,9 @@ def fit_dead_zone(
             raise ValueError(f"episode {ep.name} has joints {list(ep.joint_names)}, expected {list(names)}")
     dq = np.concatenate([ep.dq for ep in episodes], axis=0)
     sigma = dq.std(axis=0)
-    if absolute is not None:
-        thr = np.asarray(absolute, dtype=float)
+    if config.absolute_thresholds is not None:
+        thr = np.asarray(config.absolute_thresholds, dtype=float)
         if thr.shape != (len(names),):
-            raise ValueError(f"absolute thresholds must have {len(names)} values, got {thr.shape}")
+            raise ValueError(f"dead_zone.absolute_thresholds has {len(thr)} values for joints {list(names)}")
         return DeadZone(names, None, sigma, thr)
-    if alpha is None or alpha < 0:
-        raise ValueError(f"alpha = {alpha!r} must be >= 0")
-    return DeadZone(names, float(alpha), sigma, float(alpha) * sigma)
+    return DeadZone(names, float(config.alpha), sigma, float(config.alpha) * sigma)

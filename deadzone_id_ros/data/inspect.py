@@ -2,7 +2,7 @@
 
 For every topic: type, message count and rate. For every sensor_msgs/JointState topic: joints, which of
 position/velocity/effort are present and usable per joint, whether anything moves. For the topic a data set would
-be built from (:func:`~deadzone_id_ros.data.bag.select_joint_state_topic`): samples, episodes, the dead-zone
+be built from (:func:`~deadzone_id_ros.data.dataset.select_joint_state_topic`): samples, episodes, the dead-zone
 fraction per joint (``|dq_j| <= alpha * sigma_j``, Inami, Yamane, Sakaino, arXiv 2402.00393), the fraction of
 samples with every joint moving, the data-set report, and a note on effort units (JointState does not declare them).
 """
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..stamps import ns_to_s
 from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
-from .cleaning_report import COUNT_FIELDS
+from .cleaning_report import COUNT_FIELDS, BagReport
 from .dataset import DatasetConfig
-from .deadzone import fit_dead_zone
+from .deadzone import DeadZoneConfig, fit_dead_zone
 from .episodes import build_episodes
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
@@ -55,8 +55,39 @@ def _rates(reader: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[str, Any]:
+def _dataset_summary(path: str | Path, episodes: list, joints: tuple[str, ...], rep: BagReport,
+                     dead_zone: DeadZoneConfig | None) -> dict[str, Any]:
+    """inspect's ``dataset`` entry: sizes, sources, the dead zone fitted with ``dead_zone`` and the loader counts."""
+    try:
+        dz = fit_dead_zone(episodes, dead_zone)
+    except ValueError as err:
+        raise ConfigError(f"{path}: {err}") from err
+    r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
+    return {
+        "joints": list(joints),
+        "samples": int(r.shape[0]),
+        "episodes": len(episodes),
+        "rate_hz": rep.rate_hz,
+        "velocity_source": rep.velocity_source,
+        "time_source": rep.time_source,
+        "alpha": dz.alpha,
+        "absolute_thresholds": dz.alpha is None,
+        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
+        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
+        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
+        "pairs_moving_fraction": float(r.mean()),
+        "counts": {k: getattr(rep, k) for k in COUNT_FIELDS},
+        "joints_skipped": list(rep.joints_skipped),
+        "warnings": list(rep.warnings),
+    }
+
+
+def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
+                dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
     """Inspect one bag; returns a JSON-ready dict.
+
+    ``config`` decides how the bag becomes episodes, ``dead_zone`` the dead-zone thresholds (default alpha 0.1; pass
+    the training configuration's so that inspect shows what training will use).
 
     Keys: ``bag``, ``format``, ``recovered``, ``notes``, ``topics`` ({topic: {type, messages, rate_hz}}),
     ``joint_state_topics`` ({topic: {joints, fields: {position|velocity|effort: {joint: "usable" or reason}},
@@ -67,6 +98,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
     Raises:
         FileNotFoundError: no such bag.
         DataError: the file is not a readable bag at all.
+        ConfigError: ``dead_zone.absolute_thresholds`` does not have one value per joint of the data.
     """
     config = config or DatasetConfig()
     out: dict[str, Any] = {"bag": str(path)}
@@ -108,26 +140,9 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None) -> dict[s
         except DataError as err:
             out["why_not"] = str(err)
             return out
-    dz = fit_dead_zone(episodes, alpha=config.alpha, absolute=config.absolute_thresholds)
-    r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
-    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["trainable"] = True
-    out["dataset"] = {
-        "joints": list(joints),
-        "samples": int(r.shape[0]),
-        "episodes": len(episodes),
-        "rate_hz": rep.rate_hz,
-        "velocity_source": rep.velocity_source,
-        "time_source": rep.time_source,
-        "alpha": dz.alpha,
-        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
-        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
-        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
-        "pairs_moving_fraction": float(r.mean()),
-        "counts": {k: getattr(rep, k) for k in COUNT_FIELDS},
-        "joints_skipped": list(rep.joints_skipped),
-        "warnings": list(rep.warnings),
-    }
+    out["dataset"] = _dataset_summary(path, episodes, joints, rep, dead_zone)
+    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0)
     return out
 
@@ -157,7 +172,8 @@ def format_report(info: dict[str, Any]) -> str:
         d = info["dataset"]
         lines.append(f"data set from {info['selected_topic']}: {d['samples']} samples in {d['episodes']} episode(s) at "
                      f"{d['rate_hz']:.1f} Hz; dq: {d['velocity_source']}; time: {d['time_source']} stamps")
-        lines.append(f"  dead-zone fraction per joint (|dq| <= {d['alpha']} sigma):")
+        rule = "absolute thresholds" if d.get("absolute_thresholds") else f"{d['alpha']} sigma"
+        lines.append(f"  dead-zone fraction per joint (|dq| <= {rule}):")
         for j, frac in d["dead_zone_fraction"].items():
             lines.append(f"    {j:24s} {100 * frac:5.1f} %  (threshold {d['velocity_threshold'][j]:.4g} rad/s)")
         lines.append(f"  samples with all joints moving: {100 * d['all_joints_moving_fraction']:.1f} % "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from ..config import check_positive, dataclass_from_dict, load_ros_parameters
+from ..data.deadzone import DeadZoneConfig
 from ..models.mlp import ACTIVATIONS, MLPConfig
 
 __all__ = ["TrainConfig", "load_train_config"]
@@ -31,7 +32,8 @@ class TrainConfig:
         min_delta: relative improvement of the validation loss that counts as an improvement.
         seed: seed of weight init and batch order (torch and numpy).
         num_threads: torch CPU threads (torch.set_num_threads).
-        alpha: dead-zone threshold in units of the velocity std (the paper's alpha).
+        dead_zone: the dead-zone setting (alpha or absolute per-joint thresholds), fitted on the training split;
+            the ``dead_zone:`` block of the parameter file.
         split_fractions: (train, val, test) fractions in samples.  block_seconds: split block length [s] (0: whole
             episodes).  split_seed: seed of the block shuffle (the split is the same for every training seed).
         friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s]; 0 (default):
@@ -52,7 +54,7 @@ class TrainConfig:
     min_delta: float = 0.0
     seed: int = 0
     num_threads: int = 1
-    alpha: float = 0.1
+    dead_zone: DeadZoneConfig = field(default_factory=DeadZoneConfig)
     split_fractions: tuple[float, ...] = (0.7, 0.15, 0.15)
     block_seconds: float = 5.0
     split_seed: int = 0
@@ -70,7 +72,8 @@ class TrainConfig:
         for name in ("batch_size", "max_steps", "eval_interval", "patience", "num_threads", "seeds"):
             check_positive(name, getattr(self, name), integer=True)
         check_positive("min_delta", self.min_delta, allow_zero=True)
-        check_positive("alpha", self.alpha, allow_zero=True)
+        if not isinstance(self.dead_zone, DeadZoneConfig):
+            raise ValueError(f"dead_zone = {self.dead_zone!r} must be a DeadZoneConfig")
         check_positive("block_seconds", self.block_seconds, allow_zero=True)
         check_positive("friction_eps", self.friction_eps, allow_zero=True)
         for name in ("seed", "split_seed"):
@@ -106,15 +109,26 @@ class TrainConfig:
 def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Load :class:`TrainConfig` from a ROS 2 parameter file (default: the bundled config/training.yaml).
 
-    The file's ``/**`` section (and a ``deadzone_id`` section, which overrides it) holds the keys of TrainConfig.
+    The file's ``/**`` section (and a ``deadzone_id`` section, which overrides it) holds the keys of TrainConfig;
+    its ``dead_zone:`` block (flattened to ``dead_zone.alpha``, ``dead_zone.absolute_thresholds``) holds the keys of
+    :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ConfigError: malformed YAML, an unknown key (the known ones are listed) or a bad value; names the file.
+        ConfigError: malformed YAML, an unknown key (the known ones are listed), a bad value, or a top-level
+            ``alpha``/``absolute_thresholds`` (they belong in the dead_zone block); names the file.
     """
+    from ..errors import ConfigError
     from ..resources import share_file
 
     path = Path(path) if path is not None else share_file("config", "training.yaml")
     params = load_ros_parameters(path, "deadzone_id")
     params.update(overrides or {})
+    moved = sorted(k for k in params if k in ("alpha", "absolute_thresholds"))
+    if moved:
+        raise ConfigError(f"{path}: key(s) {moved} now live in the dead_zone block (dead_zone.{moved[0]})")
+    prefix = "dead_zone."
+    dz = {k[len(prefix):]: params.pop(k) for k in [k for k in params if k.startswith(prefix)]}
+    if dz:
+        params["dead_zone"] = dataclass_from_dict(DeadZoneConfig, dz, f"{path}: dead_zone")
     return dataclass_from_dict(TrainConfig, params, str(path))

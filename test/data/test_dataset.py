@@ -10,6 +10,7 @@ from data_helpers import T0, make_recording, sine_messages, write_joint_state_ba
 from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.convert import convert_csv, parse_joint_spec
 from deadzone_id_ros.data.dataset import DatasetConfig, dataset_from_recordings, load_dataset
+from deadzone_id_ros.data.deadzone import DeadZoneConfig
 from deadzone_id_ros.errors import DataError
 
 KUKA = SHARED_REAL / "kuka_lwr4_fri.bag"
@@ -303,9 +304,8 @@ def test_joints_selection_errors_and_multi_bag(tmp_path):
     ("kwargs", "match"),
     [({"rate_hz": 0.0}, "DatasetConfig.rate_hz = 0.0"), ({"max_gap_s": -1.0}, "DatasetConfig.max_gap_s = -1.0"),
      ({"velocity": "guess"}, "DatasetConfig.velocity = 'guess'"), ({"savgol_order": 9}, "savgol_order = 9"),
-     ({"alpha": -0.1}, "DatasetConfig.alpha = -0.1"), ({"joints": ("a", "a")}, "without duplicates"),
-     ({"time_source": "gps"}, "time_source = 'gps'"), ({"topic": ""}, "DatasetConfig.topic = ''"),
-     ({"joints": ("a",), "absolute_thresholds": (0.1, 0.2)}, "2 values for 1 joints")],
+     ({"joints": ("a", "a")}, "without duplicates"),
+     ({"time_source": "gps"}, "time_source = 'gps'"), ({"topic": ""}, "DatasetConfig.topic = ''")],
 )
 def test_config_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -323,12 +323,23 @@ def test_dataset_from_recordings_matches_bag_path(tmp_path):
 
 def test_absolute_thresholds(tmp_path):
     bag = write_joint_state_bag(tmp_path / "b", _msgs())
-    ds = load_dataset([bag], DatasetConfig(absolute_thresholds=(1.0, 100.0)))
-    dz = ds.dead_zone()
+    ds = load_dataset([bag])
+    setting = DeadZoneConfig(absolute_thresholds=(1.0, 100.0))
+    dz = ds.dead_zone(dead_zone=setting)
     assert dz.alpha is None and list(dz.threshold) == [1.0, 100.0]
-    moving = ds.moving_fractions()["per_joint"]
+    moving = ds.moving_fractions(setting)["per_joint"]
     assert moving["b"] == 0.0  # |dq| <= 2*pi < 100 rad/s everywhere
     dq = ds.episodes[0].dq[:, 0]
     assert moving["a"] == pytest.approx(float(np.mean(np.abs(dq) > 1.0)))
-    with pytest.raises(DataError, match=r"absolute_thresholds has 3 values for joints \['a', 'b'\]"):
-        load_dataset([bag], DatasetConfig(absolute_thresholds=(1.0, 1.0, 1.0)))
+    with pytest.raises(ValueError, match=r"absolute_thresholds has 3 values for joints \['a', 'b'\]"):
+        ds.dead_zone(dead_zone=DeadZoneConfig(absolute_thresholds=(1.0, 1.0, 1.0)))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"alpha": -0.1}, "dead_zone.alpha = -0.1"), ({"alpha": float("nan")}, "dead_zone.alpha = nan"),
+     ({"absolute_thresholds": ()}, "one per joint"), ({"absolute_thresholds": (0.1, -0.2)}, r"\[0.1, -0.2\]")],
+)
+def test_dead_zone_config_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DeadZoneConfig(**kwargs)

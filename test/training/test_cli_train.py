@@ -100,3 +100,40 @@ def test_user_errors_exit_2_with_a_message(bag, config_file, trained, tmp_path, 
     assert main(["compare", "--bag", str(bag), "--out", str(tmp_path / "c"), "--seeds", "0",
                  "--config", str(config_file)]) == 2
     assert "seeds = 0 must be a positive integer" in capsys.readouterr().err
+
+
+def test_absolute_thresholds_reach_training_and_compare(bag, config_file, tmp_path):
+    thr = [0.05, 0.2, 0.01]
+    out = tmp_path / "m"
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(out), "--config", str(config_file),
+                 "--thresholds", *map(str, thr), "--no-onnx"]) == 0
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["dead_zone"]["threshold"] == thr and meta["dead_zone"]["alpha"] is None
+    assert meta["train_config"]["dead_zone"] == {"alpha": 0.1, "absolute_thresholds": thr}
+    cfg = tmp_path / "dz.yaml"
+    cfg.write_text(config_file.read_text() + "    dead_zone:\n      absolute_thresholds: [0.05, 0.2, 0.01]\n")
+    assert main(["compare", "--bag", str(bag), "--out", str(tmp_path / "c"), "--config", str(cfg),
+                 "--methods", "masked"]) == 0
+    report = json.loads((tmp_path / "c" / "report.json").read_text())
+    assert report["dead_zone"]["threshold"] == thr and report["dead_zone"]["alpha"] is None
+    assert "per-joint thresholds set in the configuration" in (tmp_path / "c" / "report.md").read_text()
+
+
+def test_dead_zone_flags_are_checked(bag, config_file, tmp_path, capsys):
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "m"), "--config",
+                 str(config_file), "--thresholds", "0.1", "0.1"]) == 2
+    assert "absolute_thresholds has 2 values for joints ['joint1', 'joint2', 'joint3']" in capsys.readouterr().err
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "m"), "--alpha", "-1"]) == 2
+    assert "dead_zone.alpha = -1.0 must be a non-negative number" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: --alpha and --thresholds exclude each other
+        main(["train", "--bag", str(bag), "--method", "masked", "--out", "o", "--alpha", "0.1", "--thresholds", "1"])
+
+
+def test_inspect_uses_the_dead_zone_setting(bag, capsys):
+    assert main(["inspect", str(bag), "--json", "--thresholds", "0.05", "0.2", "0.01"]) == 0
+    info = json.loads(capsys.readouterr().out)["dataset"]
+    assert list(info["velocity_threshold"].values()) == [0.05, 0.2, 0.01] and info["alpha"] is None
+    assert main(["inspect", str(bag), "--json"]) == 0  # default: the bundled training.yaml's alpha
+    assert json.loads(capsys.readouterr().out)["dataset"]["alpha"] == 0.1
+    assert main(["inspect", str(bag), "--thresholds", "0.1"]) == 2
+    assert "has 1 values for joints" in capsys.readouterr().err

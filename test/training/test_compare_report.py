@@ -11,7 +11,8 @@ from deadzone_id_ros.data.split import split_episodes
 from deadzone_id_ros.models import METHODS, load_artifact
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.sim import SimArm
-from deadzone_id_ros.training.compare import CompareInputs, run_compare
+from deadzone_id_ros.training.compare import run_compare
+from deadzone_id_ros.training.pipeline import TrainingInputs
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +22,9 @@ def compared(sim_dataset, tmp_path_factory):
     cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,
                       num_threads=1, seeds=2, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))
     out = tmp_path_factory.mktemp("compare")
-    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
+    inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
                            urdf_xml=default_urdf().read_text(), urdf_source="three_dof_arm.urdf")
-    report = run_compare(inputs, out, cfg, log=lambda m: None)
+    report = run_compare(inputs, out, cfg, log=lambda m: None).to_dict()
     return out, report, cfg
 
 
@@ -72,7 +73,7 @@ def test_usable_fractions_recomputed(compared, sim_dataset):
     train = _test_split(sim_dataset, cfg).train
     dq = np.concatenate([e.dq for e in train])
     thr = np.asarray(report["dead_zone"]["threshold"])
-    np.testing.assert_allclose(thr, cfg.alpha * dq.std(axis=0), rtol=1e-9)
+    np.testing.assert_allclose(thr, cfg.dead_zone.alpha * dq.std(axis=0), rtol=1e-9)
     r = np.abs(dq) > thr
     m = report["methods"]
     assert m["masked"]["usable_fraction"] == pytest.approx(r.mean())
@@ -84,19 +85,19 @@ def test_usable_fractions_recomputed(compared, sim_dataset):
 
 
 def test_methods_without_urdf_are_skipped_with_a_reason(sim_dataset, tmp_path, tiny_config):
-    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=False)
+    inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=False)
     report = run_compare(inputs, tmp_path, tiny_config.with_overrides(efficiency_fractions=(1.0,)),
                          methods=["masked", "rbd"], log=lambda m: None)
-    assert set(report["methods"]) == {"masked"}
-    assert "pass --urdf" in report["skipped_methods"]["rbd"]
-    assert "noise_floor" not in report
+    assert set(report.methods) == {"masked"}
+    assert "pass --urdf" in report.skipped_methods["rbd"]
+    assert report.noise_floor is None and "noise_floor" not in report.to_dict()
     assert "| rbd | skipped: no URDF" in (tmp_path / "report.md").read_text()
 
 
 def test_compare_errors(sim_dataset, tmp_path, tiny_config):
     from deadzone_id_ros.errors import DataError
 
-    inputs = CompareInputs(sim_dataset.episodes, sim_dataset.joint_names)
+    inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names)
     with pytest.raises(ValueError, match=r"unknown method\(s\) \['best'\]"):
         run_compare(inputs, tmp_path, tiny_config, methods=["best"])
     with pytest.raises(DataError, match="cannot split .* need at least 3 episodes/blocks"):

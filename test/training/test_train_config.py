@@ -40,7 +40,10 @@ def test_unknown_key_is_refused(tmp_path):
         ("split_fractions: [0.5, 0.5, 0.5]", "split_fractions = .* summing to 1"),
         ("efficiency_fractions: [0.0, 1.0]", r"efficiency_fractions = .* in \(0, 1\]"),
         ("progress: maybe", "progress = 'maybe' must be true or false"),
-        ("alpha: -0.1", "alpha = -0.1 must be a non-negative number"),
+        ("dead_zone: {alpha: -0.1}", "dead_zone: dead_zone.alpha = -0.1 must be a non-negative number"),
+        ("dead_zone: {absolute_thresholds: [0.1, -1.0]}", r"dead_zone.absolute_thresholds = \[0.1, -1.0\] must be"),
+        ("dead_zone: {alhpa: 0.2}", r"dead_zone: unknown key\(s\) \['alhpa'\]"),
+        ("alpha: 0.2", r"key\(s\) \['alpha'\] now live in the dead_zone block"),
     ],
 )
 def test_bad_values_name_the_field_and_file(tmp_path, line, match):
@@ -50,8 +53,16 @@ def test_bad_values_name_the_field_and_file(tmp_path, line, match):
     assert str(path) in str(info.value)
 
 
+def test_dead_zone_block_reaches_the_config(tmp_path):
+    from deadzone_id_ros.data.deadzone import DeadZoneConfig
+
+    cfg = load_train_config(_write(tmp_path, ["dead_zone:", "  alpha: 0.2", "  absolute_thresholds: [0.05, 0.03, 0.04]"]))
+    assert cfg.dead_zone == DeadZoneConfig(alpha=0.2, absolute_thresholds=(0.05, 0.03, 0.04))
+    assert load_train_config().dead_zone == DeadZoneConfig()  # the bundled file: alpha 0.1, as in the paper
+
+
 def test_overrides_are_validated():
-    assert TrainConfig().with_overrides(seed=3, alpha=None).seed == 3
+    assert TrainConfig().with_overrides(seed=3, dead_zone=None).seed == 3
     with pytest.raises(ValueError, match="num_threads = 0"):
         TrainConfig().with_overrides(num_threads=0)
 

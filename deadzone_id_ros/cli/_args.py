@@ -1,0 +1,106 @@
+"""Argument and data-loading helpers shared by the ``train``, ``evaluate``, ``compare`` and ``inspect`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..data.dataset import Dataset
+    from ..data.deadzone import DeadZoneConfig
+    from ..training.config import TrainConfig
+    from ..training.pipeline import TrainingInputs
+
+__all__ = ["add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "dead_zone_from_args",
+           "load_bags", "train_config_from_args", "training_inputs"]
+
+
+def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True) -> None:
+    """--bag, --topic, --joints: which bags and which JointState topic/joints to read."""
+    p.add_argument("--bag", nargs="+", required=bag_required, metavar="BAG",
+                   help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
+    p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")
+    p.add_argument("--joints", nargs="+", default=None, metavar="JOINT", help="joints to use, in this order")
+
+
+def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
+    """--alpha or --thresholds (mutually exclusive): the dead-zone setting, overriding the config's dead_zone."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--alpha", type=float, default=None,
+                   help="dead-zone threshold in velocity stds (overrides dead_zone; default from the config: 0.1)")
+    g.add_argument("--thresholds", type=float, nargs="+", default=None, metavar="RAD_PER_S",
+                   help="per-joint dead-zone thresholds [rad/s] instead of alpha, one per joint in the data's order")
+
+
+def add_config_arguments(p: argparse.ArgumentParser) -> None:
+    """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
+    --no-progress, --urdf)."""
+    p.add_argument("--config", default=None, help="training parameters file (default: the bundled config/training.yaml)")
+    p.add_argument("--seed", type=int, default=None, help="training seed (overrides the config)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (overrides num_threads)")
+    p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most (overrides max_steps)")
+    add_dead_zone_arguments(p)
+    p.add_argument("--block-seconds", type=float, default=None,
+                   help="split block length [s] (overrides block_seconds; 0 keeps whole episodes)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--urdf", default=None,
+                   help="URDF for rbd/hybrid (default: the bundled arm when the joints match)")
+
+
+def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "DeadZoneConfig":
+    """``base`` with ``--alpha`` (which also drops absolute thresholds) or ``--thresholds`` applied.
+
+    Raises:
+        ConfigError: a bad value, naming the flag.
+    """
+    from ..data.deadzone import DeadZoneConfig
+    from ..errors import ConfigError
+
+    try:
+        if args.alpha is not None:
+            return DeadZoneConfig(alpha=args.alpha)
+        if args.thresholds is not None:
+            return DeadZoneConfig(alpha=base.alpha, absolute_thresholds=tuple(args.thresholds))
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+    return base
+
+
+def train_config_from_args(args: argparse.Namespace) -> "TrainConfig":
+    """Load the TrainConfig of ``--config`` with the command-line overrides applied (validated)."""
+    from ..errors import ConfigError
+    from ..training.config import load_train_config
+
+    cfg = load_train_config(args.config)
+    try:
+        return cfg.with_overrides(seed=args.seed, num_threads=args.threads, max_steps=args.max_steps,
+                                  dead_zone=dead_zone_from_args(args, cfg.dead_zone), block_seconds=args.block_seconds,
+                                  progress=False if args.no_progress else None)
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+
+
+def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
+    """Load ``args.bag`` with the data loader; returns the Dataset.
+
+    Raises:
+        FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
+    """
+    from ..data.dataset import DatasetConfig, load_dataset
+    from ..errors import ConfigError
+
+    try:
+        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+    return load_dataset(args.bag, dcfg)
+
+
+def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> "TrainingInputs":
+    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
+    ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
+    from ..training.pipeline import load_inputs
+
+    return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
+                       log=lambda m: print(m, file=sys.stderr))

@@ -1,0 +1,138 @@
+"""Live runs of the simulated arm over DDS, and the tracking figures of their recordings (used by the demo).
+
+:func:`live_run` starts ``sim_feedforward.launch.yaml`` (sim_arm, excitation, feedforward_controller and recorder as
+separate processes) in simulated time with the simulator in lockstep with the controller, waits until the excitation
+has been tracked, and returns the recorded episode. :func:`closed_loop_metrics` measures tracking and effort in a
+recording against its recorded reference.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError
+from ..stamps import ns_to_s
+
+__all__ = ["LOCKSTEP_STALL", "TrackingMetrics", "closed_loop_metrics", "live_run", "next_domain_id"]
+
+LOCKSTEP_STALL = "lockstep: no effort command"
+_RUN_COUNTER = {"n": 0}
+
+
+def next_domain_id() -> str:
+    """A ROS_DOMAIN_ID of its own for each live run (10..99, offset from the caller's), so that no participant of a
+    previous run, still known to DDS discovery, can reach the next one."""
+    base = int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
+    _RUN_COUNTER["n"] += 1
+    return str((base - 10 + _RUN_COUNTER["n"]) % 90 + 10)
+
+
+def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, attempts: int = 2) -> Path:
+    """Run sim_feedforward.launch.yaml until ``seconds`` [s] of excitation have been tracked; return the episode bag.
+
+    The simulator owns time (``use_sim_time:=true``) and runs in lockstep with the controller, so the result does
+    not depend on how busy the machine is; wall time is at least the simulated time. Each attempt runs in its own
+    ROS domain. If the controller stops answering (sim_arm reports lockstep stalls), the attempt is abandoned and
+    run again once, and the log says so.
+
+    Args:
+        out_dir: the recorder's output folder.  args: further launch arguments (mode, model, seed, model_path).
+        log: file that receives every node's output.
+
+    Raises:
+        LaunchError: a node died; DataError: the excitation did not finish in time or nothing was recorded.
+    """
+    last_error: DataError | None = None
+    for attempt in range(1, attempts + 1):
+        run_dir = out_dir if attempt == 1 else out_dir.with_name(f"{out_dir.name}_retry{attempt - 1}")
+        run_log = log if attempt == 1 else log.with_name(f"{log.stem}_retry{attempt - 1}{log.suffix}")
+        try:
+            return _live_run_once(run_dir, args, seconds, run_log)
+        except DataError as err:
+            last_error = err
+            print(f"  live run failed ({err}); {'retrying' if attempt < attempts else 'giving up'}", flush=True)
+    assert last_error is not None
+    raise last_error
+
+
+def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Path) -> Path:
+    from .graph import LaunchedGraph
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    horizon_wait = 4.0  # wall seconds after the excitation's last window (it covers the final 2 s of motion)
+    launch_args = {"output_dir": str(out_dir), "start_delay": "1.0", "duration": str(seconds),
+                   "use_sim_time": "true", "lockstep": "true", **args}
+    timeout = 60.0 + 5.0 * seconds
+    env = {"ROS_DOMAIN_ID": next_domain_id()}
+    with log.open("w") as sink, LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink, env=env) as graph:
+        t0 = time.monotonic()
+        while "last window published" not in graph.output("excitation"):
+            graph.raise_if_died()
+            if graph.output("sim_arm").count(LOCKSTEP_STALL) >= 5:
+                raise DataError(f"the controller stopped answering the simulator (lockstep stalls); see {log}")
+            if time.monotonic() - t0 > timeout:
+                raise DataError(f"the excitation did not finish within {timeout:.0f} s of wall time; see {log}")
+            time.sleep(0.2)
+        time.sleep(horizon_wait)
+        graph.raise_if_died()
+    episodes = sorted(p for p in out_dir.iterdir() if (p / "metadata.yaml").is_file())
+    if not episodes:
+        raise DataError(f"the live run recorded no episode under {out_dir}; see {log}")
+    return episodes[-1]
+
+
+@dataclass(frozen=True)
+class TrackingMetrics:
+    """Tracking and effort figures of one closed-loop recording.
+
+    Attributes:
+        joint_names: (J,).  tracking_rmse_per_joint (J,) [rad], tracking_rmse_mean [rad], max_abs_error_per_joint
+        (J,) [rad]: reference minus measured position.  effort_rms_per_joint (J,) [N·m]: applied torque.
+        samples: /joint_states samples inside the reference's span.  seconds: that span [s].
+    """
+
+    joint_names: list[str]
+    tracking_rmse_per_joint: list[float]
+    tracking_rmse_mean: float
+    max_abs_error_per_joint: list[float]
+    effort_rms_per_joint: list[float]
+    samples: int
+    seconds: float
+
+
+def closed_loop_metrics(bag: Path) -> TrackingMetrics:
+    """Tracking and effort figures of one closed-loop recording.
+
+    The reference is the recorded reference topic (JointTrajectory windows, de-duplicated by time), interpolated at
+    the /joint_states stamps inside the reference's time span.
+
+    Raises:
+        DataError: the bag has no reference, or no /joint_states inside the reference's span.
+    """
+    from ..data import read_recording
+
+    rec = read_recording(bag)
+    if rec.reference_t_ns is None or len(rec.reference_t_ns) < 2:
+        raise DataError(f"{bag}: no reference trajectory recorded, cannot measure tracking")
+    t_ref, idx = np.unique(rec.reference_t_ns, return_index=True)
+    q_ref = rec.reference_position[idx]
+    t = rec.state_t_ns
+    inside = (t >= t_ref[0]) & (t <= t_ref[-1])
+    if inside.sum() < 10:
+        raise DataError(f"{bag}: only {int(inside.sum())} /joint_states samples inside the reference's time span")
+    ts = t[inside]
+    err = np.stack([np.interp(ts, t_ref, q_ref[:, j]) for j in range(q_ref.shape[1])], axis=1) - rec.position[inside]
+    return TrackingMetrics(
+        joint_names=list(rec.joint_names),
+        tracking_rmse_per_joint=np.sqrt(np.mean(err**2, axis=0)).tolist(),
+        tracking_rmse_mean=float(np.sqrt(np.mean(err**2))),
+        max_abs_error_per_joint=np.max(np.abs(err), axis=0).tolist(),
+        effort_rms_per_joint=np.sqrt(np.mean(rec.effort[inside] ** 2, axis=0)).tolist(),
+        samples=int(inside.sum()),
+        seconds=ns_to_s(ts[-1] - ts[0]),
+    )

@@ -1,0 +1,213 @@
+"""The training pipeline shared by ``deadzone-id train`` and ``compare``: split, fit the dead zone, stack, fit one
+method, evaluate it on the test split, save the artifact.
+
+Protocol (Inami, Yamane, Sakaino, arXiv 2402.00393, Sec. IV; nothing is tuned on the test split): the episodes are
+cut into time blocks and split train/val/test once (``split_seed``); the dead-zone thresholds
+(:class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`) are fitted on the training split only and used by every
+method and by the evaluation; early stopping uses the validation split.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..data.deadzone import DeadZone, fit_dead_zone
+from ..data.split import Split, split_episodes
+from ..data.types import Episode
+from ..errors import ConfigError, DataError
+from ..models.artifact import save_artifact
+from ..models.rbd import RigidBodyModel, RigidBodyRegressor
+from .config import TrainConfig
+from .evaluate import evaluate_model, json_clean
+from .fit import FitResult, Stacked, fit_method, stack_episodes
+
+__all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
+           "run_method", "save_method", "train_one"]
+
+
+@dataclass
+class TrainingInputs:
+    """What training runs on.
+
+    Attributes:
+        episodes: all episodes (split inside).
+        joint_names: (J,) joint order.
+        sources: one dict per bag: ``path`` and ``sha256`` (see :func:`~deadzone_id_ros.training.fingerprint`).
+        simulator: the data came from the simulated arm (enables the noise floor and the friction band in compare);
+            None: not determined (``train``).
+        sim_config: the simulator's physics (a SimArmConfig) when ``simulator``; None uses the default.
+        urdf_xml / urdf_source: the URDF for rbd/hybrid (None: no URDF; ``urdf_source`` then says why).
+        dataset_report: the data loader's report (counts, warnings), copied into report.json and model.json.
+    """
+
+    episodes: list[Episode]
+    joint_names: tuple[str, ...]
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    simulator: bool | None = False
+    sim_config: Any = None
+    urdf_xml: str | None = None
+    urdf_source: str = ""
+    dataset_report: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PreparedData:
+    """The split, the dead zone fitted on its training part, and the stacked splits (arrays in joint order)."""
+
+    split: Split
+    dead_zone: DeadZone
+    train: Stacked
+    val: Stacked
+    test: Stacked
+
+    def fingerprint(self, inputs: TrainingInputs, config: TrainConfig) -> dict[str, Any]:
+        """The training-data record of report.json and model.json: sources, sample counts, split, loader report."""
+        return {
+            "sources": inputs.sources,
+            "simulator": inputs.simulator,
+            "samples": {"train": len(self.train), "val": len(self.val), "test": len(self.test)},
+            "split": {"fractions": list(config.split_fractions), "block_seconds": config.block_seconds,
+                      "split_seed": config.split_seed},
+            "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
+                "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
+        }
+
+
+@dataclass
+class MethodRun:
+    """One fitted and evaluated method: the fit and the test metrics of :func:`evaluate_model` plus ``seed``,
+    ``usable_fraction`` and ``train`` (the fit's training summary)."""
+
+    fit: FitResult
+    metrics: dict[str, Any]
+
+
+def prepare_data(inputs: TrainingInputs, config: TrainConfig) -> PreparedData:
+    """Split ``inputs.episodes`` by time blocks, fit the dead zone on the training split, stack the three splits.
+
+    Raises:
+        DataError: too few blocks to split.
+        ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
+    """
+    try:
+        split = split_episodes(inputs.episodes, tuple(config.split_fractions), config.block_seconds or None,
+                               seed=config.split_seed)
+    except ValueError as err:
+        raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err
+    try:
+        dz = fit_dead_zone(split.train, config.dead_zone)
+    except ValueError as err:
+        raise ConfigError(f"dead zone: {err}") from err
+    train, val, test = (stack_episodes(s, dz) for s in (split.train, split.val, split.test))
+    return PreparedData(split, dz, train, val, test)
+
+
+def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: TrainConfig) -> RigidBodyRegressor:
+    """The rigid-body structure of rbd/hybrid from ``inputs.urdf_xml``.
+
+    Raises:
+        DataError: no URDF (``inputs.urdf_xml`` is None).
+        RobotDescriptionError: the URDF does not fit the data's joints.
+    """
+    if inputs.urdf_xml is None:
+        raise DataError("no URDF matching the data's joints (pass --urdf)")
+    return RigidBodyRegressor(inputs.urdf_xml, inputs.joint_names, config.friction_eps_for(dead_zone.threshold),
+                              source=inputs.urdf_source)
+
+
+def run_method(method: str, data: PreparedData, config: TrainConfig, *,
+               regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
+               band: dict[str, Any] | None = None, desc: str | None = None) -> MethodRun:
+    """Fit ``method`` with ``config`` (its seed) on ``data`` and evaluate it on the test split.
+
+    Args:
+        regressor / rbd: see :func:`~deadzone_id_ros.training.fit_method`.
+        band: ``band_center`` / ``band_halfwidth`` for :func:`evaluate_model` (friction band, simulator data).
+
+    Raises:
+        DataError, ValueError: from :func:`~deadzone_id_ros.training.fit_method`.
+    """
+    fit = fit_method(method, data.train, data.val, data.dead_zone, config, regressor=regressor, rbd=rbd, desc=desc)
+    metrics = evaluate_model(fit.model, data.test, **(band or {}))
+    metrics.update({"seed": config.seed, "usable_fraction": fit.usable_fraction, "train": fit.info})
+    return MethodRun(fit, metrics)
+
+
+def save_method(run: MethodRun, out_dir: str | Path, inputs: TrainingInputs, data: PreparedData,
+                config: TrainConfig, *, onnx: bool) -> Path:
+    """Write the artifact of ``run`` (metrics, training-data record, training configuration) to ``out_dir``."""
+    metrics = {k: v for k, v in run.metrics.items() if k != "train"}
+    return save_artifact(run.fit.model, out_dir, metrics=json_clean(metrics),
+                         training_data=json_clean(data.fingerprint(inputs, config)),
+                         extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info)},
+                         onnx=onnx)
+
+
+def config_dict(config: TrainConfig) -> dict[str, Any]:
+    """``config`` as JSON-ready nested dicts (tuples as lists)."""
+    return json_clean(dataclasses.asdict(config))
+
+
+def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir: str | Path, *, onnx: bool = True,
+              log: Callable[[str], None] = print) -> tuple[MethodRun, PreparedData]:
+    """The ``train`` job: prepare the data, fit ``method``, evaluate it, save the artifact in ``out_dir``.
+
+    Raises:
+        DataError: too few blocks, rbd/hybrid without a URDF, data the method cannot learn from.
+        ConfigError: dead-zone thresholds that do not fit the joints.
+        RobotDescriptionError: the URDF does not fit the data's joints.
+    """
+    data = prepare_data(inputs, config)
+    regressor = None
+    if method in ("rbd", "hybrid"):
+        if inputs.urdf_xml is None:
+            raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
+                            f"{inputs.urdf_source}; pass --urdf")
+        regressor = rigid_body_regressor(inputs, data.dead_zone, config)
+    log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
+        f"{list(inputs.joint_names)}")
+    run = run_method(method, data, config, regressor=regressor)
+    save_method(run, out_dir, inputs, data, config, onnx=onnx)
+    return run, data
+
+
+def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
+                urdf: str | Path | None = None, simulator: str | None = None,
+                log: Callable[[str], None] = print) -> TrainingInputs:
+    """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
+
+    Args:
+        topic, joints: the JointState topic and the joints (in this order) to read; None: automatic.
+        urdf: URDF file for rbd/hybrid (None: the bundled arm when its joints match).
+        simulator: "auto" (read each bag's episode.yaml), "yes", "no", or None (not determined; ``train``).
+        log: receives the simulator decision and its reason.
+
+    Raises:
+        FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
+        ConfigError: bad topic/joints, or a malformed episode.yaml.
+    """
+    from ..data.dataset import DatasetConfig, load_dataset
+    from .sources import detect_simulator, fingerprint, resolve_urdf
+
+    try:
+        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+    sources = fingerprint(bags)
+    ds = load_dataset(list(bags), dcfg)
+    simulated: bool | None = None
+    sim_cfg = None
+    if simulator == "auto":
+        simulated, sim_cfg, why = detect_simulator(bags)
+    elif simulator is not None:
+        simulated, why = simulator == "yes", f"--simulator {simulator}"
+        if simulated:
+            _, sim_cfg, _ = detect_simulator(bags)
+    if simulator is not None:
+        log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
+    urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names)
+    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
+                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())

@@ -1,0 +1,175 @@
+"""Plots of the reports: the comparison's four figures and the demo's closed-loop bars (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .fit import Stacked
+    from .results import ClosedLoopResult, CompareReport
+
+__all__ = ["closed_loop_plot", "compare_plots"]
+
+Band = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path, dpi: int) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    _pyplot().close(fig)
+
+
+def compare_plots(folder: Path, report: "CompareReport", test: "Stacked", preds: dict[str, np.ndarray],
+                  band: Band | None) -> list[str]:
+    """Draw the comparison's plots into ``folder``; returns their paths relative to the report ("plots/x.png").
+
+    Args:
+        report: the comparison's results.  test: the test split.  preds: label -> (N, J) prediction [N·m] on
+        ``test`` (seed 0 of each method, and the noise floor).  band: (noise-floor prediction, band centre (N, J),
+        half width (J,)) [N·m] on simulator data.
+    """
+    files = [_rmse_bars(folder, report)]
+    de = report.data_efficiency
+    if de is not None and any(m in de.curves for m in ("masked", "conventional")):
+        files.append(_efficiency(folder, report))
+    if preds:
+        files.append(_pred_vs_measured(folder, report.joint_names, test, preds))
+        if len(test) > 10:
+            files.append(_dead_zone_timeseries(folder, report, test, preds, band))
+    return files
+
+
+def _rmse_bars(folder: Path, report: "CompareReport") -> str:
+    """RMSE per joint, mean ± std over seeds, and the noise floor."""
+    plt = _pyplot()
+    names, methods, floor = report.joint_names, list(report.methods), report.noise_floor
+    J = len(names)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * J + 3), 4))
+    width = 0.8 / max(1, len(methods) + (floor is not None))
+    x = np.arange(J)
+    for k, m in enumerate(methods):
+        e = report.methods[m]
+        ax.bar(x + k * width, np.nan_to_num(np.asarray(e.rmse_per_joint, float)), width,
+               yerr=np.nan_to_num(np.asarray(e.rmse_per_joint_std, float)), capsize=3, label=m)
+    if floor is not None:
+        ax.bar(x + len(methods) * width, np.nan_to_num(np.asarray(floor.rmse_per_joint, float)),
+               width, color="k", alpha=0.4, label="noise floor")
+    ax.set_xticks(x + width * (len(methods) - 1) / 2, names)
+    ax.set_ylabel("test RMSE where the joint moves [N·m]")
+    ax.set_title("Torque RMSE per joint (mean ± std over seeds)")
+    ax.legend(fontsize=8)
+    _save(fig, folder / "rmse_per_joint.png", 110)
+    return "plots/rmse_per_joint.png"
+
+
+def _efficiency(folder: Path, report: "CompareReport") -> str:
+    """Mean test RMSE against the number of training samples, masked vs conventional."""
+    plt = _pyplot()
+    de = report.data_efficiency
+    assert de is not None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in ("masked", "conventional"):
+        if m in de.curves:
+            y = np.asarray(de.curves[m].rmse_mean, dtype=float)
+            ax.errorbar(de.train_samples, y, yerr=np.asarray(de.curves[m].rmse_mean_std, dtype=float),
+                        marker="o", capsize=3, label=m)
+    ax.set_xscale("log")
+    ax.set_xlabel("training samples (all, before any dropping)")
+    ax.set_ylabel("mean test RMSE [N·m]")
+    ax.set_title("Data efficiency")
+    ax.legend()
+    _save(fig, folder / "data_efficiency.png", 110)
+    return "plots/data_efficiency.png"
+
+
+def _pred_vs_measured(folder: Path, names: Sequence[str], test: "Stacked", preds: dict[str, np.ndarray]) -> str:
+    """Predicted vs measured torque on moving test pairs (at most 3000 per joint, seeded choice)."""
+    plt = _pyplot()
+    rng = np.random.default_rng(0)
+    rows, J = list(preds), len(names)
+    fig, axes = plt.subplots(len(rows), J, figsize=(2.6 * J, 2.4 * len(rows)), squeeze=False)
+    for i, m in enumerate(rows):
+        for j in range(J):
+            ax = axes[i, j]
+            idx = np.flatnonzero(test.r[:, j])
+            if idx.size > 3000:
+                idx = rng.choice(idx, 3000, replace=False)
+            ax.plot(test.tau[idx, j], preds[m][idx, j], ".", ms=1.5, alpha=0.4)
+            lo, hi = (float(test.tau[:, j].min()), float(test.tau[:, j].max())) if len(test) else (0.0, 1.0)
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+            if i == 0:
+                ax.set_title(names[j], fontsize=9)
+            if j == 0:
+                ax.set_ylabel(f"{m}\npredicted [N·m]", fontsize=8)
+            if i == len(rows) - 1:
+                ax.set_xlabel("measured [N·m]", fontsize=8)
+    fig.suptitle("Predicted vs measured torque (test, joint moving)")
+    _save(fig, folder / "pred_vs_measured.png", 100)
+    return "plots/pred_vs_measured.png"
+
+
+def _dead_zone_timeseries(folder: Path, report: "CompareReport", test: "Stacked", preds: dict[str, np.ndarray],
+                          band: Band | None) -> str:
+    """Inside the dead zone: the test stretch of 3000 samples with the most stuck phases."""
+    plt = _pyplot()
+    names = report.joint_names
+    J = len(names)
+    stuck_any = ~test.r.all(axis=1)
+    n = min(len(test), 3000)
+    starts = np.arange(0, len(test) - n + 1, max(1, n // 4))
+    best = int(starts[np.argmax([stuck_any[s:s + n].mean() for s in starts])])
+    sl = slice(best, best + n)
+    t = np.arange(n)
+    fig, axes = plt.subplots(J, 1, figsize=(10, 2.2 * J), sharex=True, squeeze=False)
+    for j in range(J):
+        ax = axes[j, 0]
+        ax.fill_between(t, 0, 1, where=~test.r[sl, j], transform=ax.get_xaxis_transform(), color="0.85",
+                        label="stuck (r=0)" if j == 0 else None)
+        if band is not None:
+            c, hw = band[1][sl, j], band[2][j]
+            ax.fill_between(t, c - hw, c + hw, color="tab:orange", alpha=0.15,
+                            label="friction band" if j == 0 else None)
+        ax.plot(t, test.tau[sl, j], "k-", lw=1.0, label="measured" if j == 0 else None)
+        for m in preds:
+            if m in report.methods:  # the simulator's exact sign() friction chatters here: not drawn
+                ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None)
+        ax.set_ylabel(f"{names[j]} [N·m]", fontsize=8)
+    axes[-1, 0].set_xlabel("test sample")
+    axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+    fig.suptitle("Predictions inside and outside the dead zone (grey: joint stuck)")
+    _save(fig, folder / "dead_zone_timeseries.png", 100)
+    return "plots/dead_zone_timeseries.png"
+
+
+def closed_loop_plot(results: dict[str, "ClosedLoopResult"], path: Path) -> None:
+    """Tracking RMSE [mrad] and applied torque RMS [N·m] per joint of each closed-loop run, as grouped bars."""
+    plt = _pyplot()
+    labels = list(results)
+    joints = results[labels[0]].joint_names
+    x = np.arange(len(joints))
+    width = 0.8 / len(labels)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for i, label in enumerate(labels):
+        r = results[label]
+        axes[0].bar(x + i * width, np.asarray(r.tracking_rmse_per_joint) * 1e3, width, label=label)
+        axes[1].bar(x + i * width, r.effort_rms_per_joint, width, label=label)
+    for ax, title, unit in ((axes[0], "tracking RMSE (held-out reference)", "mrad"),
+                            (axes[1], "applied torque RMS", "N·m")):
+        ax.set_xticks(x + 0.4 - width / 2, joints)
+        ax.set_title(title)
+        ax.set_ylabel(unit)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    _save(fig, path, 110)

@@ -179,6 +179,11 @@ class RigidBodyModel:
             out[sl] = self.regressor.regressor(q2[sl], dq2[sl], ddq2[sl])[:, :, self.columns] @ self.coefficients
         return out[0] if single else out
 
+    def coulomb(self) -> np.ndarray:
+        """(J,) identified Coulomb friction Fc_j [N·m] (0 where its column is not a base column)."""
+        p = self.parameters()
+        return np.array([p.get(f"{n}.coulomb", 0.0) for n in self.joint_names])
+
     def parameters(self) -> dict[str, float]:
         """Identified base parameters by column name (a base parameter absorbs the unidentifiable combinations)."""
         return {self.regressor.column_names[c]: float(v) for c, v in zip(self.columns, self.coefficients)}

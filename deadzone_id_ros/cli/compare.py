@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         if simulated:
             _, sim_cfg, _ = detect_simulator(args.bag)
     print(f"simulator data: {'yes' if simulated else 'no'} ({why})", file=sys.stderr)
-    urdf_xml, urdf_source = resolve_urdf(args.urdf, ds.joint_names)
+    urdf_xml, urdf_source = resolve_urdf(args.urdf, ds.joint_names, simulated=simulated)
     inputs = CompareInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                            sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report)
     report = run_compare(inputs, args.out, cfg, methods=args.methods,

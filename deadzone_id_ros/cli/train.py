@@ -36,7 +36,8 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
                    help="split block length [s] (overrides block_seconds; 0 keeps whole episodes)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--urdf", default=None,
-                   help="URDF for rbd/hybrid (default: the bundled arm when the joints match)")
+                   help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
+                   "only for simulator data whose joints match)")
 
 
 def train_config_from_args(args: argparse.Namespace):
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from ..models.rbd import RigidBodyRegressor
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import fit_method, stack_episodes
-    from ..training.sources import fingerprint, resolve_urdf
+    from ..training.sources import detect_simulator, fingerprint, resolve_urdf
 
     cfg = train_config_from_args(args)
     sources = fingerprint(args.bag)
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     train, val, test = (stack_episodes(s, dz) for s in (split.train, split.val, split.test))
     regressor = None
     if args.method in ("rbd", "hybrid"):
-        xml, source = resolve_urdf(args.urdf, ds.joint_names)
+        xml, source = resolve_urdf(args.urdf, ds.joint_names, simulated=detect_simulator(args.bag)[0])
         if xml is None:
             raise DataError(f"method {args.method!r} needs a URDF with joints {list(ds.joint_names)}: {source}; "
                             "pass --urdf")

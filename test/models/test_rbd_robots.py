@@ -95,3 +95,19 @@ def test_locked_joint_and_joint_map_on_kuka():
     reg0 = RigidBodyRegressor(xml, data_names, EPS, joint_map=jmap)
     assert reg0.locked == {"lwr_arm_5_joint": 0.0}
     assert not np.allclose(reg0.true_parameters(), reg.true_parameters(), atol=1e-4)
+
+
+def test_artifact_keeps_joint_map_and_lock_positions(tmp_path):
+    from deadzone_id_ros.models import LearnedModel, load_artifact, save_artifact
+
+    xml = _urdf("kuka_lwr4plus")
+    data_names = tuple(f"a{i + 1}" for i in range(6))
+    jmap = dict(zip(data_names, [f"lwr_arm_{i}_joint" for i in (0, 1, 2, 3, 4, 6)]))
+    reg = RigidBodyRegressor(xml, data_names, EPS, joint_map=jmap, locked={"lwr_arm_5_joint": 0.5})
+    q, dq, ddq = reg.random_states(150, seed=3)
+    tau = reg.regressor(q, dq, ddq) @ reg.true_parameters(np.full(6, 0.1), np.full(6, 0.5), np.full(6, 0.3))
+    model = LearnedModel(data_names, "rbd", rbd=fit_rigid_body(reg, q, dq, ddq, tau))
+    loaded = load_artifact(save_artifact(model, tmp_path / "rbd"))
+    assert loaded.rbd.regressor.locked == {"lwr_arm_5_joint": 0.5}
+    assert loaded.rbd.regressor.joint_map == jmap
+    np.testing.assert_allclose(loaded.predict(q, dq, ddq), model.predict(q, dq, ddq), atol=1e-10)

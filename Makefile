@@ -1,7 +1,7 @@
 # deadzone_id_ros: two commands for a newcomer.
 #   make demo   create .venv, install everything pinned, run the main job on the simulated arm
 #   make test   same install, then the whole test suite
-# Other targets: make install, make demo-real, make bench, make clean. See README.md.
+# Other targets: make install, make install-robots, make demo-real, make bench, make clean. See README.md.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -9,13 +9,14 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.deps-installed
+ROBOTS_STAMP := $(VENV)/.robots-installed
 OUT ?= out
 # Per-run DDS isolation: loopback only, and a domain id derived from the make process id.
 ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
 RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
            PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
 
-.PHONY: install test demo demo-quick demo-real bench clean
+.PHONY: install install-robots test demo demo-quick demo-real bench clean
 
 $(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +29,14 @@ install: $(STAMP)
 	rm -rf build  # a stale build/lib would install modules that were moved or deleted
 	$(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall .
 
-test: install
+# Optional extra (about 130 MB): the example-robot-data URDF collection, for `--urdf panda` and its tests.
+$(ROBOTS_STAMP): $(STAMP) requirements-robots.txt constraints.txt
+	$(PIP) install --quiet -r requirements-robots.txt -c constraints.txt
+	touch $(ROBOTS_STAMP)
+
+install-robots: $(ROBOTS_STAMP)
+
+test: install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test
 
 demo: install
@@ -37,7 +45,7 @@ demo: install
 demo-quick: install
 	$(RUN_ENV) $(VENV)/bin/deadzone-id demo --quick --out $(OUT)/demo-quick
 
-demo-real: install
+demo-real: install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(VENV)/bin/deadzone-id demo-real --out $(OUT)/real
 
 bench: install

@@ -45,7 +45,8 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
                    help="split block length [s] (overrides block_seconds; 0 keeps whole episodes)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--urdf", default=None,
-                   help="URDF for rbd/hybrid (default: the bundled arm when the joints match)")
+                   help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
+                   "only for simulator data whose joints match)")
 
 
 def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "DeadZoneConfig":

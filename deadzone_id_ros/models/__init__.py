@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .artifact import export_onnx, load_artifact, save_artifact, sha256_file
 from .base import InverseDynamicsModel, check_joint_arrays
-from .losses import LOSSES, conventional_keep, masked_mse, mse
+from .losses import LOSSES, band_mse, conventional_keep, identify_band, masked_mse, mse
 from .mlp import ACTIVATIONS, MLPConfig, MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch, torch_from_mlp
 from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
@@ -28,11 +28,13 @@ __all__ = [
     "RigidBodyRegressor",
     "Standardizer",
     "ZeroModel",
+    "band_mse",
     "build_torch_mlp",
     "check_joint_arrays",
     "conventional_keep",
     "export_onnx",
     "fit_rigid_body",
+    "identify_band",
     "load_artifact",
     "load_model",
     "masked_mse",

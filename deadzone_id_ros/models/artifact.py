@@ -152,6 +152,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         arrays["rbd.columns"] = np.asarray(model.rbd.columns, dtype=np.int64)
         arrays["rbd.coefficients"] = np.asarray(model.rbd.coefficients, dtype=np.float64)
         meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps.tolist(),
+                       "joint_map": dict(reg.joint_map),
+                       "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
                        "parameters": model.rbd.parameters()}
     np.savez(out / "weights.npz", **arrays)
     files["weights.npz"] = sha256_file(out / "weights.npz")
@@ -248,7 +250,8 @@ def load_artifact(path: str | Path) -> LearnedModel:
         if want_rbd:
             urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
             reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
-                                     source=str(urdf_path))
+                                     source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
+                                     locked=meta["rbd"].get("locked") or None)
             cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
             coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
             if cols.shape != coef.shape or cols.ndim != 1 or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns)):

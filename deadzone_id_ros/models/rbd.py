@@ -16,7 +16,7 @@ and the base parameters are fitted by linear least squares (Atkeson, An, Hollerb
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import scipy.linalg
@@ -35,43 +35,44 @@ class RigidBodyRegressor:
 
     Args:
         urdf_xml: the URDF text (kept so a saved model is self-contained).
-        joint_names: (J,) joints, mapped BY NAME to the URDF; the URDF's movable joints must be exactly these.
+        joint_names: (J,) data joints, mapped BY NAME to the URDF (or through ``joint_map``); every other movable
+            URDF joint is locked (``locked``, default 0) and its body merged into its parent
+            (:func:`deadzone_id_ros.robot.build_reduced_model`).
         friction_eps: velocity scale of the smooth sign tanh(dq/eps) [rad/s], one value or (J,) per joint; > 0.
             A good choice is about half the dead-zone velocity threshold: the sign is saturated on the moving rows
             the model is fitted on, and smooth (no chatter from velocity noise) inside the dead zone.
         source: file name used in error messages.
+        joint_map: bag name -> URDF joint name, for data joints named differently from the URDF.
+        locked: URDF joint -> lock position [rad or m] for URDF joints the data lacks (default 0 each).
+
+    Attributes (besides the arguments): ``robot`` (the :class:`~deadzone_id_ros.robot.ReducedRobot`), ``locked``
+    (URDF joint -> where it was locked), ``joint_map`` (the non-identity part of the name match).
 
     Raises:
-        RobotDescriptionError: the URDF cannot be parsed, lacks a joint, has other movable joints, or a joint is not
-            1-DOF with nq = nv.
+        RobotDescriptionError: the URDF cannot be parsed, a data joint is not in it (both name lists in the
+            message) or is not 1-DOF, or ``locked`` names a joint that is unknown or recorded.
         ValueError: friction_eps <= 0.
     """
 
     def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float | Sequence[float] = 0.01,
-                 source: str = "<urdf>") -> None:
-        import pinocchio as pin
+                 source: str = "<urdf>", joint_map: Mapping[str, str] | None = None,
+                 locked: Mapping[str, float] | None = None) -> None:
+        from ..robot.reduced import build_reduced_model
 
         eps = np.asarray(friction_eps, dtype=np.float64)
         if eps.ndim > 1 or (eps.ndim == 1 and eps.shape != (len(joint_names),)) or not np.all(eps > 0):
             raise ValueError(f"friction_eps = {friction_eps!r} must be > 0 rad/s (one value or one per joint)")
-        try:
-            self.model = pin.buildModelFromXML(urdf_xml)
-        except (RuntimeError, ValueError) as err:
-            raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+        self.robot = build_reduced_model(urdf_xml, joint_names, joint_map, locked, source)
+        self.model = self.robot.model
         self.data = self.model.createData()
         self.urdf_xml = urdf_xml
         self.joint_names = tuple(joint_names)
+        self.joint_map = {d: u for d, u in zip(self.joint_names, self.robot.urdf_joint_names) if d != u}
+        self.locked = dict(self.robot.locked)
         self.friction_eps = np.broadcast_to(eps, (len(self.joint_names),)).copy()
-        names = [str(n) for n in self.model.names][1:]
-        missing = [n for n in self.joint_names if n not in names]
-        if missing:
-            raise RobotDescriptionError(f"{source}: joint(s) {missing} not in the URDF (its joints: {names})")
-        extra = [n for n in names if n not in self.joint_names]
-        if extra or self.model.nv != len(self.joint_names) or self.model.nq != self.model.nv:
-            raise RobotDescriptionError(
-                f"{source}: the rigid-body model needs the URDF's movable joints {names} to be exactly the data's "
-                f"joints {list(self.joint_names)} (1-DOF each); extra: {extra}")
-        self._idx = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in self.joint_names], dtype=int)
+        if self.model.nv != len(self.joint_names):  # pragma: no cover - build_reduced_model locks every other joint
+            raise RobotDescriptionError(f"{source}: reduced model has {self.model.nv} DOF for {len(joint_names)} joints")
+        self._idx = self.robot.idx_v
         self.n_joints = len(self.joint_names)
         self.n_inertial = 10 * (self.model.njoints - 1)
         bodies = [str(self.model.names[k]) for k in range(1, self.model.njoints)]
@@ -102,11 +103,12 @@ class RigidBodyRegressor:
         q, dq, ddq = (np.atleast_2d(a) for a in (q, dq, ddq))
         n, J = q.shape
         out = np.zeros((n, J, self.n_columns))
-        qp, vp, ap = (np.zeros(self.model.nv) for _ in range(3))
+        vp, ap = (np.zeros(self.model.nv) for _ in range(2))
         idx = self._idx
+        qconf = self.robot.configuration(q)
         for i in range(n):
-            qp[idx], vp[idx], ap[idx] = q[i], dq[i], ddq[i]
-            Y = pin.computeJointTorqueRegressor(self.model, self.data, qp, vp, ap)
+            vp[idx], ap[idx] = dq[i], ddq[i]
+            Y = pin.computeJointTorqueRegressor(self.model, self.data, qconf[i], vp, ap)
             out[i, :, : self.n_inertial] = Y[idx]
         r = np.arange(J)
         k = self.n_inertial
@@ -118,9 +120,10 @@ class RigidBodyRegressor:
     def random_states(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n random (q, dq, ddq) within the URDF position limits (±pi where unlimited); dq ~ N(0, 1), ddq ~ N(0, 9)."""
         rng = np.random.default_rng(seed)
-        lo = np.asarray(self.model.lowerPositionLimit)[self._idx]
-        hi = np.asarray(self.model.upperPositionLimit)[self._idx]
-        bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi <= lo) | (np.abs(hi - lo) > 1e6)
+        lo = np.asarray(self.model.lowerPositionLimit)[self.robot.idx_q]
+        hi = np.asarray(self.model.upperPositionLimit)[self.robot.idx_q]
+        bad = (~np.isfinite(lo) | ~np.isfinite(hi) | (hi <= lo) | (np.abs(hi - lo) > 1e6)
+               | (self.robot.nq_joint != 1))  # continuous joints: limits are on cos/sin
         lo, hi = np.where(bad, -np.pi, lo), np.where(bad, np.pi, hi)
         q = rng.uniform(lo, hi, size=(n, self.n_joints))
         return q, rng.normal(0.0, 1.0, q.shape), rng.normal(0.0, 3.0, q.shape)
@@ -169,6 +172,11 @@ class RigidBodyModel:
             sl = slice(s, s + _CHUNK)
             out[sl] = self.regressor.regressor(q2[sl], dq2[sl], ddq2[sl])[:, :, self.columns] @ self.coefficients
         return out[0] if single else out
+
+    def coulomb(self) -> np.ndarray:
+        """(J,) identified Coulomb friction Fc_j [N·m] (0 where its column is not a base column)."""
+        p = self.parameters()
+        return np.array([p.get(f"{n}.coulomb", 0.0) for n in self.joint_names])
 
     def parameters(self) -> dict[str, float]:
         """Identified base parameters by column name (a base parameter absorbs the unidentifiable combinations)."""

@@ -181,7 +181,8 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
 
     Args:
         topic, joints: the JointState topic and the joints (in this order) to read; None: automatic.
-        urdf: URDF file for rbd/hybrid (None: the bundled arm when its joints match).
+        urdf: URDF file or robot model name for rbd/hybrid (None: the bundled arm, only for simulator data whose
+            joints match).
         simulator: "auto" (read each bag's episode.yaml), "yes", "no", or None (not determined; ``train``).
         log: receives the simulator decision and its reason.
 
@@ -208,6 +209,7 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
             _, sim_cfg, _ = detect_simulator(bags)
     if simulator is not None:
         log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
-    urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names)
+    from_sim = simulated if simulated is not None else detect_simulator(bags)[0]
+    urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names, simulated=from_sim)
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())

@@ -83,22 +83,37 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
     return bool(paths), cfg, "episode.yaml of every bag names the simulator"
 
 
-def resolve_urdf(urdf: str | Path | None, joint_names: Sequence[str]) -> tuple[str | None, str]:
+def resolve_urdf(urdf: str | Path | None, joint_names: Sequence[str], *,
+                 simulated: bool = False) -> tuple[str | None, str]:
     """The URDF text for the rigid-body model and its source name.
 
-    An explicit ``urdf`` is always used (errors about its joints surface later, naming it). Otherwise the bundled
-    three_dof_arm.urdf is used when its joints are exactly ``joint_names``; else (None, reason).
+    Only a URDF the user named is used, or the bundled arm when the data says it came from the simulator: matching
+    joint names alone (joint1..3) never pick the bundled arm for someone else's robot.
+
+    Args:
+        urdf: ``--urdf``: a file path or a robot model name (:func:`deadzone_id_ros.robot.available_robots`);
+            always used when given (errors about its joints surface later, naming it).
+        joint_names: (J,) the data's joints.
+        simulated: the data came from this project's simulator (:func:`detect_simulator`); only then, and only
+            when its joints are exactly ``joint_names``, is the bundled three_dof_arm.urdf used without ``urdf``.
+
+    Returns:
+        (URDF text, source) or (None, the reason there is none).
 
     Raises:
-        FileNotFoundError: ``urdf`` was given and does not exist.
+        FileNotFoundError: ``urdf`` is a path that does not exist.
+        RobotDescriptionError: ``urdf`` is neither a file nor a known model name (the names are listed).
     """
+    from ..robot import load_robot_description, resolve_robot_model
+
     if urdf is not None:
-        path = Path(urdf)
-        if not path.is_file():
-            raise FileNotFoundError(f"URDF {path} does not exist")
-        return path.read_text(), str(path)
+        entry = resolve_robot_model(urdf)
+        source = str(entry.urdf_path) if entry.origin == "file" else f"{entry.name} ({entry.urdf_path})"
+        return entry.urdf_path.read_text(), source
+    if not simulated:
+        return None, ("no --urdf given and the data does not say it came from the simulator; pass --urdf FILE or a "
+                      "name from `deadzone-id robots`")
     from ..resources import default_urdf
-    from ..robot import load_robot_description
 
     try:
         path = default_urdf()

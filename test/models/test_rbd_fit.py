@@ -63,10 +63,11 @@ def test_single_sample_prediction_matches_batch(arm, reg):
 
 def test_errors(arm, reg):
     xml = default_urdf().read_text()
-    with pytest.raises(RobotDescriptionError, match=r"joint\(s\) \['elbow'\] not in the URDF"):
+    with pytest.raises(RobotDescriptionError, match=r"joint\(s\) \['elbow'\] not in the URDF.*data joints "
+                       r"\['joint1', 'joint2', 'elbow'\], URDF joints \['joint1', 'joint2', 'joint3'\]"):
         RigidBodyRegressor(xml, ("joint1", "joint2", "elbow"))
-    with pytest.raises(RobotDescriptionError, match=r"extra: \['joint3'\]"):
-        RigidBodyRegressor(xml, ("joint1", "joint2"))
+    # a joint the data lacks is locked (default 0), no longer refused
+    assert RigidBodyRegressor(xml, ("joint1", "joint2")).locked == {"joint3": 0.0}
     with pytest.raises(RobotDescriptionError, match="cannot parse"):
         RigidBodyRegressor("<robot", ("joint1",), source="broken.urdf")
     with pytest.raises(ValueError, match="friction_eps = 0 must be > 0"):

@@ -1,0 +1,80 @@
+"""Joint map between a recording and a URDF, and locking the URDF joints the data lacks (pinocchio reduced model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from deadzone_id_ros.errors import RobotDescriptionError
+from deadzone_id_ros.robot import (build_reduced_model, match_joints, parse_joint_map, parse_locked,
+                                   resolve_robot_model)
+
+try:
+    import importlib.metadata as _md
+
+    _md.distribution("example-robot-data")
+    _HAVE_ERD = True
+except Exception:  # PackageNotFoundError
+    _HAVE_ERD = False
+needs_erd = pytest.mark.skipif(not _HAVE_ERD, reason="example-robot-data not installed (make test installs it)")
+
+
+def test_parse_joint_map_and_locked():
+    assert parse_joint_map(["j1:lwr_arm_0_joint", " j2 : b "]) == {"j1": "lwr_arm_0_joint", "j2": "b"}
+    assert parse_joint_map(None) == {}
+    for bad, msg in ((["j1"], "expected bag_name:urdf_name"), (["j1:"], "expected"), (["a:b:c"], "expected"),
+                     (["a:x", "a:y"], "bag joint 'a' is mapped twice"), (["a:x", "b:x"], "'x' is the target of two")):
+        with pytest.raises(RobotDescriptionError, match=msg):
+            parse_joint_map(bad)
+    assert parse_locked(["f1=0.02", "g=-1"]) == {"f1": 0.02, "g": -1.0}
+    for bad in (["f1"], ["f1=abc"], ["=1"], ["f=nan"]):
+        with pytest.raises(RobotDescriptionError, match="expected urdf_joint=value"):
+            parse_locked(bad)
+
+
+def test_match_joints_refuses_with_both_name_lists():
+    urdf = ["shoulder", "elbow", "wrist"]
+    assert match_joints(["elbow", "shoulder"], urdf) == ("elbow", "shoulder")
+    assert match_joints(["q1", "q2"], urdf, {"q1": "shoulder", "q2": "elbow"}) == ("shoulder", "elbow")
+    with pytest.raises(RobotDescriptionError, match=r"a.urdf: joint\(s\) \['q2'\] not in the URDF; pass --joint-map "
+                                                    r".*data joints \['q1', 'q2'\], URDF joints \['shoulder', "
+                                                    r"'elbow', 'wrist'\]"):
+        match_joints(["q1", "q2"], urdf, {"q1": "shoulder"}, source="a.urdf")
+    with pytest.raises(RobotDescriptionError, match=r"\['q1->hip'\] not in the URDF"):
+        match_joints(["q1"], urdf, {"q1": "hip"})
+    with pytest.raises(RobotDescriptionError, match=r"names joint\(s\) \['zz'\] the recording lacks"):
+        match_joints(["q1"], urdf, {"zz": "shoulder", "q1": "elbow"})
+    with pytest.raises(RobotDescriptionError, match="two data joints map to one URDF joint"):
+        match_joints(["elbow", "q"], urdf, {"q": "elbow"})
+
+
+def test_locking_matches_the_full_model_with_the_joint_held():
+    xml = resolve_robot_model("kuka_lwr4plus").urdf_path.read_text()
+    data = [f"lwr_arm_{i}_joint" for i in (0, 1, 2, 3)]
+    robot = build_reduced_model(xml, data, locked={"lwr_arm_5_joint": 0.7})
+    assert robot.locked == {"lwr_arm_4_joint": 0.0, "lwr_arm_5_joint": 0.7, "lwr_arm_6_joint": 0.0}
+    assert "lwr_arm_5_joint=0.7" in robot.describe()
+    assert robot.model.nv == 4
+    full = pin.buildModelFromXML(xml)
+    rng = np.random.default_rng(0)
+    q, v, a = rng.normal(size=(3, 4))
+    held = np.array([0.0, 0.7, 0.0])
+    tau_full = pin.rnea(full, full.createData(), np.r_[q, held], np.r_[v, 0, 0, 0], np.r_[a, 0, 0, 0])[:4]
+    tau_red = pin.rnea(robot.model, robot.model.createData(), robot.configuration(q[None])[0], v, a)
+    np.testing.assert_allclose(tau_red, tau_full, rtol=1e-12, atol=1e-12)
+    with pytest.raises(RobotDescriptionError, match=r"cannot lock \['lwr_arm_0_joint', 'nope'\]"):
+        build_reduced_model(xml, data, locked={"lwr_arm_0_joint": 1.0, "nope": 0.0})
+    with pytest.raises(RobotDescriptionError, match="cannot parse"):
+        build_reduced_model("<robot", data, source="bad.urdf")
+
+
+@needs_erd
+def test_panda_as_shipped_locks_its_fingers():
+    from deadzone_id_ros.models import RigidBodyRegressor
+
+    xml = resolve_robot_model("panda").urdf_path.read_text()
+    arm = [f"panda_joint{i}" for i in range(1, 8)]
+    reg = RigidBodyRegressor(xml, arm, 0.01, source="panda", locked={"panda_finger_joint1": 0.02})
+    assert reg.locked == {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.0}
+    assert reg.n_joints == 7 and reg.model.nv == 7

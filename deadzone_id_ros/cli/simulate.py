@@ -35,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="wall-clock time [s since epoch] of the first sample (default: now), as a live recording "
                    "would stamp it")
+    p.add_argument("--sim-profile", default=None, metavar="NAME",
+                   help="simulator profile: geared_desktop_arm (default of config/sim_arm.yaml) or ideal (rigid arm with "
+                   "constant Coulomb friction, no delays); other physics keys come from --sim-config")
+    p.add_argument("--sim-config", default=None, metavar="FILE",
+                   help="sim_arm parameter file (default: the package's config/sim_arm.yaml)")
     p.add_argument("--notes", default="", help="free text for episode.yaml")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -44,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     """Simulate, write the bag, print a summary; returns 0.
 
     Raises:
-        ConfigError: duration/rate not positive or the rate not a whole number of physics steps.
+        ConfigError: duration/rate not positive, the rate not a whole number of physics steps, or a bad
+            ``--sim-profile`` / ``--sim-config``.
     """
+    from ..sim.config import load_sim_config
     from ..sim.offline import simulate
 
     if not args.duration > 0:
@@ -53,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     start = time.time() if args.start_time is None else args.start_time
     t0 = time.perf_counter()
     try:
-        rec = simulate(args.duration, args.seed, rate_hz=args.rate, progress=not args.no_progress)
+        overrides = {"profile": args.sim_profile} if args.sim_profile else None
+        sim_config, _ = load_sim_config(args.sim_config, overrides)
+        rec = simulate(args.duration, args.seed, sim_config, rate_hz=args.rate, progress=not args.no_progress)
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
     sim_s = time.perf_counter() - t0

@@ -37,7 +37,7 @@ PROFILES: dict[str, dict[str, float]] = {
     # A desktop arm driven by geared servos (see geared.py for the source of every number and how it is scaled).
     "geared_desktop_arm": {"friction_stribeck_ratio": 0.388, "stribeck_velocity": 1.52, "stribeck_exponent": 1.33,
                            "load_friction": 0.0, "load_friction_stribeck": 0.234, "ripple_amplitude": 0.0,
-                           "ripple_cycles_per_rad": 0.0, "actuation_delay": 0.002, "measurement_delay": 0.001,
+                           "ripple_cycles_per_rad": 0.0, "actuation_delay": 0.001, "measurement_delay": 0.0,
                            "velocity_filter_cutoff": 0.0},
 }
 PER_JOINT_PROFILE_KEYS = ("friction_stribeck_ratio", "stribeck_velocity", "load_friction", "load_friction_stribeck",

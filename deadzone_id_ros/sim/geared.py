@@ -35,11 +35,16 @@ Torque ripple (one model; unmeasured, acts on the arm): tau_r = A sin(n q) + w, 
 per physics step. The position-periodic part A sin(n q) (cogging / gear-mesh ripple) defaults to A = 0: no
 identified amplitude for a servo of this size was found to cite, so it stays an option to switch on.
 
-Delays: ``actuation_delay`` holds each command for that long before it acts (a FIFO on the physics-step grid; one
-control period is the read -> compute -> write cycle of a ros2_control loop, the second the drive's bus transfer);
+Delays: ``actuation_delay`` holds each command for that long before it acts (a FIFO on the physics-step grid);
 ``measurement_delay`` reports the state sampled that long ago (stamped now, as a broadcaster stamps at read time);
 ``velocity_filter_cutoff`` low-pass filters the measured velocity (first order, per physics step), as drives that
-estimate velocity from encoder differences do. Defaults: 2 ms actuation (2 periods at 1 kHz), 1 ms measurement.
+estimate velocity from encoder differences do. Default: one control period of actuation delay (1 ms at 1 kHz), the
+read -> update -> write cycle of a ros2_control loop, where a command computed from the state read in one cycle
+reaches the hardware with the next write; no measurement delay or filter. Measured with this package's default
+pd_dob controller (DOB cutoff 150 rad/s, 10 s excitation, seed 1): a total loop delay of 2 ms (2 ms actuation, or
+1 ms actuation + 1 ms measurement) drives joint1 into a limit cycle (tracking RMSE 6.9-7.8 mrad instead of 0.6 mrad,
+about 3000 torque-rate-limit events), so the larger delays are there to study with a retuned controller, not the
+default.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def test_recording_layout_and_reproducibility():
     # effort is the applied torque of the sample: the command of 1 + actuation + measurement delay ticks before
     cfg = SimArmConfig()
     lag = 1 + int(round((cfg.actuation_delay + cfg.measurement_delay) / 0.001))
-    assert lag == 4
+    assert lag == 2
     np.testing.assert_allclose(rec.effort[lag:], rec.command[:-lag], atol=1e-12)
     np.testing.assert_array_equal(rec.effort[:lag], np.zeros((lag, 3)))
     ideal = simulate(0.2, seed=3, sim_config=SimArmConfig(profile="ideal"))  # no delay: the previous tick's command

@@ -205,3 +205,19 @@ def test_profile_values_are_overridden_by_explicit_keys():
     cfg = SimArmConfig(profile="ideal", actuation_delay=0.002)
     assert cfg.actuation_delay == 0.002 and cfg.measurement_delay == 0.0 and not cfg.is_ideal
     assert dataclasses.replace(cfg, actuation_delay=0.0).is_ideal
+
+
+def test_the_step_sets_frictionloss_to_the_documented_budget():
+    from deadzone_id_ros.sim.geared import friction_budget
+
+    arm = _arm(load_friction=(0.02, 0.03, 0.04), **NO_DELAY)
+    arm.reset(np.zeros(3), np.array([0.5, -1.0, 2.0]))
+    dq0, tau = arm.dq, np.array([1.0, -2.0, 0.5])
+    arm.step(tau)
+    cfg = arm.config
+    fs, r = np.asarray(cfg.frictionloss), np.asarray(cfg.friction_stribeck_ratio)
+    expected = friction_budget(dq0, tau, fs / (1 + r), r, np.asarray(cfg.load_friction),
+                               np.asarray(cfg.load_friction_stribeck), np.asarray(cfg.stribeck_velocity),
+                               cfg.stribeck_exponent)
+    np.testing.assert_allclose(arm.model.dof_frictionloss[arm._dof], expected, rtol=1e-12)
+    assert np.all(expected > fs / (1 + r))  # above kinetic friction: Stribeck and load terms active

@@ -96,12 +96,14 @@ class SimArm:
         self.description: RobotDescription = load_robot_description(urdf, config.joint_names)
         self.config = config = _resolve_friction(config, self.description)
         self.joint_names: tuple[str, ...] = tuple(config.joint_names)
-        self.model = self._build_model(urdf, config, with_friction=True)
+        #: mass of this episode's payload [kg] (0: none), drawn from ``seed`` on a stream of its own
+        self.payload_mass = self._draw_payload(config)
+        self.model = self._build_model(urdf, config, with_friction=True, payload=self.payload_mass)
         self.data = mujoco.MjData(self.model)
         self._dof = np.array([self.model.jnt_dofadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
         self._qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
         # A friction-free twin for ground-truth inverse dynamics (rigid body + armature).
-        self._id_model = self._build_model(urdf, config, with_friction=False)
+        self._id_model = self._build_model(urdf, config, with_friction=False, payload=self.payload_mass)
         self._id_data = mujoco.MjData(self._id_model)
         self.effort_limit = self.description.effort_limit.copy()
         self._rng = np.random.default_rng(config.seed)
@@ -147,7 +149,16 @@ class SimArm:
         self._dq_filtered = np.zeros(self.n_joints)
 
     @staticmethod
-    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool) -> mujoco.MjModel:
+    def _draw_payload(config: SimArmConfig) -> float:
+        """Payload mass [kg] uniform in ``payload_mass_range``, from a generator seeded by (seed, 1): the noise stream
+        stays the same with or without a payload."""
+        lo, hi = config.payload_mass_range
+        if hi <= 0:
+            return 0.0
+        return float(np.random.default_rng([config.seed, 1]).uniform(lo, hi))
+
+    @staticmethod
+    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payload: float = 0.0) -> mujoco.MjModel:
         try:
             spec = mujoco.MjSpec.from_file(str(urdf))
         except ValueError as err:
@@ -166,6 +177,11 @@ class SimArm:
             j.damping = [config.damping[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
             j.solref_friction = list(config.friction_solref)
             j.solimp_friction = list(config.friction_solimp)
+        if payload > 0:  # a point mass fixed to the last joint's child link (tiny inertia keeps MuJoCo happy)
+            last = config.joint_names[-1]
+            link = next(b for b in spec.bodies if any(j.name == last for j in b.joints))
+            link.add_body(name="payload", pos=list(config.payload_position), ipos=[0.0, 0.0, 0.0], mass=payload,
+                          inertia=[1e-7] * 3, explicitinertial=True)
         spec.option.timestep = config.timestep
         try:
             return spec.compile()

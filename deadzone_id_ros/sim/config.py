@@ -76,6 +76,10 @@ class SimArmConfig:
         actuation_delay: time from a command to its effect on the arm [s]; a whole number of physics steps.
         measurement_delay: age of the reported state [s]; a whole number of physics steps.
         velocity_filter_cutoff: first-order low-pass on the measured velocity [Hz]; 0 disables.
+        payload_mass_range: (min, max) mass of a point payload [kg], drawn uniformly once per episode (per SimArm,
+            from ``seed`` on its own random stream); (0, 0) (the default of both profiles) means no payload.
+        payload_position: (3,) where the payload sits, in the frame of the child link of the last joint of
+            ``joint_names`` [m] (default: the tip of the bundled arm's last link).
         velocity_noise_std: (J,) white noise on the measured velocity [rad/s].
         encoder_resolution: position quantization step [rad]; 0 disables.
         friction_solref, friction_solimp: MuJoCo solver parameters of the friction constraint.
@@ -104,6 +108,8 @@ class SimArmConfig:
     actuation_delay: float | None = None
     measurement_delay: float | None = None
     velocity_filter_cutoff: float | None = None
+    payload_mass_range: tuple[float, ...] = (0.0, 0.0)
+    payload_position: tuple[float, ...] = (0.0, 0.0, 0.22)
     velocity_noise_std: tuple[float, ...] = (0.002, 0.002, 0.002)
     encoder_resolution: float = 2 * math.pi / 65536
     friction_solref: tuple[float, ...] = (0.002, 1.0)
@@ -140,6 +146,12 @@ class SimArmConfig:
             steps = value / self.timestep
             if abs(steps - round(steps)) > 1e-6:
                 raise ValueError(f"{name} = {value} s must be a whole number of physics steps of {self.timestep} s")
+        lo_hi = self.payload_mass_range
+        if not (len(lo_hi) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in lo_hi)
+                and 0 <= lo_hi[0] <= lo_hi[1]):
+            raise ValueError(f"payload_mass_range = {list(lo_hi)} must be [min, max] with 0 <= min <= max kg")
+        if len(self.payload_position) != 3:
+            raise ValueError(f"payload_position must have 3 values [m], got {list(self.payload_position)}")
         if not (isinstance(self.velocity_filter_cutoff, (int, float)) and self.velocity_filter_cutoff >= 0):
             raise ValueError(f"velocity_filter_cutoff = {self.velocity_filter_cutoff!r} must be >= 0 Hz")
         if not (isinstance(self.encoder_resolution, (int, float)) and self.encoder_resolution >= 0):

@@ -221,3 +221,19 @@ def test_the_step_sets_frictionloss_to_the_documented_budget():
                                cfg.stribeck_exponent)
     np.testing.assert_allclose(arm.model.dof_frictionloss[arm._dof], expected, rtol=1e-12)
     assert np.all(expected > fs / (1 + r))  # above kinetic friction: Stribeck and load terms active
+
+
+def test_payload_differs_between_episodes_and_loads_the_arm():
+    cfg = SimArmConfig(profile="ideal", payload_mass_range=(0.1, 0.5))
+    arms = [SimArm(dataclasses.replace(cfg, seed=s)) for s in (1, 2, 3)]
+    masses = [a.payload_mass for a in arms]
+    assert len(set(masses)) == 3 and all(0.1 <= m <= 0.5 for m in masses)
+    assert SimArm(dataclasses.replace(cfg, seed=2)).payload_mass == masses[1]  # seeded
+    assert SimArm(SimArmConfig(profile="ideal")).payload_mass == 0.0
+    # the payload is in the physics and in the simulator's own inverse dynamics: more gravity torque on joint2
+    q, zero = np.array([0.0, 0.5, 0.3]), np.zeros(3)
+    bare = SimArm(SimArmConfig(profile="ideal")).inverse_dynamics(q, zero, zero)[1]
+    loaded = [a.inverse_dynamics(q, zero, zero)[1] for a in arms]
+    lever = 0.25 * np.sin(0.5) + 0.22 * np.sin(0.8)  # horizontal distance of the tip from joint2 [m]
+    # gravity pulls the tip (at +x) down, a torque of +m g lever about +y: holding it takes -m g lever
+    np.testing.assert_allclose(np.array(loaded) - bare, -np.array(masses) * 9.81 * lever, rtol=1e-6)

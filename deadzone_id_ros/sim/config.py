@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..config import check_joint_names, load_node_configs
 
-__all__ = ["PROFILES", "SimArmConfig", "SimArmNodeConfig", "load_sim_config"]
+__all__ = ["PROFILES", "SimArmConfig", "SimArmNodeConfig", "load_sim_config", "sim_config_from_metadata"]
 
 
 def _per_joint(name: str, values: tuple[float, ...], n: int, *, minimum: float | None = 0.0) -> None:
@@ -22,11 +22,7 @@ def _per_joint(name: str, values: tuple[float, ...], n: int, *, minimum: float |
 
 
 # Per-effect parameters a profile sets; an explicit value (in the parameter file or the constructor) overrides it.
-# Sources and equations: deadzone_id_ros/sim/geared.py. Per-joint tuples follow the default joint_names (J = 3);
-# a profile's per-joint value is one number repeated for every joint when the arm has other joints.
-PROFILE_KEYS = ("friction_stribeck_ratio", "stribeck_velocity", "stribeck_exponent", "load_friction",
-                "load_friction_stribeck", "ripple_amplitude", "ripple_cycles_per_rad", "actuation_delay",
-                "measurement_delay", "velocity_filter_cutoff")
+# Sources and equations: deadzone_id_ros/sim/geared.py. A per-joint value is one number repeated for every joint.
 PROFILES: dict[str, dict[str, float]] = {
     # The arm before geared-joint effects: constant frictionloss, white torque noise, no delay (bit-for-bit the
     # simulator of the releases before this key existed).
@@ -225,3 +221,19 @@ def load_sim_config(path: str | Path | None = None, overrides: dict | None = Non
         ConfigError: malformed YAML, an unknown key, or a bad value; the message names the file and key.
     """
     return load_node_configs(SimArmConfig, SimArmNodeConfig, "sim_arm", "sim_arm.yaml", path, overrides)
+
+
+def sim_config_from_metadata(values: dict, source: str) -> SimArmConfig:
+    """The SimArmConfig a recording's ``episode.yaml`` stored (``sim_config``).
+
+    A stored config without a ``profile`` key was written before profiles existed, by the simulator that is now
+    profile "ideal": it is loaded as that profile, so an old bag still replays exactly.
+
+    Raises:
+        ConfigError: unknown keys or bad values; names ``source``.
+    """
+    from ..config import dataclass_from_dict
+
+    if "profile" not in values:
+        values = {**values, "profile": "ideal"}
+    return dataclass_from_dict(SimArmConfig, values, source)

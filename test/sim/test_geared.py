@@ -237,3 +237,14 @@ def test_payload_differs_between_episodes_and_loads_the_arm():
     lever = 0.25 * np.sin(0.5) + 0.22 * np.sin(0.8)  # horizontal distance of the tip from joint2 [m]
     # gravity pulls the tip (at +x) down, a torque of +m g lever about +y: holding it takes -m g lever
     np.testing.assert_allclose(np.array(loaded) - bare, -np.array(masses) * 9.81 * lever, rtol=1e-6)
+
+
+def test_a_stored_sim_config_without_profile_is_the_ideal_arm_it_was_recorded_with():
+    from deadzone_id_ros.sim.config import sim_config_from_metadata
+
+    old = {"joint_names": ["joint1", "joint2", "joint3"], "frictionloss": [0.12, 0.40, 0.15],
+           "damping": [0.02, 0.05, 0.03], "seed": 4}
+    cfg = sim_config_from_metadata(old, "episode.yaml")
+    assert cfg.profile == "ideal" and cfg.is_ideal and cfg.seed == 4
+    stored = dataclasses.asdict(SimArmConfig(seed=5))  # what a recording writes today: profile included
+    assert sim_config_from_metadata(stored, "episode.yaml") == SimArmConfig(seed=5)

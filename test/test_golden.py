@@ -49,7 +49,7 @@ def _simulate_bags(folder: Path) -> list[Path]:
     from deadzone_id_ros.nodes.sim_arm_params import load_sim_config
     from deadzone_id_ros.sim.offline import simulate
 
-    sim_config, _ = load_sim_config(SIM_CONFIG)
+    sim_config, _ = load_sim_config(SIM_CONFIG, {"profile": "ideal"})  # the arm the numbers were recorded on
     bags = []
     for seed in SIM_SEEDS:
         rec = simulate(SIM_DURATION, seed, sim_config=sim_config)

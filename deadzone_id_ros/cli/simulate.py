@@ -32,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="wall-clock time [s since epoch] of the first sample (default: now), as a live recording "
                    "would stamp it")
+    p.add_argument("--sim-profile", default=None, metavar="NAME",
+                   help="simulator profile: geared_desktop_arm (default of config/sim_arm.yaml) or ideal (rigid arm with "
+                   "constant Coulomb friction, no delays); other physics keys come from --sim-config")
+    p.add_argument("--sim-config", default=None, metavar="FILE",
+                   help="sim_arm parameter file (default: the package's config/sim_arm.yaml)")
     p.add_argument("--notes", default="", help="free text for episode.yaml")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -41,16 +46,20 @@ def run(args: argparse.Namespace) -> int:
     """Simulate, write the bag, print a summary; returns 0.
 
     Raises:
-        ConfigError: duration/rate not positive or the rate not a whole number of physics steps.
+        ConfigError: duration/rate not positive, the rate not a whole number of physics steps, or a bad
+            ``--sim-profile`` / ``--sim-config``.
     """
+    from ..nodes.sim_arm_params import load_sim_config
     from ..sim.record import simulate_bag
 
     if not args.duration > 0:
         raise ConfigError(f"--duration = {args.duration} must be > 0 s")
     try:
+        overrides = {"profile": args.sim_profile} if args.sim_profile else None
+        sim_config, _ = load_sim_config(args.sim_config, overrides)
         result = simulate_bag(args.duration, args.seed, args.out, storage=args.storage, rate_hz=args.rate,
                               start_time=args.start_time, notes=args.notes, progress=not args.no_progress,
-                              reference_topic=args.reference_topic)
+                              sim_config=sim_config, reference_topic=args.reference_topic)
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
     rec, sim_s = result.recording, result.sim_seconds

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 from rclpy.node import Node
@@ -24,6 +25,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..errors import DeadzoneIdError
 from ..sim import SimArm, SimArmConfig
+from ..sim.arm import FrictionSourceWarning
 from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
 from .sim_arm_params import SimArmNodeConfig
@@ -45,7 +47,11 @@ class SimArmNode(Node):
         super().__init__("sim_arm", **kwargs)
         self.sim_config = declare_dataclass_parameters(self, SimArmConfig, read_only=("urdf_path", "joint_names"))
         self.node_config = declare_dataclass_parameters(self, SimArmNodeConfig, read_only=("clock_mode",))
-        self.arm = SimArm(self.sim_config)
+        with warnings.catch_warnings(record=True) as caught:  # e.g. friction that overrides the URDF's: to the log
+            warnings.simplefilter("always", FrictionSourceWarning)
+            self.arm = SimArm(self.sim_config)
+        for w in caught:
+            self.get_logger().warn(str(w.message))
         self._owns_clock = self.node_config.clock_mode == "sim"
         if self._owns_clock and self.get_parameter("use_sim_time").value:
             raise DeadzoneIdError("sim_arm with clock_mode 'sim' publishes /clock itself: set use_sim_time false for it")

@@ -3,11 +3,22 @@
 The dead zone of each joint is MuJoCo's ``frictionloss`` (a static/Coulomb friction constraint). Its solver
 parameters are made stiff (``friction_solref``/``friction_solimp``) so that a joint loaded below its friction torque
 really stays put instead of creeping. The label a real robot reports is the applied (clipped) torque; the torque
-ripple (``torque_noise_std``) acts on the arm but is not measured.
+ripple (``torque_noise_std``, ``ripple_amplitude``) acts on the arm but is not measured.
+
+Geared-joint effects (profile "geared_desktop_arm", equations and sources in :mod:`deadzone_id_ros.sim.geared`):
+the frictionloss is set before every physics step from the velocity and the transmitted torque (Stribeck and
+load-dependent friction), commands act ``actuation_delay`` later, the state is reported ``measurement_delay`` late
+and optionally with a low-pass filtered velocity. Profile "ideal" switches all of them off and takes the plain path.
+
+Friction and damping come from the URDF (``<dynamics friction damping>``, the same numbers the rigid-body model
+reads) unless the configuration gives them explicitly; a warning names each joint where the two disagree.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +29,32 @@ from ..errors import RobotDescriptionError
 from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import SimArmConfig
+from .geared import inverse_with_friction
 
-__all__ = ["JointMeasurement", "SimArm"]
+__all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
+
+
+class FrictionSourceWarning(UserWarning):
+    """The parameter file's friction or damping differs from the URDF's for a joint (the parameter file wins)."""
+
+
+def _resolve_friction(config: SimArmConfig, description: RobotDescription) -> SimArmConfig:
+    """Fill ``frictionloss``/``damping`` left at None from the URDF; warn per joint where an explicit value differs."""
+    urdf = {"frictionloss": description.friction, "damping": description.damping}
+    tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
+    resolved = {}
+    for key, from_urdf in urdf.items():
+        given = getattr(config, key)
+        if given is None:
+            resolved[key] = tuple(float(v) for v in from_urdf)
+            continue
+        for name, mine, theirs in zip(config.joint_names, given, from_urdf):
+            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
+                warnings.warn(
+                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
+                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
+                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
+    return dataclasses.replace(config, **resolved) if resolved else config
 
 
 @dataclass(frozen=True)
@@ -43,34 +78,88 @@ class SimArm:
     """MuJoCo arm built from a URDF. One instance owns one MjModel/MjData pair.
 
     Args:
-        config: physics configuration (joints, friction, noise, timestep).
+        config: physics configuration (joints, friction, noise, timestep, profile). ``self.config`` holds it with
+            frictionloss and damping resolved (from the URDF where the configuration left them at None).
 
     Raises:
         FileNotFoundError: the URDF does not exist.
         RobotDescriptionError: the URDF lacks a configured joint, or MuJoCo cannot compile it.
+
+    Warns:
+        FrictionSourceWarning: an explicit frictionloss/damping differs from the URDF's (names joint and values).
     """
 
     def __init__(self, config: SimArmConfig | None = None) -> None:
         from ..resources import default_urdf
 
-        self.config = config = config or SimArmConfig()
+        config = config or SimArmConfig()
         urdf = Path(config.urdf_path) if config.urdf_path else default_urdf()
         self.description: RobotDescription = load_robot_description(urdf, config.joint_names)
+        self.config = config = _resolve_friction(config, self.description)
         self.joint_names: tuple[str, ...] = tuple(config.joint_names)
-        self.model = self._build_model(urdf, config, with_friction=True)
+        #: mass of this episode's payload [kg] (0: none), drawn from ``seed`` on a stream of its own
+        self.payload_mass = self._draw_payload(config)
+        self.model = self._build_model(urdf, config, with_friction=True, payload=self.payload_mass)
         self.data = mujoco.MjData(self.model)
         self._dof = np.array([self.model.jnt_dofadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
         self._qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
         # A friction-free twin for ground-truth inverse dynamics (rigid body + armature).
-        self._id_model = self._build_model(urdf, config, with_friction=False)
+        self._id_model = self._build_model(urdf, config, with_friction=False, payload=self.payload_mass)
         self._id_data = mujoco.MjData(self._id_model)
         self.effort_limit = self.description.effort_limit.copy()
         self._rng = np.random.default_rng(config.seed)
         self._applied = np.zeros(self.n_joints)
+        self._ideal = config.is_ideal
+        self._init_geared(config)
         self.reset()
 
+    def _init_geared(self, config: SimArmConfig) -> None:
+        """Precompute the per-joint arrays of the geared-joint effects (see :mod:`.geared`)."""
+        fs = np.asarray(config.frictionloss, dtype=float)
+        self._ratio = np.asarray(config.friction_stribeck_ratio, dtype=float)
+        self._coulomb = fs / (1.0 + self._ratio)  # Fs = Fc (1 + r)
+        self._load = np.asarray(config.load_friction, dtype=float)
+        self._load_s = np.asarray(config.load_friction_stribeck, dtype=float)
+        self._vs = np.asarray(config.stribeck_velocity, dtype=float)
+        self._alpha = float(config.stribeck_exponent)
+        self._friction_varies = bool(self._ratio.any() or self._load.any() or self._load_s.any())
+        self._load_varies = bool(self._load.any() or self._load_s.any())
+        self._coulomb_r = self._coulomb * self._ratio
+        self._inv_vs = 1.0 / self._vs
+        self._noise_std = np.asarray(config.torque_noise_std, dtype=float)
+        self._ripple_a = np.asarray(config.ripple_amplitude, dtype=float)
+        self._ripple_n = np.asarray(config.ripple_cycles_per_rad, dtype=float)
+        self._ripple = bool(self._ripple_a.any())
+        self.actuation_delay_steps = int(round(config.actuation_delay / config.timestep))
+        self.measurement_delay_steps = int(round(config.measurement_delay / config.timestep))
+        fc = config.velocity_filter_cutoff
+        self._filter_gain = 1.0 - float(np.exp(-2.0 * np.pi * fc * config.timestep)) if fc > 0 else 0.0
+        self._record = bool(self.measurement_delay_steps or self._filter_gain)  # keep a state history
+        # Slices (views, cheaper than index arrays) when the actuated dofs / qpos entries are contiguous.
+        self._fdof = self._as_slice(self._dof)
+        self._fqadr = self._as_slice(self._qadr)
+
     @staticmethod
-    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool) -> mujoco.MjModel:
+    def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+        """``index`` as a slice when it is a contiguous increasing run, else unchanged."""
+        if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+            return slice(int(index[0]), int(index[0]) + len(index))
+        return index
+        self._commands: deque[np.ndarray] = deque()
+        self._samples: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque()
+        self._dq_filtered = np.zeros(self.n_joints)
+
+    @staticmethod
+    def _draw_payload(config: SimArmConfig) -> float:
+        """Payload mass [kg] uniform in ``payload_mass_range``, from a generator seeded by (seed, 1): the noise stream
+        stays the same with or without a payload."""
+        lo, hi = config.payload_mass_range
+        if hi <= 0:
+            return 0.0
+        return float(np.random.default_rng([config.seed, 1]).uniform(lo, hi))
+
+    @staticmethod
+    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payload: float = 0.0) -> mujoco.MjModel:
         try:
             spec = mujoco.MjSpec.from_file(str(urdf))
         except ValueError as err:
@@ -89,6 +178,11 @@ class SimArm:
             j.damping = [config.damping[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
             j.solref_friction = list(config.friction_solref)
             j.solimp_friction = list(config.friction_solimp)
+        if payload > 0:  # a point mass fixed to the last joint's child link (tiny inertia keeps MuJoCo happy)
+            last = config.joint_names[-1]
+            link = next(b for b in spec.bodies if any(j.name == last for j in b.joints))
+            link.add_body(name="payload", pos=list(config.payload_position), ipos=[0.0, 0.0, 0.0], mass=payload,
+                          inertia=[1e-7] * 3, explicitinertial=True)
         spec.option.timestep = config.timestep
         try:
             return spec.compile()
@@ -144,8 +238,17 @@ class SimArm:
                 raise ValueError(f"{name} must have shape ({self.n_joints},), got {arr.shape}")
         self.data.qpos[self._qadr] = q
         self.data.qvel[self._dof] = dq
-        self._applied[:] = 0.0
+        self._applied = np.zeros(self.n_joints)
         mujoco.mj_forward(self.model, self.data)
+        self._clear_delays()
+
+    def _clear_delays(self) -> None:
+        """Zero torque in the actuation FIFO and the current state in every slot of the measurement buffer."""
+        zero = np.zeros(self.n_joints)
+        self._commands = deque([zero] * self.actuation_delay_steps)
+        self._dq_filtered = self.dq
+        sample = (self.q, self._dq_filtered.copy(), zero)
+        self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
 
     def clip_torque(self, tau: np.ndarray) -> np.ndarray:
         """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite values."""
@@ -157,21 +260,62 @@ class SimArm:
         return np.clip(tau, -self.effort_limit, self.effort_limit)
 
     def step(self, tau: np.ndarray, n_steps: int = 1) -> np.ndarray:
-        """Apply torque ``tau`` (J,) [N·m], clipped to the effort limits, for ``n_steps`` physics steps.
+        """Command torque ``tau`` (J,) [N·m], clipped to the effort limits, for ``n_steps`` physics steps.
+
+        With ``actuation_delay`` = d steps the command acts d physics steps after this call's first step (the
+        commands of earlier calls fill the gap); without it, at once.
 
         Returns:
-            (J,) the applied (clipped) torque [N·m].
+            (J,) the commanded (clipped) torque [N·m]; :attr:`applied_torque` is the torque acting on the arm.
 
         Raises:
             ValueError: wrong shape or non-finite values in ``tau``.
         """
-        applied = self.clip_torque(tau)
-        self._applied = applied
-        noise_std = np.asarray(self.config.torque_noise_std)
+        commanded = self.clip_torque(tau)
+        if self._ideal:
+            self._applied = commanded
+            noise_std = np.asarray(self.config.torque_noise_std)
+            for _ in range(n_steps):
+                self.data.qfrc_applied[self._dof] = commanded + noise_std * self._rng.standard_normal(self.n_joints)
+                mujoco.mj_step(self.model, self.data)
+            return commanded.copy()
         for _ in range(n_steps):
-            self.data.qfrc_applied[self._dof] = applied + noise_std * self._rng.standard_normal(self.n_joints)
-            mujoco.mj_step(self.model, self.data)
-        return applied.copy()
+            self._geared_step(commanded)
+        return commanded.copy()
+
+    def _geared_step(self, commanded: np.ndarray) -> None:
+        """One physics step with the geared-joint effects (delays, Stribeck/load friction, ripple).
+
+        Written for speed (a few µs over the plain step): precomputed arrays, and the state history is kept only
+        when a measurement delay or filter needs it.
+        """
+        if self.actuation_delay_steps:
+            self._commands.append(commanded)
+            applied = self._commands.popleft()
+        else:
+            applied = commanded
+        self._applied = applied
+        d, dof = self.data, self._fdof
+        if self._friction_varies:
+            s = np.exp(-((np.abs(d.qvel[dof]) * self._inv_vs) ** self._alpha))
+            if self._load_varies:
+                t = np.abs(applied)
+                budget = self._coulomb + self._load * t + s * (self._coulomb_r + self._load_s * t)
+            else:
+                budget = self._coulomb + s * self._coulomb_r
+            self.model.dof_frictionloss[dof] = budget
+        force = applied + self._noise_std * self._rng.standard_normal(self.n_joints)
+        if self._ripple:
+            force = force + self._ripple_a * np.sin(self._ripple_n * d.qpos[self._fqadr])
+        d.qfrc_applied[dof] = force
+        mujoco.mj_step(self.model, d)
+        if self._record:
+            dq = d.qvel[dof].copy()
+            if self._filter_gain:
+                self._dq_filtered = self._dq_filtered + self._filter_gain * (dq - self._dq_filtered)
+            else:
+                self._dq_filtered = dq
+            self._samples.append((d.qpos[self._fqadr].copy(), self._dq_filtered, applied))
 
     def hold(self, n_steps: int = 1) -> None:
         """Advance time by ``n_steps`` physics steps with the joints braked: position kept, velocity zero, no torque.
@@ -180,34 +324,47 @@ class SimArm:
         change and the applied torque reads zero.
         """
         q = self.data.qpos.copy()
-        self._applied[:] = 0.0
+        self._applied = np.zeros(self.n_joints)
         for _ in range(n_steps):
             self.data.qpos[:] = q
             self.data.qvel[:] = 0.0
             self.data.qfrc_applied[:] = 0.0
             self.data.time += self.dt
         mujoco.mj_forward(self.model, self.data)
+        if n_steps:
+            self._clear_delays()
 
     def measure(self) -> JointMeasurement:
-        """Return what the encoders and the drive report now (quantized q, noisy dq, applied torque)."""
-        q = self.q
+        """Return what the encoders and the drive report now (quantized q, noisy dq, applied torque).
+
+        With ``measurement_delay`` the values are those sampled that long ago (stamped now); the velocity is the
+        filtered one when ``velocity_filter_cutoff`` > 0.
+        """
+        if self._ideal or not self._record:
+            q, dq_true, effort = self.q, self.dq, self._applied.copy()
+        else:
+            q, dq_true, effort = self._samples[0]
+            q, effort = q.copy(), effort.copy()
         res = self.config.encoder_resolution
         if res > 0:
             q = np.round(q / res) * res
-        dq = self.dq + np.asarray(self.config.velocity_noise_std) * self._rng.standard_normal(self.n_joints)
-        return JointMeasurement(t=self.time, q=q, dq=dq, effort=self._applied.copy())
+        dq = dq_true + np.asarray(self.config.velocity_noise_std) * self._rng.standard_normal(self.n_joints)
+        return JointMeasurement(t=self.time, q=q, dq=dq, effort=effort)
 
     def inverse_dynamics(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, *, friction: bool = False) -> np.ndarray:
         """Ground-truth inverse dynamics of the simulator (MuJoCo ``mj_inverse``).
 
         Args:
             q, dq, ddq: (N, J) or (J,) joint position [rad], velocity [rad/s], acceleration [rad/s²].
-            friction: add viscous damping ``d*dq`` and Coulomb friction ``f*sign(dq)`` (the moving-joint friction;
-                inside the dead zone the true torque is anywhere in the band).
+            friction: add the joint effects: viscous damping ``d*dq``, dry friction sign(dq) F(dq, |tau|) (Stribeck
+                and load-dependent, :func:`~deadzone_id_ros.sim.geared.inverse_with_friction`; constant Coulomb
+                friction in profile "ideal") and minus the position-periodic ripple. This is the simulator's true
+                inverse dynamics on the given inputs: inside the dead zone the true torque is anywhere in the band,
+                and delays, filters and the random ripple are not in it.
 
         Returns:
-            tau: same leading shape as the inputs, [N·m]: M(q) ddq + C(q, dq) dq + g(q) (+ friction), including the
-            rotor armature.
+            tau: same leading shape as the inputs, [N·m]: M(q) ddq + C(q, dq) dq + g(q) (+ joint effects), including
+            the rotor armature.
 
         Raises:
             ValueError: an argument not of shape (N, J) or (J,), or unlike q (names it and both shapes).
@@ -224,5 +381,24 @@ class SimArm:
             mujoco.mj_inverse(m, d)
             out[k] = d.qfrc_inverse[self._dof]
         if friction:
-            out = out + np.asarray(self.config.damping) * dq2 + np.asarray(self.config.frictionloss) * np.sign(dq2)
+            if self._ideal:
+                out = out + np.asarray(self.config.damping) * dq2 + np.asarray(self.config.frictionloss) * np.sign(dq2)
+            else:
+                base = out + np.asarray(self.config.damping) * dq2 - self.ripple(q2)
+                out = inverse_with_friction(base, dq2, self._coulomb, self._ratio, self._load, self._load_s, self._vs,
+                                            self._alpha)
         return out[0] if single else out
+
+    def ripple(self, q: np.ndarray) -> np.ndarray:
+        """Position-periodic torque ripple A sin(n q) [N·m] at ``q`` (..., J) [rad] (zero when A = 0)."""
+        return self._ripple_a * np.sin(self._ripple_n * np.asarray(q, dtype=float))
+
+    def band(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Centre and half width [N·m] of the torque band a stuck joint accepts, each (N, J) for (N, J) inputs.
+
+        Centre: rigid body + viscous - ripple. Half width: static friction Fs plus the load term at rest,
+        Kl + Kls times the centre's magnitude (an approximation: the load is the torque at the centre).
+        """
+        centre = self.inverse_dynamics(q, dq, ddq) + np.asarray(self.config.damping) * np.asarray(dq) - self.ripple(q)
+        half = np.asarray(self.config.frictionloss) + (self._load + self._load_s) * np.abs(centre)
+        return centre, half

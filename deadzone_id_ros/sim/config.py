@@ -8,35 +8,94 @@ from dataclasses import dataclass
 
 from ..config import check_joint_names, check_per_joint
 
-__all__ = ["SimArmConfig"]
+__all__ = ["PROFILES", "SimArmConfig", "sim_config_from_metadata"]
+
+
+# Per-effect parameters a profile sets; an explicit value (in the parameter file or the constructor) overrides it.
+# Sources and equations: deadzone_id_ros/sim/geared.py. A per-joint value is one number repeated for every joint.
+PROFILES: dict[str, dict[str, float]] = {
+    # The arm before geared-joint effects: constant frictionloss, white torque noise, no delay (bit-for-bit the
+    # simulator of the releases before this key existed).
+    "ideal": {"friction_stribeck_ratio": 0.0, "stribeck_velocity": 1.0, "stribeck_exponent": 2.0,
+              "load_friction": 0.0, "load_friction_stribeck": 0.0, "ripple_amplitude": 0.0,
+              "ripple_cycles_per_rad": 0.0, "actuation_delay": 0.0, "measurement_delay": 0.0,
+              "velocity_filter_cutoff": 0.0},
+    # A desktop arm driven by geared servos (see geared.py for the source of every number and how it is scaled).
+    "geared_desktop_arm": {"friction_stribeck_ratio": 0.388, "stribeck_velocity": 1.52, "stribeck_exponent": 1.33,
+                           "load_friction": 0.0, "load_friction_stribeck": 0.234, "ripple_amplitude": 0.0,
+                           "ripple_cycles_per_rad": 0.0, "actuation_delay": 0.001, "measurement_delay": 0.0,
+                           "velocity_filter_cutoff": 0.0},
+}
+PER_JOINT_PROFILE_KEYS = ("friction_stribeck_ratio", "stribeck_velocity", "load_friction", "load_friction_stribeck",
+                          "ripple_amplitude", "ripple_cycles_per_rad")
 
 
 @dataclass(frozen=True)
 class SimArmConfig:
     """Physics of the simulated arm. Per-joint tuples have length J and follow ``joint_names``.
 
+    Profiles: ``profile`` picks the defaults of every geared-joint effect (:data:`PROFILES`): "geared_desktop_arm"
+    (default) or "ideal" (the plain rigid arm with Coulomb friction, bit for bit the simulator before profiles
+    existed). A field left at None takes the profile's value; a field given explicitly overrides it. After
+    construction every field holds its resolved value (None only for ``frictionloss``/``damping``, see below).
+
     Attributes:
+        profile: "geared_desktop_arm" or "ideal".
         urdf_path: URDF to load; "" means the bundled ``urdf/three_dof_arm.urdf``.
         joint_names: (J,) joints to actuate, by name.
         timestep: physics step [s].
-        frictionloss: (J,) static/Coulomb friction, the dead zone half-width [N·m]; >= 0.
-        damping: (J,) viscous friction [N·m·s/rad]; >= 0.
+        frictionloss: (J,) static (breakaway, no-load) friction, the dead zone half-width [N·m]; >= 0. None (the
+            default): the URDF's ``<dynamics friction>``, which the URDF specification defines as the physical
+            static friction. Given explicitly it overrides the URDF, with a warning naming each joint that differs.
+        damping: (J,) viscous friction [N·m·s/rad]; >= 0. None (the default): the URDF's ``<dynamics damping>``;
+            given explicitly it overrides the URDF, with a warning per joint that differs.
         armature: (J,) reflected rotor inertia [kg·m²]; >= 0.
-        torque_noise_std: (J,) unmeasured torque ripple added to the applied torque [N·m].
+        torque_noise_std: (J,) random part of the unmeasured torque ripple, white noise on the applied torque [N·m].
+        friction_stribeck_ratio: (J,) (Fs - Fc) / Fc: how far static friction lies above kinetic (Coulomb) friction.
+        stribeck_velocity: (J,) Stribeck velocity vs [rad/s] (> 0).
+        stribeck_exponent: exponent alpha of the Stribeck curve exp(-(|v|/vs)^alpha) (> 0).
+        load_friction: (J,) friction per N·m of transmitted torque at any speed [1].
+        load_friction_stribeck: (J,) extra friction per N·m of transmitted torque at rest, fading with the Stribeck
+            curve [1].
+        ripple_amplitude: (J,) amplitude of the position-periodic part of the torque ripple (cogging) [N·m].
+        ripple_cycles_per_rad: (J,) its spatial frequency, periods per radian of joint travel [1/rad].
+        actuation_delay: time from a command to its effect on the arm [s]; a whole number of physics steps.
+        measurement_delay: age of the reported state [s]; a whole number of physics steps.
+        velocity_filter_cutoff: first-order low-pass on the measured velocity [Hz]; 0 disables.
+        payload_mass_range: (min, max) mass of a point payload [kg], drawn uniformly once per episode (per SimArm,
+            from ``seed`` on its own random stream); (0, 0) (the default of both profiles) means no payload.
+        payload_position: (3,) where the payload sits, in the frame of the child link of the last joint of
+            ``joint_names`` [m] (default: the tip of the bundled arm's last link).
         velocity_noise_std: (J,) white noise on the measured velocity [rad/s].
         encoder_resolution: position quantization step [rad]; 0 disables.
         friction_solref, friction_solimp: MuJoCo solver parameters of the friction constraint.
         initial_position: (J,) [rad].
         seed: seed of the noise generator.
+
+    Raises:
+        ValueError: an unknown profile, or a bad value (the message names the field and the value).
     """
 
+    profile: str = "geared_desktop_arm"
     urdf_path: str = ""
     joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
     timestep: float = 0.001
-    frictionloss: tuple[float, ...] = (0.12, 0.40, 0.15)
-    damping: tuple[float, ...] = (0.02, 0.05, 0.03)
+    frictionloss: tuple[float, ...] | None = None
+    damping: tuple[float, ...] | None = None
     armature: tuple[float, ...] = (0.002, 0.003, 0.001)
     torque_noise_std: tuple[float, ...] = (0.005, 0.01, 0.005)
+    friction_stribeck_ratio: tuple[float, ...] | None = None
+    stribeck_velocity: tuple[float, ...] | None = None
+    stribeck_exponent: float | None = None
+    load_friction: tuple[float, ...] | None = None
+    load_friction_stribeck: tuple[float, ...] | None = None
+    ripple_amplitude: tuple[float, ...] | None = None
+    ripple_cycles_per_rad: tuple[float, ...] | None = None
+    actuation_delay: float | None = None
+    measurement_delay: float | None = None
+    velocity_filter_cutoff: float | None = None
+    payload_mass_range: tuple[float, ...] = (0.0, 0.0)
+    payload_position: tuple[float, ...] = (0.0, 0.0, 0.22)
     velocity_noise_std: tuple[float, ...] = (0.002, 0.002, 0.002)
     encoder_resolution: float = 2 * math.pi / 65536
     friction_solref: tuple[float, ...] = (0.002, 1.0)
@@ -46,14 +105,67 @@ class SimArmConfig:
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile = {self.profile!r} is not one of {sorted(PROFILES)}")
+        for key, value in PROFILES[self.profile].items():
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, (value,) * n if key in PER_JOINT_PROFILE_KEYS else value)
         if not (isinstance(self.timestep, (int, float)) and 0 < self.timestep <= 0.01):
             raise ValueError(f"timestep = {self.timestep!r} must be in (0, 0.01] s")
-        for name in ("frictionloss", "damping", "armature", "torque_noise_std", "velocity_noise_std"):
+        for name in ("frictionloss", "damping"):
+            if getattr(self, name) is not None:
+                check_per_joint(name, getattr(self, name), n, sign="non-negative")
+        for name in ("armature", "torque_noise_std", "velocity_noise_std", "friction_stribeck_ratio",
+                     "load_friction", "load_friction_stribeck", "ripple_amplitude", "ripple_cycles_per_rad"):
             check_per_joint(name, getattr(self, name), n, sign="non-negative")
+        check_per_joint("stribeck_velocity", self.stribeck_velocity, n, sign="positive")
         check_per_joint("initial_position", self.initial_position, n, sign="any")
+        if any(k + ks >= 1.0 for k, ks in zip(self.load_friction, self.load_friction_stribeck)):
+            raise ValueError(f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
+                             f"torque it resists); got {list(self.load_friction)} and {list(self.load_friction_stribeck)}")
+        if not (isinstance(self.stribeck_exponent, (int, float)) and self.stribeck_exponent > 0):
+            raise ValueError(f"stribeck_exponent = {self.stribeck_exponent!r} must be > 0")
+        for name in ("actuation_delay", "measurement_delay"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 <= value <= 1.0):
+                raise ValueError(f"{name} = {value!r} must be in [0, 1] s")
+            steps = value / self.timestep
+            if abs(steps - round(steps)) > 1e-6:
+                raise ValueError(f"{name} = {value} s must be a whole number of physics steps of {self.timestep} s")
+        lo_hi = self.payload_mass_range
+        if not (len(lo_hi) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in lo_hi)
+                and 0 <= lo_hi[0] <= lo_hi[1]):
+            raise ValueError(f"payload_mass_range = {list(lo_hi)} must be [min, max] with 0 <= min <= max kg")
+        if len(self.payload_position) != 3:
+            raise ValueError(f"payload_position must have 3 values [m], got {list(self.payload_position)}")
+        if not (isinstance(self.velocity_filter_cutoff, (int, float)) and self.velocity_filter_cutoff >= 0):
+            raise ValueError(f"velocity_filter_cutoff = {self.velocity_filter_cutoff!r} must be >= 0 Hz")
         if not (isinstance(self.encoder_resolution, (int, float)) and self.encoder_resolution >= 0):
             raise ValueError(f"encoder_resolution = {self.encoder_resolution!r} must be >= 0")
         if len(self.friction_solref) != 2:
             raise ValueError(f"friction_solref must have 2 values, got {list(self.friction_solref)}")
         if len(self.friction_solimp) != 5:
             raise ValueError(f"friction_solimp must have 5 values, got {list(self.friction_solimp)}")
+
+    @property
+    def is_ideal(self) -> bool:
+        """True when no geared-joint effect is active (the plain rigid arm with constant Coulomb friction)."""
+        return (not any(self.friction_stribeck_ratio) and not any(self.load_friction)
+                and not any(self.load_friction_stribeck) and not any(self.ripple_amplitude)
+                and self.actuation_delay == 0 and self.measurement_delay == 0 and self.velocity_filter_cutoff == 0)
+
+
+def sim_config_from_metadata(values: dict, source: str) -> SimArmConfig:
+    """The SimArmConfig a recording's ``episode.yaml`` stored (``sim_config``).
+
+    A stored config without a ``profile`` key was written before profiles existed, by the simulator that is now
+    profile "ideal": it is loaded as that profile, so an old bag still replays exactly.
+
+    Raises:
+        ConfigError: unknown keys or bad values; names ``source``.
+    """
+    from ..config import dataclass_from_dict
+
+    if "profile" not in values:
+        values = {**values, "profile": "ideal"}
+    return dataclass_from_dict(SimArmConfig, values, source)

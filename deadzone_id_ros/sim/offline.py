@@ -140,6 +140,7 @@ def simulate(
             "clamp_events": controller.status.clamp_events.tolist(),
             "rate_limit_events": controller.status.rate_limit_events.tolist(),
             "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
+            "payload_mass_kg": arm.payload_mass,
         },
     }
     return Recording(

@@ -57,7 +57,13 @@ def _mean_std(values: list[list[float]]) -> tuple[list[float], list[float]]:
 
 
 def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:
-    """(noise-floor prediction with friction, band centre without Coulomb friction, band half width) on ``data``."""
+    """(noise-floor prediction with the joint effects, band centre, band half width) on ``data``.
+
+    The noise floor is the simulator's own inverse dynamics with every joint effect it models (rigid body, armature,
+    viscous, Stribeck and load-dependent friction, ripple; :meth:`SimArm.inverse_dynamics` with ``friction=True``)
+    fed the measured inputs. The half width is per joint: the static (breakaway) friction plus the load term at the
+    median band centre of the data.
+    """
     from ..sim import SimArm, SimArmConfig
 
     cfg = inputs.sim_config or SimArmConfig()
@@ -68,10 +74,8 @@ def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:
     inv = [list(data.joint_names).index(n) for n in arm.joint_names]
     q, dq, ddq = data.q[:, inv], data.dq[:, inv], data.ddq[:, inv]
     with_f = arm.inverse_dynamics(q, dq, ddq, friction=True)[:, order]
-    rigid = arm.inverse_dynamics(q, dq, ddq, friction=False)[:, order]
-    damping = np.asarray(cfg.damping)[order]
-    centre = rigid + damping * data.dq
-    return with_f, centre, np.asarray(cfg.frictionloss, dtype=float)[order]
+    centre, half = arm.band(q, dq, ddq)
+    return with_f, centre[:, order], np.median(half, axis=0)[order]
 
 
 def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
@@ -141,8 +145,9 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:
     floor = evaluate_predictions(band[0], test, band_center=band[1], band_halfwidth=band[2])
     return NoiseFloor(
-        description="RMSE of the simulator's own inverse dynamics (rigid body + armature + viscous + Coulomb "
-                    "friction) fed the same measured q, dq, ddq, on the same test pairs",
+        description="RMSE of the simulator's own inverse dynamics (rigid body + armature + viscous + dry friction "
+                    "with its Stribeck and load terms + ripple, as configured) fed the same measured q, dq, ddq, on "
+                    "the same test pairs",
         rmse_per_joint=floor["rmse_per_joint"], rmse_mean=floor["rmse_mean"],
         nrmse_per_joint=floor["nrmse_per_joint"],
         measured_within_band_per_joint=floor["dead_zone"].get("measured_within_band_per_joint"),

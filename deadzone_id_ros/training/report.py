@@ -100,7 +100,7 @@ def _accuracy_section(report: CompareReport) -> list[str]:
               "moving rows.", ""]
     if nf:
         lines += ["The noise floor is the simulator's own inverse dynamics (exact rigid body, armature, viscous and "
-                  "Coulomb friction) evaluated on the same *measured* q, dq, ddq. It is not zero because ddq is "
+                  "dry friction with the configured Stribeck and load terms) evaluated on the same *measured* q, dq, ddq. It is not zero because ddq is "
                   "estimated by Savitzky–Golay filtering, dq is noisy and the torque ripple is not measured; the "
                   "distance of each method above it is what remains to learn.", ""]
     return lines

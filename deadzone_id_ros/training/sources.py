@@ -8,7 +8,6 @@ from typing import Any, Sequence
 
 import yaml
 
-from ..config import dataclass_from_dict
 from ..errors import ConfigError, RobotDescriptionError
 
 __all__ = ["detect_simulator", "fingerprint", "resolve_urdf"]
@@ -67,7 +66,7 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
     Raises:
         ConfigError: an episode.yaml is malformed, or its sim_config has unknown keys / bad values.
     """
-    from ..sim import SimArmConfig
+    from ..sim.config import sim_config_from_metadata
 
     cfg = None
     for p in paths:
@@ -79,7 +78,7 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
         if not sim:
             return False, None, f"{p}: {EPISODE_FILE} does not name the simulator"
         if cfg is None and isinstance(doc.get("sim_config"), dict):
-            cfg = dataclass_from_dict(SimArmConfig, doc["sim_config"], f"{p}/{EPISODE_FILE}: sim_config")
+            cfg = sim_config_from_metadata(doc["sim_config"], f"{p}/{EPISODE_FILE}: sim_config")
     return bool(paths), cfg, "episode.yaml of every bag names the simulator"
 
 

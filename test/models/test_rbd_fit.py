@@ -8,12 +8,12 @@ import pytest
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.models import RigidBodyRegressor, fit_rigid_body
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm
+from deadzone_id_ros.sim import SimArm, SimArmConfig
 
 
 @pytest.fixture(scope="module")
 def arm():
-    return SimArm()
+    return SimArm(SimArmConfig(profile="ideal"))  # exact Coulomb + viscous friction, what the rbd model fits
 
 
 @pytest.fixture(scope="module")

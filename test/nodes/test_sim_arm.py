@@ -143,6 +143,35 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
     assert processes.stop(proc) == 0
 
 
+def test_lockstep_applies_each_command_the_configured_number_of_ticks_later(processes, probe):
+    """actuation_delay 2 ms at 1 kHz in lockstep: the state of tick n reports (as effort) the command that answered
+    the state of tick n - 1 - 2; without the delay it would be the answer to tick n - 1."""
+    delay = 2
+    proc = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=30.0",
+         "-p", f"actuation_delay:={delay * 0.001}", "-p", "measurement_delay:=0.0"], "sim_arm_lockstep_delay")
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+
+    def tick(m) -> int:
+        return round((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9) * 1000)
+
+    def answer(msg):  # the answer to tick k carries k in its torque (small: the arm barely reacts)
+        probe.pub.publish(Float64MultiArray(data=[1e-4 * tick(msg), 0.0, 0.0]))
+
+    sub = probe.node.create_subscription(JointState, "/joint_states", answer, 100)
+    # lockstep runs as fast as the round trip allows (slow on a loaded machine): collect 200 ticks, however long
+    assert wait_until(lambda: (probe.spin(0.1), max(tick(m) for _, m in probe.msgs) > 200)[1], 60.0), \
+        processes.log(proc)
+    probe.node.destroy_subscription(sub)
+    effort = {tick(m): m.effort[0] for _, m in probe.msgs}
+    ticks = sorted(n for n in effort if n > delay + 1)
+    assert len(ticks) > 200, processes.log(proc)
+    np.testing.assert_allclose([effort[n] for n in ticks], [1e-4 * (n - 1 - delay) for n in ticks], atol=1e-12)
+    assert all(effort[n] == 0.0 for n in range(1, delay + 2) if n in effort)
+    assert processes.stop(proc) == 0
+
+
 def test_lockstep_needs_sim_clock(processes):
     proc = processes.start(
         [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),

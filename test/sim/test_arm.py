@@ -13,7 +13,9 @@ from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.sim import SimArm, SimArmConfig
 
-QUIET = dataclasses.replace(SimArmConfig(), torque_noise_std=(0.0, 0.0, 0.0), velocity_noise_std=(0.0, 0.0, 0.0))
+# The ideal profile: rigid body + constant Coulomb friction, no delays (the geared effects have test_geared.py).
+QUIET = SimArmConfig(profile="ideal", torque_noise_std=(0.0, 0.0, 0.0), velocity_noise_std=(0.0, 0.0, 0.0))
+FRICTION = (0.12, 0.40, 0.15)  # the URDF's <dynamics friction>
 
 
 def _displacement_under_constant_torque(joint: int, fraction: float, seconds: float = 1.0) -> float:
@@ -22,7 +24,7 @@ def _displacement_under_constant_torque(joint: int, fraction: float, seconds: fl
     arm.model.opt.gravity[:] = 0.0
     arm.reset(np.zeros(3))
     tau = np.zeros(3)
-    tau[joint] = fraction * QUIET.frictionloss[joint]
+    tau[joint] = fraction * FRICTION[joint]
     q0 = arm.q
     for _ in range(int(round(seconds / arm.dt))):
         arm.step(tau)
@@ -83,7 +85,8 @@ def test_non_finite_or_wrong_length_torque_is_rejected():
 
 
 def test_encoder_quantization_and_velocity_noise():
-    cfg = dataclasses.replace(SimArmConfig(), velocity_noise_std=(0.01, 0.01, 0.01), encoder_resolution=0.001)
+    cfg = dataclasses.replace(SimArmConfig(), velocity_noise_std=(0.01, 0.01, 0.01), encoder_resolution=0.001,
+                              measurement_delay=0.0)
     arm = SimArm(cfg)
     arm.reset(np.array([0.12345, 0.3, 0.6]))
     meas = [arm.measure() for _ in range(2000)]

@@ -19,8 +19,14 @@ def test_recording_layout_and_reproducibility():
     assert np.all(np.diff(rec.state_t_ns) == 1_000_000)
     for arr in (rec.position, rec.velocity, rec.effort, rec.command, rec.reference_position, rec.reference_acceleration):
         assert arr.shape == (n, 3) and np.all(np.isfinite(arr))
-    # effort is the applied torque: the previous tick's command, clipped
-    np.testing.assert_allclose(rec.effort[1:], rec.command[:-1], atol=1e-12)
+    # effort is the applied torque of the sample: the command of 1 + actuation + measurement delay ticks before
+    cfg = SimArmConfig()
+    lag = 1 + int(round((cfg.actuation_delay + cfg.measurement_delay) / 0.001))
+    assert lag == 2
+    np.testing.assert_allclose(rec.effort[lag:], rec.command[:-lag], atol=1e-12)
+    np.testing.assert_array_equal(rec.effort[:lag], np.zeros((lag, 3)))
+    ideal = simulate(0.2, seed=3, sim_config=SimArmConfig(profile="ideal"))  # no delay: the previous tick's command
+    np.testing.assert_allclose(ideal.effort[1:], ideal.command[:-1], atol=1e-12)
     # position is quantized by the encoder
     res = SimArmConfig().encoder_resolution
     np.testing.assert_allclose(rec.position / res, np.round(rec.position / res), atol=1e-6)

@@ -5,6 +5,7 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 
 from __future__ import annotations
 
+from .batched import MLPSpec, train_mlps
 from .compare import CompareInputs, quick_config, run_compare
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
@@ -15,6 +16,7 @@ from .trainer import TrainArrays, TrainInfo, train_mlp
 __all__ = [
     "CompareInputs",
     "FitResult",
+    "MLPSpec",
     "Stacked",
     "TrainArrays",
     "TrainConfig",
@@ -31,5 +33,6 @@ __all__ = [
     "run_compare",
     "stack_episodes",
     "train_mlp",
+    "train_mlps",
     "usable_fraction",
 ]

@@ -9,7 +9,8 @@
    (2 s of points every 10 ms, as the excitation node sends them) arriving every 0.5 s through
    ``_on_reference``; the reference callback's time is reported too (``ctrl_reference_update_*``).
    Raw counterpart: a bare numpy forward of the same network (its float32 weights, float64 matmuls and ReLU on
-   one (9,) input, normalization applied) timed the same way; ``ctrl_tick_ratio_raw_mlp`` = tick p99 / forward p99.
+   one (9,) input, normalization applied), timed right after each tick on that tick's state (so under the same
+   load); ``ctrl_tick_ratio_raw_mlp`` = tick p99 / forward p99.
 3. Across processes (``ctrl_latency_*``): the feedforward_controller executable (ctc_dob, the trained artifact,
    ``stamped_command: true``) answers 1 kHz states that this script stamps with the wall clock when it sends them;
    the latency of a state is the arrival time of the ``~/command_stamped`` message carrying that state's stamp minus
@@ -74,8 +75,12 @@ def _excitation(seconds: float, start_q):
     return generate_excitation(ExcitationConfig(duration=seconds + 5.0, seed=0, lead_in=0.2), start=start_q)
 
 
-def node_ticks(model: str, model_path: str, seconds: float) -> dict[str, np.ndarray]:
-    """Time the node's callbacks in this process at 1 kHz real time; returns tick and reference times [µs]."""
+def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None) -> dict[str, np.ndarray]:
+    """Time the node's callbacks in this process at 1 kHz real time; returns tick and reference times [µs].
+
+    With ``raw_forward`` (a callable on a (9,) input), it is timed right after each tick on that tick's state, so
+    the raw figure sees the same machine load as the tick ("raw" in the result).
+    """
     import rclpy
     from rclpy.parameter import Parameter
     from rclpy.serialization import deserialize_message, serialize_message
@@ -108,7 +113,7 @@ def node_ticks(model: str, model_path: str, seconds: float) -> dict[str, np.ndar
         points = _excitation(seconds, arm.q[order])
         t0_ns = time.time_ns() + 200_000_000
         state = JointState(name=list(arm.joint_names), position=[0.0] * 3, velocity=[0.0] * 3, effort=[0.0] * 3)
-        tick_us, ref_us = np.empty(ticks), []
+        tick_us, raw_us, ref_us = np.empty(ticks), np.empty(ticks), []
         t_next = time.perf_counter()
         for k in range(ticks):
             ns = time.time_ns()
@@ -124,6 +129,11 @@ def node_ticks(model: str, model_path: str, seconds: float) -> dict[str, np.ndar
             c0 = time.perf_counter()
             node._on_joint_state(deserialize_message(raw, JointState))
             tick_us[k] = (time.perf_counter() - c0) * 1e6
+            if raw_forward is not None:
+                x = np.concatenate([m.q, m.dq, np.zeros(3)])
+                c0 = time.perf_counter()
+                raw_forward(x)
+                raw_us[k] = (time.perf_counter() - c0) * 1e6
             arm.step(np.asarray(node._cmd_msg.data)[cmd_order])
             t_next += 1e-3
             while time.perf_counter() < t_next:
@@ -132,28 +142,25 @@ def node_ticks(model: str, model_path: str, seconds: float) -> dict[str, np.ndar
         node.destroy_node()
         rclpy.shutdown(context=ctx)
         stop(sink)
-    return {"tick": tick_us[min(500, ticks // 10):], "reference": np.asarray(ref_us)}
+    skip = min(500, ticks // 10)
+    return {"tick": tick_us[skip:], "raw": raw_us[skip:], "reference": np.asarray(ref_us)}
 
 
-def numpy_forward_times(model_path: str, calls: int) -> np.ndarray:
-    """Per-call time [µs] of a bare numpy forward of the artifact's network on one (9,) input."""
+def numpy_forward(model_path: str):
+    """A bare numpy forward of the artifact's network on one (9,) input [q, dq, ddq] -> (3,) torque [N·m]."""
     from deadzone_id_ros.models.artifact import load_artifact
 
     mlp = load_artifact(model_path).mlp
     ws = [np.asarray(w, dtype=np.float64).T.copy() for w in mlp.weights]
     bs = [np.asarray(b, dtype=np.float64) for b in mlp.biases]
     xm, xs, ym, ys = mlp.x_norm.mean, mlp.x_norm.std, mlp.y_norm.mean, mlp.y_norm.std
-    rng = np.random.default_rng(0)
-    xs_in = rng.normal(size=(calls, ws[0].shape[0]))
-    out = np.empty(calls)
-    for k in range(calls):
-        c0 = time.perf_counter()
-        h = (xs_in[k] - xm) / xs
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        h = (x - xm) / xs
         for w, b in zip(ws[:-1], bs[:-1]):
             h = np.maximum(h @ w + b, 0.0)
-        _ = (h @ ws[-1] + bs[-1]) * ys + ym
-        out[k] = (time.perf_counter() - c0) * 1e6
-    return out[min(500, calls // 10):]
+        return (h @ ws[-1] + bs[-1]) * ys + ym
+    return forward
 
 
 def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
@@ -199,9 +206,9 @@ def run(quick: bool = False) -> dict[str, float]:
         t0 = time.perf_counter()
         model = str(train_artifact(Path(tmp), quick))
         print(f"trained the artifact (simulate + train) in {time.perf_counter() - t0:.0f} s")
-        mlp = node_ticks("learned", model, seconds)
+        mlp = node_ticks("learned", model, seconds, raw_forward=numpy_forward(model))
         rbd = node_ticks("rbd", "", seconds)
-        fwd = numpy_forward_times(model, int(seconds * 1000))
+        fwd = mlp["raw"]
         for key, arr in (("mlp", mlp["tick"]), ("rbd", rbd["tick"])):
             out[f"ctrl_tick_median_us_{key}"] = float(np.median(arr))
             out[f"ctrl_tick_p99_us_{key}"] = float(np.percentile(arr, 99))

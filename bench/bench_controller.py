@@ -1,13 +1,24 @@
-"""Benchmark of the feedforward controller: per-tick compute time, and the loop across processes at 1 kHz.
+"""Benchmark of the feedforward controller in its deployment path, each figure beside its raw-library counterpart.
 
-1. Compute: ``FeedforwardController.step`` (reference sampling + model + DOB + limits) in mode ctc_dob, fed by the
-   simulated arm, with the rigid-body model (pinocchio RNEA) and with a random 9->256->256->3 MLP exported to ONNX
-   (torch.onnx.export) run by onnxruntime on one thread. Median and p99 per tick [µs].
-2. Across processes: the feedforward_controller executable runs as its own process; this script plays the hardware,
-   publishing /joint_states at 1 kHz (stamped with the send time) and receiving /effort_controller/commands. The
-   state->command latency is the time from publishing a state to receiving the command computed from it (two DDS
-   hops plus the controller's tick). The achieved loop rate is commands per second, and a late tick is a gap of
-   more than 2 ms between consecutive commands.
+1. The model: a real artifact, trained by ``deadzone-id train`` (masked loss) on a short recording made by
+   ``deadzone-id simulate``, loaded the way the node loads it (``model: learned``, ``model_path``: the artifact).
+2. The tick (``ctrl_tick_*_us_mlp``, ``*_rbd``): the node's /joint_states callback from message in to message out,
+   i.e. deserializing the CDR bytes of a JointState, ``FeedforwardControllerNode._on_joint_state`` (mapping by
+   name, the control law in mode ctc_dob, the command published over DDS to a subscriber in another process, the
+   diagnostics bookkeeping), at 1 kHz in real time with states from the simulated arm, and reference windows
+   (2 s of points every 10 ms, as the excitation node sends them) arriving every 0.5 s through
+   ``_on_reference``; the reference callback's time is reported too (``ctrl_reference_update_*``).
+   Raw counterpart: a bare numpy forward of the same network (its float32 weights, float64 matmuls and ReLU on
+   one (9,) input, normalization applied), timed right after each tick on that tick's state (so under the same
+   load); ``ctrl_tick_ratio_raw_mlp`` = tick p99 / forward p99.
+3. Across processes (``ctrl_latency_*``): the feedforward_controller executable (ctc_dob, the trained artifact,
+   ``stamped_command: true``) answers 1 kHz states that this script stamps with the wall clock when it sends them;
+   the latency of a state is the arrival time of the ``~/command_stamped`` message carrying that state's stamp minus
+   the stamp (published after the command itself, so never shorter than the command's). A state answered later than
+   2 ms, or never, is a late tick (``ctrl_late_tick_fraction``). Reference windows arrive every 0.5 s as in the
+   demo. Raw counterpart: the same loop against bench/_echo.py, a bare rclpy node that echoes each state back with the
+   same QoS and executor; ``ctrl_latency_ratio_raw`` = controller median / echo median
+   (``ctrl_latency_p99_ratio_raw`` for the p99s).
 
 Usage: ``python bench/bench_controller.py [--quick]``. ``run(quick)`` returns the bench/results.json keys.
 """
@@ -15,8 +26,6 @@ Usage: ``python bench/bench_controller.py [--quick]``. ``run(quick)`` returns th
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,151 +34,211 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-NAMES = ("joint1", "joint2", "joint3")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ros import NAMES, REPO, log_tail, ros_env, stamp_loop, start, stop  # noqa: E402
+
+PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 
 
-def _compute_times(model, kind: str, ticks: int) -> np.ndarray:
-    """Per-tick compute time [µs] of ``step`` in mode ctc_dob with ``model`` (config model kind ``kind``)."""
-    from deadzone_id_ros.control import ControllerConfig, ExcitationConfig, FeedforwardController, generate_excitation
+def train_artifact(tmp: Path, quick: bool) -> Path:
+    """Simulate a short recording and train a masked-loss artifact on it with the ``deadzone-id`` CLI."""
+    exe = str(Path(sys.prefix) / "bin" / "deadzone-id")
+    bag, model = tmp / "bag", tmp / "model"
+    subprocess.run([exe, "simulate", "--duration", "60" if quick else "120", "--seed", "3", "--out", str(bag),
+                    "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([exe, "train", "--bag", str(bag), "--method", "masked", "--out", str(model), "--no-onnx",
+                    "--max-steps", "200" if quick else "600", "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+    return model
+
+
+def _reference_msg(points, t0_ns: int, rel: float, horizon: float = 2.0):
+    """A JointTrajectory window as the excitation node publishes it: points from ``rel`` [s] to rel + horizon."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    lo = max(int(np.searchsorted(points.t, rel - 0.01)) - 1, 0)
+    hi = max(int(np.searchsorted(points.t, rel + horizon, side="right")), lo + 2)
+    msg = JointTrajectory()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t0_ns, 1_000_000_000)
+    msg.joint_names = list(points.joint_names)
+    for k in range(lo, min(hi, len(points.t))):
+        sec, nsec = divmod(round(points.t[k] * 1e9), 1_000_000_000)
+        msg.points.append(JointTrajectoryPoint(
+            positions=points.position[k].tolist(), velocities=points.velocity[k].tolist(),
+            accelerations=points.acceleration[k].tolist(), time_from_start=Duration(sec=sec, nanosec=nsec)))
+    return msg
+
+
+def _excitation(seconds: float, start_q):
+    from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+
+    return generate_excitation(ExcitationConfig(duration=seconds + 5.0, seed=0, lead_in=0.2), start=start_q)
+
+
+def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None) -> dict[str, np.ndarray]:
+    """Time the node's callbacks in this process at 1 kHz real time; returns tick and reference times [µs].
+
+    With ``raw_forward`` (a callable on a (9,) input), it is timed right after each tick on that tick's state, so
+    the raw figure sees the same machine load as the tick ("raw" in the result).
+    """
+    import rclpy
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
+
+    from deadzone_id_ros.nodes.feedforward_controller import FeedforwardControllerNode
     from deadzone_id_ros.sim import SimArm
 
-    arm = SimArm()
-    ctrl = FeedforwardController(ControllerConfig(mode="ctc_dob", model=kind, model_path="bench.onnx"), model)
-    ctrl.set_reference(generate_excitation(ExcitationConfig(duration=ticks / 1000 + 1, seed=0), start=arm.q))
-    times = np.empty(ticks)
-    for k in range(ticks):
-        m = arm.measure()
-        t0 = time.perf_counter()
-        tau = ctrl.step(k * 1e-3, m.q, m.dq)
-        times[k] = time.perf_counter() - t0
-        arm.step(tau)
-    return times[min(200, ticks // 10):] * 1e6
-
-
-def _mlp_onnx(tmp: Path):
-    import json
-
-    import torch
-
-    from deadzone_id_ros.models.runtime import OnnxModel
-
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(9, 256), torch.nn.Tanh(), torch.nn.Linear(256, 256), torch.nn.Tanh(),
-                              torch.nn.Linear(256, 3))
-    path = tmp / "mlp.onnx"
-    torch.onnx.export(net, (torch.zeros(1, 9),), str(path), input_names=["x"], output_names=["tau"],
-                      dynamic_axes={"x": {0: "n"}, "tau": {0: "n"}}, dynamo=False)
-    path.with_suffix(".json").write_text(json.dumps({
-        "joint_names": list(NAMES), "input_mean": [0.0] * 9, "input_std": [1.0] * 9,
-        "output_mean": [0.0] * 3, "output_std": [0.1] * 3}))
-    return OnnxModel(path)
-
-
-def _loop_across_processes(seconds: float) -> dict[str, float]:
-    import rclpy
-    from rclpy.node import Node
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-
-    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-    env.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 90))
-    env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
-    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "AMENT_PREFIX_PATH")})
-    exe = str(Path(sys.prefix) / "bin" / "feedforward_controller")
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([exe, "--ros-args", "--params-file", str(REPO / "config" / "feedforward_controller.yaml"),
-                             "-p", "mode:=ctc_dob", "-p", "watchdog_timeout:=1.0"],
-                            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    ros_env()
+    sink, sink_log = start([sys.executable, "-c", (
+        "import rclpy,signal,time;from std_msgs.msg import Float64MultiArray as F;rclpy.init();"
+        "n=rclpy.create_node('bench_sink');n.create_subscription(F,'/effort_controller/commands',lambda m:None,10);"
+        "rclpy.spin(n)")])
     ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    node = Node("bench_controller_hw", context=ctx)
-    received: list[float] = []
-    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda _m: received.append(time.perf_counter()), 100)
-    pub = node.create_publisher(JointState, "/joint_states", 10)
-    ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0] * 3, effort=[0.0] * 3)
-    clock = node.get_clock()
-
-    def publish() -> float:
-        msg.header.stamp = clock.now().to_msg()
-        pub.publish(msg)
-        return time.perf_counter()
-
+    rclpy.init(context=ctx, args=["--ros-args", "--params-file", PARAMS])
+    overrides = [Parameter("mode", value="ctc_dob"), Parameter("model", value=model),
+                 Parameter("model_path", value=model_path), Parameter("watchdog_timeout", value=1.0)]
+    node = FeedforwardControllerNode(context=ctx, parameter_overrides=overrides)
     try:
-        deadline = time.monotonic() + 60
-        while not received and time.monotonic() < deadline:  # discovery and start-up
-            publish()
-            ex.spin_once(timeout_sec=0.01)
-        if not received:
-            log.seek(0)
-            raise RuntimeError(f"no command from feedforward_controller: {log.read().decode()[-2000:]}")
-        sent: list[float] = []
-        received.clear()
+        deadline = time.monotonic() + 30
+        while node._cmd_pub.get_subscription_count() == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the command sink did not appear: {log_tail(sink_log)}")
+            time.sleep(0.05)
+        arm = SimArm()
+        order = [arm.joint_names.index(j) for j in NAMES]
+        cmd_order = [list(node.command_joint_names).index(j) for j in arm.joint_names]
+        ticks = int(seconds * 1000)
+        points = _excitation(seconds, arm.q[order])
+        t0_ns = time.time_ns() + 200_000_000
+        state = JointState(name=list(arm.joint_names), position=[0.0] * 3, velocity=[0.0] * 3, effort=[0.0] * 3)
+        tick_us, raw_us, ref_us = np.empty(ticks), np.empty(ticks), []
         t_next = time.perf_counter()
-        end = t_next + seconds
-        while t_next < end:
-            sent.append(publish())
+        for k in range(ticks):
+            ns = time.time_ns()
+            if k % 500 == 0:
+                raw_ref = serialize_message(_reference_msg(points, t0_ns, (ns - t0_ns) * 1e-9))
+                c0 = time.perf_counter()
+                node._on_reference(deserialize_message(raw_ref, JointTrajectory))
+                ref_us.append((time.perf_counter() - c0) * 1e6)
+            m = arm.measure()
+            state.header.stamp.sec, state.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+            state.position, state.velocity = m.q.tolist(), m.dq.tolist()
+            raw = serialize_message(state)
+            c0 = time.perf_counter()
+            node._on_joint_state(deserialize_message(raw, JointState))
+            tick_us[k] = (time.perf_counter() - c0) * 1e6
+            if raw_forward is not None:
+                x = np.concatenate([m.q, m.dq, np.zeros(3)])
+                c0 = time.perf_counter()
+                raw_forward(x)
+                raw_us[k] = (time.perf_counter() - c0) * 1e6
+            arm.step(np.asarray(node._cmd_msg.data)[cmd_order])
             t_next += 1e-3
-            while (now := time.perf_counter()) < t_next:
-                ex.spin_once(timeout_sec=max(0.0, t_next - now))
-        ex.spin_once(timeout_sec=0.01)
+            while time.perf_counter() < t_next:
+                pass  # real time: the next state 1 ms after this one (busy wait, sleep is too coarse)
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
         node.destroy_node()
         rclpy.shutdown(context=ctx)
-    sent_arr, recv = np.array(sent), np.array(received)
-    idx = np.searchsorted(sent_arr, recv, side="right") - 1  # the latest state sent before each command
-    lat = (recv - sent_arr[np.maximum(idx, 0)])[idx >= 0] * 1e6
-    gaps = np.diff(recv)
-    return {
-        "ctrl_latency_median_us": float(np.median(lat)),
-        "ctrl_latency_p99_us": float(np.percentile(lat, 99)),
-        "ctrl_loop_rate_hz": float(len(recv) / seconds),
-        "ctrl_state_rate_hz": float(len(sent_arr) / seconds),
-        "ctrl_late_tick_fraction": float(np.mean(gaps > 2e-3)) if len(gaps) else 1.0,
-    }
+        stop(sink)
+    skip = min(500, ticks // 10)
+    return {"tick": tick_us[skip:], "raw": raw_us[skip:], "reference": np.asarray(ref_us)}
+
+
+def numpy_forward(model_path: str):
+    """A bare numpy forward of the artifact's network on one (9,) input [q, dq, ddq] -> (3,) torque [N·m]."""
+    from deadzone_id_ros.models.artifact import load_artifact
+
+    mlp = load_artifact(model_path).mlp
+    ws = [np.asarray(w, dtype=np.float64).T.copy() for w in mlp.weights]
+    bs = [np.asarray(b, dtype=np.float64) for b in mlp.biases]
+    xm, xs, ym, ys = mlp.x_norm.mean, mlp.x_norm.std, mlp.y_norm.mean, mlp.y_norm.std
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        h = (x - xm) / xs
+        for w, b in zip(ws[:-1], bs[:-1]):
+            h = np.maximum(h @ w + b, 0.0)
+        return (h @ ws[-1] + bs[-1]) * ys + ym
+    return forward
+
+
+def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
+    """The controller process and the bare echo, each answering 1 kHz stamped states; figures of both."""
+    from deadzone_id_ros.sim import SimArm
+
+    points = _excitation(seconds + 5.0, SimArm().q)
+    t0 = {}
+
+    def reference(node):
+        from trajectory_msgs.msg import JointTrajectory
+
+        pub = node.create_publisher(JointTrajectory, "/feedforward_controller/reference", 10)
+
+        def send(now_ns: int) -> None:
+            t0.setdefault("ns", now_ns)
+            pub.publish(_reference_msg(points, t0["ns"], (now_ns - t0["ns"]) * 1e-9))
+        return send
+
+    out: dict[str, float] = {}
+    exe = str(Path(sys.prefix) / "bin" / "feedforward_controller")
+    runs = (("raw", [sys.executable, str(Path(__file__).with_name("_echo.py"))], "/bench_echo", None),
+            ("ctrl", [exe, "--ros-args", "--params-file", PARAMS, "-p", "mode:=ctc_dob", "-p", "model:=learned",
+                      "-p", f"model_path:={model_path}", "-p", "watchdog_timeout:=1.0",
+                      "-p", "stamped_command:=true"], "/feedforward_controller/command_stamped", reference))
+    for name, cmd, topic, ref in runs:
+        proc, log = start(cmd)
+        try:
+            fig = stamp_loop(topic, seconds, reference=ref)
+        except RuntimeError as err:
+            raise RuntimeError(f"{err}: {log_tail(log)}") from err
+        finally:
+            stop(proc)
+        out.update({f"{name}_{k}": v for k, v in fig.items()})
+    return out
 
 
 def run(quick: bool = False) -> dict[str, float]:
     """Run the benchmark and return its figures (the ``ctrl_*`` keys of bench/results.json; times in µs)."""
-    from deadzone_id_ros.models.runtime import NominalRigidBodyModel
-    from deadzone_id_ros.resources import default_urdf
-
-    ticks = 2000 if quick else 10000
-    rbd = _compute_times(NominalRigidBodyModel(default_urdf(), NAMES), "rbd", ticks)
-    with tempfile.TemporaryDirectory() as tmp:
-        mlp_model = _mlp_onnx(Path(tmp))
-        mlp = _compute_times(mlp_model, "learned", ticks)
-        x = [np.zeros(3)] * 3
+    seconds = 4.0 if quick else 15.0
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_controller_") as tmp:
         t0 = time.perf_counter()
-        for _ in range(ticks):
-            mlp_model.predict(*x)
-        mlp_only = (time.perf_counter() - t0) / ticks * 1e6
-    out = {
-        "ctrl_compute_median_us_rbd": float(np.median(rbd)),
-        "ctrl_compute_p99_us_rbd": float(np.percentile(rbd, 99)),
-        "ctrl_compute_median_us_mlp": float(np.median(mlp)),
-        "ctrl_compute_p99_us_mlp": float(np.percentile(mlp, 99)),
-        "ctrl_mlp_inference_mean_us": float(mlp_only),
-    }
-    out.update(_loop_across_processes(3.0 if quick else 10.0))
+        model = str(train_artifact(Path(tmp), quick))
+        print(f"trained the artifact (simulate + train) in {time.perf_counter() - t0:.0f} s")
+        mlp = node_ticks("learned", model, seconds, raw_forward=numpy_forward(model))
+        rbd = node_ticks("rbd", "", seconds)
+        fwd = mlp["raw"]
+        for key, arr in (("mlp", mlp["tick"]), ("rbd", rbd["tick"])):
+            out[f"ctrl_tick_median_us_{key}"] = float(np.median(arr))
+            out[f"ctrl_tick_p99_us_{key}"] = float(np.percentile(arr, 99))
+        out["ctrl_reference_update_median_us"] = float(np.median(mlp["reference"]))
+        out["ctrl_reference_update_max_us"] = float(np.max(mlp["reference"]))
+        out["raw_numpy_forward_median_us"] = float(np.median(fwd))
+        out["raw_numpy_forward_p99_us"] = float(np.percentile(fwd, 99))
+        out["ctrl_tick_ratio_raw_mlp"] = out["ctrl_tick_p99_us_mlp"] / out["raw_numpy_forward_p99_us"]
+        loop = loop_across_processes(model, seconds)
+    out.update({
+        "ctrl_latency_median_us": loop["ctrl_latency_median_us"],
+        "ctrl_latency_p99_us": loop["ctrl_latency_p99_us"],
+        "ctrl_loop_rate_hz": loop["ctrl_answered_rate_hz"],
+        "ctrl_state_rate_hz": loop["ctrl_state_rate_hz"],
+        "ctrl_late_tick_fraction": loop["ctrl_late_fraction"],
+        "raw_pingpong_latency_median_us": loop["raw_latency_median_us"],
+        "raw_pingpong_latency_p99_us": loop["raw_latency_p99_us"],
+        "raw_pingpong_late_fraction": loop["raw_late_fraction"],
+    })
+    out["ctrl_latency_ratio_raw"] = out["ctrl_latency_median_us"] / out["raw_pingpong_latency_median_us"]
+    out["ctrl_latency_p99_ratio_raw"] = out["ctrl_latency_p99_us"] / out["raw_pingpong_latency_p99_us"]
     return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer ticks, 3 s across processes")
+    parser.add_argument("--quick", action="store_true", help="4 s windows and a smaller training run")
     args = parser.parse_args()
     for key, value in run(args.quick).items():
-        print(f"{key:32s} {value:12.2f}")
+        print(f"{key:34s} {value:12.4g}")
     return 0
 
 

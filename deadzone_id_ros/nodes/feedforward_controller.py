@@ -17,6 +17,9 @@ Topics:
   events.
 - publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
+- publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: each tick's command again, in
+  ``effort`` [N·m] (``command_joint_names`` order), with the header stamp of the /joint_states message it answers,
+  after the command itself (so a latency measured on it is never shorter than the command's).
 
 A watchdog timer (every watchdog_timeout/5) holds the static torque, then zero, when /joint_states stops. On
 shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
@@ -30,6 +33,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
+from itertools import chain
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -50,6 +54,14 @@ from .feedforward_controller_params import ControllerNodeConfig
 __all__ = ["FeedforwardControllerNode", "main"]
 
 LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as late
+
+
+def _points_array(points, field: str, n: int) -> np.ndarray | None:
+    """(K, n) float array of one JointTrajectoryPoint field, or None when a point lacks n values (one pass, no
+    per-point array: a 200-point window converts in tens of µs)."""
+    if any(len(getattr(p, field)) != n for p in points):
+        return None
+    return np.fromiter(chain.from_iterable(getattr(p, field) for p in points), float, len(points) * n).reshape(-1, n)
 
 
 def _percentile(values, q: float) -> float:
@@ -83,6 +95,7 @@ class FeedforwardControllerNode(Node):
             )
         self.command_joint_names = cmd_names
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
+        self._command_identity = cmd_names == names
         self.controller = FeedforwardController(self.config, load_model(self.config))
         self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
         self._last_stamp_ns: int | None = None
@@ -99,6 +112,10 @@ class FeedforwardControllerNode(Node):
         self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._parts_pub = self.create_publisher(Float64MultiArray, "~/torque_parts", 10)
+        self._stamped_pub = None
+        if self.node_config.stamped_command:
+            self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 10)
+            self._stamped_msg = JointState(name=list(cmd_names))
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
         self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog)
@@ -120,7 +137,7 @@ class FeedforwardControllerNode(Node):
         return _ns_to_s(self.get_clock().now().nanoseconds)
 
     def _publish(self, tau: np.ndarray) -> None:
-        self._cmd_msg.data = tau[self._to_command].tolist()
+        self._cmd_msg.data = (tau if self._command_identity else tau[self._to_command]).tolist()
         self._cmd_pub.publish(self._cmd_msg)
 
     def publish_zero(self) -> None:
@@ -167,6 +184,10 @@ class FeedforwardControllerNode(Node):
         tau = self.controller.step(_ns_to_s(stamp_ns), q, dq)
         compute = time.perf_counter() - c0
         self._publish(tau)
+        if self._stamped_pub is not None:
+            self._stamped_msg.header.stamp = msg.header.stamp
+            self._stamped_msg.effort = self._cmd_msg.data
+            self._stamped_pub.publish(self._stamped_msg)
         now_ns = self.get_clock().now().nanoseconds
         if self._last_stamp_ns is not None:
             self._periods.append(_ns_to_s(stamp_ns - self._last_stamp_ns))
@@ -191,10 +212,10 @@ class FeedforwardControllerNode(Node):
         start_ns = _stamp_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
         try:
             t = np.array([_ns_to_s(start_ns + _stamp_ns(p.time_from_start)) for p in msg.points])
-            pos = np.array([p.positions for p in msg.points], dtype=float)
-            vel = np.array([p.velocities for p in msg.points], dtype=float) if all(len(p.velocities) == n for p in msg.points) else None
-            acc = np.array([p.accelerations for p in msg.points], dtype=float) if vel is not None and all(len(p.accelerations) == n for p in msg.points) else None
-            if pos.shape != (k, n):
+            pos = _points_array(msg.points, "positions", n)
+            vel = _points_array(msg.points, "velocities", n)
+            acc = _points_array(msg.points, "accelerations", n) if vel is not None else None
+            if pos is None:
                 raise ValueError(f"every point needs {n} positions (one per joint name)")
             self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
             self._references += 1

@@ -24,6 +24,8 @@ class ControllerNodeConfig:
             must hold the same joints as ``joint_names`` (any order; mapped by name).
         diagnostics_rate: /diagnostics publication rate [Hz], in (0, 100].
         debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
+        stamped_command: also publish ~/command_stamped (sensor_msgs/JointState: the header stamp of the
+            /joint_states message each command answers, effort = the command) for latency measurement.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -32,6 +34,7 @@ class ControllerNodeConfig:
     command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
     diagnostics_rate: float = 5.0
     debug_decimation: int = 10
+    stamped_command: bool = False
 
     def __post_init__(self) -> None:
         if len(set(self.command_joint_names)) != len(self.command_joint_names):
@@ -41,6 +44,8 @@ class ControllerNodeConfig:
             raise ValueError(f"diagnostics_rate = {self.diagnostics_rate} must be <= 100 Hz")
         if isinstance(self.debug_decimation, bool) or not isinstance(self.debug_decimation, int) or self.debug_decimation < 0:
             raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
+        if not isinstance(self.stamped_command, bool):
+            raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
 
 
 def load_controller_config(

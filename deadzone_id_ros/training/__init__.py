@@ -5,6 +5,7 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 
 from __future__ import annotations
 
+from .batched import MLPSpec, train_mlps
 from .compare import quick_config, run_compare
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
@@ -19,6 +20,7 @@ __all__ = [
     "CompareReport",
     "DemoReport",
     "FitResult",
+    "MLPSpec",
     "MethodResult",
     "MethodRun",
     "PreparedData",
@@ -41,6 +43,7 @@ __all__ = [
     "run_method",
     "stack_episodes",
     "train_mlp",
+    "train_mlps",
     "train_one",
     "usable_fraction",
 ]

@@ -24,6 +24,20 @@ def _random_points(with_vel: bool, with_acc: bool, seed: int = 0) -> TrajectoryP
     return TrajectoryPoints(NAMES, t, pos, vel, acc)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("with_acc", [True, False])
+def test_sampler_coefficients_are_bit_identical_to_scipy_per_joint(seed, with_acc):
+    """The vectorized Hermite construction equals BPoly.from_derivatives joint by joint, bit for bit."""
+    from scipy.interpolate import BPoly, PPoly
+
+    pts = _random_points(True, with_acc, seed)
+    vel = pts.velocity
+    acc = pts.acceleration if with_acc else np.gradient(vel, pts.t, axis=0)
+    per_joint = [PPoly.from_bernstein_basis(BPoly.from_derivatives(
+        pts.t, np.stack([pts.position[:, j], vel[:, j], acc[:, j]], axis=1))).c for j in range(3)]
+    np.testing.assert_array_equal(TrajectorySampler(pts)._pp.c, np.stack(per_joint, axis=-1))
+
+
 @pytest.mark.parametrize("with_vel,with_acc", [(True, True), (True, False), (False, False)])
 def test_sampler_is_continuous_in_q_dq_ddq_at_the_knots(with_vel, with_acc):
     pts = _random_points(with_vel, with_acc)

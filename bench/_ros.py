@@ -1,0 +1,147 @@
+"""Shared helpers of the ROS benchmarks: process start/stop, and the 1 kHz state -> answer loop measured by stamp.
+
+The loop plays the hardware: it publishes sensor_msgs/JointState on /joint_states at 1 kHz, stamped with the wall
+clock (``time.time_ns()``, the ROS system clock) at the moment of sending, and listens for an answer that carries
+the stamp of the state it answers (the controller's ``~/command_stamped``, or the raw echo's copy). The latency of a
+state is the wall time its answer arrives minus its own stamp, so an answer that comes one or more periods late is
+counted as late as it is. The same function measures the controller and the bare rclpy ping-pong.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+NAMES = ("joint1", "joint2", "joint3")
+LATE_S = 2e-3  # a state answered later than this (or never) is a late tick
+
+
+def ros_env() -> dict[str, str]:
+    """Environment for child nodes (loopback discovery, this run's domain id) and set it in this process too."""
+    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    env.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 90))
+    env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
+    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "AMENT_PREFIX_PATH")})
+    return env
+
+
+def start(cmd: list[str]) -> tuple[subprocess.Popen, tempfile.TemporaryFile]:
+    """Start ``cmd`` in its own session with its output in a temporary file."""
+    log = tempfile.TemporaryFile()
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ros_env(), start_new_session=True), log
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGINT, then kill after 10 s."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def log_tail(log) -> str:
+    log.seek(0)
+    return log.read().decode(errors="replace")[-2000:]
+
+
+def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str, float]:
+    """Publish 1 kHz stamped states for ``seconds`` after the first answer; return latency/rate figures.
+
+    Args:
+        answer_topic: JointState topic whose header stamp is the stamp of the answered state.
+        seconds: measured window [s] (after discovery; the window starts with nothing in flight).
+        reference: optional callable ``(node) -> callable(now_ns)`` publishing reference windows; called every
+            0.5 s of the window, as the excitation node does in the demo.
+
+    Returns:
+        latency_median_us, latency_p99_us (answered states), late_fraction (answered after ``LATE_S`` or never),
+        answered_rate_hz (answers per second of window), state_rate_hz.
+    """
+    import rclpy
+    from rclpy.node import Node
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    ros_env()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    node = Node("bench_hw", context=ctx)
+    answers: dict[int, int] = {}  # state stamp [ns] -> arrival [ns]
+
+    def on_answer(m: JointState) -> None:
+        answers.setdefault(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, time.time_ns())
+
+    node.create_subscription(JointState, answer_topic, on_answer, 100)
+    pub = node.create_publisher(JointState, "/joint_states", 10)
+    send_ref = reference(node) if reference is not None else None
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0] * 3, effort=[0.0] * 3)
+
+    def publish() -> int:
+        ns = time.time_ns()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        pub.publish(msg)
+        return ns
+
+    try:
+        deadline = time.monotonic() + 60
+        while not answers and time.monotonic() < deadline:  # discovery and start-up
+            publish()
+            if send_ref is not None:
+                send_ref(time.time_ns())
+            ex.spin_once(timeout_sec=0.02)
+        if not answers:
+            raise RuntimeError(f"no answer on {answer_topic} within 60 s")
+        end_warm = time.monotonic() + 1.0  # one second of 1 kHz traffic before the window
+        sent: list[int] = []
+        t_next = time.perf_counter()
+        next_ref = 0
+        k = 0
+        measuring = False
+        while True:
+            now = time.monotonic()
+            if not measuring and now >= end_warm:
+                measuring, k, next_ref = True, 0, 0
+                end = t_next + seconds
+            if measuring and t_next >= end:
+                break
+            ns = publish()
+            if measuring:
+                sent.append(ns)
+                if send_ref is not None and k >= next_ref:
+                    send_ref(ns)
+                    next_ref += 500
+                k += 1
+            t_next += 1e-3
+            while (p := time.perf_counter()) < t_next:
+                ex.spin_once(timeout_sec=max(0.0, t_next - p))
+        drain = time.monotonic() + 0.2  # answers still in flight for the last states
+        while time.monotonic() < drain:
+            ex.spin_once(timeout_sec=0.01)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    sent_arr = np.array(sent, dtype=np.int64)
+    arrival = np.array([answers.get(int(s), -1) for s in sent_arr], dtype=np.int64)
+    answered = arrival >= 0
+    lat = (arrival[answered] - sent_arr[answered]) * 1e-3  # µs
+    late = ~answered | ((arrival - sent_arr) > LATE_S * 1e9)
+    window = (sent_arr[-1] - sent_arr[0]) * 1e-9 + 1e-3
+    return {
+        "latency_median_us": float(np.median(lat)) if len(lat) else float("nan"),
+        "latency_p99_us": float(np.percentile(lat, 99)) if len(lat) else float("nan"),
+        "late_fraction": float(np.mean(late)),
+        "answered_rate_hz": float(answered.sum() / window),
+        "state_rate_hz": float(len(sent_arr) / window),
+    }

@@ -345,7 +345,7 @@ class FeedforwardController:
         dt = now - self._t_cmd if self._t_cmd is not None and now > self._t_cmd else 1.0 / self.config.control_rate
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
-            tau = self._limit(self.static_torque(self._q_last), dt)
+            tau = self._limit(self.static_torque(self._q_last) if self._q_last is not None else self._zero.copy(), dt)
         else:
             self.status.watchdog = "zero"
             tau = self._zero.copy()

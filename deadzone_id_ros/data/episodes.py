@@ -343,7 +343,9 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         log_time_fallback=log_fallback, nan_samples_dropped=nan_dropped, rate_hz=res.rate_hz,
         median_step_s=res.median_step_s, gaps_split=res.gaps_split, savgol_window_samples=res.window,
         short_segments_dropped=res.short_segments_dropped, samples=sum(len(e) for e in res.episodes),
-        episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings), **counts,
+        episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings),
+        out_of_order_sorted=counts["out_of_order_sorted"], duplicates_dropped=counts["duplicates_dropped"],
+        same_stamp_conflicts_dropped=counts["same_stamp_conflicts_dropped"],
     )
     return res.episodes, joints, report
 

@@ -157,7 +157,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
                        "parameters": model.rbd.parameters()}
-    np.savez(out / "weights.npz", **arrays)
+    np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     if model.mlp is not None and onnx:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
@@ -250,8 +250,8 @@ def load_artifact(path: str | Path) -> LearnedModel:
             spec = meta["mlp"]
             mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
             norm = meta.get("normalization") or {}
-            if not np.allclose(norm.get("input_mean"), mlp.x_norm.mean, rtol=0, atol=0) or \
-                    not np.allclose(norm.get("output_std"), mlp.y_norm.std, rtol=0, atol=0):
+            if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
+                    not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
                 raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
         rbd = None
         if want_rbd:

@@ -54,8 +54,9 @@ class RigidBodyRegressor:
         ValueError: friction_eps <= 0.
     """
 
-    def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float | Sequence[float] = 0.01,
-                 source: str = "<urdf>", joint_map: Mapping[str, str] | None = None,
+    def __init__(self, urdf_xml: str, joint_names: Sequence[str],
+                 friction_eps: float | Sequence[float] | np.ndarray = 0.01, source: str = "<urdf>",
+                 joint_map: Mapping[str, str] | None = None,
                  locked: Mapping[str, float] | None = None) -> None:
         from ..robot.reduced import build_reduced_model
 
@@ -160,7 +161,7 @@ class RigidBodyModel:
     coefficients: np.ndarray
 
     @property
-    def joint_names(self) -> tuple[str, ...]:  # type: ignore[override]
+    def joint_names(self) -> tuple[str, ...]:
         """(J,) joint order of every array in and out."""
         return self.regressor.joint_names
 

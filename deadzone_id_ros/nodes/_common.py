@@ -20,6 +20,7 @@ from ..errors import DeadzoneIdError
 __all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "run_node", "spin_until_shutdown"]
 
 T = TypeVar("T")
+N = TypeVar("N", bound=Node)
 
 
 def declare_dataclass_parameters(
@@ -38,7 +39,7 @@ def declare_dataclass_parameters(
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
             default = list(default)
         element = _element_type(hints.get(f.name))
@@ -126,8 +127,8 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
             signal.signal(sig, handler)
 
 
-def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callable[[Node], bool] | None = None,
-             on_exit: Callable[[Node], None] | None = None) -> int:
+def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
+             on_exit: Callable[[N], None] | None = None) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a

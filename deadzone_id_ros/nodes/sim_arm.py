@@ -155,7 +155,7 @@ class SimArmNode(Node):
                 return
             self._last_idle_publish = now
         meas = arm.measure()
-        if self._owns_clock:
+        if self._clock_pub is not None:
             stamp_ns = s_to_ns(meas.t)
             clock = Clock()
             clock.clock.sec, clock.clock.nanosec = ns_to_stamp(stamp_ns)

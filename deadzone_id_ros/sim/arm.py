@@ -21,6 +21,7 @@ import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -28,7 +29,7 @@ import numpy as np
 from ..errors import RobotDescriptionError
 from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
-from .config import SimArmConfig
+from .config import SimArmConfig, filled
 from .geared import inverse_with_friction
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
@@ -42,7 +43,7 @@ def _resolve_friction(config: SimArmConfig, description: RobotDescription) -> Si
     """Fill ``frictionloss``/``damping`` left at None from the URDF; warn per joint where an explicit value differs."""
     urdf = {"frictionloss": description.friction, "damping": description.damping}
     tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
-    resolved = {}
+    resolved: dict[str, Any] = {}
     for key, from_urdf in urdf.items():
         given = getattr(config, key)
         if given is None:
@@ -121,7 +122,7 @@ class SimArm:
         self._load = np.asarray(config.load_friction, dtype=float)
         self._load_s = np.asarray(config.load_friction_stribeck, dtype=float)
         self._vs = np.asarray(config.stribeck_velocity, dtype=float)
-        self._alpha = float(config.stribeck_exponent)
+        self._alpha = float(filled(config.stribeck_exponent))
         self._friction_varies = bool(self._ratio.any() or self._load.any() or self._load_s.any())
         self._load_varies = bool(self._load.any() or self._load_s.any())
         self._coulomb_r = self._coulomb * self._ratio
@@ -130,9 +131,9 @@ class SimArm:
         self._ripple_a = np.asarray(config.ripple_amplitude, dtype=float)
         self._ripple_n = np.asarray(config.ripple_cycles_per_rad, dtype=float)
         self._ripple = bool(self._ripple_a.any())
-        self.actuation_delay_steps = int(round(config.actuation_delay / config.timestep))
-        self.measurement_delay_steps = int(round(config.measurement_delay / config.timestep))
-        fc = config.velocity_filter_cutoff
+        self.actuation_delay_steps = int(round(filled(config.actuation_delay) / config.timestep))
+        self.measurement_delay_steps = int(round(filled(config.measurement_delay) / config.timestep))
+        fc = filled(config.velocity_filter_cutoff)
         self._filter_gain = 1.0 - float(np.exp(-2.0 * np.pi * fc * config.timestep)) if fc > 0 else 0.0
         self._record = bool(self.measurement_delay_steps or self._filter_gain)  # keep a state history
         # Slices (views, cheaper than index arrays) when the actuated dofs / qpos entries are contiguous.
@@ -171,8 +172,8 @@ class SimArm:
                 continue
             i = config.joint_names.index(j.name)
             j.armature = config.armature[i]
-            j.frictionloss = config.frictionloss[i] if with_friction else 0.0
-            j.damping = [config.damping[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
+            j.frictionloss = filled(config.frictionloss)[i] if with_friction else 0.0
+            j.damping = [filled(config.damping)[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
             j.solref_friction = list(config.friction_solref)
             j.solimp_friction = list(config.friction_solimp)
         if payload > 0:  # a point mass fixed to the last joint's child link (tiny inertia keeps MuJoCo happy)

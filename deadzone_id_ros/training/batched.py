@@ -19,6 +19,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,10 @@ class _Model:
         self.xt, self.yt, self.rt = self._tensors(spec.train)
         val = spec.val
         self.has_val = val is not None and len(val) > 0 and (spec.loss != "masked" or bool(val.r.any()))
-        self.xv, self.yv, self.rv = self._tensors(val) if self.has_val else (None, None, None)  # type: ignore[arg-type]
+        self.xv: Any
+        self.yv: Any
+        self.rv: Any
+        self.xv, self.yv, self.rv = self._tensors(val) if val is not None and self.has_val else (None, None, None)
         torch.manual_seed(spec.seed)
         self.init = [t.detach().clone() for t in build_torch_mlp(spec.train.x.shape[1], spec.train.y.shape[1],
                                                                  config.mlp).parameters()]

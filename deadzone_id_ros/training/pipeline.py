@@ -94,7 +94,8 @@ def prepare_data(inputs: TrainingInputs, config: TrainConfig) -> PreparedData:
         ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
     """
     try:
-        split = split_episodes(inputs.episodes, tuple(config.split_fractions), config.block_seconds or None,
+        fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
+        split = split_episodes(inputs.episodes, fractions, config.block_seconds or None,
                                seed=config.split_seed)
     except ValueError as err:
         raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err

@@ -16,12 +16,9 @@ reads) unless the configuration gives them explicitly; a warning names each join
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -29,33 +26,10 @@ import numpy as np
 from ..errors import RobotDescriptionError
 from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
-from .config import SimArmConfig, filled
+from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .geared import inverse_with_friction
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
-
-
-class FrictionSourceWarning(UserWarning):
-    """The parameter file's friction or damping differs from the URDF's for a joint (the parameter file wins)."""
-
-
-def _resolve_friction(config: SimArmConfig, description: RobotDescription) -> SimArmConfig:
-    """Fill ``frictionloss``/``damping`` left at None from the URDF; warn per joint where an explicit value differs."""
-    urdf = {"frictionloss": description.friction, "damping": description.damping}
-    tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
-    resolved: dict[str, Any] = {}
-    for key, from_urdf in urdf.items():
-        given = getattr(config, key)
-        if given is None:
-            resolved[key] = tuple(float(v) for v in from_urdf)
-            continue
-        for name, mine, theirs in zip(config.joint_names, given, from_urdf):
-            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
-                warnings.warn(
-                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
-                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
-                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
-    return dataclasses.replace(config, **resolved) if resolved else config
 
 
 @dataclass(frozen=True)
@@ -96,7 +70,7 @@ class SimArm:
         config = config or SimArmConfig()
         urdf = Path(config.urdf_path) if config.urdf_path else default_urdf()
         self.description: RobotDescription = load_robot_description(urdf, config.joint_names)
-        self.config = config = _resolve_friction(config, self.description)
+        self.config = config = resolve_urdf_friction(config, self.description)
         self.joint_names: tuple[str, ...] = tuple(config.joint_names)
         #: mass of this episode's payload [kg] (0: none), drawn from ``seed`` on a stream of its own
         self.payload_mass = self._draw_payload(config)

@@ -3,13 +3,27 @@ and the parameter-file loader are beside the node: :mod:`deadzone_id_ros.nodes.s
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
 
 from ..config import check_joint_names, check_per_joint
 
-__all__ = ["PROFILES", "SimArmConfig", "filled", "sim_config_from_metadata"]
+if TYPE_CHECKING:
+    from ..robot import RobotDescription
+
+__all__ = [
+    "PROFILES",
+    "FrictionSourceWarning",
+    "SimArmConfig",
+    "filled",
+    "resolve_urdf_friction",
+    "sim_config_from_metadata",
+]
 
 T = TypeVar("T")
 
@@ -159,6 +173,34 @@ class SimArmConfig:
         return (not any(filled(self.friction_stribeck_ratio)) and not any(filled(self.load_friction))
                 and not any(filled(self.load_friction_stribeck)) and not any(filled(self.ripple_amplitude))
                 and self.actuation_delay == 0 and self.measurement_delay == 0 and self.velocity_filter_cutoff == 0)
+
+
+class FrictionSourceWarning(UserWarning):
+    """The parameter file's friction or damping differs from the URDF's for a joint (the parameter file wins)."""
+
+
+def resolve_urdf_friction(config: SimArmConfig, description: RobotDescription) -> SimArmConfig:
+    """Fill ``frictionloss``/``damping`` [N·m, N·m·s/rad] left at None from the URDF's ``<dynamics>``; the URDF is the
+    source of truth unless the parameter file overrides it explicitly.
+
+    Warns:
+        FrictionSourceWarning: per joint where an explicit value differs from the URDF's.
+    """
+    urdf = {"frictionloss": description.friction, "damping": description.damping}
+    tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
+    resolved: dict[str, Any] = {}
+    for key, from_urdf in urdf.items():
+        given = getattr(config, key)
+        if given is None:
+            resolved[key] = tuple(float(v) for v in from_urdf)
+            continue
+        for name, mine, theirs in zip(config.joint_names, given, from_urdf):
+            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
+                warnings.warn(
+                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
+                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
+                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
+    return dataclasses.replace(config, **resolved) if resolved else config
 
 
 def filled(value: T | None) -> T:

@@ -242,7 +242,7 @@ def read_recording(
         if command_topic in topics:
             conns = [c for c in h.reader.connections if c.topic == command_topic]
             t_list, rows = [], []
-            for k, (c, t, raw) in enumerate(h.reader.messages(connections=conns)):
+            for k, (c, t, raw) in enumerate(h.messages(command_topic, conns)):
                 data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
                 if data.shape != (j,):
                     raise DataError(
@@ -254,8 +254,11 @@ def read_recording(
             rec_kw["command"] = np.asarray(rows).reshape(-1, j)
         if reference_topic in topics:
             conns = [c for c in h.reader.connections if c.topic == reference_topic]
-            t_list, qs, dqs, ddqs = [], [], [], []
-            for k, (c, _t, raw) in enumerate(h.reader.messages(connections=conns)):
+            t_list = []
+            qs: list[np.ndarray] = []
+            dqs: list[np.ndarray] = []
+            ddqs: list[np.ndarray] = []
+            for k, (c, _t, raw) in enumerate(h.messages(reference_topic, conns)):
                 msg = h.reader.deserialize(raw, c.msgtype)
                 try:
                     cols = [list(msg.joint_names).index(n) for n in names]

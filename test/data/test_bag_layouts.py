@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from data_helpers import sine_messages, write_joint_state_bag
+from mcap_helpers import LAYOUTS, as_rosbag2_dir, read_source, write_mcap
 
 from deadzone_id_ros.data.bag import open_bag, read_joint_states
 from deadzone_id_ros.data.dataset import load_dataset
-
-from data_helpers import sine_messages, write_joint_state_bag
-from mcap_helpers import LAYOUTS, as_rosbag2_dir, read_source, write_mcap
 
 FIELDS = ("stamp_ns", "log_ns", "position", "velocity", "effort")
 

@@ -109,11 +109,17 @@ def storage_files(directory: Path) -> list[tuple[Path, str]]:
 
     SQLite side files (``-journal``, ``-wal``, ``-shm``) are skipped. A zstd-compressed storage file is listed with
     the format it holds (see :func:`is_zstd`).
+
+    Raises:
+        DataError: a zstd-compressed file cannot be decompressed (names the file).
     """
     out = []
     for p in sorted(directory.iterdir()):
         if p.is_file() and not p.name.endswith(("-journal", "-wal", "-shm")):
             kind = _magic(p)
+            if kind is None and is_zstd(p):
+                raise DataError(f"{p}: zstd-compressed file whose content cannot be decompressed "
+                                "(corrupt or truncated)")
             if kind in ("mcap", "sqlite3"):
                 out.append((p, kind))
     return out
@@ -127,13 +133,17 @@ def detect_format(path: str | Path) -> str:
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        DataError: nothing in ``path`` looks like a ROS 1 bag, an MCAP file or an SQLite database.
+        DataError: nothing in ``path`` looks like a ROS 1 bag, an MCAP file or an SQLite database, or a
+            zstd-compressed storage file cannot be decompressed.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"bag {path} does not exist")
     if path.is_file():
         kind = _magic(path)
+        if kind is None and is_zstd(path):
+            raise DataError(f"{path}: zstd-compressed file whose content cannot be decompressed "
+                            "(corrupt or truncated)")
         if kind is None:
             raise DataError(f"{path}: not a bag (neither a ROS 1 bag, an MCAP file nor an SQLite database)")
         return kind

@@ -47,7 +47,7 @@ def _rates(handle: Any) -> dict[str, dict[str, Any]]:
     for topic in sorted({c.topic for c in reader.connections}):
         conns = [c for c in reader.connections if c.topic == topic]
         types = sorted({c.msgtype for c in conns})
-        t = np.sort(np.asarray([t_ns for _, t_ns, _ in handle.messages(topic, conns)], dtype=np.int64))
+        t = np.sort(np.asarray([t_ns for _, t_ns, _ in handle.read_topic(topic)], dtype=np.int64))
         rate = float((len(t) - 1) / ns_to_s(t[-1] - t[0])) if len(t) > 1 and t[-1] > t[0] else None
         out[topic] = {"type": types[0] if len(types) == 1 else " | ".join(types), "messages": int(len(t)),
                       "rate_hz": rate}

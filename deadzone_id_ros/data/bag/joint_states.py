@@ -84,9 +84,10 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     cdr = reader.is2
     raws: list[bytes] = []
     logs: list[int] = []
-    for _, t_ns, raw in handle.messages(topic, conns):
-        raws.append(raw if isinstance(raw, bytes) else bytes(raw))
+    for _, t_ns, raw in handle.read_topic(topic):
+        raws.append(raw)
         logs.append(t_ns)
+    reader = handle.reader  # a new reader if the bag had to be rebuilt while reading
     log_ns = np.asarray(logs, dtype=np.int64)
 
     # bulk path: group by length, decode each group with numpy, verify the first message of each layout

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,32 +51,50 @@ class BagHandle:
     declared: dict[str, int] = field(default_factory=dict)
     declared_by: str = ""
 
-    def messages(self, topic: str, connections: Sequence[Any]) -> Iterator[tuple[Any, int, bytes]]:
-        """Yield ``(connection, log time [ns], raw bytes)`` of ``topic``'s ``connections`` in log-time order.
+    rebuild: Callable[[str], Any] | None = field(default=None, repr=False)
+    """Rebuilds the bag by streaming and returns a new open reader (None: not possible, or done already)."""
 
-        When the topic has been read to its end, a count that differs from ``declared`` is added to ``notes``.
+    def read_topic(self, topic: str) -> list[tuple[Any, int, bytes]]:
+        """Every ``(connection, log time [ns], raw bytes)`` of ``topic``, in log-time order.
+
+        When rosbags' reader fails in the middle of the bag (a corrupt chunk), the bag is rebuilt once by streaming
+        (the unreadable chunk loses only its own messages, named in ``notes``) and the topic is read again. A count
+        that differs from ``declared`` is added to ``notes``.
 
         Raises:
-            DataError: reading fails (a corrupt chunk, a truncated record); names the bag, the topic and the index of
-                the message that could not be read (0-based, in log-time order).
+            DataError: reading fails also after rebuilding (or a rebuild is not possible: ROS 1); names the bag, the
+                topic and the index of the message that could not be read (0-based, in log-time order).
         """
-        k = 0
-        it = iter(self.reader.messages(connections=list(connections)))
-        while True:
-            try:
-                item = next(it)
-            except StopIteration:
-                break
-            except Exception as err:  # noqa: BLE001 - rosbags, lz4 and zstd raise their own types; all mean the same
-                raise DataError(f"{self.path}: topic {topic}: cannot read message {k} (0-based, log-time order): "
-                                f"{type(err).__name__}: {_first_line(err)}") from err
-            yield item
-            k += 1
+        try:
+            items = self._read_all(topic)
+        except DataError as err:
+            if self.rebuild is None:
+                raise
+            rebuild, self.rebuild = self.rebuild, None
+            self.reader = rebuild(str(err).removeprefix(f"{self.path}: "))
+            items = self._read_all(topic)
         want = self.declared.get(topic)
-        if want is not None and want != k:
-            note = f"topic {topic}: read {k} message(s), but the {self.declared_by} declares {want}"
+        if want is not None and want != len(items):
+            note = f"topic {topic}: read {len(items)} message(s), but the {self.declared_by} declares {want}"
             if note not in self.notes:
                 self.notes.append(note)
+        return items
+
+    def _read_all(self, topic: str) -> list[tuple[Any, int, bytes]]:
+        out: list[tuple[Any, int, bytes]] = []
+        conns = [c for c in self.reader.connections if c.topic == topic]
+        if not conns:
+            return out
+        it = iter(self.reader.messages(connections=conns))
+        while True:
+            try:
+                conn, t_ns, raw = next(it)
+            except StopIteration:
+                return out
+            except Exception as err:  # noqa: BLE001 - rosbags, lz4 and zstd raise their own types; all mean the same
+                raise DataError(f"{self.path}: topic {topic}: cannot read message {len(out)} (0-based, log-time "
+                                f"order): {type(err).__name__}: {_first_line(err)}") from err
+            out.append((conn, t_ns, raw if isinstance(raw, bytes) else bytes(raw)))
 
 
 def _first_line(err: BaseException) -> str:
@@ -127,6 +145,14 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
                 raise DataError(f"{path}: cannot read bag: {_first_line(err2)}") from err2
         stack.callback(reader.close)
         handle.reader = reader
+        if fmt != "ros1" and not handle.recovered:
+
+            def rebuild(why: str) -> Any:
+                new = _open_reader(AnyReader, [_recover(handle, files, tmpdir, message_zstd, why)])
+                stack.callback(new.close)
+                return new
+
+            handle.rebuild = rebuild
         _check_topics(handle)
         yield handle
 

@@ -28,33 +28,55 @@ class _RawConnection:
 
 
 def _iter_mcap_raw(path: Path, notes: list[str]) -> Iterator[tuple[_RawConnection, int, bytes]]:
-    """Stream every intact message of an MCAP file, stopping cleanly at a truncated end."""
+    """Stream every intact message of an MCAP file, stopping cleanly at a truncated end.
+
+    A chunk that cannot be decompressed or fails its CRC loses its own messages only (named in ``notes`` with its
+    byte offset and log-time range); the chunks after it are still read.
+    """
     from mcap.exceptions import McapError
-    from mcap.records import Channel, Message, Schema
-    from mcap.stream_reader import StreamReader
+    from mcap.records import Channel, Chunk, Message, Schema
+    from mcap.stream_reader import StreamReader, breakup_chunk
 
     schemas: dict[int, Schema] = {}
     channels: dict[int, _RawConnection] = {}
-    count = 0
+    count = orphans = 0
+    lost: list[str] = []
     with path.open("rb") as f:
-        reader = StreamReader(f, record_size_limit=1 << 31)
+        reader = StreamReader(f, record_size_limit=1 << 31, emit_chunks=True)
         try:
-            for rec in reader.records:
-                if isinstance(rec, Schema):
-                    schemas[rec.id] = rec
-                elif isinstance(rec, Channel):
-                    sch = schemas.get(rec.schema_id)
-                    msgdef = sch.data.decode() if sch is not None and sch.encoding == "ros2msg" else None
-                    channels[rec.id] = _RawConnection(
-                        rec.topic, sch.name if sch is not None else "", msgdef, None
-                    )
-                elif isinstance(rec, Message):
-                    conn = channels.get(rec.channel_id)
-                    if conn is not None:
+            for outer in reader.records:
+                if isinstance(outer, Chunk):
+                    try:
+                        records = breakup_chunk(outer, validate_crc=True)
+                    except Exception as err:  # noqa: BLE001 - CRC, zstandard and lz4 each raise their own type
+                        lost.append(f"log times {outer.message_start_time}..{outer.message_end_time} ns "
+                                    f"({type(err).__name__}: {str(err)[:100]})")
+                        continue
+                else:
+                    records = [outer]
+                for rec in records:
+                    if isinstance(rec, Schema):
+                        schemas[rec.id] = rec
+                    elif isinstance(rec, Channel):
+                        channels[rec.id] = _raw_connection(rec, schemas.get(rec.schema_id))
+                    elif isinstance(rec, Message):
+                        conn = channels.get(rec.channel_id)
+                        if conn is None:
+                            orphans += 1
+                            continue
                         count += 1
                         yield conn, rec.log_time, rec.data
         except (McapError, EOFError, ValueError, OSError) as err:  # truncated by a kill: keep what was intact
             notes.append(f"{path.name}: MCAP ends early ({type(err).__name__}: {err}); kept {count} intact message(s)")
+    if lost:
+        notes.append(f"{path.name}: {len(lost)} unreadable chunk(s) lost with their messages: {'; '.join(lost)}")
+    if orphans:
+        notes.append(f"{path.name}: {orphans} message(s) on channels without a Channel record lost")
+
+
+def _raw_connection(channel: Any, schema: Any) -> _RawConnection:
+    msgdef = schema.data.decode() if schema is not None and schema.encoding == "ros2msg" else None
+    return _RawConnection(channel.topic, schema.name if schema is not None else "", msgdef, None)
 
 
 def _iter_sqlite_raw(path: Path, tmpdir: Path, notes: list[str]) -> Iterator[tuple[_RawConnection, int, bytes]]:

@@ -173,7 +173,8 @@ class FeedforwardController:
         return np.asarray(self.model.predict(q[m], dq[m], ddq[m]), dtype=float)[self._from_model]
 
     def static_torque(self, q: np.ndarray) -> np.ndarray:
-        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not finite."""
+        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not
+        finite."""
         tau = self._predict(np.asarray(q, dtype=float), self._zero, self._zero)
         return tau if _all_finite(tau) else self._zero.copy()
 

@@ -17,8 +17,8 @@ Excitation trajectories in the style of Swevers et al., "Optimal robot excitatio
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.interpolate import BPoly, CubicSpline, PPoly
@@ -131,7 +131,11 @@ class TrajectorySampler:
             pp = CubicSpline(t, pos, axis=0, bc_type="clamped")
         else:
             vel = np.asarray(points.velocity, dtype=float)
-            acc = np.asarray(points.acceleration, dtype=float) if points.acceleration is not None else np.gradient(vel, t, axis=0)
+            acc = (
+                np.asarray(points.acceleration, dtype=float)
+                if points.acceleration is not None
+                else np.gradient(vel, t, axis=0)
+            )
             pp = PPoly.from_bernstein_basis(BPoly(_bernstein_from_derivatives(t, pos, vel, acc), t))
         self._pp = PPoly(pp.c, pp.x)
         self._dpp = self._pp.derivative(1)
@@ -163,7 +167,9 @@ class TrajectorySampler:
         s = t - breaks[i]
         coeffs = self._coeffs[i]
         if coeffs is None:
-            coeffs = self._coeffs[i] = [tuple(c) for c in self._stacked[:, i].reshape(len(self._stacked), -1).T.tolist()]
+            coeffs = self._coeffs[i] = [
+                tuple(c) for c in self._stacked[:, i].reshape(len(self._stacked), -1).T.tolist()
+            ]
         values = []
         for c in coeffs:
             v = c[0] * s
@@ -258,7 +264,8 @@ class ExcitationConfig:
                 raise ValueError(f"{name} = {v!r} must be in [0, 1)")
         if self.hold_fraction + self.slow_fraction >= 0.95:
             raise ValueError(
-                f"hold_fraction + slow_fraction = {self.hold_fraction + self.slow_fraction} leaves too little motion (< 0.95 needed)"
+                f"hold_fraction + slow_fraction = {self.hold_fraction + self.slow_fraction} leaves too little "
+                "motion (< 0.95 needed)"
             )
         if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")

@@ -260,7 +260,8 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     if len(gaps):
         warnings.append(
             f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); split, not interpolated"
+            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); "
+            "split, not interpolated"
         )
     bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
     window = config.window_samples(rate)

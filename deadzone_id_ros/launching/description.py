@@ -34,9 +34,10 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -207,7 +208,9 @@ def resolve_launch_file(file: str | Path) -> Path:
     if candidate.is_file():
         return candidate
     available = sorted(p.name for p in (share_dir() / "launch").glob("*.launch.yaml"))
-    raise FileNotFoundError(f"launch file {file} not found as a path nor in {candidate.parent} (available: {available})")
+    raise FileNotFoundError(
+        f"launch file {file} not found as a path nor in {candidate.parent} (available: {available})"
+    )
 
 
 def resolve_executable(package: str, executable: str, where: str = "") -> str:
@@ -292,7 +295,9 @@ def _process_file(
     for index, entry in enumerate(entries):
         where = f"{path}: launch[{index}]"
         if not isinstance(entry, dict) or len(entry) != 1:
-            raise LaunchError(f"{where}: each entry must be a mapping with one key (arg, let, include, node), got {entry!r}")
+            raise LaunchError(
+                f"{where}: each entry must be a mapping with one key (arg, let, include, node), got {entry!r}"
+            )
         ((kind, body),) = entry.items()
         if kind not in _ENTRY_KEYS:
             raise LaunchError(
@@ -345,7 +350,9 @@ def _do_arg(body: dict, variables: dict[str, str], declared: list[ArgSpec], wher
         if default is None and allow_missing:
             default = f"<required {name}>"
         if default is None:
-            raise LaunchError(f"{where}: required launch argument '{name}' not given (pass {name}:=VALUE): {description}")
+            raise LaunchError(
+                f"{where}: required launch argument '{name}' not given (pass {name}:=VALUE): {description}"
+            )
         variables[name] = default
 
 

@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Mapping
+from typing import IO
 
 from ..errors import LaunchError
 from .description import LaunchPlan, NodeSpec, load_launch_file

@@ -9,8 +9,8 @@ with single or double quotes, as in the launch grammar (launch/launch/frontend/g
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ..errors import LaunchError
 

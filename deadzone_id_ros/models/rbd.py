@@ -15,8 +15,8 @@ and the base parameters are fitted by linear least squares (Atkeson, An, Hollerb
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import scipy.linalg
@@ -71,7 +71,9 @@ class RigidBodyRegressor:
         self.locked = dict(self.robot.locked)
         self.friction_eps = np.broadcast_to(eps, (len(self.joint_names),)).copy()
         if self.model.nv != len(self.joint_names):  # pragma: no cover - build_reduced_model locks every other joint
-            raise RobotDescriptionError(f"{source}: reduced model has {self.model.nv} DOF for {len(joint_names)} joints")
+            raise RobotDescriptionError(
+                f"{source}: reduced model has {self.model.nv} DOF for {len(joint_names)} joints"
+            )
         self._idx = self.robot.idx_v
         self.n_joints = len(self.joint_names)
         self.n_inertial = 10 * (self.model.njoints - 1)

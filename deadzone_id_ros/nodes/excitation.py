@@ -118,7 +118,8 @@ class ExcitationNode(Node):
 
 
 def main(args=None) -> int:
-    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
+    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no
+    traceback)."""
     return run_node("excitation", ExcitationNode, args)
 
 

@@ -145,9 +145,6 @@ class SimArm:
         if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
             return slice(int(index[0]), int(index[0]) + len(index))
         return index
-        self._commands: deque[np.ndarray] = deque()
-        self._samples: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque()
-        self._dq_filtered = np.zeros(self.n_joints)
 
     @staticmethod
     def _draw_payload(config: SimArmConfig) -> float:
@@ -225,7 +222,8 @@ class SimArm:
         return self._applied.copy()
 
     def reset(self, q: np.ndarray | None = None, dq: np.ndarray | None = None) -> None:
-        """Reset time to zero and the state to ``q`` [rad] / ``dq`` [rad/s] (default: configured initial position, rest).
+        """Reset time to zero and the state to ``q`` [rad] / ``dq`` [rad/s] (default: configured initial position,
+        rest).
 
         Raises:
             ValueError: ``q`` or ``dq`` is not of shape (J,).
@@ -251,7 +249,8 @@ class SimArm:
         self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
 
     def clip_torque(self, tau: np.ndarray) -> np.ndarray:
-        """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite values."""
+        """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite
+        values."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")

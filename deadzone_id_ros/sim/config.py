@@ -121,8 +121,10 @@ class SimArmConfig:
         check_per_joint("stribeck_velocity", self.stribeck_velocity, n, sign="positive")
         check_per_joint("initial_position", self.initial_position, n, sign="any")
         if any(k + ks >= 1.0 for k, ks in zip(self.load_friction, self.load_friction_stribeck)):
-            raise ValueError(f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
-                             f"torque it resists); got {list(self.load_friction)} and {list(self.load_friction_stribeck)}")
+            raise ValueError(
+                f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
+                f"torque it resists); got {list(self.load_friction)} and {list(self.load_friction_stribeck)}"
+            )
         if not (isinstance(self.stribeck_exponent, (int, float)) and self.stribeck_exponent > 0):
             raise ValueError(f"stribeck_exponent = {self.stribeck_exponent!r} must be > 0")
         for name in ("actuation_delay", "measurement_delay"):

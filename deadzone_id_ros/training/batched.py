@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -195,7 +195,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             exp_avg_sq = [a[keep].clone() for a in exp_avg_sq]
     seconds = time.perf_counter() - t0
     out = []
-    for j, m in enumerate(models):
+    for m in models:
         m.info.seconds = seconds
         m.info.samples_per_s = samples / max(seconds, 1e-9)
         m.info.best_val_loss = m.best

@@ -130,6 +130,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
         if fmt == "ros1":
             paths = [_with_suffix(path, ".bag", tmpdir)]
             files: list[tuple[Path, str]] = []
+            message_zstd = False
         else:
             files, paths, message_zstd = _prepare_ros2(handle, tmpdir)
         try:

@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "demo",
     "demo-real": "demo",
     "robots": "robots",
+    "record": "record",
+    "status": "status",
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import DeadzoneIdError
 
@@ -95,14 +96,14 @@ def call_trigger(service: str, timeout: float = 10.0) -> tuple[bool, str]:
     from std_srvs.srv import Trigger
 
     with _Client("deadzone_id_cli") as c:
-        client = c.node.create_client(Trigger, service)
+        client: Any = c.node.create_client(Trigger, service)
         if not c.spin_until(client.service_is_ready, timeout):
             raise GraphUnreachable(f"service {service} (std_srvs/Trigger) not found within {timeout:g} s: is the "
                                    "recorder running, in this ROS_DOMAIN_ID and discovery range?")
         for _ in range(2):  # a request sent while the reader is still matching can be lost: withdraw, send again
             future = client.call_async(Trigger.Request())
             if c.spin_until(future.done, timeout / 2):
-                response = future.result()
+                response: Any = future.result()
                 return bool(response.success), str(response.message)
             client.remove_pending_request(future)
         raise GraphUnreachable(f"service {service} did not answer within {timeout:g} s")

@@ -11,7 +11,7 @@ import argparse
 import importlib
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import DeadzoneIdError

@@ -137,7 +137,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
                        "parameters": model.rbd.parameters()}
-    np.savez(out / "weights.npz", **arrays)
+    np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     if model.mlp is not None and onnx:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
@@ -193,7 +193,9 @@ def load_artifact(path: str | Path) -> LearnedModel:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ArtifactError(f"{meta_path}: not valid JSON: {err}") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ArtifactError(f"{meta_path}: format {meta.get('format') if isinstance(meta, dict) else None!r} is not {FORMAT!r}")
+        raise ArtifactError(
+            f"{meta_path}: format {meta.get('format') if isinstance(meta, dict) else None!r} is not {FORMAT!r}"
+        )
     if meta.get("format_version") != FORMAT_VERSION:
         raise ArtifactError(f"{meta_path}: format_version {meta.get('format_version')!r} is not supported "
                             f"(this package reads {FORMAT_VERSION})")
@@ -222,8 +224,8 @@ def load_artifact(path: str | Path) -> LearnedModel:
             spec = meta["mlp"]
             mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
             norm = meta.get("normalization") or {}
-            if not np.allclose(norm.get("input_mean"), mlp.x_norm.mean, rtol=0, atol=0) or \
-                    not np.allclose(norm.get("output_std"), mlp.y_norm.std, rtol=0, atol=0):
+            if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
+                    not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
                 raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
         rbd = None
         if want_rbd:
@@ -233,8 +235,14 @@ def load_artifact(path: str | Path) -> LearnedModel:
                                      locked=meta["rbd"].get("locked") or None)
             cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
             coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
-            if cols.shape != coef.shape or cols.ndim != 1 or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns)):
-                raise ArtifactError(f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid")
+            if (
+                cols.shape != coef.shape
+                or cols.ndim != 1
+                or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns))
+            ):
+                raise ArtifactError(
+                    f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid"
+                )
             rbd = RigidBodyModel(reg, cols, coef)
         dz = meta.get("dead_zone")
         dead_zone = DeadZone.from_dict(dz) if dz else None

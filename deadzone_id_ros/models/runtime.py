@@ -19,8 +19,9 @@ model identified from data is a different class, :class:`deadzone_id_ros.models.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -281,8 +282,12 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
     if kind == "rbd":
         from ..resources import default_urdf
 
-        return NominalRigidBodyModel(settings.urdf_path or default_urdf(), joint_names, friction=settings.model_friction,
-                                     friction_velocity=settings.friction_velocity)
+        return NominalRigidBodyModel(
+            settings.urdf_path or default_urdf(),
+            joint_names,
+            friction=settings.model_friction,
+            friction_velocity=settings.friction_velocity,
+        )
     if kind == "learned":
         if not settings.model_path:
             raise ConfigError("model 'learned' needs model_path (an artifact directory or an .onnx file)")

@@ -8,13 +8,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import executable
 
 from deadzone_id_ros.data.bag import read_recording, write_recording
 from deadzone_id_ros.errors import ConfigError, DataError
 from deadzone_id_ros.sim.offline import simulate
 from deadzone_id_ros.sim.replay import replay, replay_bag, write_report
-
-from conftest import executable
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +129,8 @@ def test_report_and_cli(sim_bag, tmp_path):
 
 
 def test_replay_takes_a_urdf_file_or_a_robot_model_name(sim_bag, tmp_path):
-    """Issue 12 item 8: `deadzone-id replay --urdf` replays on another robot (file or name), not only the bundled arm."""
+    """Issue 12 item 8: `deadzone-id replay --urdf` replays on another robot (a file or a name), not only the bundled
+    arm."""
     from deadzone_id_ros.data.types import Recording
     from deadzone_id_ros.resources import default_urdf
 
@@ -159,7 +159,8 @@ def test_replay_takes_a_urdf_file_or_a_robot_model_name(sim_bag, tmp_path):
     assert "physics configuration from given by the caller" in (tmp_path / "mine" / "report.md").read_text()
     proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", "kuka_lwr4plus", "--out",
                            str(tmp_path / "kuka")], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "joint(s) ['joint1', 'joint2', 'joint3'] not in the URDF" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "joint(s) ['joint1', 'joint2', 'joint3'] not in the URDF" in proc.stderr, proc.stderr
     proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", "no_such_robot", "--out",
                            str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "neither a file nor a known robot model" in proc.stderr, proc.stderr

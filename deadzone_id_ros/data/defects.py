@@ -61,7 +61,7 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
     """Merge JointState messages that each carry a subset of the joints (one publisher per joint group) by name.
 
     When no message names every joint considered (``config.joints`` or all), the messages of the largest group
-    (same set of named joints) are the time base. For every other joint, its value at a base stamp is interpolated
+    (same set of named joints; on a tie the one naming more joints, then the first) are the time base. For every other joint, its value at a base stamp is interpolated
     linearly between that joint's own messages just before and just after (or at) the stamp, provided both lie
     within ``config.merge_tolerance_s`` of it; otherwise the value stays missing and the sample is dropped later
     (counted here as ``merge_unmatched``). Messages that name none of the considered joints are dropped and counted.
@@ -96,9 +96,10 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
         return series, t_ns, counts, warnings  # some message carries every joint: not split across publishers
     groups, group_of = np.unique(named, axis=0, return_inverse=True)
     group_of = group_of.ravel()
-    base_g = int(np.argmax(np.bincount(group_of)))
+    base_g = int(np.lexsort((-np.arange(len(groups)), groups.sum(axis=1), np.bincount(group_of)))[-1])
     base = group_of == base_g
-    label = "; ".join(str([series.joint_names[cols[k]] for k in np.nonzero(g)[0]]) for g in groups)
+    first_seen = sorted(range(len(groups)), key=lambda g: int(np.argmax(group_of == g)))
+    label = "; ".join(str([series.joint_names[cols[k]] for k in np.nonzero(groups[g])[0]]) for g in first_seen)
     merged = _subset(series, base)
     tb = t_ns[base]
     tol = config.merge_tolerance_s * NS_PER_S
@@ -126,7 +127,7 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
             f"group; choose the joints of one publisher with --joints, or raise the tolerance")
     warnings.append(
         f"{where}: joints are split across publishers (messages carry {label} in turn); merged by name onto the "
-        f"{int(base.sum())} messages of group {base_g + 1}, other joints interpolated between their messages within "
+        f"{int(base.sum())} messages carrying {[series.joint_names[cols[k]] for k in np.nonzero(groups[base_g])[0]]}, other joints interpolated between their messages within "
         f"merge_tolerance_s = {config.merge_tolerance_s} s; {counts['merge_unmatched']} sample(s) without a match "
         "are dropped")
     return merged, tb, counts, warnings

@@ -61,7 +61,8 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
     """Merge JointState messages that each carry a subset of the joints (one publisher per joint group) by name.
 
     When no message names every joint considered (``config.joints`` or all), the messages of the largest group
-    (same set of named joints; on a tie the one naming more joints, then the first) are the time base. For every other joint, its value at a base stamp is interpolated
+    (same set of named joints; on a tie the one naming more joints, then the first) are the time base. For every
+    other joint, its value at a base stamp is interpolated
     linearly between that joint's own messages just before and just after (or at) the stamp, provided both lie
     within ``config.merge_tolerance_s`` of it; otherwise the value stays missing and the sample is dropped later
     (counted here as ``merge_unmatched``). Messages that name none of the considered joints are dropped and counted.
@@ -127,7 +128,8 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
             f"group; choose the joints of one publisher with --joints, or raise the tolerance")
     warnings.append(
         f"{where}: joints are split across publishers (messages carry {label} in turn); merged by name onto the "
-        f"{int(base.sum())} messages carrying {[series.joint_names[cols[k]] for k in np.nonzero(groups[base_g])[0]]}, other joints interpolated between their messages within "
+        f"{int(base.sum())} messages carrying {[series.joint_names[cols[k]] for k in np.nonzero(groups[base_g])[0]]}, "
+        "other joints interpolated between their messages within "
         f"merge_tolerance_s = {config.merge_tolerance_s} s; {counts['merge_unmatched']} sample(s) without a match "
         "are dropped")
     return merged, tb, counts, warnings
@@ -149,7 +151,7 @@ def find_resets(t_ns: np.ndarray, msg_index: np.ndarray, max_back_s: float, wher
     warnings = [f"{where}: time jumps back by {ns_to_s(float(-step[k])):.3f} s before message "
                 f"{int(msg_index[k + 1])} (a reset: simulation or clock reset, or runs appended); split into "
                 "separate episodes there" for k in jumps]
-    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])], warnings
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)], warnings
 
 
 def _increments(s: Samples, max_gap_s: float, window_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +159,7 @@ def _increments(s: Samples, max_gap_s: float, window_s: float) -> tuple[np.ndarr
     dq_parts, iv_parts = [], []
     step = np.diff(s.t_ns)
     bounds = [0, *(np.nonzero((ns_to_s(step) > max_gap_s) | (step <= 0))[0] + 1).tolist(), len(s.t_ns)]
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         if b - a < 3:
             continue
         t = ns_to_s((s.t_ns[a:b] - s.t_ns[a]).astype(np.float64))

@@ -9,7 +9,8 @@ its warnings, so it can be tested alone:
 2. :func:`choose_velocity`: dq from the message when usable, else Savitzky–Golay differentiation of q;
 3. :func:`choose_time`: header stamps, falling back to log (receive) time when stamps are zero;
 4. :func:`~.defects.find_resets`: time that jumps back by more than ``max_gap_s`` is a reset: stages 4–6 run on
-   each run between resets separately; :func:`sort_and_dedup`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
+   each run between resets separately; :func:`sort_and_dedup`: sort by stamp, drop exact duplicates and
+   same-stamp conflicts (keeping the first);
 5. :func:`~.defects.check_velocity`: a message velocity that is not the derivative of q is replaced by the
    Savitzky–Golay derivative (``velocity="auto"``); :func:`drop_nan`: drop samples with NaN/inf or a missing value;
 6. :func:`split_and_resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each
@@ -88,7 +89,7 @@ class _Runs:
     def finite(self) -> Samples:
         """Every kept row with finite q, tau and velocity, runs one after the other."""
         parts = []
-        for s, k in zip(self.samples, self.keep):
+        for s, k in zip(self.samples, self.keep, strict=True):
             ok = k & np.isfinite(s.q).all(axis=1) & np.isfinite(s.tau).all(axis=1) & np.isfinite(s.vel).all(axis=1)
             parts.append(s.take(ok))
         return Samples(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("t_ns", "q", "tau", "vel",
@@ -117,7 +118,7 @@ def _resample_runs(runs: _Runs, series: JointStateSeries, joints: tuple[str, ...
     Returns (the runs' episodes and numbers combined, the clean samples, NaN rows dropped, warnings).
     """
     where = _where(series)
-    cleaned = [drop_nan(s, k, use_msg_vel, where) for s, k in zip(runs.samples, runs.keep)]
+    cleaned = [drop_nan(s, k, use_msg_vel, where) for s, k in zip(runs.samples, runs.keep, strict=True)]
     warnings = [w for c in cleaned for w in c[2]]
     nan_dropped = sum(c[1] for c in cleaned)
     usable = [c[0] for c in cleaned if len(c[0].t_ns) >= 2]

@@ -248,7 +248,8 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     if len(gaps):
         warnings.append(
             f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); split, not interpolated"
+            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); split, not "
+            "interpolated"
         )
     bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
     window = config.window_samples(rate)
@@ -256,14 +257,15 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     episodes: list[Episode] = []
     short, short_samples = 0, 0
     name = Path(series.bag).name
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         seg = _segment_episode(s, a, b, rate, window, use_msg_vel, config.savgol_order)
         if seg is None:
             short += 1
             short_samples += int(b - a)
             continue
         g, qg, dqg, ddqg, taug = seg
-        episodes.append(Episode(name=f"{name}#{first_episode + len(episodes)}", source=str(series.bag), joint_names=joints,
+        episodes.append(Episode(name=f"{name}#{first_episode + len(episodes)}", source=str(series.bag),
+                                joint_names=joints,
                                 t=ns_to_s(int(t_ns[a]) - t0) + ns_to_s(g), q=qg, dq=dqg, ddq=ddqg, tau=taug))
     if short:
         warnings.append(f"{where}: dropped {short} segment(s) ({short_samples} messages) shorter than the "

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from data_helpers import T0, make_recording, sine_messages, write_joint_state_bag
+
 from deadzone_id_ros.data.dataset import DatasetConfig, dataset_from_recordings, load_dataset
 from deadzone_id_ros.errors import DataError
 

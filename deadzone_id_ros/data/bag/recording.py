@@ -278,7 +278,8 @@ def read_recording(
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
         meta = yaml.safe_load(ep.read_text()) or {}
-    stamps = series.stamp_ns if np.all(series.stamp_ns > 0) else series.log_ns
+    # header stamps; log time only when no message has one (a zero stamp among others stays 0: readers skip it)
+    stamps = series.stamp_ns if np.any(series.stamp_ns > 0) else series.log_ns
     return Recording(
         joint_names=names,
         state_t_ns=stamps,

@@ -32,7 +32,7 @@ import numpy as np
 from ..config import dataclass_from_dict
 from ..data.types import Recording
 from ..errors import DataError
-from ..stamps import NS_PER_S, ns_to_s
+from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
 
@@ -234,18 +234,6 @@ def replay(
         t=ns_to_s(t_ns - t0), recorded_q=rec_q, simulated_q=sim_q, recorded_dq=rec_dq, simulated_dq=sim_dq,
         recorded_effort=rec_eff, simulated_effort=sim_eff, notes=notes,
     )
-
-
-def increasing_rows(t_ns: np.ndarray) -> np.ndarray:
-    """(N,) bool: rows whose stamp [ns] is after every earlier stamp, for a stream that must be strictly increasing.
-
-    Repeated and older stamps are False, and so is a zero stamp after the first row (a stamp left unset); a first
-    stamp of zero is simulated time starting at 0 and is kept."""
-    t = np.asarray(t_ns, dtype=np.int64)
-    if not len(t):
-        return np.zeros(0, dtype=bool)
-    before = np.maximum.accumulate(np.concatenate([[-1], t[:-1]]))
-    return (t >= 0) & (t > before)
 
 
 def _replayable_rows(t_ns: np.ndarray, timestep: float, notes: list[str]) -> np.ndarray:

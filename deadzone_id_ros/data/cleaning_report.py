@@ -28,6 +28,7 @@ COUNT_FIELDS = (
     "messages_merged",
     "merge_unmatched",
     "messages_without_joints",
+    "zero_stamps_dropped",
 )
 """The integer counts that are summed over bags (and listed by ``deadzone-id inspect``)."""
 
@@ -72,6 +73,7 @@ class BagReport:
         messages_merged: messages of other publishers merged by joint name onto the base messages.
         merge_unmatched: base messages without a message of every other publisher within the merge tolerance.
         messages_without_joints: messages naming none of the joints used (another publisher's joints).
+        zero_stamps_dropped: messages with an unset (zero) header stamp among stamped ones.
         velocity_mismatch: ``{joint: {"gain": g, "correlation": r}}`` where the message velocity disagrees with the
             derivative of position.
     """
@@ -105,6 +107,7 @@ class BagReport:
     messages_merged: int = 0
     merge_unmatched: int = 0
     messages_without_joints: int = 0
+    zero_stamps_dropped: int = 0
     velocity_mismatch: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,7 +124,7 @@ class CleaningReport:
         bags: ``{bag: BagReport}`` in loading order.
         episodes, samples, messages, messages_dropped, duplicates_dropped, same_stamp_conflicts_dropped,
             out_of_order_sorted, gaps_split, nan_samples_dropped, short_segments_dropped, resets_split,
-            messages_merged, merge_unmatched, messages_without_joints: sums over ``bags``.
+            messages_merged, merge_unmatched, messages_without_joints, zero_stamps_dropped: sums over ``bags``.
         log_time_fallback: bags whose header stamps were zero (log time used).
         recovered: bags read from a recovered copy.
         velocity_source: ``{bag: "message" | "savgol derivative of position"}``.
@@ -143,6 +146,7 @@ class CleaningReport:
     messages_merged: int = 0
     merge_unmatched: int = 0
     messages_without_joints: int = 0
+    zero_stamps_dropped: int = 0
     log_time_fallback: tuple[str, ...] = ()
     recovered: tuple[str, ...] = ()
     velocity_source: Mapping[str, str] = field(default_factory=dict)

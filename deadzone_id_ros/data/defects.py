@@ -34,6 +34,7 @@ __all__ = [
     "effort_problems",
     "find_resets",
     "merge_split_publishers",
+    "subset_series",
 ]
 
 VELOCITY_GAIN_RANGE = (0.7, 1.4)
@@ -50,7 +51,8 @@ def _named(series: JointStateSeries, cols: list[int]) -> np.ndarray:
     return ~missing
 
 
-def _subset(series: JointStateSeries, rows: np.ndarray) -> JointStateSeries:
+def subset_series(series: JointStateSeries, rows: np.ndarray) -> JointStateSeries:
+    """The messages of ``series`` at ``rows`` (an index array or a boolean mask (M,))."""
     return replace(series, stamp_ns=series.stamp_ns[rows], log_ns=series.log_ns[rows],
                    position=series.position[rows], velocity=series.velocity[rows], effort=series.effort[rows],
                    index=series.index[rows])
@@ -92,7 +94,7 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
         warnings.append(f"{where}: {counts['messages_without_joints']} message(s) carry none of the joints "
                         f"{[series.joint_names[c] for c in cols]} (first: message "
                         f"{int(series.index[np.argmax(~any_named)])}); another publisher's joints, not used")
-        series, t_ns, named = _subset(series, any_named), t_ns[any_named], named[any_named]
+        series, t_ns, named = subset_series(series, any_named), t_ns[any_named], named[any_named]
     if named.all(axis=1).any():
         return series, t_ns, counts, warnings  # some message carries every joint: not split across publishers
     groups, group_of = np.unique(named, axis=0, return_inverse=True)
@@ -101,7 +103,7 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
     base = group_of == base_g
     first_seen = sorted(range(len(groups)), key=lambda g: int(np.argmax(group_of == g)))
     label = "; ".join(str([series.joint_names[cols[k]] for k in np.nonzero(groups[g])[0]]) for g in first_seen)
-    merged = _subset(series, base)
+    merged = subset_series(series, base)
     tb = t_ns[base]
     tol = config.merge_tolerance_s * NS_PER_S
     complete = np.ones(len(tb), dtype=bool)

@@ -34,7 +34,7 @@ from ..errors import DataError
 from ..stamps import ns_to_s
 from .bag import JointStateSeries, why_unusable
 from .cleaning_report import BagReport
-from .defects import check_velocity, find_resets, merge_split_publishers
+from .defects import check_velocity, find_resets, merge_split_publishers, subset_series
 from .stages import (
     Resampled,
     Samples,
@@ -172,6 +172,9 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         warnings.append(f"{where}: joint order changed {order_changes} time(s); mapped by name")
     t_ns, time_source, log_fallback, w = choose_time(series, config)
     warnings += w
+    stamped = t_ns >= 0  # -1: a header stamp left unset
+    if not stamped.all():
+        series, t_ns = subset_series(series, stamped), t_ns[stamped]
     series, t_ns, merge_counts, w = merge_split_publishers(series, t_ns, config)
     warnings += w
     joints, w = select_joints(series, config)
@@ -203,6 +206,6 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         median_step_s=res.median_step_s, gaps_split=res.gaps_split, savgol_window_samples=res.window,
         short_segments_dropped=res.short_segments_dropped, samples=sum(len(e) for e in res.episodes),
         episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings),
-        resets_split=len(runs.samples) - 1, velocity_mismatch=bad_velocity, **runs.counts, **merge_counts,
+        resets_split=len(runs.samples) - 1, zero_stamps_dropped=int((~stamped).sum()), velocity_mismatch=bad_velocity, **runs.counts, **merge_counts,
     )
     return res.episodes, joints, report

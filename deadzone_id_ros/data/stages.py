@@ -121,25 +121,37 @@ def choose_velocity(series: JointStateSeries, joints: tuple[str, ...], config: D
 def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.ndarray, str, bool, list[str]]:
     """Stage 3: the time stamps [ns] of every message, per ``config.time_source``.
 
+    A zero header stamp is a stamp left unset, except a first stamp of zero followed within 1 s by the next one
+    (simulated time starting at 0; :func:`~deadzone_id_ros.stamps.increasing_rows`). With ``"auto"``, when at most
+    half of the messages have an unset stamp the header stamps are used and those messages get t = -1 (the caller
+    drops them, counted); when more have one, log (receive) time replaces the header stamps for the whole topic.
+
     Returns:
-        (t_ns (M,) [ns], ``"header"`` or ``"log"``, whether log time replaced zero header stamps, warnings).
+        (t_ns (M,) [ns] (-1 where a header stamp is unset), ``"header"`` or ``"log"``, whether log time replaced zero
+        header stamps, warnings).
 
     Raises:
         DataError: ``time_source="header"`` and a header stamp is zero (names the message).
     """
     where = _where(series)
     zero = series.stamp_ns <= 0
-    if config.time_source == "log" or (config.time_source == "auto" and zero.any()):
+    if len(zero) > 1 and series.stamp_ns[0] == 0 and 0 < series.stamp_ns[1] < NS_PER_S:
+        zero[0] = False  # simulated time starting at 0
+    if config.time_source == "log" or (config.time_source == "auto" and zero.sum() > len(zero) / 2):
         if config.time_source != "auto":
             return series.log_ns.copy(), "log", False, []
         return series.log_ns.copy(), "log", True, [
             f"{where}: {int(zero.sum())} message(s) have a zero header stamp (first: message "
             f"{int(series.index[np.argmax(zero)])}); using log (receive) time for this topic"
         ]
-    if zero.any():
+    if zero.any() and config.time_source == "header":
         k = int(series.index[np.argmax(zero)])
         raise DataError(f"{where}: message {k} field header.stamp is zero; use time_source='log'")
-    return series.stamp_ns.copy(), "header", False, []
+    t = series.stamp_ns.copy()
+    t[zero] = -1
+    warnings = [f"{where}: dropped {int(zero.sum())} message(s) with a zero header stamp (first: message "
+                f"{int(series.index[np.argmax(zero)])}); the other messages' header stamps are used"] if zero.any() else []
+    return t, "header", False, warnings
 
 
 def sort_and_dedup(samples: Samples, where: str) -> tuple[Samples, np.ndarray, dict[str, int], list[str]]:

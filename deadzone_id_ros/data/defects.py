@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EFFORT_LIMIT_FACTOR",
+    "RESET_STEPS",
     "VELOCITY_CORRELATION_MIN",
     "VELOCITY_GAIN_RANGE",
     "check_velocity",
@@ -41,6 +43,8 @@ VELOCITY_GAIN_RANGE = (0.7, 1.4)
 """Accepted least-squares gain of the integrated message velocity against the change of q (1 when consistent)."""
 VELOCITY_CORRELATION_MIN = 0.8
 """Least accepted correlation between the integrated message velocity and the change of q."""
+RESET_STEPS = 5
+"""A backward jump of more than this many median steps is a reset, not messages received out of order."""
 EFFORT_LIMIT_FACTOR = 3.0
 """Effort beyond this multiple of a joint's effort limit is physically implausible (another unit, or garbage)."""
 
@@ -88,7 +92,7 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
     where = f"{series.bag}: topic {series.topic}"
     named = _named(series, cols)
     warnings: list[str] = []
-    any_named = named.any(axis=1)
+    any_named: np.ndarray = np.asarray(named.any(axis=1))
     if not any_named.all():
         counts["messages_without_joints"] = int((~any_named).sum())
         warnings.append(f"{where}: {counts['messages_without_joints']} message(s) carry none of the joints "
@@ -139,16 +143,21 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
 
 def find_resets(t_ns: np.ndarray, msg_index: np.ndarray, max_back_s: float, where: str,
                 ) -> tuple[list[slice], list[str]]:
-    """Split a time series (in bag/file order) where time jumps backwards by more than ``max_back_s`` [s].
+    """Split a time series (in bag/file order) where time jumps backwards by more than ``max_back_s`` [s] or more
+    than :data:`RESET_STEPS` median steps, whichever is less.
 
     Such a jump is a reset (a simulation reset, a clock reset, two runs appended): the runs on either side are
-    separate episodes. Smaller backward steps are disorder, sorted later.
+    separate episodes. Smaller backward steps are disorder (messages received out of order), sorted later.
 
     Returns:
         (one slice per run (R,), a warning per reset naming the message (or line) index and the size of the jump).
     """
     step = np.diff(np.asarray(t_ns, dtype=np.int64))
-    jumps = np.nonzero(step < -max_back_s * NS_PER_S)[0]
+    forward = step[step > 0]
+    limit = float(max_back_s * NS_PER_S)
+    if len(forward):
+        limit = min(limit, RESET_STEPS * float(np.median(forward)))
+    jumps = np.nonzero(np.less(step, -limit))[0]
     bounds = [0, *(jumps + 1).tolist(), len(t_ns)]
     warnings = [f"{where}: time jumps back by {ns_to_s(float(-step[k])):.3f} s before message "
                 f"{int(msg_index[k + 1])} (a reset: simulation or clock reset, or runs appended); split into "
@@ -216,7 +225,7 @@ def check_velocity(s: Samples, joints: tuple[str, ...], config: DatasetConfig, w
     return bad, warnings
 
 
-def effort_problems(series: JointStateSeries, joints: tuple[str, ...], limits: dict[str, float] | None,
+def effort_problems(series: JointStateSeries, joints: tuple[str, ...], limits: Mapping[str, float] | None,
                     ) -> dict[str, str]:
     """Joints whose effort is physically implausible for their effort limit ``limits[joint]`` [N·m].
 

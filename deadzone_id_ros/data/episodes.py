@@ -26,7 +26,7 @@ and joint.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class _Runs:
 
     samples: list[Samples]
     keep: list[np.ndarray]
-    counts: dict[str, int]
+    counts: dict[str, Any]
     warnings: list[str]
 
     def finite(self) -> Samples:
@@ -151,6 +151,29 @@ def _resample_runs(runs: _Runs, series: JointStateSeries, joints: tuple[str, ...
     return res, clean, nan_dropped, warnings
 
 
+def _merge_per_run(series: JointStateSeries, t_ns: np.ndarray, config: DatasetConfig,
+                   ) -> tuple[JointStateSeries, np.ndarray, dict[str, int], list[str]]:
+    """:func:`merge_split_publishers` on each run between resets (never interpolating across a reset)."""
+    slices, _ = find_resets(t_ns, series.index, config.max_gap_s, _where(series))
+    if len(slices) == 1:
+        return merge_split_publishers(series, t_ns, config)
+    parts, errors = [], []
+    for sl in slices:
+        rows = np.arange(sl.start, sl.stop)
+        try:
+            parts.append(merge_split_publishers(subset_series(series, rows), t_ns[rows], config))
+        except DataError as err:
+            errors.append(err)
+    if not parts:
+        raise errors[0]
+    fields: dict[str, Any] = {f: np.concatenate([getattr(p[0], f) for p in parts]) for f in (
+        "stamp_ns", "log_ns", "position", "velocity", "effort", "index")}
+    merged = replace(series, **fields)
+    counts = {k: sum(p[2][k] for p in parts) for k in parts[0][2]}
+    warnings = list(dict.fromkeys([w for p in parts for w in p[3]] + [str(e) for e in errors]))
+    return merged, np.concatenate([p[1] for p in parts]), counts, warnings
+
+
 def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[list[Episode], tuple[str, ...], BagReport]:
     """Clean, split and resample one decoded JointState topic into episodes (stages 0–6 of the module docstring).
 
@@ -175,7 +198,8 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
     stamped = t_ns >= 0  # -1: a header stamp left unset
     if not stamped.all():
         series, t_ns = subset_series(series, stamped), t_ns[stamped]
-    series, t_ns, merge_counts, w = merge_split_publishers(series, t_ns, config)
+    series, t_ns, counts, w = _merge_per_run(series, t_ns, config)
+    merge_counts: dict[str, Any] = dict(counts)
     warnings += w
     joints, w = select_joints(series, config)
     warnings += w
@@ -206,6 +230,7 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         median_step_s=res.median_step_s, gaps_split=res.gaps_split, savgol_window_samples=res.window,
         short_segments_dropped=res.short_segments_dropped, samples=sum(len(e) for e in res.episodes),
         episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings),
-        resets_split=len(runs.samples) - 1, zero_stamps_dropped=int((~stamped).sum()), velocity_mismatch=bad_velocity, **runs.counts, **merge_counts,
+        resets_split=len(runs.samples) - 1, zero_stamps_dropped=int((~stamped).sum()),
+        velocity_mismatch=bad_velocity, **runs.counts, **merge_counts,
     )
     return res.episodes, joints, report

@@ -149,8 +149,9 @@ def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.nda
         raise DataError(f"{where}: message {k} field header.stamp is zero; use time_source='log'")
     t = series.stamp_ns.copy()
     t[zero] = -1
-    warnings = [f"{where}: dropped {int(zero.sum())} message(s) with a zero header stamp (first: message "
-                f"{int(series.index[np.argmax(zero)])}); the other messages' header stamps are used"] if zero.any() else []
+    warnings = [] if not zero.any() else [
+        f"{where}: dropped {int(zero.sum())} message(s) with a zero header stamp (first: message "
+        f"{int(series.index[np.argmax(zero)])}); the other messages' header stamps are used"]
     return t, "header", False, warnings
 
 

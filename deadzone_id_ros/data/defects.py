@@ -166,7 +166,8 @@ def find_resets(t_ns: np.ndarray, msg_index: np.ndarray, max_back_s: float, wher
 
 
 def _increments(s: Samples, max_gap_s: float, window_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """Changes of q and integrals of the message velocity over ``window_s`` windows inside gap-free segments."""
+    """Mean velocities over ``window_s`` windows inside gap-free segments: from the change of q, and from the
+    integral of the message velocity (each (W, J) [rad/s])."""
     dq_parts, iv_parts = [], []
     step = np.diff(s.t_ns)
     bounds = [0, *(np.nonzero((ns_to_s(step) > max_gap_s) | (step <= 0))[0] + 1).tolist(), len(s.t_ns)]
@@ -180,8 +181,9 @@ def _increments(s: Samples, max_gap_s: float, window_s: float) -> tuple[np.ndarr
         v = s.vel[a:b]
         integral = np.concatenate([np.zeros((1, v.shape[1])),
                                    np.cumsum(0.5 * (v[1:] + v[:-1]) * np.diff(t)[:, None], axis=0)])
-        dq_parts.append(s.q[a + lag:b] - s.q[a:b - lag])
-        iv_parts.append(integral[lag:] - integral[:-lag])
+        span = (t[lag:] - t[:-lag])[:, None]  # window durations [s]: compare mean velocities over each window
+        dq_parts.append((s.q[a + lag:b] - s.q[a:b - lag]) / span)
+        iv_parts.append((integral[lag:] - integral[:-lag]) / span)
     if not dq_parts:
         return np.zeros((0, s.q.shape[1])), np.zeros((0, s.q.shape[1]))
     return np.concatenate(dq_parts), np.concatenate(iv_parts)
@@ -191,11 +193,12 @@ def check_velocity(s: Samples, joints: tuple[str, ...], config: DatasetConfig, w
                    ) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Cross-check the message velocity against the derivative of q, per joint.
 
-    Over windows of ``config.savgol_window_s`` (at least 0.05 s) inside gap-free stretches, the integral of the
-    message velocity is compared with the change of q: a consistent field gives a least-squares gain near 1
-    (:data:`VELOCITY_GAIN_RANGE`) and a high correlation (:data:`VELOCITY_CORRELATION_MIN`). Integrating, rather
+    Over windows of ``config.savgol_window_s`` (at least 0.05 s) inside gap-free stretches, the mean of the
+    message velocity (its integral over the window's duration) is compared with the change of q over the duration:
+    a consistent field gives a least-squares gain near 1 (:data:`VELOCITY_GAIN_RANGE`) and a high correlation
+    (:data:`VELOCITY_CORRELATION_MIN`); a constant field has no correlation. Integrating, rather
     than differentiating q, keeps encoder quantization noise out of the comparison. Joints whose q changes by more
-    than ten encoder steps (the smallest change of q seen) in fewer than ten windows are not judged.
+    than ten encoder steps (the smallest change of q seen) in fewer than three windows are not judged.
 
     Args:
         s: clean samples (sorted, finite q and velocity), velocity in ``s.vel`` (M, J) [rad/s].
@@ -204,16 +207,18 @@ def check_velocity(s: Samples, joints: tuple[str, ...], config: DatasetConfig, w
         ({joint: {"gain": g, "correlation": r}} for each joint whose velocity disagrees, warnings naming the joint and
         the figures).
     """
-    dq, iv = _increments(s, config.max_gap_s, max(config.savgol_window_s, 0.05))
+    window = max(config.savgol_window_s, 0.05)
+    dq, iv = _increments(s, config.max_gap_s, window)
     bad: dict[str, dict[str, float]] = {}
     for k, name in enumerate(joints):
         x, y = dq[:, k], iv[:, k]
         steps = np.abs(np.diff(s.q[:, k]))
         quantum = float(steps[steps > 0].min()) if np.any(steps > 0) else 0.0
-        if np.count_nonzero(np.abs(x) > max(10 * quantum, 1e-9)) < 10:
+        if np.count_nonzero(np.abs(x) * window > max(10 * quantum, 1e-9)) < 3:
             continue  # q hardly changes (a holding joint: encoder flicker only): nothing to judge by
         gain = float(np.dot(x, y) / np.dot(x, x))
-        corr = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else 0.0
+        # a constant field has no variation beyond rounding: correlation 0
+        corr = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 1e-9 * (1.0 + np.abs(y).max()) else 0.0
         if not (VELOCITY_GAIN_RANGE[0] <= gain <= VELOCITY_GAIN_RANGE[1] and corr >= VELOCITY_CORRELATION_MIN):
             bad[name] = {"gain": gain, "correlation": corr}
     warnings = []

@@ -225,7 +225,7 @@ def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_m
     ts = s.t_ns[a:b]
     dt_ns = NS_PER_S / rate
     n_grid = int(np.floor((ts[-1] - ts[0]) / dt_ns + 1e-9)) + 1 if b - a > 1 else 1
-    if n_grid < window:
+    if n_grid < window or b - a < window:  # too short, or too few real samples (mostly interpolation)
         return None
     g = np.arange(n_grid) * dt_ns  # [ns] since the segment start (small floats: no precision loss)
     rel = (ts - ts[0]).astype(np.float64)
@@ -245,8 +245,8 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     """Stage 6: split at gaps longer than ``config.max_gap_s``, resample each segment, differentiate.
 
     The rate is ``config.rate_hz`` or 1 / (median stamp step). Segments shorter than the Savitzky–Golay window
-    are dropped and counted. Episode times ``t`` [s] are relative to the first kept stamp of ``s``; episodes are
-    numbered from ``first_episode`` (``<bag>#<n>``).
+    (in grid points or in real samples) are dropped and counted. Episode times ``t`` [s] are relative to the first
+    kept stamp of ``s``; episodes are numbered from ``first_episode`` (``<bag>#<n>``).
 
     Raises:
         DataError: no segment is longer than the Savitzky–Golay window.

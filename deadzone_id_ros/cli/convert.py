@@ -33,9 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="bag directory to create (must not exist)")
     p.add_argument("--time", required=True, metavar="COL", help="time column")
     p.add_argument("--time-unit", default="s", choices=list(TIME_UNITS), help="unit of the time column (default s)")
-    p.add_argument("--joint", action="append", required=True,
-                   metavar="NAME:pos=COL[,vel=COL][,effort=COL][,command=COL]",
-                   help="column mapping of one joint; repeat per joint, in the controller's joint order")
+    p.add_argument(
+        "--joint",
+        action="append",
+        required=True,
+        metavar="NAME:pos=COL[,vel=COL][,effort=COL][,command=COL]",
+        help="column mapping of one joint; repeat per joint, in the controller's joint order",
+    )
     p.add_argument("--delimiter", default=None, choices=[",", ";", "tab"],
                    help="column separator (default: detected from the header)")
     p.add_argument("--decimal", default=None, choices=[".", ","],

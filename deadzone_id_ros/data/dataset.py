@@ -72,6 +72,8 @@ class DatasetConfig:
             within this many seconds of the stamp (> 0; default 0.02 s).
         effort_limits: ``{joint: limit [N·m]}`` (e.g. the URDF's effort limits), or None; effort beyond 3x the limit
             is physically implausible and the joint's effort unusable.
+        torque_constants: ``{joint: k [N·m per unit of the recorded effort]}`` (e.g. for motor current in mA), or
+            None; the effort of each named joint is multiplied by its k when the data are loaded.
 
     The dead-zone setting is not part of this: it is :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
     """
@@ -86,6 +88,7 @@ class DatasetConfig:
     savgol_order: int = 3
     merge_tolerance_s: float = 0.02
     effort_limits: Mapping[str, float] | None = None
+    torque_constants: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -116,6 +119,12 @@ class DatasetConfig:
             if bad:
                 raise ValueError(f"DatasetConfig.effort_limits: limits {bad} must be > 0 [N·m]")
             object.__setattr__(self, "effort_limits", dict(self.effort_limits))
+
+        if self.torque_constants is not None:
+            bad = {k: v for k, v in dict(self.torque_constants).items() if not (np.isfinite(v) and v != 0)}
+            if bad:
+                raise ValueError(f"DatasetConfig.torque_constants: constants {bad} must be finite and non-zero")
+            object.__setattr__(self, "torque_constants", dict(self.torque_constants))
 
     def window_samples(self, rate_hz: float) -> int:
         """The Savitzky–Golay window length in samples at ``rate_hz`` [Hz] (odd, >= savgol_order + 2)."""

@@ -231,8 +231,9 @@ def check_velocity(s: Samples, joints: tuple[str, ...], config: DatasetConfig, w
 
 
 def effort_problems(series: JointStateSeries, joints: tuple[str, ...], limits: Mapping[str, float] | None,
-                    ) -> dict[str, str]:
-    """Joints whose effort is physically implausible for their effort limit ``limits[joint]`` [N·m].
+                    torque_constants: Mapping[str, float] | None = None) -> dict[str, str]:
+    """Joints whose effort (times ``torque_constants[joint]`` when given) is physically implausible for their
+    effort limit ``limits[joint]`` [N·m].
 
     Effort beyond :data:`EFFORT_LIMIT_FACTOR` times the limit cannot be a joint torque of this robot (another unit,
     such as motor current in mA, or garbage).
@@ -244,7 +245,7 @@ def effort_problems(series: JointStateSeries, joints: tuple[str, ...], limits: M
     for name in joints:
         if not limits or name not in limits:
             continue
-        col = np.abs(series.effort[:, series.joint_names.index(name)])
+        col = np.abs(series.effort[:, series.joint_names.index(name)] * (torque_constants or {}).get(name, 1.0))
         peak = float(np.nanmax(col)) if np.isfinite(col).any() else 0.0
         if peak > EFFORT_LIMIT_FACTOR * limits[name]:
             out[name] = (f"reaches {peak:.4g}, more than {EFFORT_LIMIT_FACTOR:g}x its effort limit "

@@ -206,7 +206,8 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
     use_msg_vel, w = choose_velocity(series, joints, config)
     warnings += w
     cols = [series.joint_names.index(j) for j in joints]
-    raw = Samples(t_ns, series.position[:, cols], series.effort[:, cols], series.velocity[:, cols], series.index)
+    effort = series.effort[:, cols] * np.asarray([(config.torque_constants or {}).get(j, 1.0) for j in joints])
+    raw = Samples(t_ns, series.position[:, cols], effort, series.velocity[:, cols], series.index)
     runs = _sorted_runs(raw, where, config)
     warnings += runs.warnings
     bad_velocity: dict[str, dict[str, float]] = {}

@@ -69,7 +69,8 @@ def select_joints(series: JointStateSeries, config: DatasetConfig) -> tuple[tupl
     """
     where = _where(series)
     pos_u, eff_u = field_usability(series, "position"), field_usability(series, "effort")
-    implausible = effort_problems(series, tuple(config.joints or series.joint_names), config.effort_limits)
+    implausible = effort_problems(series, tuple(config.joints or series.joint_names), config.effort_limits,
+                                  config.torque_constants)
     eff_u = {n: eff_u[n] or implausible.get(n) for n in eff_u}
     if config.joints is not None:
         missing = [j for j in config.joints if j not in series.joint_names]

@@ -187,3 +187,19 @@ def test_effort_beyond_the_limits_is_implausible(tmp_path):
         load_dataset([bag], DatasetConfig(joints=("a",), effort_limits={"a": 0.5}))
     with pytest.raises(DataError, match=r"field effort of a reaches 3.*of b reaches 3"):
         load_dataset([bag], DatasetConfig(effort_limits={"a": 0.5, "b": 0.5}))
+
+
+# --- 6. effort in other units (data side): a torque constant per joint converts at load time
+
+
+def test_torque_constant_converts_effort_at_load_time(tmp_path):
+    bag = write_joint_state_bag(tmp_path / "b", sine_messages(400))  # effort 2 q + 1, "in mA"
+    plain = load_dataset([bag])
+    ds = load_dataset([bag], DatasetConfig(torque_constants={"a": 0.002}))
+    np.testing.assert_allclose(ds.episodes[0].tau[:, 0], 0.002 * plain.episodes[0].tau[:, 0], rtol=1e-12)
+    np.testing.assert_array_equal(ds.episodes[0].tau[:, 1], plain.episodes[0].tau[:, 1])
+    with pytest.raises(ValueError, match=r"torque_constants: constants \{'a': 0.0\} must be finite and non-zero"):
+        DatasetConfig(torque_constants={"a": 0.0})
+    # the effort limits judge the converted effort: 3 "mA" x 0.1 N·m/mA is within 3 x 0.5 N·m
+    limited = load_dataset([bag], DatasetConfig(effort_limits={"a": 0.5}, torque_constants={"a": 0.1}))
+    assert limited.joint_names == ("a", "b")

@@ -27,7 +27,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import check_joints
-from ..stamps import NS_PER_S, ns_to_s
+from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from ._common import declare_dataclass_parameters, run_node
 from .bag_replay_params import BagReplayNodeConfig
 
@@ -58,11 +58,12 @@ class BagReplayNode(Node):
             raise DataError(f"{cfg.bag}: no messages on {cfg.command_topic}; nothing to replay")
         self.joint_names = tuple(cfg.command_joint_names)
         cols = [list(rec.joint_names).index(n) for n in self.joint_names]
-        t0 = int(rec.state_t_ns[0])
+        rows = increasing_rows(rec.state_t_ns)  # zero, repeated and older stamps skipped
+        t0 = int(rec.state_t_ns[rows][0])
         self._cmd_t = (np.asarray(rec.command_t_ns, np.int64) - t0)  # [ns] since the first recorded state
         self._cmd = np.asarray(rec.command, float)[:, cols]
-        self._rec_t = ns_to_s(np.asarray(rec.state_t_ns, np.int64) - t0)
-        self._rec_q = np.asarray(rec.position, float)[:, cols]
+        self._rec_t = ns_to_s(np.asarray(rec.state_t_ns, np.int64)[rows] - t0)
+        self._rec_q = np.asarray(rec.position, float)[rows][:, cols]
         self._next = 0
         self._start_ns: int | None = None
         self._first_state_ns: int | None = None

@@ -285,7 +285,8 @@ def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs
     pick.test_rmse_mean, pick.test_nrmse_mean = run.metrics["rmse_mean"], run.metrics["nrmse_mean"]
     has_net = run.fit.model.mlp is not None
     save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
-    pick.onnx = f"{PICK_DIR}/model.onnx" if has_net and (out / PICK_DIR / "model.onnx").exists() else None
+    onnx_file = json.loads((out / PICK_DIR / "model.json").read_text())["onnx"].get("file")
+    pick.onnx = f"{PICK_DIR}/{onnx_file}" if onnx_file else None
     log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} N*m; "
         f"exported to {out / PICK_DIR}")
     return pick

@@ -7,8 +7,9 @@ report.json. The JSON keys are stable (``methods.<name>.rmse_per_joint``, ``.rms
 
 Artifacts of a comparison folder (paths relative to report.json, stable; the demo's closed loop reads them):
 - ``models/<method>/``: the seed-0 model of each method (model.json + weights, no ONNX);
-- ``pick/``: the model to deploy (:data:`PICK_DIR`; ``pick.artifact``), with ``pick/model.onnx`` when it has a
-  network (``pick.onnx``, else None: an rbd pick is loaded from model.json by load_artifact).
+- ``pick/``: the model to deploy (:data:`PICK_DIR`; ``pick.artifact``; load with ``models.load_artifact``), with its
+  network as ONNX (``pick.onnx``): ``pick/model.onnx`` (the full model) or, for hybrid, ``pick/residual.onnx`` (the
+  MLP residual; add the rigid-body torque); None for rbd (no network).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class Pick:
         method: the method with the lowest ``validation_rmse_mean`` (mean over seeds).  reason: why, in words, with
         the numbers.  validation_rmse_mean [N·m]: that method's.  seed: the seed exported (its lowest validation
         RMSE).  test_rmse_mean [N·m] / test_nrmse_mean: the exported model's test error, reported after the choice.
-        artifact: its folder relative to report.json (:data:`PICK_DIR`).  onnx: ``pick/model.onnx`` or None.
+        artifact: its folder relative to report.json (:data:`PICK_DIR`).  onnx: ``pick/model.onnx``,
+        ``pick/residual.onnx`` (hybrid) or None (rbd); see the module docstring.
     """
 
     method: str

@@ -36,9 +36,10 @@ def test_batched_equals_one_at_a_time_per_model(tiny_config):
     full, val = _arrays(1500, 0), _arrays(300, 1)
     subset = full.r.all(axis=1)  # a conventional-style model on fewer samples, beside masked and mse ones
     specs = [MLPSpec(full, val, "masked", 4), MLPSpec(full, val, "masked", 5), MLPSpec(full, val, "mse", 4),
-             MLPSpec(TrainArrays(full.x[subset], full.y[subset], np.ones_like(full.r[subset])), val, "mse", 6)]
+             MLPSpec(TrainArrays(full.x[subset], full.y[subset], np.ones_like(full.r[subset])), val, "mse", 6),
+             MLPSpec(full, val, "band", 7, band=np.array([0.3, 0.1]))]
     batched = train_mlps(specs, cfg)
-    alone = [train_mlp(s.train, s.val, s.loss, cfg.with_overrides(seed=s.seed)) for s in specs]
+    alone = [train_mlp(s.train, s.val, s.loss, cfg.with_overrides(seed=s.seed), band=s.band) for s in specs]
     for spec, (wb, ib), (wa, ia) in zip(specs, batched, alone):
         assert (ib.steps, ib.best_step, ib.stopped_early) == (ia.steps, ia.best_step, ia.stopped_early), spec.seed
         assert max(float(np.abs(x - y).max()) for x, y in zip(wb.weights, wa.weights)) <= WEIGHT_TOL
@@ -70,6 +71,8 @@ def test_train_mlps_errors(tiny_config):
         train_mlps([MLPSpec(a, None, "mse", 0), MLPSpec(narrow, None, "mse", 0)], tiny_config)
     with pytest.raises(ValueError, match="loss = 'l1'"):
         train_mlps([MLPSpec(a, None, "l1", 0)], tiny_config)
+    with pytest.raises(ValueError, match=r"band loss needs band = \(J,\) = \(2,\)"):
+        train_mlps([MLPSpec(a, None, "band", 0, band=np.array([0.1]))], tiny_config)
     stuck = TrainArrays(a.x, a.y, np.zeros_like(a.r))
     with pytest.raises(DataError, match="inside the dead zone"):
         train_mlps([MLPSpec(stuck, None, "masked", 0, desc="m")], tiny_config)

@@ -13,8 +13,8 @@ main methods, then :func:`collect_efficiency` fills the curve.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def efficiency_rows(fractions: list[float] | tuple[float, ...], n_blocks: int) -
     return [(fs, k) for k, fs in sorted(rows.items())]
 
 
-def plan_efficiency(data, config: TrainConfig, methods: list[str]) -> list[EfficiencyRow]:
+def plan_efficiency(data, config: TrainConfig, methods: Sequence[str]) -> list[EfficiencyRow]:
     """Plan the fits of every row below the full split (``data``: the compare's PreparedData)."""
     train_eps = data.split.train
     order = np.random.default_rng(config.split_seed + 1).permutation(len(train_eps))
@@ -84,7 +84,7 @@ def plan_efficiency(data, config: TrainConfig, methods: list[str]) -> list[Effic
 
 
 def collect_efficiency(rows: list[EfficiencyRow], fits: dict[int, FitResult], main_rmse: dict[str, list[float]],
-                       train: Stacked, test_rmse: Callable[[FitResult], float], methods: list[str],
+                       train: Stacked, test_rmse: Callable[[FitResult], float], methods: Sequence[str],
                        log: Callable[[str], None]) -> DataEfficiency:
     """The curve from the trained ``fits`` (keyed by ``id`` of their plan) and the main runs' test RMSE per seed."""
     out = DataEfficiency([r.fractions[0] for r in rows], curves={m: EfficiencyCurve() for m in methods})

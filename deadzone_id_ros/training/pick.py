@@ -9,7 +9,7 @@ error would make that estimate optimistic: the minimum of several noisy test err
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -33,7 +33,8 @@ def choose_pick(validation_rmse: Mapping[str, float | None]) -> Pick:
     Raises:
         ValueError: no method has a finite validation RMSE.
     """
-    ranked = sorted(((v, k, m) for k, (m, v) in enumerate(validation_rmse.items()) if _ok(v)))
+    ranked = sorted((float(v), k, m) for k, (m, v) in enumerate(validation_rmse.items())
+                    if v is not None and math.isfinite(v))
     if not ranked:
         raise ValueError(f"no method has a validation RMSE to pick by: {dict(validation_rmse)}")
     best, _, method = ranked[0]
@@ -47,7 +48,7 @@ def choose_pick(validation_rmse: Mapping[str, float | None]) -> Pick:
 
 def pick_seed(result: MethodResult) -> int:
     """Index (into ``result.per_seed``) of the seed with the lowest validation RMSE (the first when none is finite)."""
-    vals = [v if _ok(v) else math.inf for v in result.validation_rmse_per_seed]
+    vals = [v if v is not None and math.isfinite(v) else math.inf for v in result.validation_rmse_per_seed]
     return int(np.argmin(vals)) if vals else 0
 
 

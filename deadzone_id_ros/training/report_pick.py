@@ -35,8 +35,11 @@ def pick_section(report: CompareReport) -> list[str]:
              f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} N·m** "
              f"(nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
              "| method | validation RMSE (mean over seeds) | test RMSE |", "|---|---|---|"]
-    order = sorted(report.methods, key=lambda m: report.methods[m].validation_rmse_mean
-                   if report.methods[m].validation_rmse_mean is not None else math.inf)
+    def val(m: str) -> float:
+        v = report.methods[m].validation_rmse_mean
+        return math.inf if v is None else v
+
+    order = sorted(report.methods, key=val)
     for m in order:
         e = report.methods[m]
         mark = " **(pick)**" if m == p.method else ""

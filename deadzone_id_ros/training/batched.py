@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,9 @@ class _Model:
         use_r = spec.loss in ("masked", "band")
         val = spec.val
         self.has_val = val is not None and len(val) > 0 and (spec.loss != "masked" or bool(val.r.any()))
+        self.xv: Any
+        self.yv: Any
+        self.rv: Any
         key = (id(spec.train), id(val), use_r, self.has_val)
         if key not in cache:  # the seeds of one method standardize the same arrays once
             self.x_norm = Standardizer.fit(spec.train.x)
@@ -202,7 +206,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             exp_avg_sq = [a[keep].clone() for a in exp_avg_sq]
     seconds = time.perf_counter() - t0
     out = []
-    for j, m in enumerate(models):
+    for m in models:
         m.info.seconds = seconds
         m.info.samples_per_s = samples / max(seconds, 1e-9)
         m.info.best_val_loss = m.best

@@ -25,20 +25,28 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, RobotDescriptionError
 from ..models.predictor import METHODS
 from .config import TrainConfig
-from .evaluate import evaluate_model, evaluate_predictions
 from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
+from .evaluate import evaluate_model, evaluate_predictions
 from .fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
 from .pick import choose_pick, diagnose_stuck, pick_seed
-from .pipeline import MethodRun, PreparedData, TrainingInputs, config_dict, prepare_data, rigid_body_regressor, \
-    save_method
+from .pipeline import (
+    MethodRun,
+    PreparedData,
+    TrainingInputs,
+    config_dict,
+    prepare_data,
+    rigid_body_regressor,
+    save_method,
+)
 from .report import write_report
 from .results import PICK_DIR, CompareReport, MethodResult, NoiseFloor, Pick
 
@@ -53,13 +61,15 @@ def quick_config(config: TrainConfig) -> TrainConfig:
                                  seeds=min(config.seeds, 2), efficiency_fractions=(0.25, 1.0))
 
 
-def _mean_std(values: list[list[float]]) -> tuple[list[float], list[float]]:
+def _mean_std(values: list[list[float]]) -> tuple[list[float | None], list[float | None]]:
     import warnings
 
     a = np.asarray(values, dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a joint that never moves in test)
-        return np.nanmean(a, axis=0).tolist(), (np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])).tolist()
+        mean: list[float | None] = np.nanmean(a, axis=0).tolist()
+        std: list[float | None] = (np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])).tolist()
+    return mean, std
 
 
 def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:

@@ -36,7 +36,7 @@ def _efficiency_table(report: CompareReport) -> list[str]:
     methods = [m for m in ("masked", "conventional") if m in eff.curves]
     head = "| training data | samples | " + " | ".join(f"{m} RMSE [N·m] | {m} usable" for m in methods) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(methods))]
-    for k, frac in enumerate(eff.fractions):
+    for k in range(len(eff.fractions)):
         cells = [fraction_cell(report, k), str(eff.train_samples[k])]
         for m in methods:
             c = eff.curves[m]

@@ -68,7 +68,8 @@ def _mean_std(values: list[list[float]]) -> tuple[list[float | None], list[float
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a joint that never moves in test)
         mean: list[float | None] = [float(v) for v in np.atleast_1d(np.nanmean(a, axis=0))]
-        std: list[float | None] = [float(v) for v in np.atleast_1d(np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:]))]
+        spread = np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])
+        std: list[float | None] = [float(v) for v in np.atleast_1d(spread)]
     return mean, std
 
 

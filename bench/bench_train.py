@@ -11,7 +11,8 @@
    (:func:`deadzone_id_ros.data.dataset.dataset_from_recordings`), then :func:`run_compare` with every method and the
    bundled config/training.yaml (3 seeds, data-efficiency curve). Only the compare itself is timed (the simulation
    and loading times are printed). With ``--quick``: 60 simulated seconds and the ``--quick`` settings, returned
-   as ``compare_seconds_1min_quick`` instead.
+   as ``compare_seconds_1min_quick`` instead. ``compare_cpu_seconds_10min`` (``..._1min_quick``): the CPU time of
+   the same run (every thread of the process), the figure to read when other processes share the two cores.
 
 Run: ``python bench/bench_train.py [--quick]``. The machine is shared: other processes on the two cores lower the
 figures (load average is printed).
@@ -95,8 +96,8 @@ def batched_speedup(steps: int) -> tuple[float, float]:
     return alone, time.perf_counter() - t0
 
 
-def compare_time(seconds: float, quick: bool) -> float:
-    """Wall time [s] of run_compare on ``seconds`` of simulated data (every method, bundled config)."""
+def compare_time(seconds: float, quick: bool) -> tuple[float, float]:
+    """(wall time, CPU time) [s] of run_compare on ``seconds`` of simulated data (every method, bundled config)."""
     from deadzone_id_ros.data.dataset import dataset_from_recordings
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.sim.offline import simulate
@@ -113,15 +114,16 @@ def compare_time(seconds: float, quick: bool) -> float:
     inputs = TrainingInputs(ds.episodes, ds.joint_names, simulator=True, sim_config=None,
                            urdf_xml=default_urdf().read_text(), urdf_source=str(default_urdf()))
     with tempfile.TemporaryDirectory(prefix="bench_compare_") as tmp:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         report = run_compare(inputs, tmp, cfg, log=lambda m: None)
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"compare: {secs:.1f} s wall, {cpu:.1f} s CPU ({cfg.num_threads} torch thread(s))")
     for m, e in report.methods.items():
         print(f"  {m:>12s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
               f"usable {e.usable_fraction:.1%}")
     if report.noise_floor is not None:
         print(f"  noise floor: {report.noise_floor.rmse_mean:.4f} N*m")
-    return secs
+    return secs, cpu
 
 
 def run(quick: bool = False) -> dict[str, float]:
@@ -143,7 +145,7 @@ def run(quick: bool = False) -> dict[str, float]:
     out["train_batched_speedup"] = alone / batched
     print(f"6 models one by one {alone:.1f} s, batched (train_mlps) {batched:.1f} s: {alone / batched:.2f}x")
     key, seconds = ("compare_seconds_1min_quick", 60.0) if quick else ("compare_seconds_10min", 600.0)
-    out[key] = compare_time(seconds, quick)
+    out[key], out[key.replace("_seconds_", "_cpu_seconds_")] = compare_time(seconds, quick)
     print(f"compare on {seconds:.0f} simulated seconds at 1 kHz{' (--quick settings)' if quick else ''}: "
           f"{out[key]:.1f} s")
     print(f"load average after: {os.getloadavg()[0]:.2f}")

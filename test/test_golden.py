@@ -19,6 +19,12 @@ tolerance is rtol = 1e-6: a refactor that keeps the arithmetic gives the same fl
 any number (a different split, dead zone, seed use or data path) moves it by far more. Re-record only for a change
 that is meant to alter the numbers, and say so in its commit message.
 
+Batched training (issue 14): ``compare`` now trains all its networks together (training/batched.py), which rounds
+differently from one-at-a-time training in the last float32 bit. Measured against the numbers of 794a3b2 the largest
+relative change of any golden number is 5e-8 (masked per-seed RMSE), so the tolerance stays rtol = 1e-6 and the
+values of 794a3b2 are kept. The ``band`` method (issue 13) did not exist at 794a3b2: its numbers
+(:data:`GOLDEN_BAND`) were recorded with this file's script at the commit that added it, from the batched run.
+
 ``SIM_CONFIG`` is a path so that it can be pinned: when the simulator gains new effects, point it at the profile
 that reproduces today's arm.
 """
@@ -171,6 +177,14 @@ GOLDEN: dict[str, Any] = {'data.samples': [14000, 2000, 4000],
  'data_efficiency.masked.usable_samples': [8026, 27783],
  'data_efficiency.conventional.rmse_mean': [0.7078639316338433, 0.45520505674799444],
  'data_efficiency.conventional.usable_samples': [1713, 4700]}
+# Recorded at the commit that added the band method (batched training); see the module docstring.
+GOLDEN_BAND: dict[str, Any] = {'band.rmse_per_joint': [0.12853619556642876, 0.7122933621294647, 0.09551218277694312],
+ 'band.rmse_mean': 0.3121139134909455,
+ 'band.nrmse_per_joint': [0.7500015488249321, 0.5149072288603073, 0.8654831256759261],
+ 'band.usable_fraction': 1.0,
+ 'band.per_seed_rmse_per_joint': [[0.1245979018934233, 0.8258522319980878, 0.10379187943490259],
+                                  [0.13247448923943422, 0.5987344922608415, 0.08723248611898367]],
+ 'band.dead_zone_rmse_vs_measured_per_joint': [0.209993745958735, 0.8719779692064732, 0.18243592256933408]}
 GOLDEN_TRAIN: dict[str, Any] = {'threshold': [0.053893637395319695, 0.032744968427210724, 0.04082183590030593],
  'rmse_per_joint': [0.12804238390163541, 0.8754297637577149, 0.10884849272848661],
  'nrmse_per_joint': [0.7471201852386617, 0.632836325149396, 0.9863300258959802],
@@ -194,8 +208,8 @@ def golden_inputs(tmp_path_factory):
 def test_offline_demo_steps_reproduce_the_recorded_numbers(golden_inputs, tmp_path):
     bags, config = golden_inputs
     report = _run_compare(bags, config, tmp_path / "compare")
-    assert set(report["methods"]) == {"masked", "conventional", "mse_all", "rbd", "hybrid"}
-    _assert_same(compare_numbers(report), GOLDEN)
+    assert set(report["methods"]) == {"masked", "conventional", "mse_all", "band", "rbd", "hybrid"}
+    _assert_same(compare_numbers(report), {**GOLDEN, **GOLDEN_BAND})
 
 
 def test_train_command_reproduces_the_recorded_numbers(golden_inputs, tmp_path):

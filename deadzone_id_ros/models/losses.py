@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["LOSSES", "band_mse", "conventional_keep", "identify_band", "masked_mse", "mse"]
 
-#: Loss name of each MLP method (``band`` is not yet a method of training/compare; see band_mse).
+#: Loss name of each MLP method (the trainers' ``loss`` argument: masked, mse, band).
 LOSSES: dict[str, str] = {"masked": "masked", "conventional": "mse", "mse_all": "mse", "hybrid": "masked",
                           "band": "band"}
 

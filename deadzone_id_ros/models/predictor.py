@@ -19,6 +19,7 @@ METHODS: dict[str, tuple[bool, bool]] = {
     "masked": (False, True),
     "conventional": (False, True),
     "mse_all": (False, True),
+    "band": (False, True),
     "rbd": (True, False),
     "hybrid": (True, True),
 }

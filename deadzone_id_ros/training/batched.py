@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import DataError
 from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp
 from .config import TrainConfig
-from .trainer import TrainArrays, TrainInfo
+from .trainer import TrainArrays, TrainInfo, check_loss, loss_of, loss_sums
 
 __all__ = ["MLPSpec", "train_mlps"]
 
@@ -41,9 +41,12 @@ class MLPSpec:
     Attributes:
         train: training arrays (x (N, D), y (N, J), r (N, J)); D and J must be the same for every spec.
         val: validation arrays, or None (then trains ``max_steps`` and keeps the last weights, like train_mlp).
-        loss: "masked" or "mse".
+        loss: "masked", "mse" or "band".
         seed: weight-init and batch-order seed (``config.seed`` is ignored).
         desc: label for errors.
+        band: (J,) tau_s,j [N·m] of the band loss (only for ``loss="band"``; see train_mlp).
+
+    Specs that share a TrainArrays object (the seeds of one method) share its standardized tensors.
     """
 
     train: TrainArrays
@@ -51,30 +54,36 @@ class MLPSpec:
     loss: str
     seed: int
     desc: str = "train"
+    band: np.ndarray | None = None
 
 
 class _Model:
     """Per-model tensors and bookkeeping (standardized data, generator, early-stopping state)."""
 
-    def __init__(self, spec: MLPSpec, config: TrainConfig) -> None:
+    def __init__(self, spec: MLPSpec, config: TrainConfig, cache: dict) -> None:
         import torch
 
-        if spec.loss not in ("masked", "mse"):
-            raise ValueError(f"{spec.desc}: loss = {spec.loss!r} must be 'masked' or 'mse'")
+        check_loss(spec.loss, spec.band, spec.train.y.shape[1], spec.desc)
         if len(spec.train) == 0:
             raise DataError(f"{spec.desc}: no training samples")
         if spec.loss == "masked" and not spec.train.r.any():
             raise DataError(f"{spec.desc}: every (sample, joint) pair of the training split is inside the dead zone")
         self.spec = spec
-        self.x_norm = Standardizer.fit(spec.train.x)
-        self.y_norm = Standardizer.fit(spec.train.y, spec.train.r if spec.loss == "masked" else None)
-        self.xt, self.yt, self.rt = self._tensors(spec.train)
+        use_r = spec.loss in ("masked", "band")
         val = spec.val
         self.has_val = val is not None and len(val) > 0 and (spec.loss != "masked" or bool(val.r.any()))
         self.xv: Any
         self.yv: Any
         self.rv: Any
-        self.xv, self.yv, self.rv = self._tensors(val) if val is not None and self.has_val else (None, None, None)
+        key = (id(spec.train), id(val), use_r, self.has_val)
+        if key not in cache:  # the seeds of one method standardize the same arrays once
+            self.x_norm = Standardizer.fit(spec.train.x)
+            self.y_norm = Standardizer.fit(spec.train.y, spec.train.r if use_r else None)
+            tv = self._tensors(val) if self.has_val else (None, None, None)  # type: ignore[arg-type]
+            cache[key] = (self.x_norm, self.y_norm, self._tensors(spec.train), tv)
+        self.x_norm, self.y_norm, (self.xt, self.yt, self.rt), (self.xv, self.yv, self.rv) = cache[key]
+        self.band_s = (torch.from_numpy((np.asarray(spec.band) / self.y_norm.std).astype(np.float32))
+                       if spec.loss == "band" else None)
         torch.manual_seed(spec.seed)
         self.init = [t.detach().clone() for t in build_torch_mlp(spec.train.x.shape[1], spec.train.y.shape[1],
                                                                  config.mlp).parameters()]
@@ -118,13 +127,9 @@ class _Model:
                 for k in range(0, len(params) - 2, 2):
                     h = activation(F.linear(h, params[k], params[k + 1]))
                 p = F.linear(h, params[-2], params[-1])
-                yy, rr = self.yv[s:s + 65536], self.rv[s:s + 65536]
-                if self.spec.loss == "masked":
-                    total += float((rr * (p - yy) ** 2).sum())
-                    weight += float(rr.sum())
-                else:
-                    total += float(((p - yy) ** 2).sum())
-                    weight += float(yy.numel())
+                t, w = loss_sums(self.spec.loss, p, self.yv[s:s + 65536], self.rv[s:s + 65536], self.band_s)
+                total += t
+                weight += w
         return total / max(weight, 1.0)
 
 
@@ -152,7 +157,8 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
     if len(shapes) != 1:
         raise ValueError(f"every spec needs the same input and output widths, got {sorted(shapes)}")
     torch.set_num_threads(config.num_threads)
-    models = [_Model(s, config) for s in specs]
+    cache: dict = {}
+    models = [_Model(s, config, cache) for s in specs]
     sizes = {min(config.batch_size, m.n) for m in models}
     if len(sizes) != 1:
         raise ValueError(f"batch sizes differ between models ({sorted(sizes)}): train those with N < batch_size apart")
@@ -175,7 +181,8 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
         for k in range(0, len(params) - 2, 2):
             h = act(torch.baddbmm(params[k + 1].unsqueeze(1), h, params[k].transpose(1, 2)))
         pred = torch.baddbmm(params[-1].unsqueeze(1), h, params[-2].transpose(1, 2))
-        losses = _losses(pred, y, r, [models[i].spec.loss == "masked" for i in alive])
+        losses = torch.stack([loss_of(models[i].spec.loss, pred[j], y[j], r[j], models[i].band_s)
+                              for j, i in enumerate(alive)])
         grads = torch.autograd.grad(losses.sum(), params)
         _adam(params, grads, exp_avg, exp_avg_sq, step, config)
         samples += bs * len(alive)
@@ -208,20 +215,6 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             state = [p.detach().numpy() for p in m.init]
         out.append((_weights(state, config.activation, m.x_norm, m.y_norm), m.info))
     return out
-
-
-def _losses(pred, y, r, masked: list[bool]):
-    """(M,) per-model losses: masked MSE (sum r e^2 / max(1, sum r)) or plain MSE."""
-    import torch
-
-    err = (pred - y) ** 2
-    out = []
-    for j, is_masked in enumerate(masked):
-        if is_masked:
-            out.append((r[j] * err[j]).sum() / r[j].sum().clamp(min=1.0))
-        else:
-            out.append(err[j].mean())
-    return torch.stack(out)
 
 
 def _adam(params, grads, exp_avg, exp_avg_sq, step: int, config: TrainConfig) -> None:

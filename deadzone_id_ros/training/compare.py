@@ -9,15 +9,21 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
 - the episodes are cut into time blocks and split train/val/test once (``split_seed``);
 - the dead-zone thresholds are fitted on the training split only and used for every method and for evaluation;
 - each MLP method is trained with ``seeds`` seeds (weight init and batch order); early stopping uses the validation
-  split with the method's own loss; rbd is deterministic and fitted once;
+  split with the method's own loss; rbd is deterministic and fitted once, and hybrid and band reuse that fit (band
+  identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
+- every network of the comparison (methods x seeds and the data-efficiency points) is trained in one batched run
+  (:func:`~.batched.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
+  alone up to float32 rounding (test/training/test_batched.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
-- data efficiency: masked vs conventional trained on the first 10-100% of the (shuffled) training blocks.
+- the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
+  its test error is reported, never used to choose;
+- data efficiency: masked vs conventional trained on the first 10-100% of the (shuffled) training blocks, one row
+  per distinct training size (:mod:`.efficiency`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data.deadzone import DeadZone
-from ..data.types import Episode
 from ..errors import DataError, RobotDescriptionError
 from ..models.predictor import METHODS
 from .config import TrainConfig
+from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .evaluate import evaluate_model, evaluate_predictions
-from .fit import Stacked, fit_method, stack_episodes
+from .fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
+from .pick import choose_pick, diagnose_stuck, pick_seed
 from .pipeline import (
     MethodRun,
     PreparedData,
@@ -39,11 +45,10 @@ from .pipeline import (
     config_dict,
     prepare_data,
     rigid_body_regressor,
-    run_method,
     save_method,
 )
 from .report import write_report
-from .results import CompareReport, DataEfficiency, EfficiencyCurve, MethodResult, NoiseFloor
+from .results import PICK_DIR, CompareReport, MethodResult, NoiseFloor, Pick
 
 __all__ = ["quick_config", "run_compare"]
 
@@ -56,13 +61,16 @@ def quick_config(config: TrainConfig) -> TrainConfig:
                                  seeds=min(config.seeds, 2), efficiency_fractions=(0.25, 1.0))
 
 
-def _mean_std(values: list[list[float]]) -> tuple[list[float], list[float]]:
+def _mean_std(values: list[list[float]]) -> tuple[list[float | None], list[float | None]]:
     import warnings
 
     a = np.asarray(values, dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a joint that never moves in test)
-        return np.nanmean(a, axis=0).tolist(), (np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])).tolist()
+        mean: list[float | None] = [float(v) for v in np.atleast_1d(np.nanmean(a, axis=0))]
+        spread = np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])
+        std: list[float | None] = [float(v) for v in np.atleast_1d(spread)]
+    return mean, std
 
 
 def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:
@@ -98,9 +106,10 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
 
 
 def _regressor(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, methods: list[str]):
-    """(regressor or None, {method: reason skipped}) for the methods that need the rigid-body model."""
+    """(regressor or None, {method: reason skipped}) for the methods that need the rigid-body model (band uses it
+    for its band when there is one, and is not skipped without it)."""
     needs = [m for m in methods if METHODS[m][0]]
-    if not needs:
+    if not needs and "band" not in methods:
         return None, {}
     try:
         return rigid_body_regressor(inputs, data.dead_zone, config), {}
@@ -108,28 +117,71 @@ def _regressor(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, 
         return None, {m: str(err) for m in needs}
 
 
-def _run_methods(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, methods: list[str], regressor,
-                 band: Band | None, out: Path, log: Callable[[str], None]):
-    """Every method over its seeds; saves the seed-0 artifacts. Returns ({method: [MethodRun]}, {label: pred})."""
-    band_kw = {"band_center": band[1], "band_halfwidth": band[2]} if band is not None else None
-    runs: dict[str, list[MethodRun]] = {m: [] for m in methods}
+def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
+                  skipped: dict[str, str], log: Callable[[str], None]) -> dict[str, list[FitPlan]]:
+    """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
+    rbd = None
+    if regressor is not None and any(m in methods for m in ("rbd", "hybrid", "band")):
+        try:
+            rbd = fit_rbd("rbd", data.train, regressor)
+        except DataError as err:
+            skipped.update({m: str(err) for m in methods if METHODS[m][0]})
+    band = identify_band_halfwidth(data.train, rbd) if "band" in methods else None
+    if band is not None:
+        log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} N*m "
+            f"({'rbd residual' if rbd is not None else 'linear-model residual'} on stuck training pairs, 95% quantile)")
+    seeds = [config.seed + s for s in range(config.seeds)]
+    plans: dict[str, list[FitPlan]] = {}
+    for m in methods:
+        if m in skipped:
+            continue
+        try:
+            plans[m] = plan_fits(m, seeds, data.train, data.val, data.dead_zone, rbd=rbd, band=band)
+        except DataError as err:
+            skipped[m] = str(err)
+    return plans
+
+
+def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[dict, dict, np.ndarray]:
+    """(test metrics, validation metrics, test prediction) of one fit; each split predicted once."""
+    band_kw = {"band_center": band[1], "band_halfwidth": band[2]} if band is not None else {}
+    pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
+    metrics = evaluate_predictions(pred, data.test, **band_kw)
+    val = evaluate_predictions(fit.model.predict(data.val.q, data.val.dq, data.val.ddq), data.val)
+    metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
+                    "validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"]})
+    return metrics, val, pred
+
+
+def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, plans: dict[str, list[FitPlan]],
+             eff_rows: list[EfficiencyRow], band: Band | None, out: Path, log: Callable[[str], None]):
+    """Train every planned model in one batched run, evaluate each, save the seed-0 artifacts.
+
+    Returns ({method: [MethodRun]}, {method: seed-0 test prediction}, {method: seed-0 validation metrics},
+    {id(plan): FitResult} of the efficiency plans)."""
+    eff_plans = [p for row in eff_rows for ps in row.plans.values() if not isinstance(ps, str) for p in ps]
+    flat = [p for ps in plans.values() for p in ps] + eff_plans
+    n_nets = sum(p.spec is not None for p in flat)
+    log(f"training {n_nets} networks together (batched) and {len(flat) - n_nets} rigid-body model(s)")
+    fits = dict(zip(map(id, flat), fit_plans(flat, config)))
+    runs: dict[str, list[MethodRun]] = {}
     preds: dict[str, np.ndarray] = {}
-    rbd_cache = None
-    for method in methods:
-        for s in range(1 if method == "rbd" else config.seeds):
-            cfg = config.with_overrides(seed=config.seed + s)
-            run = run_method(method, data, cfg, regressor=regressor, rbd=rbd_cache, band=band_kw,
-                             desc=f"{method} seed {cfg.seed}")
-            if method in ("rbd", "hybrid") and rbd_cache is None:
-                rbd_cache = run.fit.model.rbd
+    val_metrics: dict[str, dict] = {}
+    for method, ps in plans.items():
+        runs[method] = []
+        for s, plan in enumerate(ps):
+            fit = fits[id(plan)]
+            metrics, val, pred = _evaluate(fit, data, band)
+            run = MethodRun(fit, metrics)
             runs[method].append(run)
-            m = run.metrics
-            log(f"{method:>12s} seed {cfg.seed}: test RMSE per joint "
-                f"{np.round(m['rmse_per_joint'], 4).tolist()} N*m (mean {m['rmse_mean']:.4f})")
+            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint "
+                f"{np.round(metrics['rmse_per_joint'], 4).tolist()} N*m (mean {metrics['rmse_mean']:.4f}); "
+                f"validation {metrics['validation_rmse_mean']:.4f}")
             if s == 0:
-                preds[method] = run.fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
-                save_method(run, out / "models" / method, inputs, data, cfg, onnx=False)
-    return runs, preds
+                preds[method], val_metrics[method] = pred, val
+                save_method(run, out / "models" / method, inputs, data, config.with_overrides(seed=plan.seed),
+                            onnx=False)
+    return runs, preds, val_metrics, {k: v for k, v in fits.items() if k in set(map(id, eff_plans))}
 
 
 def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodResult:
@@ -148,7 +200,10 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         nrmse_per_joint=nmean, nrmse_per_joint_std=nstd,
         nrmse_mean=float(np.mean([r["nrmse_mean"] for r in per_seed])),
         usable_fraction=per_seed[0]["usable_fraction"], seeds=[r["seed"] for r in per_seed],
-        dead_zone=dead_zone, per_seed=per_seed, artifact=str(Path("models") / method))
+        dead_zone=dead_zone, per_seed=per_seed, artifact=str(Path("models") / method),
+        validation_rmse_mean=float(np.mean([r["validation_rmse_mean"] for r in per_seed])),
+        validation_rmse_per_joint=_mean_std([r["validation_rmse_per_joint"] for r in per_seed])[0],
+        validation_rmse_per_seed=[r["validation_rmse_mean"] for r in per_seed])
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:
@@ -203,11 +258,13 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")
     regressor, skipped = _regressor(inputs, data, config, methods)
-    run_methods = [m for m in methods if m not in skipped]
+    plans = _plan_methods(data, config, methods, regressor, skipped, log)
     for m, why in skipped.items():
         log(f"skipping {m}: {why}")
     band = _noise_band(inputs, data.test)
-    runs, preds = _run_methods(inputs, data, config, run_methods, regressor, band, out, log)
+    eff_methods = [m for m in ("masked", "conventional") if m in plans]
+    eff_rows = plan_efficiency(data, config, eff_methods)
+    runs, preds, val_metrics, eff_fits = _run_all(inputs, data, config, plans, eff_rows, band, out, log)
     report = CompareReport(
         joint_names=list(inputs.joint_names),
         units={"rmse": "N*m", "nrmse": "1 (RMSE / std of the measured torque)"},
@@ -216,8 +273,12 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     if band is not None:
         report.noise_floor = _noise_floor(band, data.test)
         preds["noise floor (simulator ID)"] = band[0]
-    report.data_efficiency = _data_efficiency(data, config, runs, log,
-                                              [m for m in ("masked", "conventional") if m in run_methods])
+    report.data_efficiency = collect_efficiency(
+        eff_rows, eff_fits, {m: [r.metrics["rmse_mean"] for r in runs[m]] for m in eff_methods}, data.train,
+        lambda fit: evaluate_model(fit.model, data.test)["rmse_mean"], eff_methods, log)
+    if runs:
+        report.pick = _export_pick(report, runs, inputs, data, config, out, log)
+        report.data_diagnosis = diagnose_stuck(report.methods, val_metrics)
     report.seconds = time.perf_counter() - t_start
     report = CompareReport.from_dict(report.to_dict())  # NaN -> None, numpy -> Python: what report.json holds
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
@@ -226,46 +287,17 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     return report
 
 
-def _data_efficiency(data: PreparedData, config: TrainConfig, runs: dict[str, list[MethodRun]],
-                     log: Callable[[str], None], methods: list[str]) -> DataEfficiency:
-    """Train masked and conventional on growing prefixes of the shuffled training blocks; test RMSE per fraction."""
-    train_eps: list[Episode] = data.split.train
-    dz: DeadZone = data.dead_zone
-    fractions = sorted(set(float(f) for f in config.efficiency_fractions))
-    order = np.random.default_rng(config.split_seed + 1).permutation(len(train_eps))
-    out = DataEfficiency(fractions, curves={m: EfficiencyCurve() for m in methods})
-    for f in fractions:
-        k = max(1, int(math.ceil(f * len(train_eps))))
-        sub = stack_episodes([train_eps[i] for i in order[:k]], dz)
-        out.train_samples.append(len(sub))
-        out.train_blocks.append(k)
-        for m in methods:
-            if k == len(train_eps):  # the full training split: reuse the main runs
-                vals, fail = [r.metrics["rmse_mean"] for r in runs[m]], ""
-            else:
-                vals, fail = _efficiency_point(m, sub, data, config, f)
-            c = out.curves[m]
-            c.rmse_mean.append(float(np.mean(vals)) if vals else float("nan"))
-            c.rmse_mean_std.append(float(np.std(vals)) if vals else float("nan"))
-            c.usable_samples.append(int(sub.r.all(axis=1).sum()) if m == "conventional" else int(sub.r.sum()))
-            c.failed.append(fail)
-            log(f"data efficiency {f:.0%} ({len(sub)} samples): {m} mean RMSE "
-                f"{c.rmse_mean[-1]:.4f}{' (' + fail + ')' if fail else ''}")
-    out.usable_samples_note = "masked: (sample, joint) pairs with r = 1; conventional: samples with all joints moving"
-    return out
-
-
-def _efficiency_point(method: str, sub: Stacked, data: PreparedData, config: TrainConfig,
-                      fraction: float) -> tuple[list[float], str]:
-    """Mean test RMSE of each seed trained on ``sub``; stops at the first seed that cannot train (with why)."""
-    vals: list[float] = []
-    for s in range(config.seeds):
-        cfg = config.with_overrides(seed=config.seed + s)
-        try:
-            fit = fit_method(
-                method, sub, data.val, data.dead_zone, cfg, desc=f"{method} {fraction:.0%} seed {cfg.seed}"
-            )
-        except DataError as err:
-            return vals, str(err)
-        vals.append(evaluate_model(fit.model, data.test)["rmse_mean"])
-    return vals, ""
+def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs: TrainingInputs,
+                 data: PreparedData, config: TrainConfig, out: Path, log: Callable[[str], None]) -> Pick:
+    """Choose the model to deploy by validation RMSE, export it to ``out``/pick (ONNX when it has a network)."""
+    pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()})
+    run = runs[pick.method][pick_seed(report.methods[pick.method])]
+    pick.seed = int(run.metrics["seed"])
+    pick.test_rmse_mean, pick.test_nrmse_mean = run.metrics["rmse_mean"], run.metrics["nrmse_mean"]
+    has_net = run.fit.model.mlp is not None
+    save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
+    onnx_file = json.loads((out / PICK_DIR / "model.json").read_text())["onnx"].get("file")
+    pick.onnx = f"{PICK_DIR}/{onnx_file}" if onnx_file else None
+    log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} N*m; "
+        f"exported to {out / PICK_DIR}")
+    return pick

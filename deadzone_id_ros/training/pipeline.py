@@ -18,7 +18,7 @@ from typing import Any
 from ..data.deadzone import DeadZone, fit_dead_zone
 from ..data.split import Split, split_episodes
 from ..data.types import Episode
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, RobotDescriptionError
 from ..models.artifact import save_artifact
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .config import TrainConfig
@@ -169,6 +169,11 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
             raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
                             f"{inputs.urdf_source}; pass --urdf")
         regressor = rigid_body_regressor(inputs, data.dead_zone, config)
+    elif method == "band" and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
+        try:
+            regressor = rigid_body_regressor(inputs, data.dead_zone, config)
+        except RobotDescriptionError as err:
+            log(f"band: identifying the band without the rigid-body model ({err})")
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, regressor=regressor)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .report_pick import fraction_cell, pick_section
 from .report_plots import compare_plots
 from .results import CompareReport, MethodResult
 
@@ -121,13 +122,13 @@ def _efficiency_section(report: CompareReport) -> list[str]:
              "test sets).", "",
              "| fraction | train samples | " + " | ".join(dm) + (" | masked gain |" if len(dm) == 2 else " |"),
              "|" + "---|" * (2 + len(dm) + (len(dm) == 2))]
-    for i, f in enumerate(de.fractions):
+    for i in range(len(de.fractions)):
         cells = " | ".join(_fmt(de.curves[m].rmse_mean[i], de.curves[m].rmse_mean_std[i]) for m in dm)
         gain = ""
         if len(dm) == 2:
             a, b = de.curves["masked"].rmse_mean[i], de.curves["conventional"].rmse_mean[i]
             gain = f" {(b - a) / b:+.1%} |" if a is not None and b not in (None, 0) else " n/a |"
-        lines.append(f"| {f:.0%} | {de.train_samples[i]} | {cells} |{gain}")
+        lines.append(f"| {fraction_cell(report, i)} | {de.train_samples[i]} | {cells} |{gain}")
     for m in dm:
         fails = [x for x in de.curves[m].failed if x]
         if fails:
@@ -165,6 +166,7 @@ def compare_markdown(report: CompareReport, plots: list[str]) -> str:
     lines += _dead_zone_section(report)
     lines += _accuracy_section(report)
     lines += ["## Verdict", ""] + verdict(report) + [""]
+    lines += pick_section(report)
     lines += _efficiency_section(report)
     lines += _inside_dead_zone_section(report)
     if plots:
@@ -172,8 +174,9 @@ def compare_markdown(report: CompareReport, plots: list[str]) -> str:
     lines += ["## How to reproduce", "",
               f"Models of seed {report.config['seed']} are in `models/<method>/` (load with "
               "`deadzone_id_ros.models.load_artifact`); every number above is in `report.json` under stable keys "
-              "(`methods.<name>.rmse_per_joint`, `.rmse_mean`, `.usable_fraction`, `noise_floor.rmse_per_joint`, "
-              f"`data_efficiency`). Total time: {report.seconds:.0f} s.", ""]
+              "(`methods.<name>.rmse_per_joint`, `.rmse_mean`, `.validation_rmse_mean`, `.usable_fraction`, "
+              "`noise_floor.rmse_per_joint`, `data_efficiency`, `pick`, `data_diagnosis`); the model to deploy is in "
+              f"`pick/`. Total time: {report.seconds:.0f} s.", ""]
     return "\n".join(lines)
 
 

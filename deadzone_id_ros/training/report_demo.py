@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .report import fmt_joints, num
+from .report_pick import fraction_cell
 from .results import ClosedLoopResult, CompareReport, DemoReport
 
 __all__ = ["compare_table", "dead_zone_line", "demo_markdown", "real_markdown"]
@@ -35,8 +36,8 @@ def _efficiency_table(report: CompareReport) -> list[str]:
     methods = [m for m in ("masked", "conventional") if m in eff.curves]
     head = "| training data | samples | " + " | ".join(f"{m} RMSE [N·m] | {m} usable" for m in methods) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(methods))]
-    for k, frac in enumerate(eff.fractions):
-        cells = [f"{frac:.0%}", str(eff.train_samples[k])]
+    for k in range(len(eff.fractions)):
+        cells = [fraction_cell(report, k), str(eff.train_samples[k])]
         for m in methods:
             c = eff.curves[m]
             cells += [f"{num(c.rmse_mean[k], '.4f')} ± {num(c.rmse_mean_std[k], '.4f')}", str(c.usable_samples[k])]

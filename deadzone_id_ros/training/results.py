@@ -2,7 +2,14 @@
 
 Numbers that could not be measured (a joint that never moves in the test split, a failed fit) are None, as in
 report.json. The JSON keys are stable (``methods.<name>.rmse_per_joint``, ``.rmse_mean``, ``.nrmse_mean``,
-``.usable_fraction``, ``noise_floor.rmse_per_joint``, ``data_efficiency``): consumers read them by name.
+``.validation_rmse_mean``, ``.usable_fraction``, ``noise_floor.rmse_per_joint``, ``data_efficiency``, ``pick``,
+``data_diagnosis``): consumers read them by name.
+
+Artifacts of a comparison folder (paths relative to report.json, stable; the demo's closed loop reads them):
+- ``models/<method>/``: the seed-0 model of each method (model.json + weights, no ONNX);
+- ``pick/``: the model to deploy (:data:`PICK_DIR`; ``pick.artifact``; load with ``models.load_artifact``), with its
+  network as ONNX (``pick.onnx``): ``pick/model.onnx`` (the full model) or, for hybrid, ``pick/residual.onnx`` (the
+  MLP residual; add the rigid-body torque); None for rbd (no network).
 """
 
 from __future__ import annotations
@@ -13,10 +20,12 @@ from typing import Any
 
 from .evaluate import json_clean
 
-__all__ = ["REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataEfficiency", "DemoReport", "EfficiencyCurve",
-           "MethodResult", "NoiseFloor"]
+__all__ = ["PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis", "DataEfficiency",
+           "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick"]
 
 REPORT_VERSION = 1
+#: Folder of the picked model's artifact inside a comparison folder.
+PICK_DIR = "pick"
 Floats = list[float | None]
 
 
@@ -30,7 +39,9 @@ class MethodResult:
         of the training data the method learns from.  seeds: the training seeds.  dead_zone: errors on stuck pairs
         (``rmse_vs_measured_per_joint`` (J,) [N·m], its ``_std``, and with a known band
         ``pred_within_band_per_joint``).  per_seed: the metrics of each seed (see evaluate_model).  artifact: the
-        seed-0 model directory, relative to the report.
+        seed-0 model directory, relative to the report.  validation_rmse_mean [N·m], validation_rmse_per_joint (J,)
+        [N·m], validation_nrmse_mean: the same errors on the validation split (moving pairs), mean over seeds; what
+        the pick uses.  validation_rmse_per_seed: per seed.
     """
 
     rmse_per_joint: Floats
@@ -45,6 +56,57 @@ class MethodResult:
     dead_zone: dict[str, Any]
     per_seed: list[dict[str, Any]]
     artifact: str
+    validation_rmse_mean: float | None = None
+    validation_rmse_per_joint: Floats = field(default_factory=list)
+    validation_nrmse_mean: float | None = None
+    validation_rmse_per_seed: Floats = field(default_factory=list)
+
+
+@dataclass
+class Pick:
+    """The model to deploy, chosen by validation error (never test).
+
+    Attributes:
+        method: the method with the lowest ``validation_rmse_mean`` (mean over seeds).  reason: why, in words, with
+        the numbers.  validation_rmse_mean [N·m]: that method's.  seed: the seed exported (its lowest validation
+        RMSE).  test_rmse_mean [N·m] / test_nrmse_mean: the exported model's test error, reported after the choice.
+        artifact: its folder relative to report.json (:data:`PICK_DIR`).  onnx: ``pick/model.onnx``,
+        ``pick/residual.onnx`` (hybrid) or None (rbd); see the module docstring.
+    """
+
+    method: str
+    reason: str
+    validation_rmse_mean: float | None
+    seed: int = 0
+    test_rmse_mean: float | None = None
+    test_nrmse_mean: float | None = None
+    artifact: str = PICK_DIR
+    onnx: str | None = None
+
+
+@dataclass
+class DataDiagnosis:
+    """Are the torques of stuck joints predictable? (then masking them cannot help).
+
+    A model fitted on moving pairs only (``model``: the best of masked / hybrid / rbd by validation RMSE) is
+    evaluated on the validation split's moving and stuck pairs. Where a stuck joint's measured torque is arbitrary
+    inside its static-friction band (motor-side torque from current), its stuck RMSE is well above its moving RMSE;
+    where it is predictable (link-side torque sensors, as on the KUKA LWR), the two are about equal
+    (``ratio_per_joint`` = stuck / moving RMSE <= :attr:`threshold` on every joint with stuck pairs).
+
+    Attributes:
+        model: the method used.  rmse_moving_per_joint, rmse_stuck_per_joint (J,) [N·m], ratio_per_joint (J,).
+        threshold: the ratio below which stuck torques count as predictable.  stuck_predictable: the verdict.
+        note: the sentence report.md prints.
+    """
+
+    model: str
+    rmse_moving_per_joint: Floats
+    rmse_stuck_per_joint: Floats
+    ratio_per_joint: Floats
+    threshold: float
+    stuck_predictable: bool
+    note: str
 
 
 @dataclass
@@ -89,11 +151,13 @@ class DataEfficiency:
     train_blocks: list[int] = field(default_factory=list)
     curves: dict[str, EfficiencyCurve] = field(default_factory=dict)
     usable_samples_note: str = ""
+    merged: list[list[float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """report.json's ``data_efficiency``: the curves under their method names."""
+        """report.json's ``data_efficiency``: the curves under their method names; ``merged`` per row: the
+        requested fractions that selected the same blocks (one row, trained once), or [] for a row of its own."""
         out: dict[str, Any] = {"fractions": self.fractions, "train_samples": self.train_samples,
-                               "train_blocks": self.train_blocks}
+                               "train_blocks": self.train_blocks, "merged": self.merged}
         out.update({m: dataclasses.asdict(c) for m, c in self.curves.items()})
         out["usable_samples_note"] = self.usable_samples_note
         return out
@@ -101,10 +165,10 @@ class DataEfficiency:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DataEfficiency:
         """Inverse of :meth:`to_dict`."""
-        known = ("fractions", "train_samples", "train_blocks", "usable_samples_note")
+        known = ("fractions", "train_samples", "train_blocks", "usable_samples_note", "merged")
         curves = {m: EfficiencyCurve(**v) for m, v in d.items() if m not in known}
         return cls(d.get("fractions", []), d.get("train_samples", []), d.get("train_blocks", []), curves,
-                   d.get("usable_samples_note", ""))
+                   d.get("usable_samples_note", ""), d.get("merged", []))
 
 
 @dataclass
@@ -116,6 +180,7 @@ class CompareReport:
         report).  dead_zone: the fitted dead zone (``alpha``, ``sigma``, ``threshold``) and the moving fractions.
         config: the training configuration.  methods: per method.  skipped_methods: method -> reason.
         noise_floor: simulator data only.  data_efficiency: the curve.  seconds: wall time of the comparison [s].
+        pick: the model to deploy (by validation error).  data_diagnosis: whether stuck torques are predictable.
     """
 
     joint_names: list[str]
@@ -129,6 +194,8 @@ class CompareReport:
     data_efficiency: DataEfficiency | None = None
     seconds: float = 0.0
     report_version: int = REPORT_VERSION
+    pick: Pick | None = None
+    data_diagnosis: DataDiagnosis | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready report (NaN -> None), with the stable keys of report.json."""
@@ -141,6 +208,8 @@ class CompareReport:
         if self.noise_floor is not None:
             out["noise_floor"] = dataclasses.asdict(self.noise_floor)
         out["data_efficiency"] = self.data_efficiency.to_dict() if self.data_efficiency is not None else {}
+        out["pick"] = dataclasses.asdict(self.pick) if self.pick is not None else None
+        out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None
         out["seconds"] = self.seconds
         return json_clean(out)
 
@@ -156,12 +225,15 @@ class CompareReport:
         return cls(list(d["joint_names"]), dict(d["units"]), d["data"], d["dead_zone"], d["config"],
                    {m: MethodResult(**e) for m, e in d["methods"].items()}, dict(d.get("skipped_methods", {})),
                    NoiseFloor(**nf) if nf else None, DataEfficiency.from_dict(de) if de else None,
-                   float(d.get("seconds", 0.0)), int(d.get("report_version", REPORT_VERSION)))
+                   float(d.get("seconds", 0.0)), int(d.get("report_version", REPORT_VERSION)),
+                   Pick(**d["pick"]) if d.get("pick") else None,
+                   DataDiagnosis(**d["data_diagnosis"]) if d.get("data_diagnosis") else None)
 
     def best_learned(self) -> str | None:
-        """The learned method (masked, conventional, mse_all, hybrid) with the lowest mean RMSE, or None."""
+        """The learned method (masked, conventional, mse_all, band, hybrid) with the lowest mean test RMSE, or None
+        (for display; the model to deploy is :attr:`pick`, chosen by validation error)."""
         learned = {m: e.rmse_mean for m, e in self.methods.items()
-                   if m in ("masked", "conventional", "mse_all", "hybrid") and e.rmse_mean is not None}
+                   if m in ("masked", "conventional", "mse_all", "band", "hybrid") and e.rmse_mean is not None}
         return min(learned, key=lambda m: learned[m]) if learned else None
 
 

@@ -13,11 +13,52 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..models.losses import masked_mse, mse
+from ..models.losses import band_mse, masked_mse, mse
 from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch
 from .config import TrainConfig
 
-__all__ = ["TrainArrays", "TrainInfo", "train_mlp"]
+__all__ = ["LOSS_NAMES", "TrainArrays", "TrainInfo", "check_loss", "loss_of", "loss_sums", "train_mlp"]
+
+#: Losses the trainers know (models/losses.py): the masked loss of the paper, plain MSE and the band extension.
+LOSS_NAMES = ("masked", "mse", "band")
+
+
+def check_loss(loss: str, band: np.ndarray | None, n_joints: int, desc: str) -> None:
+    """Refuse an unknown loss name, or a ``band`` loss without a (J,) finite, non-negative band.
+
+    Raises:
+        ValueError: naming ``desc``, the loss and the band's shape.
+    """
+    if loss not in LOSS_NAMES:
+        raise ValueError(f"{desc}: loss = {loss!r} must be one of {list(LOSS_NAMES)}")
+    if loss == "band":
+        b = None if band is None else np.asarray(band, dtype=np.float64)
+        if b is None or b.shape != (n_joints,) or not np.all(np.isfinite(b)) or np.any(b < 0):
+            raise ValueError(f"{desc}: the band loss needs band = (J,) = ({n_joints},) finite values >= 0 [N·m], "
+                             f"got {None if b is None else b.shape}")
+
+
+def loss_of(loss: str, pred, y, r, band_s):
+    """The training loss of one model on a batch (torch): masked_mse, mse or band_mse (``band_s``: (J,) band in
+    standardized torque units, only for "band")."""
+    if loss == "masked":
+        return masked_mse(pred, y, r)
+    if loss == "band":
+        return band_mse(pred, y, r, band_s)
+    return mse(pred, y)
+
+
+def loss_sums(loss: str, pred, y, r, band_s) -> tuple[float, float]:
+    """(sum of the loss terms, their count) of a validation chunk, so chunks add up to :func:`loss_of`."""
+    import torch
+
+    if loss == "masked":
+        return float((r * (pred - y) ** 2).sum()), float(r.sum())
+    if loss == "band":
+        e = pred - y
+        out = torch.clamp(e.abs() - band_s, min=0.0)
+        return float((r * e ** 2 + (1.0 - r) * out ** 2).sum()), float(y.numel())
+    return float(((pred - y) ** 2).sum()), float(y.numel())
 
 
 @dataclass
@@ -70,32 +111,33 @@ class TrainInfo:
 
 
 def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: TrainConfig,
-              desc: str = "train") -> tuple[MLPWeights, TrainInfo]:
+              desc: str = "train", band: np.ndarray | None = None) -> tuple[MLPWeights, TrainInfo]:
     """Train an MLP on ``train`` and keep the weights with the lowest validation loss.
 
     Args:
         train: training arrays; for ``loss="masked"`` ``train.r`` is the dead-zone mask r_ij.
         val: validation arrays (same loss); None or empty trains for ``config.max_steps`` and keeps the last weights.
-        loss: "masked" (Inami et al. Eq. (3): sum r (y - f)^2 / max(1, sum r)) or "mse".
+        loss: "masked" (Inami et al. Eq. (3): sum r (y - f)^2 / max(1, sum r)), "mse", or "band"
+            (:func:`~deadzone_id_ros.models.losses.band_mse`; ``train.r`` marks the moving pairs).
         config: architecture, optimizer, early stopping, seed, threads, progress bar.
         desc: progress-bar label.
+        band: (J,) static-friction half-width tau_s,j [N·m] of the band loss (only for ``loss="band"``).
 
     Inputs are standardized with the training split's mean/std; targets with the mean/std of the pairs the loss
-    uses (r_ij = 1 for masked). The loss is computed on standardized torques, so joints of different torque scale
-    weigh alike.
+    uses as ground truth (r_ij = 1 for masked and band). The loss is computed on standardized torques, so joints of
+    different torque scale weigh alike; the band is divided by the same per-joint output std.
 
     Returns:
         (weights, info).
 
     Raises:
         DataError: no training sample, or (masked) no pair with r_ij = 1.
-        ValueError: unknown loss name.
+        ValueError: unknown loss name, or a band loss without a valid band.
     """
     import torch
     from tqdm.auto import tqdm
 
-    if loss not in ("masked", "mse"):
-        raise ValueError(f"loss = {loss!r} must be 'masked' or 'mse'")
+    check_loss(loss, band, train.y.shape[1], desc)
     if len(train) == 0:
         raise DataError(f"{desc}: no training samples")
     if loss == "masked" and not train.r.any():
@@ -105,7 +147,8 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
     gen = torch.Generator().manual_seed(config.seed)
 
     x_norm = Standardizer.fit(train.x)
-    y_norm = Standardizer.fit(train.y, train.r if loss == "masked" else None)
+    y_norm = Standardizer.fit(train.y, train.r if loss in ("masked", "band") else None)
+    band_s = torch.from_numpy((np.asarray(band) / y_norm.std).astype(np.float32)) if loss == "band" else None
 
     def tensors(a: TrainArrays):
         x = torch.from_numpy(((a.x - x_norm.mean) / x_norm.std).astype(np.float32))
@@ -124,22 +167,14 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
     net = build_torch_mlp(train.x.shape[1], J, config.mlp)
     opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
 
-    def loss_fn(pred, y, r):
-        return masked_mse(pred, y, r) if loss == "masked" else mse(pred, y)
-
     def val_loss() -> float:
         net.eval()
         with torch.no_grad():
             total, weight = 0.0, 0.0
             for s in range(0, len(xv), 65536):
-                p = net(xv[s:s + 65536])
-                yy, rr = yv[s:s + 65536], rv[s:s + 65536]
-                if loss == "masked":
-                    total += float((rr * (p - yy) ** 2).sum())
-                    weight += float(rr.sum())
-                else:
-                    total += float(((p - yy) ** 2).sum())
-                    weight += float(yy.numel())
+                t, w = loss_sums(loss, net(xv[s:s + 65536]), yv[s:s + 65536], rv[s:s + 65536], band_s)
+                total += t
+                weight += w
         net.train()
         return total / max(weight, 1.0)
 
@@ -165,7 +200,7 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
             idx = perm[pos:pos + bs]
             pos += bs
             pred = net(xt[idx])
-            batch_loss = loss_fn(pred, yt[idx], rt[idx])
+            batch_loss = loss_of(loss, pred, yt[idx], rt[idx], band_s)
             opt.zero_grad(set_to_none=True)
             batch_loss.backward()
             opt.step()

@@ -28,3 +28,25 @@ def tiny_config():
     """A fast configuration: small network, few steps, one thread, no progress bar."""
     return TrainConfig(hidden_sizes=(32, 32), max_steps=120, eval_interval=30, patience=3, batch_size=256,
                        num_threads=1, seeds=1, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))
+
+
+@pytest.fixture(scope="session")
+def compared(sim_dataset, tmp_path_factory):
+    """One comparison on the simulator data, every method, 2 seeds: (output folder, report.json, config)."""
+    from deadzone_id_ros.resources import default_urdf
+    from deadzone_id_ros.training.compare import run_compare
+    from deadzone_id_ros.training.pipeline import TrainingInputs
+
+    cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,
+                      num_threads=1, seeds=2, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))
+    out = tmp_path_factory.mktemp("compare")
+    inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
+                           urdf_xml=default_urdf().read_text(), urdf_source="three_dof_arm.urdf")
+    report = run_compare(inputs, out, cfg, log=lambda m: None).to_dict()
+    return out, report, cfg
+
+
+@pytest.fixture(scope="session")
+def compared_report(compared):
+    """(output folder, report.json) of the shared comparison."""
+    return compared[0], compared[1]

@@ -5,6 +5,11 @@ float32 bit, and training amplifies that a little, so the two are not bit-identi
 largest weight difference is at most 1e-3 and the predictions on the validation inputs differ by at most 1e-3 of the
 target's standard deviation (RMS); the step counts, best step and early-stopping flag are equal. A model trained
 with another seed differs by more than 100 times that bound (checked here too, so the bound can fail).
+
+The band loss (band_mse) has a kink where a stuck pair's error crosses its band edge |e| = tau_s: a last-bit
+difference can put a pair on the other side, which changes its gradient by a finite step, so its weights may move
+further apart (measured: 1.9e-3 for one seed of this test). Its bound on the weights is WEIGHT_TOL_BAND = 5e-3; its
+predictions keep the same PRED_TOL (measured 3.8e-4).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from deadzone_id_ros.training.batched import MLPSpec, train_mlps
 from deadzone_id_ros.training.trainer import TrainArrays, train_mlp
 
 WEIGHT_TOL = 1e-3
+WEIGHT_TOL_BAND = 5e-3
 PRED_TOL = 1e-3  # RMS prediction difference / target std
 
 
@@ -36,12 +42,14 @@ def test_batched_equals_one_at_a_time_per_model(tiny_config):
     full, val = _arrays(1500, 0), _arrays(300, 1)
     subset = full.r.all(axis=1)  # a conventional-style model on fewer samples, beside masked and mse ones
     specs = [MLPSpec(full, val, "masked", 4), MLPSpec(full, val, "masked", 5), MLPSpec(full, val, "mse", 4),
-             MLPSpec(TrainArrays(full.x[subset], full.y[subset], np.ones_like(full.r[subset])), val, "mse", 6)]
+             MLPSpec(TrainArrays(full.x[subset], full.y[subset], np.ones_like(full.r[subset])), val, "mse", 6),
+             MLPSpec(full, val, "band", 7, band=np.array([0.3, 0.1]))]
     batched = train_mlps(specs, cfg)
-    alone = [train_mlp(s.train, s.val, s.loss, cfg.with_overrides(seed=s.seed)) for s in specs]
+    alone = [train_mlp(s.train, s.val, s.loss, cfg.with_overrides(seed=s.seed), band=s.band) for s in specs]
     for spec, (wb, ib), (wa, ia) in zip(specs, batched, alone):
         assert (ib.steps, ib.best_step, ib.stopped_early) == (ia.steps, ia.best_step, ia.stopped_early), spec.seed
-        assert max(float(np.abs(x - y).max()) for x, y in zip(wb.weights, wa.weights)) <= WEIGHT_TOL
+        tol = WEIGHT_TOL_BAND if spec.loss == "band" else WEIGHT_TOL
+        assert max(float(np.abs(x - y).max()) for x, y in zip(wb.weights, wa.weights, strict=True)) <= tol
         assert _pred_diff(wb, wa, val) <= PRED_TOL
         assert ib.best_val_loss == pytest.approx(ia.best_val_loss, rel=1e-3)
         assert len(ib.history) == len(ia.history)
@@ -70,6 +78,8 @@ def test_train_mlps_errors(tiny_config):
         train_mlps([MLPSpec(a, None, "mse", 0), MLPSpec(narrow, None, "mse", 0)], tiny_config)
     with pytest.raises(ValueError, match="loss = 'l1'"):
         train_mlps([MLPSpec(a, None, "l1", 0)], tiny_config)
+    with pytest.raises(ValueError, match=r"band loss needs band = \(J,\) = \(2,\)"):
+        train_mlps([MLPSpec(a, None, "band", 0, band=np.array([0.1]))], tiny_config)
     stuck = TrainArrays(a.x, a.y, np.zeros_like(a.r))
     with pytest.raises(DataError, match="inside the dead zone"):
         train_mlps([MLPSpec(stuck, None, "masked", 0, desc="m")], tiny_config)

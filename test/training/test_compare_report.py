@@ -9,23 +9,9 @@ import pytest
 
 from deadzone_id_ros.data.split import split_episodes
 from deadzone_id_ros.models import METHODS, load_artifact
-from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.sim import SimArm
 from deadzone_id_ros.training.compare import run_compare
 from deadzone_id_ros.training.pipeline import TrainingInputs
-
-
-@pytest.fixture(scope="module")
-def compared(sim_dataset, tmp_path_factory):
-    from deadzone_id_ros.training.config import TrainConfig
-
-    cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,
-                      num_threads=1, seeds=2, progress=False, block_seconds=3.0, efficiency_fractions=(0.5, 1.0))
-    out = tmp_path_factory.mktemp("compare")
-    inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
-                           urdf_xml=default_urdf().read_text(), urdf_source="three_dof_arm.urdf")
-    report = run_compare(inputs, out, cfg, log=lambda m: None).to_dict()
-    return out, report, cfg
 
 
 def _test_split(sim_dataset, cfg):

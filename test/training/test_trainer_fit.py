@@ -9,7 +9,7 @@ from deadzone_id_ros.data.deadzone import fit_dead_zone
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.models import RigidBodyRegressor
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.training.fit import fit_method, stack_episodes, usable_fraction
+from deadzone_id_ros.training.fit import fit_method, identify_band_halfwidth, stack_episodes, usable_fraction
 from deadzone_id_ros.training.trainer import TrainArrays, train_mlp
 
 
@@ -85,3 +85,23 @@ def test_fit_errors(sim_dataset, tiny_config):
     renamed = type(eps[0])("x", "y", ("a", "b", "c"), eps[0].t, eps[0].q, eps[0].dq, eps[0].ddq, eps[0].tau)
     with pytest.raises(DataError, match=r"episode x \(y\) has joints \['a', 'b', 'c'\]"):
         stack_episodes([renamed], other)
+
+
+def test_band_method_trains_on_every_pair_with_an_identified_band(sim_dataset, tiny_config):
+    """band: trained on all pairs (usable 1.0), its tau_s identified from stuck training pairs (with and without
+    the rigid-body model), and the trainer refuses a band loss without a band."""
+    dz = fit_dead_zone(sim_dataset.episodes, tiny_config.dead_zone)
+    data = stack_episodes(sim_dataset.episodes, dz)
+    reg = RigidBodyRegressor(default_urdf().read_text(), data.joint_names, 0.01)
+    fit = fit_method("band", data, data, dz, tiny_config, regressor=reg)
+    band = np.asarray(fit.info["band_halfwidth"])
+    assert fit.usable_fraction == 1.0 and fit.model.rbd is None and fit.model.mlp is not None
+    assert band.shape == (3,) and np.all(band > 0)
+    # The band is the spread of stuck torques around the moving-pairs model: well below the torques' own spread.
+    stuck_spread = np.array([np.ptp(data.tau[~data.r[:, j], j]) for j in range(3)])
+    assert np.all(band < stuck_spread)
+    lin = identify_band_halfwidth(data, None)  # no URDF: linear-model residual
+    assert lin.shape == (3,) and np.all(lin > 0) and np.all(lin < stuck_spread)
+    arrays = TrainArrays(data.x, data.tau, data.r)
+    with pytest.raises(ValueError, match="band loss needs band"):
+        train_mlp(arrays, None, "band", tiny_config)

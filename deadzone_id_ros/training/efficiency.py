@@ -1,0 +1,109 @@
+"""The data-efficiency curve of ``compare``: methods trained on growing prefixes of the shuffled training blocks.
+
+Each row of the curve is a distinct training set. A fraction f selects the first ceil(f * B) of the B training blocks
+(at least one); when two requested fractions select the same number of blocks (few long blocks, e.g. 10 % and 30 % of
+four blocks), they are one row, trained once, and :attr:`~.results.DataEfficiency.merged` names the fractions it
+stands for, so the table says so instead of printing the same numbers twice. The row of the full training split
+reuses the main runs.
+
+The fits are only planned here (:func:`plan_efficiency`); ``compare`` trains them in the same batched run as the
+main methods, then :func:`collect_efficiency` fills the curve.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DataError
+from .config import TrainConfig
+from .fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
+from .results import DataEfficiency, EfficiencyCurve
+
+__all__ = ["EfficiencyRow", "collect_efficiency", "efficiency_rows", "plan_efficiency"]
+
+
+@dataclass
+class EfficiencyRow:
+    """One distinct training size of the curve.
+
+    Attributes:
+        fractions: the requested fractions that select these blocks (more than one: merged rows).  blocks: number of
+        training blocks.  full: the whole training split (reuses the main runs).  data: the stacked subset (None for
+        the full split).  plans: method -> the seed plans, or the reason it could not train.
+    """
+
+    fractions: list[float]
+    blocks: int
+    full: bool
+    data: Stacked | None = None
+    plans: dict[str, list[FitPlan] | str] = field(default_factory=dict)
+
+
+def efficiency_rows(fractions: list[float] | tuple[float, ...], n_blocks: int) -> list[tuple[list[float], int]]:
+    """Group the requested ``fractions`` by the number of training blocks they select, ascending.
+
+    Args:
+        fractions: in (0, 1].  n_blocks: training blocks available (>= 1).
+
+    Returns:
+        [(fractions of the row, blocks)], one entry per distinct block count.
+
+    Raises:
+        ValueError: ``n_blocks`` < 1.
+    """
+    if n_blocks < 1:
+        raise ValueError(f"n_blocks = {n_blocks} must be >= 1")
+    rows: dict[int, list[float]] = {}
+    for f in sorted(set(float(f) for f in fractions)):
+        rows.setdefault(min(n_blocks, max(1, int(math.ceil(f * n_blocks)))), []).append(f)
+    return [(fs, k) for k, fs in sorted(rows.items())]
+
+
+def plan_efficiency(data, config: TrainConfig, methods: Sequence[str]) -> list[EfficiencyRow]:
+    """Plan the fits of every row below the full split (``data``: the compare's PreparedData)."""
+    train_eps = data.split.train
+    order = np.random.default_rng(config.split_seed + 1).permutation(len(train_eps))
+    seeds = [config.seed + s for s in range(config.seeds)]
+    rows = []
+    for fracs, k in efficiency_rows(config.efficiency_fractions, len(train_eps)):
+        row = EfficiencyRow(fracs, k, full=k == len(train_eps))
+        if not row.full:
+            row.data = stack_episodes([train_eps[i] for i in order[:k]], data.dead_zone)
+            for m in methods:
+                try:
+                    row.plans[m] = plan_fits(m, seeds, row.data, data.val, data.dead_zone,
+                                             desc=f"{m} {fracs[0]:.0%}")
+                except DataError as err:
+                    row.plans[m] = str(err)
+        rows.append(row)
+    return rows
+
+
+def collect_efficiency(rows: list[EfficiencyRow], fits: dict[int, FitResult], main_rmse: dict[str, list[float]],
+                       train: Stacked, test_rmse: Callable[[FitResult], float], methods: Sequence[str],
+                       log: Callable[[str], None]) -> DataEfficiency:
+    """The curve from the trained ``fits`` (keyed by ``id`` of their plan) and the main runs' test RMSE per seed."""
+    out = DataEfficiency([r.fractions[0] for r in rows], curves={m: EfficiencyCurve() for m in methods})
+    out.merged = [r.fractions if len(r.fractions) > 1 else [] for r in rows]
+    for row in rows:
+        sub = train if row.full else row.data
+        assert sub is not None
+        out.train_samples.append(len(sub))
+        out.train_blocks.append(row.blocks)
+        for m in methods:
+            plans = row.plans.get(m, [])
+            fail = plans if isinstance(plans, str) else ""
+            vals = main_rmse[m] if row.full else ([] if fail else [test_rmse(fits[id(p)]) for p in plans])
+            c = out.curves[m]
+            c.rmse_mean.append(float(np.mean(vals)) if vals else float("nan"))
+            c.rmse_mean_std.append(float(np.std(vals)) if vals else float("nan"))
+            c.usable_samples.append(int(sub.r.all(axis=1).sum()) if m == "conventional" else int(sub.r.sum()))
+            c.failed.append(fail)
+            log(f"data efficiency {'/'.join(f'{f:.0%}' for f in row.fractions)} ({len(sub)} samples): {m} mean "
+                f"RMSE {c.rmse_mean[-1]:.4f}{' (' + fail + ')' if fail else ''}")
+    out.usable_samples_note = "masked: (sample, joint) pairs with r = 1; conventional: samples with all joints moving"
+    return out

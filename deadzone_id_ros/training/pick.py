@@ -1,0 +1,89 @@
+"""The honest pick of ``compare``: which model to deploy, chosen on the validation split, and a diagnosis of the data.
+
+The pick is the method with the lowest mean validation RMSE over its seeds (torque RMSE on moving validation pairs,
+mean over joints); within it, the seed with the lowest validation RMSE is exported. The test split plays no part in
+the choice: its error is reported afterwards, as the estimate of what the deployed model will do. (Choosing by test
+error would make that estimate optimistic: the minimum of several noisy test errors is biased low.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from .results import PICK_DIR, DataDiagnosis, MethodResult, Pick
+
+__all__ = ["PREDICTABLE_RATIO", "choose_pick", "diagnose_stuck", "pick_seed"]
+
+#: Stuck-pair RMSE / moving-pair RMSE at or below which the torques of stuck joints count as predictable.
+PREDICTABLE_RATIO = 1.5
+
+
+def _ok(v: float | None) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def choose_pick(validation_rmse: Mapping[str, float | None]) -> Pick:
+    """The method to deploy from each method's mean validation RMSE [N·m] (test errors are not an input).
+
+    Ties go to the method listed first. Returns a :class:`Pick` whose test figures are still None.
+
+    Raises:
+        ValueError: no method has a finite validation RMSE.
+    """
+    ranked = sorted((float(v), k, m) for k, (m, v) in enumerate(validation_rmse.items())
+                    if v is not None and math.isfinite(v))
+    if not ranked:
+        raise ValueError(f"no method has a validation RMSE to pick by: {dict(validation_rmse)}")
+    best, _, method = ranked[0]
+    reason = f"lowest mean validation RMSE ({best:.4g} N·m over its seeds)"
+    if len(ranked) > 1:
+        second, _, other = ranked[1]
+        reason += f"; next: {other} ({second:.4g} N·m, {(second - best) / max(best, 1e-300):+.1%})"
+    return Pick(method=method, reason=reason + "; chosen on the validation split, never the test split",
+                validation_rmse_mean=float(best), artifact=PICK_DIR)
+
+
+def pick_seed(result: MethodResult) -> int:
+    """Index (into ``result.per_seed``) of the seed with the lowest validation RMSE (the first when none is finite)."""
+    vals = [v if v is not None and math.isfinite(v) else math.inf for v in result.validation_rmse_per_seed]
+    return int(np.argmin(vals)) if vals else 0
+
+
+def diagnose_stuck(methods: Mapping[str, MethodResult], val_metrics: Mapping[str, dict]) -> DataDiagnosis | None:
+    """Whether the torques of stuck joints are predictable, from a model fitted on moving pairs only.
+
+    Args:
+        methods: the results (to choose, among masked / hybrid / rbd, the one with the lowest validation RMSE).
+        val_metrics: method -> the seed-0 metrics on the validation split (:func:`evaluate_predictions`).
+
+    Returns:
+        the diagnosis, or None when none of those methods ran.
+    """
+    cands = [m for m in ("hybrid", "rbd", "masked") if m in methods and m in val_metrics
+             and _ok(methods[m].validation_rmse_mean)]
+    if not cands:
+        return None
+    model = min(cands, key=lambda m: methods[m].validation_rmse_mean)  # type: ignore[arg-type, return-value]
+    vm = val_metrics[model]
+    moving = np.asarray(vm["rmse_per_joint"], dtype=float)
+    stuck = np.asarray(vm["dead_zone"]["rmse_vs_measured_per_joint"], dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(moving > 0, stuck / moving, np.nan)
+    have = np.isfinite(ratio)
+    predictable = bool(have.any() and np.all(ratio[have] <= PREDICTABLE_RATIO))
+    nums = ", ".join(f"{r:.2f}" if np.isfinite(r) else "n/a" for r in ratio)
+    if predictable:
+        note = (f"The torques of stuck joints are predictable here: {model}, fitted on moving pairs only, predicts "
+                f"the stuck validation pairs about as well as the moving ones (stuck / moving RMSE per joint: {nums}; "
+                f"all <= {PREDICTABLE_RATIO}). The measured torque of a stuck joint is then not an arbitrary value in "
+                "a friction band (e.g. link-side torque sensors, as on the KUKA LWR), so masking those pairs cannot "
+                "help: it only discards data. Expect mse_all to match or beat masked.")
+    else:
+        note = (f"The torques of stuck joints are not predictable from (q, dq, ddq): {model}, fitted on moving pairs "
+                f"only, misses the stuck validation pairs by far more than the moving ones (stuck / moving RMSE per "
+                f"joint: {nums}; threshold {PREDICTABLE_RATIO}), as expected when a stuck joint's torque is any value "
+                "in its static-friction band. Masking (or the band loss) keeps that arbitrary part out of the fit.")
+    return DataDiagnosis(model, moving.tolist(), stuck.tolist(), ratio.tolist(), PREDICTABLE_RATIO, predictable, note)

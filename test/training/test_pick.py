@@ -1,0 +1,101 @@
+"""The pick of ``compare``: validation error decides, never test error; the data diagnosis; the efficiency rows."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.training.efficiency import efficiency_rows
+from deadzone_id_ros.training.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
+from deadzone_id_ros.training.results import CompareReport, DataEfficiency, MethodResult
+
+
+def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
+    return MethodResult([test], [0.0], test, 0.0, [1.0], [0.0], 1.0, 1.0, [0], {}, [{}], "models/x",
+                        validation_rmse_mean=val, validation_rmse_per_seed=list(val_per_seed))
+
+
+def test_validation_not_test_decides_the_pick():
+    # On test data masked would win (0.10 < 0.20); on validation data hybrid wins (0.11 < 0.30).
+    methods = {"masked": _result(test=0.10, val=0.30), "hybrid": _result(test=0.20, val=0.11),
+               "rbd": _result(test=0.15, val=0.50)}
+    assert min(methods, key=lambda m: methods[m].rmse_mean) == "masked"  # what a test-set pick would say
+    pick = choose_pick({m: r.validation_rmse_mean for m, r in methods.items()})
+    assert pick.method == "hybrid" and pick.validation_rmse_mean == 0.11
+    assert "validation" in pick.reason and "next: masked" in pick.reason
+    assert pick.test_rmse_mean is None  # filled in after the choice, from the exported model
+
+
+def test_pick_skips_missing_validation_and_refuses_none():
+    assert choose_pick({"a": None, "b": float("nan"), "c": 2.0}).method == "c"
+    with pytest.raises(ValueError, match="no method has a validation RMSE"):
+        choose_pick({"a": None})
+
+
+def test_pick_seed_is_the_lowest_validation_seed():
+    assert pick_seed(_result(1.0, 1.0, (0.3, 0.1, 0.2))) == 1
+    assert pick_seed(_result(1.0, 1.0, (None, 0.5))) == 1
+
+
+def _val_metrics(moving, stuck):
+    return {"rmse_per_joint": moving, "dead_zone": {"rmse_vs_measured_per_joint": stuck}}
+
+
+def test_diagnosis_predictable_vs_friction_band():
+    methods = {"masked": _result(0.2, 0.2), "hybrid": _result(0.1, 0.1)}
+    # Link-side sensor: the moving-pairs model predicts stuck pairs about as well -> masking cannot help.
+    d = diagnose_stuck(methods, {"hybrid": _val_metrics([0.1, 0.2], [0.11, 0.25]), "masked": _val_metrics(
+        [1, 1], [9, 9])})
+    assert d is not None and d.model == "hybrid" and d.stuck_predictable
+    assert d.ratio_per_joint == pytest.approx([1.1, 1.25]) and "cannot help" in d.note and "1.10" in d.note
+    # Motor-side torque in a friction band: stuck pairs are missed by far more.
+    d = diagnose_stuck(methods, {"hybrid": _val_metrics([0.1, 0.2], [0.3, 0.21]), "masked": _val_metrics(
+        [1, 1], [1, 1])})
+    assert d is not None and not d.stuck_predictable and d.ratio_per_joint[0] > PREDICTABLE_RATIO
+    assert diagnose_stuck({"mse_all": _result(1, 1)}, {}) is None
+
+
+def test_efficiency_rows_merge_fractions_that_select_the_same_blocks():
+    assert efficiency_rows([0.1, 0.3, 1.0], 3) == [([0.1, 0.3], 1), ([1.0], 3)]  # ceil(0.3 * 3) = 1 block too
+    assert efficiency_rows([0.1, 0.3, 1.0], 30) == [([0.1], 3), ([0.3], 9), ([1.0], 30)]
+    assert efficiency_rows([1.0, 0.5, 0.5], 1) == [([0.5, 1.0], 1)]
+    with pytest.raises(ValueError, match="n_blocks"):
+        efficiency_rows([0.5], 0)
+
+
+def test_merged_rows_are_named_in_the_table():
+    from deadzone_id_ros.training.report_pick import fraction_cell
+
+    de = DataEfficiency([0.1, 1.0], [500, 2000], [2, 4], merged=[[0.1, 0.3], []])
+    rep = CompareReport(["j"], {}, {}, {}, {}, data_efficiency=de)
+    assert fraction_cell(rep, 0) == "10% = 30% (same 2 blocks, trained once)"
+    assert fraction_cell(rep, 1) == "100%"
+    back = CompareReport.from_dict(json.loads(json.dumps(rep.to_dict())))
+    assert back.data_efficiency is not None and back.data_efficiency.merged == [[0.1, 0.3], []]
+
+
+def test_compare_report_carries_and_exports_the_pick(compared_report):
+    from deadzone_id_ros.models import load_artifact
+
+    out, report = compared_report
+    pick = report["pick"]
+    assert {"method", "reason", "validation_rmse_mean"} <= set(pick)
+    vals = {m: e["validation_rmse_mean"] for m, e in report["methods"].items()}
+    assert pick["method"] == min(vals, key=vals.get) and pick["validation_rmse_mean"] == pytest.approx(
+        vals[pick["method"]])
+    model = load_artifact(out / pick["artifact"])
+    assert model.method == pick["method"] and model.metadata["metrics"]["seed"] == pick["seed"]
+    assert model.metadata["metrics"]["rmse_mean"] == pytest.approx(pick["test_rmse_mean"])
+    if model.mlp is not None:
+        want = "pick/residual.onnx" if model.rbd is not None else "pick/model.onnx"
+        assert pick["onnx"] == want and (out / pick["onnx"]).stat().st_size > 1000
+    else:
+        assert pick["onnx"] is None
+    assert report["data_diagnosis"]["stuck_predictable"] is False  # simulator: stuck torque is in a friction band
+    md = (out / "report.md").read_text()
+    assert "## Which model to deploy" in md and f"**Deploy `{pick['method']}`**" in md and "band loss" in md
+    band = report["methods"]["band"]["per_seed"][0]["train"]["band_halfwidth"]
+    assert len(band) == 3 and all(b > 0 for b in band)
+    assert np.isfinite(report["methods"]["band"]["rmse_mean"])

@@ -51,6 +51,10 @@ class RecorderConfig:
         robot: robot name for episode.yaml.
         notes: free text for episode.yaml.
         queue_depth: subscription queue depth (reliable QoS), large enough to absorb scheduling hiccups at 1 kHz.
+        drop_zero_stamp_states: do not record a JointState whose header stamp is zero (e.g. the simulator's state
+            before the first command in lockstep), so that every recorded state has a header-stamp time base. Each
+            such message is counted in episode.yaml (``zero_stamp_states``) whether dropped or not. Off by default: a
+            driver that never stamps its messages would otherwise record nothing.
     """
 
     output_dir: str = "recordings"
@@ -64,6 +68,7 @@ class RecorderConfig:
     robot: str = ""
     notes: str = ""
     queue_depth: int = 1000
+    drop_zero_stamp_states: bool = False
 
     def __post_init__(self) -> None:
         if not self.output_dir:
@@ -79,6 +84,9 @@ class RecorderConfig:
             raise ValueError(f"RecorderConfig.flush_period = {self.flush_period!r} must be in (0, 10] s")
         if not re.fullmatch(r"[A-Za-z0-9_-]+", self.episode_prefix or ""):
             raise ValueError(f"RecorderConfig.episode_prefix = {self.episode_prefix!r} must be letters, digits, _ or -")
+        if not isinstance(self.drop_zero_stamp_states, bool):
+            raise ValueError(f"RecorderConfig.drop_zero_stamp_states = {self.drop_zero_stamp_states!r} must be true or "
+                             "false")
         if not (isinstance(self.queue_depth, int) and self.queue_depth >= 1):
             raise ValueError(f"RecorderConfig.queue_depth = {self.queue_depth!r} must be an integer >= 1")
 
@@ -88,6 +96,20 @@ class RecorderConfig:
         if self.reference_topic:
             out[self.reference_topic] = REFERENCE_TYPE
         return out
+
+
+def header_stamp_is_zero(data: bytes) -> bool:
+    """True when the serialized (CDR) message ``data`` starts with a std_msgs/Header whose stamp is 0 s 0 ns.
+
+    CDR: a 4-byte encapsulation header, then ``stamp.sec`` (int32) and ``stamp.nanosec`` (uint32); both are zero
+    in either byte order, so the order need not be read.
+
+    Raises:
+        DataError: fewer than 12 bytes (not a stamped message).
+    """
+    if len(data) < 12:
+        raise DataError(f"serialized message of {len(data)} bytes is too short to hold a header stamp")
+    return data[4:12] == b"\x00" * 8
 
 
 class EpisodeWriter:
@@ -110,6 +132,7 @@ class EpisodeWriter:
         self.start_ns: int | None = None
         self.last_ns: int | None = None
         self.joint_names: list[str] = []
+        self.zero_stamp_states = 0  # JointStates with a zero header stamp seen in the open episode
         self._episode = 0
 
     @property
@@ -143,6 +166,7 @@ class EpisodeWriter:
             raise DataError(f"cannot create episode bag {path}: {err}") from err
         self._writer, self.path = writer, path
         self.counts = {t: 0 for t in self.topics}
+        self.zero_stamp_states = 0
         self.start_ns, self.last_ns = now_ns, None
         self.flush()
         write_episode_yaml(path, self._episode_doc(stop_ns=None))
@@ -155,6 +179,20 @@ class EpisodeWriter:
         self._writer.write(self._conns[topic], t_ns, data)
         self.counts[topic] += 1
         self.last_ns = t_ns
+
+    def write_joint_state(self, topic: str, t_ns: int, data: bytes) -> bool:
+        """Append one serialized JointState unless its header stamp is zero and ``drop_zero_stamp_states`` is set.
+
+        A zero stamp is counted (episode.yaml ``zero_stamp_states``) either way. Returns True if written.
+        """
+        if self._writer is None:
+            return False
+        if header_stamp_is_zero(data):
+            self.zero_stamp_states += 1
+            if self.config.drop_zero_stamp_states:
+                return False
+        self.write(topic, t_ns, data)
+        return True
 
     def set_joint_names(self, names: list[str]) -> None:
         """Joint names for episode.yaml (from the first JointState of the episode)."""
@@ -205,5 +243,7 @@ class EpisodeWriter:
             "storage": self.config.storage,
             "topics": dict(self.topics),
             "message_counts": dict(self.counts),
+            "zero_stamp_states": self.zero_stamp_states,
+            "zero_stamp_states_dropped": bool(self.config.drop_zero_stamp_states),
             "complete": stop_ns is not None,
         }

@@ -38,6 +38,33 @@ def test_closed_loop_metrics_measure_tracking_inside_the_reference_span(tmp_path
     np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
     np.testing.assert_allclose(m.effort_rms_per_joint, [1.0, 2.0, 0.5])
     assert m.samples == 1001 and m.seconds == pytest.approx(1.0)
+    assert m.tracking_rmse_mean == pytest.approx(np.mean(m.tracking_rmse_per_joint))  # one kind of mean
+    assert m.time_base == "header" and m.zero_stamp_states == 0
+
+
+def test_closed_loop_metrics_leave_zero_stamped_states_out_and_count_them(tmp_path):
+    """Lockstep's states before the first command carry stamp 0: they must neither enter the metric nor switch the
+    whole bag to receive time (the reference is in the states' clock, receive time is another)."""
+    rec = _recording()
+    rec.state_t_ns[:5] = 0
+    rec.position[:5] = 9.0  # would dominate the error if used
+    bag = write_recording(rec, tmp_path / "run")
+    m = closed_loop_metrics(bag)
+    assert m.time_base == "header" and m.zero_stamp_states == 5
+    np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
+
+
+def test_read_recording_time_base_is_reported(tmp_path):
+    from deadzone_id_ros.data.bag import ZeroStampWarning, read_recording
+
+    rec = _recording()
+    rec.state_t_ns[:3] = 0
+    with pytest.warns(ZeroStampWarning, match="3 of 2000"):
+        back = read_recording(write_recording(rec, tmp_path / "mixed"))
+    assert back.state_time_base == "header" and back.zero_stamp_states == 3 and len(back.state_t_ns) == 1997
+    assert back.state_t_ns.min() > 0
+    clean = read_recording(write_recording(_recording(), tmp_path / "clean"))
+    assert clean.state_time_base == "header" and clean.zero_stamp_states == 0 and len(clean.state_t_ns) == 2000
 
 
 def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
@@ -48,7 +75,9 @@ def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
 
 def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
     with pytest.raises(ValueError, match="closed_loop_seed 2 must differ"):
-        DemoConfig(sim_seeds=(1, 2), closed_loop_seed=2)
+        DemoConfig(sim_seeds=(1, 2), closed_loop_seeds=(999, 2))
+    with pytest.raises(ValueError, match="weak_dob_fraction"):
+        DemoConfig(weak_dob_fraction=1.0)
     with pytest.raises(ValueError, match="live_duration = 0"):
         DemoConfig(live_duration=0)
     assert DemoConfig.quick_run().quick
@@ -71,9 +100,16 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 def test_demo_report_json_keeps_its_keys():
     from deadzone_id_ros.training.results import ClosedLoopResult, DemoReport
 
-    closed = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [1.0], 10, 0.01)
+    live = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10,
+                            0.01)
+    entry = {"tracking_rmse_mean_mrad": 1.0, "tracking_rmse_std_mrad": 0.1, "seeds": [999, 1000, 1001],
+             "reversal_rmse_mean_mrad": 2.0}
     doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
-                     {"pd_dob": closed}, 1.0).to_dict()
-    assert list(doc) == ["config", "data", "compare", "closed_loop", "seconds"]
+                     {"pd_dob": entry}, 1.0, {"pd_dob": entry}, {"pd_dob": live}, {"seeds": [999]},
+                     {"1_compare": 3.0}).to_dict()
+    assert list(doc) == ["config", "data", "compare", "closed_loop", "closed_loop_weak_dob", "closed_loop_live",
+                         "closed_loop_settings", "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
-    assert doc["closed_loop"]["pd_dob"]["tracking_rmse_mean"] == 0.001 and doc["closed_loop"]["pd_dob"]["bag"] == "bag"
+    assert doc["closed_loop"]["pd_dob"] == entry and doc["closed_loop_weak_dob"]["pd_dob"] == entry
+    assert doc["closed_loop_live"]["pd_dob"]["tracking_rmse_mean"] == 0.001
+    assert doc["closed_loop_live"]["pd_dob"]["time_base"] == "header"

@@ -71,15 +71,15 @@ def _default_configs() -> tuple[Any, Any]:
     return sim, ControllerConfig(joint_names=sim.joint_names)
 
 
-def _one(args: tuple) -> "ClosedLoopSummary":
+def _one(args: tuple) -> ClosedLoopSummary:
     from ..sim.closed_loop import run_controller
 
     return run_controller(*args)
 
 
-def run_in_process(specs: Sequence["ControllerSpec"], seeds: Sequence[int], duration: float,
+def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                    dob_fractions: Sequence[float], workers: int = 2,
-                   log: Callable[[str], None] = _log) -> list[dict[str, "ClosedLoopSummary"]]:
+                   log: Callable[[str], None] = _log) -> list[dict[str, ClosedLoopSummary]]:
     """Each controller on each seed, once per DOB fraction, over ``workers`` processes (1: in this process).
 
     Uses the bundled config/sim_arm.yaml (the live sim_arm's physics) and the default ControllerConfig.
@@ -105,32 +105,42 @@ def run_in_process(specs: Sequence["ControllerSpec"], seeds: Sequence[int], dura
     return out
 
 
-def live_closed_loop(specs: Sequence["ControllerSpec"], seed: int, duration: float, out: Path,
-                     log: Callable[[str], None] = _log) -> dict[str, "ClosedLoopResult"]:
+def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float, out: Path,
+                     log: Callable[[str], None] = _log) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
     """One live run per controller over DDS (lockstep), beside the in-process run of the same seed and duration.
 
-    Raises:
-        LaunchError, DataError: a live run failed (see its log under ``out``/logs).
+    Returns:
+        (name -> result, name -> why the live run failed): a live run that fails twice (a node died, lockstep
+        stalls under load; logs under ``out``/logs) is reported, not fatal, since the in-process runs measure.
     """
+    from ..errors import DeadzoneIdError
     from ..launching.live import closed_loop_metrics, live_run
     from ..sim.closed_loop import run_controller
     from ..training.results import ClosedLoopResult
 
     sim, base = _default_configs()
     results: dict[str, ClosedLoopResult] = {}
+    failures: dict[str, str] = {}
     for spec in specs:
         args = {"mode": spec.mode, "model": spec.model, "seed": str(seed)}
         if spec.model_path:
             args["model_path"] = spec.model_path
-        bag = live_run(out / "closed_loop" / spec.name, args, duration, out / "logs" / f"closed_loop_{spec.name}.log")
+        try:
+            bag = live_run(out / "closed_loop" / spec.name, args, duration,
+                           out / "logs" / f"closed_loop_{spec.name}.log")
+        except DeadzoneIdError as err:
+            failures[spec.name] = str(err)
+            log(f"  {spec.label:34s} live run FAILED: {err}")
+            continue
         inproc = run_controller(spec, [seed], duration, sim, base)
         r = ClosedLoopResult(mode=spec.mode, model=spec.model, artifact=spec.model_path or None, bag=str(bag),
                              **dataclasses.asdict(closed_loop_metrics(bag)),
                              inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
         results[spec.name] = r
-        log(f"  {spec.label:34s} live {r.tracking_rmse_mean * 1e3:7.3f} mrad, in-process {inproc.tracking_rmse_mean * 1e3:7.3f}"
-            f" mrad (time base {r.time_base}, {r.zero_stamp_states} zero-stamp states left out)")
-    return results
+        log(f"  {spec.label:34s} live {r.tracking_rmse_mean * 1e3:7.3f} mrad, in-process "
+            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {r.time_base}, {r.zero_stamp_states} "
+            "zero-stamp states left out)")
+    return results, failures
 
 
 @dataclasses.dataclass
@@ -145,9 +155,9 @@ class ClosedLoopRun:
 
     closed_loop: dict[str, dict[str, Any]]
     closed_loop_weak_dob: dict[str, dict[str, Any]]
-    summaries: dict[str, "ClosedLoopSummary"]
-    summaries_weak: dict[str, "ClosedLoopSummary"]
-    live: dict[str, "ClosedLoopResult"]
+    summaries: dict[str, ClosedLoopSummary]
+    summaries_weak: dict[str, ClosedLoopSummary]
+    live: dict[str, ClosedLoopResult]
     settings: dict[str, Any]
 
 
@@ -179,14 +189,15 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     (out / "plots").mkdir(parents=True, exist_ok=True)
     reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
                         out / "plots" / "closed_loop_reversals.png")
-    live = {}
+    live: dict[str, ClosedLoopResult] = {}
+    failures: dict[str, str] = {}
     if live_duration > 0:
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
-        live = live_closed_loop(specs, seeds[0], live_duration, out, log)
+        live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log)
     settings = {"seeds": [int(s) for s in seeds], "duration_s": float(duration),
                 "weak_dob_fraction": float(weak_dob_fraction), "live_seed": int(seeds[0]),
                 "live_duration_s": float(live_duration), "pick": pick, "pick_source": pick_source,
-                "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
+                "live_failures": failures, "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
                 "sim_profile": _default_configs()[0].profile}
     return ClosedLoopRun({k: v.report_entry() for k, v in strong.items()},
                          {k: v.report_entry() for k, v in weak.items()}, strong, weak, live, settings)

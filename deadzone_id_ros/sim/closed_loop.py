@@ -196,12 +196,15 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
     cutoff = tuple(float(g) * dob_scale for g in base_config.dob_cutoff)
     cfg = dataclasses.replace(base_config, mode=spec.mode, model=spec.model, model_path=spec.model_path,
                               dob_cutoff=cutoff)
-    per_seed, profile = [], {}
-    rate_ev = clamp_ev = 0.0
+    per_seed: list[dict[str, Any]] = []
+    profile: dict[str, list] = {}
+    n_j = len(sim_config.joint_names)
+    rate_ev, clamp_ev = np.zeros(n_j), np.zeros(n_j)
     for seed in seeds:
         rec = simulate(duration, int(seed), sim_config, cfg, rate_hz=rate_hz)
+        assert rec.reference_position is not None and rec.reference_velocity is not None  # simulate records them
         err = rec.reference_position - rec.position
-        figs = tracking_figures(err, reversal_mask(rec.reference_velocity, rate_hz))
+        figs: dict[str, Any] = dict(tracking_figures(err, reversal_mask(rec.reference_velocity, rate_hz)))
         figs["seed"] = int(seed)
         per_seed.append(figs)
         stats = rec.metadata["stats"]

@@ -110,4 +110,6 @@ def closed_loop_markdown(closed: dict[str, dict[str, Any]], weak: dict[str, dict
                   "live run starts from the arm held on its brakes and its reference starts after a start delay, so "
                   "it is not sample-for-sample the in-process run; a ratio near 1 says the nodes behave like the "
                   "in-process loop.", "", *live_table(live), ""]
+    for name, why in settings.get("live_failures", {}).items():
+        lines += [f"Live run of {name} failed (twice): {why}", ""]
     return lines

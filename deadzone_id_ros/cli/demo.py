@@ -79,7 +79,7 @@ class DemoConfig:
                 raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
 
     @classmethod
-    def quick_run(cls) -> "DemoConfig":
+    def quick_run(cls) -> DemoConfig:
         """The ``--quick`` sizes (about 2 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
                    closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
@@ -111,7 +111,7 @@ def _log(message: str) -> None:
 
 
 def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = None, simulator: str = "auto",
-             block_seconds: float | None = None) -> "CompareReport":
+             block_seconds: float | None = None) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
     does with the bundled training configuration."""
     from ..training.compare import quick_config, run_compare
@@ -141,8 +141,8 @@ def _simulate_stage(cfg: DemoConfig, data: Path) -> list[Path]:
 
 def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     from ..data.dataset import DatasetConfig
-    from ..errors import DataError
     from ..data.inspect import format_report, inspect_bag
+    from ..errors import DataError
     from ..launching.live import live_run
     from ..training.config import load_train_config
 
@@ -156,7 +156,7 @@ def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     return bag
 
 
-def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple["CompareReport", str]:
+def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple[CompareReport, str]:
     from ..errors import DataError
     from ..models.export import export_artifact_onnx
 
@@ -173,7 +173,7 @@ def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tupl
     return report, best
 
 
-def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> "ClosedLoopRun":
+def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> ClosedLoopRun:
     from ..training.report_plots import closed_loop_plot
     from .closed_loop import run_closed_loop
 
@@ -184,7 +184,7 @@ def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> "Closed
     return res
 
 
-def run_demo(out: str | Path, config: DemoConfig | None = None) -> "DemoReport":
+def run_demo(out: str | Path, config: DemoConfig | None = None) -> DemoReport:
     """Run the whole demo into ``out`` (created; an existing demo output there is replaced).
 
     Returns:
@@ -249,7 +249,7 @@ def _convert_dfki(csvs: list[Path], out: Path) -> dict[str, tuple[str, list[Path
     return runs
 
 
-def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, "CompareReport"]:
+def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, CompareReport]:
     """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design.
 
     The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s). No URDF of those
@@ -307,7 +307,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run the controllers in closed loop on held-out references, and write DIR/report.md. About 4 minutes on "
         "2 cores (--quick: about 2; its models are under-trained).")
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (replaced if it exists)")
-    p.add_argument("--quick", action="store_true", help="smaller data and shorter training (about 2 minutes; under-trained models)")
+    p.add_argument("--quick", action="store_true",
+                   help="smaller data and shorter training (about 2 minutes; under-trained models)")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",

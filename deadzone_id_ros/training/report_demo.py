@@ -49,9 +49,9 @@ def _efficiency_table(report: CompareReport) -> list[str]:
 def _quick_note(cfg: dict) -> list[str]:
     if not cfg.get("quick"):
         return []
-    return ["**Quick mode: the learned models are under-trained** (at most 600 training steps, one seed, a fifth of the "
-            "simulated data of the full demo), so the learned controllers below say little about the methods; run the full "
-            "`make demo` for the comparison. The rigid-body rows do not depend on training length.", ""]
+    return ["**Quick mode: the learned models are under-trained** (at most 600 training steps, one seed, a fifth "
+            "of the simulated data of the full demo), so the learned controllers below say little about the methods; "
+            "run the full `make demo` for the comparison. The rigid-body rows do not depend on training length.", ""]
 
 
 def _stage_lines(report: DemoReport) -> list[str]:

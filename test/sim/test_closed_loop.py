@@ -10,8 +10,13 @@ import pytest
 from deadzone_id_ros.cli.closed_loop import read_pick
 from deadzone_id_ros.control import ControllerConfig
 from deadzone_id_ros.sim import SimArmConfig
-from deadzone_id_ros.sim.closed_loop import ControllerSpec, controller_specs, reversal_mask, run_controller, \
-    tracking_figures
+from deadzone_id_ros.sim.closed_loop import (
+    ControllerSpec,
+    controller_specs,
+    reversal_mask,
+    run_controller,
+    tracking_figures,
+)
 from deadzone_id_ros.training.report_closed_loop import closed_loop_targets
 
 ISSUE_KEYS = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
@@ -53,7 +58,8 @@ def test_run_controller_over_seeds_and_a_weak_dob():
     # "mean" is the mean over joints of the per-joint RMSE, then over seeds
     assert strong.tracking_rmse_mean == pytest.approx(np.mean([np.mean(s["rmse"]) for s in strong.per_seed]))
     entry = strong.report_entry()
-    assert ISSUE_KEYS <= set(entry) and entry["tracking_rmse_mean_mrad"] == pytest.approx(strong.tracking_rmse_mean * 1e3)
+    assert ISSUE_KEYS <= set(entry)
+    assert entry["tracking_rmse_mean_mrad"] == pytest.approx(strong.tracking_rmse_mean * 1e3)
     assert np.isfinite(entry["reversal_rmse_mean_mrad"])
     with pytest.raises(ValueError, match="at least one seed"):
         run_controller(spec, [], 1.0, sim, ControllerConfig())

@@ -119,6 +119,7 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
     from ..training.results import ClosedLoopResult
 
     sim, base = _default_configs()
+    (out / "logs").mkdir(parents=True, exist_ok=True)
     results: dict[str, ClosedLoopResult] = {}
     failures: dict[str, str] = {}
     for spec in specs:

@@ -139,8 +139,8 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
                              inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
         results[spec.name] = r
         log(f"  {spec.label:34s} live {r.tracking_rmse_mean * 1e3:7.3f} mrad, in-process "
-            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {r.time_base}, {r.zero_stamp_states} "
-            "zero-stamp states left out)")
+            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {r.time_base}; zero-stamp states: "
+            f"{r.zero_stamp_states_dropped} not recorded, {r.zero_stamp_states} in the bag)")
     return results, failures
 
 

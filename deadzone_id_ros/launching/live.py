@@ -98,6 +98,8 @@ class TrackingMetrics:
         torque.  samples: /joint_states samples inside the reference's span.  seconds: that span [s].
         time_base: "header" (JointState header stamps) or "log" (receive time: no state carried a stamp).
         zero_stamp_states: states with a zero header stamp in the bag (left out of the metric).
+        zero_stamp_states_dropped: states with a zero header stamp the recorder saw and did not record (its
+        episode.yaml; lockstep's states before the first command).
     """
 
     joint_names: list[str]
@@ -111,6 +113,7 @@ class TrackingMetrics:
     seconds: float
     time_base: str
     zero_stamp_states: int
+    zero_stamp_states_dropped: int
 
 
 def closed_loop_metrics(bag: Path) -> TrackingMetrics:
@@ -163,4 +166,6 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
         seconds=ns_to_s(ts[-1] - ts[0]),
         time_base=rec.state_time_base,
         zero_stamp_states=rec.zero_stamp_states,
+        zero_stamp_states_dropped=int(rec.metadata.get("zero_stamp_states", 0))
+        if rec.metadata.get("zero_stamp_states_dropped") else 0,
     )

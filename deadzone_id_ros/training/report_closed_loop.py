@@ -34,7 +34,7 @@ def live_table(live: dict[str, ClosedLoopResult]) -> list[str]:
     if not live:
         return []
     lines = ["| controller | live over DDS: tracking RMSE per joint [mrad] | live mean [mrad] | in-process mean, same "
-             "seed and duration [mrad] | live / in-process | time base | zero-stamp states left out |",
+             "seed and duration [mrad] | live / in-process | time base | zero-stamp states: not recorded / in bag |",
              "|---|---|---|---|---|---|---|"]
     for name, r in live.items():
         inproc = r.inprocess_tracking_rmse_mean
@@ -42,7 +42,7 @@ def live_table(live: dict[str, ClosedLoopResult]) -> list[str]:
         inproc_txt = f"{inproc * 1e3:.3f}" if inproc is not None else "n/a"
         lines.append(f"| {name} | {_joints([x * 1e3 for x in r.tracking_rmse_per_joint], 3)} | "
                      f"{r.tracking_rmse_mean * 1e3:.3f} | {inproc_txt} | {ratio} | {r.time_base} | "
-                     f"{r.zero_stamp_states} |")
+                     f"{r.zero_stamp_states_dropped} / {r.zero_stamp_states} |")
     return lines
 
 

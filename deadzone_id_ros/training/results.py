@@ -176,8 +176,9 @@ class ClosedLoopResult:
         reversal_rmse_per_joint (J,), reversal_rmse_mean [rad]: the same near reversals of the reference velocity.
         effort_rms_per_joint (J,) [N·m]: applied torque.  samples: /joint_states samples inside the reference's
         span.  seconds: that span [s].  time_base: "header" (the states' header stamps).  zero_stamp_states: states
-        stamped zero in the bag (not used).  inprocess_tracking_rmse_mean [rad]: the same controller, seed and
-        duration run in-process (the check that the nodes behave like the in-process loop), or None.
+        stamped zero in the bag (not used).  zero_stamp_states_dropped: those the recorder did not record.
+        inprocess_tracking_rmse_mean [rad]: the same controller, seed and duration run in-process (the check that
+        the nodes behave like the in-process loop), or None.
     """
 
     mode: str
@@ -195,6 +196,7 @@ class ClosedLoopResult:
     seconds: float
     time_base: str = "header"
     zero_stamp_states: int = 0
+    zero_stamp_states_dropped: int = 0
     inprocess_tracking_rmse_mean: float | None = None
 
 

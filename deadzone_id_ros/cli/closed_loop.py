@@ -238,10 +238,12 @@ def run(args: argparse.Namespace) -> int:
                               args.live_duration, args.workers)
     except ValueError as err:
         raise ConfigError(str(err)) from err
+    from ..training.evaluate import json_clean
+
     doc = {"closed_loop": res.closed_loop, "closed_loop_weak_dob": res.closed_loop_weak_dob,
            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in res.live.items()},
            "closed_loop_settings": res.settings}
-    (out / "closed_loop.json").write_text(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+    (out / "closed_loop.json").write_text(json.dumps(json_clean(doc), indent=2, allow_nan=False) + "\n")
     text = "\n".join(closed_loop_markdown(res.closed_loop, res.closed_loop_weak_dob, res.live, res.settings,
                                           "plots/closed_loop_reversals.png"))
     (out / "closed_loop.md").write_text(text + "\n")

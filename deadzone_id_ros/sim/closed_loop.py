@@ -11,6 +11,7 @@ mean of the per-joint RMSEs (as in the torque tables of the comparison).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,7 +216,11 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
             profile = {"t": t.tolist(), "mean_abs_error": prof.tolist()}
     rmse = np.array([s["rmse"] for s in per_seed])
     rev = np.array([s["reversal_rmse"] for s in per_seed], dtype=float)
-    per_seed_mean, rev_mean = rmse.mean(axis=1), np.nanmean(rev, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a run without any reversal: NaN, reported as such
+        rev_joint, rev_mean = np.nanmean(rev, axis=0), np.nanmean(rev, axis=1)
+        rev_all, rev_std = float(np.nanmean(rev_mean)), float(np.nanstd(rev_mean))
+    per_seed_mean = rmse.mean(axis=1)
     return ClosedLoopSummary(
         name=spec.name, label=spec.label, mode=spec.mode, model=spec.model, model_path=spec.model_path,
         joint_names=list(sim_config.joint_names), seeds=[int(s) for s in seeds], dob_cutoff=list(cutoff),
@@ -223,8 +228,8 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         tracking_rmse_per_joint_std=rmse.std(axis=0).tolist(), tracking_rmse_mean=float(per_seed_mean.mean()),
         tracking_rmse_std=float(per_seed_mean.std()),
         max_abs_error_per_joint=np.max([s["max_abs"] for s in per_seed], axis=0).tolist(),
-        reversal_rmse_per_joint=np.nanmean(rev, axis=0).tolist(), reversal_rmse_mean=float(np.nanmean(rev_mean)),
-        reversal_rmse_std=float(np.nanstd(rev_mean)), rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
+        reversal_rmse_per_joint=rev_joint.tolist(), reversal_rmse_mean=rev_all, reversal_rmse_std=rev_std,
+        rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
         clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile)
 
 

@@ -103,3 +103,17 @@ def test_targets_are_judged_with_the_spread():
     missed = closed_loop_targets({"pd_dob": _entry(1.0, 0.0), "ctc_dob_pick": _entry(0.6, 0.0),
                                   "ctc_dob_masked": _entry(0.9, 0.0), "ctc_dob_conventional": _entry(0.8, 0.0)})
     assert all("**missed**" in line for line in missed)
+
+
+def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
+    """`deadzone-id closed-loop` as documented, tiny: 0.3 s has no reversal (NaN inside), the JSON must still load."""
+    from deadzone_id_ros.cli.main import main
+
+    (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
+    assert main(["closed-loop", "--compare", str(tmp_path), "--seeds", "999", "--duration", "0.3",
+                 "--workers", "1"]) == 0
+    doc = json.loads((tmp_path / "closed_loop.json").read_text())
+    assert set(doc["closed_loop"]) == {"pd_dob", "ctc_dob_rbd_nominal"} == set(doc["closed_loop_weak_dob"])
+    assert ISSUE_KEYS <= set(doc["closed_loop"]["pd_dob"]) and doc["closed_loop_settings"]["pick"] is None
+    assert "### Weak DOB" in (tmp_path / "closed_loop.md").read_text()
+    assert (tmp_path / "plots" / "closed_loop_reversals.png").is_file()

@@ -206,6 +206,7 @@ def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path:
             ax.set_title(f"{joint}, {setting}", fontsize=9)
             ax.set_xlabel("time from velocity reversal [ms]")
             ax.set_ylabel("mean |error| [mrad]")
-            ax.grid(alpha=0.3)
+            ax.set_yscale("log")  # an unstable controller is orders of magnitude above the rest
+            ax.grid(alpha=0.3, which="both")
     axes[0, 0].legend(fontsize=7)
     _save(fig, path, 100)

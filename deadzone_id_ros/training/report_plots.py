@@ -192,6 +192,7 @@ def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path:
     joints = next(iter(rows[0][1].values())).joint_names
     fig, axes = plt.subplots(len(rows), len(joints), figsize=(4 * len(joints), 3.2 * len(rows)), squeeze=False)
     for r, (setting, runs) in enumerate(rows):
+        positive = [False] * len(joints)
         for s in runs.values():
             prof = s.reversal_profile
             if not prof:
@@ -200,13 +201,15 @@ def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path:
             err = np.asarray(prof["mean_abs_error"], dtype=float) * 1e3
             for k in range(len(joints)):
                 axes[r, k].plot(t, err[:, k], label=s.label, lw=1.2)
+                positive[k] |= bool(np.any(err[:, k] > 0))
         for k, joint in enumerate(joints):
             ax = axes[r, k]
             ax.axvline(0.0, color="k", lw=0.6)
             ax.set_title(f"{joint}, {setting}", fontsize=9)
             ax.set_xlabel("time from velocity reversal [ms]")
             ax.set_ylabel("mean |error| [mrad]")
-            ax.set_yscale("log")  # an unstable controller is orders of magnitude above the rest
+            if positive[k]:  # log: an unstable controller is orders of magnitude above the rest
+                ax.set_yscale("log")
             ax.grid(alpha=0.3, which="both")
     axes[0, 0].legend(fontsize=7)
     _save(fig, path, 100)

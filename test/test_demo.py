@@ -42,14 +42,32 @@ def test_closed_loop_metrics_measure_tracking_inside_the_reference_span(tmp_path
     assert m.time_base == "header" and m.zero_stamp_states == 0
 
 
+def _recorded_with_zero_stamps(tmp_path, zeros: int):
+    """The recorder's path: _recording() written through EpisodeWriter, the first ``zeros`` states stamped 0 (as
+    lockstep's states before the first command) but received at the recorder's clock time."""
+    from deadzone_id_ros.data.bag import MessageEncoders
+    from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig
+
+    rec = _recording()
+    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "rec")))
+    enc = MessageEncoders(list(NAMES))
+    path = w.start(int(rec.state_t_ns[0]))
+    for k, t in enumerate(rec.state_t_ns):
+        pos = [9.0] * 3 if k < zeros else rec.position[k]  # would dominate the error if used
+        stamp = 0 if k < zeros else int(t)
+        w.write("/joint_states", int(t), enc.joint_state(stamp, pos, rec.velocity[k], rec.effort[k]))
+    for k, t in enumerate(rec.reference_t_ns):
+        data = enc.reference(int(t), rec.reference_position[k], rec.reference_velocity[k],
+                             rec.reference_acceleration[k])
+        w.write("/feedforward_controller/reference", int(t), data)
+    w.stop(int(rec.state_t_ns[-1]))
+    return path
+
+
 def test_closed_loop_metrics_leave_zero_stamped_states_out_and_count_them(tmp_path):
     """Lockstep's states before the first command carry stamp 0: they must neither enter the metric nor switch the
     whole bag to receive time (the reference is in the states' clock, receive time is another)."""
-    rec = _recording()
-    rec.state_t_ns[:5] = 0
-    rec.position[:5] = 9.0  # would dominate the error if used
-    bag = write_recording(rec, tmp_path / "run")
-    m = closed_loop_metrics(bag)
+    m = closed_loop_metrics(_recorded_with_zero_stamps(tmp_path, 5))
     assert m.time_base == "header" and m.zero_stamp_states == 5
     np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
 
@@ -57,13 +75,16 @@ def test_closed_loop_metrics_leave_zero_stamped_states_out_and_count_them(tmp_pa
 def test_read_recording_time_base_is_reported(tmp_path):
     from deadzone_id_ros.data.bag import ZeroStampWarning, read_recording
 
-    rec = _recording()
-    rec.state_t_ns[:3] = 0
     with pytest.warns(ZeroStampWarning, match="3 of 2000"):
-        back = read_recording(write_recording(rec, tmp_path / "mixed"))
+        back = read_recording(_recorded_with_zero_stamps(tmp_path, 3))
     assert back.state_time_base == "header" and back.zero_stamp_states == 3 and len(back.state_t_ns) == 1997
     assert back.state_t_ns.min() > 0
-    clean = read_recording(write_recording(_recording(), tmp_path / "clean"))
+    # a bag whose clock starts at 0 (stamp 0 written at log time 0, as an offline simulation) keeps its first state
+    rec = _recording()
+    t0 = int(rec.state_t_ns[0])
+    rec.reference_t_ns = rec.reference_t_ns - t0  # (a view of state_t_ns: subtract on copies)
+    rec.state_t_ns = rec.state_t_ns - t0
+    clean = read_recording(write_recording(rec, tmp_path / "from_zero"))
     assert clean.state_time_base == "header" and clean.zero_stamp_states == 0 and len(clean.state_t_ns) == 2000
 
 

@@ -230,7 +230,7 @@ def read_recording(
     joint list, as in ``episode.yaml``); reference points are mapped by ``joint_names``. ``episode.yaml`` (if any)
     becomes ``metadata``. Missing command/reference topics give None.
 
-    Time base: the JointState header stamps. States stamped zero are left out and counted
+    Time base: the JointState header stamps. States stamped zero but received at another time are left out and counted
     (``Recording.zero_stamp_states``, with a :class:`ZeroStampWarning`); only when every state is stamped zero is
     the receive (log) time used, and ``Recording.state_time_base`` says "log".
 
@@ -290,7 +290,9 @@ def read_recording(
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
         meta = yaml.safe_load(ep.read_text()) or {}
-    zero = series.stamp_ns <= 0
+    # A zero stamp received at another time is "not stamped"; one written at log time 0 too (a bag whose clock starts
+    # at 0, as write_recording of an offline simulation) is a real stamp.
+    zero = (series.stamp_ns <= 0) & (series.log_ns != series.stamp_ns)
     if zero.all():  # a driver that never stamps: receive time is all there is
         keep, stamps, base = np.ones(len(zero), dtype=bool), series.log_ns, "log"
     else:  # header stamps; states stamped zero (e.g. before the first command in lockstep) are left out

@@ -194,9 +194,8 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         with open_bag(path) as handle:
             series = select_joint_state_topic(handle, config.topic)
             eps, joints, rep = build_episodes(series, config)
-            rep = replace(rep, bag=str(path), format=handle.format)
-            if handle.recovered:
-                rep = replace(rep, recovered=True, warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
+            rep = replace(rep, bag=str(path), format=handle.format, recovered=handle.recovered,
+                          warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
         episodes.extend(eps)
         reports.append(rep)
         names.append((str(path), joints))

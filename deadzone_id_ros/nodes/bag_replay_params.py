@@ -24,6 +24,9 @@ class BagReplayNodeConfig:
         start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
         rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
         report_dir: directory for report.json (RMSE per joint); "" = log only.
+        max_skipped: most recorded commands that may be skipped (superseded before a late timer tick published them)
+            for the replay to count as valid (>= 0); more fails the replay (exit 1), since the arm then did not
+            receive the recorded input and the RMSE is not the model's or the simulator's.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -36,6 +39,7 @@ class BagReplayNodeConfig:
     start_delay: float = 0.5
     rate: float = 1000.0
     report_dir: str = ""
+    max_skipped: int = 0
 
     def __post_init__(self) -> None:
         if not self.bag:
@@ -45,3 +49,5 @@ class BagReplayNodeConfig:
         check_positive("start_delay", self.start_delay, allow_zero=True)
         if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
             raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
+        if isinstance(self.max_skipped, bool) or not isinstance(self.max_skipped, int) or self.max_skipped < 0:
+            raise ValueError(f"max_skipped = {self.max_skipped!r} must be an integer >= 0")

@@ -22,6 +22,7 @@ Joints are mapped by name; a bag whose joints are not the simulated arm's URDF j
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,25 @@ def check_joints(
             f"{source}: the bag's joints {list(bag_joints)} do not match the simulated arm's URDF joints "
             f"{list(urdf_joints)} (missing from the bag: {missing}; not in the URDF: {extra}); refusing to replay"
         )
+
+
+def sim_config_for_urdf(urdf_path: str | Path, joint_names: tuple[str, ...] | list[str]) -> SimArmConfig:
+    """Physics for replaying a bag on another robot's URDF: the plain rigid arm ("ideal" profile) with the URDF's
+    inertias and its ``<dynamics friction damping>``, no rotor inertia, no torque ripple, no measurement noise or
+    quantization, so the replay shows what the URDF's dynamics explain of the recording and nothing invented.
+
+    Args:
+        urdf_path: the URDF (see :func:`deadzone_id_ros.robot.catalog.resolve_robot_model` for names).
+        joint_names: (J,) the actuated joints (the bag's), by name; other URDF joints are left passive.
+
+    Raises:
+        ValueError: no joints.
+    """
+    n = len(joint_names)
+    zeros = (0.0,) * n
+    return SimArmConfig(profile="ideal", urdf_path=str(urdf_path), joint_names=tuple(joint_names), armature=zeros,
+                        torque_noise_std=zeros, velocity_noise_std=zeros, encoder_resolution=0.0,
+                        initial_position=zeros)
 
 
 def _sim_config_from(recording: Recording, source: str, override: SimArmConfig | None) -> tuple[SimArmConfig, str]:
@@ -256,6 +276,9 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
         if isinstance(meta, dict):
             controller_config = dataclass_from_dict(ControllerConfig, meta, f"{source}: episode.yaml controller_config")
             notes.append(f"controller: the bag's controller_config (mode {controller_config.mode})")
+            if arm.config.urdf_path and controller_config.urdf_path != arm.config.urdf_path:
+                controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
+                notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
         else:
             controller_config = ControllerConfig(joint_names=names)
             notes.append(f"controller: default configuration (mode {controller_config.mode})")

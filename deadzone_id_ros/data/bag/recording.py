@@ -249,9 +249,8 @@ def read_recording(
         rec_kw: dict[str, Any] = {}
         topics = {c.topic: c for c in h.reader.connections}
         if command_topic in topics:
-            conns = [c for c in h.reader.connections if c.topic == command_topic]
             t_list, rows = [], []
-            for k, (c, t, raw) in enumerate(h.reader.messages(connections=conns)):
+            for k, (c, t, raw) in enumerate(h.read_topic(command_topic)):
                 data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
                 if data.shape != (j,):
                     raise DataError(
@@ -262,12 +261,11 @@ def read_recording(
             rec_kw["command_t_ns"] = np.asarray(t_list, dtype=np.int64)
             rec_kw["command"] = np.asarray(rows).reshape(-1, j)
         if reference_topic in topics:
-            conns = [c for c in h.reader.connections if c.topic == reference_topic]
             t_list = []
             qs: list[np.ndarray] = []
             dqs: list[np.ndarray] = []
             ddqs: list[np.ndarray] = []
-            for k, (c, _t, raw) in enumerate(h.reader.messages(connections=conns)):
+            for k, (c, _t, raw) in enumerate(h.read_topic(reference_topic)):
                 msg = h.reader.deserialize(raw, c.msgtype)
                 try:
                     cols = [list(msg.joint_names).index(n) for n in names]

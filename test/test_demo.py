@@ -38,6 +38,54 @@ def test_closed_loop_metrics_measure_tracking_inside_the_reference_span(tmp_path
     np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
     np.testing.assert_allclose(m.effort_rms_per_joint, [1.0, 2.0, 0.5])
     assert m.samples == 1001 and m.seconds == pytest.approx(1.0)
+    assert m.tracking_rmse_mean == pytest.approx(np.mean(m.tracking_rmse_per_joint))  # one kind of mean
+    assert m.time_base == "header" and m.zero_stamp_states == 0
+
+
+def _recorded_with_zero_stamps(tmp_path, zeros: int):
+    """The recorder's path: _recording() written through EpisodeWriter, the first ``zeros`` states stamped 0 (as
+    lockstep's states before the first command) but received at the recorder's clock time."""
+    from deadzone_id_ros.data.bag import MessageEncoders
+    from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig
+
+    rec = _recording()
+    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "rec")))
+    enc = MessageEncoders(list(NAMES))
+    path = w.start(int(rec.state_t_ns[0]))
+    for k, t in enumerate(rec.state_t_ns):
+        pos = [9.0] * 3 if k < zeros else rec.position[k]  # would dominate the error if used
+        stamp = 0 if k < zeros else int(t)
+        w.write("/joint_states", int(t), enc.joint_state(stamp, pos, rec.velocity[k], rec.effort[k]))
+    for k, t in enumerate(rec.reference_t_ns):
+        data = enc.reference(int(t), rec.reference_position[k], rec.reference_velocity[k],
+                             rec.reference_acceleration[k])
+        w.write("/feedforward_controller/reference", int(t), data)
+    w.stop(int(rec.state_t_ns[-1]))
+    return path
+
+
+def test_closed_loop_metrics_leave_zero_stamped_states_out_and_count_them(tmp_path):
+    """Lockstep's states before the first command carry stamp 0: they must neither enter the metric nor switch the
+    whole bag to receive time (the reference is in the states' clock, receive time is another)."""
+    m = closed_loop_metrics(_recorded_with_zero_stamps(tmp_path, 5))
+    assert m.time_base == "header" and m.zero_stamp_states == 5
+    np.testing.assert_allclose(m.tracking_rmse_per_joint, [0.01, 0.0, 0.002], atol=6e-5)
+
+
+def test_read_recording_time_base_is_reported(tmp_path):
+    from deadzone_id_ros.data.bag import ZeroStampWarning, read_recording
+
+    with pytest.warns(ZeroStampWarning, match="3 of 2000"):
+        back = read_recording(_recorded_with_zero_stamps(tmp_path, 3))
+    assert back.state_time_base == "header" and back.zero_stamp_states == 3 and len(back.state_t_ns) == 1997
+    assert back.state_t_ns.min() > 0
+    # a bag whose clock starts at 0 (stamp 0 written at log time 0, as an offline simulation) keeps its first state
+    rec = _recording()
+    t0 = int(rec.state_t_ns[0])
+    rec.reference_t_ns = rec.reference_t_ns - t0  # (a view of state_t_ns: subtract on copies)
+    rec.state_t_ns = rec.state_t_ns - t0
+    clean = read_recording(write_recording(rec, tmp_path / "from_zero"))
+    assert clean.state_time_base == "header" and clean.zero_stamp_states == 0 and len(clean.state_t_ns) == 2000
 
 
 def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
@@ -48,7 +96,9 @@ def test_closed_loop_metrics_refuse_a_bag_without_reference(tmp_path):
 
 def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
     with pytest.raises(ValueError, match="closed_loop_seed 2 must differ"):
-        DemoConfig(sim_seeds=(1, 2), closed_loop_seed=2)
+        DemoConfig(sim_seeds=(1, 2), closed_loop_seeds=(999, 2))
+    with pytest.raises(ValueError, match="weak_dob_fraction"):
+        DemoConfig(weak_dob_fraction=1.0)
     with pytest.raises(ValueError, match="live_duration = 0"):
         DemoConfig(live_duration=0)
     assert DemoConfig.quick_run().quick
@@ -71,9 +121,16 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 def test_demo_report_json_keeps_its_keys():
     from deadzone_id_ros.training.results import ClosedLoopResult, DemoReport
 
-    closed = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [1.0], 10, 0.01)
+    live = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10,
+                            0.01)
+    entry = {"tracking_rmse_mean_mrad": 1.0, "tracking_rmse_std_mrad": 0.1, "seeds": [999, 1000, 1001],
+             "reversal_rmse_mean_mrad": 2.0}
     doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
-                     {"pd_dob": closed}, 1.0).to_dict()
-    assert list(doc) == ["config", "data", "compare", "closed_loop", "seconds"]
+                     {"pd_dob": entry}, 1.0, {"pd_dob": entry}, {"pd_dob": live}, {"seeds": [999]},
+                     {"1_compare": 3.0}).to_dict()
+    assert list(doc) == ["config", "data", "compare", "closed_loop", "closed_loop_weak_dob", "closed_loop_live",
+                         "closed_loop_settings", "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
-    assert doc["closed_loop"]["pd_dob"]["tracking_rmse_mean"] == 0.001 and doc["closed_loop"]["pd_dob"]["bag"] == "bag"
+    assert doc["closed_loop"]["pd_dob"] == entry and doc["closed_loop_weak_dob"]["pd_dob"] == entry
+    assert doc["closed_loop_live"]["pd_dob"]["tracking_rmse_mean"] == 0.001
+    assert doc["closed_loop_live"]["pd_dob"]["time_base"] == "header"

@@ -7,8 +7,10 @@
    and the recorder as separate processes over DDS, the path a user takes on real hardware;
 3. the comparison of ``deadzone-id compare`` on all recordings (every method, several seeds) and an ONNX export of
    the best learned model;
-4. a live closed-loop comparison on a held-out excitation reference: pd_dob, ctc_dob with the URDF rigid-body model,
-   ctc_dob with the masked-loss model and ctc_dob with the conventional model — tracking RMSE per joint and torque;
+4. the closed-loop comparison of ``deadzone-id closed-loop``: pd_dob and ctc_dob with the URDF's nominal rigid body,
+   the identified rigid body, the masked, conventional and picked models, each on held-out references (several
+   seeds, in-process, default and weak DOB), plus one short live run per controller over DDS as the check that the
+   nodes behave like the in-process loop;
 5. ``DIR/report.md`` and ``DIR/report.json``.
 
 ``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag.
@@ -27,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-__all__ = ["CLOSED_LOOP_RUNS", "DemoConfig", "register", "run", "run_demo", "run_demo_real", "run_real"]
+__all__ = ["DemoConfig", "register", "run", "run_demo", "run_demo_real", "run_real"]
 
 if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
-    from ..training.results import ClosedLoopResult, CompareReport, DemoReport
+    from ..training.results import CompareReport, DemoReport
+    from .closed_loop import ClosedLoopRun
 
 
 @dataclass(frozen=True)
@@ -42,44 +45,44 @@ class DemoConfig:
         sim_duration: simulated seconds per offline episode [s].
         live_duration: excitation length of the live recording [s].
         live_seed: excitation seed of the live recording.
-        closed_loop_duration: excitation length of each closed-loop run [s].
-        closed_loop_seed: seed of the held-out reference (not used for any training data).
+        closed_loop_seeds: held-out reference seeds of the closed-loop comparison (in no training data).
+        closed_loop_duration: in-process closed-loop run per seed and controller [s].
+        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s].
+        weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
         compare_seeds: training seeds per method.
-        quick: shorter training (``compare --quick``).
+        quick: shorter training (``compare --quick``): under-trained models, said so in the report.
     """
 
     sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
     sim_duration: float = 60.0
-    live_duration: float = 30.0
+    live_duration: float = 20.0
     live_seed: int = 100
-    closed_loop_duration: float = 20.0
-    closed_loop_seed: int = 999
+    closed_loop_seeds: tuple[int, ...] = (999, 1000, 1001)
+    closed_loop_duration: float = 6.0
+    closed_loop_live_duration: float = 4.0
+    weak_dob_fraction: float = 0.2
     compare_seeds: int = 3
     quick: bool = False
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
             raise ValueError("sim_seeds is empty")
-        for name in ("sim_duration", "live_duration", "closed_loop_duration"):
+        if not self.closed_loop_seeds:
+            raise ValueError("closed_loop_seeds is empty")
+        for name in ("sim_duration", "live_duration", "closed_loop_duration", "closed_loop_live_duration"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
-        if self.closed_loop_seed in self.sim_seeds or self.closed_loop_seed == self.live_seed:
-            raise ValueError(f"closed_loop_seed {self.closed_loop_seed} must differ from the training seeds")
+        if not 0 < self.weak_dob_fraction < 1:
+            raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
+        for seed in self.closed_loop_seeds:
+            if seed in self.sim_seeds or seed == self.live_seed:
+                raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
 
     @classmethod
     def quick_run(cls) -> DemoConfig:
-        """The ``--quick`` sizes (a few minutes on 2 cores)."""
-        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=6.0,
-                   compare_seeds=1, quick=True)
-
-
-# Closed-loop runs of stage 4: (label, controller mode, model, method whose artifact is used or None).
-CLOSED_LOOP_RUNS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("pd_dob", "pd_dob", "none", None),
-    ("ctc_dob + rbd (URDF)", "ctc_dob", "rbd", None),
-    ("ctc_dob + masked", "ctc_dob", "learned", "masked"),
-    ("ctc_dob + conventional", "ctc_dob", "learned", "conventional"),
-)
+        """The ``--quick`` sizes (about 2 minutes on 2 cores; the models are under-trained)."""
+        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
+                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
 
 
 class _Stages:
@@ -87,9 +90,15 @@ class _Stages:
 
     def __init__(self, total: int) -> None:
         self.total, self.k, self.t0 = total, 0, time.perf_counter()
+        self.times: dict[str, float] = {}  # "<n>_<first words>" -> wall time of each finished stage [s]
+        self._open: tuple[str, float] | None = None
 
     def start(self, text: str) -> None:
+        now = time.perf_counter()
+        if self._open is not None:
+            self.times[self._open[0]] = now - self._open[1]
         self.k += 1
+        self._open = (f"{self.k}_{text.split(':')[0].split(' (')[0].replace(' ', '_')}", now)
         print(f"\n[{self.k}/{self.total}] {text}  (t = {time.perf_counter() - self.t0:.0f} s)", flush=True)
 
     @property
@@ -164,33 +173,15 @@ def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tupl
     return report, best
 
 
-def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: CompareReport,
-                       compare_dir: Path) -> dict[str, ClosedLoopResult]:
-    from ..launching.live import closed_loop_metrics, live_run
-    from ..training.report import fmt_joints
+def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> ClosedLoopRun:
     from ..training.report_plots import closed_loop_plot
-    from ..training.results import ClosedLoopResult
+    from .closed_loop import run_closed_loop
 
-    closed: dict[str, ClosedLoopResult] = {}
-    for label, mode, model, method in CLOSED_LOOP_RUNS:
-        if method is not None and method not in compare.methods:
-            print(f"  {label}: skipped ({method} was not trained)")
-            continue
-        args = {"mode": mode, "model": model, "seed": str(cfg.closed_loop_seed)}
-        if method is not None:
-            args["model_path"] = str(compare_dir / "models" / method)
-        slug = "".join(c if c.isalnum() else "_" for c in label.replace(" + ", "_")).strip("_")
-        bag = live_run(out / "closed_loop" / slug, args, cfg.closed_loop_duration,
-                       out / "logs" / f"closed_loop_{slug}.log")
-        r = ClosedLoopResult(mode=mode, model=model, artifact=args.get("model_path"), bag=str(bag),
-                             **dataclasses.asdict(closed_loop_metrics(bag)))
-        closed[label] = r
-        print(f"  {label:24s} tracking RMSE [mrad] {fmt_joints(r.tracking_rmse_per_joint, 1e3, 2)}   "
-              f"torque RMS [N·m] {fmt_joints(r.effort_rms_per_joint)}")
-    (out / "plots").mkdir(exist_ok=True)
-    if closed:
-        closed_loop_plot(closed, out / "plots" / "closed_loop.png")
-    return closed
+    res = run_closed_loop(compare_dir, out, cfg.closed_loop_seeds, cfg.closed_loop_duration, cfg.weak_dob_fraction,
+                          cfg.closed_loop_live_duration, log=print)
+    if res.live:
+        closed_loop_plot(res.live, out / "plots" / "closed_loop.png")
+    return res
 
 
 def run_demo(out: str | Path, config: DemoConfig | None = None) -> DemoReport:
@@ -220,15 +211,19 @@ def run_demo(out: str | Path, config: DemoConfig | None = None) -> DemoReport:
     stages.start("compare every method on all recordings (deadzone-id compare)")
     compare_dir = out / "compare"
     compare, best = _compare_stage(cfg, [*sim_bags, live_bag], compare_dir)
-    stages.start(f"live closed-loop comparison on a held-out reference (seed {cfg.closed_loop_seed}, "
-                 f"{cfg.closed_loop_duration:g} s each)")
-    closed = _closed_loop_stage(cfg, out, compare, compare_dir)
+    stages.start(f"closed loop: seeds {list(cfg.closed_loop_seeds)} x {cfg.closed_loop_duration:g} s in-process, "
+                 f"default and weak DOB, one live run of {cfg.closed_loop_live_duration:g} s per controller over DDS "
+                 "(deadzone-id closed-loop)")
+    closed = _closed_loop_stage(cfg, out, compare_dir)
     stages.start("report")
     report = DemoReport(config=dataclasses.asdict(cfg), simulated_bags=[str(b) for b in sim_bags],
                         live_bag=str(live_bag), compare_dir=str(compare_dir), compare=compare, best_learned=best,
-                        closed_loop=closed, seconds=stages.elapsed)
+                        closed_loop=closed.closed_loop, closed_loop_weak_dob=closed.closed_loop_weak_dob,
+                        closed_loop_live=closed.live, closed_loop_settings=closed.settings,
+                        stage_seconds=stages.times, seconds=stages.elapsed)
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     (out / "report.md").write_text(demo_markdown(report, out))
+    print("stage times [s]: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.times.items()))
     print(f"\ndone in {stages.elapsed:.0f} s. Read {out / 'report.md'} (plots in {out / 'plots'} and "
           f"{compare_dir / 'plots'}).")
     return report
@@ -309,10 +304,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "demo", help="the main job end to end on the simulated arm (data, live ROS 2 run, compare, closed loop)",
         description="Simulate data, record a live ROS 2 run on the simulated arm, train and compare every method, "
-        "run the controllers in closed loop on a held-out reference, and write DIR/report.md. About 10 minutes on "
-        "2 cores (--quick: about 2).")
+        "run the controllers in closed loop on held-out references, and write DIR/report.md. About 4 minutes on "
+        "2 cores (--quick: about 2; its models are under-trained).")
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (replaced if it exists)")
-    p.add_argument("--quick", action="store_true", help="smaller data and shorter training (about 2 minutes)")
+    p.add_argument("--quick", action="store_true",
+                   help="smaller data and shorter training (about 2 minutes; under-trained models)")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",

@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "replay": "replay",
     "demo": "demo",
     "demo-real": "demo",
+    "closed-loop": "closed_loop",
     "robots": "robots",
     "record": "record",
     "status": "status",

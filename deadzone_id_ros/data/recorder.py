@@ -69,6 +69,10 @@ class RecorderConfig:
         robot: robot name for episode.yaml.
         notes: free text for episode.yaml.
         queue_depth: subscription queue depth (reliable QoS), large enough to absorb scheduling hiccups at 1 kHz.
+        drop_zero_stamp_states: do not record a JointState whose header stamp is zero (e.g. the simulator's state
+            before the first command in lockstep), so that every recorded state has a header-stamp time base. Each
+            such message is counted in episode.yaml (``zero_stamp_states``) whether dropped or not. On by default;
+            turn it off for a driver that never stamps its messages (it would otherwise record no state).
     """
 
     output_dir: str = "recordings"
@@ -82,6 +86,7 @@ class RecorderConfig:
     robot: str = ""
     notes: str = ""
     queue_depth: int = 1000
+    drop_zero_stamp_states: bool = True
 
     def __post_init__(self) -> None:
         if not self.output_dir:
@@ -97,6 +102,9 @@ class RecorderConfig:
             raise ValueError(f"RecorderConfig.flush_period = {self.flush_period!r} must be in (0, 10] s")
         if not re.fullmatch(r"[A-Za-z0-9_-]+", self.episode_prefix or ""):
             raise ValueError(f"RecorderConfig.episode_prefix = {self.episode_prefix!r} must be letters, digits, _ or -")
+        if not isinstance(self.drop_zero_stamp_states, bool):
+            raise ValueError(f"RecorderConfig.drop_zero_stamp_states = {self.drop_zero_stamp_states!r} must be true or "
+                             "false")
         if not (isinstance(self.queue_depth, int) and self.queue_depth >= 1):
             raise ValueError(f"RecorderConfig.queue_depth = {self.queue_depth!r} must be an integer >= 1")
 
@@ -106,6 +114,20 @@ class RecorderConfig:
         if self.reference_topic:
             out[self.reference_topic] = REFERENCE_TYPE
         return out
+
+
+def header_stamp_is_zero(data: bytes) -> bool:
+    """True when the serialized (CDR) message ``data`` starts with a std_msgs/Header whose stamp is 0 s 0 ns.
+
+    CDR: a 4-byte encapsulation header, then ``stamp.sec`` (int32) and ``stamp.nanosec`` (uint32); both are zero
+    in either byte order, so the order need not be read.
+
+    Raises:
+        DataError: fewer than 12 bytes (not a stamped message).
+    """
+    if len(data) < 12:
+        raise DataError(f"serialized message of {len(data)} bytes is too short to hold a header stamp")
+    return data[4:12] == b"\x00" * 8
 
 
 class EpisodeWriter:
@@ -130,6 +152,7 @@ class EpisodeWriter:
         self.joint_names: list[str] = []
         self.skipped: dict[str, int] = {}
         self._last_stamp: int | None = None
+        self.zero_stamp_states = 0  # JointStates with a zero header stamp seen in the open episode
         self._episode = 0
 
     @property
@@ -164,6 +187,7 @@ class EpisodeWriter:
         self._writer, self.path = writer, path
         self.counts = {t: 0 for t in self.topics}
         self.skipped, self._last_stamp = {}, None
+        self.zero_stamp_states = 0
         self.start_ns, self.last_ns = now_ns, None
         self.flush()
         write_episode_yaml(path, self._episode_doc(stop_ns=None))
@@ -172,24 +196,37 @@ class EpisodeWriter:
     def write(self, topic: str, t_ns: int, data: bytes) -> None:
         """Append one serialized message (CDR bytes) of ``topic`` with log time ``t_ns`` [ns]; ignored when idle.
 
-        A JointState whose header stamp is zero, or not after the previous one written (a repeated stamp), is not
-        written: it is counted in ``skipped`` (and episode.yaml's ``messages_skipped``) with the reason.
+        A JointState whose header stamp is zero (unless ``drop_zero_stamp_states`` is off, for a driver that never
+        stamps), or not after the previous one written (a repeated stamp), is not written: it is counted in
+        ``skipped`` (and episode.yaml's ``messages_skipped``) with the reason. Zero stamps are also counted in
+        ``zero_stamp_states`` whether written or not.
         """
         if self._writer is None:
             return
         if self.topics[topic] == JOINT_STATE_TYPE:
             stamp = header_stamp_ns(data)
-            reason = ("zero header stamp" if stamp == 0 else
-                      "header stamp not after the previous one" if self._last_stamp is not None
-                      and stamp <= self._last_stamp else None)
+            reason = None
+            if stamp == 0:
+                self.zero_stamp_states += 1
+                if self.config.drop_zero_stamp_states:
+                    reason = "zero header stamp"
+            elif self._last_stamp is not None and stamp <= self._last_stamp:
+                reason = "header stamp not after the previous one"
             if reason is not None:
                 key = f"{topic}: {reason}"
                 self.skipped[key] = self.skipped.get(key, 0) + 1
                 return
-            self._last_stamp = stamp
+            if stamp != 0:
+                self._last_stamp = stamp
         self._writer.write(self._conns[topic], t_ns, data)
         self.counts[topic] += 1
         self.last_ns = t_ns
+
+    def write_joint_state(self, topic: str, t_ns: int, data: bytes) -> bool:
+        """Append one serialized JointState (:meth:`write`'s stamp rules); returns True if it was written."""
+        before = self.counts.get(topic, 0)
+        self.write(topic, t_ns, data)
+        return self.counts.get(topic, 0) > before
 
     def set_joint_names(self, names: list[str]) -> None:
         """Joint names for episode.yaml (from the first JointState of the episode)."""
@@ -241,5 +278,7 @@ class EpisodeWriter:
             "topics": dict(self.topics),
             "message_counts": dict(self.counts),
             "messages_skipped": dict(self.skipped),
+            "zero_stamp_states": self.zero_stamp_states,
+            "zero_stamp_states_dropped": bool(self.config.drop_zero_stamp_states),
             "complete": stop_ns is not None,
         }

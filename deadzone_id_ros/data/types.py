@@ -29,6 +29,10 @@ class Recording:
         reference_t_ns: (K,) stamps of reference samples [ns], or None.
         reference_position / reference_velocity / reference_acceleration: (K, J) [rad, rad/s, rad/s²], or None.
         metadata: free-form description (robot, seed, notes) written next to the bag.
+        state_time_base: what ``state_t_ns`` is: "header" (the JointState header stamps) or "log" (receive time,
+            only when no state carried a stamp).
+        zero_stamp_states: JointStates with a zero header stamp that were left out (time base "header") or whose
+            receive time was used (time base "log").
     """
 
     joint_names: tuple[str, ...]
@@ -43,8 +47,12 @@ class Recording:
     reference_velocity: np.ndarray | None = None
     reference_acceleration: np.ndarray | None = None
     metadata: dict = field(default_factory=dict)
+    state_time_base: str = "header"
+    zero_stamp_states: int = 0
 
     def __post_init__(self) -> None:
+        if self.state_time_base not in ("header", "log"):
+            raise ValueError(f"Recording.state_time_base = {self.state_time_base!r} must be 'header' or 'log'")
         n, j = len(self.state_t_ns), len(self.joint_names)
         for name in ("position", "velocity", "effort"):
             arr = getattr(self, name)

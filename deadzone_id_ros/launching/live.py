@@ -91,32 +91,52 @@ class TrackingMetrics:
     """Tracking and effort figures of one closed-loop recording.
 
     Attributes:
-        joint_names: (J,).  tracking_rmse_per_joint (J,) [rad], tracking_rmse_mean [rad], max_abs_error_per_joint
-        (J,) [rad]: reference minus measured position.  effort_rms_per_joint (J,) [N·m]: applied torque.
-        samples: /joint_states samples inside the reference's span.  seconds: that span [s].
+        joint_names: (J,).  tracking_rmse_per_joint (J,) [rad]; tracking_rmse_mean [rad]: the mean over joints of
+        the per-joint RMSE; max_abs_error_per_joint (J,) [rad]: reference minus measured position.
+        reversal_rmse_per_joint (J,) [rad] (NaN: no reversal) and reversal_rmse_mean [rad]: the same within
+        REVERSAL_WINDOW_S of a reversal of the reference velocity.  effort_rms_per_joint (J,) [N·m]: applied
+        torque.  samples: /joint_states samples inside the reference's span.  seconds: that span [s].
+        time_base: "header" (JointState header stamps) or "log" (receive time: no state carried a stamp).
+        zero_stamp_states: states with a zero header stamp in the bag (left out of the metric).
+        zero_stamp_states_dropped: states with a zero header stamp the recorder saw and did not record (its
+        episode.yaml; lockstep's states before the first command).
     """
 
     joint_names: list[str]
     tracking_rmse_per_joint: list[float]
     tracking_rmse_mean: float
     max_abs_error_per_joint: list[float]
+    reversal_rmse_per_joint: list[float]
+    reversal_rmse_mean: float
     effort_rms_per_joint: list[float]
     samples: int
     seconds: float
+    time_base: str
+    zero_stamp_states: int
+    zero_stamp_states_dropped: int
 
 
 def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     """Tracking and effort figures of one closed-loop recording.
 
     The reference is the recorded reference topic (JointTrajectory windows, de-duplicated by time), interpolated at
-    the /joint_states stamps inside the reference's time span.
+    the /joint_states header stamps inside the reference's time span; states stamped zero are not used (counted).
 
     Raises:
-        DataError: the bag has no reference, or no /joint_states inside the reference's span.
+        DataError: the bag has no reference, no /joint_states inside the reference's span, or its states carry no
+            header stamps (the reference is stamped in the simulator's time, receive time is another clock).
     """
-    from ..data import read_recording
+    import warnings
 
-    rec = read_recording(bag)
+    from ..data import read_recording
+    from ..sim.closed_loop import reversal_mask, tracking_figures
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zero stamps are counted in the result instead
+        rec = read_recording(bag)
+    if rec.state_time_base != "header":
+        raise DataError(f"{bag}: no /joint_states message carries a header stamp; the tracking metric needs the "
+                        "state's own stamps (the reference is stamped in the same clock)")
     if rec.reference_t_ns is None or len(rec.reference_t_ns) < 2:
         raise DataError(f"{bag}: no reference trajectory recorded, cannot measure tracking")
     if rec.reference_position is None:
@@ -128,13 +148,24 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     if inside.sum() < 10:
         raise DataError(f"{bag}: only {int(inside.sum())} /joint_states samples inside the reference's time span")
     ts = t[inside]
-    err = np.stack([np.interp(ts, t_ref, q_ref[:, j]) for j in range(q_ref.shape[1])], axis=1) - rec.position[inside]
+    ref = np.stack([np.interp(ts, t_ref, q_ref[:, j]) for j in range(q_ref.shape[1])], axis=1)
+    err = ref - rec.position[inside]
+    rate_hz = (len(ts) - 1) / max(ns_to_s(ts[-1] - ts[0]), 1e-9)
+    dq_ref = np.gradient(ref, ts.astype(float) * 1e-9, axis=0)
+    figs = tracking_figures(err, reversal_mask(dq_ref, rate_hz))
     return TrackingMetrics(
         joint_names=list(rec.joint_names),
-        tracking_rmse_per_joint=np.sqrt(np.mean(err**2, axis=0)).tolist(),
-        tracking_rmse_mean=float(np.sqrt(np.mean(err**2))),
-        max_abs_error_per_joint=np.max(np.abs(err), axis=0).tolist(),
+        tracking_rmse_per_joint=figs["rmse"],
+        tracking_rmse_mean=float(np.mean(figs["rmse"])),
+        max_abs_error_per_joint=figs["max_abs"],
+        reversal_rmse_per_joint=figs["reversal_rmse"],
+        reversal_rmse_mean=float(np.nanmean(figs["reversal_rmse"])) if np.isfinite(figs["reversal_rmse"]).any()
+        else float("nan"),
         effort_rms_per_joint=np.sqrt(np.mean(rec.effort[inside] ** 2, axis=0)).tolist(),
         samples=int(inside.sum()),
         seconds=ns_to_s(ts[-1] - ts[0]),
+        time_base=rec.state_time_base,
+        zero_stamp_states=rec.zero_stamp_states,
+        zero_stamp_states_dropped=int(rec.metadata.get("zero_stamp_states", 0))
+        if rec.metadata.get("zero_stamp_states_dropped") else 0,
     )

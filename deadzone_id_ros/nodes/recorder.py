@@ -75,7 +75,7 @@ class RecorderNode(Node):
         return self.get_clock().now().nanoseconds
 
     def _callback(self, topic: str):
-        write = self.writer.write
+        write, write_state = self.writer.write, self.writer.write_joint_state
         clock = self.get_clock()
         if topic != self._joint_state_topic:
             return lambda data: write(topic, clock.now().nanoseconds, data)
@@ -85,7 +85,7 @@ class RecorderNode(Node):
                 self._have_names = True
                 msg = typestore().deserialize_cdr(data, JOINT_STATE_TYPE)
                 self.writer.set_joint_names(list(msg.name))
-            write(topic, clock.now().nanoseconds, data)
+            write_state(topic, clock.now().nanoseconds, data)
 
         return on_joint_state
 
@@ -100,6 +100,8 @@ class RecorderNode(Node):
         text = f"closed episode {path}: " + ", ".join(f"{t} {n}" for t, n in counts.items())
         if self.writer.skipped:
             text += "; not written: " + ", ".join(f"{n} ({why})" for why, n in self.writer.skipped.items())
+        elif self.writer.zero_stamp_states:
+            text += f"; recorded {self.writer.zero_stamp_states} joint state(s) with a zero header stamp"
         self.get_logger().info(text)
         return text
 

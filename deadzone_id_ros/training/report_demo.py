@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from .report import fmt_joints, num
+from .report_closed_loop import closed_loop_markdown
 from .report_pick import fraction_cell
-from .results import ClosedLoopResult, CompareReport, DemoReport
+from .results import CompareReport, DemoReport
 
 __all__ = ["compare_table", "dead_zone_line", "demo_markdown", "real_markdown"]
 
@@ -46,35 +47,20 @@ def _efficiency_table(report: CompareReport) -> list[str]:
     return lines + (["", f"Usable: {note}."] if note else [])
 
 
-def _closed_loop_lines(closed: dict[str, ClosedLoopResult]) -> list[str]:
-    if not closed:
-        return ["(no closed-loop run)"]
-    joints = next(iter(closed.values())).joint_names
-    lines = [f"| controller | tracking RMSE [mrad] ({' / '.join(joints)}) | mean [mrad] | max error [mrad] | "
-             "torque RMS [N·m] |", "|---|---|---|---|---|"]
-    for label, r in closed.items():
-        lines.append(f"| {label} | {fmt_joints(r.tracking_rmse_per_joint, 1e3, 2)} | "
-                     f"{r.tracking_rmse_mean * 1e3:.2f} | {fmt_joints(r.max_abs_error_per_joint, 1e3, 1)} | "
-                     f"{fmt_joints(r.effort_rms_per_joint)} |")
-    return lines
-
-
-def _closed_loop_reading(closed: dict[str, ClosedLoopResult]) -> list[str]:
-    if len(closed) < 2:
+def _quick_note(cfg: dict) -> list[str]:
+    if not cfg.get("quick"):
         return []
-    ranked = sorted(closed, key=lambda k: closed[k].tracking_rmse_mean)
-    best, worst = ranked[0], ranked[-1]
-    lines = [f"Best tracking: **{best}** ({closed[best].tracking_rmse_mean * 1e3:.2f} mrad RMS); worst: {worst} "
-             f"({closed[worst].tracking_rmse_mean * 1e3:.2f} mrad)."]
-    if "ctc_dob + masked" in closed and "ctc_dob + conventional" in closed:
-        m, c = closed["ctc_dob + masked"].tracking_rmse_mean, closed["ctc_dob + conventional"].tracking_rmse_mean
-        lines.append(f"The masked-loss model tracks {'better' if m < c else 'worse'} than the conventional one "
-                     f"({m * 1e3:.2f} vs {c * 1e3:.2f} mrad RMS, {abs(100 * (c - m) / c):.0f}% "
-                     f"{'lower' if m < c else 'higher'}).")
-    lines.append("The DOB absorbs most model error at low frequency, so differences between feedforward models show "
-                 "mainly in fast phases and at velocity reversals, where the dead zone acts. One run per controller: "
-                 "treat differences of a few percent as noise.")
-    return lines
+    return ["**Quick mode: the learned models are under-trained** (at most 600 training steps, one seed, a fifth "
+            "of the simulated data of the full demo), so the learned controllers below say little about the methods; "
+            "run the full `make demo` for the comparison. The rigid-body rows do not depend on training length.", ""]
+
+
+def _stage_lines(report: DemoReport) -> list[str]:
+    if not report.stage_seconds:
+        return []
+    return ["Wall time per stage [s]: " + ", ".join(f"{k.split('_', 1)[1].replace('_', ' ')} {v:.0f}"
+                                                   for k, v in report.stage_seconds.items())
+            + f"; total {report.seconds:.0f}.", ""]
 
 
 def demo_markdown(report: DemoReport, out: Path) -> str:
@@ -111,22 +97,13 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
     lines += [
         f"![per-joint RMSE]({rel(compare_dir / 'plots' / 'rmse_per_joint.png')})",
         "",
-        "## Live closed loop on a held-out reference",
+        "## Closed loop on held-out references",
         "",
-        f"Excitation seed {cfg['closed_loop_seed']} (not in any training data), {cfg['closed_loop_duration']:g} s, "
-        "sim_arm + feedforward_controller as separate processes over DDS at 1 kHz, in simulated time with the "
-        "simulator in lockstep with the controller (each 1 ms tick waits for the command answering the last state), "
-        "so the numbers do not depend on CPU load. Every controller uses the same PD gains and DOB; ctc modes add "
-        "the model's torque as feedforward. `rbd (URDF)` is the controller's rigid-body model with the URDF's nominal "
-        "parameters (no rotor inertia, no friction: what a user has before identifying anything); the learned "
-        "models are the seed-0 artifacts of the comparison above.",
-        "",
-        *_closed_loop_lines(report.closed_loop),
-        "",
-        *_closed_loop_reading(report.closed_loop),
-        "",
-        "![closed loop](plots/closed_loop.png)",
-        "",
+        *_quick_note(cfg),
+        *closed_loop_markdown(report.closed_loop, report.closed_loop_weak_dob, report.closed_loop_live,
+                              report.closed_loop_settings, "plots/closed_loop_reversals.png"),
+        *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
+        *_stage_lines(report),
         f"Best learned model exported to ONNX: `{rel(compare_dir / 'models' / report.best_learned)}`.",
         "",
     ]

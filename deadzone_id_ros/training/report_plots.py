@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from ..sim.closed_loop import ClosedLoopSummary
     from .fit import Stacked
     from .results import ClosedLoopResult, CompareReport
 
-__all__ = ["closed_loop_plot", "compare_plots"]
+__all__ = ["closed_loop_plot", "compare_plots", "reversal_error_plot"]
 
 Band = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -174,3 +175,41 @@ def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(fontsize=8)
     _save(fig, path, 110)
+
+
+def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path: Path) -> None:
+    """Mean |tracking error| [mrad] around velocity reversals of the reference, per joint and controller.
+
+    Args:
+        settings: setting label (e.g. "default DOB") -> {controller name: summary with ``reversal_profile``}; one row
+            of panels per setting, one panel per joint, one line per controller (the first seed's reversals).
+        path: PNG to write.
+    """
+    plt = _pyplot()
+    rows = [(label, runs) for label, runs in settings.items() if runs]
+    if not rows:
+        return
+    joints = next(iter(rows[0][1].values())).joint_names
+    fig, axes = plt.subplots(len(rows), len(joints), figsize=(4 * len(joints), 3.2 * len(rows)), squeeze=False)
+    for r, (setting, runs) in enumerate(rows):
+        positive = [False] * len(joints)
+        for s in runs.values():
+            prof = s.reversal_profile
+            if not prof:
+                continue
+            t = np.asarray(prof["t"]) * 1e3
+            err = np.asarray(prof["mean_abs_error"], dtype=float) * 1e3
+            for k in range(len(joints)):
+                axes[r, k].plot(t, err[:, k], label=s.label, lw=1.2)
+                positive[k] |= bool(np.any(err[:, k] > 0))
+        for k, joint in enumerate(joints):
+            ax = axes[r, k]
+            ax.axvline(0.0, color="k", lw=0.6)
+            ax.set_title(f"{joint}, {setting}", fontsize=9)
+            ax.set_xlabel("time from velocity reversal [ms]")
+            ax.set_ylabel("mean |error| [mrad]")
+            if positive[k]:  # log: an unstable controller is orders of magnitude above the rest
+                ax.set_yscale("log")
+            ax.grid(alpha=0.3, which="both")
+    axes[0, 0].legend(fontsize=7)
+    _save(fig, path, 100)

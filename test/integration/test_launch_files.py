@@ -230,6 +230,14 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     assert len(bags) == 1
     rec = read_recording(bags[0].parent)
     assert rec.state_t_ns.max() * 1e-9 < 1e5, "the recorder stamped with system time in a use_sim_time run"
+    # the metric bag holds no stamp-0 state (lockstep's states before the first command are dropped and counted)
+    from deadzone_id_ros.data.bag import open_bag, read_joint_states
+
+    with open_bag(bags[0].parent) as h:
+        assert read_joint_states(h, "/joint_states").stamp_ns.min() > 0
+    assert rec.state_time_base == "header" and rec.zero_stamp_states == 0
+    episode = yaml.safe_load((bags[0].parent / "episode.yaml").read_text())
+    assert episode["zero_stamp_states_dropped"] is True and episode["zero_stamp_states"] >= 0
     assert rec.reference_t_ns is not None and len(rec.reference_t_ns) > 0
     assert len(rec.state_t_ns) > 300  # lockstep: how far simulated time got in 3 s depends on the machine
 

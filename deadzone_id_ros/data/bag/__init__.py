@@ -32,7 +32,7 @@ from .format import (
 )
 from .joint_states import JointStateSeries, read_joint_states, series_from_recording
 from .reader import BagHandle, open_bag
-from .recording import episode_yaml, read_recording, write_episode_yaml, write_recording
+from .recording import ZeroStampWarning, episode_yaml, read_recording, write_episode_yaml, write_recording
 from .recover import recover_bag
 from .select import field_usability, select_joint_state_topic, why_unusable
 
@@ -48,6 +48,7 @@ __all__ = [
     "MessageEncoders",
     "REFERENCE_TYPE",
     "STORAGE_CHOICES",
+    "ZeroStampWarning",
     "detect_format",
     "episode_yaml",
     "field_usability",

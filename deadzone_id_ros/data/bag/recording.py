@@ -14,6 +14,7 @@ plus a small ``episode.yaml`` next to ``metadata.yaml`` (robot, joints, start/st
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,11 @@ from .format import (
 from .joint_states import read_joint_states
 from .reader import open_bag
 
-__all__ = ["episode_yaml", "read_recording", "write_episode_yaml", "write_recording"]
+__all__ = ["ZeroStampWarning", "episode_yaml", "read_recording", "write_episode_yaml", "write_recording"]
+
+
+class ZeroStampWarning(UserWarning):
+    """Some JointStates of a bag carry a zero header stamp (left out, or receive time used when all do)."""
 
 
 def episode_yaml(recording: Recording, **extra: Any) -> dict[str, Any]:
@@ -232,6 +237,10 @@ def read_recording(
     joint list, as in ``episode.yaml``); reference points are mapped by ``joint_names``. ``episode.yaml`` (if any)
     becomes ``metadata``. Missing command/reference topics give None.
 
+    Time base: the JointState header stamps. States stamped zero but received at another time are left out and counted
+    (``Recording.zero_stamp_states``, with a :class:`ZeroStampWarning`); only when every state is stamped zero is
+    the receive (log) time used, and ``Recording.state_time_base`` says "log".
+
     Raises:
         FileNotFoundError: no such bag.
         DataError: no JointState topic, NaN-free positions missing, a command of the wrong length (names the bag,
@@ -286,14 +295,26 @@ def read_recording(
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
         meta = yaml.safe_load(ep.read_text()) or {}
-    # header stamps; log time only when no message has one (a zero stamp among others stays 0: readers skip it)
-    stamps = series.stamp_ns if np.any(series.stamp_ns > 0) else series.log_ns
+    # A zero stamp received at another time is "not stamped"; one written at log time 0 too (a bag whose clock starts
+    # at 0, as write_recording of an offline simulation) is a real stamp.
+    zero = (series.stamp_ns <= 0) & (series.log_ns != series.stamp_ns)
+    if zero.all():  # a driver that never stamps: receive time is all there is
+        keep, stamps, base = np.ones(len(zero), dtype=bool), series.log_ns, "log"
+    else:  # header stamps; states stamped zero (e.g. before the first command in lockstep) are left out
+        keep, stamps, base = ~zero, series.stamp_ns, "header"
+    if zero.any():
+        warnings.warn(f"{path}: topic {joint_state_topic}: {int(zero.sum())} of {len(zero)} message(s) have a zero "
+                      f"header stamp; " + ("using receive time for all of them" if base == "log" else
+                                           "left out, header stamps used for the rest"), ZeroStampWarning,
+                      stacklevel=2)
     return Recording(
         joint_names=names,
-        state_t_ns=stamps,
-        position=series.position,
-        velocity=series.velocity,
-        effort=series.effort,
+        state_t_ns=stamps[keep],
+        position=series.position[keep],
+        velocity=series.velocity[keep],
+        effort=series.effort[keep],
         metadata=meta,
+        state_time_base=base,
+        zero_stamp_states=int(zero.sum()),
         **rec_kw,
     )

@@ -1,0 +1,119 @@
+"""The in-process closed-loop comparison: reversal detection, figures, seeds and DOB setting, pick, verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.cli.closed_loop import read_pick
+from deadzone_id_ros.control import ControllerConfig
+from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.sim.closed_loop import (
+    ControllerSpec,
+    controller_specs,
+    reversal_mask,
+    run_controller,
+    tracking_figures,
+)
+from deadzone_id_ros.training.report_closed_loop import closed_loop_targets
+
+ISSUE_KEYS = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
+
+
+def test_reversal_mask_marks_the_window_around_each_sign_change_only():
+    dq = np.ones((1000, 2))
+    dq[300:700, 0] = -1.0  # joint 0 reverses at samples 300 and 700
+    dq[500:510, 1] = 0.0  # joint 1 pauses (zero carries the previous sign): no reversal
+    m = reversal_mask(dq, rate_hz=1000.0, window_s=0.01)
+    expected = np.zeros(1000, dtype=bool)
+    expected[290:311] = expected[690:711] = True
+    np.testing.assert_array_equal(m[:, 0], expected)
+    assert not m[:, 1].any()
+
+
+def test_tracking_figures_per_joint():
+    err = np.zeros((100, 2))
+    err[:, 0] = 0.002
+    err[10, 1] = -0.05
+    near = np.zeros((100, 2), dtype=bool)
+    near[:4, 0] = True
+    f = tracking_figures(err, near)
+    np.testing.assert_allclose(f["rmse"], [0.002, 0.005])
+    np.testing.assert_allclose(f["max_abs"], [0.002, 0.05])
+    assert f["reversal_rmse"][0] == pytest.approx(0.002) and np.isnan(f["reversal_rmse"][1])
+
+
+def test_run_controller_over_seeds_and_a_weak_dob():
+    """Two seeds give two different runs and a spread; the weak DOB really lowers the cutoff and tracks worse."""
+    sim = SimArmConfig()
+    spec = ControllerSpec("pd_dob", "pd_dob", "pd_dob", "none")
+    strong = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig())
+    weak = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig(), dob_scale=0.2)
+    assert strong.seeds == [999, 1000] and len(strong.per_seed) == 2
+    assert strong.per_seed[0]["rmse"] != strong.per_seed[1]["rmse"] and strong.tracking_rmse_std > 0
+    assert weak.dob_cutoff == pytest.approx([30.0, 30.0, 30.0]) and strong.dob_cutoff == pytest.approx([150.0] * 3)
+    assert weak.tracking_rmse_mean > 1.5 * strong.tracking_rmse_mean
+    # "mean" is the mean over joints of the per-joint RMSE, then over seeds
+    assert strong.tracking_rmse_mean == pytest.approx(np.mean([np.mean(s["rmse"]) for s in strong.per_seed]))
+    entry = strong.report_entry()
+    assert ISSUE_KEYS <= set(entry)
+    assert entry["tracking_rmse_mean_mrad"] == pytest.approx(strong.tracking_rmse_mean * 1e3)
+    assert np.isfinite(entry["reversal_rmse_mean_mrad"])
+    with pytest.raises(ValueError, match="at least one seed"):
+        run_controller(spec, [], 1.0, sim, ControllerConfig())
+
+
+def test_controller_specs_names_and_missing_methods(tmp_path):
+    specs = controller_specs(tmp_path, "hybrid", ["rbd", "masked", "conventional", "hybrid"])
+    assert [s.name for s in specs] == ["pd_dob", "ctc_dob_rbd_nominal", "ctc_dob_rbd", "ctc_dob_masked",
+                                       "ctc_dob_conventional", "ctc_dob_pick"]
+    assert specs[-1].model_path == str(tmp_path / "hybrid") and specs[1].model == "rbd" and not specs[1].model_path
+    assert [s.name for s in controller_specs(tmp_path, None, ["masked"])] == ["pd_dob", "ctc_dob_rbd_nominal",
+                                                                              "ctc_dob_masked"]
+
+
+def _report(tmp_path, **extra):
+    doc = {"methods": {"rbd": {"rmse_mean": 0.01}, "masked": {"rmse_mean": 0.3}, "hybrid": {"rmse_mean": 0.2},
+                       "conventional": {"rmse_mean": None}}, **extra}
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    return tmp_path
+
+
+def test_read_pick_prefers_the_reports_pick(tmp_path):
+    assert read_pick(_report(tmp_path))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
+    assert read_pick(_report(tmp_path, pick="masked")) == ("masked", "report.json `pick`")
+    assert read_pick(_report(tmp_path, pick={"method": "rbd"}))[0] == "rbd"
+    with pytest.raises(FileNotFoundError, match="report.json"):
+        read_pick(tmp_path / "nowhere")
+
+
+def _entry(mean, std):
+    return {"label": "x", "tracking_rmse_mean_mrad": mean, "tracking_rmse_std_mrad": std}
+
+
+def test_targets_are_judged_with_the_spread():
+    met = closed_loop_targets({"pd_dob": _entry(1.0, 0.05), "ctc_dob_pick": _entry(0.4, 0.02),
+                               "ctc_dob_masked": _entry(0.5, 0.05), "ctc_dob_conventional": _entry(0.8, 0.05)})
+    assert "**met**" in met[0] and "more than the spread" in met[1]
+    close = closed_loop_targets({"pd_dob": _entry(1.0, 0.2), "ctc_dob_pick": _entry(0.48, 0.05),
+                                 "ctc_dob_masked": _entry(0.7, 0.1), "ctc_dob_conventional": _entry(0.75, 0.1)})
+    assert "not beyond the spread" in close[0] and "spreads overlap" in close[1]
+    missed = closed_loop_targets({"pd_dob": _entry(1.0, 0.0), "ctc_dob_pick": _entry(0.6, 0.0),
+                                  "ctc_dob_masked": _entry(0.9, 0.0), "ctc_dob_conventional": _entry(0.8, 0.0)})
+    assert all("**missed**" in line for line in missed)
+
+
+def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
+    """`deadzone-id closed-loop` as documented, tiny: 0.3 s has no reversal (NaN inside), the JSON must still load."""
+    from deadzone_id_ros.cli.main import main
+
+    (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
+    assert main(["closed-loop", "--compare", str(tmp_path), "--seeds", "999", "--duration", "0.3",
+                 "--workers", "1"]) == 0
+    doc = json.loads((tmp_path / "closed_loop.json").read_text())
+    assert set(doc["closed_loop"]) == {"pd_dob", "ctc_dob_rbd_nominal"} == set(doc["closed_loop_weak_dob"])
+    assert ISSUE_KEYS <= set(doc["closed_loop"]["pd_dob"]) and doc["closed_loop_settings"]["pick"] is None
+    assert "### Weak DOB" in (tmp_path / "closed_loop.md").read_text()
+    assert (tmp_path / "plots" / "closed_loop_reversals.png").is_file()

@@ -49,7 +49,8 @@ def _recorded_with_zero_stamps(tmp_path, zeros: int):
     from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig
 
     rec = _recording()
-    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "rec")))
+    # a recorder that keeps zero stamps (drop_zero_stamp_states off, as for a driver that never stamps)
+    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "rec"), drop_zero_stamp_states=False))
     enc = MessageEncoders(list(NAMES))
     path = w.start(int(rec.state_t_ns[0]))
     for k, t in enumerate(rec.state_t_ns):

@@ -4,13 +4,15 @@
 
 Joints are matched BY NAME to the artifact's joint order. The error is measured on (sample, joint) pairs where the
 joint moves, with the dead-zone thresholds stored in the artifact (the training split's); what the model predicts
-while a joint is stuck is reported separately.
+while a joint is stuck is reported separately. A bag the model was trained on (same sha256 as a training bag in
+model.json) is named in a warning, on the terminal and in the JSON: its figures are optimistic.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 __all__ = ["register", "run"]
 
@@ -34,11 +36,18 @@ def run(args: argparse.Namespace) -> int:
     from ..models.artifact import load_artifact
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
+    from ..training.sources import fingerprint, training_overlap
     from ._args import load_bags
 
     model = load_artifact(args.model)
     if args.joints and tuple(args.joints) != tuple(model.joint_names):
         raise DataError(f"--joints {args.joints} differ from the model's joints {list(model.joint_names)}")
+    seen = training_overlap(model.metadata.get("training_data"), fingerprint(args.bag))
+    warnings = [f"WARNING: {p} was used to train this model (same sha256 as a training bag in model.json): these "
+                "figures include the training data and are optimistic; evaluate on a recording the model has not "
+                "seen, or read the held-out test metrics in model.json" for p in seen]
+    for w in warnings:
+        print(w, file=sys.stderr)
     ds = load_bags(args, joints=model.joint_names)
     if tuple(ds.joint_names) != tuple(model.joint_names):
         raise DataError(f"{', '.join(args.bag)}: joints {list(ds.joint_names)} do not match the model's "
@@ -53,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
               f"{metrics['n_moving_per_joint'][j]:8d} {metrics['dead_zone']['rmse_vs_measured_per_joint'][j]:11.4f} "
               f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}")
     print(f"mean RMSE {metrics['rmse_mean']:.4f} N*m, mean nRMSE {metrics['nrmse_mean']:.3f}")
+    for w in warnings:
+        print(w)
     if args.json:
         doc = {"model": str(args.model), "method": model.method, "bags": list(args.bag),
-               "joint_names": list(model.joint_names), **metrics}
+               "joint_names": list(model.joint_names), "evaluated_on_training_data": bool(seen),
+               "training_bags_evaluated": seen, "warnings": warnings, **metrics}
         with open(args.json, "w") as f:
             json.dump(json_clean(doc), f, indent=2)
     return 0

@@ -172,3 +172,20 @@ def test_hints_name_the_flags_not_the_configuration_fields(bag, config_file, tmp
                  "joint1"]) == 2
     err = capsys.readouterr().err
     assert "--joints = ('joint1', 'joint1') must be non-empty without duplicates" in err and "DatasetConfig" not in err
+
+
+def test_evaluate_warns_when_the_bag_was_used_for_training(trained, bag, sim_recordings, tmp_path, capsys):
+    from deadzone_id_ros.data.bag import write_recording
+
+    out = tmp_path / "eval.json"
+    assert main(["evaluate", "--model", str(trained), "--bag", str(bag), "--json", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "was used to train this model" in cap.out and "optimistic" in cap.err
+    doc = json.loads(out.read_text())
+    assert doc["evaluated_on_training_data"] is True and doc["training_bags_evaluated"] == [str(bag.resolve())]
+    assert doc["warnings"] and str(bag.resolve()) in doc["warnings"][0]
+    unseen = write_recording(sim_recordings[1], tmp_path / "unseen")
+    assert main(["evaluate", "--model", str(trained), "--bag", str(unseen), "--json", str(out)]) == 0
+    assert "used to train" not in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["evaluated_on_training_data"] is False and doc["warnings"] == []

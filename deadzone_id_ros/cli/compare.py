@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..outputs import check_output_dir, output_dir
+    from ..training.blocks import MISSING, fmt_values
     from ..training.compare import quick_config, run_compare
     from ._args import command_line_error, train_config_from_args, training_inputs
 
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         report = run_compare(inputs, out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
-              f"usable {e.usable_fraction:.1%}")
+              f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
+    for joint, why in report.data["split"].get("missing", {}).items():
+        print(f"{joint}: {MISSING} ({why})")
     print(f"report: {args.out}/report.md")
     return 0

@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train and save; prints the test metrics. Returns 0."""
     from ..outputs import check_output_dir, output_dir
+    from ..training.blocks import MISSING
     from ..training.pipeline import train_one
     from ._args import train_config_from_args, training_inputs
 
@@ -48,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     metrics = result.metrics
     print(f"{'joint':>16s} {'test RMSE [N*m]':>16s} {'nRMSE':>8s} {'moving pairs':>13s}")
     for j, n in enumerate(inputs.joint_names):
+        if n in metrics["missing"]:
+            print(f"{n:>16s} {MISSING:>16s} {MISSING:>8s} {0:13d}  {metrics['missing'][n]}")
+            continue
         print(f"{n:>16s} {metrics['rmse_per_joint'][j]:16.4f} {metrics['nrmse_per_joint'][j]:8.3f} "
               f"{metrics['n_moving_per_joint'][j]:13d}")
     print(f"usable data {result.fit.usable_fraction:.1%}; artifact written to {args.out}")

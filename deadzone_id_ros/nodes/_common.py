@@ -1,22 +1,31 @@
-"""Shared helpers of the node adapters: parameters from config dataclasses, and a signal-safe spin loop."""
+"""Shared helpers of the node adapters: parameters from config dataclasses, a signal-safe spin loop, and the watch on
+simulated time (:class:`SimClockWatch`: under ``use_sim_time`` nothing may fix a start time before the first /clock,
+and a missing /clock is reported instead of waited on in silence)."""
 
 from __future__ import annotations
 
 import dataclasses
 import signal
 import sys
+import time
 import types
 import typing
 from typing import Any, Callable, Iterable, TypeVar
 
-from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ..config import dataclass_from_dict
 from ..errors import DeadzoneIdError
 
-__all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "run_node", "spin_until_shutdown"]
+__all__ = ["CLOCK_WARN_AFTER", "SimClockWatch", "declare_dataclass_parameters", "init_ros", "make_executor", "run_node",
+           "spin_until_shutdown"]
+
+CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time before a node warns
 
 T = TypeVar("T")
 
@@ -82,6 +91,75 @@ def _as_float(value: Any) -> Any:
     return value
 
 
+class SimClockWatch:
+    """Waits for the first /clock message when the node uses simulated time, and says so when none arrives.
+
+    Without ``use_sim_time`` the clock is ready at once. With it, the node's time is 0 until /clock arrives, so a
+    start time fixed earlier is wrong by the whole simulated time: callbacks registered with :meth:`when_ready` run
+    once, at the first /clock message, with that message's time. A steady-clock timer warns after ``warn_after``
+    seconds of wall time without /clock (and every 10 s after), and with ``timeout`` marks the watch
+    :attr:`failed` (a node's ``until`` then stops it with a non-zero exit status, see :func:`run_node`).
+
+    Attributes:
+        sim_time: the node's ``use_sim_time``.
+        ready: a /clock message arrived (always True without sim time).
+        failed: why the wait failed (no /clock within ``timeout``), or None.
+    """
+
+    def __init__(self, node: Node, *, warn_after: float = CLOCK_WARN_AFTER, timeout: float | None = None) -> None:
+        self.node = node
+        self.sim_time = bool(node.get_parameter("use_sim_time").value)
+        self.ready = not self.sim_time
+        self.failed: str | None = None
+        self.warn_after, self.timeout = warn_after, timeout
+        self._callbacks: list[Callable[[int], None]] = []
+        self._t0 = time.monotonic()
+        self._next_warn = warn_after
+        self._sub = self._timer = None
+        if self.sim_time:
+            qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)  # matches every /clock publisher
+            self._sub = node.create_subscription(ClockMsg, "/clock", self._on_clock, qos)
+            self._timer = node.create_timer(0.5, self._check, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def when_ready(self, callback: Callable[[int], None]) -> None:
+        """Run ``callback(now_ns)`` [ns, node clock] now if the clock is ready, else at the first /clock message."""
+        if self.ready:
+            callback(self.node.get_clock().now().nanoseconds)
+        else:
+            self._callbacks.append(callback)
+
+    def _on_clock(self, msg: ClockMsg) -> None:
+        if self.ready:
+            return
+        self.ready = True
+        # rclpy's own /clock subscription may not have run yet: take the later of the node clock and this message
+        now_ns = max(self.node.get_clock().now().nanoseconds, msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
+        waited = time.monotonic() - self._t0
+        if waited >= self.warn_after:
+            self.node.get_logger().info(f"first /clock message after {waited:.1f} s")
+        for callback in self._callbacks:
+            callback(now_ns)
+        self._callbacks.clear()
+        self.node.destroy_subscription(self._sub)
+        self.node.destroy_timer(self._timer)
+        self._sub = self._timer = None
+
+    def _check(self) -> None:
+        if self.ready or self.failed:
+            return
+        waited = time.monotonic() - self._t0
+        if self.timeout is not None and waited >= self.timeout:
+            self.failed = (f"use_sim_time is true but no /clock message arrived within {self.timeout:g} s; start the "
+                           "simulator (or the bag player with --clock) that publishes /clock, or set use_sim_time "
+                           "false")
+            self.node.get_logger().error(self.failed)
+        elif waited >= self._next_warn:
+            self._next_warn = waited + 10.0
+            self.node.get_logger().warn(
+                f"use_sim_time is true but no /clock message arrived in {waited:.0f} s: this node's time stands "
+                "still (nothing that needs a start time has started); is the simulator publishing /clock?")
+
+
 def make_executor():
     """Return the executor the nodes spin on: rclpy's SingleThreadedExecutor.
 
@@ -131,10 +209,12 @@ def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callab
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a
     recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError) prints one line naming
-    the node and exits 2 without a traceback.
+    the node and exits 2 without a traceback. Every node gets a :class:`SimClockWatch` (attribute ``clock_watch``,
+    unless the node made its own), so each one warns when it uses simulated time and no /clock arrives; a watch with
+    a timeout that expires stops the node with exit status 1.
 
     Returns:
-        the process exit status: 0, or 2 on a configuration error.
+        the process exit status: 0, 1 when the node's clock watch failed, or 2 on a configuration error.
     """
     from rclpy.executors import ExternalShutdownException
 
@@ -143,7 +223,14 @@ def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callab
     status = 0
     try:
         node = factory()
-        spin_until_shutdown(node, until=(lambda: until(node)) if until else None)
+        watch = getattr(node, "clock_watch", None)
+        if not isinstance(watch, SimClockWatch):
+            watch = SimClockWatch(node)
+            node.clock_watch = watch  # type: ignore[attr-defined]
+        spin_until_shutdown(node, until=lambda: bool(watch.failed) or bool(until and until(node)))
+        if watch.failed:
+            print(f"{name}: error: {watch.failed}", file=sys.stderr)
+            status = 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (DeadzoneIdError, FileNotFoundError) as err:

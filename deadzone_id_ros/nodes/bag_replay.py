@@ -5,7 +5,8 @@ Publishes the bag's commands on ``/effort_controller/commands`` (std_msgs/Float6
 playback, and records the arm's ``/joint_states``. Playback starts ``start_delay`` after the first /joint_states.
 When the bag is played out it logs the position RMSE per joint between the live /joint_states and the recorded ones
 at the same time since start, writes ``report_dir/report.json`` when set, and exits 0. The node clock is used
-throughout, so ``use_sim_time:=true`` follows /clock.
+throughout, so ``use_sim_time:=true`` follows /clock; then nothing starts before the first /clock message, and with
+none within ``clock_timeout`` seconds the node exits 1 (it warns after a few seconds).
 
 Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
 stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
@@ -26,7 +27,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import check_joints
 from ..stamps import NS_PER_S, ns_to_s
-from ._common import declare_dataclass_parameters, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
@@ -69,6 +70,7 @@ class BagReplayNode(Node):
         self.published = 0
         self.skipped = 0
         self.done = False
+        self.clock_watch = SimClockWatch(self, timeout=cfg.clock_timeout)
         self._pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
@@ -81,6 +83,8 @@ class BagReplayNode(Node):
         return self.get_clock().now().nanoseconds
 
     def _on_joint_state(self, msg: JointState) -> None:
+        if not self.clock_watch.ready:
+            return  # use_sim_time before the first /clock: the node's time is 0, no start time can be fixed yet
         now = self._now_ns()
         if self._first_state_ns is None:
             self._first_state_ns = now

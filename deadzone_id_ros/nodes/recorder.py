@@ -3,7 +3,7 @@
 Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
 :class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the
 node keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
-(``use_sim_time`` respected). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
+(``use_sim_time`` respected; under it nothing is recorded before the first /clock message). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
 without losing a message). Each episode is its own bag directory under ``output_dir`` with a standard metadata.yaml
 and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a ``kill -9`` loses at most ``flush_period``
 seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bag.open_bag`.
@@ -25,8 +25,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
-from ..errors import DeadzoneIdError
-from ._common import declare_dataclass_parameters, run_node
+from ..errors import DataError, DeadzoneIdError
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 
 __all__ = ["RecorderNode", "main"]
 
@@ -68,8 +68,9 @@ class RecorderNode(Node):
             f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "
             f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"
         )
-        if cfg.autostart:
-            self._start()
+        self.clock_watch = SimClockWatch(self)
+        if cfg.autostart:  # under use_sim_time: at the first /clock message, never at time 0
+            self.clock_watch.when_ready(lambda now_ns: self._start(now_ns))
 
     def _now_ns(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -89,8 +90,10 @@ class RecorderNode(Node):
 
         return on_joint_state
 
-    def _start(self) -> str:
-        path = self.writer.start(self._now_ns())
+    def _start(self, now_ns: int | None = None) -> str:
+        if not self.clock_watch.ready:
+            raise DataError("use_sim_time is true and no /clock message has arrived yet: cannot start an episode")
+        path = self.writer.start(self._now_ns() if now_ns is None else max(now_ns, self._now_ns()))
         self._have_names = False
         self.get_logger().info(f"recording episode {path}")
         return str(path)

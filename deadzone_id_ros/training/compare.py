@@ -28,6 +28,7 @@ from ..data.deadzone import DeadZone
 from ..data.types import Episode
 from ..errors import DataError, RobotDescriptionError
 from ..models.predictor import METHODS
+from .blocks import MISSING, fmt_values
 from .config import TrainConfig
 from .evaluate import evaluate_model, evaluate_predictions
 from .fit import Stacked, fit_method, stack_episodes
@@ -115,8 +116,8 @@ def _run_methods(inputs: TrainingInputs, data: PreparedData, config: TrainConfig
                 rbd_cache = run.fit.model.rbd
             runs[method].append(run)
             m = run.metrics
-            log(f"{method:>12s} seed {cfg.seed}: test RMSE per joint "
-                f"{np.round(m['rmse_per_joint'], 4).tolist()} N*m (mean {m['rmse_mean']:.4f})")
+            log(f"{method:>12s} seed {cfg.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} N*m (mean "
+                f"{m['rmse_mean']:.4f})" + "".join(f"; {j}: {MISSING} ({why})" for j, why in m["missing"].items()))
             if s == 0:
                 preds[method] = run.fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
                 save_method(run, out / "models" / method, inputs, data, cfg, onnx=False)
@@ -189,7 +190,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
-    data = prepare_data(inputs, config)
+    data = prepare_data(inputs, config, log)
     log(f"split: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples "
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")

@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+import numpy as np
+
 __all__ = ["register", "run"]
 
 
@@ -34,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.deadzone import fit_dead_zone
     from ..errors import DataError
     from ..models.artifact import load_artifact
+    from ..training.blocks import fmt_values
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
     from ..training.sources import fingerprint, training_overlap
@@ -57,10 +60,17 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate_model(model, data)
     print(f"model {args.model} ({model.method}) on {len(data)} samples of {len(args.bag)} bag(s)")
     print(f"{'joint':>16s} {'RMSE [N*m]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
+    metrics["missing"] = {}
     for j, n in enumerate(model.joint_names):
-        print(f"{n:>16s} {metrics['rmse_per_joint'][j]:11.4f} {metrics['nrmse_per_joint'][j]:7.3f} "
-              f"{metrics['n_moving_per_joint'][j]:8d} {metrics['dead_zone']['rmse_vs_measured_per_joint'][j]:11.4f} "
-              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}")
+        if metrics["n_moving_per_joint"][j] == 0:
+            peak = float(np.abs(data.dq[:, j]).max()) if len(data) else 0.0
+            metrics["missing"][n] = (f"no sample where {n} moves: |dq| peaks at {peak:.3g} rad/s against the "
+                                     f"model's dead-zone threshold {float(dz.threshold[j]):.3g} rad/s")
+        cells = [fmt_values([v]) for v in (metrics["rmse_per_joint"][j], metrics["nrmse_per_joint"][j],
+                                           metrics["dead_zone"]["rmse_vs_measured_per_joint"][j])]
+        print(f"{n:>16s} {cells[0]:>11s} {cells[1]:>7s} {metrics['n_moving_per_joint'][j]:8d} {cells[2]:>11s} "
+              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}" + (f"  {metrics['missing'][n]}"
+                                                                       if n in metrics["missing"] else ""))
     print(f"mean RMSE {metrics['rmse_mean']:.4f} N*m, mean nRMSE {metrics['nrmse_mean']:.3f}")
     for w in warnings:
         print(w)

@@ -8,9 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..errors import ConfigError
     from ..data.dataset import Dataset
     from ..data.deadzone import DeadZoneConfig
+    from ..errors import ConfigError
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
@@ -19,7 +19,8 @@ __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone
 
 # Configuration field -> the command-line flag that sets it (hints name what the user typed, not internal names).
 FLAGS: dict[str, str] = {
-    "dead_zone.alpha": "--alpha", "dead_zone.absolute_thresholds": "--thresholds", "absolute_thresholds": "--thresholds",
+    "dead_zone.alpha": "--alpha", "dead_zone.absolute_thresholds": "--thresholds",
+    "absolute_thresholds": "--thresholds",
     "block_seconds": "--block-seconds", "max_steps": "--max-steps", "num_threads": "--threads", "seeds": "--seeds",
     "seed": "--seed", "joints": "--joints", "topic": "--topic", "max_gap_s": "--max-gap",
 }
@@ -27,7 +28,7 @@ _FIELD_RE = re.compile(r"\b(?:(?:DatasetConfig|TrainConfig|DeadZoneConfig)\.)?("
                        "|".join(re.escape(k) for k in sorted(FLAGS, key=len, reverse=True)) + r")\b(?= = )")
 
 
-def command_line_error(err: Exception) -> "ConfigError":
+def command_line_error(err: Exception) -> ConfigError:
     """A ConfigError for a bad command-line value, its message naming the flags (``--block-seconds``), not the
     configuration fields behind them (``TrainConfig.block_seconds``)."""
     from ..errors import ConfigError
@@ -55,7 +56,9 @@ def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
     --no-progress, --urdf)."""
-    p.add_argument("--config", default=None, help="training parameters file (default: the bundled config/training.yaml)")
+    p.add_argument(
+        "--config", default=None, help="training parameters file (default: the bundled config/training.yaml)"
+    )
     p.add_argument("--seed", type=int, default=None, help="training seed (overrides the config)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (overrides num_threads)")
     p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most (overrides max_steps)")
@@ -63,19 +66,21 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-seconds", type=float, default=None,
                    help="split block length [s] (overrides block_seconds; 0 keeps whole episodes)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--urdf", default=None,
-                   help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
-                   "only for simulator data whose joints match)")
+    p.add_argument(
+        "--urdf",
+        default=None,
+        help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
+        "only for simulator data whose joints match)",
+    )
 
 
-def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "DeadZoneConfig":
+def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZoneConfig:
     """``base`` with ``--alpha`` (which also drops absolute thresholds) or ``--thresholds`` applied.
 
     Raises:
         ConfigError: a bad value, naming the flag.
     """
     from ..data.deadzone import DeadZoneConfig
-    from ..errors import ConfigError
 
     try:
         if args.alpha is not None:
@@ -87,9 +92,8 @@ def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "De
     return base
 
 
-def train_config_from_args(args: argparse.Namespace) -> "TrainConfig":
+def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Load the TrainConfig of ``--config`` with the command-line overrides applied (validated)."""
-    from ..errors import ConfigError
     from ..training.config import load_train_config
 
     cfg = load_train_config(args.config)
@@ -101,14 +105,13 @@ def train_config_from_args(args: argparse.Namespace) -> "TrainConfig":
         raise command_line_error(err) from err
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
+def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
     """Load ``args.bag`` with the data loader; returns the Dataset.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
     """
     from ..data.dataset import DatasetConfig, load_dataset
-    from ..errors import ConfigError
 
     try:
         dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
@@ -117,7 +120,7 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
     return load_dataset(args.bag, dcfg)
 
 
-def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> "TrainingInputs":
+def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
     """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
     ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
     from ..data.dataset import DatasetConfig

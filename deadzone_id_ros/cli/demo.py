@@ -66,7 +66,7 @@ class DemoConfig:
             raise ValueError(f"closed_loop_seed {self.closed_loop_seed} must differ from the training seeds")
 
     @classmethod
-    def quick_run(cls) -> "DemoConfig":
+    def quick_run(cls) -> DemoConfig:
         """The ``--quick`` sizes (a few minutes on 2 cores)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=6.0,
                    compare_seeds=1, quick=True)
@@ -101,7 +101,7 @@ def _log(message: str) -> None:
 
 
 def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = None, simulator: str = "auto",
-             block_seconds: float | None = None) -> "CompareReport":
+             block_seconds: float | None = None) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
     does with the bundled training configuration."""
     from ..training.compare import quick_config, run_compare
@@ -131,8 +131,8 @@ def _simulate_stage(cfg: DemoConfig, data: Path) -> list[Path]:
 
 def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     from ..data.dataset import DatasetConfig
-    from ..errors import DataError
     from ..data.inspect import format_report, inspect_bag
+    from ..errors import DataError
     from ..launching.live import live_run
     from ..training.config import load_train_config
 
@@ -146,7 +146,7 @@ def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     return bag
 
 
-def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple["CompareReport", str]:
+def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple[CompareReport, str]:
     from ..errors import DataError
     from ..models.export import export_artifact_onnx
 
@@ -163,8 +163,8 @@ def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tupl
     return report, best
 
 
-def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: "CompareReport",
-                       compare_dir: Path) -> dict[str, "ClosedLoopResult"]:
+def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: CompareReport,
+                       compare_dir: Path) -> dict[str, ClosedLoopResult]:
     from ..launching.live import closed_loop_metrics, live_run
     from ..training.report import fmt_joints
     from ..training.report_plots import closed_loop_plot
@@ -192,7 +192,7 @@ def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: "CompareReport",
     return closed
 
 
-def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool = False) -> "DemoReport":
+def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool = False) -> DemoReport:
     """Run the whole demo into ``out`` (new, empty, or an earlier demo output, which is replaced only when the run
     succeeds; ``force`` replaces anything else; see :func:`deadzone_id_ros.outputs.output_dir`).
 
@@ -209,7 +209,7 @@ def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool =
         return _run_demo(work, config or DemoConfig())
 
 
-def _run_demo(out: Path, cfg: DemoConfig) -> "DemoReport":
+def _run_demo(out: Path, cfg: DemoConfig) -> DemoReport:
     from ..training.report_demo import demo_markdown
     from ..training.results import DemoReport
 
@@ -259,7 +259,7 @@ def _convert_dfki(csvs: list[Path], out: Path) -> dict[str, tuple[str, list[Path
 
 
 def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
-                  force: bool = False) -> dict[str, "CompareReport"]:
+                  force: bool = False) -> dict[str, CompareReport]:
     """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design.
 
     The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s). No URDF of those
@@ -288,7 +288,7 @@ def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
         return _run_demo_real(work, kuka, csvs, quick)
 
 
-def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict[str, "CompareReport"]:
+def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict[str, CompareReport]:
     from ..training.report_demo import real_markdown
 
     stages = _Stages(3 + len(csvs))

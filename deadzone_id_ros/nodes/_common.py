@@ -10,7 +10,8 @@ import sys
 import time
 import types
 import typing
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -28,6 +29,7 @@ __all__ = ["CLOCK_WARN_AFTER", "SimClockWatch", "declare_dataclass_parameters", 
 CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time before a node warns
 
 T = TypeVar("T")
+N = TypeVar("N", bound=Node)
 
 
 def declare_dataclass_parameters(
@@ -46,7 +48,7 @@ def declare_dataclass_parameters(
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
             default = list(default)
         element = _element_type(hints.get(f.name))
@@ -112,7 +114,7 @@ class SimClockWatch:
         self.ready = not self.sim_time
         self.failed: str | None = None
         self.warn_after, self.timeout = warn_after, timeout
-        self._callbacks: list[Callable[[int], None]] = []
+        self._callbacks: list[Callable[[int], object]] = []
         self._t0 = time.monotonic()
         self._next_warn = warn_after
         self._sub = self._timer = None
@@ -121,7 +123,7 @@ class SimClockWatch:
             self._sub = node.create_subscription(ClockMsg, "/clock", self._on_clock, qos)
             self._timer = node.create_timer(0.5, self._check, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
-    def when_ready(self, callback: Callable[[int], None]) -> None:
+    def when_ready(self, callback: Callable[[int], object]) -> None:
         """Run ``callback(now_ns)`` [ns, node clock] now if the clock is ready, else at the first /clock message."""
         if self.ready:
             callback(self.node.get_clock().now().nanoseconds)
@@ -140,8 +142,10 @@ class SimClockWatch:
         for callback in self._callbacks:
             callback(now_ns)
         self._callbacks.clear()
-        self.node.destroy_subscription(self._sub)
-        self.node.destroy_timer(self._timer)
+        if self._sub is not None:
+            self.node.destroy_subscription(self._sub)
+        if self._timer is not None:
+            self.node.destroy_timer(self._timer)
         self._sub = self._timer = None
 
     def _check(self) -> None:
@@ -203,8 +207,8 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
             signal.signal(sig, handler)
 
 
-def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callable[[Node], bool] | None = None,
-             on_exit: Callable[[Node], None] | None = None) -> int:
+def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
+             on_exit: Callable[[N], None] | None = None) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a

@@ -1,12 +1,13 @@
 """recorder: records /joint_states, /effort_controller/commands and the reference topic into rosbag2 episodes.
 
 Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
-:class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the
-node keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
-(``use_sim_time`` respected; under it nothing is recorded before the first /clock message). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
-without losing a message). Each episode is its own bag directory under ``output_dir`` with a standard metadata.yaml
-and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a ``kill -9`` loses at most ``flush_period``
-seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bag.open_bag`.
+:class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the node
+keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
+(``use_sim_time`` respected; under it nothing is recorded before the first /clock message). Services (std_srvs/Trigger):
+``~/start``, ``~/stop``, ``~/split`` (stop + start without losing a message). Each episode is its own bag directory
+under ``output_dir`` with a standard metadata.yaml and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a
+``kill -9`` loses at most ``flush_period`` seconds, and what was written opens through the recovery path of
+:func:`deadzone_id_ros.data.bag.open_bag`.
 
 Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.RecorderConfig`).
 """

@@ -34,8 +34,10 @@ class TrainConfig:
         num_threads: torch CPU threads (torch.set_num_threads).
         dead_zone: the dead-zone setting (alpha or absolute per-joint thresholds), fitted on the training split;
             the ``dead_zone:`` block of the parameter file.
-        split_fractions: (train, val, test) fractions in samples.  block_seconds: split block length [s] (0: whole
-            episodes; None: chosen from the data, :func:`~deadzone_id_ros.training.blocks.choose_split`).  split_seed: seed of the block shuffle (the split is the same for every training seed).
+        split_fractions: (train, val, test) fractions in samples.
+        block_seconds: split block length [s] (0: whole episodes; None: chosen from the data,
+            :func:`~deadzone_id_ros.training.blocks.choose_split`).
+        split_seed: seed of the block shuffle (the split is the same for every training seed).
         friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s]; 0 (default):
             half of each joint's dead-zone threshold (:meth:`friction_eps_for`).
         seeds: training seeds per method in ``compare``.
@@ -88,7 +90,7 @@ class TrainConfig:
         if not isinstance(self.progress, bool):
             raise ValueError(f"progress = {self.progress!r} must be true or false")
 
-    def friction_eps_for(self, threshold: "np.ndarray") -> "np.ndarray":
+    def friction_eps_for(self, threshold: np.ndarray) -> np.ndarray:
         """Per-joint smooth-sign scale [rad/s]: ``friction_eps`` if set, else half the dead-zone ``threshold`` (J,)."""
         import numpy as np
 
@@ -102,7 +104,7 @@ class TrainConfig:
         """The MLP architecture part."""
         return MLPConfig(tuple(self.hidden_sizes), self.activation)
 
-    def with_overrides(self, **changes: Any) -> "TrainConfig":
+    def with_overrides(self, **changes: Any) -> TrainConfig:
         """A copy with some fields changed (validated again); None values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

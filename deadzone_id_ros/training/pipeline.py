@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..data.deadzone import DeadZone
 from ..data.split import Split
@@ -102,9 +103,9 @@ def prepare_data(inputs: TrainingInputs, config: TrainConfig,
         ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
     """
     n = sum(len(e) for e in inputs.episodes)
-    fractions = tuple(config.split_fractions)
+    fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
     try:
-        split, dz, blocks = choose_split(inputs.episodes, fractions, config.block_seconds,  # type: ignore[arg-type]
+        split, dz, blocks = choose_split(inputs.episodes, fractions, config.block_seconds,
                                          config.split_seed, config.dead_zone)
     except ValueError as err:
         raise DataError(f"cannot split {n} samples: {err}") from err
@@ -224,5 +225,13 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
     from_sim = simulated if simulated is not None else detect_simulator(bags)[0]
     urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names, simulated=from_sim)
-    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
-                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())
+    return TrainingInputs(
+        ds.episodes,
+        tuple(ds.joint_names),
+        sources=sources,
+        simulator=simulated,
+        sim_config=sim_cfg,
+        urdf_xml=urdf_xml,
+        urdf_source=urdf_source,
+        dataset_report=ds.report.to_dict(),
+    )

@@ -15,10 +15,7 @@ from typing import Any, TypeVar
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ..config import dataclass_from_dict
 from ..errors import DeadzoneIdError
@@ -94,17 +91,20 @@ def _as_float(value: Any) -> Any:
 
 
 class SimClockWatch:
-    """Waits for the first /clock message when the node uses simulated time, and says so when none arrives.
+    """Waits for simulated time to start when the node uses it, and says so when it does not.
 
     Without ``use_sim_time`` the clock is ready at once. With it, the node's time is 0 until /clock arrives, so a
-    start time fixed earlier is wrong by the whole simulated time: callbacks registered with :meth:`when_ready` run
-    once, at the first /clock message, with that message's time. A steady-clock timer warns after ``warn_after``
-    seconds of wall time without /clock (and every 10 s after), and with ``timeout`` marks the watch
-    :attr:`failed` (a node's ``until`` then stops it with a non-zero exit status, see :func:`run_node`).
+    start time fixed earlier is wrong by the whole simulated time. :meth:`poll` (called by :func:`run_node`'s spin
+    loop between callbacks, at least every 50 ms) reads the node clock: callbacks registered with :meth:`when_ready`
+    run once, when the node's time first moves past 0 (the first /clock message, as rclpy's time source applies it),
+    with that time. It warns after ``warn_after`` seconds of wall time without /clock (and every 10 s after), and with
+    ``timeout`` marks the watch :attr:`failed` (:func:`run_node` then stops the node with exit status 1). The watch
+    adds no subscription or timer to the node: an extra steady-clock timer in a node on simulated time stalled the
+    lockstep graph of the demo (measured), and a 1 kHz /clock costs nothing extra this way.
 
     Attributes:
         sim_time: the node's ``use_sim_time``.
-        ready: a /clock message arrived (always True without sim time).
+        ready: simulated time has started (always True without sim time).
         failed: why the wait failed (no /clock within ``timeout``), or None.
     """
 
@@ -117,42 +117,31 @@ class SimClockWatch:
         self._callbacks: list[Callable[[int], object]] = []
         self._t0 = time.monotonic()
         self._next_warn = warn_after
-        self._sub = self._timer = None
-        if self.sim_time:
-            qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)  # matches every /clock publisher
-            self._sub = node.create_subscription(ClockMsg, "/clock", self._on_clock, qos)
-            self._timer = node.create_timer(0.5, self._check, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def when_ready(self, callback: Callable[[int], object]) -> None:
-        """Run ``callback(now_ns)`` [ns, node clock] now if the clock is ready, else at the first /clock message."""
+        """Run ``callback(now_ns)`` [ns, node clock] now if the clock is ready, else when simulated time starts."""
         if self.ready:
             callback(self.node.get_clock().now().nanoseconds)
         else:
             self._callbacks.append(callback)
 
-    def _on_clock(self, msg: ClockMsg) -> None:
-        if self.ready:
-            return
-        self.ready = True
-        # rclpy's own /clock subscription may not have run yet: take the later of the node clock and this message
-        now_ns = max(self.node.get_clock().now().nanoseconds, msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
-        waited = time.monotonic() - self._t0
-        if waited >= self.warn_after:
-            self.node.get_logger().info(f"first /clock message after {waited:.1f} s")
-        for callback in self._callbacks:
-            callback(now_ns)
-        self._callbacks.clear()
-        if self._sub is not None:
-            self.node.destroy_subscription(self._sub)
-        if self._timer is not None:
-            self.node.destroy_timer(self._timer)
-        self._sub = self._timer = None
+    def poll(self) -> bool:
+        """Check the clock (run the callbacks when simulated time has started, warn, time out); True once failed."""
+        if not self.ready and not self.failed:
+            self._check()
+        return bool(self.failed)
 
     def _check(self) -> None:
-        if self.ready or self.failed:
-            return
+        now_ns = self.node.get_clock().now().nanoseconds
         waited = time.monotonic() - self._t0
-        if self.timeout is not None and waited >= self.timeout:
+        if now_ns > 0:
+            self.ready = True
+            if waited >= self.warn_after:
+                self.node.get_logger().info(f"first /clock message after {waited:.1f} s")
+            for callback in self._callbacks:
+                callback(now_ns)
+            self._callbacks.clear()
+        elif self.timeout is not None and waited >= self.timeout:
             self.failed = (f"use_sim_time is true but no /clock message arrived within {self.timeout:g} s; start the "
                            "simulator (or the bag player with --clock) that publishes /clock, or set use_sim_time "
                            "false")
@@ -208,14 +197,14 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
 
 
 def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
-             on_exit: Callable[[N], None] | None = None) -> int:
+             on_exit: Callable[[N], None] | None = None, watch_clock: bool = True) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a
     recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError) prints one line naming
     the node and exits 2 without a traceback. Every node gets a :class:`SimClockWatch` (attribute ``clock_watch``,
-    unless the node made its own), so each one warns when it uses simulated time and no /clock arrives; a watch with
-    a timeout that expires stops the node with exit status 1.
+    unless the node made its own; ``watch_clock=False`` opts out), so each one warns when it uses simulated time and
+    no /clock arrives; a watch with a timeout that expires stops the node with exit status 1.
 
     Returns:
         the process exit status: 0, 1 when the node's clock watch failed, or 2 on a configuration error.
@@ -229,10 +218,10 @@ def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[
         node = factory()
         watch = getattr(node, "clock_watch", None)
         if not isinstance(watch, SimClockWatch):
-            watch = SimClockWatch(node)
+            watch = SimClockWatch(node) if watch_clock else None
             node.clock_watch = watch  # type: ignore[attr-defined]
-        spin_until_shutdown(node, until=lambda: bool(watch.failed) or bool(until and until(node)))
-        if watch.failed:
+        spin_until_shutdown(node, until=lambda: (watch is not None and watch.poll()) or bool(until and until(node)))
+        if watch is not None and watch.failed:
             print(f"{name}: error: {watch.failed}", file=sys.stderr)
             status = 1
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -23,7 +23,7 @@ def test_excitation_waits_for_the_first_clock_before_fixing_its_start(processes,
                             "-p", "center_from_start:=false", "-p", "duration:=10.0", "-p", "publish_period:=0.2",
                             "-p", "start_delay:=0.5"], "excitation_sim")
     # no /clock: nothing is published, and the node says why within a few seconds
-    ros_probe.spin(15.0, until=lambda: "no /clock message arrived" in processes.log(proc), step=0.05)
+    ros_probe.spin(40.0, until=lambda: "no /clock message arrived" in processes.log(proc), step=0.05)
     assert "no /clock message arrived" in processes.log(proc), processes.log(proc)
     assert msgs == [], "a reference went out before the first /clock (its start time is wrong)"
     pub = ros_probe.publisher(Clock, "/clock")
@@ -44,17 +44,17 @@ def test_bag_replay_without_clock_exits_non_zero_after_its_timeout(processes, tm
     t0 = time.monotonic()
     proc = processes.start([executable("bag_replay"), "--ros-args", "-p", f"bag:={bag}", "-p", "use_sim_time:=true",
                             "-p", "clock_timeout:=4.0"], "bag_replay_no_clock")
-    assert proc.wait(60) == 1, processes.log(proc)
+    assert proc.wait(120) == 1, processes.log(proc)
     log = processes.log(proc)
     assert "no /clock message arrived in" in log  # the early warning
     assert "no /clock message arrived within 4 s" in log and "Traceback" not in log, log
-    assert time.monotonic() - t0 < 45
+    assert time.monotonic() - t0 < 110  # bounded: the timeout plus start-up on a loaded machine
 
 
 def test_recorder_autostart_waits_for_the_first_clock(processes, ros_probe, tmp_path):
     proc = processes.start([executable("recorder"), "--ros-args", "-p", "use_sim_time:=true", "-p", "autostart:=true",
                             "-p", f"output_dir:={tmp_path / 'rec'}"], "recorder_sim")
-    ros_probe.spin(15.0, until=lambda: "no /clock message arrived" in processes.log(proc), step=0.05)
+    ros_probe.spin(40.0, until=lambda: "no /clock message arrived" in processes.log(proc), step=0.05)
     assert "no /clock message arrived" in processes.log(proc), processes.log(proc)
     assert not list((tmp_path / "rec").glob("episode_*")), "an episode started at time 0, before /clock"
     pub = ros_probe.publisher(Clock, "/clock")

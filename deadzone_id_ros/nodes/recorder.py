@@ -3,7 +3,7 @@
 Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
 :class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the node
 keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
-(``use_sim_time`` respected; under it nothing is recorded before the first /clock message). Services (std_srvs/Trigger):
+(``use_sim_time`` respected; a missing /clock is warned about). Services (std_srvs/Trigger):
 ``~/start``, ``~/stop``, ``~/split`` (stop + start without losing a message). Each episode is its own bag directory
 under ``output_dir`` with a standard metadata.yaml and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a
 ``kill -9`` loses at most ``flush_period`` seconds, and what was written opens through the recovery path of
@@ -26,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
-from ..errors import DataError, DeadzoneIdError
+from ..errors import DeadzoneIdError
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 
 __all__ = ["RecorderNode", "main"]
@@ -69,9 +69,11 @@ class RecorderNode(Node):
             f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "
             f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"
         )
-        self.clock_watch = SimClockWatch(self)
-        if cfg.autostart:  # under use_sim_time: at the first /clock message, never at time 0
-            self.clock_watch.when_ready(lambda now_ns: self._start(now_ns))
+        self.clock_watch = SimClockWatch(self)  # warns when use_sim_time is set and no /clock arrives
+        # autostart does not wait for /clock: measured, opening the bag once 1 kHz traffic flows blocked the
+        # reliable publishers long enough to stall the demo's lockstep graph; a start at time 0 is item 4's to stamp
+        if cfg.autostart:
+            self._start()
 
     def _now_ns(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -91,10 +93,8 @@ class RecorderNode(Node):
 
         return on_joint_state
 
-    def _start(self, now_ns: int | None = None) -> str:
-        if not self.clock_watch.ready:
-            raise DataError("use_sim_time is true and no /clock message has arrived yet: cannot start an episode")
-        path = self.writer.start(self._now_ns() if now_ns is None else max(now_ns, self._now_ns()))
+    def _start(self) -> str:
+        path = self.writer.start(self._now_ns())
         self._have_names = False
         self.get_logger().info(f"recording episode {path}")
         return str(path)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["NS_PER_S", "ns_to_s", "ns_to_stamp", "s_to_ns", "stamp_to_ns", "stamp_to_s"]
+__all__ = ["NS_PER_S", "increasing_rows", "ns_to_s", "ns_to_stamp", "s_to_ns", "stamp_to_ns", "stamp_to_s"]
 
 NS_PER_S = 1_000_000_000
 """Nanoseconds per second (an int: ``NS_PER_S * x`` is the float ``x * 1e9`` exactly)."""
@@ -50,3 +50,17 @@ def s_to_ns(t_s: Any) -> Any:
     if isinstance(t_s, np.ndarray):
         return np.round(t_s * 1e9).astype(np.int64)
     return int(round(t_s * 1e9))
+
+
+def increasing_rows(t_ns: np.ndarray) -> np.ndarray:
+    """(N,) bool: rows whose stamp [ns] is after every earlier stamp, for a stream that must be strictly increasing.
+
+    Repeated and older stamps are False, and so is a zero stamp (a stamp left unset), except a first stamp of zero
+    followed within 1 s by the next one: simulated time starting at 0."""
+    t = np.asarray(t_ns, dtype=np.int64)
+    if not len(t):
+        return np.zeros(0, dtype=bool)
+    before = np.maximum.accumulate(np.concatenate([[-1], t[:-1]]))
+    keep = (t > 0) & (t > before)
+    keep[0] = t[0] > 0 or (t[0] == 0 and (len(t) == 1 or 0 < t[1] < NS_PER_S))
+    return keep

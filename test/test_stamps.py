@@ -28,3 +28,13 @@ def test_seconds_conversions_match_the_inline_forms_they_replace():
     assert s_to_ns(1e-10) == 0 and s_to_ns(6e-10) == 1  # rounded to the nearest ns, not truncated
     np.testing.assert_array_equal(s_to_ns(np.array([0.1, 2.5e-9])), [100_000_000, 2])
     assert NS_PER_S * 0.3 == 0.3 * 1e9
+
+
+def test_increasing_rows_skips_zero_repeated_and_older_stamps():
+    from deadzone_id_ros.stamps import increasing_rows
+
+    t = np.array([5, 6, 6, 0, 4, 7, 9], dtype=np.int64)
+    np.testing.assert_array_equal(increasing_rows(t), [1, 1, 0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(increasing_rows(np.array([0, 1_000_000, 2_000_000])), [1, 1, 1])  # sim time
+    np.testing.assert_array_equal(increasing_rows(np.array([0, 1_700_000_000 * NS_PER_S])), [0, 1])  # unset stamp
+    assert increasing_rows(np.zeros(0, dtype=np.int64)).shape == (0,)

@@ -11,6 +11,8 @@ given), so that non-ROS logs go through the same data path. Example (DFKI double
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 from ..data.bag import STORAGE_CHOICES
 from ..data.convert import TIME_UNITS, convert_csv, parse_joint_spec
@@ -38,6 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME:pos=COL[,vel=COL][,effort=COL][,command=COL]",
         help="column mapping of one joint; repeat per joint, in the controller's joint order",
     )
+    p.add_argument("--delimiter", default=None, choices=[",", ";", "tab"],
+                   help="column separator (default: detected from the header)")
+    p.add_argument("--decimal", default=None, choices=[".", ","],
+                   help="decimal mark (default: ',' when the separator is not ',' and values look like 0,5)")
     p.add_argument("--storage", default="mcap", choices=STORAGE_CHOICES, help="rosbag2 storage (default mcap)")
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="start time [s since epoch] for relative time columns (default: the CSV's mtime)")
@@ -47,13 +53,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Convert; prints the bag path and sample count. Returns 0."""
+    """Convert; prints the bag path, the sample count and any warning (a time reset with its line). Returns 0."""
     joints = [parse_joint_spec(s) for s in args.joint]
     start = None if args.start_time is None else s_to_ns(args.start_time)
-    out, rec = convert_csv(
-        args.csv, args.out, args.time, joints, time_unit=args.time_unit, storage=args.storage, start_time_ns=start,
-        metadata={"robot": args.robot, "notes": args.notes},
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, rec = convert_csv(
+            args.csv, args.out, args.time, joints, time_unit=args.time_unit, storage=args.storage,
+            start_time_ns=start, metadata={"robot": args.robot, "notes": args.notes},
+            delimiter="\t" if args.delimiter == "tab" else args.delimiter, decimal=args.decimal,
+        )
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     extra = " and /effort_controller/commands" if rec.command is not None else ""
     print(f"wrote {out}: {len(rec.state_t_ns)} /joint_states messages{extra} for joints {list(rec.joint_names)}")
     return 0

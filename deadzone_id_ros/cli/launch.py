@@ -2,9 +2,10 @@
 
 FILE is a path or a file name in the package's ``launch/`` share directory (e.g. ``sim.launch.yaml``). The nodes run
 as child processes with their output prefixed by ``[name]``; SIGINT/SIGTERM to the launcher stop them in reverse
-start order (SIGINT, then SIGTERM, then SIGKILL after timeouts). Exit status: 0 after a requested shutdown in which
-every node exited cleanly, 1 if a node died on its own (the others are then stopped) or had to be killed, 2 for a bad
-launch file or argument.
+start order (SIGINT, then SIGTERM, then SIGKILL after timeouts); SIGHUP (a closed terminal) does the same. A node
+marked ``on_exit: shutdown`` (replay.launch.yaml's bag_replay) ends the launch when it exits. Exit status: 0 after a
+requested shutdown in which every node exited cleanly, 1 if a node died on its own or exited non-zero (the others are
+then stopped) or had to be killed, 2 for a bad launch file or argument.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import threading
 
 from ..launching import LaunchedGraph, load_launch_file, parse_launch_arguments
+from ..launching.graph import STOP_SIGNALS
 
 __all__ = ["register", "run"]
 
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         received.append(signum)
         stop.set()
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, on_signal) for s in STOP_SIGNALS}
     graph = LaunchedGraph(plan, sink=sys.stdout)
     try:
         graph.start()
@@ -70,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
             for node in graph.died():
                 print(f"[launch] {node.label} died with status {node.returncode}; stopping the others",
                       file=sys.stderr)
+        elif outcome == "shutdown":
+            done = [n.label for n in graph.nodes if n.spec.on_exit == "shutdown" and n.returncode == 0]
+            print(f"[launch] {', '.join(done)} finished; stopping the others", file=sys.stderr)
         elif outcome == "stopped":
             print(f"[launch] {signal.Signals(received[0]).name} received; stopping the nodes", file=sys.stderr)
     finally:

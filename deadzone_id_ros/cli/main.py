@@ -1,13 +1,15 @@
 """Entry point of the ``deadzone-id`` command: dispatches to one module per subcommand.
 
 User errors (:class:`~deadzone_id_ros.errors.DeadzoneIdError`, missing files) print one clear line on stderr and
-exit with status 2, without a traceback. Interrupts exit with 130.
+exit with status 2, without a traceback. Interrupts exit with 130; SIGTERM and SIGHUP end a command as Ctrl-C does
+(child nodes stopped) and exit with 128 + the signal number.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "demo",
     "demo-real": "demo",
     "robots": "robots",
+    "record": "record",
+    "status": "status",
 }
 
 
@@ -62,8 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from ..launching.graph import TerminationSignal, signals_as_interrupt
+
     try:
-        status = args.func(args)
+        with signals_as_interrupt():  # SIGTERM/SIGHUP clean up like Ctrl-C: no node outlives the command
+            status = args.func(args)
+    except TerminationSignal as sig:
+        print(f"deadzone-id: {signal.Signals(sig.signum).name} received; stopped", file=sys.stderr)
+        return 128 + sig.signum
     except KeyboardInterrupt:
         print("deadzone-id: interrupted", file=sys.stderr)
         return 130

@@ -1,4 +1,8 @@
-"""``deadzone-id replay BAG [--closed-loop] --out DIR``: replay a recorded bag through the simulated arm.
+"""``deadzone-id replay BAG [--urdf URDF] [--closed-loop] --out DIR``: replay a recorded bag through a simulated arm.
+
+``--urdf`` takes a URDF file or a robot model name (``deadzone-id robots``); the bag's joints must be joints of it
+(mapped by name), and it is simulated as a rigid body with its URDF friction and no noise. Without ``--urdf`` the
+bag's own sim configuration (a simulated bag) or the bundled arm is used.
 
 Open loop (default): the recorded effort commands drive the simulator from the recorded initial state. Closed loop:
 the recorded reference is followed by the controller against the simulator. Writes DIR/report.json, DIR/report.md
@@ -22,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("bag", help="bag directory or file (rosbag2 MCAP/sqlite3, or ROS 1 .bag)")
+    p.add_argument("--urdf", default=None,
+                   help="the robot to simulate: a URDF file or a robot model name (`deadzone-id robots`); default: "
+                        "the bag's own sim configuration, else the bundled arm")
     p.add_argument("--closed-loop", action="store_true",
                    help="follow the recorded reference with the controller instead of replaying the commands")
     p.add_argument("--out", required=True,
@@ -46,7 +53,15 @@ def run(args: argparse.Namespace) -> int:
                                 ("reference_topic", args.reference_topic)) if v}
     check_output_dir(args.out, "replay", force=args.force)
     recording = read_recording(args.bag, **topics)
-    result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag))
+    sim_config = None
+    if args.urdf:
+        from ..robot.catalog import resolve_robot_model
+        from ..sim.replay import sim_config_for_urdf
+
+        robot = resolve_robot_model(args.urdf)
+        sim_config = sim_config_for_urdf(robot.urdf_path, tuple(recording.joint_names))
+        print(f"simulating {robot.name} ({robot.urdf_path}): rigid body and URDF friction, no noise")
+    result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config)
     with output_dir(args.out, "replay", force=args.force) as out:
         files = {k: Path(args.out) / Path(p).relative_to(out) for k, p in write_report(result, out).items()}
     print(f"{result.mode.replace('_', ' ')} replay of {args.bag}: {len(result.t)} samples, {result.t[-1]:.3f} s")

@@ -24,7 +24,7 @@ class ControllerConfig:
         mode: "pd" (Jn ddq_ref), "pd_dob" (+ DOB), "ctc" (model f(q, dq, ddq_ref)), "ctc_dob" (+ DOB).
         model: "none", "rbd" (URDF nominal rigid body) or "learned" (``model_path``). ctc modes need one; in pd modes
             a model, if given, only supplies the static torque the watchdog holds.
-        model_path: learned model: artifact directory or .onnx file (with a .json of the same stem).
+        model_path: learned model: artifact directory, or an .onnx file in the project format (models.onnx_format).
         model_friction: rbd only: add the URDF viscous and (smooth-sign) Coulomb friction.
         friction_velocity: velocity scale of the smooth sign tanh(dq / v) [rad/s].
         kp: (J,) position gain of the acceleration-level PD [1/s²].

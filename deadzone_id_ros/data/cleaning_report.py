@@ -24,6 +24,11 @@ COUNT_FIELDS = (
     "gaps_split",
     "nan_samples_dropped",
     "short_segments_dropped",
+    "resets_split",
+    "messages_merged",
+    "merge_unmatched",
+    "messages_without_joints",
+    "zero_stamps_dropped",
 )
 """The integer counts that are summed over bags (and listed by ``deadzone-id inspect``)."""
 
@@ -64,6 +69,13 @@ class BagReport:
         warnings: (W,) human-readable warnings, one per problem, naming the bag, topic and first message.
         format: ``"ros1"``, ``"mcap"`` or ``"sqlite3"`` for a bag, None for an in-memory recording.
         recovered: the bag was damaged and read from a recovered copy.
+        resets_split: backward time jumps longer than ``max_gap_s`` (resets; each starts a new run of episodes).
+        messages_merged: messages of other publishers merged by joint name onto the base messages.
+        merge_unmatched: base messages without a message of every other publisher within the merge tolerance.
+        messages_without_joints: messages naming none of the joints used (another publisher's joints).
+        zero_stamps_dropped: messages with an unset (zero) header stamp among stamped ones.
+        velocity_mismatch: ``{joint: {"gain": g, "correlation": r}}`` where the message velocity disagrees with the
+            derivative of position.
     """
 
     bag: str
@@ -91,6 +103,12 @@ class BagReport:
     warnings: tuple[str, ...] = ()
     format: str | None = None
     recovered: bool = False
+    resets_split: int = 0
+    messages_merged: int = 0
+    merge_unmatched: int = 0
+    messages_without_joints: int = 0
+    zero_stamps_dropped: int = 0
+    velocity_mismatch: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready Python (tuples become lists)."""
@@ -105,7 +123,8 @@ class CleaningReport:
     Attributes:
         bags: ``{bag: BagReport}`` in loading order.
         episodes, samples, messages, messages_dropped, duplicates_dropped, same_stamp_conflicts_dropped,
-            out_of_order_sorted, gaps_split, nan_samples_dropped, short_segments_dropped: sums over ``bags``.
+            out_of_order_sorted, gaps_split, nan_samples_dropped, short_segments_dropped, resets_split,
+            messages_merged, merge_unmatched, messages_without_joints, zero_stamps_dropped: sums over ``bags``.
         log_time_fallback: bags whose header stamps were zero (log time used).
         recovered: bags read from a recovered copy.
         velocity_source: ``{bag: "message" | "savgol derivative of position"}``.
@@ -123,6 +142,11 @@ class CleaningReport:
     gaps_split: int = 0
     nan_samples_dropped: int = 0
     short_segments_dropped: int = 0
+    resets_split: int = 0
+    messages_merged: int = 0
+    merge_unmatched: int = 0
+    messages_without_joints: int = 0
+    zero_stamps_dropped: int = 0
     log_time_fallback: tuple[str, ...] = ()
     recovered: tuple[str, ...] = ()
     velocity_source: Mapping[str, str] = field(default_factory=dict)

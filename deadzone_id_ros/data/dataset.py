@@ -24,7 +24,7 @@ Every problem met on the way is counted in ``Dataset.report``; problems that lea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,13 @@ class DatasetConfig:
         savgol_window_s: Savitzky–Golay window [s] for dq (when differentiated) and ddq; turned into an odd number
             of samples, at least ``savgol_order + 2``.
         savgol_order: Savitzky–Golay polynomial order (1..5).
+        merge_tolerance_s: joints split across publishers (each message carrying some joints) are merged by name:
+            another publisher's value at a stamp is interpolated between its messages just before and after, both
+            within this many seconds of the stamp (> 0; default 0.02 s).
+        effort_limits: ``{joint: limit [N·m]}`` (e.g. the URDF's effort limits), or None; effort beyond 3x the limit
+            is physically implausible and the joint's effort unusable.
+        torque_constants: ``{joint: k [N·m per unit of the recorded effort]}`` (e.g. for motor current in mA), or
+            None; the effort of each named joint is multiplied by its k when the data are loaded.
 
     The dead-zone setting is not part of this: it is :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
     """
@@ -79,6 +86,9 @@ class DatasetConfig:
     time_source: str = "auto"
     savgol_window_s: float = 0.05
     savgol_order: int = 3
+    merge_tolerance_s: float = 0.02
+    effort_limits: Mapping[str, float] | None = None
+    torque_constants: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -101,6 +111,20 @@ class DatasetConfig:
             raise ValueError(f"DatasetConfig.savgol_window_s = {self.savgol_window_s!r} must be > 0")
         if not isinstance(self.savgol_order, int) or not 1 <= self.savgol_order <= 5:
             raise ValueError(f"DatasetConfig.savgol_order = {self.savgol_order!r} must be an integer in 1..5")
+
+        if not (np.isfinite(self.merge_tolerance_s) and self.merge_tolerance_s > 0):
+            raise ValueError(f"DatasetConfig.merge_tolerance_s = {self.merge_tolerance_s!r} must be > 0")
+        if self.effort_limits is not None:
+            bad = {k: v for k, v in dict(self.effort_limits).items() if not (np.isfinite(v) and v > 0)}
+            if bad:
+                raise ValueError(f"DatasetConfig.effort_limits: limits {bad} must be > 0 [N·m]")
+            object.__setattr__(self, "effort_limits", dict(self.effort_limits))
+
+        if self.torque_constants is not None:
+            bad = {k: v for k, v in dict(self.torque_constants).items() if not (np.isfinite(v) and v != 0)}
+            if bad:
+                raise ValueError(f"DatasetConfig.torque_constants: constants {bad} must be finite and non-zero")
+            object.__setattr__(self, "torque_constants", dict(self.torque_constants))
 
     def window_samples(self, rate_hz: float) -> int:
         """The Savitzky–Golay window length in samples at ``rate_hz`` [Hz] (odd, >= savgol_order + 2)."""
@@ -195,9 +219,8 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         with open_bag(path) as handle:
             series = select_joint_state_topic(handle, config.topic)
             eps, joints, rep = build_episodes(series, config)
-            rep = replace(rep, bag=str(path), format=handle.format)
-            if handle.recovered:
-                rep = replace(rep, recovered=True, warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
+            rep = replace(rep, bag=str(path), format=handle.format, recovered=handle.recovered,
+                          warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
         episodes.extend(eps)
         reports.append(rep)
         names.append((str(path), joints))

@@ -3,12 +3,16 @@
 :func:`build_episodes` runs the stages in order; each stage is a pure function that returns what it decided plus
 its warnings, so it can be tested alone:
 
+0. :func:`~.defects.merge_split_publishers`: joints split across publishers are merged by name over time;
 1. :func:`select_joints`: the joints to use (``DatasetConfig.joints``, or every joint with usable position and
    effort);
 2. :func:`choose_velocity`: dq from the message when usable, else Savitzky–Golay differentiation of q;
 3. :func:`choose_time`: header stamps, falling back to log (receive) time when stamps are zero;
-4. :func:`sort_and_dedup`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
-5. :func:`drop_nan`: drop samples with NaN/inf or a missing value;
+4. :func:`~.defects.find_resets`: time that jumps back by more than ``max_gap_s`` is a reset: stages 4–6 run on
+   each run between resets separately; :func:`sort_and_dedup`: sort by stamp, drop exact duplicates and
+   same-stamp conflicts (keeping the first);
+5. :func:`~.defects.check_velocity`: a message velocity that is not the derivative of q is replaced by the
+   Savitzky–Golay derivative (``velocity="auto"``); :func:`drop_nan`: drop samples with NaN/inf or a missing value;
 6. :func:`split_and_resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each
    segment to ``rate_hz`` by linear interpolation; ddq (and dq when differentiated) by zero-phase Savitzky–Golay
    differentiation (:func:`scipy.signal.savgol_filter`; never a raw finite difference of quantized encoder data).
@@ -18,19 +22,29 @@ leave nothing usable raise :class:`~deadzone_id_ros.errors.DataError` naming the
 and joint.
 """
 
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..errors import DataError
-from ..stamps import NS_PER_S, ns_to_s
-from .bag import JointStateSeries, field_usability, why_unusable
+from ..stamps import ns_to_s
+from .bag import JointStateSeries, why_unusable
 from .cleaning_report import BagReport
+from .defects import check_velocity, find_resets, merge_split_publishers, subset_series
+from .stages import (
+    Resampled,
+    Samples,
+    choose_time,
+    choose_velocity,
+    drop_nan,
+    select_joints,
+    sort_and_dedup,
+    split_and_resample,
+)
 from .types import Episode
 
 if TYPE_CHECKING:
@@ -48,243 +62,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Samples:
-    """Raw samples of the chosen joints, in a common row order.
-
-    Attributes:
-        t_ns: (M,) time stamps [ns].  msg_index: (M,) message index on the topic of each row.
-        q: (M, J) [rad].  tau: (M, J) [N·m].  vel: (M, J) message velocity [rad/s] (NaN where missing).
-    """
-
-    t_ns: np.ndarray
-    q: np.ndarray
-    tau: np.ndarray
-    vel: np.ndarray
-    msg_index: np.ndarray
-
-    def take(self, rows: np.ndarray) -> Samples:
-        """The samples at ``rows`` (an index array or a boolean mask of length M)."""
-        return Samples(self.t_ns[rows], self.q[rows], self.tau[rows], self.vel[rows], self.msg_index[rows])
-
-
 def _where(series: JointStateSeries) -> str:
     return f"{series.bag}: topic {series.topic}"
-
-
-def select_joints(series: JointStateSeries, config: DatasetConfig) -> tuple[tuple[str, ...], list[str]]:
-    """Stage 1: the joints to train on, and warnings.
-
-    ``config.joints`` when given (each must be on the topic with usable position and effort); otherwise every joint
-    with usable position and effort, in topic order (skipped joints are warned about with the reason).
-
-    Returns:
-        (joints (J,), warnings).
-
-    Raises:
-        DataError: a requested joint is missing or unusable, or no joint is usable (names the field and joint).
-    """
-    where = _where(series)
-    pos_u, eff_u = field_usability(series, "position"), field_usability(series, "effort")
-    if config.joints is not None:
-        missing = [j for j in config.joints if j not in series.joint_names]
-        if missing:
-            raise DataError(f"{where}: joint(s) {missing} not in the messages; joints: {list(series.joint_names)}")
-        for j in config.joints:
-            for fname, u in (("position", pos_u), ("effort", eff_u)):
-                if u[j] is not None:
-                    raise DataError(f"{where}: message 0..{len(series) - 1} field {fname} of joint {j}: {u[j]}")
-        return tuple(config.joints), []
-    joints = tuple(n for n in series.joint_names if pos_u[n] is None and eff_u[n] is None)
-    if not joints:
-        raise DataError(f"{where}: message 0..{len(series) - 1}: {why_unusable(series)}")
-    skipped = {n: eff_u[n] or pos_u[n] for n in series.joint_names if n not in joints}
-    warnings = []
-    if skipped:
-        warnings.append(f"{where}: skipped joint(s) without usable position/effort: "
-                        + ", ".join(f"{n} ({r})" for n, r in skipped.items()))
-    return joints, warnings
-
-
-def choose_velocity(series: JointStateSeries, joints: tuple[str, ...], config: DatasetConfig) -> tuple[bool, list[str]]:
-    """Stage 2: take dq from the message (True) or differentiate q (False), per ``config.velocity``.
-
-    Returns:
-        (use the message velocity, warnings).
-
-    Raises:
-        DataError: ``velocity="message"`` but the field is unusable for a joint (names the joints and reasons).
-    """
-    where = _where(series)
-    vel_u = field_usability(series, "velocity")
-    vel_ok = all(vel_u[j] is None for j in joints)
-    if config.velocity == "message":
-        bad = [f"{j} ({vel_u[j]})" for j in joints if vel_u[j] is not None]
-        if bad:
-            raise DataError(f"{where}: message 0..{len(series) - 1} field velocity unusable for {bad}; "
-                            "use velocity='differentiate'")
-        return True, []
-    if config.velocity == "auto" and not vel_ok:
-        return False, [f"{where}: field velocity unusable ("
-                       + ", ".join(f"{j}: {vel_u[j]}" for j in joints if vel_u[j] is not None)
-                       + "); dq from zero-phase Savitzky–Golay differentiation of position"]
-    return config.velocity == "auto" and vel_ok, []
-
-
-def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.ndarray, str, bool, list[str]]:
-    """Stage 3: the time stamps [ns] of every message, per ``config.time_source``.
-
-    Returns:
-        (t_ns (M,) [ns], ``"header"`` or ``"log"``, whether log time replaced zero header stamps, warnings).
-
-    Raises:
-        DataError: ``time_source="header"`` and a header stamp is zero (names the message).
-    """
-    where = _where(series)
-    zero = series.stamp_ns <= 0
-    if config.time_source == "log" or (config.time_source == "auto" and zero.any()):
-        if config.time_source != "auto":
-            return series.log_ns.copy(), "log", False, []
-        return series.log_ns.copy(), "log", True, [
-            f"{where}: {int(zero.sum())} message(s) have a zero header stamp (first: message "
-            f"{int(series.index[np.argmax(zero)])}); using log (receive) time for this topic"
-        ]
-    if zero.any():
-        k = int(series.index[np.argmax(zero)])
-        raise DataError(f"{where}: message {k} field header.stamp is zero; use time_source='log'")
-    return series.stamp_ns.copy(), "header", False, []
-
-
-def sort_and_dedup(samples: Samples, where: str) -> tuple[Samples, np.ndarray, dict[str, int], list[str]]:
-    """Stage 4: sort by stamp (stable) and mark repeated stamps.
-
-    A row repeating the previous row's stamp is dropped: an exact duplicate when every value matches (NaN equal
-    to NaN), else a same-stamp conflict (the first is kept).
-
-    Returns:
-        (sorted samples, keep (M,) bool mask of rows to keep, counts ``out_of_order_sorted``,
-        ``duplicates_dropped``, ``same_stamp_conflicts_dropped``, warnings).
-    """
-    t_ns, msg_index = samples.t_ns, samples.msg_index
-    warnings = []
-    back = np.diff(t_ns) < 0
-    if back.any():
-        warnings.append(f"{where}: {int(back.sum())} message(s) out of stamp order (first: message "
-                        f"{int(msg_index[1:][back][0])}); sorted by stamp")
-    s = samples.take(np.argsort(t_ns, kind="stable"))
-    same = np.concatenate([[False], np.diff(s.t_ns) == 0])
-    exact = same.copy()
-    if same.any():
-        rows = np.nonzero(same)[0]
-        prev = rows - 1
-        for arr in (s.q, s.tau, s.vel):
-            eq = (arr[rows] == arr[prev]) | (np.isnan(arr[rows]) & np.isnan(arr[prev]))
-            exact[rows] &= eq.all(axis=1)
-        warnings.append(
-            f"{where}: dropped {int(exact.sum())} exact duplicate(s) and {int((same & ~exact).sum())} message(s) "
-            f"repeating a stamp with other values (kept the first; first: message {int(s.msg_index[same][0])})"
-        )
-    counts = {"out_of_order_sorted": int(back.sum()), "duplicates_dropped": int(exact.sum()),
-              "same_stamp_conflicts_dropped": int((same & ~exact).sum())}
-    return s, ~same, counts, warnings
-
-
-def drop_nan(samples: Samples, keep: np.ndarray, use_msg_vel: bool, where: str) -> tuple[Samples, int, list[str]]:
-    """Stage 5: keep the rows in ``keep`` whose q and tau (and the message velocity when used) are all finite.
-
-    Returns:
-        (kept samples, number of rows in ``keep`` dropped for NaN/inf, warnings).
-    """
-    finite = np.isfinite(samples.q).all(axis=1) & np.isfinite(samples.tau).all(axis=1)
-    if use_msg_vel:
-        finite &= np.isfinite(samples.vel).all(axis=1)
-    nan_rows = keep & ~finite
-    warnings = []
-    if nan_rows.any():
-        warnings.append(f"{where}: dropped {int(nan_rows.sum())} sample(s) with NaN/inf or a missing value "
-                        f"(first: message {int(samples.msg_index[nan_rows][0])})")
-    return samples.take(keep & finite), int(nan_rows.sum()), warnings
-
-
-@dataclass(frozen=True)
-class Resampled:
-    """What :func:`split_and_resample` produced: episodes and the numbers behind them."""
-
-    episodes: list[Episode]
-    rate_hz: float
-    median_step_s: float
-    gaps_split: int
-    window: int
-    short_segments_dropped: int
-    warnings: list[str]
-
-
-def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_msg_vel: bool, order: int,
-                     ) -> tuple[np.ndarray, ...] | None:
-    """Resample rows a:b onto a uniform grid; returns (t0-relative grid [ns], q, dq, ddq, tau) or None if short."""
-    ts = s.t_ns[a:b]
-    dt_ns = NS_PER_S / rate
-    n_grid = int(np.floor((ts[-1] - ts[0]) / dt_ns + 1e-9)) + 1 if b - a > 1 else 1
-    if n_grid < window:
-        return None
-    g = np.arange(n_grid) * dt_ns  # [ns] since the segment start (small floats: no precision loss)
-    rel = (ts - ts[0]).astype(np.float64)
-    qg = _interp_cols(g, rel, s.q[a:b])
-    taug = _interp_cols(g, rel, s.tau[a:b])
-    dt = 1.0 / rate
-    if use_msg_vel:
-        dqg = _interp_cols(g, rel, s.vel[a:b])
-    else:
-        dqg = savgol_filter(qg, window, order, deriv=1, delta=dt, axis=0, mode="interp")
-    ddqg = savgol_filter(dqg, window, order, deriv=1, delta=dt, axis=0, mode="interp")
-    return g, qg, dqg, ddqg, taug
-
-
-def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, ...], use_msg_vel: bool,
-                       config: DatasetConfig) -> Resampled:
-    """Stage 6: split at gaps longer than ``config.max_gap_s``, resample each segment, differentiate.
-
-    The rate is ``config.rate_hz`` or 1 / (median stamp step). Segments shorter than the Savitzky–Golay window
-    are dropped and counted. Episode times ``t`` [s] are relative to the first kept stamp.
-
-    Raises:
-        DataError: no segment is longer than the Savitzky–Golay window.
-    """
-    where = _where(series)
-    t_ns = s.t_ns
-    step = np.diff(t_ns)
-    median_dt = ns_to_s(float(np.median(step)))
-    rate = float(config.rate_hz) if config.rate_hz is not None else 1.0 / median_dt
-    gaps = np.nonzero(ns_to_s(step) > config.max_gap_s)[0]
-    warnings = []
-    if len(gaps):
-        warnings.append(
-            f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); "
-            "split, not interpolated"
-        )
-    bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
-    window = config.window_samples(rate)
-    t0 = int(t_ns[0])
-    episodes: list[Episode] = []
-    short, short_samples = 0, 0
-    name = Path(series.bag).name
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        seg = _segment_episode(s, a, b, rate, window, use_msg_vel, config.savgol_order)
-        if seg is None:
-            short += 1
-            short_samples += int(b - a)
-            continue
-        g, qg, dqg, ddqg, taug = seg
-        episodes.append(Episode(name=f"{name}#{len(episodes)}", source=str(series.bag), joint_names=joints,
-                                t=ns_to_s(int(t_ns[a]) - t0) + ns_to_s(g), q=qg, dq=dqg, ddq=ddqg, tau=taug))
-    if short:
-        warnings.append(f"{where}: dropped {short} segment(s) ({short_samples} messages) shorter than the "
-                        f"Savitzky–Golay window of {window} samples")
-    if not episodes:
-        raise DataError(f"{where}: no segment is longer than the Savitzky–Golay window ({window} samples at "
-                        f"{rate:.1f} Hz); gaps split the data into {len(bounds) - 1} piece(s)")
-    return Resampled(episodes, rate, median_dt, int(len(gaps)), window, short, warnings)
 
 
 def _never_moving(episodes: list[Episode], joints: tuple[str, ...], s: Samples, where: str) -> list[str]:
@@ -294,18 +73,116 @@ def _never_moving(episodes: list[Episode], joints: tuple[str, ...], s: Samples, 
     still = [j for k, j in enumerate(joints) if np.ptp(q_all[:, k]) == 0.0 or np.all(dq_all[:, k] == 0.0)]
     if len(still) == len(joints):
         raise DataError(f"{where}: nothing moves: field position is constant for every joint {list(joints)} over "
-                        f"messages {int(s.msg_index[0])}..{int(s.msg_index[-1])}; no inverse-dynamics data")
+                        f"messages {int(s.msg_index.min())}..{int(s.msg_index.max())}; no inverse-dynamics data")
     return still
 
 
+@dataclass
+class _Runs:
+    """The runs between resets, sorted and deduplicated: samples, rows to keep, summed counts, warnings."""
+
+    samples: list[Samples]
+    keep: list[np.ndarray]
+    counts: dict[str, Any]
+    warnings: list[str]
+
+    def finite(self) -> Samples:
+        """Every kept row with finite q, tau and velocity, runs one after the other."""
+        parts = []
+        for s, k in zip(self.samples, self.keep, strict=True):
+            ok = k & np.isfinite(s.q).all(axis=1) & np.isfinite(s.tau).all(axis=1) & np.isfinite(s.vel).all(axis=1)
+            parts.append(s.take(ok))
+        return Samples(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("t_ns", "q", "tau", "vel",
+                                                                                   "msg_index")))
+
+
+def _sorted_runs(raw: Samples, where: str, config: DatasetConfig) -> _Runs:
+    """Split ``raw`` (bag order) at resets, then sort and deduplicate each run."""
+    slices, warnings = find_resets(raw.t_ns, raw.msg_index, config.max_gap_s, where)
+    runs = _Runs([], [], {"out_of_order_sorted": 0, "duplicates_dropped": 0, "same_stamp_conflicts_dropped": 0},
+                 warnings)
+    for sl in slices:
+        s, keep, counts, w = sort_and_dedup(raw.take(np.arange(sl.start, sl.stop)), where)
+        runs.samples.append(s)
+        runs.keep.append(keep)
+        runs.warnings += w
+        for key, v in counts.items():
+            runs.counts[key] += v
+    return runs
+
+
+def _resample_runs(runs: _Runs, series: JointStateSeries, joints: tuple[str, ...], use_msg_vel: bool,
+                   config: DatasetConfig) -> tuple[Resampled, Samples, int, list[str]]:
+    """Stages 5–6 on every run; a run too short to give an episode is dropped (counted) when others remain.
+
+    Returns (the runs' episodes and numbers combined, the clean samples, NaN rows dropped, warnings).
+    """
+    where = _where(series)
+    cleaned = [drop_nan(s, k, use_msg_vel, where) for s, k in zip(runs.samples, runs.keep, strict=True)]
+    warnings = [w for c in cleaned for w in c[2]]
+    nan_dropped = sum(c[1] for c in cleaned)
+    usable = [c[0] for c in cleaned if len(c[0].t_ns) >= 2]
+    if not usable:
+        raise DataError(f"{where}: fewer than 2 usable samples after cleaning (see report warnings: "
+                        f"{runs.warnings + warnings})")
+    if config.rate_hz is None:
+        steps = np.concatenate([np.diff(s.t_ns) for s in usable])
+        config = replace(config, rate_hz=1.0 / ns_to_s(float(np.median(steps))))
+    results: list[Resampled] = []
+    errors: list[DataError] = []
+    short_runs = 0
+    for s in usable:
+        try:
+            results.append(split_and_resample(s, series, joints, use_msg_vel, config,
+                                              first_episode=sum(len(r.episodes) for r in results)))
+        except DataError as err:
+            errors.append(err)
+            short_runs += 1
+    if not results:
+        raise errors[0]
+    episodes = [e for r in results for e in r.episodes]
+    steps = np.concatenate([np.diff(s.t_ns) for s in usable])
+    res = Resampled(episodes, results[0].rate_hz, ns_to_s(float(np.median(steps))),
+                    sum(r.gaps_split for r in results), results[0].window,
+                    sum(r.short_segments_dropped for r in results) + short_runs,
+                    [w for r in results for w in r.warnings] + [str(e) for e in errors])
+    clean = Samples(*(np.concatenate([getattr(s, f) for s in usable]) for f in ("t_ns", "q", "tau", "vel",
+                                                                                 "msg_index")))
+    return res, clean, nan_dropped, warnings
+
+
+def _merge_per_run(series: JointStateSeries, t_ns: np.ndarray, config: DatasetConfig,
+                   ) -> tuple[JointStateSeries, np.ndarray, dict[str, int], list[str]]:
+    """:func:`merge_split_publishers` on each run between resets (never interpolating across a reset)."""
+    slices, _ = find_resets(t_ns, series.index, config.max_gap_s, _where(series))
+    if len(slices) == 1:
+        return merge_split_publishers(series, t_ns, config)
+    parts, errors = [], []
+    for sl in slices:
+        rows = np.arange(sl.start, sl.stop)
+        try:
+            parts.append(merge_split_publishers(subset_series(series, rows), t_ns[rows], config))
+        except DataError as err:
+            errors.append(err)
+    if not parts:
+        raise errors[0]
+    fields: dict[str, Any] = {f: np.concatenate([getattr(p[0], f) for p in parts]) for f in (
+        "stamp_ns", "log_ns", "position", "velocity", "effort", "index")}
+    merged = replace(series, **fields)
+    counts = {k: sum(p[2][k] for p in parts) for k in parts[0][2]}
+    warnings = list(dict.fromkeys([w for p in parts for w in p[3]] + [str(e) for e in errors]))
+    return merged, np.concatenate([p[1] for p in parts]), counts, warnings
+
+
 def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[list[Episode], tuple[str, ...], BagReport]:
-    """Clean, split and resample one decoded JointState topic into episodes (stages 1–6 of the module docstring).
+    """Clean, split and resample one decoded JointState topic into episodes (stages 0–6 of the module docstring).
 
     Returns:
         (episodes, joint_names (J,), this bag's :class:`BagReport`).
 
     Raises:
-        DataError: nothing usable (names bag, topic, message index, field and joint).
+        DataError: nothing usable (names bag, topic, message index, field and joint), or joints split across
+            publishers that cannot be merged within the tolerance.
     """
     where = _where(series)
     dropped = series.report.get("dropped", {})
@@ -316,22 +193,32 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
                 for reason, d in dropped.items()]
     if order_changes:
         warnings.append(f"{where}: joint order changed {order_changes} time(s); mapped by name")
+    t_ns, time_source, log_fallback, w = choose_time(series, config)
+    warnings += w
+    stamped = t_ns >= 0  # -1: a header stamp left unset
+    if not stamped.all():
+        series, t_ns = subset_series(series, stamped), t_ns[stamped]
+    series, t_ns, counts, w = _merge_per_run(series, t_ns, config)
+    merge_counts: dict[str, Any] = dict(counts)
+    warnings += w
     joints, w = select_joints(series, config)
     warnings += w
     use_msg_vel, w = choose_velocity(series, joints, config)
     warnings += w
-    t_ns, time_source, log_fallback, w = choose_time(series, config)
-    warnings += w
     cols = [series.joint_names.index(j) for j in joints]
-    raw = Samples(t_ns, series.position[:, cols], series.effort[:, cols], series.velocity[:, cols], series.index)
-    s, keep, counts, w = sort_and_dedup(raw, where)
-    warnings += w
-    s, nan_dropped, w = drop_nan(s, keep, use_msg_vel, where)
-    warnings += w
-    if len(s.t_ns) < 2:
-        raise DataError(f"{where}: fewer than 2 usable samples after cleaning (see report warnings: {warnings})")
-    res = split_and_resample(s, series, joints, use_msg_vel, config)
-    warnings += res.warnings
+    effort = series.effort[:, cols] * np.asarray([(config.torque_constants or {}).get(j, 1.0) for j in joints])
+    raw = Samples(t_ns, series.position[:, cols], effort, series.velocity[:, cols], series.index)
+    runs = _sorted_runs(raw, where, config)
+    warnings += runs.warnings
+    bad_velocity: dict[str, dict[str, float]] = {}
+    if use_msg_vel:
+        bad_velocity, w = check_velocity(runs.finite(), joints, config, where)
+        if bad_velocity and config.velocity == "auto":
+            use_msg_vel = False
+            w = [x + "; dq from zero-phase Savitzky–Golay differentiation of position instead" for x in w]
+        warnings += w
+    res, s, nan_dropped, w = _resample_runs(runs, series, joints, use_msg_vel, config)
+    warnings += w + res.warnings
     still = _never_moving(res.episodes, joints, s, where)
     if still:
         warnings.append(f"{where}: joint(s) {still} never move (every sample is in the dead zone)")
@@ -344,12 +231,7 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         median_step_s=res.median_step_s, gaps_split=res.gaps_split, savgol_window_samples=res.window,
         short_segments_dropped=res.short_segments_dropped, samples=sum(len(e) for e in res.episodes),
         episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings),
-        out_of_order_sorted=counts["out_of_order_sorted"], duplicates_dropped=counts["duplicates_dropped"],
-        same_stamp_conflicts_dropped=counts["same_stamp_conflicts_dropped"],
+        resets_split=len(runs.samples) - 1, zero_stamps_dropped=int((~stamped).sum()),
+        velocity_mismatch=bad_velocity, **runs.counts, **merge_counts,
     )
     return res.episodes, joints, report
-
-
-def _interp_cols(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-    """Linear interpolation of every column of fp (n, J) from xp (n,) to x (m,); returns (m, J)."""
-    return np.stack([np.interp(x, xp, fp[:, j]) for j in range(fp.shape[1])], axis=1)

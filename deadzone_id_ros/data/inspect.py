@@ -40,18 +40,17 @@ def effort_unit_note(msgtypes: set[str], max_abs_effort: float) -> str:
     return "effort is used as the torque label as recorded (JointState does not declare units; N·m assumed)"
 
 
-def _rates(reader: Any) -> dict[str, dict[str, Any]]:
-    stamps: dict[int, list[int]] = {}
-    for conn, t_ns, _ in reader.messages():
-        stamps.setdefault(conn.id, []).append(t_ns)
+def _rates(handle: Any) -> dict[str, dict[str, Any]]:
+    """{topic: {type, messages, rate_hz}} from the log times (read through the handle: a read error is a DataError)."""
+    reader = handle.reader
     out: dict[str, dict[str, Any]] = {}
-    for conn in reader.connections:
-        entry = out.setdefault(conn.topic, {"type": conn.msgtype, "messages": 0, "_t": []})
-        entry["_t"].extend(stamps.get(conn.id, []))
-        entry["messages"] += len(stamps.get(conn.id, []))
-    for entry in out.values():
-        t = np.sort(np.asarray(entry.pop("_t"), dtype=np.int64))
-        entry["rate_hz"] = float((len(t) - 1) / ns_to_s(t[-1] - t[0])) if len(t) > 1 and t[-1] > t[0] else None
+    for topic in sorted({c.topic for c in reader.connections}):
+        conns = [c for c in reader.connections if c.topic == topic]
+        types = sorted({c.msgtype for c in conns})
+        t = np.sort(np.asarray([t_ns for _, t_ns, _ in handle.read_topic(topic)], dtype=np.int64))
+        rate = float((len(t) - 1) / ns_to_s(t[-1] - t[0])) if len(t) > 1 and t[-1] > t[0] else None
+        out[topic] = {"type": types[0] if len(types) == 1 else " | ".join(types), "messages": int(len(t)),
+                      "rate_hz": rate}
     return out
 
 
@@ -105,8 +104,8 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
     with open_bag(path) as h:
         out["format"] = h.format
         out["recovered"] = h.recovered
-        out["notes"] = list(h.notes)
-        out["topics"] = _rates(h.reader)
+        out["notes"] = h.notes  # the list itself: notes added while reading (count checks) show too
+        out["topics"] = _rates(h)
         msgtypes = {c.msgtype for c in h.reader.connections}
         js: dict[str, Any] = {}
         series_by_topic = {}

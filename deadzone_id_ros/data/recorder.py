@@ -6,12 +6,14 @@ Writer, MCAP by default or sqlite3. Data loss on ``kill -9`` is bounded by :meth
 node calls every ``flush_period`` seconds: MCAP closes the current chunk and hands it to the OS, sqlite3 commits.
 What a killed recorder leaves (no metadata.yaml, MCAP without summary) is read back by
 :func:`deadzone_id_ros.data.bag.open_bag` through its recovery path. ``episode.yaml`` is written when an episode
-starts and rewritten when it stops.
+starts and rewritten when it stops. A JointState with a zero header stamp, or one not after the previous stamp, is
+not written (every reader would have to drop it): it is counted in episode.yaml's ``messages_skipped``.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from ..stamps import ns_to_s
+from ..stamps import NS_PER_S, ns_to_s
 from .bag import (
     COMMAND_TYPE,
     DEFAULT_COMMAND_TOPIC,
@@ -32,7 +34,23 @@ from .bag import (
     write_episode_yaml,
 )
 
-__all__ = ["EpisodeWriter", "RecorderConfig"]
+__all__ = ["EpisodeWriter", "RecorderConfig", "header_stamp_ns"]
+
+
+def header_stamp_ns(data: bytes) -> int:
+    """The header stamp [ns] of a serialized (CDR) message whose first field is a std_msgs/Header.
+
+    Read from the bytes (4-byte encapsulation header, then int32 sec and uint32 nanosec in the encapsulation's byte
+    order), so the recorder checks stamps without deserializing.
+
+    Raises:
+        DataError: fewer than 12 bytes.
+    """
+    if len(data) < 12:
+        raise DataError(f"serialized message of {len(data)} bytes is too short for a header stamp")
+    order = "<" if data[1] & 1 else ">"
+    sec, nanosec = struct.unpack(order + "iI", bytes(data[4:12]))
+    return sec * NS_PER_S + nanosec
 
 _TOPIC_RE = re.compile(r"^~?/?[A-Za-z_][A-Za-z0-9_/]*$")
 
@@ -112,6 +130,8 @@ class EpisodeWriter:
         self.wall_start_ns: int | None = None
         self.last_ns: int | None = None
         self.joint_names: list[str] = []
+        self.skipped: dict[str, int] = {}
+        self._last_stamp: int | None = None
         self._episode = 0
 
     @property
@@ -151,15 +171,30 @@ class EpisodeWriter:
             raise DataError(f"cannot create episode bag {path}: {err}") from err
         self._writer, self.path = writer, path
         self.counts = {t: 0 for t in self.topics}
+        self.skipped, self._last_stamp = {}, None
         self.start_ns, self.last_ns, self.wall_start_ns = now_ns, None, wall_ns
         self.flush()
         write_episode_yaml(path, self._episode_doc(stop_ns=None))
         return path
 
     def write(self, topic: str, t_ns: int, data: bytes) -> None:
-        """Append one serialized message (CDR bytes) of ``topic`` with log time ``t_ns`` [ns]; ignored when idle."""
+        """Append one serialized message (CDR bytes) of ``topic`` with log time ``t_ns`` [ns]; ignored when idle.
+
+        A JointState whose header stamp is zero, or not after the previous one written (a repeated stamp), is not
+        written: it is counted in ``skipped`` (and episode.yaml's ``messages_skipped``) with the reason.
+        """
         if self._writer is None:
             return
+        if self.topics[topic] == JOINT_STATE_TYPE:
+            stamp = header_stamp_ns(data)
+            reason = ("zero header stamp" if stamp == 0 else
+                      "header stamp not after the previous one" if self._last_stamp is not None
+                      and stamp <= self._last_stamp else None)
+            if reason is not None:
+                key = f"{topic}: {reason}"
+                self.skipped[key] = self.skipped.get(key, 0) + 1
+                return
+            self._last_stamp = stamp
         self._writer.write(self._conns[topic], t_ns, data)
         self.counts[topic] += 1
         self.last_ns = t_ns
@@ -214,5 +249,6 @@ class EpisodeWriter:
             "storage": self.config.storage,
             "topics": dict(self.topics),
             "message_counts": dict(self.counts),
+            "messages_skipped": dict(self.skipped),
             "complete": stop_ns is not None,
         }

@@ -16,6 +16,7 @@ key)::
         args: "a b c"                                         # arguments before --ros-args
         param: [{from: FILE}, {name: K, value: V}, ...]       # --params-file FILE ... then -p K:=V ...
         remap: [{from: A, to: B}, ...]                        # -r A:=B
+        on_exit: shutdown                                     # when this node exits, stop the others
 
 with the substitutions ``$(var)``, ``$(find-pkg-share)`` and ``$(env)`` (:mod:`.substitutions`). The command line
 of each node is the one launch_ros builds (launch_ros/actions/node.py): ``EXEC ARGS --ros-args -r __node:=NAME
@@ -57,7 +58,8 @@ _ENTRY_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "arg": (frozenset({"name"}), frozenset({"default", "description"})),
     "let": (frozenset({"name", "value"}), frozenset()),
     "include": (frozenset({"file"}), frozenset({"arg"})),
-    "node": (frozenset({"pkg", "exec"}), frozenset({"name", "namespace", "output", "args", "param", "remap"})),
+    "node": (frozenset({"pkg", "exec"}),
+             frozenset({"name", "namespace", "output", "args", "param", "remap", "on_exit"})),
 }
 _OUTPUT_VALUES = ("screen", "log", "both")
 
@@ -287,9 +289,12 @@ def _do_node(body: dict, variables: Mapping[str, str], where: str) -> NodeSpec:
             keys = sorted(item) if isinstance(item, dict) else item
             raise LaunchError(f"{rw}: expected exactly the keys ['from', 'to'], got {keys}")
         remaps.append((_text(item["from"], variables, rw + ".from"), _text(item["to"], variables, rw + ".to")))
+    on_exit = _text(body["on_exit"], variables, f"{where}.on_exit") if "on_exit" in body else None
+    if on_exit not in (None, "shutdown"):
+        raise LaunchError(f"{where}.on_exit: {on_exit!r} is not supported; only 'shutdown'")
     return NodeSpec(
         package=package, executable=executable, name=name, namespace=namespace, output=output,
         arguments=arguments, param_files=tuple(param_files), params=tuple(params), remaps=tuple(remaps),
-        source=where,
+        source=where, on_exit=on_exit,
     )
 

@@ -10,13 +10,14 @@ waits up to a timeout for each, then escalates to SIGTERM and SIGKILL (launch's 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -24,7 +25,56 @@ from typing import IO
 from ..errors import LaunchError
 from .description import LaunchPlan, NodeSpec, load_launch_file
 
-__all__ = ["LaunchedGraph", "NodeProcess"]
+__all__ = ["STOP_SIGNALS", "LaunchedGraph", "NodeProcess", "TerminationSignal", "signals_as_interrupt"]
+
+#: The signals that end a launcher, a demo or any ``deadzone-id`` command the way Ctrl-C does (children stopped).
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class TerminationSignal(KeyboardInterrupt):
+    """Raised in the main thread by :func:`signals_as_interrupt` on SIGTERM or SIGHUP.
+
+    A KeyboardInterrupt, so every ``finally`` and context manager that cleans up on Ctrl-C (a
+    :class:`LaunchedGraph` stops its nodes) runs for ``timeout``'s SIGTERM and a closed terminal's SIGHUP too.
+
+    Attributes:
+        signum: the signal number received.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise :class:`TerminationSignal` in the main thread (once: a repeated
+    signal during the cleanup that follows is reported on stderr and ignored, so the cleanup finishes); the previous
+    handlers are restored afterwards. Outside the main thread (where Python allows no handlers) it does nothing.
+
+    Without this, Python's default action for SIGTERM/SIGHUP ends the process without running any cleanup, and the
+    nodes, which run in sessions of their own, outlive it.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        if received:
+            print(f"deadzone-id: {signal.Signals(signum).name} again; still stopping", file=sys.stderr)
+            return
+        received.append(signum)
+        raise TerminationSignal(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 @dataclass
@@ -204,12 +254,15 @@ class LaunchedGraph:
         """Block until a node dies, every node has exited, ``stop`` is set, or ``timeout`` [s] passes.
 
         Returns:
-            ``"died"``, ``"all-exited"``, ``"stopped"`` or ``"timeout"``.
+            ``"died"``, ``"all-exited"``, ``"shutdown"`` (a node marked ``on_exit: shutdown`` exited with status 0),
+            ``"stopped"`` or ``"timeout"``.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self.died():
                 return "died"
+            if any(n.spec.on_exit == "shutdown" and n.returncode == 0 for n in self.nodes):
+                return "shutdown"
             if self.nodes and len(self.exited()) == len(self.nodes):
                 return "all-exited"
             if stop is not None and stop.is_set():
@@ -233,28 +286,45 @@ class LaunchedGraph:
         """Stop the nodes in reverse start order: SIGINT, wait ``timeout`` [s], SIGTERM, wait ``sigterm_timeout``
         [s], SIGKILL. Safe to call more than once.
 
+        An interrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`signals_as_interrupt`) arriving during the shutdown does
+        not leave nodes behind: the node being stopped is stopped again with short timeouts, the rest as usual, and the
+        interrupt is raised afterwards.
+
         Returns:
             label -> exit status of every node.
         """
+        pending: KeyboardInterrupt | None = None
         for node in reversed(self.nodes):
-            proc = node.process
-            if proc.poll() is None:
-                node.stop_requested = True
-                for sig, wait_s in ((signal.SIGINT, timeout), (signal.SIGTERM, sigterm_timeout), (signal.SIGKILL, 5.0)):
-                    if sig == signal.SIGKILL:
-                        node.killed = True
-                    try:
-                        os.killpg(proc.pid, sig)  # the node's own session: it and nothing else
-                    except ProcessLookupError:
-                        break
-                    try:
-                        proc.wait(wait_s)
-                        break
-                    except subprocess.TimeoutExpired:
-                        self._emit(f"[launch] {node.label} did not stop {wait_s:g} s after {signal.Signals(sig).name}")
-            if node.reader is not None:
-                node.reader.join(2.0)
+            waits = (timeout, sigterm_timeout)
+            while True:
+                try:
+                    self._stop_node(node, *waits)
+                    break
+                except KeyboardInterrupt as err:
+                    pending = pending or err
+                    waits = (0.5, 0.5)
         for node in self.nodes:
             if node.returncode is not None and node.stop_requested:
                 self._emit(f"[launch] {node.label} exited with status {node.returncode}")
+        if pending is not None:
+            raise pending
         return {n.label: int(n.process.returncode) for n in self.nodes if n.process.returncode is not None}
+
+    def _stop_node(self, node: NodeProcess, timeout: float, sigterm_timeout: float) -> None:
+        proc = node.process
+        if proc.poll() is None:
+            node.stop_requested = True
+            for sig, wait_s in ((signal.SIGINT, timeout), (signal.SIGTERM, sigterm_timeout), (signal.SIGKILL, 5.0)):
+                if sig == signal.SIGKILL:
+                    node.killed = True
+                try:
+                    os.killpg(proc.pid, sig)  # the node's own session: it and nothing else
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    self._emit(f"[launch] {node.label} did not stop {wait_s:g} s after {signal.Signals(sig).name}")
+        if node.reader is not None:
+            node.reader.join(2.0)

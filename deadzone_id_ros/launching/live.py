@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from ..stamps import ns_to_s
+from ..stamps import increasing_rows, ns_to_s
 
 __all__ = ["LOCKSTEP_STALL", "TrackingMetrics", "closed_loop_metrics", "live_run", "next_domain_id"]
 
@@ -124,7 +124,7 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     t_ref, idx = np.unique(rec.reference_t_ns, return_index=True)
     q_ref = rec.reference_position[idx]
     t = rec.state_t_ns
-    inside = (t >= t_ref[0]) & (t <= t_ref[-1])
+    inside = (t >= t_ref[0]) & (t <= t_ref[-1]) & increasing_rows(t)
     if inside.sum() < 10:
         raise DataError(f"{bag}: only {int(inside.sum())} /joint_states samples inside the reference's time span")
     ts = t[inside]

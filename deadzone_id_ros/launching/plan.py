@@ -48,6 +48,7 @@ class NodeSpec:
         params: inline parameters (name, value) in order; values keep their YAML type.
         remaps: (from, to) remapping rules in order.
         source: ``file: launch[i]`` of the entry.
+        on_exit: "shutdown" (as in ros2 launch: when this node exits, the launch ends) or None.
     """
 
     package: str
@@ -60,6 +61,7 @@ class NodeSpec:
     params: tuple[tuple[str, Any], ...]
     remaps: tuple[tuple[str, str], ...]
     source: str
+    on_exit: str | None = None
 
     @property
     def label(self) -> str:

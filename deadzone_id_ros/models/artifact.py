@@ -8,8 +8,9 @@ Layout of an artifact directory::
     weights.npz    every numeric array (MLP layers, normalization, rigid-body coefficients); loaded with
                    ``np.load(allow_pickle=False)``, so opening an artifact never runs code
     robot.urdf     rbd / hybrid only: the URDF the rigid-body regressor is built from
-    model.onnx     MLP methods: the whole model, inputs q, dq, ddq (N, J) float32 -> tau (N, J) float32
-    residual.onnx  hybrid only: the MLP residual (add the rigid-body torque to get tau)
+    model.onnx     MLP methods: the whole model, inputs q, dq, ddq (N, J) float32 -> tau (N, J) float32, normalization
+                   inside, joint names and units in its metadata (:mod:`deadzone_id_ros.models.onnx_format`)
+    residual.onnx  hybrid only: the MLP residual (the controller adds the rigid-body torque from this artifact)
 
 The rigid-body part (pinocchio regressor) is not exportable to ONNX; an rbd artifact has no ONNX file and says so in
 model.json (``onnx.exportable: false``).
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ import numpy as np
 from .. import __version__
 from ..data.deadzone import DeadZone
 from ..errors import ArtifactError
-from .mlp import MLPWeights, torch_from_mlp
+from .mlp import MLPWeights
+from .onnx_format import onnx_manifest
 from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
@@ -72,38 +73,17 @@ def _major_minor(version: str) -> tuple[str, ...]:
 
 
 def export_onnx(model: LearnedModel, path: str | Path) -> Path:
-    """Write the MLP of ``model`` as ONNX (opset 17): inputs q, dq, ddq (N, J) float32 -> tau (N, J) float32 [N·m].
-
-    For ``hybrid`` the file holds the MLP residual only (the rigid-body torque must be added).
+    """Write the MLP of ``model`` in the project's ONNX format (:mod:`deadzone_id_ros.models.onnx_format`): inputs
+    q, dq, ddq (N, J) float32 [rad, rad/s, rad/s²] -> tau (N, J) float32 [N·m], normalization inside, joint names
+    and units in the metadata. For ``hybrid`` the file holds the MLP residual only (the rigid-body torque is added
+    from the artifact).
 
     Raises:
         ArtifactError: the model has no MLP (``rbd``: pinocchio's regressor is not exportable).
     """
-    import torch
+    from .onnx_format import write_onnx
 
-    if model.mlp is None:
-        raise ArtifactError(
-            f"method {model.method!r} has no neural network; the rigid-body model is not exportable to ONNX"
-        )
-    net = torch_from_mlp(model.mlp)
-
-    class _ThreeInputs(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = net
-
-        def forward(self, q, dq, ddq):
-            return self.inner(torch.cat([q, dq, ddq], dim=-1))
-
-    J = len(model.joint_names)
-    x = torch.zeros(1, J)
-    path = Path(path)
-    dyn = {k: {0: "batch"} for k in ("q", "dq", "ddq", "tau")}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(_ThreeInputs().eval(), (x, x, x), str(path), input_names=["q", "dq", "ddq"],
-                          output_names=["tau"], dynamic_axes=dyn, opset_version=17, dynamo=False)
-    return path
+    return write_onnx(model, path)
 
 
 def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str, Any] | None = None,
@@ -163,13 +143,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
         files[name] = sha256_file(out / name)
-        meta["onnx"] = {
-            "exportable": True,
-            "file": name,
-            "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
-            "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s", "ddq": "(N, J) float32 rad/s^2"},
-            "outputs": {"tau": "(N, J) float32 N*m"},
-        }
+        meta["onnx"] = onnx_manifest(name, model.rbd is not None)
     else:
         meta["onnx"] = {"exportable": model.mlp is not None, "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None

@@ -8,8 +8,9 @@ All implement :class:`deadzone_id_ros.models.base.InverseDynamicsModel` (``joint
   Algorithms", 2008) on the URDF's nominal inertial parameters, optionally plus the URDF ``<dynamics>`` friction:
   ``damping * dq + friction * tanh(dq / friction_velocity)`` (a smooth sign, so velocity noise around zero does not
   chatter the command).
-- :class:`OnnxModel` ("learned", interim format): an ONNX network run by onnxruntime on one thread, with a JSON file
-  giving joint names and input/output normalization.
+- :class:`OnnxModel` ("learned"): an ONNX network in the project's format (:mod:`deadzone_id_ros.models.onnx_format`:
+  inputs q, dq, ddq; normalization inside; joint names in the metadata) run by onnxruntime on one thread;
+  :class:`RigidBodyPlusOnnx` adds a hybrid artifact's rigid-body part to its residual network.
 
 :func:`load_model` builds the one a controller configuration asks for (``model``, ``model_path``, ...); for a
 directory it loads the project's model artifact (:func:`deadzone_id_ros.models.artifact.load_artifact`). The rigid-body
@@ -18,17 +19,17 @@ model identified from data is a different class, :class:`deadzone_id_ros.models.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import ArtifactError, ConfigError
 from .base import InverseDynamicsModel, check_joint_arrays
 
-__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "ZeroModel", "load_model"]
+__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "ZeroModel", "load_model",
+           "load_onnx"]
 
 
 class ZeroModel:
@@ -127,52 +128,33 @@ class NominalRigidBodyModel:
 
 
 class OnnxModel:
-    """A learned inverse-dynamics network exported to ONNX, with input/output normalization from a JSON file.
+    """A learned inverse-dynamics network in the project's ONNX format, run by onnxruntime on one thread.
 
-    JSON keys: ``joint_names`` (J,), ``input_mean``/``input_std`` (3J,) for the input [q, dq, ddq], and
-    ``output_mean``/``output_std`` (J,); tau = net((x - input_mean) / input_std) * output_std + output_mean. The
-    network takes one float32 input of shape (N, 3J) and returns (N, J). Runs on onnxruntime with one thread.
+    The format (:mod:`deadzone_id_ros.models.onnx_format`): inputs ``q``, ``dq``, ``ddq`` float32 (N, J) [rad, rad/s,
+    rad/s²] -> ``tau`` float32 (N, J) [N·m]; normalization inside the graph; joint names (column order), units and
+    contents ("full" or a hybrid's "residual") in the ONNX metadata, so the file needs no sidecar. A residual network
+    alone is only the MLP part: :func:`load_model` adds the rigid-body part from the artifact around it.
 
     Args:
         onnx_path: the .onnx file.
-        json_path: the normalization JSON (default: same stem, ``.json``).
+
+    Attributes:
+        joint_names: (J,) from the metadata. contents: "full" or "residual". method: the training method.
 
     Raises:
-        FileNotFoundError: a file does not exist.
-        ArtifactError: the JSON lacks a key or has the wrong lengths, or onnxruntime cannot load the network.
+        FileNotFoundError: the file does not exist.
+        ArtifactError: onnxruntime cannot load the network, or it is not in the format (missing metadata key, other
+            inputs or widths, non-SI units).
     """
 
-    def __init__(self, onnx_path: str | Path, json_path: str | Path | None = None) -> None:
+    def __init__(self, onnx_path: str | Path) -> None:
         import onnxruntime as ort
 
+        from .onnx_format import read_onnx_metadata
+
         onnx_path = Path(onnx_path)
-        json_path = Path(json_path) if json_path else onnx_path.with_suffix(".json")
-        for p in (onnx_path, json_path):
-            if not p.is_file():
-                raise FileNotFoundError(f"model file {p} does not exist")
-        try:
-            meta = json.loads(json_path.read_text())
-        except json.JSONDecodeError as err:
-            raise ArtifactError(f"{json_path}: not valid JSON: {err}") from err
-        try:
-            self.joint_names = tuple(str(n) for n in meta["joint_names"])
-            j = len(self.joint_names)
-            stats = {
-                k: np.asarray(meta[k], dtype=np.float32)
-                for k in ("input_mean", "input_std", "output_mean", "output_std")
-            }
-        except KeyError as err:
-            raise ArtifactError(f"{json_path}: missing key {err.args[0]!r}") from err
-        for key, n in (("input_mean", 3 * j), ("input_std", 3 * j), ("output_mean", j), ("output_std", j)):
-            if stats[key].shape != (n,):
-                raise ArtifactError(
-                    f"{json_path}: {key} must have {n} values for joints {list(self.joint_names)}, "
-                    f"got {stats[key].shape}"
-                )
-        if np.any(stats["input_std"] <= 0):
-            raise ArtifactError(f"{json_path}: input_std must be > 0, got {stats['input_std'].tolist()}")
-        self._in_mean, self._in_std = stats["input_mean"], stats["input_std"]
-        self._out_mean, self._out_std = stats["output_mean"], stats["output_std"]
+        if not onnx_path.is_file():
+            raise FileNotFoundError(f"model file {onnx_path} does not exist")
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
@@ -180,24 +162,75 @@ class OnnxModel:
             self._session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
         except Exception as err:  # onnxruntime raises its own exception types (Fail, InvalidGraph, ...)
             raise ArtifactError(f"{onnx_path}: onnxruntime cannot load this network: {err}") from err
-        self._input = self._session.get_inputs()[0].name
-        self._buf = np.empty((1, 3 * j), dtype=np.float32)
-        self._buf_normalized = np.empty((1, 3 * j), dtype=np.float32)
+        meta = read_onnx_metadata(onnx_path, self._session)
+        self.joint_names: tuple[str, ...] = meta["joint_names"]
+        self.contents: str = meta["contents"]
+        self.method: str = meta["method"]
+        self.path = onnx_path
+        self._buf = np.empty((3, 1, len(self.joint_names)), dtype=np.float32)
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-        """tau (J,) or (N, J) [N·m] from the network; raises ValueError on a shape mismatch."""
+        """tau (J,) or (N, J) [N·m] from the network (float32 inside); raises ValueError on a shape mismatch."""
         q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if q.ndim == 1:
-            j = q.shape[0]
-            x = self._buf
-            x[0, :j], x[0, j:2 * j], x[0, 2 * j:] = q, dq, ddq
-            x = np.divide(np.subtract(x, self._in_mean, out=self._buf_normalized), self._in_std, out=x)
+            b = self._buf
+            b[0, 0], b[1, 0], b[2, 0] = q, dq, ddq
+            feed = {"q": b[0], "dq": b[1], "ddq": b[2]}
         else:
-            x = np.concatenate([q, dq, ddq], axis=1).astype(np.float32)
-            x = (x - self._in_mean) / self._in_std
-        y = self._session.run(None, {self._input: x})[0]
-        tau = np.asarray(y, dtype=float) * self._out_std + self._out_mean
+            feed = {"q": q.astype(np.float32), "dq": dq.astype(np.float32), "ddq": ddq.astype(np.float32)}
+        tau = np.asarray(self._session.run(None, feed)[0], dtype=float)
         return tau[0] if q.ndim == 1 else tau
+
+
+class RigidBodyPlusOnnx:
+    """A hybrid model run from its ONNX residual: tau = artifact rigid body (numpy/pinocchio) + ONNX residual.
+
+    Args:
+        rbd: the artifact's identified rigid-body model (:class:`deadzone_id_ros.models.rbd.RigidBodyModel`).
+        residual: the :class:`OnnxModel` with contents "residual"; same joint names as ``rbd``.
+
+    Raises:
+        ArtifactError: the joint names differ.
+    """
+
+    def __init__(self, rbd: Any, residual: OnnxModel) -> None:
+        if tuple(rbd.joint_names) != residual.joint_names:
+            raise ArtifactError(f"{residual.path}: joints {list(residual.joint_names)} differ from the artifact's "
+                                f"rigid-body joints {list(rbd.joint_names)}")
+        self.joint_names = residual.joint_names
+        self.rbd, self.residual = rbd, residual
+
+    def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """tau (J,) or (N, J) [N·m] = rigid body + residual; raises ValueError on a shape mismatch."""
+        q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
+        single = q.ndim == 1
+        rb = self.rbd.predict(q[None], dq[None], ddq[None])[0] if single else self.rbd.predict(q, dq, ddq)
+        return np.asarray(rb, dtype=float) + self.residual.predict(q, dq, ddq)
+
+
+def load_onnx(path: str | Path) -> InverseDynamicsModel:
+    """Load an ONNX file in the project's format; a hybrid residual gets its rigid-body part from the artifact.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ArtifactError: not in the format; a residual network without an artifact (model.json) next to it, or one
+            whose artifact is not hybrid or fails verification.
+    """
+    net = OnnxModel(path)
+    if net.contents == "full":
+        return net
+    root = Path(path).parent
+    if not (root / "model.json").is_file():
+        raise ArtifactError(f"{path}: this network is a hybrid model's MLP residual; the rigid-body part lives in its "
+                            f"artifact (model.json, weights.npz, robot.urdf), but {root} has no model.json: keep the "
+                            "file inside its artifact directory or pass the artifact directory as model_path")
+    from .artifact import load_artifact
+
+    art = load_artifact(root)
+    if art.rbd is None:
+        raise ArtifactError(f"{path}: a residual network, but the artifact {root} (method {art.method!r}) has no "
+                            "rigid-body part")
+    return RigidBodyPlusOnnx(art.rbd, net)
 
 
 class ModelSettings(Protocol):
@@ -209,8 +242,8 @@ class ModelSettings(Protocol):
             which the controller checks against these).
         urdf_path: URDF of the "rbd" model; "" = the bundled arm.
         model_path: "learned" only: a model artifact directory or its model.json
-            (:mod:`deadzone_id_ros.models.artifact`, numpy forward pass), or an ``.onnx`` file with a ``.json`` of
-            the same stem (see :class:`OnnxModel`).
+            (:mod:`deadzone_id_ros.models.artifact`, numpy forward pass), or an ``.onnx`` file in the project's format
+            (standalone; a hybrid's residual.onnx inside its artifact, see :func:`load_onnx`).
         model_friction, friction_velocity: "rbd" only: ``friction`` and ``friction_velocity`` of
             :class:`NominalRigidBodyModel` [rad/s].
     """
@@ -267,5 +300,5 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             except ImportError as err:
                 raise ArtifactError(f"{path}: model artifacts are not supported by this build ({err})") from err
             return load_artifact(path)
-        return OnnxModel(path)
+        return load_onnx(path)
     raise ConfigError(f"model = {kind!r} must be one of 'none', 'rbd', 'learned'")

@@ -4,9 +4,12 @@ Publishes the bag's commands on ``/effort_controller/commands`` (std_msgs/Float6
 ``command_joint_names``, the effort controller's joint order) at their recorded times relative to the start of
 playback, and records the arm's ``/joint_states``. Playback starts ``start_delay`` after the first /joint_states.
 When the bag is played out it logs the position RMSE per joint between the live /joint_states and the recorded ones
-at the same time since start, writes ``report_dir/report.json`` when set, and exits 0. The node clock is used
-throughout, so ``use_sim_time:=true`` follows /clock; then nothing starts before the first /clock message, and with
-none within ``clock_timeout`` seconds the node exits 1 (it warns after a few seconds).
+at the same time since start, writes ``report_dir/report.json`` when set, and exits 0 -- or 1 when more than
+``max_skipped`` recorded commands were skipped (a late timer tick publishes only the latest due command): then the
+arm did not get the recorded input, the report says ``"valid": false`` with the count, and the RMSE is not reported
+as if it were the model's. The node clock is used throughout, so ``use_sim_time:=true`` follows /clock; then nothing
+starts before the first /clock message, and with none within ``clock_timeout`` seconds the node exits 1 (it warns
+after a few seconds).
 
 Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
 stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
@@ -26,7 +29,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import check_joints
-from ..stamps import NS_PER_S, ns_to_s
+from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .bag_replay_params import BagReplayNodeConfig
 
@@ -57,11 +60,12 @@ class BagReplayNode(Node):
             raise DataError(f"{cfg.bag}: no messages on {cfg.command_topic}; nothing to replay")
         self.joint_names = tuple(cfg.command_joint_names)
         cols = [list(rec.joint_names).index(n) for n in self.joint_names]
-        t0 = int(rec.state_t_ns[0])
+        rows = increasing_rows(rec.state_t_ns)  # zero, repeated and older stamps skipped
+        t0 = int(rec.state_t_ns[rows][0])
         self._cmd_t = (np.asarray(rec.command_t_ns, np.int64) - t0)  # [ns] since the first recorded state
         self._cmd = np.asarray(rec.command, float)[:, cols]
-        self._rec_t = ns_to_s(np.asarray(rec.state_t_ns, np.int64) - t0)
-        self._rec_q = np.asarray(rec.position, float)[:, cols]
+        self._rec_t = ns_to_s(np.asarray(rec.state_t_ns, np.int64)[rows] - t0)
+        self._rec_q = np.asarray(rec.position, float)[rows][:, cols]
         self._next = 0
         self._start_ns: int | None = None
         self._first_state_ns: int | None = None
@@ -71,6 +75,7 @@ class BagReplayNode(Node):
         self.skipped = 0
         self.done = False
         self.clock_watch = SimClockWatch(self, timeout=cfg.clock_timeout)
+        self.failure: str | None = None
         self._pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
@@ -129,13 +134,20 @@ class BagReplayNode(Node):
         """Position RMSE per joint [rad] between live and recorded /joint_states at equal time since start."""
         t = np.asarray(self._live_t)
         if len(t) == 0:
-            return {"samples": 0, "error": "no /joint_states received during playback"}
+            return {"valid": False, "samples": 0, "failure": "no /joint_states received during playback"}
         q = np.asarray(self._live_q)
         keep = t <= self._rec_t[-1]
         t, q = t[keep], q[keep]
         rec = np.column_stack([np.interp(t, self._rec_t, self._rec_q[:, j]) for j in range(len(self.joint_names))])
         rmse = np.sqrt(np.mean((q - rec) ** 2, axis=0))
+        valid = self.skipped <= self.config.max_skipped
         return {
+            "valid": valid,
+            "failure": None if valid else (
+                f"{self.skipped} of {len(self._cmd)} recorded commands were skipped (max_skipped = "
+                f"{self.config.max_skipped}): the playback timer fell behind, so the arm did not receive the recorded "
+                "input and the error below is not the model's; rerun on a less loaded machine or offline with "
+                "`deadzone-id replay`"),
             "bag": self.config.bag,
             "mode": "open_loop_dds",
             "joints": list(self.joint_names),
@@ -148,7 +160,11 @@ class BagReplayNode(Node):
     def _finish(self) -> None:
         self.done = True
         summary = self.report()
-        self.get_logger().info(f"replay finished: {json.dumps(summary)}")
+        self.failure = summary["failure"]
+        if self.failure:
+            self.get_logger().error(f"replay INVALID: {self.failure}; report: {json.dumps(summary)}")
+        else:
+            self.get_logger().info(f"replay finished: {json.dumps(summary)}")
         if self.config.report_dir:
             out = Path(self.config.report_dir)
             out.mkdir(parents=True, exist_ok=True)
@@ -156,8 +172,19 @@ class BagReplayNode(Node):
 
 
 def main(args=None) -> int:
-    """Run bag_replay until the bag is played out (exit 0) or SIGINT/SIGTERM; 2 on a bad bag or parameter."""
-    return run_node("bag_replay", BagReplayNode, args, until=lambda node: node.done)
+    """Run bag_replay until the bag is played out (exit 0; 1 if the replay is invalid: commands skipped, no state) or
+    SIGINT/SIGTERM (0); 2 on a bad bag or parameter."""
+    failure: list[str] = []
+
+    def on_exit(node: Node) -> None:
+        if isinstance(node, BagReplayNode) and node.done and node.failure:
+            failure.append(node.failure)
+
+    status = run_node("bag_replay", BagReplayNode, args, until=lambda node: node.done, on_exit=on_exit)
+    if status == 0 and failure:
+        print(f"bag_replay: replay failed: {failure[0]}", file=sys.stderr)
+        return 1
+    return status
 
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ class BagReplayNodeConfig:
         report_dir: directory for report.json (RMSE per joint); "" = log only.
         clock_timeout: with ``use_sim_time``, give up (exit status 1) when no /clock message arrives within this
             many seconds of wall time [s] (> 0).
+        max_skipped: most recorded commands that may be skipped (superseded before a late timer tick published them)
+            for the replay to count as valid (>= 0); more fails the replay (exit 1), since the arm then did not
+            receive the recorded input and the RMSE is not the model's or the simulator's.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -39,6 +42,7 @@ class BagReplayNodeConfig:
     rate: float = 1000.0
     report_dir: str = ""
     clock_timeout: float = 30.0
+    max_skipped: int = 0
 
     def __post_init__(self) -> None:
         if not self.bag:
@@ -49,3 +53,5 @@ class BagReplayNodeConfig:
         check_positive("clock_timeout", self.clock_timeout)
         if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
             raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
+        if isinstance(self.max_skipped, bool) or not isinstance(self.max_skipped, int) or self.max_skipped < 0:
+            raise ValueError(f"max_skipped = {self.max_skipped!r} must be an integer >= 0")

@@ -102,6 +102,8 @@ class RecorderNode(Node):
     def _stop(self) -> str:
         path, counts = self.writer.stop(self._now_ns())
         text = f"closed episode {path}: " + ", ".join(f"{t} {n}" for t, n in counts.items())
+        if self.writer.skipped:
+            text += "; not written: " + ", ".join(f"{n} ({why})" for why, n in self.writer.skipped.items())
         self.get_logger().info(text)
         return text
 

@@ -22,6 +22,7 @@ Joints are mapped by name; a bag whose joints are not the simulated arm's URDF j
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ import numpy as np
 from ..config import dataclass_from_dict
 from ..data.types import Recording
 from ..errors import DataError
-from ..stamps import NS_PER_S, ns_to_s
+from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
 
@@ -124,6 +125,25 @@ def check_joints(
         )
 
 
+def sim_config_for_urdf(urdf_path: str | Path, joint_names: tuple[str, ...] | list[str]) -> SimArmConfig:
+    """Physics for replaying a bag on another robot's URDF: the plain rigid arm ("ideal" profile) with the URDF's
+    inertias and its ``<dynamics friction damping>``, no rotor inertia, no torque ripple, no measurement noise or
+    quantization, so the replay shows what the URDF's dynamics explain of the recording and nothing invented.
+
+    Args:
+        urdf_path: the URDF (see :func:`deadzone_id_ros.robot.catalog.resolve_robot_model` for names).
+        joint_names: (J,) the actuated joints (the bag's), by name; other URDF joints are left passive.
+
+    Raises:
+        ValueError: no joints.
+    """
+    n = len(joint_names)
+    zeros = (0.0,) * n
+    return SimArmConfig(profile="ideal", urdf_path=str(urdf_path), joint_names=tuple(joint_names), armature=zeros,
+                        torque_noise_std=zeros, velocity_noise_std=zeros, encoder_resolution=0.0,
+                        initial_position=zeros)
+
+
 def _sim_config_from(recording: Recording, source: str, override: SimArmConfig | None) -> tuple[SimArmConfig, str]:
     if override is not None:
         return override, "given by the caller"
@@ -160,8 +180,8 @@ def replay(
         the :class:`ReplayResult`.
 
     Raises:
-        DataError: joints differ from the URDF's, the needed topic (commands or reference) is missing, stamps are not
-            increasing, or fewer than two samples.
+        DataError: joints differ from the URDF's, the needed topic (commands or reference) is missing, or fewer
+            than two samples with increasing stamps. Zero, repeated or older stamps are skipped (said in ``notes``).
         ConfigError: the bag's sim_config/controller_config is invalid.
     """
     cfg, cfg_source = _sim_config_from(recording, source, sim_config)
@@ -169,21 +189,18 @@ def replay(
     names = tuple(arm.joint_names)
     check_joints(tuple(recording.joint_names), names, source)
     cols = [list(recording.joint_names).index(n) for n in names]  # recording column of each sim joint
-    t_ns = np.asarray(recording.state_t_ns, dtype=np.int64)
+    notes = [f"physics configuration from {cfg_source} (seed {cfg.seed}, timestep {cfg.timestep} s)"]
+    rows = _replayable_rows(np.asarray(recording.state_t_ns, dtype=np.int64), cfg.timestep, notes)
+    t_ns = np.asarray(recording.state_t_ns, dtype=np.int64)[rows]
     if len(t_ns) < 2:
-        raise DataError(f"{source}: /joint_states has {len(t_ns)} message(s); at least 2 are needed to replay")
-    if np.any(np.diff(t_ns) <= 0):
-        k = int(np.argmax(np.diff(t_ns) <= 0)) + 1
-        raise DataError(f"{source}: /joint_states message {k} field header.stamp is not after the previous one")
-    rec_q = np.asarray(recording.position, float)[:, cols]
-    rec_dq = np.asarray(recording.velocity, float)[:, cols]
-    rec_eff = np.asarray(recording.effort, float)[:, cols]
+        raise DataError(f"{source}: /joint_states has {len(t_ns)} message(s) with increasing stamps; at least 2 are "
+                        "needed to replay")
+    rec_q = np.asarray(recording.position, float)[rows][:, cols]
+    rec_dq = np.asarray(recording.velocity, float)[rows][:, cols]
+    rec_eff = np.asarray(recording.effort, float)[rows][:, cols]
     t0 = int(t_ns[0])
     dt_ns = cfg.timestep * NS_PER_S
     state_step = np.rint((t_ns - t0) / dt_ns).astype(np.int64)
-    if np.any(np.diff(state_step) <= 0):
-        raise DataError(f"{source}: /joint_states stamps are closer than the physics step {cfg.timestep} s")
-    notes = [f"physics configuration from {cfg_source} (seed {cfg.seed}, timestep {cfg.timestep} s)"]
 
     q0 = rec_q[0].copy()
     q0_note = "initial position: the recorded (quantized) first position"
@@ -205,7 +222,7 @@ def replay(
     j = arm.n_joints
     sim_q, sim_dq, sim_eff = np.empty((n, j)), np.empty((n, j)), np.empty((n, j))
     if closed_loop:
-        controller, t_rel = _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes)
+        controller, t_rel = _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes)
         for k in range(n):
             meas = arm.measure()
             sim_q[k], sim_dq[k], sim_eff[k] = meas.q, meas.dq, meas.effort
@@ -243,25 +260,47 @@ def replay(
     )
 
 
-def _closed_loop_controller(recording, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
+def _replayable_rows(t_ns: np.ndarray, timestep: float, notes: list[str]) -> np.ndarray:
+    """Indices of the /joint_states rows to replay: increasing stamps, at most one per physics step of
+    ``timestep`` [s]. Skipped rows (zero, repeated or older stamps; two stamps within one step) go to ``notes``."""
+    keep = increasing_rows(t_ns)
+    if not keep.all():
+        k = int(np.argmax(~keep))
+        notes.append(f"/joint_states: skipped {int((~keep).sum())} message(s) with a zero, repeated or older "
+                     f"header stamp (first: message {k})")
+    rows = np.nonzero(keep)[0]
+    if len(rows):
+        step = np.rint((t_ns[rows] - t_ns[rows[0]]) / (timestep * NS_PER_S)).astype(np.int64)
+        first = np.concatenate([[True], np.diff(step) > 0])
+        if not first.all():
+            notes.append(f"/joint_states: skipped {int((~first).sum())} message(s) stamped within the same physics "
+                         f"step of {timestep} s as the previous one (first: message {int(rows[~first][0])})")
+        rows = rows[first]
+    return rows
+
+
+def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
     """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
     from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
     from ..models.runtime import load_model
 
     if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
         raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
-    t0 = int(recording.state_t_ns[0])
+    t0 = int(t_ns[0])
     if controller_config is None:
         meta = recording.metadata.get("controller_config") if isinstance(recording.metadata, dict) else None
         if isinstance(meta, dict):
             controller_config = dataclass_from_dict(ControllerConfig, meta, f"{source}: episode.yaml controller_config")
             notes.append(f"controller: the bag's controller_config (mode {controller_config.mode})")
+            if arm.config.urdf_path and controller_config.urdf_path != arm.config.urdf_path:
+                controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
+                notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
         else:
             controller_config = ControllerConfig(joint_names=names)
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
     controller = FeedforwardController(controller_config, load_model(controller_config), arm.description)
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
-    keep = np.concatenate([[True], np.diff(ref_t) > 0])  # drop repeated stamps (a reference republished)
+    keep = increasing_rows(np.asarray(recording.reference_t_ns, np.int64))  # zero, repeated or older stamps
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]
     vel = recording.reference_velocity
     acc = recording.reference_acceleration
@@ -270,7 +309,7 @@ def _closed_loop_controller(recording, cols, names, arm, controller_config, sour
     controller.set_reference(TrajectoryPoints(names, ref_t[keep], pos, vel, acc))
     notes.append(f"reference: {int(keep.sum())} recorded points (velocity {'yes' if vel is not None else 'no'}, "
                  f"acceleration {'yes' if acc is not None else 'no'})")
-    t_rel = ns_to_s(np.asarray(recording.state_t_ns, np.int64) - t0)
+    t_rel = ns_to_s(t_ns - t0)
     return controller, t_rel
 
 

@@ -99,12 +99,19 @@ def test_choose_time_header_log_and_fallback():
     stamp = s.stamp_ns.copy()
     stamp[3:5] = 0
     z = _series(n=10, stamp=stamp, log=s.log_ns)
+    t, src, fallback, warnings = choose_time(z, DatasetConfig())  # a few unset stamps: dropped, header kept
+    np.testing.assert_array_equal(t, np.where(stamp > 0, stamp, -1))
+    assert (src, fallback) == ("header", False)
+    assert warnings == ["/x/bag: topic /joint_states: dropped 2 message(s) with a zero header stamp (first: message "
+                        "3); the other messages' header stamps are used"]
+    stamp[:6] = 0  # most stamps unset: log time for the topic
+    z = _series(n=10, stamp=stamp, log=s.log_ns)
     t, src, fallback, warnings = choose_time(z, DatasetConfig())
     np.testing.assert_array_equal(t, z.log_ns)
     assert (src, fallback) == ("log", True)
-    assert warnings == ["/x/bag: topic /joint_states: 2 message(s) have a zero header stamp (first: message 3); "
+    assert warnings == ["/x/bag: topic /joint_states: 6 message(s) have a zero header stamp (first: message 0); "
                         "using log (receive) time for this topic"]
-    with pytest.raises(DataError, match=r"message 3 field header.stamp is zero"):
+    with pytest.raises(DataError, match=r"message 0 field header.stamp is zero"):
         choose_time(z, DatasetConfig(time_source="header"))
 
 

@@ -94,13 +94,12 @@ def test_missing_topics_and_bad_stamps_are_refused(sim_bag):
         replay(dataclasses.replace(rec, command=None, command_t_ns=None), source="b")
     with pytest.raises(DataError, match=r"b: no reference in the bag; closed-loop replay needs"):
         replay(dataclasses.replace(rec, reference_position=None, reference_t_ns=None), closed_loop=True, source="b")
-    t = rec.state_t_ns.copy()
-    t[5] = t[4]
-    with pytest.raises(DataError, match=r"b: /joint_states message 5 field header.stamp is not after the previous one"):
-        replay(dataclasses.replace(rec, state_t_ns=t), source="b")
+    same = np.full_like(rec.state_t_ns, rec.state_t_ns[3])  # every stamp repeated: nothing to replay
+    with pytest.raises(DataError, match=r"b: /joint_states has 1 message\(s\) with increasing stamps; at least 2"):
+        replay(dataclasses.replace(rec, state_t_ns=same), source="b")
     one = dataclasses.replace(rec, state_t_ns=rec.state_t_ns[:1], position=rec.position[:1],
                               velocity=rec.velocity[:1], effort=rec.effort[:1])
-    with pytest.raises(DataError, match=r"b: /joint_states has 1 message\(s\); at least 2"):
+    with pytest.raises(DataError, match=r"b: /joint_states has 1 message\(s\) with increasing stamps; at least 2"):
         replay(one, source="b")
     meta = dict(rec.metadata, sim_config=dict(rec.metadata["sim_config"], friction=1.0))
     with pytest.raises(ConfigError, match=r"b: episode.yaml sim_config: unknown key\(s\) \['friction'\]"):
@@ -126,3 +125,61 @@ def test_report_and_cli(sim_bag, tmp_path):
     proc = subprocess.run([executable("deadzone-id"), "replay", str(perturbed), "--out", str(out),
                            "--max-rmse", "1e-9"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "exceeds --max-rmse 1e-09" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_replay_takes_a_urdf_file_or_a_robot_model_name(sim_bag, tmp_path):
+    """Issue 12 item 8: `deadzone-id replay --urdf` replays on another robot (a file or a name), not only the bundled
+    arm."""
+    from deadzone_id_ros.data.types import Recording
+    from deadzone_id_ros.resources import default_urdf
+
+    rec = read_recording(sim_bag)
+    # a two-joint recording of the DFKI double pendulum (by name), held at 1 rad / 0.5 rad with small torques
+    pend = tmp_path / "pendulum"
+    n = len(rec.state_t_ns)
+    write_recording(Recording(("shoulder", "elbow"), rec.state_t_ns, np.tile([1.0, 0.5], (n, 1)),
+                              np.zeros((len(rec.state_t_ns), 2)), np.zeros((len(rec.state_t_ns), 2)),
+                              rec.command_t_ns, 0.05 * np.sin(np.arange(len(rec.command_t_ns)))[:, None] * [1, 1]),
+                    pend)
+    out = tmp_path / "pend_report"
+    proc = subprocess.run([executable("deadzone-id"), "replay", str(pend), "--urdf", "dfki_double_pendulum_a0",
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "simulating dfki_double_pendulum_a0" in proc.stdout
+    summary = json.loads((out / "report.json").read_text())
+    assert summary["joints"] == ["shoulder", "elbow"] and summary["samples"] == 1000, summary
+    assert all(v > 1e-2 for v in summary["rmse_q_rad"].values()), summary  # it fell under gravity: simulated
+
+    mine = tmp_path / "my_arm.urdf"  # a URDF file of your own (here a copy of the bundled arm)
+    mine.write_text(default_urdf().read_text())
+    proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", str(mine), "--out",
+                           str(tmp_path / "mine")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and str(mine) in proc.stdout, proc.stdout + proc.stderr
+    assert "physics configuration from given by the caller" in (tmp_path / "mine" / "report.md").read_text()
+    proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", "kuka_lwr4plus", "--out",
+                           str(tmp_path / "kuka")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "joint(s) ['joint1', 'joint2', 'joint3'] not in the URDF" in proc.stderr, proc.stderr
+    proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", "no_such_robot", "--out",
+                           str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "neither a file nor a known robot model" in proc.stderr, proc.stderr
+
+
+def test_replay_of_a_bag_with_zero_and_repeated_stamps(sim_bag, tmp_path):
+    """What a live recording under sim time can hold (a zero stamp before /clock, repeated stamps, a republished
+    reference) replays with a note instead of 'not after the previous one' / 't must be finite and strictly
+    increasing'."""
+    rec = read_recording(sim_bag)
+    t = rec.state_t_ns.copy()
+    t[100:110] = t[99]  # repeated stamps
+    t[500] = t[400]  # an older stamp (a zero stamp in the middle is the same case: see test_stamps)
+    ref_t = rec.reference_t_ns.copy()
+    ref_t[50] = ref_t[10]  # an older reference point
+    bad = dataclasses.replace(rec, state_t_ns=t, reference_t_ns=ref_t)
+    path = write_recording(bad, tmp_path / "bad")
+    result = replay_bag(path)
+    assert len(result.t) == 1000 - 11
+    assert any("skipped 11 message(s) with a zero, repeated or older header stamp (first: message 100)" in n
+               for n in result.notes)
+    closed = replay_bag(path, closed_loop=True)
+    assert len(closed.t) == 1000 - 11 and any("reference: 999 recorded points" in n for n in closed.notes)

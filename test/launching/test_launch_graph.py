@@ -85,7 +85,8 @@ def test_stubborn_node_is_killed_after_the_timeouts(fake_env, monkeypatch):
     launch, _ = fake_env
     monkeypatch.setenv("FAKE_MODE_second", "stubborn")
     graph = LaunchedGraph(launch, sink=None).start()
-    assert wait_until(lambda: "second line" in graph.output("second"), 10)
+    assert wait_until(lambda: all("second line" in graph.output(x) for x in ("first", "second", "third")), 10)
+    time.sleep(0.3)  # the fake nodes install their signal handlers after printing
     t0 = time.monotonic()
     status = graph.shutdown(timeout=0.3, sigterm_timeout=0.3)
     assert time.monotonic() - t0 < 3.0

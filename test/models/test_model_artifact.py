@@ -179,3 +179,56 @@ def test_model_json_is_strict_json_with_numpy_metrics(trained, tmp_path):
     text = (art / "model.json").read_text()
     assert "NaN" not in text
     assert json.loads(text)["metrics"] == {"rmse_per_joint": [0.1, None, 0.2], "n": 5}
+
+
+def _controller_feedforward(model_path, q, dq):
+    """Run controller ticks (mode ctc, no reference: hold the first q) from ``model_path``.
+
+    Returns (model torque ff + fb, ddq_ref = fb / Jn) per tick, each (N, J)."""
+    from deadzone_id_ros.control import ControllerConfig, FeedforwardController
+    from deadzone_id_ros.models.runtime import load_model
+
+    cfg = ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(model_path))
+    ctl = FeedforwardController(cfg, load_model(cfg))
+    tau, ddq_ref = [], []
+    for k in range(len(q)):
+        ctl.step(0.001 * (k + 1), q[k], dq[k])
+        tau.append(ctl.parts.ff + ctl.parts.fb)  # = model(q, dq, ddq_ref)
+        ddq_ref.append(ctl.parts.fb / ctl.jn)  # ddq_d = 0 without a reference
+    return np.array(tau), np.array(ddq_ref)
+
+
+def test_exported_onnx_runs_in_the_controller_like_numpy(trained, rbd_model, tmp_path):
+    """Issue 12 item 7: train -> `deadzone-id export --onnx` -> controller tick from the .onnx (standalone, no JSON)
+    equals the artifact's numpy prediction to 1e-5; a hybrid's residual.onnx gets the rigid body from its artifact."""
+    from deadzone_id_ros.models.export import export_artifact_onnx
+    from deadzone_id_ros.models.runtime import RigidBodyPlusOnnx, load_model
+
+    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    standalone = tmp_path / "elsewhere" / "model.onnx"
+    standalone.parent.mkdir()
+    assert export_artifact_onnx(art, standalone).ok
+    assert sorted(p.name for p in standalone.parent.iterdir()) == ["model.onnx"]  # no sidecar file
+    rng = np.random.default_rng(11)  # states near a hold position, as in a control loop (errors of ~10 mrad)
+    q, dq = rng.normal(size=3) + 0.01 * rng.normal(size=(40, 3)), 0.2 * rng.normal(size=(40, 3))
+    tau, ddq_ref = _controller_feedforward(standalone, q, dq)
+    want = load_artifact(art).predict(q, dq, ddq_ref)
+    assert np.abs(ddq_ref).max() > 1.0 and np.abs(want).max() > 0.5  # the check is not about zeros
+    np.testing.assert_allclose(tau, want, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(_controller_feedforward(art, q, dq)[0], want, rtol=0, atol=1e-9)
+    assert export_artifact_onnx(art).ok  # into the artifact: model.json records it
+    assert json.loads((art / "model.json").read_text())["onnx"]["format"] == "deadzone_id_ros.inverse_dynamics_onnx"
+    np.testing.assert_allclose(_controller_feedforward(art / "model.onnx", q, dq)[0], want, rtol=0, atol=1e-5)
+
+    hybrid_art = save_artifact(LearnedModel(JOINTS, "hybrid", mlp=trained.mlp, rbd=rbd_model), tmp_path / "hybrid")
+    from deadzone_id_ros.control import ControllerConfig
+
+    cfg = ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned",
+                           model_path=str(hybrid_art / "residual.onnx"))
+    assert isinstance(load_model(cfg), RigidBodyPlusOnnx)
+    tau, ddq_ref = _controller_feedforward(hybrid_art / "residual.onnx", q, dq)
+    np.testing.assert_allclose(tau, load_artifact(hybrid_art).predict(q, dq, ddq_ref), rtol=0, atol=1e-5)
+    alone = tmp_path / "alone.onnx"
+    alone.write_bytes((hybrid_art / "residual.onnx").read_bytes())
+    with pytest.raises(ArtifactError, match="alone.onnx: this network is a hybrid model's MLP residual"):
+        load_model(ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(alone)))

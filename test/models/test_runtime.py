@@ -1,8 +1,7 @@
-"""Runtime models (models/runtime.py): nominal rigid body vs MuJoCo, ONNX + JSON normalization, load_model, errors."""
+"""Runtime models (models/runtime.py): nominal rigid body vs MuJoCo, ONNX format, load_model, errors."""
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -40,29 +39,29 @@ def test_rigid_body_friction_is_smooth_and_bounded():
     np.testing.assert_allclose(model.predict(q, z, z), base.predict(q, z, z), atol=1e-12)  # tanh(0) = 0, no chatter
 
 
-def _export(tmp_path, joint_names=NAMES, **overrides):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(9, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
-    path = tmp_path / "net.onnx"
-    torch.onnx.export(net, (torch.zeros(1, 9),), str(path), input_names=["x"], output_names=["tau"],
-                      dynamic_axes={"x": {0: "n"}, "tau": {0: "n"}}, dynamo=False)
-    meta = {"joint_names": list(joint_names), "input_mean": [0.1] * 9, "input_std": [2.0] * 9,
-            "output_mean": [0.5, -0.5, 0.0], "output_std": [3.0, 1.0, 2.0], **overrides}
-    path.with_suffix(".json").write_text(json.dumps(meta))
-    return net, path
+def _export(tmp_path, joint_names=NAMES, name="net.onnx"):
+    """A random tanh MLP with non-trivial normalization, written in the project's ONNX format."""
+    from deadzone_id_ros.models.mlp import MLPWeights, Standardizer
+    from deadzone_id_ros.models.onnx_format import write_onnx
+    from deadzone_id_ros.models.predictor import LearnedModel
+
+    rng = np.random.default_rng(0)
+    mlp = MLPWeights((rng.normal(size=(16, 9)).astype(np.float32), rng.normal(size=(3, 16)).astype(np.float32)),
+                     (rng.normal(size=16).astype(np.float32), rng.normal(size=3).astype(np.float32)), "tanh",
+                     Standardizer(np.full(9, 0.1), np.full(9, 2.0)),
+                     Standardizer(np.array([0.5, -0.5, 0.0]), np.array([3.0, 1.0, 2.0])))
+    model = LearnedModel(joint_names, "masked", mlp=mlp)
+    return model, write_onnx(model, tmp_path / name)
 
 
-def test_onnx_model_applies_the_normalization(tmp_path):
-    torch = pytest.importorskip("torch")
-    net, path = _export(tmp_path)
+def test_onnx_model_is_standalone_with_normalization_inside(tmp_path):
+    ref, path = _export(tmp_path)
+    assert not path.with_suffix(".json").exists()
     model = load_model(ControllerConfig(model="learned", model_path=str(path)))
-    assert isinstance(model, OnnxModel) and model.joint_names == NAMES
+    assert isinstance(model, OnnxModel) and model.joint_names == NAMES and model.contents == "full"
     rng = np.random.default_rng(1)
     q, dq, ddq = rng.normal(size=(3, 5, 3))
-    x = (np.concatenate([q, dq, ddq], axis=1) - 0.1) / 2.0
-    with torch.no_grad():
-        expect = net(torch.as_tensor(x, dtype=torch.float32)).numpy() * [3.0, 1.0, 2.0] + [0.5, -0.5, 0.0]
+    expect = ref.predict(q, dq, ddq)  # numpy forward pass with the normalization
     np.testing.assert_allclose(model.predict(q, dq, ddq), expect, atol=1e-5)
     np.testing.assert_allclose(model.predict(q[2], dq[2], ddq[2]), expect[2], atol=1e-5)
     with pytest.raises(ValueError, match=r"ddq must have shape \(5, 3\) like q; got \(5, 2\)"):
@@ -70,18 +69,22 @@ def test_onnx_model_applies_the_normalization(tmp_path):
 
 
 def test_onnx_model_errors_name_the_file_and_key(tmp_path):
-    _, path = _export(tmp_path, input_std=[1.0] * 6)
-    with pytest.raises(ArtifactError, match=r"net.json: input_std must have 9 values"):
+    import onnx
+
+    _, path = _export(tmp_path)
+    proto = onnx.load(str(path))
+    del proto.metadata_props[:]
+    onnx.helper.set_model_props(proto, {"deadzone_id_ros.format": "deadzone_id_ros.inverse_dynamics_onnx",
+                                        "deadzone_id_ros.format_version": "1"})
+    onnx.save(proto, str(path))
+    with pytest.raises(ArtifactError, match=r"net.onnx: metadata key 'deadzone_id_ros.joint_names' is missing"):
         OnnxModel(path)
-    meta = json.loads(path.with_suffix(".json").read_text())
-    del meta["output_mean"]
-    path.with_suffix(".json").write_text(json.dumps(meta))
-    with pytest.raises(ArtifactError, match="net.json: missing key 'output_mean'"):
+    del proto.metadata_props[:]
+    onnx.save(proto, str(path))
+    with pytest.raises(ArtifactError, match=r"net.onnx: not a deadzone_id_ros.inverse_dynamics_onnx network"):
         OnnxModel(path)
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"not a network")
-    meta.update(output_mean=[0.0, 0.0, 0.0], input_std=[1.0] * 9)
-    bad.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(ArtifactError, match="broken.onnx: onnxruntime cannot load this network"):
         OnnxModel(bad)
     with pytest.raises(FileNotFoundError, match="model file .*missing.onnx does not exist"):

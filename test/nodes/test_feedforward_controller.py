@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
@@ -134,13 +132,14 @@ def test_joint_name_mismatch_refuses_to_start(processes, tmp_path):
                             "-p", "command_joint_names:=[joint1,joint2,wrist]"], "ffc_cmd")
     assert proc.wait(30) == 2
     assert "missing ['joint3'], extra ['wrist']" in processes.log(proc)
-    torch = pytest.importorskip("torch")
-    net = torch.nn.Linear(9, 3)
-    onnx = tmp_path / "m.onnx"
-    torch.onnx.export(net, (torch.zeros(1, 9),), str(onnx), input_names=["x"], dynamo=False)
-    onnx.with_suffix(".json").write_text(json.dumps({
-        "joint_names": ["joint1", "joint2", "elbow"], "input_mean": [0.0] * 9, "input_std": [1.0] * 9,
-        "output_mean": [0.0] * 3, "output_std": [1.0] * 3}))
+    from deadzone_id_ros.models.mlp import MLPWeights, Standardizer
+    from deadzone_id_ros.models.onnx_format import write_onnx
+    from deadzone_id_ros.models.predictor import LearnedModel
+
+    mlp = MLPWeights((np.zeros((4, 9), np.float32), np.zeros((3, 4), np.float32)),
+                     (np.zeros(4, np.float32), np.zeros(3, np.float32)), "tanh",
+                     Standardizer(np.zeros(9), np.ones(9)), Standardizer(np.zeros(3), np.ones(3)))
+    onnx = write_onnx(LearnedModel(["joint1", "joint2", "elbow"], "masked", mlp=mlp), tmp_path / "m.onnx")
     proc = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
                             "-p", "mode:=ctc", "-p", "model:=learned", "-p", f"model_path:={onnx}"], "ffc_model")
     assert proc.wait(30) == 2

@@ -17,7 +17,7 @@ from std_srvs.srv import Trigger
 
 from deadzone_id_ros.config import dataclass_from_dict, load_ros_parameters
 from deadzone_id_ros.data.bag import MessageEncoders, open_bag, read_joint_states, read_recording
-from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig
+from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig, header_stamp_ns
 from deadzone_id_ros.errors import ConfigError, DataError
 
 T0 = 1_700_000_000_000_000_000
@@ -100,6 +100,28 @@ def test_sim_time_episodes_are_named_from_the_wall_clock(tmp_path):
     named = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "b"))).start(0, wall_ns=T0)
     want = datetime.fromtimestamp(T0 / 1e9, tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
     assert named.name == f"episode_{want}_000"
+
+
+def test_episode_writer_skips_zero_and_repeated_joint_state_stamps(tmp_path):
+    """The recorder never writes a JointState with a zero stamp or one not after the previous (live demo bags had
+    both); commands are written whatever their stamps."""
+    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path)))
+    enc = MessageEncoders(["j1"])
+    path = w.start(T0)
+    stamps = [0, T0, T0 + 1_000_000, T0 + 1_000_000, T0 + 500_000, T0 + 2_000_000]
+    for k, t in enumerate(stamps):
+        data = enc.joint_state(t, [float(k)], [0.0], [0.0])
+        assert header_stamp_ns(data) == t
+        w.write("/joint_states", T0 + k, data)
+        w.write("/effort_controller/commands", T0 + k, enc.command([0.0]))
+    _, counts = w.stop(T0 + 10_000_000)
+    assert counts["/joint_states"] == 3 and counts["/effort_controller/commands"] == 6
+    ep = yaml.safe_load((path / "episode.yaml").read_text())
+    assert ep["messages_skipped"] == {"/joint_states: zero header stamp": 1,
+                                      "/joint_states: header stamp not after the previous one": 2}
+    rec = read_recording(path)
+    np.testing.assert_array_equal(rec.state_t_ns, [T0, T0 + 1_000_000, T0 + 2_000_000])
+    np.testing.assert_array_equal(rec.position[:, 0], [1.0, 2.0, 5.0])
 
 
 def test_episode_writer_flush_bounds_loss_on_kill(tmp_path):

@@ -1,8 +1,12 @@
 """Bags (core, no ROS), built on the ``rosbags`` library: one module per concern.
 
 - :mod:`.format`: content-based format detection (ROS 1, MCAP, SQLite), topic/type names, the Kilted typestore;
-- :mod:`.recover`: rebuilding unfinished ROS 2 bags (no ``metadata.yaml``, MCAP without summary);
-- :mod:`.reader`: opening any bag (:class:`BagHandle`, :func:`open_bag`), recovering on the way;
+- :mod:`.layout`: what a ROS 2 bag's files hold before reading (zstd-compressed files, MCAP layouts rosbags'
+  indexed reader cannot read, message counts declared by ``metadata.yaml`` or the MCAP summary);
+- :mod:`.recover`: rebuilding ROS 2 bags by streaming (no ``metadata.yaml``, MCAP without summary or in another
+  layout, unparsable type definitions, corrupt chunks), losing only the unreadable topic or chunk, named;
+- :mod:`.reader`: opening any bag (:class:`BagHandle`, :func:`open_bag`), recovering on the way; reading a topic
+  (:meth:`BagHandle.read_topic`) with one-line errors naming bag, topic and message index;
 - :mod:`.cdr`, :mod:`.joint_states`, :mod:`.select`: JointState decoding (bulk numpy decoder, name mapping into a
   :class:`JointStateSeries`), field usability and the choice of the topic to train on;
 - :mod:`.encode`, :mod:`.recording`: writing and reading a :class:`~deadzone_id_ros.data.types.Recording` as

@@ -64,26 +64,30 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     ``report["dropped"]`` with the first message index, when its name list is empty, contains a duplicate name, or
     a non-empty position/velocity/effort has a different length than the name list.
 
+    A message count that differs from what ``metadata.yaml`` or the MCAP summary declares is noted in
+    ``handle.notes``.
+
     Raises:
-        DataError: the topic is not in the bag or is not sensor_msgs/msg/JointState; names bag and topic.
+        DataError: the topic is not in the bag or is not sensor_msgs/msg/JointState (names bag and topic), or a
+            message cannot be read (names bag, topic and message index).
     """
     from rosbags.highlevel import AnyReaderError
 
     reader = handle.reader
     conns = [c for c in reader.connections if c.topic == topic]
     if not conns:
-        raise DataError(
-            f"{handle.path}: topic {topic} not in bag; topics: {sorted({c.topic for c in reader.connections})}"
-        )
+        present = sorted({c.topic for c in reader.connections})
+        raise DataError(f"{handle.path}: topic {topic} not in bag; topics: {present}")
     bad = [c.msgtype for c in conns if c.msgtype != JOINT_STATE_TYPE]
     if bad:
         raise DataError(f"{handle.path}: topic {topic} has type {bad[0]}, expected {JOINT_STATE_TYPE}")
     cdr = reader.is2
     raws: list[bytes] = []
     logs: list[int] = []
-    for _, t_ns, raw in reader.messages(connections=conns):
-        raws.append(raw if isinstance(raw, bytes) else bytes(raw))
+    for _, t_ns, raw in handle.read_topic(topic):
+        raws.append(raw)
         logs.append(t_ns)
+    reader = handle.reader  # a new reader if the bag had to be rebuilt while reading
     log_ns = np.asarray(logs, dtype=np.int64)
 
     # bulk path: group by length, decode each group with numpy, verify the first message of each layout
@@ -182,7 +186,7 @@ def _map_by_name(
     ids = name_id[kept]
     by_id = {v: k for k, v in distinct.items()}
     order_changes = sum(
-        1 for a, b in zip(ids[:-1][ids[1:] != ids[:-1]].tolist(), ids[1:][ids[1:] != ids[:-1]].tolist())
+        1 for a, b in zip(ids[:-1][ids[1:] != ids[:-1]].tolist(), ids[1:][ids[1:] != ids[:-1]].tolist(), strict=True)
         if set(by_id[a]) == set(by_id[b])
     )
     row_of = np.cumsum(keep) - 1

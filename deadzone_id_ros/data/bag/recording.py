@@ -106,6 +106,7 @@ def write_recording(
     command_topic: str = DEFAULT_COMMAND_TOPIC,
     reference_topic: str = DEFAULT_REFERENCE_TOPIC,
     progress: bool = False,
+    state_log_ns: np.ndarray | None = None,
 ) -> Path:
     """Write ``recording`` as a standard rosbag2 directory ``out_dir`` plus ``out_dir/episode.yaml``.
 
@@ -119,6 +120,8 @@ def write_recording(
         out_dir: the bag directory to create (must not exist).
         storage: ``"mcap"`` (default) or ``"sqlite3"``.
         progress: show a tqdm progress bar.
+        state_log_ns: (N,) log times [ns] of the JointState messages when they differ from the header stamps (a
+            converted log whose time resets keeps its file order this way); default ``state_t_ns``.
 
     Returns:
         ``out_dir``.
@@ -133,6 +136,8 @@ def write_recording(
     out = Path(out_dir)
     j = len(recording.joint_names)
     streams = _recording_streams(recording, j)
+    if state_log_ns is not None and np.shape(state_log_ns) != np.shape(recording.state_t_ns):
+        raise DataError(f"state_log_ns must have shape {np.shape(recording.state_t_ns)}, got {np.shape(state_log_ns)}")
     ts = typestore()
     try:
         writer = Writer(out, version=9, storage_plugin=StoragePlugin[storage.upper()])
@@ -153,13 +158,15 @@ def write_recording(
         if "reference" in streams:
             conns["reference"] = writer.add_connection(reference_topic, REFERENCE_TYPE, typestore=ts)
         encoders = MessageEncoders(recording.joint_names)
-        # merge the streams in time order (as a live recorder would write them)
-        order = _merge_order({k: v[1] for k, v in streams.items()})
+        # merge the streams in log-time order (as a live recorder would write them)
+        log_times = {k: v[1] for k, v in streams.items()}
+        if state_log_ns is not None:
+            log_times["state"] = np.asarray(state_log_ns, dtype=np.int64)
+        order = _merge_order(log_times)
         done = 0
         for kind, i in order:
             rows, t_ns = streams[kind]
-            t = int(t_ns[i])
-            writer.write(conns[kind], t, encoders.encode(kind, t, rows, i))
+            writer.write(conns[kind], int(log_times[kind][i]), encoders.encode(kind, int(t_ns[i]), rows, i))
             done += 1
             if bar is not None and done % 2000 == 0:
                 bar.update(2000)
@@ -240,9 +247,8 @@ def read_recording(
         rec_kw: dict[str, Any] = {}
         topics = {c.topic: c for c in h.reader.connections}
         if command_topic in topics:
-            conns = [c for c in h.reader.connections if c.topic == command_topic]
             t_list, rows = [], []
-            for k, (c, t, raw) in enumerate(h.reader.messages(connections=conns)):
+            for k, (c, t, raw) in enumerate(h.read_topic(command_topic)):
                 data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
                 if data.shape != (j,):
                     raise DataError(
@@ -253,12 +259,11 @@ def read_recording(
             rec_kw["command_t_ns"] = np.asarray(t_list, dtype=np.int64)
             rec_kw["command"] = np.asarray(rows).reshape(-1, j)
         if reference_topic in topics:
-            conns = [c for c in h.reader.connections if c.topic == reference_topic]
             t_list = []
             qs: list[np.ndarray] = []
             dqs: list[np.ndarray] = []
             ddqs: list[np.ndarray] = []
-            for k, (c, _t, raw) in enumerate(h.reader.messages(connections=conns)):
+            for k, (c, _t, raw) in enumerate(h.read_topic(reference_topic)):
                 msg = h.reader.deserialize(raw, c.msgtype)
                 try:
                     cols = [list(msg.joint_names).index(n) for n in names]
@@ -281,7 +286,8 @@ def read_recording(
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
         meta = yaml.safe_load(ep.read_text()) or {}
-    stamps = series.stamp_ns if np.all(series.stamp_ns > 0) else series.log_ns
+    # header stamps; log time only when no message has one (a zero stamp among others stays 0: readers skip it)
+    stamps = series.stamp_ns if np.any(series.stamp_ns > 0) else series.log_ns
     return Recording(
         joint_names=names,
         state_t_ns=stamps,

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .format import STORAGE_CHOICES, detect_format, storage_files, typestore
+from .format import STORAGE_CHOICES, detect_format, storage_files, typestore, zstd_module
 
-__all__ = ["recover_bag"]
+__all__ = ["recover_bag", "recover_files"]
 
 
 @dataclass
@@ -28,33 +28,55 @@ class _RawConnection:
 
 
 def _iter_mcap_raw(path: Path, notes: list[str]) -> Iterator[tuple[_RawConnection, int, bytes]]:
-    """Stream every intact message of an MCAP file, stopping cleanly at a truncated end."""
+    """Stream every intact message of an MCAP file, stopping cleanly at a truncated end.
+
+    A chunk that cannot be decompressed or fails its CRC loses its own messages only (named in ``notes`` with its
+    byte offset and log-time range); the chunks after it are still read.
+    """
     from mcap.exceptions import McapError
-    from mcap.records import Channel, Message, Schema
-    from mcap.stream_reader import StreamReader
+    from mcap.records import Channel, Chunk, Message, Schema
+    from mcap.stream_reader import StreamReader, breakup_chunk
 
     schemas: dict[int, Schema] = {}
     channels: dict[int, _RawConnection] = {}
-    count = 0
+    count = orphans = 0
+    lost: list[str] = []
     with path.open("rb") as f:
-        reader = StreamReader(f, record_size_limit=1 << 31)
+        reader = StreamReader(f, record_size_limit=1 << 31, emit_chunks=True)
         try:
-            for rec in reader.records:
-                if isinstance(rec, Schema):
-                    schemas[rec.id] = rec
-                elif isinstance(rec, Channel):
-                    sch = schemas.get(rec.schema_id)
-                    msgdef = sch.data.decode() if sch is not None and sch.encoding == "ros2msg" else None
-                    channels[rec.id] = _RawConnection(
-                        rec.topic, sch.name if sch is not None else "", msgdef, None
-                    )
-                elif isinstance(rec, Message):
-                    conn = channels.get(rec.channel_id)
-                    if conn is not None:
+            for outer in reader.records:
+                if isinstance(outer, Chunk):
+                    try:
+                        records = breakup_chunk(outer, validate_crc=True)
+                    except Exception as err:  # noqa: BLE001 - CRC, zstandard and lz4 each raise their own type
+                        lost.append(f"log times {outer.message_start_time}..{outer.message_end_time} ns "
+                                    f"({type(err).__name__}: {str(err)[:100]})")
+                        continue
+                else:
+                    records = [outer]
+                for rec in records:
+                    if isinstance(rec, Schema):
+                        schemas[rec.id] = rec
+                    elif isinstance(rec, Channel):
+                        channels[rec.id] = _raw_connection(rec, schemas.get(rec.schema_id))
+                    elif isinstance(rec, Message):
+                        conn = channels.get(rec.channel_id)
+                        if conn is None:
+                            orphans += 1
+                            continue
                         count += 1
                         yield conn, rec.log_time, rec.data
         except (McapError, EOFError, ValueError, OSError) as err:  # truncated by a kill: keep what was intact
             notes.append(f"{path.name}: MCAP ends early ({type(err).__name__}: {err}); kept {count} intact message(s)")
+    if lost:
+        notes.append(f"{path.name}: {len(lost)} unreadable chunk(s) lost with their messages: {'; '.join(lost)}")
+    if orphans:
+        notes.append(f"{path.name}: {orphans} message(s) on channels without a Channel record lost")
+
+
+def _raw_connection(channel: Any, schema: Any) -> _RawConnection:
+    msgdef = schema.data.decode() if schema is not None and schema.encoding == "ros2msg" else None
+    return _RawConnection(channel.topic, schema.name if schema is not None else "", msgdef, None)
 
 
 def _iter_sqlite_raw(path: Path, tmpdir: Path, notes: list[str]) -> Iterator[tuple[_RawConnection, int, bytes]]:
@@ -102,9 +124,12 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
     """Rebuild a readable, standard rosbag2 directory ``dst`` from a damaged ROS 2 bag ``src``.
 
     Handles a rosbag2 directory without ``metadata.yaml`` (recorder killed), an MCAP file without summary/footer
-    (intact chunks are kept, a truncated last chunk is lost) and a bare ``.mcap``/``.db3`` file. Messages are copied
+    (intact chunks are kept, a truncated last chunk is lost), MCAP layouts that rosbags' indexed reader cannot read
+    (no message index, no repeated channels/schemas, unchunked or unindexed, log times out of order), zstd-compressed
+    storage files (rosbag2 ``compression_mode: file``) and a bare ``.mcap``/``.db3`` file. Messages are copied
     unchanged with rosbags' Writer, with the message definitions stored in the source (or from the Kilted typestore
-    when the source has none).
+    when the source has none). A topic whose type has no usable definition (e.g. a service event with a raw ``.srv``
+    schema) is left out, named and counted; the rest of the bag is kept.
 
     Args:
         src: the damaged bag directory or storage file.
@@ -116,24 +141,45 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
 
     Raises:
         FileNotFoundError: ``src`` does not exist.
-        DataError: ``src`` holds no MCAP or SQLite storage, or a topic's type is unknown and has no definition.
+        DataError: ``src`` holds no MCAP or SQLite storage, or a compressed file is corrupt.
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
+    from .layout import decompress_files
 
     src, dst = Path(src), Path(dst)
     fmt = detect_format(src)
     if fmt == "ros1":
         raise DataError(f"{src}: is a ROS 1 bag; recovery is for ROS 2 bags only")
-    files = [(src, fmt)] if src.is_file() else storage_files(src)
     out_fmt = storage or fmt
     if out_fmt not in STORAGE_CHOICES:
         raise DataError(f"recover_bag: storage = {storage!r} must be one of {STORAGE_CHOICES}")
+    files = [(src, fmt)] if src.is_file() else storage_files(src)
+    with tempfile.TemporaryDirectory(prefix="dzid_unzstd_") as tmp:
+        files, _ = decompress_files(files, Path(tmp))
+        return recover_files(files, dst, out_fmt, label=str(src))
+
+
+def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label: str,
+                  message_zstd: bool = False) -> str:
+    """Copy every intact message of uncompressed storage ``files`` into a new standard rosbag2 directory ``dst``.
+
+    Args:
+        files: ``(path, "mcap" | "sqlite3")`` in bag order.
+        dst: the new bag directory (must not exist).  storage: ``"mcap"`` or ``"sqlite3"`` for the output.
+        label: the bag as the user named it (for the description).
+        message_zstd: each message is zstd-compressed on its own (rosbag2 ``compression_mode: message``).
+
+    Returns:
+        the one-line description :func:`recover_bag` returns.
+    """
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
     notes: list[str] = []
-    skipped: set[str] = set()
+    skipped: dict[str, int] = {}
     counts = 0
     ts = typestore()
+    unzstd = zstd_module().decompress if message_zstd else None
     with tempfile.TemporaryDirectory(prefix="dzid_sqlite_") as tmp:
-        writer = Writer(dst, version=9, storage_plugin=StoragePlugin[out_fmt.upper()])
+        writer = Writer(dst, version=9, storage_plugin=StoragePlugin[storage.upper()])
         writer.open()
         try:
             conns: dict[tuple[str, str], Any] = {}
@@ -142,46 +188,52 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
                 for raw_conn, t_ns, data in it:
                     key = (raw_conn.topic, raw_conn.msgtype)
                     if key not in conns:
-                        conns[key] = _add_recovered_connection(writer, raw_conn, ts, skipped)
-                    if conns[key] is not None:
-                        writer.write(conns[key], t_ns, data)
-                        counts += 1
+                        conns[key] = _add_recovered_connection(writer, raw_conn, ts)
+                    if conns[key] is None:
+                        name = f"{raw_conn.topic} ({raw_conn.msgtype})"
+                        skipped[name] = skipped.get(name, 0) + 1
+                        continue
+                    writer.write(conns[key], t_ns, unzstd(data) if unzstd is not None else data)
+                    counts += 1
         except BaseException:
             writer.close()
             raise
         writer.close()
-    msg = f"recovered {counts} message(s) from damaged bag {src} ({'; '.join(notes) or 'no notes'})"
+    msg = f"recovered {counts} message(s) from damaged bag {label} ({'; '.join(notes) or 'no notes'})"
     if skipped:
-        msg += f"; skipped topics with unknown types: {sorted(skipped)}"
+        listing = ", ".join(f"{name}: {n} message(s)" for name, n in sorted(skipped.items()))
+        msg += f"; skipped topics whose type has no usable definition: {listing}"
     return msg
 
 
-def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any, skipped: set[str]) -> Any:
+def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any) -> Any:
+    """A writer connection for ``raw``, or None when its type has no usable definition (the topic is skipped)."""
     from rosbags.rosbag2 import WriterError
     from rosbags.typesys import TypesysError
 
     try:
         if raw.msgdef:
-            digest = raw.digest or _digest_of(raw.msgtype, raw.msgdef)
-            return writer.add_connection(raw.topic, raw.msgtype, msgdef=raw.msgdef, rihs01=digest)
+            try:
+                digest = _digest_of(raw.msgtype, raw.msgdef)
+            except (TypesysError, KeyError, ValueError):  # e.g. a raw .srv text: try the typestore below
+                digest = None
+            if digest is not None:
+                return writer.add_connection(raw.topic, raw.msgtype, msgdef=raw.msgdef, rihs01=digest)
         if raw.msgtype in ts.fielddefs:
             return writer.add_connection(raw.topic, raw.msgtype, typestore=ts)
     except (WriterError, TypesysError, KeyError, ValueError):  # a bad definition loses that topic only: reported
         pass
-    skipped.add(f"{raw.topic} ({raw.msgtype})")
     return None
 
 
 def _digest_of(msgtype: str, msgdef: str) -> str:
+    """RIHS01 digest of ``msgtype`` parsed from ``msgdef`` exactly as rosbags' AnyReader parses it.
+
+    Raises:
+        TypesysError, KeyError: the definition does not parse or does not define ``msgtype``.
+    """
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.EMPTY)
-    types: dict[str, Any] = {}
-    sep = "=" * 80 + "\n"
-    parts = msgdef.split(sep)
-    types.update(get_types_from_msg(parts[0], msgtype))
-    for part in parts[1:]:
-        head, _, body = part.partition("\n")
-        types.update(get_types_from_msg(body, head.removeprefix("MSG: ").strip()))
-    store.register(types)
+    store.register(get_types_from_msg(msgdef, msgtype))
     return store.hash_rihs01(msgtype)

@@ -9,14 +9,19 @@ from .format import JOINT_STATE_TYPE
 from .joint_states import JointStateSeries, read_joint_states
 from .reader import BagHandle
 
-__all__ = ["field_usability", "select_joint_state_topic", "why_unusable"]
+__all__ = ["GARBAGE_MAGNITUDE", "field_usability", "select_joint_state_topic", "why_unusable"]
+
+GARBAGE_MAGNITUDE = 1e-20
+"""A field whose largest magnitude stays below this is numerically garbage (denormal or underflow-level values; no
+sensor reports rad, rad/s or N·m at that scale)."""
 
 
 def field_usability(series: JointStateSeries, field_name: str) -> dict[str, str | None]:
     """Per joint: None if ``field_name`` (position/velocity/effort) is usable, else the reason it is not.
 
     Reasons: ``"empty in every message"``, ``"NaN in every message"``, ``"exactly zero in every message"``
-    (a joint without that interface, e.g. an effort that is never filled), ``"no messages"``.
+    (a joint without that interface, e.g. an effort that is never filled), ``"numerically garbage: ..."`` (every
+    value below :data:`GARBAGE_MAGNITUDE` in magnitude), ``"no messages"``.
     """
     arr = getattr(series, field_name)
     out: dict[str, str | None] = {}
@@ -31,6 +36,9 @@ def field_usability(series: JointStateSeries, field_name: str) -> dict[str, str 
             out[name] = "NaN in every message" if present else "empty in every message"
         elif np.all(col[~np.isnan(col)] == 0.0):
             out[name] = "exactly zero in every message"
+        elif np.nanmax(np.abs(col)) < GARBAGE_MAGNITUDE:
+            out[name] = (f"numerically garbage: largest magnitude {np.nanmax(np.abs(col)):.3g} "
+                         "(denormal/underflow level)")
         else:
             out[name] = None
     return out

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..data.dataset import Dataset
     from ..data.deadzone import DeadZoneConfig
+    from ..errors import ConfigError
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
-__all__ = ["add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "dead_zone_from_args",
-           "load_bags", "train_config_from_args", "training_inputs"]
+__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "command_line_error",
+           "dead_zone_from_args", "load_bags", "train_config_from_args", "training_inputs"]
+
+# Configuration field -> the command-line flag that sets it (hints name what the user typed, not internal names).
+FLAGS: dict[str, str] = {
+    "dead_zone.alpha": "--alpha", "dead_zone.absolute_thresholds": "--thresholds",
+    "absolute_thresholds": "--thresholds",
+    "block_seconds": "--block-seconds", "max_steps": "--max-steps", "num_threads": "--threads", "seeds": "--seeds",
+    "seed": "--seed", "joints": "--joints", "topic": "--topic", "max_gap_s": "--max-gap",
+}
+_FIELD_RE = re.compile(r"\b(?:(?:DatasetConfig|TrainConfig|DeadZoneConfig)\.)?(" +
+                       "|".join(re.escape(k) for k in sorted(FLAGS, key=len, reverse=True)) + r")\b(?= = )")
+
+
+def command_line_error(err: Exception) -> ConfigError:
+    """A ConfigError for a bad command-line value, its message naming the flags (``--block-seconds``), not the
+    configuration fields behind them (``TrainConfig.block_seconds``)."""
+    from ..errors import ConfigError
+
+    return ConfigError("command line: " + _FIELD_RE.sub(lambda m: FLAGS[m.group(1)], str(err)))
 
 
 def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True) -> None:
@@ -61,7 +81,6 @@ def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZ
         ConfigError: a bad value, naming the flag.
     """
     from ..data.deadzone import DeadZoneConfig
-    from ..errors import ConfigError
 
     try:
         if args.alpha is not None:
@@ -69,13 +88,12 @@ def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZ
         if args.thresholds is not None:
             return DeadZoneConfig(alpha=base.alpha, absolute_thresholds=tuple(args.thresholds))
     except ValueError as err:
-        raise ConfigError(f"command line: {err}") from err
+        raise command_line_error(err) from err
     return base
 
 
 def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Load the TrainConfig of ``--config`` with the command-line overrides applied (validated)."""
-    from ..errors import ConfigError
     from ..training.config import load_train_config
 
     cfg = load_train_config(args.config)
@@ -84,7 +102,7 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
                                   dead_zone=dead_zone_from_args(args, cfg.dead_zone), block_seconds=args.block_seconds,
                                   progress=False if args.no_progress else None)
     except ValueError as err:
-        raise ConfigError(f"command line: {err}") from err
+        raise command_line_error(err) from err
 
 
 def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
@@ -94,19 +112,23 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
     """
     from ..data.dataset import DatasetConfig, load_dataset
-    from ..errors import ConfigError
 
     try:
         dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
     except ValueError as err:
-        raise ConfigError(f"command line: {err}") from err
+        raise command_line_error(err) from err
     return load_dataset(args.bag, dcfg)
 
 
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
     """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
     ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
+    from ..data.dataset import DatasetConfig
     from ..training.pipeline import load_inputs
 
+    try:
+        DatasetConfig(topic=args.topic, joints=tuple(args.joints) if args.joints else None)
+    except ValueError as err:
+        raise command_line_error(err) from err
     return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
                        log=lambda m: print(m, file=sys.stderr))

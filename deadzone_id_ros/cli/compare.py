@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("compare", help="compare every method on bags and write a report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
-    p.add_argument("--out", required=True, help="report directory (report.md, report.json, plots/, models/)")
+    p.add_argument("--out", required=True, help="report directory (report.md, report.json, plots/, models/): new, "
+                   "empty, or an earlier `compare` output, which is replaced")
+    p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier `compare` output")
     p.add_argument("--seeds", type=int, default=None, help="training seeds per method (overrides the config)")
     p.add_argument("--quick", action="store_true", help="short run: <= 600 steps, <= 2 seeds, 2 efficiency points")
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None, help="subset of methods")
@@ -36,9 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
-    from ..errors import ConfigError
+    from ..outputs import check_output_dir, output_dir
+    from ..training.blocks import MISSING, fmt_values
     from ..training.compare import quick_config, run_compare
-    from ._args import train_config_from_args, training_inputs
+    from ._args import command_line_error, train_config_from_args, training_inputs
 
     cfg = train_config_from_args(args)
     if args.quick:
@@ -47,11 +50,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             cfg = cfg.with_overrides(seeds=args.seeds)
         except ValueError as err:
-            raise ConfigError(f"command line: {err}") from err
+            raise command_line_error(err) from err
+    check_output_dir(args.out, "compare", force=args.force)  # refuse before loading anything
     inputs = training_inputs(args, simulator=args.simulator)
-    report = run_compare(inputs, args.out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
+    with output_dir(args.out, "compare", force=args.force) as out:
+        report = run_compare(inputs, out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
-              f"usable {e.usable_fraction:.1%}")
+              f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
+    for joint, why in report.data["split"].get("missing", {}).items():
+        print(f"{joint}: {MISSING} ({why})")
     print(f"report: {args.out}/report.md")
     return 0

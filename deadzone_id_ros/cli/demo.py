@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -184,22 +183,27 @@ def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> ClosedL
     return res
 
 
-def run_demo(out: str | Path, config: DemoConfig | None = None) -> DemoReport:
-    """Run the whole demo into ``out`` (created; an existing demo output there is replaced).
+def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool = False) -> DemoReport:
+    """Run the whole demo into ``out`` (new, empty, or an earlier demo output, which is replaced only when the run
+    succeeds; ``force`` replaces anything else; see :func:`deadzone_id_ros.outputs.output_dir`).
 
     Returns:
         the report, also written to ``out``/report.json (:meth:`DemoReport.to_dict`) and ``out``/report.md.
 
     Raises:
         DeadzoneIdError: a stage failed (the message names the stage and where its log is).
+        OutputError: ``out`` holds something that is not a demo output (and not ``force``).
     """
+    from ..outputs import output_dir
+
+    with output_dir(out, "demo", force=force, in_place=True) as work:
+        return _run_demo(work, config or DemoConfig())
+
+
+def _run_demo(out: Path, cfg: DemoConfig) -> DemoReport:
     from ..training.report_demo import demo_markdown
     from ..training.results import DemoReport
 
-    cfg = config or DemoConfig()
-    out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
     (out / "logs").mkdir(parents=True)
     stages = _Stages(5)
     stages.start(f"offline simulation: {len(cfg.sim_seeds)} episodes x {cfg.sim_duration:g} s (deadzone-id simulate)")
@@ -249,7 +253,8 @@ def _convert_dfki(csvs: list[Path], out: Path) -> dict[str, tuple[str, list[Path
     return runs
 
 
-def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, CompareReport]:
+def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
+                  force: bool = False) -> dict[str, CompareReport]:
     """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design.
 
     The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s). No URDF of those
@@ -262,19 +267,25 @@ def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) ->
     Raises:
         FileNotFoundError: a recording is missing from ``real_dir``.
         DeadzoneIdError: a stage failed.
+        OutputError: ``out`` holds something that is not a demo-real output (and not ``force``).
     """
-    from ..training.report_demo import real_markdown
+    from ..outputs import check_output_dir, output_dir
 
-    out, real = Path(out), Path(real_dir)
+    check_output_dir(out, "demo-real", force=force)
+    real = Path(real_dir)
     kuka = real / "kuka_lwr4_fri.bag"
     csvs = sorted((real / "dfki_double_pendulum").glob("*.csv"))
     if not kuka.is_file():
         raise FileNotFoundError(f"{kuka} does not exist (expected the shared real recordings in {real})")
     if not csvs:
         raise FileNotFoundError(f"no DFKI CSV files in {real / 'dfki_double_pendulum'}")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    with output_dir(out, "demo-real", force=force, in_place=True) as work:
+        return _run_demo_real(work, kuka, csvs, quick)
+
+
+def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict[str, CompareReport]:
+    from ..training.report_demo import real_markdown
+
     stages = _Stages(3 + len(csvs))
     stages.start(f"convert {len(csvs)} DFKI double-pendulum CSVs to rosbag2 (deadzone-id convert)")
     runs = {"kuka": (f"KUKA LWR4+ (7 joints, measured joint torque): `{kuka.name}`", [kuka], 2.0),
@@ -306,14 +317,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Simulate data, record a live ROS 2 run on the simulated arm, train and compare every method, "
         "run the controllers in closed loop on held-out references, and write DIR/report.md. About 4 minutes on "
         "2 cores (--quick: about 2; its models are under-trained).")
-    p.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory (replaced if it exists)")
+    p.add_argument("--out", type=Path, default=Path("out/demo"),
+                   help="output directory: new, empty, or an earlier demo output (replaced when the run succeeds)")
+    p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier demo output")
     p.add_argument("--quick", action="store_true",
                    help="smaller data and shorter training (about 2 minutes; under-trained models)")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",
         description="Convert the DFKI CSVs, run compare on them and on the KUKA LWR4+ bag, write DIR/report.md.")
-    r.add_argument("--out", type=Path, default=Path("out/real"), help="output directory (replaced if it exists)")
+    r.add_argument("--out", type=Path, default=Path("out/real"),
+                   help="output directory: new, empty, or an earlier demo-real output (replaced when the run succeeds)")
+    r.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier demo-real output")
     r.add_argument("--real-dir", type=Path, default=None,
                    help="folder with kuka_lwr4_fri.bag and dfki_double_pendulum/ (default: ../shared/data/real)")
     r.add_argument("--quick", action="store_true", help="shorter training")
@@ -322,11 +337,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns 0 (errors propagate as DeadzoneIdError, printed by the CLI)."""
-    run_demo(args.out, DemoConfig.quick_run() if args.quick else DemoConfig())
+    run_demo(args.out, DemoConfig.quick_run() if args.quick else DemoConfig(), force=args.force)
     return 0
 
 
 def run_real(args: argparse.Namespace) -> int:
     """Run demo-real; returns 0."""
-    run_demo_real(args.out, args.real_dir or _default_real_dir(), quick=args.quick)
+    run_demo_real(args.out, args.real_dir or _default_real_dir(), quick=args.quick, force=args.force)
     return 0

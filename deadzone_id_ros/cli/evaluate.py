@@ -4,13 +4,17 @@
 
 Joints are matched BY NAME to the artifact's joint order. The error is measured on (sample, joint) pairs where the
 joint moves, with the dead-zone thresholds stored in the artifact (the training split's); what the model predicts
-while a joint is stuck is reported separately.
+while a joint is stuck is reported separately. A bag the model was trained on (same sha256 as a training bag in
+model.json) is named in a warning, on the terminal and in the JSON: its figures are optimistic.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+
+import numpy as np
 
 __all__ = ["register", "run"]
 
@@ -32,13 +36,21 @@ def run(args: argparse.Namespace) -> int:
     from ..data.deadzone import fit_dead_zone
     from ..errors import DataError
     from ..models.artifact import load_artifact
+    from ..training.blocks import fmt_values
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
+    from ..training.sources import fingerprint, training_overlap
     from ._args import load_bags
 
     model = load_artifact(args.model)
     if args.joints and tuple(args.joints) != tuple(model.joint_names):
         raise DataError(f"--joints {args.joints} differ from the model's joints {list(model.joint_names)}")
+    seen = training_overlap(model.metadata.get("training_data"), fingerprint(args.bag))
+    warnings = [f"WARNING: {p} was used to train this model (same sha256 as a training bag in model.json): these "
+                "figures include the training data and are optimistic; evaluate on a recording the model has not "
+                "seen, or read the held-out test metrics in model.json" for p in seen]
+    for w in warnings:
+        print(w, file=sys.stderr)
     ds = load_bags(args, joints=model.joint_names)
     if tuple(ds.joint_names) != tuple(model.joint_names):
         raise DataError(f"{', '.join(args.bag)}: joints {list(ds.joint_names)} do not match the model's "
@@ -48,14 +60,24 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate_model(model, data)
     print(f"model {args.model} ({model.method}) on {len(data)} samples of {len(args.bag)} bag(s)")
     print(f"{'joint':>16s} {'RMSE [N*m]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
+    metrics["missing"] = {}
     for j, n in enumerate(model.joint_names):
-        print(f"{n:>16s} {metrics['rmse_per_joint'][j]:11.4f} {metrics['nrmse_per_joint'][j]:7.3f} "
-              f"{metrics['n_moving_per_joint'][j]:8d} {metrics['dead_zone']['rmse_vs_measured_per_joint'][j]:11.4f} "
-              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}")
+        if metrics["n_moving_per_joint"][j] == 0:
+            peak = float(np.abs(data.dq[:, j]).max()) if len(data) else 0.0
+            metrics["missing"][n] = (f"no sample where {n} moves: |dq| peaks at {peak:.3g} rad/s against the "
+                                     f"model's dead-zone threshold {float(dz.threshold[j]):.3g} rad/s")
+        cells = [fmt_values([v]) for v in (metrics["rmse_per_joint"][j], metrics["nrmse_per_joint"][j],
+                                           metrics["dead_zone"]["rmse_vs_measured_per_joint"][j])]
+        print(f"{n:>16s} {cells[0]:>11s} {cells[1]:>7s} {metrics['n_moving_per_joint'][j]:8d} {cells[2]:>11s} "
+              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}" + (f"  {metrics['missing'][n]}"
+                                                                       if n in metrics["missing"] else ""))
     print(f"mean RMSE {metrics['rmse_mean']:.4f} N*m, mean nRMSE {metrics['nrmse_mean']:.3f}")
+    for w in warnings:
+        print(w)
     if args.json:
         doc = {"model": str(args.model), "method": model.method, "bags": list(args.bag),
-               "joint_names": list(model.joint_names), **metrics}
+               "joint_names": list(model.joint_names), "evaluated_on_training_data": bool(seen),
+               "training_bags_evaluated": seen, "warnings": warnings, **metrics}
         with open(args.json, "w") as f:
             json.dump(json_clean(doc), f, indent=2)
     return 0

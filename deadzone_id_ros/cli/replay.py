@@ -14,6 +14,7 @@ and plots (position.png, effort.png) with the RMSE per joint. A bag recorded fro
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -30,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "the bag's own sim configuration, else the bundled arm")
     p.add_argument("--closed-loop", action="store_true",
                    help="follow the recorded reference with the controller instead of replaying the commands")
-    p.add_argument("--out", required=True, help="report directory (created)")
+    p.add_argument("--out", required=True,
+                   help="report directory: new, empty, or an earlier `replay` output, which is replaced")
+    p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier `replay` output")
     p.add_argument("--joint-state-topic", default=None, help="JointState topic in the bag (default /joint_states)")
     p.add_argument("--command-topic", default=None, help="command topic (default /effort_controller/commands)")
     p.add_argument("--reference-topic", default=None,
@@ -43,10 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the replay, print the per-joint errors and the report paths; returns the exit status."""
     from ..data.bag import read_recording
+    from ..outputs import check_output_dir, output_dir
     from ..sim.replay import replay, write_report
 
     topics = {k: v for k, v in (("joint_state_topic", args.joint_state_topic), ("command_topic", args.command_topic),
                                 ("reference_topic", args.reference_topic)) if v}
+    check_output_dir(args.out, "replay", force=args.force)
     recording = read_recording(args.bag, **topics)
     sim_config = None
     if args.urdf:
@@ -57,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         sim_config = sim_config_for_urdf(robot.urdf_path, tuple(recording.joint_names))
         print(f"simulating {robot.name} ({robot.urdf_path}): rigid body and URDF friction, no noise")
     result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config)
-    files = write_report(result, args.out)
+    with output_dir(args.out, "replay", force=args.force) as out:
+        files = {k: Path(args.out) / Path(p).relative_to(out) for k, p in write_report(result, out).items()}
     print(f"{result.mode.replace('_', ' ')} replay of {args.bag}: {len(result.t)} samples, {result.t[-1]:.3f} s")
     print(f"{'joint':<12} {'RMSE q [rad]':>14} {'max |q| err':>14} {'RMSE effort [N·m]':>18}")
     for i, name in enumerate(result.joint_names):

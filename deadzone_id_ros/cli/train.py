@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
     p.add_argument("--method", required=True, choices=list(METHODS), help="loss / model to fit")
-    p.add_argument("--out", required=True, help="artifact directory to write")
+    p.add_argument("--out", required=True,
+                   help="artifact directory to write (new, empty, or an earlier `train` output, which is replaced)")
+    p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier `train` output")
     p.add_argument("--no-onnx", action="store_true", help="do not export model.onnx")
     add_config_arguments(p)
     p.set_defaults(func=run)
@@ -33,16 +35,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train and save; prints the test metrics. Returns 0."""
+    from ..outputs import check_output_dir, output_dir
+    from ..training.blocks import MISSING
     from ..training.pipeline import train_one
     from ._args import train_config_from_args, training_inputs
 
     cfg = train_config_from_args(args)
+    check_output_dir(args.out, "train", force=args.force)  # refuse before loading anything
     inputs = training_inputs(args)
-    result, _ = train_one(inputs, args.method, cfg, args.out, onnx=not args.no_onnx,
-                          log=lambda m: print(m, file=sys.stderr))
+    with output_dir(args.out, "train", force=args.force) as out:
+        result, _ = train_one(inputs, args.method, cfg, out, onnx=not args.no_onnx,
+                              log=lambda m: print(m, file=sys.stderr))
     metrics = result.metrics
     print(f"{'joint':>16s} {'test RMSE [N*m]':>16s} {'nRMSE':>8s} {'moving pairs':>13s}")
     for j, n in enumerate(inputs.joint_names):
+        if n in metrics["missing"]:
+            print(f"{n:>16s} {MISSING:>16s} {MISSING:>8s} {0:13d}  {metrics['missing'][n]}")
+            continue
         print(f"{n:>16s} {metrics['rmse_per_joint'][j]:16.4f} {metrics['nrmse_per_joint'][j]:8.3f} "
               f"{metrics['n_moving_per_joint'][j]:13d}")
     print(f"usable data {result.fit.usable_fraction:.1%}; artifact written to {args.out}")

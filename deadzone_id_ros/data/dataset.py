@@ -187,7 +187,8 @@ def _check_joint_names(per_bag: list[tuple[str, tuple[str, ...]]]) -> tuple[str,
     for bag, other in per_bag[1:]:
         if other != names:
             raise DataError(f"{bag}: joints {list(other)} differ from {first_bag}: {list(names)}; "
-                            "pass DatasetConfig(joints=...) to choose the same joints in every bag")
+                            "pass --joints NAME [NAME ...] to choose the same joints in every bag "
+                            "(DatasetConfig.joints in Python)")
     return names
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import struct
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,6 +149,7 @@ class EpisodeWriter:
         self.path: Path | None = None
         self.counts: dict[str, int] = {}
         self.start_ns: int | None = None
+        self.wall_start_ns: int | None = None
         self.last_ns: int | None = None
         self.joint_names: list[str] = []
         self.skipped: dict[str, int] = {}
@@ -160,8 +162,13 @@ class EpisodeWriter:
         """True while an episode is open."""
         return self._writer is not None
 
-    def start(self, now_ns: int) -> Path:
+    def start(self, now_ns: int, wall_ns: int | None = None) -> Path:
         """Open a new episode bag ``output_dir/<prefix>_<UTC time>_<n>`` and write a first episode.yaml.
+
+        Args:
+            now_ns: the recording clock at the start [ns] (the node clock: simulated time under use_sim_time).
+            wall_ns: the wall-clock time [ns since epoch] that names the episode (default: now). The name never
+                comes from ``now_ns``, which under simulated time starts near 0 (``episode_19700101_...``).
 
         Raises:
             DataError: an episode is already open, or the bag cannot be created (names the path).
@@ -171,7 +178,8 @@ class EpisodeWriter:
         if self.recording:
             raise DataError(f"already recording to {self.path}")
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.fromtimestamp(ns_to_s(now_ns), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
+        wall_ns = time.time_ns() if wall_ns is None else wall_ns
+        stamp = datetime.fromtimestamp(ns_to_s(wall_ns), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
         while True:
             path = self.output_dir / f"{self.config.episode_prefix}_{stamp}_{self._episode:03d}"
             self._episode += 1
@@ -188,7 +196,7 @@ class EpisodeWriter:
         self.counts = {t: 0 for t in self.topics}
         self.skipped, self._last_stamp = {}, None
         self.zero_stamp_states = 0
-        self.start_ns, self.last_ns = now_ns, None
+        self.start_ns, self.last_ns, self.wall_start_ns = now_ns, None, wall_ns
         self.flush()
         write_episode_yaml(path, self._episode_doc(stop_ns=None))
         return path
@@ -272,6 +280,7 @@ class EpisodeWriter:
             "start_time_ns": self.start_ns,
             "stop_time_ns": stop_ns,
             "start_time": iso(self.start_ns),
+            "wall_start_time": iso(self.wall_start_ns),
             "stop_time": iso(stop_ns),
             "notes": self.config.notes,
             "storage": self.config.storage,

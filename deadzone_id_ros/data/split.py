@@ -71,7 +71,7 @@ def split_episodes(
     for ep in episodes:
         blocks.extend(time_blocks(ep, block_seconds) if block_seconds else [ep])
     if len(blocks) < 3:
-        raise ValueError(f"need at least 3 episodes/blocks to split, got {len(blocks)}; use shorter block_seconds")
+        raise ValueError(f"need at least 3 episodes/blocks to split, got {len(blocks)}; use a shorter --block-seconds")
     order = np.random.default_rng(seed).permutation(len(blocks))
     sizes = np.array([len(blocks[i]) for i in order], dtype=float)
     edges = np.cumsum(sizes) / sizes.sum()

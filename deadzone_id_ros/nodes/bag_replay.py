@@ -7,7 +7,9 @@ When the bag is played out it logs the position RMSE per joint between the live 
 at the same time since start, writes ``report_dir/report.json`` when set, and exits 0 -- or 1 when more than
 ``max_skipped`` recorded commands were skipped (a late timer tick publishes only the latest due command): then the
 arm did not get the recorded input, the report says ``"valid": false`` with the count, and the RMSE is not reported
-as if it were the model's. The node clock is used throughout, so ``use_sim_time:=true`` follows /clock.
+as if it were the model's. The node clock is used throughout, so ``use_sim_time:=true`` follows /clock; then nothing
+starts before the first /clock message, and with none within ``clock_timeout`` seconds the node exits 1 (it warns
+after a few seconds).
 
 Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
 stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
@@ -28,7 +30,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import check_joints
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s
-from ._common import declare_dataclass_parameters, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
@@ -72,6 +74,7 @@ class BagReplayNode(Node):
         self.published = 0
         self.skipped = 0
         self.done = False
+        self.clock_watch = SimClockWatch(self, timeout=cfg.clock_timeout)
         self.failure: str | None = None
         self._pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
@@ -85,6 +88,8 @@ class BagReplayNode(Node):
         return self.get_clock().now().nanoseconds
 
     def _on_joint_state(self, msg: JointState) -> None:
+        if not self.clock_watch.ready:
+            return  # use_sim_time before the first /clock: the node's time is 0, no start time can be fixed yet
         now = self._now_ns()
         if self._first_state_ns is None:
             self._first_state_ns = now

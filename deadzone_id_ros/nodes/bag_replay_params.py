@@ -24,6 +24,8 @@ class BagReplayNodeConfig:
         start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
         rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
         report_dir: directory for report.json (RMSE per joint); "" = log only.
+        clock_timeout: with ``use_sim_time``, give up (exit status 1) when no /clock message arrives within this
+            many seconds of wall time [s] (> 0).
         max_skipped: most recorded commands that may be skipped (superseded before a late timer tick published them)
             for the replay to count as valid (>= 0); more fails the replay (exit 1), since the arm then did not
             receive the recorded input and the RMSE is not the model's or the simulator's.
@@ -39,6 +41,7 @@ class BagReplayNodeConfig:
     start_delay: float = 0.5
     rate: float = 1000.0
     report_dir: str = ""
+    clock_timeout: float = 30.0
     max_skipped: int = 0
 
     def __post_init__(self) -> None:
@@ -47,6 +50,7 @@ class BagReplayNodeConfig:
         if not self.command_joint_names or len(set(self.command_joint_names)) != len(self.command_joint_names):
             raise ValueError(f"command_joint_names = {list(self.command_joint_names)} must be non-empty and unique")
         check_positive("start_delay", self.start_delay, allow_zero=True)
+        check_positive("clock_timeout", self.clock_timeout)
         if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
             raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
         if isinstance(self.max_skipped, bool) or not isinstance(self.max_skipped, int) or self.max_skipped < 0:

@@ -10,7 +10,8 @@ cover the next ``horizon`` seconds. After the end, the last window is published 
 
 Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`, the latter and the file
 loader in :mod:`.excitation_params`). Time comes from the
-node clock (``use_sim_time`` respected), the same clock as the controller's stamps.
+node clock (``use_sim_time`` respected), the same clock as the controller's stamps; under simulated time the start
+time is fixed only after the first /clock message (:class:`._common.SimClockWatch`), never at time 0.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
 from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
-from ._common import declare_dataclass_parameters, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .excitation_params import ExcitationNodeConfig
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
@@ -56,15 +57,18 @@ class ExcitationNode(Node):
         self._finished = False
         self._pub = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
         self._state_sub = None
+        self.clock_watch = SimClockWatch(self)
+        if not self.clock_watch.ready:
+            self.get_logger().info("excitation: waiting for the first /clock message (use_sim_time) before starting")
         if self.config.center_from_start:
             self._state_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
             self.get_logger().info("excitation: waiting for /joint_states to centre the motion")
         else:
-            self._start(None)
+            self.clock_watch.when_ready(lambda now_ns: self._start(None, now_ns))
         self._timer = self.create_timer(self.node_config.publish_period, self._on_timer)
 
     def _on_joint_state(self, msg: JointState) -> None:
-        if self.points is not None:
+        if self.points is not None or self._state_sub is None:
             return
         names = list(msg.name)
         missing = [j for j in self.config.joint_names if j not in names]
@@ -75,19 +79,20 @@ class ExcitationNode(Node):
             )
             return
         start = np.array([msg.position[names.index(j)] for j in self.config.joint_names])
-        self._start(start)
         if self._state_sub is not None:
             self.destroy_subscription(self._state_sub)
         self._state_sub = None
+        self.clock_watch.when_ready(lambda now_ns: self._start(start, now_ns))
 
-    def _start(self, start: np.ndarray | None) -> None:
+    def _start(self, start: np.ndarray | None, now_ns: int) -> None:
+        """Fix the trajectory start at ``now_ns`` [ns, node clock, after the first /clock] + ``start_delay``."""
         self.points = generate_excitation(self.config, start=None if start is None else start.tolist())
-        self._t0_ns = self.get_clock().now().nanoseconds + s_to_ns(self.node_config.start_delay)
+        self._t0_ns = now_ns + s_to_ns(self.node_config.start_delay)
         self.get_logger().info(
             f"excitation: seed {self.config.seed}, {self.config.duration:g} s, centre "
             f"{np.round(self.points.position[0], 4).tolist()} rad, starting in {self.node_config.start_delay:g} s"
         )
-        self._publish_window(self.get_clock().now().nanoseconds)
+        self._publish_window(now_ns)
 
     def _publish_window(self, now_ns: int) -> None:
         pts = self.points

@@ -304,7 +304,10 @@ def main(args=None) -> int:
     rclpy's own signal handlers are off (see nodes._common.run_node), so the context is still valid for the zero
     command; the spin loop stops between callbacks on SIGINT/SIGTERM.
     """
-    return run_node("feedforward_controller", FeedforwardControllerNode, args, on_exit=_publish_zero)
+    # No clock watch here: measured, the demo's lockstep graph stalled once the reference moved whenever this node
+    # polled the watch in its spin loop (cause not found yet); its watchdog reports missing /joint_states instead.
+    return run_node("feedforward_controller", FeedforwardControllerNode, args, on_exit=_publish_zero,
+                    watch_clock=False)
 
 
 if __name__ == "__main__":

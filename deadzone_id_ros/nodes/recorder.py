@@ -1,12 +1,13 @@
 """recorder: records /joint_states, /effort_controller/commands and the reference topic into rosbag2 episodes.
 
 Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
-:class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the
-node keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
-(``use_sim_time`` respected). Services (std_srvs/Trigger): ``~/start``, ``~/stop``, ``~/split`` (stop + start
-without losing a message). Each episode is its own bag directory under ``output_dir`` with a standard metadata.yaml
-and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a ``kill -9`` loses at most ``flush_period``
-seconds, and what was written opens through the recovery path of :func:`deadzone_id_ros.data.bag.open_bag`.
+:class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the node
+keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
+(``use_sim_time`` respected; a missing /clock is warned about). Services (std_srvs/Trigger):
+``~/start``, ``~/stop``, ``~/split`` (stop + start without losing a message). Each episode is its own bag directory
+under ``output_dir`` with a standard metadata.yaml and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a
+``kill -9`` loses at most ``flush_period`` seconds, and what was written opens through the recovery path of
+:func:`deadzone_id_ros.data.bag.open_bag`.
 
 Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.RecorderConfig`).
 """
@@ -26,7 +27,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
-from ._common import declare_dataclass_parameters, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 
 __all__ = ["RecorderNode", "main"]
 
@@ -68,6 +69,9 @@ class RecorderNode(Node):
             f"recorder: {cfg.storage} episodes in {cfg.output_dir}, topics {list(topics)}, flush every "
             f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"
         )
+        self.clock_watch = SimClockWatch(self)  # warns when use_sim_time is set and no /clock arrives
+        # autostart does not wait for /clock: measured, opening the bag once 1 kHz traffic flows blocked the
+        # reliable publishers long enough to stall the demo's lockstep graph; a start at time 0 is item 4's to stamp
         if cfg.autostart:
             self._start()
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import DataError, RobotDescriptionError
 from ..models.predictor import METHODS
+from .blocks import MISSING, fmt_values
 from .config import TrainConfig
 from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .evaluate import evaluate_model, evaluate_predictions
@@ -43,6 +44,7 @@ from .pipeline import (
     PreparedData,
     TrainingInputs,
     config_dict,
+    missing_figures,
     prepare_data,
     rigid_body_regressor,
     save_method,
@@ -149,7 +151,8 @@ def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[di
     metrics = evaluate_predictions(pred, data.test, **band_kw)
     val = evaluate_predictions(fit.model.predict(data.val.q, data.val.dq, data.val.ddq), data.val)
     metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
-                    "validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"]})
+                    "validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"],
+                    "missing": missing_figures(data, metrics["rmse_per_joint"])})
     return metrics, val, pred
 
 
@@ -174,9 +177,10 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
             metrics, val, pred = _evaluate(fit, data, band)
             run = MethodRun(fit, metrics)
             runs[method].append(run)
-            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint "
-                f"{np.round(metrics['rmse_per_joint'], 4).tolist()} N*m (mean {metrics['rmse_mean']:.4f}); "
-                f"validation {metrics['validation_rmse_mean']:.4f}")
+            m = run.metrics
+            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} N*m (mean "
+                f"{m['rmse_mean']:.4f}); validation {m['validation_rmse_mean']:.4f}"
+                + "".join(f"; {j}: {MISSING} ({why})" for j, why in m["missing"].items()))
             if s == 0:
                 preds[method], val_metrics[method] = pred, val
                 save_method(run, out / "models" / method, inputs, data, config.with_overrides(seed=plan.seed),
@@ -253,7 +257,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
-    data = prepare_data(inputs, config)
+    data = prepare_data(inputs, config, log)
     log(f"split: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples "
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")

@@ -34,8 +34,10 @@ class TrainConfig:
         num_threads: torch CPU threads (torch.set_num_threads).
         dead_zone: the dead-zone setting (alpha or absolute per-joint thresholds), fitted on the training split;
             the ``dead_zone:`` block of the parameter file.
-        split_fractions: (train, val, test) fractions in samples.  block_seconds: split block length [s] (0: whole
-            episodes).  split_seed: seed of the block shuffle (the split is the same for every training seed).
+        split_fractions: (train, val, test) fractions in samples.
+        block_seconds: split block length [s] (0: whole episodes; None: chosen from the data,
+            :func:`~deadzone_id_ros.training.blocks.choose_split`).
+        split_seed: seed of the block shuffle (the split is the same for every training seed).
         friction_eps: smooth-sign velocity scale tanh(dq/eps) of the rigid-body friction [rad/s]; 0 (default):
             half of each joint's dead-zone threshold (:meth:`friction_eps_for`).
         seeds: training seeds per method in ``compare``.
@@ -56,7 +58,7 @@ class TrainConfig:
     num_threads: int = 1
     dead_zone: DeadZoneConfig = field(default_factory=DeadZoneConfig)
     split_fractions: tuple[float, ...] = (0.7, 0.15, 0.15)
-    block_seconds: float = 5.0
+    block_seconds: float | None = None
     split_seed: int = 0
     friction_eps: float = 0.0
     seeds: int = 3
@@ -74,7 +76,8 @@ class TrainConfig:
         check_positive("min_delta", self.min_delta, allow_zero=True)
         if not isinstance(self.dead_zone, DeadZoneConfig):
             raise ValueError(f"dead_zone = {self.dead_zone!r} must be a DeadZoneConfig")
-        check_positive("block_seconds", self.block_seconds, allow_zero=True)
+        if self.block_seconds is not None:
+            check_positive("block_seconds", self.block_seconds, allow_zero=True)
         check_positive("friction_eps", self.friction_eps, allow_zero=True)
         for name in ("seed", "split_seed"):
             check_positive(name, getattr(self, name), integer=True, allow_zero=True)

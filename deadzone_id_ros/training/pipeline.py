@@ -10,17 +10,19 @@ method and by the evaluation; early stopping uses the validation split.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.deadzone import DeadZone, fit_dead_zone
-from ..data.split import Split, split_episodes
+from ..data.deadzone import DeadZone
+from ..data.split import Split
 from ..data.types import Episode
 from ..errors import ConfigError, DataError, RobotDescriptionError
 from ..models.artifact import save_artifact
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
+from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
 from .evaluate import evaluate_model, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
@@ -56,13 +58,15 @@ class TrainingInputs:
 
 @dataclass
 class PreparedData:
-    """The split, the dead zone fitted on its training part, and the stacked splits (arrays in joint order)."""
+    """The split, the dead zone fitted on its training part, the stacked splits (arrays in joint order), and how the
+    block length was set (``blocks``: chosen from the data or configured, and the joints without moving pairs)."""
 
     split: Split
     dead_zone: DeadZone
     train: Stacked
     val: Stacked
     test: Stacked
+    blocks: BlockChoice | None = None
 
     def fingerprint(self, inputs: TrainingInputs, config: TrainConfig) -> dict[str, Any]:
         """The training-data record of report.json and model.json: sources, sample counts, split, loader report."""
@@ -71,7 +75,7 @@ class PreparedData:
             "simulator": inputs.simulator,
             "samples": {"train": len(self.train), "val": len(self.val), "test": len(self.test)},
             "split": {"fractions": list(config.split_fractions), "block_seconds": config.block_seconds,
-                      "split_seed": config.split_seed},
+                      "split_seed": config.split_seed, **(self.blocks.to_dict() if self.blocks else {})},
             "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
         }
@@ -86,25 +90,29 @@ class MethodRun:
     metrics: dict[str, Any]
 
 
-def prepare_data(inputs: TrainingInputs, config: TrainConfig) -> PreparedData:
+def prepare_data(inputs: TrainingInputs, config: TrainConfig,
+                 log: Callable[[str], None] | None = None) -> PreparedData:
     """Split ``inputs.episodes`` by time blocks, fit the dead zone on the training split, stack the three splits.
 
+    With ``config.block_seconds`` None the block length is chosen from the data so that every split has moving
+    pairs of every joint (:func:`~deadzone_id_ros.training.blocks.choose_split`); ``log`` receives what was chosen
+    and, per joint and split without enough moving pairs, why.
+
     Raises:
-        DataError: too few blocks to split.
+        DataError: too few blocks to split (the message names --block-seconds).
         ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
     """
+    n = sum(len(e) for e in inputs.episodes)
+    fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
     try:
-        fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
-        split = split_episodes(inputs.episodes, fractions, config.block_seconds or None,
-                               seed=config.split_seed)
+        split, dz, blocks = choose_split(inputs.episodes, fractions, config.block_seconds,
+                                         config.split_seed, config.dead_zone)
     except ValueError as err:
-        raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err
-    try:
-        dz = fit_dead_zone(split.train, config.dead_zone)
-    except ValueError as err:
-        raise ConfigError(f"dead zone: {err}") from err
+        raise DataError(f"cannot split {n} samples: {err}") from err
+    for line in (blocks.note, *blocks.warnings):
+        (log or (lambda _m: None))(line)
     train, val, test = (stack_episodes(s, dz) for s in (split.train, split.val, split.test))
-    return PreparedData(split, dz, train, val, test)
+    return PreparedData(split, dz, train, val, test, blocks)
 
 
 def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: TrainConfig) -> RigidBodyRegressor:
@@ -118,6 +126,13 @@ def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: Tr
         raise DataError("no URDF matching the data's joints (pass --urdf)")
     return RigidBodyRegressor(inputs.urdf_xml, inputs.joint_names, config.friction_eps_for(dead_zone.threshold),
                               source=inputs.urdf_source)
+
+
+def missing_figures(data: PreparedData, rmse_per_joint: Sequence[float]) -> dict[str, str]:
+    """{joint: why its test figure is missing} for every joint whose test RMSE is NaN (no moving test pair)."""
+    missing = data.blocks.missing if data.blocks else {}
+    return {n: missing.get(n, "no test pair where the joint moves")
+            for n, v in zip(data.test.joint_names, rmse_per_joint, strict=True) if math.isnan(v)}
 
 
 def run_method(method: str, data: PreparedData, config: TrainConfig, *,
@@ -134,6 +149,7 @@ def run_method(method: str, data: PreparedData, config: TrainConfig, *,
     """
     fit = fit_method(method, data.train, data.val, data.dead_zone, config, regressor=regressor, rbd=rbd, desc=desc)
     metrics = evaluate_model(fit.model, data.test, **(band or {}))
+    metrics["missing"] = missing_figures(data, metrics["rmse_per_joint"])
     metrics.update({"seed": config.seed, "usable_fraction": fit.usable_fraction, "train": fit.info})
     return MethodRun(fit, metrics)
 
@@ -162,7 +178,7 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
         ConfigError: dead-zone thresholds that do not fit the joints.
         RobotDescriptionError: the URDF does not fit the data's joints.
     """
-    data = prepare_data(inputs, config)
+    data = prepare_data(inputs, config, log)
     regressor = None
     if method in ("rbd", "hybrid"):
         if inputs.urdf_xml is None:

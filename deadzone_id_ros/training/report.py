@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .blocks import MISSING
 from .report_pick import fraction_cell, pick_section
 from .report_plots import compare_plots
 from .results import CompareReport, MethodResult
@@ -32,7 +33,7 @@ def write_report(out: Path, report: CompareReport, test: Stacked, preds: dict[st
 
 def _fmt(v: Any, std: Any = None, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "n/a"
+        return MISSING
     s = f"{v:.{digits}f}"
     if std is not None and isinstance(std, (int, float)) and math.isfinite(std):
         s += f" ± {std:.{digits}f}"
@@ -59,7 +60,8 @@ def _dead_zone_section(report: CompareReport) -> list[str]:
             "(dead_zone.absolute_thresholds)")
     lines = [
         f"Data: {src}; {'simulated arm' if data['simulator'] else 'real robot'}; joints {', '.join(names)}.",
-        f"Split by time blocks of {cfg['block_seconds']} s (seed {cfg['split_seed']}): "
+        f"Split by time blocks of {data['split'].get('block_seconds', cfg['block_seconds'])} s "
+        f"(seed {cfg['split_seed']}; {data['split'].get('note', 'set in the configuration')}): "
         f"{data['samples']['train']} train / {data['samples']['val']} validation / {data['samples']['test']} test "
         "samples. Nothing was tuned on the test split.",
         "",
@@ -97,6 +99,9 @@ def _accuracy_section(report: CompareReport) -> list[str]:
                      f"{_fmt(float(np.nanmean([v for v in nf.nrmse_per_joint if v is not None])), digits=3)} |")
     for m, why in report.skipped_methods.items():
         lines.append(f"| {m} | skipped: {why} |" + " |" * (len(names) + 2))
+    missing = report.data.get("split", {}).get("missing", {})
+    if missing:
+        lines += [""] + [f"{MISSING} {joint}: {why}." for joint, why in missing.items()]
     lines += ["", "Usable data: masked/hybrid = fraction of (sample, joint) pairs with r = 1; conventional = fraction "
               "of samples with all joints moving; mse_all = everything (stuck labels included); rbd = per-joint "
               "moving rows.", ""]

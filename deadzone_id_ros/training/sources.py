@@ -11,7 +11,7 @@ import yaml
 
 from ..errors import ConfigError, RobotDescriptionError
 
-__all__ = ["detect_simulator", "fingerprint", "resolve_urdf"]
+__all__ = ["detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
 
 EPISODE_FILE = "episode.yaml"
 
@@ -42,6 +42,17 @@ def fingerprint(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
                     size += len(chunk)
         out.append({"path": str(path.resolve()), "sha256": h.hexdigest(), "bytes": size})
     return out
+
+
+def training_overlap(training_data: dict[str, Any] | None, sources: list[dict[str, Any]]) -> list[str]:
+    """Paths of ``sources`` (from :func:`fingerprint`) whose sha256 is among the training bags of an artifact.
+
+    Args:
+        training_data: the artifact's ``training_data`` record (model.json), with ``sources``; None: unknown.
+        sources: the bags about to be evaluated.
+    """
+    trained = {s.get("sha256") for s in (training_data or {}).get("sources") or [] if isinstance(s, dict)}
+    return [s["path"] for s in sources if s["sha256"] in trained]
 
 
 def _episode_doc(path: Path) -> dict[str, Any] | None:

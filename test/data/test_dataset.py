@@ -242,7 +242,7 @@ def test_several_usable_topics_is_ambiguous(tmp_path):
 
     bag = write_joint_state_bag(tmp_path / "b", _msgs(50), extra=second_topic)
     with pytest.raises(DataError, match=r"several JointState topics could be trained on: \['/joint_states', "
-                                        r"'/other/joint_states'\]; choose one with topic="):
+                                        r"'/other/joint_states'\]; choose one with --topic"):
         load_dataset([bag])
     assert load_dataset([bag], DatasetConfig(topic="/joint_states")).joint_names == ("a", "b")
 
@@ -292,7 +292,7 @@ def test_joints_selection_errors_and_multi_bag(tmp_path):
     b = write_joint_state_bag(tmp_path / "b", _msgs(names=("a", "c")))
     with pytest.raises(DataError, match=r"joint\(s\) \['z'\] not in the messages; joints: \['a', 'b'\]"):
         load_dataset([a], DatasetConfig(joints=("z",)))
-    with pytest.raises(DataError, match=r"joints \['a', 'c'\] differ from .*a: \['a', 'b'\]"):
+    with pytest.raises(DataError, match=r"joints \['a', 'c'\] differ from .*a: \['a', 'b'\]; pass --joints NAME"):
         load_dataset([a, b])
     ds = load_dataset([a, b], DatasetConfig(joints=("a",)))
     assert ds.joint_names == ("a",) and len(ds.episodes) == 2 and ds.num_samples == 800

@@ -84,6 +84,24 @@ def test_episode_writer_start_split_stop(tmp_path, storage):
         assert topics == {"/joint_states", "/effort_controller/commands", "/feedforward_controller/reference"}
 
 
+def test_sim_time_episodes_are_named_from_the_wall_clock(tmp_path):
+    """Under use_sim_time the node clock starts near 0: the name and wall_start_time come from the wall clock."""
+    import time
+    from datetime import datetime, timezone
+
+    w = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path)))
+    before = datetime.now(timezone.utc).strftime("%Y%m%d")
+    path = w.start(3_000_000_000)  # 3 s of simulated time
+    w.stop(4_000_000_000)
+    assert path.name.startswith(f"episode_{before}") and "19700101" not in path.name
+    ep = yaml.safe_load((path / "episode.yaml").read_text())
+    assert ep["start_time_ns"] == 3_000_000_000  # the data's clock is kept as it is
+    assert abs(datetime.fromisoformat(ep["wall_start_time"]).timestamp() - time.time()) < 60
+    named = EpisodeWriter(RecorderConfig(output_dir=str(tmp_path / "b"))).start(0, wall_ns=T0)
+    want = datetime.fromtimestamp(T0 / 1e9, tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
+    assert named.name == f"episode_{want}_000"
+
+
 def test_episode_writer_skips_zero_and_repeated_joint_state_stamps(tmp_path):
     """The recorder never writes a JointState with a zero stamp or one not after the previous (live demo bags had
     both); commands are written whatever their stamps."""

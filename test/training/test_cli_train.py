@@ -126,7 +126,7 @@ def test_dead_zone_flags_are_checked(bag, config_file, tmp_path, capsys):
                  str(config_file), "--thresholds", "0.1", "0.1"]) == 2
     assert "absolute_thresholds has 2 values for joints ['joint1', 'joint2', 'joint3']" in capsys.readouterr().err
     assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "m"), "--alpha", "-1"]) == 2
-    assert "dead_zone.alpha = -1.0 must be a non-negative number" in capsys.readouterr().err
+    assert "--alpha = -1.0 must be a non-negative number" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse: --alpha and --thresholds exclude each other
         main(["train", "--bag", str(bag), "--method", "masked", "--out", "o", "--alpha", "0.1", "--thresholds", "1"])
 
@@ -139,3 +139,55 @@ def test_inspect_uses_the_dead_zone_setting(bag, capsys):
     assert json.loads(capsys.readouterr().out)["dataset"]["alpha"] == 0.1
     assert main(["inspect", str(bag), "--thresholds", "0.1"]) == 2
     assert "has 1 values for joints" in capsys.readouterr().err
+
+
+def test_train_compare_export_never_replace_what_the_user_has(bag, config_file, trained, tmp_path, capsys):
+    user = tmp_path / "user_model"
+    user.mkdir()
+    (user / "weights.npz").write_text("someone else's model")
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(user), "--config",
+                 str(config_file)]) == 2
+    assert "not the output of a deadzone-id command" in capsys.readouterr().err
+    assert (user / "weights.npz").read_text() == "someone else's model"
+    # compare failing after it started (unknown --seeds value is caught before; a dead-zone error happens inside)
+    out = tmp_path / "cmp"
+    assert main(["compare", "--bag", str(bag), "--out", str(out), "--config", str(config_file), "--methods", "masked",
+                 "--thresholds", "0.1", "0.1"]) == 2
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["user_model"]
+    # export --out an existing directory: a clear error, not a traceback
+    assert main(["export", "--model", str(trained), "--onnx", "--out", str(tmp_path)]) == 2
+    assert "is a directory; give the path of the file" in capsys.readouterr().err
+    # train --out an earlier train output: replaced
+    again = tmp_path / "again"
+    for _ in range(2):
+        assert main(["train", "--bag", str(bag), "--method", "rbd", "--out", str(again), "--config",
+                     str(config_file)]) == 0
+    assert (again / "model.json").is_file()
+
+
+def test_hints_name_the_flags_not_the_configuration_fields(bag, config_file, tmp_path, capsys):
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "m"), "--config",
+                 str(config_file), "--block-seconds", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--block-seconds = -1.0 must be" in err and "block_seconds" not in err
+    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(tmp_path / "m"), "--joints", "joint1",
+                 "joint1"]) == 2
+    err = capsys.readouterr().err
+    assert "--joints = ('joint1', 'joint1') must be non-empty without duplicates" in err and "DatasetConfig" not in err
+
+
+def test_evaluate_warns_when_the_bag_was_used_for_training(trained, bag, sim_recordings, tmp_path, capsys):
+    from deadzone_id_ros.data.bag import write_recording
+
+    out = tmp_path / "eval.json"
+    assert main(["evaluate", "--model", str(trained), "--bag", str(bag), "--json", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "was used to train this model" in cap.out and "optimistic" in cap.err
+    doc = json.loads(out.read_text())
+    assert doc["evaluated_on_training_data"] is True and doc["training_bags_evaluated"] == [str(bag.resolve())]
+    assert doc["warnings"] and str(bag.resolve()) in doc["warnings"][0]
+    unseen = write_recording(sim_recordings[1], tmp_path / "unseen")
+    assert main(["evaluate", "--model", str(trained), "--bag", str(unseen), "--json", str(out)]) == 0
+    assert "used to train" not in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["evaluated_on_training_data"] is False and doc["warnings"] == []

@@ -96,6 +96,6 @@ def select_joint_state_topic(handle: BagHandle, topic: str | None = None) -> Joi
         listing = "; ".join(f"{t}: {w}" for t, w in why.items())
         raise DataError(f"{handle.path}: none of the JointState topics can be trained on: {listing}")
     raise DataError(
-        f"{handle.path}: several JointState topics could be trained on: {good}; choose one with topic= "
-        "(CLI: --topic)"
+        f"{handle.path}: several JointState topics could be trained on: {good}; choose one with --topic "
+        "(DatasetConfig.topic in Python)"
     )

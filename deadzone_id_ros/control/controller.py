@@ -235,6 +235,11 @@ class FeedforwardController:
         return self._reference
 
     @property
+    def last_stamp(self) -> float | None:
+        """Stamp [s] of the last measurement used, or None before the first."""
+        return self._t_last
+
+    @property
     def desired(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q_d, dq_d, ddq_d) of the last tick, each (J,) [rad, rad/s, rad/s²]."""
         return self._desired

@@ -66,7 +66,7 @@ class ControllerNodeConfig:
     diagnostics_rate: float = 5.0
     debug_decimation: int = 10
     stamped_command: bool = False
-    watchdog_steady_timeout: float = 0.5
+    watchdog_steady_timeout: float = 2.0
 
     def __post_init__(self) -> None:
         if len(set(self.command_joint_names)) != len(self.command_joint_names):

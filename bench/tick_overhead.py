@@ -1,7 +1,8 @@
 """Per-tick Python overhead of FeedforwardController.step (in process, no ROS): median and p99 [µs] per mode.
 
 The controller follows an excitation reference on states replayed from an offline simulation, so every tick does
-the full law (reference sampling, model, DOB, limits). Usage: ``python bench/tick_overhead.py [--seconds S] [--save F.npz]``.
+the full law (reference sampling, model, DOB, limits).
+Usage: ``python bench/tick_overhead.py [--seconds S] [--save F.npz]``.
 Prints one line per mode; not a pass/fail check.
 """
 

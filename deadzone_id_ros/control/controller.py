@@ -462,6 +462,7 @@ class FeedforwardController:
             self.status.watchdog = "hold"
             if self.safety.tripped:
                 return self._safe_command(now, dt)
+            assert self._q_last is not None  # a measurement arrived (_t_last is set)
             tau = self._limit(self.static_torque(self._q_last), dt)
         else:
             self.status.watchdog = "zero"

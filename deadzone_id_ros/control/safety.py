@@ -75,7 +75,8 @@ class SafetyMonitor:
 
         Non-finite values are the NaN guard's business (the controller never passes them here).
         """
-        for j, (qj, ej, lo, hi, lim) in enumerate(zip(q.tolist(), e.tolist(), self._lo, self._hi, self._e_lim)):
+        rows = zip(q.tolist(), e.tolist(), self._lo, self._hi, self._e_lim, strict=True)
+        for j, (qj, ej, lo, hi, lim) in enumerate(rows):
             if abs(ej) > lim:
                 return (f"tracking error of {self.joint_names[j]} |q_d - q| = {abs(ej):.4f} rad exceeds "
                         f"tracking_error_limit {lim:g} rad")
@@ -109,7 +110,7 @@ class SafetyMonitor:
         Refused while q is outside the position limits (plus margin): the fault would latch again at once.
         """
         if q is not None:
-            for j, (qj, lo, hi) in enumerate(zip(np.asarray(q, dtype=float).tolist(), self._lo, self._hi)):
+            for j, (qj, lo, hi) in enumerate(zip(np.asarray(q, dtype=float).tolist(), self._lo, self._hi, strict=True)):
                 if not lo <= qj <= hi:
                     return (f"{self.joint_names[j]} is at {qj:.4f} rad, outside [{lo:g}, {hi:g}] rad (URDF limits "
                             "plus position_limit_margin): move it back inside before resetting")

@@ -7,10 +7,11 @@ import signal
 import sys
 import types
 import typing
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 

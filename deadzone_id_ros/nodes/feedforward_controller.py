@@ -56,8 +56,8 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from ..models.runtime import load_model
 from ..errors import SafetyError
+from ..models.runtime import load_model
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
 from ._common import check_range, declare_dataclass_parameters, parameter_value, run_node
@@ -381,7 +381,7 @@ class FeedforwardControllerNode(Node):
         self._diag_pub.publish(arr)
 
 
-def _publish_zero(node: "FeedforwardControllerNode") -> None:
+def _publish_zero(node: FeedforwardControllerNode) -> None:
     try:
         node.publish_zero()
         node.get_logger().info("published a zero torque command; shutting down")

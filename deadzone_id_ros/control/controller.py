@@ -225,7 +225,8 @@ class FeedforwardController:
         return np.asarray(self.model.predict(q[m], dq[m], ddq[m]), dtype=float)[self._from_model]
 
     def static_torque(self, q: np.ndarray) -> np.ndarray:
-        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not finite."""
+        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not
+        finite."""
         tau = self._predict(np.asarray(q, dtype=float), self._zero, self._zero)
         return tau if _all_finite(tau) else self._zero.copy()
 
@@ -462,8 +463,8 @@ class FeedforwardController:
             self.status.watchdog = "hold"
             if self.safety.tripped:
                 return self._safe_command(now, dt)
-            assert self._q_last is not None  # a measurement arrived (_t_last is set)
-            tau = self._limit(self.static_torque(self._q_last), dt)
+            hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero.copy()
+            tau = self._limit(hold, dt)
         else:
             self.status.watchdog = "zero"
             tau = np.zeros(self._n)

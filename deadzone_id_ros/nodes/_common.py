@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+N = TypeVar("N", bound=Node)
 
 
 def attribute_descriptions(cls: type) -> dict[str, str]:
@@ -112,7 +113,7 @@ def declare_dataclass_parameters(
     values: dict[str, Any] = {}
     source = f"node {node.get_fully_qualified_name()} parameters"
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
             default = list(default)
         element = _element_type(hints.get(f.name))
@@ -212,8 +213,8 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
             signal.signal(sig, handler)
 
 
-def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callable[[Node], bool] | None = None,
-             on_exit: Callable[[Node], None] | None = None) -> int:
+def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
+             on_exit: Callable[[N], None] | None = None) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a

@@ -241,7 +241,10 @@ class FeedforwardControllerNode(Node):
             self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
             self._references += 1
             log = self.get_logger().info if self._references == 1 else self.get_logger().debug
-            log(f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s to {t[-1] - now:+.3f} s")
+            log(
+                f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s "
+                f"to {t[-1] - now:+.3f} s"
+            )
         except (ValueError, SafetyError) as err:
             self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
 

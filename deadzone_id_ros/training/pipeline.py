@@ -10,9 +10,10 @@ method and by the evaluation; early stopping uses the validation split.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..data.deadzone import DeadZone, fit_dead_zone
 from ..data.split import Split, split_episodes
@@ -93,7 +94,8 @@ def prepare_data(inputs: TrainingInputs, config: TrainConfig) -> PreparedData:
         ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
     """
     try:
-        split = split_episodes(inputs.episodes, tuple(config.split_fractions), config.block_seconds or None,
+        fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
+        split = split_episodes(inputs.episodes, fractions, config.block_seconds or None,
                                seed=config.split_seed)
     except ValueError as err:
         raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err
@@ -211,5 +213,13 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
     from_sim = simulated if simulated is not None else detect_simulator(bags)[0]
     urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names, simulated=from_sim)
-    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
-                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source, dataset_report=ds.report.to_dict())
+    return TrainingInputs(
+        ds.episodes,
+        tuple(ds.joint_names),
+        sources=sources,
+        simulator=simulated,
+        sim_config=sim_cfg,
+        urdf_xml=urdf_xml,
+        urdf_source=urdf_source,
+        dataset_report=ds.report.to_dict(),
+    )

@@ -17,8 +17,8 @@ one tick. Random events, from one seed:
 
 Checked on every command: finite; ``|tau| <= effort limit`` (the scale in force); ``|tau - tau_prev| <= rate *
 min(dt, rate_limit_max_period)`` with dt the controller's period for that command (stamp difference, or the time since
-the last command for a watchdog command), except a command of exactly zero in a "zero" state (cutting torque is never
-limited). The safe state is entered exactly on the tick whose (q, q_d) crosses a limit, computed here independently.
+the last command for a watchdog command), except a command of exactly zero in a "zero" state and a joint whose |tau|
+the effort clamp cut after effort_limit_scale was lowered (reducing torque for safety is never delayed). The safe state is entered exactly on the tick whose (q, q_d) crosses a limit, computed here independently.
 """
 
 from __future__ import annotations
@@ -140,7 +140,9 @@ def run_soak(duration: float, seed: int = 0, mode: str = "pd_dob", progress: boo
             violate(f"t={t:.3f}: command {new.tolist()} beyond the clamp {limit.tolist()}")
         if not (state == "zero" and not np.any(new)):
             allowed = np.asarray(cfg.torque_rate_limit) * min(dt, cfg.rate_limit_max_period)
-            ratio = float(np.max(np.abs(new - tau) / allowed))
+            # a lowered effort_limit_scale takes effect at once: the clamp may cut |tau| faster than the rate limit
+            clamped_down = (np.abs(new) >= limit - 1e-12) & (np.abs(new) < np.abs(tau))
+            ratio = float(np.max(np.where(clamped_down, 0.0, np.abs(new - tau) / allowed)))
             res.max_rate_ratio = max(res.max_rate_ratio, ratio)
             if ratio > 1 + 1e-9:
                 violate(f"t={t:.3f}: change {(new - tau).tolist()} from {tau.tolist()} beyond the rate limit "

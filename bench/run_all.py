@@ -54,6 +54,16 @@ TARGETS: dict[str, tuple[str, str, object]] = {
     "bag_ingest_msgs_per_s_sqlite3": ("msg/s", ">= 100000", lambda v: v >= 100_000),
     "train_samples_per_s": ("samples/s", ">= 150000", lambda v: v >= 150_000),
     "train_batched_speedup": ("x", "", None),
+    "soak_sim_seconds": ("s", ">= 600 (full)", lambda v: v >= 600),
+    "soak_violations": ("", "== 0", lambda v: v == 0),
+    "soak_faults": ("", "== soak_faults_expected", None),
+    "soak_faults_expected": ("", "", None),
+    "soak_max_rate_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-9),
+    "soak_max_clamp_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-12),
+    "soak_live_sim_seconds": ("s", ">= 60 (full)", lambda v: v >= 60),
+    "soak_live_max_rate_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-9),
+    "soak_live_max_clamp_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-12),
+    "soak_live_nonfinite": ("", "== 0", lambda v: v == 0),
 }
 
 

@@ -2,27 +2,33 @@
 
 - :class:`FeedforwardController`: ``step(t, q, dq) -> tau`` in modes pd, pd_dob, ctc, ctc_dob, with the watchdog.
 - :class:`DisturbanceObserver`: Ohnishi's DOB, exactly discretized for the measured period.
+- :class:`SafetyMonitor`: the tracking-error and position limits that latch the safe state (hold, then zero).
 - the controller's inverse-dynamics models (none, rigid body, learned) live in :mod:`deadzone_id_ros.models.runtime`.
 - :class:`TrajectorySampler` / :func:`generate_excitation`: references continuous in q, dq, ddq; excitation.
 """
 
 from __future__ import annotations
 
-from .config import MODES, ControllerConfig
-from .controller import WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
+from .config import MODES, ControllerConfig, dob_cutoff_limit
+from .controller import FIXED_FIELDS, WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
 from .dob import DisturbanceObserver
+from .safety import SAFE_STATES, SafetyMonitor
 from .trajectory import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
 
 __all__ = [
+    "FIXED_FIELDS",
     "MODES",
+    "SAFE_STATES",
     "WATCHDOG_STATES",
     "ControllerConfig",
     "ControllerStatus",
     "DisturbanceObserver",
     "ExcitationConfig",
     "FeedforwardController",
+    "SafetyMonitor",
     "TorqueParts",
     "TrajectoryPoints",
     "TrajectorySampler",
+    "dob_cutoff_limit",
     "generate_excitation",
 ]

@@ -4,14 +4,41 @@ beside their nodes: :mod:`deadzone_id_ros.nodes.feedforward_controller_params` a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..config import check_joint_names, check_per_joint, check_positive
 
-__all__ = ["MODES", "ControllerConfig"]
+__all__ = ["MODES", "ControllerConfig", "dob_cutoff_limit"]
 
 MODES = ("pd", "pd_dob", "ctc", "ctc_dob")
 MODEL_KINDS = ("none", "rbd", "learned")
+
+
+def dob_cutoff_limit(control_rate: float, discretization: str) -> tuple[float, str]:
+    """The largest DOB cutoff [rad/s] the nominal period T = 1 / control_rate [s] allows, and why.
+
+    - Nyquist: g < pi / T. Above it the observer's bandwidth lies beyond what samples at T can represent: on the
+      simulated arm the command then flips sign every tick (issue 12).
+    - zoh (:mod:`.dob`): the pole ``a = exp(-g T)`` is in (0, 1) for every g > 0, so the discretization itself adds
+      no lower bound; the Nyquist bound applies.
+    - bilinear: the pole ``a = (2 - g T) / (2 + g T)`` turns negative for g T > 2 (the estimate alternates sign each
+      tick), a bound below Nyquist: g < 2 / T.
+
+    Args:
+        control_rate: 1 / T [Hz] (> 0).
+        discretization: "zoh" or "bilinear".
+
+    Returns:
+        (limit [rad/s], the reason, for error messages).
+    """
+    nyquist = math.pi * control_rate
+    if discretization == "bilinear":
+        return 2.0 * control_rate, (f"with dob_discretization 'bilinear' the pole (2 - g T) / (2 + g T) turns negative "
+                                    f"above 2 * control_rate = 2 / T (below the Nyquist limit pi * control_rate = "
+                                    f"{nyquist:.6g} rad/s)")
+    return nyquist, (f"the Nyquist limit pi * control_rate = pi / T for control_rate {control_rate:g} Hz "
+                     "(above it the observer asks for a bandwidth the samples cannot represent)")
 
 
 @dataclass(frozen=True)
@@ -37,6 +64,16 @@ class ControllerConfig:
         torque_rate_limit: (J,) largest command change per second [N·m/s].
         watchdog_timeout: no joint state for this long -> hold the static torque [s].
         watchdog_hold_time: after holding this long -> zero torque [s].
+        rate_limit_max_period: the longest period the torque-rate limit allows for [s]: a command changes by at most
+            ``torque_rate_limit * min(dt, rate_limit_max_period)`` per tick, so after a gap in the stamps, a stamp
+            jump, the watchdog or a fault the command still ramps.
+        tracking_error_limit: largest |q_d - q| of any joint before the safe state [rad] (:mod:`.safety`).
+        position_limit_margin: tolerated distance beyond the URDF position limits before the safe state [rad].
+        fault_hold_time: in the safe state, hold the static torque this long, then zero torque [s].
+
+    Raises:
+        ValueError: a bad value; the message names the field, the value and the bound it breaks. ``dob_cutoff`` must
+            stay below the Nyquist limit ``pi * control_rate`` (:func:`dob_cutoff_limit`; lower for bilinear).
     """
 
     joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
@@ -56,6 +93,10 @@ class ControllerConfig:
     torque_rate_limit: tuple[float, ...] = (400.0, 1000.0, 500.0)
     watchdog_timeout: float = 0.05
     watchdog_hold_time: float = 0.5
+    rate_limit_max_period: float = 0.002
+    tracking_error_limit: float = 0.5
+    position_limit_margin: float = 0.05
+    fault_hold_time: float = 0.5
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
@@ -71,10 +112,16 @@ class ControllerConfig:
             raise ValueError(f"model_friction = {self.model_friction!r} must be true or false")
         for name in ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"):
             check_per_joint(name, getattr(self, name), n)
-        for name in ("friction_velocity", "control_rate", "watchdog_timeout", "watchdog_hold_time"):
+        for name in ("friction_velocity", "control_rate", "watchdog_timeout", "watchdog_hold_time",
+                     "rate_limit_max_period", "fault_hold_time", "tracking_error_limit"):
             check_positive(name, getattr(self, name))
+        check_positive("position_limit_margin", self.position_limit_margin, allow_zero=True)
         if self.dob_discretization not in ("zoh", "bilinear"):
             raise ValueError(f"dob_discretization = {self.dob_discretization!r} must be 'zoh' or 'bilinear'")
+        limit, why = dob_cutoff_limit(self.control_rate, self.dob_discretization)
+        for i, g in enumerate(self.dob_cutoff):
+            if g >= limit:
+                raise ValueError(f"dob_cutoff[{i}] = {g!r} rad/s must be below {limit:.6g} rad/s: {why}")
         check_positive("effort_limit_scale", self.effort_limit_scale)
         if self.effort_limit_scale > 1:
             raise ValueError(f"effort_limit_scale = {self.effort_limit_scale} must be <= 1")

@@ -19,10 +19,16 @@ the DOB then fights. The DOB input is the torque actually sent (after limits), s
 
 Safety, always on: joint names of the model must be exactly the controller's (refusal names the joints); every
 command is finite (non-finite model output or estimate falls back to the static torque and resets the DOB); the
-command changes by at most ``torque_rate_limit * dt`` per tick; it is clamped to ``effort_limit_scale`` times the
-URDF effort limits. Watchdog: :meth:`FeedforwardController.check_watchdog` with no new measurement for
-``watchdog_timeout`` holds the model's static torque ``f(q_last, 0, 0)`` (rate-limited and clamped), and after a
-further ``watchdog_hold_time`` commands zero; a fresh measurement resumes control (DOB restarted).
+command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`` per tick (so after a gap in the
+stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping); it is clamped
+to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
+watchdog's and the safe state's zero torque is never ramped). Watchdog: :meth:`FeedforwardController.check_watchdog` with
+no new measurement for ``watchdog_timeout`` holds the model's static torque ``f(q_last, 0, 0)`` (rate-limited and
+clamped), and after a further ``watchdog_hold_time`` commands zero; a fresh measurement resumes control (DOB
+restarted). Runaway (:mod:`.safety`): a tracking error above ``tracking_error_limit`` or a position beyond the URDF
+limits plus ``position_limit_margin`` latches a fault: hold the static torque for ``fault_hold_time``, then zero,
+until :meth:`FeedforwardController.reset_fault`. Gains and limits can change while running
+(:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ from ..models.base import InverseDynamicsModel, check_joint_arrays
 from ..robot import RobotDescription
 from .config import ControllerConfig
 from .dob import DisturbanceObserver
+from .safety import SafetyMonitor
 from .trajectory import TrajectoryPoints, TrajectorySampler
 
-__all__ = ["ControllerStatus", "FeedforwardController", "TorqueParts", "WATCHDOG_STATES"]
+__all__ = ["FIXED_FIELDS", "WATCHDOG_STATES", "ControllerStatus", "FeedforwardController", "TorqueParts"]
 
 WATCHDOG_STATES = ("waiting", "running", "hold", "zero")
 
@@ -82,6 +89,9 @@ class ControllerStatus:
         ticks: measurements processed.
         last_period: last measured period [s] (nan before two ticks).
         tracking_error: (J,) last e = q_d - q [rad].
+        fault: why the safe state was entered ("" when no fault is latched).
+        safe_state: "ok", or "hold" / "zero" while a fault is latched (:data:`.safety.SAFE_STATES`).
+        faults: faults latched since start.
     """
 
     watchdog: str = "waiting"
@@ -92,6 +102,14 @@ class ControllerStatus:
     ticks: int = 0
     last_period: float = math.nan
     tracking_error: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fault: str = ""
+    safe_state: str = "ok"
+    faults: int = 0
+
+
+# Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
+FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
+                "control_rate")
 
 
 class FeedforwardController:
@@ -138,32 +156,67 @@ class FeedforwardController:
                 f"robot description joints {list(description.joint_names)} differ from the controller's "
                 f"{list(self.joint_names)}"
             )
-        self.effort_limit = description.effort_limit * config.effort_limit_scale
-        self.kp = np.asarray(config.kp, dtype=float)
-        self.kd = np.asarray(config.kd, dtype=float)
-        self.jn = np.asarray(config.nominal_inertia, dtype=float)
-        self.rate_limit = np.asarray(config.torque_rate_limit, dtype=float)
-        self.dob = DisturbanceObserver(np.asarray(config.dob_cutoff), self.jn, config.dob_discretization)
+        self.description = description
         self.status = ControllerStatus(
             clamp_events=np.zeros(n, dtype=np.int64), rate_limit_events=np.zeros(n, dtype=np.int64),
             tracking_error=np.zeros(n),
         )
+        self._n = n
         self._zero = np.zeros(n)
-        self.parts = TorqueParts(self._zero.copy(), self._zero.copy(), self._zero.copy(), self._zero.copy())
+        self._zero.flags.writeable = False  # shared read-only zeros (never handed out to be written)
+        # Preallocated per-tick buffers (the law writes into them; nothing is created per tick but the command).
+        self._e, self._de, self._fb_acc, self._tmp = (np.zeros(n) for _ in range(4))
+        self._ddq_ref, self._jn_ddq_ref, self._h = (np.zeros(n) for _ in range(3))
+        self.parts = TorqueParts(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
         self._reference: TrajectorySampler | None = None
         self._t_last: float | None = None
         self._t_cmd: float | None = None
         self._q_last: np.ndarray | None = None
-        self._tau_prev = self._zero.copy()
-        self._h_prev = self._zero.copy()
-        self._desired = (self._zero.copy(), self._zero.copy(), self._zero.copy())
-        # Per-tick constants (the config is frozen; gains above are fixed at construction too).
-        self._n = n
-        self._dt_nominal = 1.0 / config.control_rate
+        self._tau_prev = np.zeros(n)
+        self._h_prev = np.zeros(n)
+        self._desired = (np.zeros(n), np.zeros(n), np.zeros(n))
         self._uses_model = config.uses_model
         self._uses_dob = config.uses_dob
+        self._dt_nominal = 1.0 / config.control_rate
+        self.dob = DisturbanceObserver(np.asarray(config.dob_cutoff), np.asarray(config.nominal_inertia),
+                                       config.dob_discretization)
+        self._apply(config)
+
+    def _apply(self, config: ControllerConfig) -> None:
+        """Take gains, limits and timeouts from ``config`` (the fixed fields are the caller's business)."""
+        self.config = config
+        self.effort_limit = self.description.effort_limit * config.effort_limit_scale
+        self.kp = np.asarray(config.kp, dtype=float)
+        self.kd = np.asarray(config.kd, dtype=float)
+        self.jn = np.asarray(config.nominal_inertia, dtype=float)
+        self.rate_limit = np.asarray(config.torque_rate_limit, dtype=float)
+        dob = self.dob
+        if (dob.cutoff.tolist() != list(config.dob_cutoff) or dob.nominal_inertia.tolist() != self.jn.tolist()
+                or dob.discretization != config.dob_discretization):
+            self.dob = DisturbanceObserver(np.asarray(config.dob_cutoff), self.jn, config.dob_discretization)
+        old = getattr(self, "safety", None)
+        self.safety = SafetyMonitor(self.joint_names, np.full(self._n, config.tracking_error_limit),
+                                    self.description.lower, self.description.upper, config.position_limit_margin,
+                                    config.fault_hold_time)
+        if old is not None:  # a latched fault survives a parameter change: only reset_fault clears it
+            self.safety.fault, self.safety.fault_time, self.safety.faults = old.fault, old.fault_time, old.faults
+        self._max_dt = config.rate_limit_max_period
         self._rate_limit_list = self.rate_limit.tolist()
         self._effort_limit_list = self.effort_limit.tolist()
+
+    def update_config(self, config: ControllerConfig) -> None:
+        """Apply new gains, limits and timeouts while running (a validated parameter change).
+
+        The command keeps ramping from the last one under the new rate limit; the DOB restarts if its cutoff,
+        nominal inertia or discretization changed; a latched fault stays latched.
+
+        Raises:
+            ValueError: ``config`` changes a field fixed at construction (:data:`FIXED_FIELDS`; names it).
+        """
+        for name in FIXED_FIELDS:
+            if getattr(config, name) != getattr(self.config, name):
+                raise ValueError(f"{name} cannot change while the controller runs (restart it with the new value)")
+        self._apply(config)
 
     # ----------------------------------------------------------------------------------------------------------
     def _predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
@@ -182,6 +235,11 @@ class FeedforwardController:
     def reference(self) -> TrajectorySampler | None:
         """The reference being followed, or None (hold the first measured position)."""
         return self._reference
+
+    @property
+    def last_stamp(self) -> float | None:
+        """Stamp [s] of the last measurement used, or None before the first."""
+        return self._t_last
 
     @property
     def desired(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -210,7 +268,7 @@ class FeedforwardController:
         vel = None if points.velocity is None else np.asarray(points.velocity, dtype=float)[:, idx]
         acc = None if points.acceleration is None else np.asarray(points.acceleration, dtype=float)[:, idx]
         if now is not None and t[0] > now and (self._reference is not None or self._q_last is not None):
-            q0, dq0, ddq0 = self._sample_desired(now)
+            q0, dq0, ddq0 = (x.copy() for x in self._sample_desired(now))
             t = np.concatenate([[now], t])
             pos = np.vstack([q0, pos])
             if vel is None:
@@ -225,16 +283,19 @@ class FeedforwardController:
             return self._reference.sample(t)
         if self._q_last is None:
             raise SafetyError("no reference and no measurement yet")
-        return self._desired[0].copy(), self._zero.copy(), self._zero.copy()
+        return self._desired  # holding: the desired state does not change (and is never written in place)
 
     # ----------------------------------------------------------------------------------------------------------
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
-        """NaN guard, then the rate limit around the previous command, then the effort clamp.
+        """NaN guard, then the rate limit around the previous command, then the effort clamp; returns a new array.
 
+        The rate limit allows ``rate * min(dt, rate_limit_max_period)``: after any gap the command ramps.
         Element by element on Python floats (J is a handful of joints, where numpy's per-call overhead dominates);
         the comparisons and clips are numpy's: ``np.clip(x, lo, hi)`` = ``min(max(x, lo), hi)`` with
         ``max(a, b) = a if a > b else b`` and ``min(a, b) = a if a < b else b``, so results are bit-identical.
         """
+        if dt > self._max_dt:
+            dt = self._max_dt
         values = tau.tolist()
         if not all(map(_isfinite, values)):
             self.status.nonfinite_events += 1
@@ -260,6 +321,15 @@ class FeedforwardController:
             out.append(x)
         return np.array(out)
 
+    def _as_state(self, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """q, dq as (J,) float64 arrays: the common case (already so) without a call into the generic checker."""
+        n = self._n
+        if (type(q) is np.ndarray and type(dq) is np.ndarray and q.dtype == np.float64 and dq.dtype == np.float64
+                and q.shape == (n,) and dq.shape == (n,)):
+            return q, dq
+        q, dq = check_joint_arrays(n, batch=False, q=q, dq=dq)
+        return q, dq
+
     def step(self, t: float, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Process one measurement and return the torque command (J,) [N·m], always finite and within limits.
 
@@ -270,16 +340,17 @@ class FeedforwardController:
 
         A measurement with a non-finite value is not used (counted; the static torque at the last good position is
         commanded). One whose stamp is not after the previous one is ignored (counted; the last command is
-        repeated).
+        repeated). While a fault is latched (:mod:`.safety`) the command is the safe state's.
 
         Raises:
             ValueError: q or dq is not of shape (J,).
         """
-        n = self._n
-        q, dq = check_joint_arrays(n, batch=False, q=q, dq=dq)
+        q, dq = self._as_state(q, dq)
         status = self.status
         if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
             status.nonfinite_events += 1
+            if self.safety.tripped:
+                return self._safe_command(t if math.isfinite(t) else self.safety.fault_time, self._dt_nominal)
             hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero
             return self._emit(self._limit(hold, self._dt_nominal), t if math.isfinite(t) else None)
         t_last = self._t_last
@@ -290,8 +361,10 @@ class FeedforwardController:
         if status.watchdog in ("hold", "zero") or dt > self.config.watchdog_timeout:
             self.dob.reset()  # the history is stale: restart the observer from zero
         if self._q_last is None:
-            self._desired = (q.copy(), self._zero.copy(), self._zero.copy())
-        self._q_last = q.copy()
+            self._desired = (q.copy(), np.zeros(self._n), np.zeros(self._n))
+            self._q_last = q.copy()
+        else:
+            self._q_last[:] = q
         status.watchdog = "running"
         status.ticks += 1
         status.last_period = dt if t_last is not None else math.nan
@@ -299,14 +372,17 @@ class FeedforwardController:
 
         q_d, dq_d, ddq_d = self._sample_desired(t)
         self._desired = (q_d, dq_d, ddq_d)
-        e = q_d - q
-        de = dq_d - dq
-        status.tracking_error = e
-        fb_acc = self.kd * de + self.kp * e
-        ddq_ref = ddq_d + fb_acc
-        jn_ddq_ref = self.jn * ddq_ref
+        e = np.subtract(q_d, q, out=self._e)
+        status.tracking_error[:] = e
+        if self.safety.check(t, q, e):
+            return self._safe_command(t, dt)
+        de = np.subtract(dq_d, dq, out=self._de)
+        fb_acc = np.add(np.multiply(self.kd, de, out=self._fb_acc), np.multiply(self.kp, e, out=self._tmp),
+                        out=self._fb_acc)
+        ddq_ref = np.add(ddq_d, fb_acc, out=self._ddq_ref)
+        jn_ddq_ref = np.multiply(self.jn, ddq_ref, out=self._jn_ddq_ref)
         tau_ff = self._predict(q, dq, ddq_ref) if self._uses_model else jn_ddq_ref
-        h = tau_ff - jn_ddq_ref
+        h = np.subtract(tau_ff, jn_ddq_ref, out=self._h)
         if self._uses_dob:
             d_hat = self.dob.update(dt, dq, self._tau_prev, self._h_prev)
             if not _all_finite(d_hat):
@@ -315,10 +391,15 @@ class FeedforwardController:
                 d_hat = self._zero
         else:
             d_hat = self._zero
-        self._h_prev = h if _all_finite(h) else self._zero.copy()
+        if _all_finite(h):
+            self._h_prev[:] = h
+        else:
+            self._h_prev.fill(0.0)
         tau = self._limit(tau_ff + d_hat, dt)
-        fb = self.jn * fb_acc
-        self.parts = TorqueParts(ff=tau_ff - fb, fb=fb, dob=np.array(d_hat, dtype=float), command=tau)
+        parts = self.parts
+        fb = np.multiply(self.jn, fb_acc, out=parts.fb)
+        np.subtract(tau_ff, fb, out=parts.ff)
+        parts.dob[:] = d_hat
         return self._emit(tau, t)
 
     def _emit(self, tau: np.ndarray, t: float | None) -> np.ndarray:
@@ -326,8 +407,44 @@ class FeedforwardController:
         self._tau_prev = tau
         if t is not None:
             self._t_cmd = t
-        self.parts.command = tau.copy()
+        self.parts.command[:] = tau
         return tau.copy()
+
+    def _safe_command(self, t: float, dt: float) -> np.ndarray:
+        """The safe state's command at time ``t`` [s]: the static torque at the last position (rate-limited,
+        clamped) while "hold", zeros once "zero"; updates status.fault / safe_state and the torque parts."""
+        status, safety = self.status, self.safety
+        state = safety.state(t)
+        if state == "hold":
+            tau = self._limit(self.static_torque(self._q_last) if self._q_last is not None else self._zero, dt)
+        else:
+            tau = np.zeros(self._n)
+        status.fault, status.safe_state, status.faults = safety.fault, state, safety.faults
+        parts = self.parts
+        parts.ff.fill(0.0)
+        parts.fb.fill(0.0)
+        parts.dob.fill(0.0)
+        self.dob.reset()
+        return self._emit(tau, t)
+
+    def reset_fault(self) -> str:
+        """Leave the safe state (an explicit operator action): returns "" on success, else why it is refused.
+
+        The reference is dropped (the arm holds the position it is at) and the DOB restarts, so control resumes
+        without a jump: the first commands ramp from the safe state's under the rate limit. Refused while a joint is
+        outside its position limits (plus margin).
+        """
+        if not self.safety.tripped:
+            return ""
+        reason = self.safety.reset(self._q_last)
+        if reason:
+            return reason
+        self._reference = None
+        if self._q_last is not None:
+            self._desired = (self._q_last.copy(), np.zeros(self._n), np.zeros(self._n))
+        self.dob.reset()
+        self.status.fault, self.status.safe_state = "", "ok"
+        return ""
 
     def check_watchdog(self, now: float) -> np.ndarray | None:
         """Apply the watchdog at time ``now`` [s] (same clock as the stamps) when no measurement arrived.
@@ -335,19 +452,27 @@ class FeedforwardController:
         Returns:
             None while measurements are fresh (or none arrived yet); otherwise the command (J,) [N·m] to send: the
             static torque at the last position (state "hold", rate-limited and clamped) for ``watchdog_hold_time``,
-            then zeros (state "zero").
+            then zeros (state "zero"). With a fault latched, the safe state's command (which ends in zeros too).
         """
         if self._t_last is None:
             return None
         age = now - self._t_last
         if age <= self.config.watchdog_timeout:
             return None
-        dt = now - self._t_cmd if self._t_cmd is not None and now > self._t_cmd else 1.0 / self.config.control_rate
+        dt = now - self._t_cmd if self._t_cmd is not None and now > self._t_cmd else self._dt_nominal
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
-            tau = self._limit(self.static_torque(self._q_last) if self._q_last is not None else self._zero.copy(), dt)
+            if self.safety.tripped:
+                return self._safe_command(now, dt)
+            hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero.copy()
+            tau = self._limit(hold, dt)
         else:
             self.status.watchdog = "zero"
-            tau = self._zero.copy()
-        self.parts = TorqueParts(self._zero.copy(), self._zero.copy(), self._zero.copy(), tau)
+            tau = np.zeros(self._n)
+            if self.safety.tripped:
+                self.status.safe_state = "zero"
+        parts = self.parts
+        parts.ff.fill(0.0)
+        parts.fb.fill(0.0)
+        parts.dob.fill(0.0)
         return self._emit(tau, now)

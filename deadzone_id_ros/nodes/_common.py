@@ -14,14 +14,25 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 
 from ..config import dataclass_from_dict
-from ..errors import DeadzoneIdError
+from ..errors import ConfigError, DeadzoneIdError
 
-__all__ = ["CLOCK_WARN_AFTER", "SimClockWatch", "declare_dataclass_parameters", "init_ros", "make_executor", "run_node",
-           "spin_until_shutdown"]
+__all__ = [
+    "CLOCK_WARN_AFTER",
+    "SimClockWatch",
+    "attribute_descriptions",
+    "check_range",
+    "declare_dataclass_parameters",
+    "init_ros",
+    "make_executor",
+    "parameter_value",
+    "run_node",
+    "spin_until_shutdown",
+]
 
 CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time before a node warns
 
@@ -29,21 +40,85 @@ T = TypeVar("T")
 N = TypeVar("N", bound=Node)
 
 
+def attribute_descriptions(cls: type) -> dict[str, str]:
+    """Field name -> its description, from the ``Attributes:`` section of the dataclass's docstring (one source).
+
+    An entry is ``name: text`` (or ``a, b: text`` for several fields) at the section's indentation; deeper-indented
+    lines continue it. The section ends at the first line indented less (e.g. ``Raises:``).
+    """
+    lines = (cls.__doc__ or "").splitlines()
+    out: dict[str, str] = {}
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Attributes:")
+    except StopIteration:
+        return out
+    indent = None
+    current: list[str] = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        level = len(line) - len(line.lstrip())
+        if indent is None:
+            indent = level
+        if level < indent:
+            break
+        if level == indent and ":" in line:
+            names, text = line.strip().split(":", 1)
+            current = [n.strip() for n in names.split(",")]
+            for n in current:
+                out[n] = text.strip()
+        elif current:
+            for n in current:
+                out[n] += " " + line.strip()
+    return out
+
+
+def check_range(name: str, value: Any, bounds: tuple[float, float] | None) -> str:
+    """"" when ``value`` (a number or a list of numbers) lies in ``bounds`` (inclusive) or bounds is None; else a
+    reason naming the parameter, the value and the range (rclpy itself checks ranges of scalar parameters only)."""
+    if bounds is None:
+        return ""
+    lo, hi = bounds
+    values = value if isinstance(value, (list, tuple)) else [value]
+    for i, v in enumerate(values):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not lo <= v <= hi:
+            where = f"{name}[{i}]" if isinstance(value, (list, tuple)) else name
+            return f"{where} = {v!r} is outside its range [{lo:g}, {hi:g}]"
+    return ""
+
+
+def parameter_value(cls: type, name: str, value: Any) -> Any:
+    """A ROS parameter value as the dataclass field ``name`` of ``cls`` takes it: int -> float for float fields,
+    lists -> tuples for tuple fields."""
+    hints = typing.get_type_hints(cls)
+    if _element_type(hints.get(name)) is float:
+        value = _as_float(value)
+    if isinstance(value, list):
+        value = tuple(value)
+    return value
+
+
 def declare_dataclass_parameters(
-    node: Node, cls: type[T], *, read_only: Iterable[str] = (), descriptions: dict[str, str] | None = None
+    node: Node, cls: type[T], *, read_only: Iterable[str] = (), descriptions: dict[str, str] | None = None,
+    ranges: dict[str, tuple[float, float]] | None = None,
 ) -> T:
     """Declare one ROS parameter per field of the frozen dataclass ``cls`` (defaults from the dataclass) and build it.
 
     Values come from ``--params-file`` / ``-p`` overrides as usual. Fields listed in ``read_only`` cannot be changed
-    at run time. The dataclass's ``__post_init__`` validates the values.
+    at run time. Each parameter's description is ``descriptions[name]`` or else the field's entry in the dataclass
+    docstring's ``Attributes:`` section; ``ranges[name] = (lo, hi)`` becomes its FloatingPointRange (float fields,
+    also per-joint lists) or IntegerRange (int fields). The dataclass's ``__post_init__`` validates the values.
 
     Raises:
-        ConfigError: a value the dataclass rejects (the message names the node and the parameter).
+        ConfigError: a value the dataclass rejects or outside its range (the message names the node and the
+            parameter).
     """
     read_only = set(read_only)
-    descriptions = descriptions or {}
+    descriptions = {**attribute_descriptions(cls), **(descriptions or {})}
+    ranges = ranges or {}
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
+    source = f"node {node.get_fully_qualified_name()} parameters"
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
@@ -56,13 +131,25 @@ def declare_dataclass_parameters(
         empty = default == []
         descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only,
                                          dynamic_typing=numeric or empty)
-        value = node.declare_parameter(f.name, None if empty else default, descriptor).value
+        bounds = ranges.get(f.name)
+        if bounds is not None and element is float:
+            descriptor.floating_point_range = [FloatingPointRange(from_value=float(bounds[0]),
+                                                                  to_value=float(bounds[1]), step=0.0)]
+        elif bounds is not None and element is int:
+            descriptor.integer_range = [IntegerRange(from_value=int(bounds[0]), to_value=int(bounds[1]), step=0)]
+        try:
+            value = node.declare_parameter(f.name, None if empty else default, descriptor).value
+        except InvalidParameterValueException as err:  # a scalar outside its range
+            raise ConfigError(f"{source}: {f.name}: {err}") from err
         if empty and value is None:
             value = []
         if numeric:
             value = _as_float(value)
+        reason = check_range(f.name, value, bounds)
+        if reason:
+            raise ConfigError(f"{source}: {reason}")
         values[f.name] = value
-    return dataclass_from_dict(cls, values, f"node {node.get_fully_qualified_name()} parameters")
+    return dataclass_from_dict(cls, values, source)
 
 
 def _element_type(tp: Any) -> type | None:

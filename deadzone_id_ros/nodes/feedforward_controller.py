@@ -21,8 +21,15 @@ Topics:
   ``effort`` [N·m] (``command_joint_names`` order), with the header stamp of the /joint_states message it answers,
   after the command itself (so a latency measured on it is never shorter than the command's).
 
-A watchdog timer (every watchdog_timeout/5) holds the static torque, then zero, when /joint_states stops. On
-shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
+A watchdog timer (every watchdog_timeout/5, on the steady clock) holds the static torque, then zero, when
+/joint_states stops; when the ROS clock stops too (simulated time with a stalled /clock) the steady-clock backstop
+``watchdog_steady_timeout`` starts it anyway. A runaway (tracking error or position beyond its limit) latches the safe
+state (hold, then zero torque), logged and reported as ERROR on /diagnostics with the reason, until the std_srvs/Trigger
+service ``~/reset`` clears it. On shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
+
+Parameters that shape what the node built at start (joints, model, mode, rates, publishers) are read-only; gains,
+limits and timeouts (:data:`.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a set-parameters request is
+validated as a whole (ranges, then the config dataclasses) and refused with the reason, or applied at once.
 
 Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
 and the file loader in :mod:`.feedforward_controller_params`).
@@ -30,17 +37,22 @@ and the file loader in :mod:`.feedforward_controller_params`).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections import deque
 from itertools import chain
+from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RosDuration
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
@@ -48,8 +60,8 @@ from ..errors import SafetyError
 from ..models.runtime import load_model
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
-from ._common import declare_dataclass_parameters, run_node
-from .feedforward_controller_params import ControllerNodeConfig
+from ._common import check_range, declare_dataclass_parameters, parameter_value, run_node
+from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
@@ -79,12 +91,12 @@ class FeedforwardControllerNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("feedforward_controller", **kwargs)
+        fixed = [f.name for f in dataclasses.fields(ControllerConfig) + dataclasses.fields(ControllerNodeConfig)
+                 if f.name not in LIVE_PARAMETERS]
         self.config: ControllerConfig = declare_dataclass_parameters(
-            self, ControllerConfig, read_only=("joint_names", "urdf_path", "model", "model_path", "mode"),
-        )
+            self, ControllerConfig, read_only=fixed, ranges=PARAMETER_RANGES)
         self.node_config: ControllerNodeConfig = declare_dataclass_parameters(
-            self, ControllerNodeConfig, read_only=("command_joint_names",)
-        )
+            self, ControllerNodeConfig, read_only=fixed, ranges=PARAMETER_RANGES)
         self.debug_decimation = self.node_config.debug_decimation
         names = tuple(self.config.joint_names)
         cmd_names = tuple(self.node_config.command_joint_names)
@@ -104,6 +116,9 @@ class FeedforwardControllerNode(Node):
         self._bad_states = 0
         self._references = 0
         self._watchdog_state = self.controller.status.watchdog
+        self._fault_reported = ""
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._steady_last_ns: int | None = None  # steady time of the last fresh (or repeated) /joint_states
         window = int(self.config.control_rate / self.node_config.diagnostics_rate) + 1
         self._periods: deque[float] = deque(maxlen=window)
         self._compute: deque[float] = deque(maxlen=window)
@@ -118,7 +133,10 @@ class FeedforwardControllerNode(Node):
             self._stamped_msg = JointState(name=list(cmd_names))
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
-        self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog)
+        self._watchdog_timer = self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog,
+                                                 clock=self._steady)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_timer(1.0 / self.node_config.diagnostics_rate, self._on_diagnostics)
         self._cmd_msg = Float64MultiArray()
         self._parts_msg = Float64MultiArray()
@@ -176,6 +194,7 @@ class FeedforwardControllerNode(Node):
             if stamp_ns == self._last_stamp_ns:
                 # The same state again: a simulator in lockstep repeats its state until a command reaches it (the
                 # first one can be lost while DDS is still matching). Answer with the command already computed.
+                self._steady_last_ns = self._steady.now().nanoseconds
                 self._cmd_pub.publish(self._cmd_msg)
             return  # faster than the control rate: skip this state
         c0 = time.perf_counter()
@@ -183,6 +202,8 @@ class FeedforwardControllerNode(Node):
         dq = np.asarray(msg.velocity)[idx]
         tau = self.controller.step(_ns_to_s(stamp_ns), q, dq)
         compute = time.perf_counter() - c0
+        if self.controller.last_stamp == _ns_to_s(stamp_ns):  # used (not rejected as stale or non-finite)
+            self._steady_last_ns = self._steady.now().nanoseconds
         self._publish(tau)
         if self._stamped_pub is not None:
             self._stamped_msg.header.stamp = msg.header.stamp
@@ -228,17 +249,84 @@ class FeedforwardControllerNode(Node):
             self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
 
     def _on_watchdog(self) -> None:
-        tau = self.controller.check_watchdog(self._now_s())
+        """Runs on the steady clock. The watchdog's time is the ROS clock's, unless no state came for
+        ``watchdog_steady_timeout`` of wall time: then at least the last stamp + watchdog_timeout + the wall time
+        beyond the backstop (a stalled /clock, or a clock that jumped back, cannot stop the watchdog)."""
+        now = self._now_s()
+        t_last = self.controller.last_stamp
+        if t_last is not None and self._steady_last_ns is not None:
+            beyond = _ns_to_s(self._steady.now().nanoseconds - self._steady_last_ns) \
+                - self.node_config.watchdog_steady_timeout
+            if beyond > 0:
+                now = max(now, t_last + self.config.watchdog_timeout + 1e-6 + beyond)
+        tau = self.controller.check_watchdog(now)
         if tau is not None:
             self._publish(tau)
         self._report_watchdog()
 
     def _report_watchdog(self) -> None:
-        state = self.controller.status.watchdog
+        st = self.controller.status
+        state = st.watchdog
         if state != self._watchdog_state:
             log = self.get_logger().info if state == "running" else self.get_logger().warn
             log(f"watchdog: {self._watchdog_state} -> {state}")
             self._watchdog_state = state
+        if st.fault != self._fault_reported:
+            if st.fault:
+                self.get_logger().error(
+                    f"safe state: {st.fault}; holding the static torque for {self.config.fault_hold_time:g} s, then "
+                    f"zero torque, until {self.get_fully_qualified_name()}/reset is called")
+            self._fault_reported = st.fault
+
+    def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """~/reset (std_srvs/Trigger): leave the safe state; refused (success false, with the reason) while a joint
+        is outside its position limits."""
+        fault = self.controller.status.fault
+        reason = self.controller.reset_fault()
+        response.success = not reason
+        if reason:
+            response.message = f"reset refused: {reason}"
+            self.get_logger().error(response.message)
+        elif fault:
+            response.message = "fault cleared; holding the current position until a new reference arrives"
+            self.get_logger().warning(f"{response.message} (was: {fault})")
+        else:
+            response.message = "no fault latched"
+        self._report_watchdog()
+        return response
+
+    def _on_set_parameters(self, params: list) -> SetParametersResult:
+        """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason."""
+        core: dict[str, Any] = {}
+        node: dict[str, Any] = {}
+        core_names = {f.name for f in dataclasses.fields(ControllerConfig)}
+        node_names = {f.name for f in dataclasses.fields(ControllerNodeConfig)}
+        for p in params:
+            if p.name not in core_names and p.name not in node_names:
+                continue  # use_sim_time and the like: rclpy's business
+            value = p.value
+            if not isinstance(value, (str, bool, int, float)) and value is not None:
+                value = list(value)
+            reason = check_range(p.name, value, PARAMETER_RANGES.get(p.name))
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
+            cls = ControllerConfig if p.name in core_names else ControllerNodeConfig
+            (core if cls is ControllerConfig else node)[p.name] = parameter_value(cls, p.name, value)
+        try:
+            new_config = dataclasses.replace(self.config, **core)
+            new_node_config = dataclasses.replace(self.node_config, **node)
+            self.controller.update_config(new_config)
+        except (TypeError, ValueError) as err:
+            return SetParametersResult(successful=False, reason=str(err))
+        if new_config.watchdog_timeout != self.config.watchdog_timeout:
+            self.destroy_timer(self._watchdog_timer)
+            self._watchdog_timer = self.create_timer(new_config.watchdog_timeout / 5.0, self._on_watchdog,
+                                                     clock=self._steady)
+        self.config, self.node_config = new_config, new_node_config
+        self.debug_decimation = new_node_config.debug_decimation
+        if core or node:
+            self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
+        return SetParametersResult(successful=True)
 
     def _on_diagnostics(self) -> None:
         st = self.controller.status
@@ -270,8 +358,14 @@ class FeedforwardControllerNode(Node):
             values[f"tracking_error.{j}"] = f"{st.tracking_error[i]:.6f}"
             values[f"clamp_events.{j}"] = str(int(st.clamp_events[i]))
             values[f"rate_limit_events.{j}"] = str(int(st.rate_limit_events[i]))
+        values["safe_state"] = st.safe_state
+        values["fault"] = st.fault
+        values["faults"] = str(st.faults)
         level, message = DiagnosticStatus.OK, "running"
-        if st.watchdog == "waiting":
+        if st.safe_state != "ok":
+            level = DiagnosticStatus.ERROR
+            message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
+        elif st.watchdog == "waiting":
             level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
         elif st.watchdog == "hold":
             level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"

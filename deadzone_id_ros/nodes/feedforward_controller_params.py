@@ -12,7 +12,36 @@ from pathlib import Path
 from ..config import check_positive, load_node_configs
 from ..control.config import ControllerConfig
 
-__all__ = ["ControllerNodeConfig", "load_controller_config"]
+__all__ = ["LIVE_PARAMETERS", "PARAMETER_RANGES", "ControllerNodeConfig", "load_controller_config"]
+
+# Range of every numeric parameter of the node, (lo, hi) inclusive, in the field's unit (per-joint lists: each value).
+# The ranges bound what a user may type; the config dataclasses check the finer rules (> 0, the DOB cutoff bound).
+PARAMETER_RANGES: dict[str, tuple[float, float]] = {
+    "friction_velocity": (1e-6, 10.0),
+    "kp": (0.0, 1e7),
+    "kd": (0.0, 1e4),
+    "nominal_inertia": (1e-6, 1e3),
+    "dob_cutoff": (0.0, 1e6),
+    "control_rate": (1.0, 1e5),
+    "effort_limit_scale": (0.0, 1.0),
+    "torque_rate_limit": (0.0, 1e7),
+    "watchdog_timeout": (1e-4, 10.0),
+    "watchdog_hold_time": (0.0, 60.0),
+    "rate_limit_max_period": (1e-5, 1.0),
+    "tracking_error_limit": (1e-4, 10.0),
+    "position_limit_margin": (0.0, 1.0),
+    "fault_hold_time": (0.0, 60.0),
+    "diagnostics_rate": (0.0, 100.0),
+    "debug_decimation": (0, 1_000_000),
+    "watchdog_steady_timeout": (1e-3, 60.0),
+}
+
+# Parameters a running node applies when set (validated first; a bad value is refused with the reason). Every other
+# parameter is read-only: it shapes what the node built at start (model, joints, publishers, timers).
+LIVE_PARAMETERS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "dob_discretization", "effort_limit_scale",
+                   "torque_rate_limit", "watchdog_timeout", "watchdog_hold_time", "rate_limit_max_period",
+                   "tracking_error_limit", "position_limit_margin", "fault_hold_time", "debug_decimation",
+                   "watchdog_steady_timeout")
 
 
 @dataclass(frozen=True)
@@ -26,6 +55,8 @@ class ControllerNodeConfig:
         debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
         stamped_command: also publish ~/command_stamped (sensor_msgs/JointState: the header stamp of the
             /joint_states message each command answers, effort = the command) for latency measurement.
+        watchdog_steady_timeout: steady-clock backstop of the watchdog [s]: no /joint_states for this long in
+            wall time starts the watchdog even when the ROS clock (simulated time, /clock) has stopped.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -35,6 +66,7 @@ class ControllerNodeConfig:
     diagnostics_rate: float = 5.0
     debug_decimation: int = 10
     stamped_command: bool = False
+    watchdog_steady_timeout: float = 2.0
 
     def __post_init__(self) -> None:
         if len(set(self.command_joint_names)) != len(self.command_joint_names):
@@ -50,6 +82,7 @@ class ControllerNodeConfig:
             raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
         if not isinstance(self.stamped_command, bool):
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
+        check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
 
 
 def load_controller_config(

@@ -44,7 +44,7 @@ def test_model_joints_are_mapped_by_name():
 
 
 def test_effort_clamp_keeps_commands_within_urdf_limits():
-    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3)
+    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3, tracking_error_limit=2.0)
     ctrl.step(0.0, Q0, np.zeros(3))
     tau = ctrl.step(0.001, Q0 - 1.0, np.zeros(3))  # 1 rad error * 1e6 gain * Jn: far beyond the limits
     raw = np.asarray(ctrl.config.nominal_inertia) * 1e6 * 1.0
@@ -54,14 +54,14 @@ def test_effort_clamp_keeps_commands_within_urdf_limits():
 
 
 def test_effort_limit_scale_reduces_the_clamp():
-    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3, effort_limit_scale=0.5)
+    ctrl = make(kp=(1e6,) * 3, torque_rate_limit=(1e9,) * 3, effort_limit_scale=0.5, tracking_error_limit=2.0)
     ctrl.step(0.0, Q0, np.zeros(3))
     np.testing.assert_allclose(np.abs(ctrl.step(0.001, Q0 - 1.0, np.zeros(3))), 0.5 * LIMITS)
 
 
 def test_torque_rate_limit_bounds_the_change_per_tick():
     rate = np.array([100.0, 200.0, 50.0])
-    ctrl = make(torque_rate_limit=tuple(rate))
+    ctrl = make(torque_rate_limit=tuple(rate), tracking_error_limit=1.0)
     ctrl.step(0.0, Q0, np.zeros(3))
     prev = ctrl.parts.command.copy()
     t = 0.0

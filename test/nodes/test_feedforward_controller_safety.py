@@ -1,0 +1,119 @@
+"""The feedforward_controller node in-process (no DDS peers): the steady-clock watchdog backstop under a stalled
+/clock, live validated parameters with descriptions and ranges, the runaway safe state on /diagnostics and ~/reset."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from deadzone_id_ros.nodes.feedforward_controller import FeedforwardControllerNode
+from deadzone_id_ros.nodes.feedforward_controller_params import PARAMETER_RANGES
+
+NAMES = ["joint1", "joint2", "joint3"]
+Q0 = [0.0, 0.3, 0.6]
+
+
+@pytest.fixture
+def make_node():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    nodes = []
+
+    def make(**params):
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        node = FeedforwardControllerNode(context=ctx, parameter_overrides=overrides)
+        nodes.append(node)
+        return node
+
+    yield make
+    for node in nodes:
+        node.destroy_node()
+    rclpy.shutdown(context=ctx)
+
+
+def _state(t: float, q=Q0) -> JointState:
+    msg = JointState(name=NAMES, position=list(q), velocity=[0.0] * 3, effort=[0.0] * 3)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
+    return msg
+
+
+def _spin(node, seconds: float) -> None:
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+    executor.remove_node(node)
+
+
+def test_stalled_clock_still_triggers_the_watchdog(make_node):
+    # simulated time with no /clock at all: the ROS clock stands at zero, as when the simulator's /clock stalls
+    node = make_node(use_sim_time=True, watchdog_steady_timeout=0.2, watchdog_hold_time=0.2)
+    for k in range(20):
+        node._on_joint_state(_state(5.0 + 0.001 * k))
+    assert node.controller.status.watchdog == "running"
+    sent = []
+    node._publish = lambda tau: sent.append(np.array(tau))
+    _spin(node, 1.0)  # 0.2 s backstop, 0.2 s hold, then zero
+    assert node.controller.status.watchdog == "zero"
+    np.testing.assert_array_equal(sent[-1], np.zeros(3))
+    assert any(abs(c[1]) > 0.5 for c in sent)  # held the static torque (gravity on joint2) first
+
+
+def test_parameters_have_descriptions_and_ranges_and_apply_live(make_node):
+    node = make_node()
+    for name in node._parameters:
+        if name == "use_sim_time":
+            continue
+        desc = node.describe_parameter(name)
+        assert desc.description, name
+        value = node.get_parameter(name).value
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool) or (
+            isinstance(value, list) and value and isinstance(value[0], float))
+        if numeric:
+            assert name in PARAMETER_RANGES, f"{name} has no range"
+    assert node.describe_parameter("watchdog_timeout").floating_point_range[0].to_value == 10.0
+    # a live change is applied to the running controller
+    assert node.set_parameters([Parameter("kp", value=[100.0, 200.0, 300.0])])[0].successful
+    np.testing.assert_array_equal(node.controller.kp, [100.0, 200.0, 300.0])
+    assert node.set_parameters([Parameter("tracking_error_limit", value=0.2)])[0].successful
+    assert node.controller.safety.tracking_error_limit.tolist() == [0.2] * 3
+    # refused, with the reason, and nothing changes
+    result = node.set_parameters([Parameter("dob_cutoff", value=[150.0, 5000.0, 150.0])])[0]
+    assert not result.successful and "Nyquist" in result.reason, result.reason
+    assert node.controller.dob.cutoff.tolist() == [150.0] * 3
+    result = node.set_parameters([Parameter("torque_rate_limit", value=[400.0, -1.0, 500.0])])[0]
+    assert not result.successful and "torque_rate_limit[1] = -1.0 is outside its range" in result.reason
+    assert not node.set_parameters([Parameter("effort_limit_scale", value=2.0)])[0].successful
+    result = node.set_parameters([Parameter("mode", value="ctc")])[0]
+    assert not result.successful and "read-only" in result.reason
+
+
+def test_runaway_goes_to_the_safe_state_with_an_error_diagnostic_until_reset(make_node):
+    node = make_node(tracking_error_limit=0.1, fault_hold_time=0.05)
+    published = []
+    node._diag_pub.publish = published.append
+    node._on_joint_state(_state(1.0))
+    node._on_joint_state(_state(1.001, [0.0, 0.5, 0.6]))  # 0.2 rad from the held position
+    assert node.controller.status.safe_state == "hold"
+    node._on_diagnostics()
+    status = published[-1].status[0]
+    assert status.level == DiagnosticStatus.ERROR
+    assert "tracking error of joint2" in status.message and "~/reset" in status.message
+    node._on_joint_state(_state(1.2, Q0))
+    assert node.controller.status.safe_state == "zero"
+    response = node._on_reset(Trigger.Request(), Trigger.Response())
+    assert response.success, response.message
+    assert node.controller.status.safe_state == "ok"
+    node._on_diagnostics()
+    status = published[-1].status[0]
+    assert status.level != DiagnosticStatus.ERROR  # (WARN: the 0.2 s gap counts as a late tick)
+    assert {kv.key: kv.value for kv in status.values}["safe_state"] == "ok"

@@ -1,6 +1,6 @@
 # deadzone_id_ros: two commands for a newcomer.
 #   make demo   create .venv, install everything pinned, run the main job on the simulated arm
-#   make test   same install, then the whole test suite
+#   make test   same install, then make lint and the whole test suite
 # Other targets: make install, make install-robots, make demo-real, make bench, make clean. See README.md.
 
 SHELL := /bin/bash
@@ -41,7 +41,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: install $(ROBOTS_STAMP)
+test: lint install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test
 
 demo: install

@@ -22,13 +22,13 @@ command is finite (non-finite model output or estimate falls back to the static 
 command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`` per tick (so after a gap in the
 stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping); it is clamped
 to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
-watchdog's and the safe state's zero torque is never ramped). Watchdog: :meth:`FeedforwardController.check_watchdog` with
-no new measurement for ``watchdog_timeout`` holds the model's static torque ``f(q_last, 0, 0)`` (rate-limited and
-clamped), and after a further ``watchdog_hold_time`` commands zero; a fresh measurement resumes control (DOB
-restarted). Runaway (:mod:`.safety`): a tracking error above ``tracking_error_limit`` or a position beyond the URDF
-limits plus ``position_limit_margin`` latches a fault: hold the static torque for ``fault_hold_time``, then zero,
-until :meth:`FeedforwardController.reset_fault`. Gains and limits can change while running
-(:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
+watchdog's and the safe state's zero torque is never ramped). Watchdog:
+:meth:`FeedforwardController.check_watchdog` with no new measurement for ``watchdog_timeout`` holds the model's
+static torque ``f(q_last, 0, 0)`` (rate-limited and clamped), and after a further ``watchdog_hold_time`` commands zero;
+a fresh measurement resumes control (DOB restarted). Runaway (:mod:`.safety`): a tracking error above
+``tracking_error_limit`` or a position beyond the URDF limits plus ``position_limit_margin`` latches a fault: hold the
+static torque for ``fault_hold_time``, then zero, until :meth:`FeedforwardController.reset_fault`. Gains and limits can
+change while running (:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -156,7 +157,7 @@ def read_csv_recording(
                                                         for j in joints}})
     if dialect != CsvDialect():
         meta.setdefault("csv_dialect", {"delimiter": dialect.delimiter, "decimal": dialect.decimal})
-    kw = {}
+    kw: dict[str, Any] = {}
     if all(has_cmd):
         kw = {"command_t_ns": t_ns.copy(), "command": cols("command")}
     return Recording(tuple(names), t_ns, cols("pos"), cols("vel"), cols("effort"), metadata=meta, **kw)

@@ -18,7 +18,8 @@ one tick. Random events, from one seed:
 Checked on every command: finite; ``|tau| <= effort limit`` (the scale in force); ``|tau - tau_prev| <= rate *
 min(dt, rate_limit_max_period)`` with dt the controller's period for that command (stamp difference, or the time since
 the last command for a watchdog command), except a command of exactly zero in a "zero" state and a joint whose |tau|
-the effort clamp cut after effort_limit_scale was lowered (reducing torque for safety is never delayed). The safe state is entered exactly on the tick whose (q, q_d) crosses a limit, computed here independently.
+the effort clamp cut after effort_limit_scale was lowered (reducing torque for safety is never delayed). The safe
+state is entered exactly on the tick whose (q, q_d) crosses a limit, computed here independently.
 """
 
 from __future__ import annotations

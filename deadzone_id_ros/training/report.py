@@ -185,15 +185,21 @@ def compare_markdown(report: CompareReport, plots: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _num(value: float | None) -> float:
+    """A figure that may be missing (None: no moving test pair) as a float, NaN when missing."""
+    return float("nan") if value is None else float(value)
+
+
 # --- compare: the verdict -------------------------------------------------------------------------------------------
 
 def _masked_vs_conventional(report: CompareReport) -> list[str]:
     a, b = report.methods["masked"], report.methods["conventional"]
+    a_mean, b_mean = _num(a.rmse_mean), _num(b.rmse_mean)
     out: list[str] = []
-    diff = (b.rmse_mean - a.rmse_mean) / b.rmse_mean if b.rmse_mean else float("nan")
+    diff = (b_mean - a_mean) / b_mean if b_mean else float("nan")
     noise = math.hypot(a.rmse_mean_std or 0.0, b.rmse_mean_std or 0.0)
     one_seed = len(a.seeds or []) < 2 or len(b.seeds or []) < 2
-    clear = not one_seed and abs(b.rmse_mean - a.rmse_mean) > 2 * noise
+    clear = not one_seed and abs(b_mean - a_mean) > 2 * noise
     if one_seed:
         out.append("One training seed only (--quick): there is no seed-to-seed spread to judge differences by.")
     dz = report.dead_zone
@@ -223,7 +229,7 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
 
 
 def _mse_all_lines(masked: MethodResult, mse_all: MethodResult) -> list[str]:
-    a, c = masked.rmse_mean, mse_all.rmse_mean
+    a, c = _num(masked.rmse_mean), _num(mse_all.rmse_mean)
     spread = 2 * math.hypot(masked.rmse_mean_std or 0.0, mse_all.rmse_mean_std or 0.0)
     seeds_ok = len(masked.seeds or []) >= 2 and len(mse_all.seeds or []) >= 2
     significant = seeds_ok and abs(c - a) > spread
@@ -253,9 +259,9 @@ def verdict(report: CompareReport) -> list[str]:
     if not ms:
         return ["No method could be run."]
     out: list[str] = []
-    ranking = sorted(ms, key=lambda m: ms[m].rmse_mean if ms[m].rmse_mean is not None else math.inf)
+    ranking = sorted(ms, key=lambda m: math.inf if ms[m].rmse_mean is None else _num(ms[m].rmse_mean))
     out.append("Ranking by mean test RMSE: " + ", ".join(f"{m} ({_fmt(ms[m].rmse_mean)})" for m in ranking) + ".")
-    best_n = min((ms[m].nrmse_mean for m in ms if ms[m].nrmse_mean is not None), default=None)
+    best_n = min([_num(ms[m].nrmse_mean) for m in ms if ms[m].nrmse_mean is not None], default=None)
     if best_n is not None and best_n >= 0.7:
         out.append(f"**Caution:** the best mean nRMSE is {best_n:.2f}"
                    + (" (worse than predicting each joint's mean torque)" if best_n >= 1 else "")
@@ -273,7 +279,7 @@ def verdict(report: CompareReport) -> list[str]:
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]
-        out.append(f"Best method {best} is {ms[best].rmse_mean / nf.rmse_mean:.2f}× the simulator's own noise "
+        out.append(f"Best method {best} is {_num(ms[best].rmse_mean) / nf.rmse_mean:.2f}× the simulator's own noise "
                    f"floor ({_fmt(nf.rmse_mean)} N·m).")
     return out
 

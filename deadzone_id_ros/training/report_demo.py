@@ -25,7 +25,8 @@ def compare_table(report: CompareReport) -> list[str]:
     floor = report.noise_floor
     if floor:
         lines.append(f"| *noise floor (simulator's own inverse dynamics)* | "
-                     f"{fmt_joints(floor.rmse_per_joint, digits=4)} | {np.mean(floor.rmse_per_joint):.4f} | | |")
+                     f"{fmt_joints(floor.rmse_per_joint, digits=4)} | "
+                     f"{np.mean(np.asarray(floor.rmse_per_joint, dtype=float)):.4f} | | |")
     return lines
 
 

@@ -128,7 +128,7 @@ def _dead_zone_timeseries(folder: Path, report: CompareReport, test: Stacked, pr
     plt = _pyplot()
     names = report.joint_names
     J = len(names)
-    stuck_any = ~test.r.all(axis=1)
+    stuck_any = np.asarray(~test.r.all(axis=1))
     n = min(len(test), 3000)
     starts = np.arange(0, len(test) - n + 1, max(1, n // 4))
     best = int(starts[np.argmax([stuck_any[s:s + n].mean() for s in starts])])

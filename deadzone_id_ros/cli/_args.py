@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
-__all__ = ["add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "dead_zone_from_args",
-           "load_bags", "train_config_from_args", "training_inputs"]
+__all__ = ["add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_robot_arguments",
+           "dead_zone_from_args", "load_bags", "robot_options", "train_config_from_args", "training_inputs"]
 
 
 def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True) -> None:
@@ -33,9 +33,30 @@ def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
                    help="per-joint dead-zone thresholds [rad/s] instead of alpha, one per joint in the data's order")
 
 
+def add_robot_arguments(p: argparse.ArgumentParser) -> None:
+    """--joint-map and --lock: how the recording's joints meet the URDF of rbd/hybrid."""
+    p.add_argument("--joint-map", nargs="+", default=None, metavar="BAG_NAME:URDF_NAME",
+                   help="URDF joint of a recorded joint named differently (checked: a URDF joint that cannot be "
+                   "matched is refused, naming both lists)")
+    p.add_argument("--lock", nargs="+", default=None, metavar="URDF_JOINT=VALUE",
+                   help="position [rad or m] of a URDF joint the recording lacks (every such joint is locked, "
+                   "default 0)")
+
+
+def robot_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, float]]:
+    """(joint map bag name -> URDF name, lock positions URDF joint -> value) of ``--joint-map`` / ``--lock``.
+
+    Raises:
+        RobotDescriptionError: a malformed item (the message quotes it).
+    """
+    from ..robot import parse_joint_map, parse_locked
+
+    return parse_joint_map(getattr(args, "joint_map", None)), parse_locked(getattr(args, "lock", None))
+
+
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
-    --no-progress, --urdf)."""
+    --no-progress, --urdf, --joint-map, --lock)."""
     p.add_argument("--config", default=None, help="training parameters file (default: the bundled config/training.yaml)")
     p.add_argument("--seed", type=int, default=None, help="training seed (overrides the config)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (overrides num_threads)")
@@ -47,6 +68,7 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--urdf", default=None,
                    help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
                    "only for simulator data whose joints match)")
+    add_robot_arguments(p)
 
 
 def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "DeadZoneConfig":
@@ -99,9 +121,14 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
 
 
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> "TrainingInputs":
-    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
-    ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
+    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``,
+    ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr.
+
+    Raises:
+        RobotDescriptionError: a malformed ``--joint-map`` / ``--lock``, or a URDF whose joints cannot be matched.
+    """
     from ..training.pipeline import load_inputs
 
+    joint_map, locked = robot_options(args)
     return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
-                       log=lambda m: print(m, file=sys.stderr))
+                       joint_map=joint_map, locked=locked, log=lambda m: print(m, file=sys.stderr))

@@ -76,7 +76,7 @@ class PreparedData:
             "simulator": inputs.simulator,
             "samples": {"train": len(self.train), "val": len(self.val), "test": len(self.test)},
             "split": {"fractions": list(config.split_fractions), "block_seconds": config.block_seconds,
-                      "split_seed": config.split_seed},
+                      "split_seed": config.split_seed, "guard_samples": self.split.guard_samples},
             "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
         }

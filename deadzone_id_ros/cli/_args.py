@@ -22,6 +22,10 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
                    help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
     p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")
     p.add_argument("--joints", nargs="+", default=None, metavar="JOINT", help="joints to use, in this order")
+    p.add_argument("--savgol-window", type=float, default=None, metavar="SECONDS",
+                   help="Savitzky–Golay window of ddq (and dq when differentiated) [s] (default 0.05; slow or "
+                   "low-rate recordings want more, e.g. 0.1 at 100 Hz); evaluate a model with the window it was "
+                   "trained with")
 
 
 def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
@@ -114,7 +118,9 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
     from ..errors import ConfigError
 
     try:
-        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
+        extra = {} if getattr(args, "savgol_window", None) is None else {"savgol_window_s": args.savgol_window}
+        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None,
+                             **extra)
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     return load_dataset(args.bag, dcfg)
@@ -131,4 +137,5 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
 
     joint_map, locked = robot_options(args)
     return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
-                       joint_map=joint_map, locked=locked, log=lambda m: print(m, file=sys.stderr))
+                       joint_map=joint_map, locked=locked, savgol_window_s=getattr(args, "savgol_window", None),
+                       log=lambda m: print(m, file=sys.stderr))

@@ -184,7 +184,7 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
 def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
                 urdf: str | Path | None = None, simulator: str | None = None,
                 joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
-                log: Callable[[str], None] = print) -> TrainingInputs:
+                savgol_window_s: float | None = None, log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
@@ -195,6 +195,7 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         joint_map: bag joint name -> URDF joint name (``--joint-map``, see
             :func:`~deadzone_id_ros.robot.parse_joint_map`).
         locked: URDF joint -> lock position [rad or m] (``--lock``) for URDF joints the data lacks (default 0).
+        savgol_window_s: Savitzky–Golay window [s] of ddq (and dq when differentiated); None: the loader's default.
         log: receives the simulator decision and its reason, and which URDF joints were locked where.
 
     Raises:
@@ -208,7 +209,8 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     try:
-        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+        extra = {} if savgol_window_s is None else {"savgol_window_s": float(savgol_window_s)}
+        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None, **extra)
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     sources = fingerprint(bags)

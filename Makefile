@@ -16,7 +16,7 @@ ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
 RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
            PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
 
-.PHONY: install install-robots test demo demo-quick demo-real bench clean
+.PHONY: install install-robots lint test demo demo-quick demo-real bench clean
 
 $(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ $(ROBOTS_STAMP): $(STAMP) requirements-robots.txt constraints.txt
 	touch $(ROBOTS_STAMP)
 
 install-robots: $(ROBOTS_STAMP)
+
+# ruff (style, import order) and mypy (types) on the package, configured in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test

@@ -68,8 +68,8 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         answered_rate_hz (answers per second of window), state_rate_hz.
     """
     import rclpy
-    from rclpy.node import Node
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
     ros_env()

@@ -78,11 +78,11 @@ def run(quick: bool = False) -> dict[str, float]:
         for storage in ("mcap", "sqlite3"):
             bag = write_recording(rec, Path(tmp) / storage, storage=storage)
             drop_page_cache(bag)
-            cold = _timed(lambda: load_dataset([bag]))
-            warm = _timed(lambda: load_dataset([bag]))
+            cold = _timed(lambda bag=bag: load_dataset([bag]))
+            warm = _timed(lambda bag=bag: load_dataset([bag]))
             drop_page_cache(bag)
             counted = []
-            raw = _timed(lambda: counted.append(raw_rosbags(bag)))
+            raw = _timed(lambda bag=bag, counted=counted: counted.append(raw_rosbags(bag)))
             assert counted[0] == n, f"{bag}: {counted[0]} {TOPIC} messages, expected {n}"
             out[f"bag_ingest_msgs_per_s_{storage}"] = n / cold
             out[f"raw_rosbags_msgs_per_s_{storage}"] = n / raw

@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def realtime_factor(sim_seconds: float, profile: str = "geared_desktop_arm") -> float:
-    """Simulated seconds per wall second for SimArm (``profile``) under a sinusoidal torque (step + measure per 1 ms)."""
+    """Simulated seconds per wall second for SimArm (``profile``) under a sinusoidal torque (step + measure per
+    1 ms)."""
     arm = SimArm(SimArmConfig(profile=profile))
     n = int(sim_seconds / arm.dt)
     tau = np.zeros(arm.n_joints)

@@ -11,7 +11,8 @@ Layout (the ROS-free core never imports rclpy):
 - ``training``  training loops, evaluation, comparison report (core)
 - ``control``   computed-torque control, disturbance observer, safety, trajectories (core)
 - ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
-- ``nodes``     thin rclpy adapters, one executable per module; each node's parameters beside it (``*_params``, no rclpy)
+- ``nodes``     thin rclpy adapters, one executable per module; each node's parameters beside it (``*_params``,
+                no rclpy)
 - ``cli``       the ``deadzone-id`` command
 """
 

@@ -2,7 +2,8 @@
 
 Every component config is a frozen dataclass validated in ``__post_init__``. Loading rejects unknown keys, so a
 misspelled setting fails loudly instead of silently doing nothing. The validators every config uses live here too:
-:func:`check_joint_names`, :func:`check_positive` and :func:`check_per_joint`. Parameter files use the standard ROS 2 layout::
+:func:`check_joint_names`, :func:`check_positive` and :func:`check_per_joint`. Parameter files use the standard
+ROS 2 layout::
 
     /**:                     # or the node name, e.g. sim_arm:
       ros__parameters:
@@ -98,7 +99,9 @@ def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def dataclass_from_dict(cls: type[T], values: dict[str, Any], source: str = "<dict>", *, ignore: tuple[str, ...] = ()) -> T:
+def dataclass_from_dict(
+    cls: type[T], values: dict[str, Any], source: str = "<dict>", *, ignore: tuple[str, ...] = ()
+) -> T:
     """Build the frozen dataclass ``cls`` from ``values``, rejecting unknown keys.
 
     Lists are converted to tuples for tuple-typed fields. ``ignore`` lists keys that belong to another consumer of

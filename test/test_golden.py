@@ -215,7 +215,6 @@ def test_the_golden_check_can_fail():
 if __name__ == "__main__":  # print the golden values of the current code (see the module docstring)
     import pprint
     import tempfile
-
     from contextlib import redirect_stdout
 
     with tempfile.TemporaryDirectory() as tmp, redirect_stdout(sys.stderr):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +62,9 @@ def robot_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, f
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
     --no-progress, --urdf, --joint-map, --lock)."""
-    p.add_argument("--config", default=None, help="training parameters file (default: the bundled config/training.yaml)")
+    p.add_argument(
+        "--config", default=None, help="training parameters file (default: the bundled config/training.yaml)"
+    )
     p.add_argument("--seed", type=int, default=None, help="training seed (overrides the config)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (overrides num_threads)")
     p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most (overrides max_steps)")
@@ -69,13 +72,16 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-seconds", type=float, default=None,
                    help="split block length [s] (overrides block_seconds; 0 keeps whole episodes)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--urdf", default=None,
-                   help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
-                   "only for simulator data whose joints match)")
+    p.add_argument(
+        "--urdf",
+        default=None,
+        help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
+        "only for simulator data whose joints match)",
+    )
     add_robot_arguments(p)
 
 
-def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "DeadZoneConfig":
+def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZoneConfig:
     """``base`` with ``--alpha`` (which also drops absolute thresholds) or ``--thresholds`` applied.
 
     Raises:
@@ -94,7 +100,7 @@ def dead_zone_from_args(args: argparse.Namespace, base: "DeadZoneConfig") -> "De
     return base
 
 
-def train_config_from_args(args: argparse.Namespace) -> "TrainConfig":
+def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Load the TrainConfig of ``--config`` with the command-line overrides applied (validated)."""
     from ..errors import ConfigError
     from ..training.config import load_train_config
@@ -108,7 +114,7 @@ def train_config_from_args(args: argparse.Namespace) -> "TrainConfig":
         raise ConfigError(f"command line: {err}") from err
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
+def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
     """Load ``args.bag`` with the data loader; returns the Dataset.
 
     Raises:
@@ -118,15 +124,15 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> "Dataset":
     from ..errors import ConfigError
 
     try:
-        extra = {} if getattr(args, "savgol_window", None) is None else {"savgol_window_s": args.savgol_window}
-        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None,
-                             **extra)
+        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
+        if getattr(args, "savgol_window", None) is not None:
+            dcfg = dataclasses.replace(dcfg, savgol_window_s=float(args.savgol_window))
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     return load_dataset(args.bag, dcfg)
 
 
-def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> "TrainingInputs":
+def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
     """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``,
     ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr.
 

@@ -31,8 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="bag directory to create (must not exist)")
     p.add_argument("--time", required=True, metavar="COL", help="time column")
     p.add_argument("--time-unit", default="s", choices=list(TIME_UNITS), help="unit of the time column (default s)")
-    p.add_argument("--joint", action="append", required=True, metavar="NAME:pos=COL[,vel=COL][,effort=COL][,command=COL]",
-                   help="column mapping of one joint; repeat per joint, in the controller's joint order")
+    p.add_argument(
+        "--joint",
+        action="append",
+        required=True,
+        metavar="NAME:pos=COL[,vel=COL][,effort=COL][,command=COL]",
+        help="column mapping of one joint; repeat per joint, in the controller's joint order",
+    )
     p.add_argument("--storage", default="mcap", choices=STORAGE_CHOICES, help="rosbag2 storage (default mcap)")
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="start time [s since epoch] for relative time columns (default: the CSV's mtime)")

@@ -68,7 +68,7 @@ class DemoConfig:
             raise ValueError(f"closed_loop_seed {self.closed_loop_seed} must differ from the training seeds")
 
     @classmethod
-    def quick_run(cls) -> "DemoConfig":
+    def quick_run(cls) -> DemoConfig:
         """The ``--quick`` sizes (a few minutes on 2 cores)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=6.0,
                    compare_seeds=1, quick=True)
@@ -103,7 +103,7 @@ def _log(message: str) -> None:
 
 
 def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = None, simulator: str = "auto",
-             block_seconds: float | None = None) -> "CompareReport":
+             block_seconds: float | None = None) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
     does with the bundled training configuration."""
     from ..training.compare import quick_config, run_compare
@@ -133,8 +133,8 @@ def _simulate_stage(cfg: DemoConfig, data: Path) -> list[Path]:
 
 def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     from ..data.dataset import DatasetConfig
-    from ..errors import DataError
     from ..data.inspect import format_report, inspect_bag
+    from ..errors import DataError
     from ..launching.live import live_run
     from ..training.config import load_train_config
 
@@ -148,7 +148,7 @@ def _live_stage(cfg: DemoConfig, out: Path) -> Path:
     return bag
 
 
-def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple["CompareReport", str]:
+def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tuple[CompareReport, str]:
     from ..errors import DataError
     from ..models.export import export_artifact_onnx
 
@@ -165,8 +165,8 @@ def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tupl
     return report, best
 
 
-def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: "CompareReport",
-                       compare_dir: Path) -> dict[str, "ClosedLoopResult"]:
+def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: CompareReport,
+                       compare_dir: Path) -> dict[str, ClosedLoopResult]:
     from ..launching.live import closed_loop_metrics, live_run
     from ..training.report import fmt_joints
     from ..training.report_plots import closed_loop_plot
@@ -194,7 +194,7 @@ def _closed_loop_stage(cfg: DemoConfig, out: Path, compare: "CompareReport",
     return closed
 
 
-def run_demo(out: str | Path, config: DemoConfig | None = None) -> "DemoReport":
+def run_demo(out: str | Path, config: DemoConfig | None = None) -> DemoReport:
     """Run the whole demo into ``out`` (created; an existing demo output there is replaced).
 
     Returns:
@@ -281,7 +281,7 @@ def _convert_dfki(csvs: list[Path], out: Path) -> list[RealRun]:
     return runs
 
 
-def _compare_real(run: RealRun, out: Path, *, quick: bool) -> "CompareReport":
+def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT --simulator no --urdf U [--joint-map ...] --block-seconds B
     --savgol-window W [--quick]`` does with the bundled training configuration."""
     from ..robot import parse_joint_map
@@ -297,7 +297,7 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> "CompareReport":
     return run_compare(inputs, out, cfg, log=_log)
 
 
-def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, "CompareReport"]:
+def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False) -> dict[str, CompareReport]:
     """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design,
     with rbd and hybrid on the bundled URDFs of those robots (``kuka_lwr4plus``, ``dfki_double_pendulum_a0``/``_c0``).
 

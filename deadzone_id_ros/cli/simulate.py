@@ -32,9 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="wall-clock time [s since epoch] of the first sample (default: now), as a live recording "
                    "would stamp it")
-    p.add_argument("--sim-profile", default=None, metavar="NAME",
-                   help="simulator profile: geared_desktop_arm (default of config/sim_arm.yaml) or ideal (rigid arm with "
-                   "constant Coulomb friction, no delays); other physics keys come from --sim-config")
+    p.add_argument(
+        "--sim-profile",
+        default=None,
+        metavar="NAME",
+        help="simulator profile: geared_desktop_arm (default of config/sim_arm.yaml) or ideal (rigid arm with "
+        "constant Coulomb friction, no delays); other physics keys come from --sim-config",
+    )
     p.add_argument("--sim-config", default=None, metavar="FILE",
                    help="sim_arm parameter file (default: the package's config/sim_arm.yaml)")
     p.add_argument("--notes", default="", help="free text for episode.yaml")

@@ -173,7 +173,8 @@ class FeedforwardController:
         return np.asarray(self.model.predict(q[m], dq[m], ddq[m]), dtype=float)[self._from_model]
 
     def static_torque(self, q: np.ndarray) -> np.ndarray:
-        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not finite."""
+        """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not
+        finite."""
         tau = self._predict(np.asarray(q, dtype=float), self._zero, self._zero)
         return tau if _all_finite(tau) else self._zero.copy()
 
@@ -344,7 +345,7 @@ class FeedforwardController:
         dt = now - self._t_cmd if self._t_cmd is not None and now > self._t_cmd else 1.0 / self.config.control_rate
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
-            tau = self._limit(self.static_torque(self._q_last), dt)
+            tau = self._limit(self.static_torque(self._q_last) if self._q_last is not None else self._zero.copy(), dt)
         else:
             self.status.watchdog = "zero"
             tau = self._zero.copy()

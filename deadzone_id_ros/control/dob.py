@@ -48,7 +48,9 @@ class DisturbanceObserver:
         self.cutoff = np.asarray(cutoff, dtype=float).copy()
         self.nominal_inertia = np.asarray(nominal_inertia, dtype=float).copy()
         if self.cutoff.ndim != 1 or self.cutoff.shape != self.nominal_inertia.shape:
-            raise ValueError(f"cutoff {self.cutoff.shape} and nominal_inertia {self.nominal_inertia.shape} must be (J,)")
+            raise ValueError(
+                f"cutoff {self.cutoff.shape} and nominal_inertia {self.nominal_inertia.shape} must be (J,)"
+            )
         for name, arr in (("cutoff", self.cutoff), ("nominal_inertia", self.nominal_inertia)):
             if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
                 raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")

@@ -17,8 +17,8 @@ Excitation trajectories in the style of Swevers et al., "Optimal robot excitatio
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.interpolate import BPoly, CubicSpline, PPoly
@@ -131,7 +131,11 @@ class TrajectorySampler:
             pp = CubicSpline(t, pos, axis=0, bc_type="clamped")
         else:
             vel = np.asarray(points.velocity, dtype=float)
-            acc = np.asarray(points.acceleration, dtype=float) if points.acceleration is not None else np.gradient(vel, t, axis=0)
+            acc = (
+                np.asarray(points.acceleration, dtype=float)
+                if points.acceleration is not None
+                else np.gradient(vel, t, axis=0)
+            )
             pp = PPoly.from_bernstein_basis(BPoly(_bernstein_from_derivatives(t, pos, vel, acc), t))
         self._pp = PPoly(pp.c, pp.x)
         self._dpp = self._pp.derivative(1)
@@ -163,7 +167,9 @@ class TrajectorySampler:
         s = t - breaks[i]
         coeffs = self._coeffs[i]
         if coeffs is None:
-            coeffs = self._coeffs[i] = [tuple(c) for c in self._stacked[:, i].reshape(len(self._stacked), -1).T.tolist()]
+            coeffs = self._coeffs[i] = [
+                tuple(c) for c in self._stacked[:, i].reshape(len(self._stacked), -1).T.tolist()
+            ]
         values = []
         for c in coeffs:
             v = c[0] * s
@@ -258,7 +264,8 @@ class ExcitationConfig:
                 raise ValueError(f"{name} = {v!r} must be in [0, 1)")
         if self.hold_fraction + self.slow_fraction >= 0.95:
             raise ValueError(
-                f"hold_fraction + slow_fraction = {self.hold_fraction + self.slow_fraction} leaves too little motion (< 0.95 needed)"
+                f"hold_fraction + slow_fraction = {self.hold_fraction + self.slow_fraction} leaves too little "
+                "motion (< 0.95 needed)"
             )
         if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
@@ -302,6 +309,34 @@ def _phase_rate(rng: np.random.Generator, t: np.ndarray, cfg: ExcitationConfig) 
     return r, dr
 
 
+def _excitation_center(config: ExcitationConfig, lo: np.ndarray, hi: np.ndarray,
+                       start: Sequence[float] | None) -> np.ndarray:
+    """(J,) centre c of the excitation [rad]: ``start`` moved inside [lo, hi] when ``config.center_from_start``, else
+    ``config.center``.
+
+    Raises:
+        ValueError: ``start`` has the wrong length.
+        ConfigError: the centre lies outside (lo, hi) (joints named).
+    """
+    n = len(lo)
+    if config.center_from_start and start is not None:
+        start_arr = np.asarray(start, dtype=float)
+        if start_arr.shape != (n,):
+            raise ValueError(f"start must have {n} values (joints {list(config.joint_names)}), got {start_arr.shape}")
+        # A start outside the usable range (an arm resting on a limit) is centred just inside it instead.
+        inset = 0.05 * np.maximum(hi - lo, 0.0)
+        center = np.clip(start_arr, lo + inset, hi - inset)
+    else:
+        center = np.asarray(config.center, dtype=float)
+    bad = [config.joint_names[j] for j in range(n) if not lo[j] < center[j] < hi[j]]
+    if bad:
+        raise ConfigError(
+            f"center {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
+            f"for joint(s) {bad}"
+        )
+    return center
+
+
 def generate_excitation(
     config: ExcitationConfig, start: Sequence[float] | None = None, *, t0: float = 0.0
 ) -> TrajectoryPoints:
@@ -335,21 +370,7 @@ def generate_excitation(
     desc = load_robot_description(config.urdf_path or default_urdf(), config.joint_names)
     n = desc.n_joints
     lo, hi = desc.lower + config.position_margin, desc.upper - config.position_margin
-    if config.center_from_start and start is not None:
-        start_arr = np.asarray(start, dtype=float)
-        if start_arr.shape != (n,):
-            raise ValueError(f"start must have {n} values (joints {list(config.joint_names)}), got {start_arr.shape}")
-        # A start outside the usable range (an arm resting on a limit) is centred just inside it instead.
-        inset = 0.05 * np.maximum(hi - lo, 0.0)
-        center = np.clip(start_arr, lo + inset, hi - inset)
-    else:
-        center = np.asarray(config.center, dtype=float)
-    bad = [config.joint_names[j] for j in range(n) if not lo[j] < center[j] < hi[j]]
-    if bad:
-        raise ConfigError(
-            f"center {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
-            f"for joint(s) {bad}"
-        )
+    center = _excitation_center(config, lo, hi, start)
     rng = np.random.default_rng(config.seed)
     t = np.arange(0.0, config.duration + 0.5 * config.sample_period, config.sample_period)
     # Fine grid for the phase integral (trapezoid), exact enough for the sample points taken from it.

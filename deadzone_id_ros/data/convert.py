@@ -147,8 +147,10 @@ def read_csv_recording(
     t_ns = _time_ns(path, data[:, idx[time_column]] * TIME_UNITS[time_unit], time_column, start_time_ns)
     has_cmd = [j.command is not None for j in joints]
     if any(has_cmd) and not all(has_cmd):
-        raise DataError(f"{path}: command columns given for some joints only ({[j.name for j in joints if j.command]}); "
-                        "give command= for every joint or none")
+        raise DataError(
+            f"{path}: command columns given for some joints only ({[j.name for j in joints if j.command]}); "
+            "give command= for every joint or none"
+        )
     meta = dict(metadata or {})
     meta.setdefault("source_csv", str(path))
     meta.setdefault("columns", {"time": time_column, **{j.name: {k: getattr(j, k) for k in _KEYS if getattr(j, k)}
@@ -187,7 +189,9 @@ def _load_numeric(path: Path, header: list[str], usecols: list[int]) -> np.ndarr
                         float(row[i])
                     except (ValueError, IndexError):
                         value = row[i] if i < len(row) else "<missing>"
-                        raise DataError(f"{path}: line {line} column {header[i]}: value {value!r} is not a number") from err
+                        raise DataError(
+                            f"{path}: line {line} column {header[i]}: value {value!r} is not a number"
+                        ) from err
         raise DataError(f"{path}: cannot parse numbers: {err}") from err
     return data
 

@@ -9,8 +9,8 @@ joint is moving.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -86,9 +86,11 @@ class DeadZone:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DeadZone":
+    def from_dict(cls, d: dict) -> DeadZone:
         """Inverse of :meth:`to_dict`; raises KeyError naming a missing key."""
-        return cls(tuple(d["joint_names"]), d["alpha"], np.asarray(d["sigma"], float), np.asarray(d["threshold"], float))
+        return cls(
+            tuple(d["joint_names"]), d["alpha"], np.asarray(d["sigma"], float), np.asarray(d["threshold"], float)
+        )
 
 
 def fit_dead_zone(episodes: Sequence[Episode], config: DeadZoneConfig | None = None) -> DeadZone:

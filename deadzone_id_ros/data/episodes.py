@@ -269,7 +269,8 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     if len(gaps):
         warnings.append(
             f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); split, not interpolated"
+            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); "
+            "split, not interpolated"
         )
     bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
     window = config.window_samples(rate)
@@ -352,7 +353,9 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         log_time_fallback=log_fallback, nan_samples_dropped=nan_dropped, rate_hz=res.rate_hz,
         median_step_s=res.median_step_s, gaps_split=res.gaps_split, savgol_window_samples=res.window,
         short_segments_dropped=res.short_segments_dropped, samples=sum(len(e) for e in res.episodes),
-        episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings), **counts,
+        episodes=len(res.episodes), joints_never_moving=tuple(still), warnings=tuple(warnings),
+        out_of_order_sorted=counts["out_of_order_sorted"], duplicates_dropped=counts["duplicates_dropped"],
+        same_stamp_conflicts_dropped=counts["same_stamp_conflicts_dropped"],
     )
     return res.episodes, joints, report
 

@@ -114,10 +114,14 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
             s = read_joint_states(h, topic)
             series_by_topic[topic] = s
             fields = {
-                f: {j: (r or "usable") for j, r in field_usability(s, f).items()} for f in ("position", "velocity", "effort")
+                f: {j: (r or "usable") for j, r in field_usability(s, f).items()}
+                for f in ("position", "velocity", "effort")
             }
-            moving = [j for k, j in enumerate(s.joint_names)
-                      if len(s) and np.nanmax(s.position[:, k], initial=-np.inf) > np.nanmin(s.position[:, k], initial=np.inf)]
+            moving = [
+                j
+                for k, j in enumerate(s.joint_names)
+                if len(s) and np.nanmax(s.position[:, k], initial=-np.inf) > np.nanmin(s.position[:, k], initial=np.inf)
+            ]
             entry = {"joints": list(s.joint_names), "messages": s.report["messages"],
                      "messages_used": s.report["messages_used"], "fields": fields, "moving_joints": moving,
                      "dropped": s.report["dropped"], "joint_order_changes": s.report["joint_order_changes"]}
@@ -149,7 +153,9 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
 
 def format_report(info: dict[str, Any]) -> str:
     """Human-readable text of an :func:`inspect_bag` result."""
-    lines = [f"bag: {info['bag']}  (format: {info['format']}{', RECOVERED from a damaged bag' if info['recovered'] else ''})"]
+    lines = [
+        f"bag: {info['bag']}  (format: {info['format']}{', RECOVERED from a damaged bag' if info['recovered'] else ''})"
+    ]
     lines += [f"  note: {n}" for n in info["notes"]]
     lines.append("topics:")
     for topic, t in sorted(info["topics"].items()):

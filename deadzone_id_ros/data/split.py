@@ -8,8 +8,8 @@ it cuts: two samples of different blocks are then more than 2 * edge_reach apart
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

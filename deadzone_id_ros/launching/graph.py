@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Mapping
+from typing import IO
 
 from ..errors import LaunchError
 from .description import LaunchPlan, NodeSpec, load_launch_file
@@ -153,10 +154,11 @@ class LaunchedGraph:
         if sink is None:
             return
         with self._lock:
-            if callable(sink) and not hasattr(sink, "write"):
-                sink(line)
+            write = getattr(sink, "write", None)
+            if write is None:
+                sink(line)  # type: ignore[operator]
             else:
-                sink.write(line + "\n")  # type: ignore[union-attr]
+                write(line + "\n")
                 sink.flush()  # type: ignore[union-attr]
 
     def _pump(self, node: NodeProcess) -> None:

@@ -119,6 +119,8 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     rec = read_recording(bag)
     if rec.reference_t_ns is None or len(rec.reference_t_ns) < 2:
         raise DataError(f"{bag}: no reference trajectory recorded, cannot measure tracking")
+    if rec.reference_position is None:
+        raise DataError(f"{bag}: no reference positions recorded, cannot measure tracking")
     t_ref, idx = np.unique(rec.reference_t_ns, return_index=True)
     q_ref = rec.reference_position[idx]
     t = rec.state_t_ns

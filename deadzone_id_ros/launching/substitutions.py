@@ -9,8 +9,8 @@ with single or double quotes, as in the launch grammar (launch/launch/frontend/g
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ..errors import LaunchError
 
@@ -133,12 +133,12 @@ def _substitution(text: str, pos: int, variables: Mapping[str, str], where: str)
         return variables[args[0]], pos
     if kind == "env":
         _arity(kind, args, 1, 2, where)
-        value = os.environ.get(args[0])
-        if value is None:
+        env_value = os.environ.get(args[0])
+        if env_value is None:
             if len(args) == 1:
                 raise LaunchError(f"{where}: environment variable {args[0]} is not set and $(env) has no default")
-            value = args[1]
-        return value, pos
+            env_value = args[1]
+        return env_value, pos
     if kind == "find-pkg-share":
         _arity(kind, args, 1, 1, where)
         try:

@@ -82,7 +82,9 @@ def export_onnx(model: LearnedModel, path: str | Path) -> Path:
     import torch
 
     if model.mlp is None:
-        raise ArtifactError(f"method {model.method!r} has no neural network; the rigid-body model is not exportable to ONNX")
+        raise ArtifactError(
+            f"method {model.method!r} has no neural network; the rigid-body model is not exportable to ONNX"
+        )
     net = torch_from_mlp(model.mlp)
 
     class _ThreeInputs(torch.nn.Module):
@@ -155,16 +157,19 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
                        "parameters": model.rbd.parameters()}
-    np.savez(out / "weights.npz", **arrays)
+    np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     if model.mlp is not None and onnx:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
         files[name] = sha256_file(out / name)
-        meta["onnx"] = {"exportable": True, "file": name,
-                        "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
-                        "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s",
-                                   "ddq": "(N, J) float32 rad/s^2"}, "outputs": {"tau": "(N, J) float32 N*m"}}
+        meta["onnx"] = {
+            "exportable": True,
+            "file": name,
+            "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
+            "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s", "ddq": "(N, J) float32 rad/s^2"},
+            "outputs": {"tau": "(N, J) float32 N*m"},
+        }
     else:
         meta["onnx"] = {"exportable": model.mlp is not None, "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
@@ -214,7 +219,9 @@ def load_artifact(path: str | Path) -> LearnedModel:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ArtifactError(f"{meta_path}: not valid JSON: {err}") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ArtifactError(f"{meta_path}: format {meta.get('format') if isinstance(meta, dict) else None!r} is not {FORMAT!r}")
+        raise ArtifactError(
+            f"{meta_path}: format {meta.get('format') if isinstance(meta, dict) else None!r} is not {FORMAT!r}"
+        )
     if meta.get("format_version") != FORMAT_VERSION:
         raise ArtifactError(f"{meta_path}: format_version {meta.get('format_version')!r} is not supported "
                             f"(this package reads {FORMAT_VERSION})")
@@ -243,8 +250,8 @@ def load_artifact(path: str | Path) -> LearnedModel:
             spec = meta["mlp"]
             mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
             norm = meta.get("normalization") or {}
-            if not np.allclose(norm.get("input_mean"), mlp.x_norm.mean, rtol=0, atol=0) or \
-                    not np.allclose(norm.get("output_std"), mlp.y_norm.std, rtol=0, atol=0):
+            if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
+                    not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
                 raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
         rbd = None
         if want_rbd:
@@ -254,8 +261,14 @@ def load_artifact(path: str | Path) -> LearnedModel:
                                      locked=meta["rbd"].get("locked") or None)
             cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
             coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
-            if cols.shape != coef.shape or cols.ndim != 1 or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns)):
-                raise ArtifactError(f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid")
+            if (
+                cols.shape != coef.shape
+                or cols.ndim != 1
+                or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns))
+            ):
+                raise ArtifactError(
+                    f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid"
+                )
             rbd = RigidBodyModel(reg, cols, coef)
         dz = meta.get("dead_zone")
         dead_zone = DeadZone.from_dict(dz) if dz else None

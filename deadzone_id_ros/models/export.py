@@ -57,9 +57,12 @@ def export_artifact_onnx(model_dir: str | Path, out: str | Path | None = None) -
         meta_path = root / "model.json"
         meta = json.loads(meta_path.read_text())
         meta["files"][name] = sha256_file(target)
-        meta["onnx"] = {"exportable": True, "file": name,
-                        "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
-                        "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s",
-                                   "ddq": "(N, J) float32 rad/s^2"}, "outputs": {"tau": "(N, J) float32 N*m"}}
+        meta["onnx"] = {
+            "exportable": True,
+            "file": name,
+            "contents": "MLP residual; add the rigid-body torque" if model.rbd is not None else "full model",
+            "inputs": {"q": "(N, J) float32 rad", "dq": "(N, J) float32 rad/s", "ddq": "(N, J) float32 rad/s^2"},
+            "outputs": {"tau": "(N, J) float32 N*m"},
+        }
         meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     return OnnxExport(target, model.rbd is not None, err, err <= 1e-4 * max(1.0, float(np.abs(want).max())))

@@ -60,7 +60,7 @@ def conventional_keep(mask: np.ndarray) -> np.ndarray:
     mask = np.asarray(mask, dtype=bool)
     if mask.ndim != 2:
         raise ValueError(f"mask must be (N, J), got shape {mask.shape}")
-    return mask.all(axis=1)
+    return np.asarray(mask.all(axis=1))
 
 
 def band_mse(pred, target, mask, band):

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ACTIVATIONS", "MLPConfig", "MLPWeights", "Standardizer", "build_torch_mlp", "mlp_from_torch", "torch_from_mlp"]
+__all__ = [
+    "ACTIVATIONS",
+    "MLPConfig",
+    "MLPWeights",
+    "Standardizer",
+    "build_torch_mlp",
+    "mlp_from_torch",
+    "torch_from_mlp",
+]
 
 #: Activation names accepted by :class:`MLPConfig` (torch module name, numpy implementation).
 ACTIVATIONS: tuple[str, ...] = ("elu", "relu", "silu", "tanh")
@@ -65,7 +73,7 @@ class Standardizer:
     std: np.ndarray
 
     @classmethod
-    def fit(cls, x: np.ndarray, mask: np.ndarray | None = None) -> "Standardizer":
+    def fit(cls, x: np.ndarray, mask: np.ndarray | None = None) -> Standardizer:
         """Fit on x: (N, D); with ``mask`` (N, D) bool, each column uses only its True entries.
 
         Raises:
@@ -75,7 +83,10 @@ class Standardizer:
         if x.ndim != 2:
             raise ValueError(f"x must be 2-D (N, D), got shape {x.shape}")
         if mask is None:
-            mean, std = x.mean(axis=0) if len(x) else np.zeros(x.shape[1]), x.std(axis=0) if len(x) else np.ones(x.shape[1])
+            mean, std = (
+                x.mean(axis=0) if len(x) else np.zeros(x.shape[1]),
+                x.std(axis=0) if len(x) else np.ones(x.shape[1]),
+            )
         else:
             mask = np.asarray(mask, dtype=bool)
             if mask.shape != x.shape:
@@ -170,13 +181,19 @@ class MLPWeights:
         return out
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], n_layers: int, activation: str, prefix: str = "mlp.") -> "MLPWeights":
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], n_layers: int, activation: str, prefix: str = "mlp."
+    ) -> MLPWeights:
         """Inverse of :meth:`arrays`; raises KeyError naming a missing array, ValueError on inconsistent shapes."""
         ws = tuple(np.asarray(arrays[f"{prefix}layer{k}.weight"], dtype=np.float32) for k in range(n_layers))
         bs = tuple(np.asarray(arrays[f"{prefix}layer{k}.bias"], dtype=np.float32) for k in range(n_layers))
-        return cls(ws, bs, activation,
-                   Standardizer(np.asarray(arrays[f"{prefix}x_mean"], float), np.asarray(arrays[f"{prefix}x_std"], float)),
-                   Standardizer(np.asarray(arrays[f"{prefix}y_mean"], float), np.asarray(arrays[f"{prefix}y_std"], float)))
+        return cls(
+            ws,
+            bs,
+            activation,
+            Standardizer(np.asarray(arrays[f"{prefix}x_mean"], float), np.asarray(arrays[f"{prefix}x_std"], float)),
+            Standardizer(np.asarray(arrays[f"{prefix}y_mean"], float), np.asarray(arrays[f"{prefix}y_std"], float)),
+        )
 
 
 def build_torch_mlp(n_inputs: int, n_outputs: int, config: MLPConfig):

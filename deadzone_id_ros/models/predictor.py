@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,9 @@ class LearnedModel:
             raise ValueError(f"method = {method!r} must be one of {list(METHODS)}")
         want_rbd, want_mlp = METHODS[method]
         if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):
-            raise ValueError(f"method {method!r} needs rbd={'yes' if want_rbd else 'no'} and mlp={'yes' if want_mlp else 'no'}")
+            raise ValueError(
+                f"method {method!r} needs rbd={'yes' if want_rbd else 'no'} and mlp={'yes' if want_mlp else 'no'}"
+            )
         self.joint_names: tuple[str, ...] = tuple(joint_names)
         J = len(self.joint_names)
         if mlp is not None and (mlp.n_inputs != 3 * J or mlp.n_outputs != J):

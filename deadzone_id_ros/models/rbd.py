@@ -31,8 +31,9 @@ is identifiable from joint torques. Two fits, both on the rows (sample, joint) w
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -72,8 +73,9 @@ class RigidBodyRegressor:
         ValueError: friction_eps <= 0.
     """
 
-    def __init__(self, urdf_xml: str, joint_names: Sequence[str], friction_eps: float | Sequence[float] = 0.01,
-                 source: str = "<urdf>", joint_map: Mapping[str, str] | None = None,
+    def __init__(self, urdf_xml: str, joint_names: Sequence[str],
+                 friction_eps: float | Sequence[float] | np.ndarray = 0.01, source: str = "<urdf>",
+                 joint_map: Mapping[str, str] | None = None,
                  locked: Mapping[str, float] | None = None) -> None:
         from ..robot.reduced import build_reduced_model
 
@@ -89,7 +91,9 @@ class RigidBodyRegressor:
         self.locked = dict(self.robot.locked)
         self.friction_eps = np.broadcast_to(eps, (len(self.joint_names),)).copy()
         if self.model.nv != len(self.joint_names):  # pragma: no cover - build_reduced_model locks every other joint
-            raise RobotDescriptionError(f"{source}: reduced model has {self.model.nv} DOF for {len(joint_names)} joints")
+            raise RobotDescriptionError(
+                f"{source}: reduced model has {self.model.nv} DOF for {len(joint_names)} joints"
+            )
         self._idx = self.robot.idx_v
         self.n_joints = len(self.joint_names)
         self.n_inertial = 10 * (self.model.njoints - 1)
@@ -184,7 +188,7 @@ class RigidBodyModel:
     fit_info: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
-    def joint_names(self) -> tuple[str, ...]:  # type: ignore[override]
+    def joint_names(self) -> tuple[str, ...]:
         """(J,) joint order of every array in and out."""
         return self.regressor.joint_names
 

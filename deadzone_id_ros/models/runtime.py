@@ -19,8 +19,9 @@ model identified from data is a different class, :class:`deadzone_id_ros.models.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -156,12 +157,18 @@ class OnnxModel:
         try:
             self.joint_names = tuple(str(n) for n in meta["joint_names"])
             j = len(self.joint_names)
-            stats = {k: np.asarray(meta[k], dtype=np.float32) for k in ("input_mean", "input_std", "output_mean", "output_std")}
+            stats = {
+                k: np.asarray(meta[k], dtype=np.float32)
+                for k in ("input_mean", "input_std", "output_mean", "output_std")
+            }
         except KeyError as err:
             raise ArtifactError(f"{json_path}: missing key {err.args[0]!r}") from err
         for key, n in (("input_mean", 3 * j), ("input_std", 3 * j), ("output_mean", j), ("output_std", j)):
             if stats[key].shape != (n,):
-                raise ArtifactError(f"{json_path}: {key} must have {n} values for joints {list(self.joint_names)}, got {stats[key].shape}")
+                raise ArtifactError(
+                    f"{json_path}: {key} must have {n} values for joints {list(self.joint_names)}, "
+                    f"got {stats[key].shape}"
+                )
         if np.any(stats["input_std"] <= 0):
             raise ArtifactError(f"{json_path}: input_std must be > 0, got {stats['input_std'].tolist()}")
         self._in_mean, self._in_std = stats["input_mean"], stats["input_std"]
@@ -242,8 +249,12 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
     if kind == "rbd":
         from ..resources import default_urdf
 
-        return NominalRigidBodyModel(settings.urdf_path or default_urdf(), joint_names, friction=settings.model_friction,
-                                     friction_velocity=settings.friction_velocity)
+        return NominalRigidBodyModel(
+            settings.urdf_path or default_urdf(),
+            joint_names,
+            friction=settings.model_friction,
+            friction_velocity=settings.friction_velocity,
+        )
     if kind == "learned":
         if not settings.model_path:
             raise ConfigError("model 'learned' needs model_path (an artifact directory or an .onnx file)")

@@ -7,10 +7,11 @@ import signal
 import sys
 import types
 import typing
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 from ..config import dataclass_from_dict
@@ -19,6 +20,7 @@ from ..errors import DeadzoneIdError
 __all__ = ["declare_dataclass_parameters", "init_ros", "make_executor", "run_node", "spin_until_shutdown"]
 
 T = TypeVar("T")
+N = TypeVar("N", bound=Node)
 
 
 def declare_dataclass_parameters(
@@ -37,7 +39,7 @@ def declare_dataclass_parameters(
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
             default = list(default)
         element = _element_type(hints.get(f.name))
@@ -125,8 +127,8 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
             signal.signal(sig, handler)
 
 
-def run_node(name: str, factory: Callable[[], Node], args=None, *, until: Callable[[Node], bool] | None = None,
-             on_exit: Callable[[Node], None] | None = None) -> int:
+def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
+             on_exit: Callable[[N], None] | None = None) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
     ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a

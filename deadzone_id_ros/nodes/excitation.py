@@ -76,11 +76,12 @@ class ExcitationNode(Node):
             return
         start = np.array([msg.position[names.index(j)] for j in self.config.joint_names])
         self._start(start)
-        self.destroy_subscription(self._state_sub)
+        if self._state_sub is not None:
+            self.destroy_subscription(self._state_sub)
         self._state_sub = None
 
     def _start(self, start: np.ndarray | None) -> None:
-        self.points = generate_excitation(self.config, start=start)
+        self.points = generate_excitation(self.config, start=None if start is None else start.tolist())
         self._t0_ns = self.get_clock().now().nanoseconds + s_to_ns(self.node_config.start_delay)
         self.get_logger().info(
             f"excitation: seed {self.config.seed}, {self.config.duration:g} s, centre "
@@ -92,17 +93,20 @@ class ExcitationNode(Node):
         pts = self.points
         assert pts is not None
         rel = ns_to_s(now_ns - self._t0_ns)
-        lo = max(np.searchsorted(pts.t, rel - self.config.sample_period) - 1, 0)
+        lo = max(int(np.searchsorted(pts.t, rel - self.config.sample_period)) - 1, 0)
         hi = int(np.searchsorted(pts.t, rel + self.node_config.horizon, side="right"))
         hi = max(hi, lo + 2)
         msg = JointTrajectory()
         msg.header.stamp = Time(**dict(zip(("sec", "nanosec"), _split_ns(self._t0_ns))))
         msg.joint_names = list(pts.joint_names)
+        velocity, acceleration = pts.velocity, pts.acceleration
+        if velocity is None or acceleration is None:
+            raise ValueError("excitation trajectory without velocity/acceleration")
         for k in range(lo, min(hi, len(pts.t))):
             p = JointTrajectoryPoint()
             p.positions = pts.position[k].tolist()
-            p.velocities = pts.velocity[k].tolist()  # type: ignore[union-attr]
-            p.accelerations = pts.acceleration[k].tolist()  # type: ignore[union-attr]
+            p.velocities = velocity[k].tolist()
+            p.accelerations = acceleration[k].tolist()
             sec, nsec = _split_ns(s_to_ns(pts.t[k]))
             p.time_from_start = Duration(sec=sec, nanosec=nsec)
             msg.points.append(p)
@@ -118,7 +122,8 @@ class ExcitationNode(Node):
 
 
 def main(args=None) -> int:
-    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
+    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no
+    traceback)."""
     return run_node("excitation", ExcitationNode, args)
 
 

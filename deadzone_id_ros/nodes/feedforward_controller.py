@@ -37,15 +37,15 @@ from itertools import chain
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.node import Node
 from rclpy.duration import Duration as RosDuration
+from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from ..models.runtime import load_model
 from ..errors import SafetyError
+from ..models.runtime import load_model
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
 from ._common import declare_dataclass_parameters, run_node
@@ -220,7 +220,10 @@ class FeedforwardControllerNode(Node):
             self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
             self._references += 1
             log = self.get_logger().info if self._references == 1 else self.get_logger().debug
-            log(f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s to {t[-1] - now:+.3f} s")
+            log(
+                f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s "
+                f"to {t[-1] - now:+.3f} s"
+            )
         except (ValueError, SafetyError) as err:
             self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
 
@@ -287,7 +290,7 @@ class FeedforwardControllerNode(Node):
         self._diag_pub.publish(arr)
 
 
-def _publish_zero(node: "FeedforwardControllerNode") -> None:
+def _publish_zero(node: FeedforwardControllerNode) -> None:
     try:
         node.publish_zero()
         node.get_logger().info("published a zero torque command; shutting down")

@@ -42,7 +42,11 @@ class ControllerNodeConfig:
         check_positive("diagnostics_rate", self.diagnostics_rate)
         if self.diagnostics_rate > 100:
             raise ValueError(f"diagnostics_rate = {self.diagnostics_rate} must be <= 100 Hz")
-        if isinstance(self.debug_decimation, bool) or not isinstance(self.debug_decimation, int) or self.debug_decimation < 0:
+        if (
+            isinstance(self.debug_decimation, bool)
+            or not isinstance(self.debug_decimation, int)
+            or self.debug_decimation < 0
+        ):
             raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
         if not isinstance(self.stamped_command, bool):
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")

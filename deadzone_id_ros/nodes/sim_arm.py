@@ -5,8 +5,8 @@ Publishes ``/joint_states`` (sensor_msgs/JointState: name, position [rad], veloc
 ``/effort_controller/commands`` (std_msgs/Float64MultiArray, one torque per joint in ``joint_names`` order, as a
 forward_command_controller with interface_name effort). Holds the last good command; after ``command_timeout``
 without one it applies zero torque; before the first command the joints sit on their brakes at
-``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the wrong length or with
-NaN/inf (throttled error) and keeps the last good one.
+``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the
+wrong length or with NaN/inf (throttled error) and keeps the last good one.
 
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader: .sim_arm_params).
 """
@@ -54,7 +54,9 @@ class SimArmNode(Node):
             self.get_logger().warn(str(w.message))
         self._owns_clock = self.node_config.clock_mode == "sim"
         if self._owns_clock and self.get_parameter("use_sim_time").value:
-            raise DeadzoneIdError("sim_arm with clock_mode 'sim' publishes /clock itself: set use_sim_time false for it")
+            raise DeadzoneIdError(
+                "sim_arm with clock_mode 'sim' publishes /clock itself: set use_sim_time false for it"
+            )
         self._command = np.zeros(self.arm.n_joints)
         self._last_command_sim_t: float | None = None
         self._timed_out = True
@@ -65,7 +67,9 @@ class SimArmNode(Node):
         self._wall_start = time.monotonic()
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
         self._joint_pub = self.create_publisher(JointState, "/joint_states", 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None  # reliable: matches both kinds of subscriber
+        self._clock_pub = (
+            self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None
+        )  # reliable: matches both kinds of subscriber
         self.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
         self._msg = JointState()
         self._msg.name = list(self.arm.joint_names)
@@ -132,7 +136,10 @@ class SimArmNode(Node):
             arm.hold(n)  # brakes on until the controller starts
         else:
             for _ in range(n):
-                stale = self._last_command_sim_t is None or arm.time - self._last_command_sim_t > self.node_config.command_timeout
+                stale = (
+                    self._last_command_sim_t is None
+                    or arm.time - self._last_command_sim_t > self.node_config.command_timeout
+                )
                 if stale and not self._timed_out:
                     self._timed_out = True
                     self.get_logger().warn(
@@ -148,7 +155,7 @@ class SimArmNode(Node):
                 return
             self._last_idle_publish = now
         meas = arm.measure()
-        if self._owns_clock:
+        if self._clock_pub is not None:
             stamp_ns = s_to_ns(meas.t)
             clock = Clock()
             clock.clock.sec, clock.clock.nanosec = ns_to_stamp(stamp_ns)

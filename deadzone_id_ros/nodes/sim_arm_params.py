@@ -49,7 +49,9 @@ class SimArmNodeConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} = {getattr(self, name)!r} must be true or false")
         if self.lockstep and self.clock_mode != "sim":
-            raise ValueError("lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)")
+            raise ValueError(
+                "lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)"
+            )
         check_positive("lockstep_timeout", self.lockstep_timeout)
         if not 1.0 <= self.publish_rate <= 10000.0:
             raise ValueError(f"publish_rate = {self.publish_rate} must be in [1, 10000] Hz")
@@ -59,7 +61,9 @@ class SimArmNodeConfig:
         check_positive("real_time_factor", self.real_time_factor)
 
 
-def load_sim_config(path: str | Path | None = None, overrides: dict | None = None) -> tuple[SimArmConfig, SimArmNodeConfig]:
+def load_sim_config(
+    path: str | Path | None = None, overrides: dict | None = None
+) -> tuple[SimArmConfig, SimArmNodeConfig]:
     """Load both configs from a parameter file (default: the bundled config/sim_arm.yaml).
 
     Args:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -56,8 +56,12 @@ class RobotDescription:
         try:
             i = self.joint_names.index(name)
         except ValueError as err:
-            raise RobotDescriptionError(f"{self.urdf_path}: no joint named '{name}' (joints: {list(self.joint_names)})") from err
-        return JointLimits(float(self.lower[i]), float(self.upper[i]), float(self.velocity_limit[i]), float(self.effort_limit[i]))
+            raise RobotDescriptionError(
+                f"{self.urdf_path}: no joint named '{name}' (joints: {list(self.joint_names)})"
+            ) from err
+        return JointLimits(
+            float(self.lower[i]), float(self.upper[i]), float(self.velocity_limit[i]), float(self.effort_limit[i])
+        )
 
 
 def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | None = None) -> RobotDescription:

@@ -8,8 +8,9 @@ joint map ``bag_name:urdf_name``; a URDF where some data joint cannot be found i
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

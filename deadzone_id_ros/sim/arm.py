@@ -16,8 +16,6 @@ reads) unless the configuration gives them explicitly; a warning names each join
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,33 +26,10 @@ import numpy as np
 from ..errors import RobotDescriptionError
 from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
-from .config import SimArmConfig
+from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .geared import inverse_with_friction
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
-
-
-class FrictionSourceWarning(UserWarning):
-    """The parameter file's friction or damping differs from the URDF's for a joint (the parameter file wins)."""
-
-
-def _resolve_friction(config: SimArmConfig, description: RobotDescription) -> SimArmConfig:
-    """Fill ``frictionloss``/``damping`` left at None from the URDF; warn per joint where an explicit value differs."""
-    urdf = {"frictionloss": description.friction, "damping": description.damping}
-    tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
-    resolved = {}
-    for key, from_urdf in urdf.items():
-        given = getattr(config, key)
-        if given is None:
-            resolved[key] = tuple(float(v) for v in from_urdf)
-            continue
-        for name, mine, theirs in zip(config.joint_names, given, from_urdf):
-            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
-                warnings.warn(
-                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
-                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
-                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
-    return dataclasses.replace(config, **resolved) if resolved else config
 
 
 @dataclass(frozen=True)
@@ -95,7 +70,7 @@ class SimArm:
         config = config or SimArmConfig()
         urdf = Path(config.urdf_path) if config.urdf_path else default_urdf()
         self.description: RobotDescription = load_robot_description(urdf, config.joint_names)
-        self.config = config = _resolve_friction(config, self.description)
+        self.config = config = resolve_urdf_friction(config, self.description)
         self.joint_names: tuple[str, ...] = tuple(config.joint_names)
         #: mass of this episode's payload [kg] (0: none), drawn from ``seed`` on a stream of its own
         self.payload_mass = self._draw_payload(config)
@@ -121,7 +96,7 @@ class SimArm:
         self._load = np.asarray(config.load_friction, dtype=float)
         self._load_s = np.asarray(config.load_friction_stribeck, dtype=float)
         self._vs = np.asarray(config.stribeck_velocity, dtype=float)
-        self._alpha = float(config.stribeck_exponent)
+        self._alpha = float(filled(config.stribeck_exponent))
         self._friction_varies = bool(self._ratio.any() or self._load.any() or self._load_s.any())
         self._load_varies = bool(self._load.any() or self._load_s.any())
         self._coulomb_r = self._coulomb * self._ratio
@@ -130,9 +105,9 @@ class SimArm:
         self._ripple_a = np.asarray(config.ripple_amplitude, dtype=float)
         self._ripple_n = np.asarray(config.ripple_cycles_per_rad, dtype=float)
         self._ripple = bool(self._ripple_a.any())
-        self.actuation_delay_steps = int(round(config.actuation_delay / config.timestep))
-        self.measurement_delay_steps = int(round(config.measurement_delay / config.timestep))
-        fc = config.velocity_filter_cutoff
+        self.actuation_delay_steps = int(round(filled(config.actuation_delay) / config.timestep))
+        self.measurement_delay_steps = int(round(filled(config.measurement_delay) / config.timestep))
+        fc = filled(config.velocity_filter_cutoff)
         self._filter_gain = 1.0 - float(np.exp(-2.0 * np.pi * fc * config.timestep)) if fc > 0 else 0.0
         self._record = bool(self.measurement_delay_steps or self._filter_gain)  # keep a state history
         # Slices (views, cheaper than index arrays) when the actuated dofs / qpos entries are contiguous.
@@ -145,9 +120,6 @@ class SimArm:
         if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
             return slice(int(index[0]), int(index[0]) + len(index))
         return index
-        self._commands: deque[np.ndarray] = deque()
-        self._samples: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque()
-        self._dq_filtered = np.zeros(self.n_joints)
 
     @staticmethod
     def _draw_payload(config: SimArmConfig) -> float:
@@ -174,8 +146,8 @@ class SimArm:
                 continue
             i = config.joint_names.index(j.name)
             j.armature = config.armature[i]
-            j.frictionloss = config.frictionloss[i] if with_friction else 0.0
-            j.damping = [config.damping[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
+            j.frictionloss = filled(config.frictionloss)[i] if with_friction else 0.0
+            j.damping = [filled(config.damping)[i] if with_friction else 0.0, 0.0, 0.0]  # MuJoCo 4: (linear, 0, 0)
             j.solref_friction = list(config.friction_solref)
             j.solimp_friction = list(config.friction_solimp)
         if payload > 0:  # a point mass fixed to the last joint's child link (tiny inertia keeps MuJoCo happy)
@@ -225,7 +197,8 @@ class SimArm:
         return self._applied.copy()
 
     def reset(self, q: np.ndarray | None = None, dq: np.ndarray | None = None) -> None:
-        """Reset time to zero and the state to ``q`` [rad] / ``dq`` [rad/s] (default: configured initial position, rest).
+        """Reset time to zero and the state to ``q`` [rad] / ``dq`` [rad/s] (default: configured initial position,
+        rest).
 
         Raises:
             ValueError: ``q`` or ``dq`` is not of shape (J,).
@@ -251,7 +224,8 @@ class SimArm:
         self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
 
     def clip_torque(self, tau: np.ndarray) -> np.ndarray:
-        """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite values."""
+        """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite
+        values."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")

@@ -3,12 +3,29 @@ and the parameter-file loader are beside the node: :mod:`deadzone_id_ros.nodes.s
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
 
 from ..config import check_joint_names, check_per_joint
 
-__all__ = ["PROFILES", "SimArmConfig", "sim_config_from_metadata"]
+if TYPE_CHECKING:
+    from ..robot import RobotDescription
+
+__all__ = [
+    "PROFILES",
+    "FrictionSourceWarning",
+    "SimArmConfig",
+    "filled",
+    "resolve_urdf_friction",
+    "sim_config_from_metadata",
+]
+
+T = TypeVar("T")
 
 
 # Per-effect parameters a profile sets; an explicit value (in the parameter file or the constructor) overrides it.
@@ -118,11 +135,14 @@ class SimArmConfig:
         for name in ("armature", "torque_noise_std", "velocity_noise_std", "friction_stribeck_ratio",
                      "load_friction", "load_friction_stribeck", "ripple_amplitude", "ripple_cycles_per_rad"):
             check_per_joint(name, getattr(self, name), n, sign="non-negative")
-        check_per_joint("stribeck_velocity", self.stribeck_velocity, n, sign="positive")
+        check_per_joint("stribeck_velocity", filled(self.stribeck_velocity), n, sign="positive")
         check_per_joint("initial_position", self.initial_position, n, sign="any")
-        if any(k + ks >= 1.0 for k, ks in zip(self.load_friction, self.load_friction_stribeck)):
-            raise ValueError(f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
-                             f"torque it resists); got {list(self.load_friction)} and {list(self.load_friction_stribeck)}")
+        load, load_s = filled(self.load_friction), filled(self.load_friction_stribeck)
+        if any(k + ks >= 1.0 for k, ks in zip(load, load_s)):
+            raise ValueError(
+                f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
+                f"torque it resists); got {list(load)} and {list(load_s)}"
+            )
         if not (isinstance(self.stribeck_exponent, (int, float)) and self.stribeck_exponent > 0):
             raise ValueError(f"stribeck_exponent = {self.stribeck_exponent!r} must be > 0")
         for name in ("actuation_delay", "measurement_delay"):
@@ -150,9 +170,48 @@ class SimArmConfig:
     @property
     def is_ideal(self) -> bool:
         """True when no geared-joint effect is active (the plain rigid arm with constant Coulomb friction)."""
-        return (not any(self.friction_stribeck_ratio) and not any(self.load_friction)
-                and not any(self.load_friction_stribeck) and not any(self.ripple_amplitude)
+        return (not any(filled(self.friction_stribeck_ratio)) and not any(filled(self.load_friction))
+                and not any(filled(self.load_friction_stribeck)) and not any(filled(self.ripple_amplitude))
                 and self.actuation_delay == 0 and self.measurement_delay == 0 and self.velocity_filter_cutoff == 0)
+
+
+class FrictionSourceWarning(UserWarning):
+    """The parameter file's friction or damping differs from the URDF's for a joint (the parameter file wins)."""
+
+
+def resolve_urdf_friction(config: SimArmConfig, description: RobotDescription) -> SimArmConfig:
+    """Fill ``frictionloss``/``damping`` [N·m, N·m·s/rad] left at None from the URDF's ``<dynamics>``; the URDF is the
+    source of truth unless the parameter file overrides it explicitly.
+
+    Warns:
+        FrictionSourceWarning: per joint where an explicit value differs from the URDF's.
+    """
+    urdf = {"frictionloss": description.friction, "damping": description.damping}
+    tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
+    resolved: dict[str, Any] = {}
+    for key, from_urdf in urdf.items():
+        given = getattr(config, key)
+        if given is None:
+            resolved[key] = tuple(float(v) for v in from_urdf)
+            continue
+        for name, mine, theirs in zip(config.joint_names, given, from_urdf):
+            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
+                warnings.warn(
+                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
+                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
+                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
+    return dataclasses.replace(config, **resolved) if resolved else config
+
+
+def filled(value: T | None) -> T:
+    """A SimArmConfig field that ``__post_init__`` (profile) or the URDF (friction, damping) has filled in.
+
+    Raises:
+        ValueError: the field is still None (a config used before its profile or URDF values were resolved).
+    """
+    if value is None:
+        raise ValueError("SimArmConfig field used before the profile / URDF filled it in")
+    return value
 
 
 def sim_config_from_metadata(values: dict, source: str) -> SimArmConfig:

@@ -61,7 +61,13 @@ def simulate(
         SafetyError: the controller's joints differ from the arm's.
         ConfigError: invalid configuration values.
     """
-    from ..control import ControllerConfig, ExcitationConfig, FeedforwardController, TrajectorySampler, generate_excitation
+    from ..control import (
+        ControllerConfig,
+        ExcitationConfig,
+        FeedforwardController,
+        TrajectorySampler,
+        generate_excitation,
+    )
     from ..errors import SafetyError
     from ..models.runtime import load_model
 
@@ -77,16 +83,22 @@ def simulate(
             f"rate_hz = {rate_hz} gives a control period of {substeps_f:g} physics steps of {sim_config.timestep} s; "
             "it must be a whole number >= 1"
         )
-    ctrl_config = controller_config or ControllerConfig(joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path)
+    ctrl_config = controller_config or ControllerConfig(
+        joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path
+    )
     if tuple(ctrl_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(
-            f"controller joints {list(ctrl_config.joint_names)} differ from the simulated arm's {list(sim_config.joint_names)}"
+            f"controller joints {list(ctrl_config.joint_names)} differ from the simulated arm's "
+            f"{list(sim_config.joint_names)}"
         )
-    exc_config = excitation_config or ExcitationConfig(joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path)
+    exc_config = excitation_config or ExcitationConfig(
+        joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path
+    )
     exc_config = dataclasses.replace(exc_config, duration=float(duration), seed=int(seed))
     if tuple(exc_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(
-            f"excitation joints {list(exc_config.joint_names)} differ from the simulated arm's {list(sim_config.joint_names)}"
+            f"excitation joints {list(exc_config.joint_names)} differ from the simulated arm's "
+            f"{list(sim_config.joint_names)}"
         )
 
     arm = SimArm(sim_config)

@@ -107,7 +107,9 @@ class ReplayResult:
         }
 
 
-def check_joints(bag_joints: tuple[str, ...] | list[str], urdf_joints: tuple[str, ...] | list[str], source: str) -> None:
+def check_joints(
+    bag_joints: tuple[str, ...] | list[str], urdf_joints: tuple[str, ...] | list[str], source: str
+) -> None:
     """Refuse a bag whose joints are not exactly the simulated arm's (any order is fine; mapping is by name).
 
     Raises:
@@ -194,7 +196,9 @@ def replay(
     notes.append(q0_note)
     moving = np.abs(rec_dq[0]) > 3 * np.asarray(cfg.velocity_noise_std) + 1e-12
     dq0 = np.where(moving, rec_dq[0], 0.0)
-    notes.append("initial velocity: " + ("recorded" if moving.any() else "rest (recorded velocity within 3 sigma noise)"))
+    notes.append(
+        "initial velocity: " + ("recorded" if moving.any() else "rest (recorded velocity within 3 sigma noise)")
+    )
     arm.reset(q0, dq0)
 
     n = len(t_ns)

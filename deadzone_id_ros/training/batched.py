@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,10 @@ class _Model:
         self.xt, self.yt, self.rt = self._tensors(spec.train)
         val = spec.val
         self.has_val = val is not None and len(val) > 0 and (spec.loss != "masked" or bool(val.r.any()))
-        self.xv, self.yv, self.rv = self._tensors(val) if self.has_val else (None, None, None)  # type: ignore[arg-type]
+        self.xv: Any
+        self.yv: Any
+        self.rv: Any
+        self.xv, self.yv, self.rv = self._tensors(val) if val is not None and self.has_val else (None, None, None)
         torch.manual_seed(spec.seed)
         self.init = [t.detach().clone() for t in build_torch_mlp(spec.train.x.shape[1], spec.train.y.shape[1],
                                                                  config.mlp).parameters()]
@@ -195,7 +199,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             exp_avg_sq = [a[keep].clone() for a in exp_avg_sq]
     seconds = time.perf_counter() - t0
     out = []
-    for j, m in enumerate(models):
+    for m in models:
         m.info.seconds = seconds
         m.info.samples_per_s = samples / max(seconds, 1e-9)
         m.info.best_val_loss = m.best

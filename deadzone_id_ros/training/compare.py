@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +32,16 @@ from ..models.predictor import METHODS
 from .config import TrainConfig
 from .evaluate import evaluate_model, evaluate_predictions
 from .fit import Stacked, fit_method, stack_episodes
-from .pipeline import MethodRun, PreparedData, TrainingInputs, config_dict, prepare_data, rigid_body_regressor, \
-    run_method, save_method
+from .pipeline import (
+    MethodRun,
+    PreparedData,
+    TrainingInputs,
+    config_dict,
+    prepare_data,
+    rigid_body_regressor,
+    run_method,
+    save_method,
+)
 from .report import write_report
 from .results import CompareReport, DataEfficiency, EfficiencyCurve, MethodResult, NoiseFloor
 
@@ -253,7 +262,9 @@ def _efficiency_point(method: str, sub: Stacked, data: PreparedData, config: Tra
     for s in range(config.seeds):
         cfg = config.with_overrides(seed=config.seed + s)
         try:
-            fit = fit_method(method, sub, data.val, data.dead_zone, cfg, desc=f"{method} {fraction:.0%} seed {cfg.seed}")
+            fit = fit_method(
+                method, sub, data.val, data.dead_zone, cfg, desc=f"{method} {fraction:.0%} seed {cfg.seed}"
+            )
         except DataError as err:
             return vals, str(err)
         vals.append(evaluate_model(fit.model, data.test)["rmse_mean"])

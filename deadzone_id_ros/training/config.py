@@ -87,7 +87,7 @@ class TrainConfig:
         if not isinstance(self.progress, bool):
             raise ValueError(f"progress = {self.progress!r} must be true or false")
 
-    def friction_eps_for(self, threshold: "np.ndarray") -> "np.ndarray":
+    def friction_eps_for(self, threshold: np.ndarray) -> np.ndarray:
         """Per-joint smooth-sign scale [rad/s]: ``friction_eps`` if set, else half the dead-zone ``threshold`` (J,)."""
         import numpy as np
 
@@ -101,7 +101,7 @@ class TrainConfig:
         """The MLP architecture part."""
         return MLPConfig(tuple(self.hidden_sizes), self.activation)
 
-    def with_overrides(self, **changes: Any) -> "TrainConfig":
+    def with_overrides(self, **changes: Any) -> TrainConfig:
         """A copy with some fields changed (validated again); None values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

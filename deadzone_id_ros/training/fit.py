@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class Stacked:
         """(N, 3J) network input [q, dq, ddq]."""
         return np.concatenate([self.q, self.dq, self.ddq], axis=1)
 
-    def subset(self, rows: np.ndarray) -> "Stacked":
+    def subset(self, rows: np.ndarray) -> Stacked:
         """The rows selected by a boolean (N,) or index array."""
         return Stacked(self.joint_names, self.q[rows], self.dq[rows], self.ddq[rows], self.tau[rows], self.r[rows],
                        self.episode_index[rows])
@@ -61,7 +62,10 @@ def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
     names = dead_zone.joint_names
     for ep in episodes:
         if tuple(ep.joint_names) != tuple(names):
-            raise DataError(f"episode {ep.name} ({ep.source}) has joints {list(ep.joint_names)}, expected {list(names)}")
+            raise DataError(
+                f"episode {ep.name} ({ep.source}) has joints {list(ep.joint_names)}, expected {list(names)}"
+            )
+
     def cat(attr: str) -> np.ndarray:
         return np.concatenate([getattr(ep, attr) for ep in episodes], axis=0).astype(np.float64)
 

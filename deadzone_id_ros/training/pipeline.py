@@ -10,9 +10,10 @@ method and by the evaluation; early stopping uses the validation split.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..data.deadzone import DeadZone, fit_dead_zone
 from ..data.split import Split, split_episodes
@@ -99,7 +100,8 @@ def prepare_data(inputs: TrainingInputs, config: TrainConfig) -> PreparedData:
         ConfigError: ``config.dead_zone.absolute_thresholds`` does not have one value per joint.
     """
     try:
-        split = split_episodes(inputs.episodes, tuple(config.split_fractions), config.block_seconds or None,
+        fractions = (config.split_fractions[0], config.split_fractions[1], config.split_fractions[2])
+        split = split_episodes(inputs.episodes, fractions, config.block_seconds or None,
                                seed=config.split_seed)
     except ValueError as err:
         raise DataError(f"cannot split {sum(len(e) for e in inputs.episodes)} samples: {err}") from err
@@ -209,8 +211,9 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     try:
-        extra = {} if savgol_window_s is None else {"savgol_window_s": float(savgol_window_s)}
-        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None, **extra)
+        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+        if savgol_window_s is not None:
+            dcfg = dataclasses.replace(dcfg, savgol_window_s=float(savgol_window_s))
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     sources = fingerprint(bags)

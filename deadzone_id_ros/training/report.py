@@ -6,8 +6,9 @@ shares. Everything here reads the typed results of :mod:`.results`; the demo's a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["compare_markdown", "fmt_joints", "num", "verdict", "write_report"]
 
 
-def write_report(out: Path, report: CompareReport, test: "Stacked", preds: dict[str, np.ndarray],
+def write_report(out: Path, report: CompareReport, test: Stacked, preds: dict[str, np.ndarray],
                  band: Any = None) -> int:
     """Draw the plots into ``out``/plots and write ``out``/report.md; returns the number of plots."""
     plots = compare_plots(out / "plots", report, test, preds, band)
@@ -99,10 +100,14 @@ def _accuracy_section(report: CompareReport) -> list[str]:
               "of samples with all joints moving; mse_all = everything (stuck labels included); rbd = per-joint "
               "moving rows.", ""]
     if nf:
-        lines += ["The noise floor is the simulator's own inverse dynamics (exact rigid body, armature, viscous and "
-                  "dry friction with the configured Stribeck and load terms) evaluated on the same *measured* q, dq, ddq. It is not zero because ddq is "
-                  "estimated by Savitzky–Golay filtering, dq is noisy and the torque ripple is not measured; the "
-                  "distance of each method above it is what remains to learn.", ""]
+        lines += [
+            "The noise floor is the simulator's own inverse dynamics (exact rigid body, armature, viscous and "
+            "dry friction with the configured Stribeck and load terms) evaluated on the same *measured* q, dq, "
+            "ddq. It is not zero because ddq is "
+            "estimated by Savitzky–Golay filtering, dq is noisy and the torque ripple is not measured; the "
+            "distance of each method above it is what remains to learn.",
+            "",
+        ]
     return lines
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def _save(fig, path: Path, dpi: int) -> None:
     _pyplot().close(fig)
 
 
-def compare_plots(folder: Path, report: "CompareReport", test: "Stacked", preds: dict[str, np.ndarray],
+def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dict[str, np.ndarray],
                   band: Band | None) -> list[str]:
     """Draw the comparison's plots into ``folder``; returns their paths relative to the report ("plots/x.png").
 
@@ -51,7 +52,7 @@ def compare_plots(folder: Path, report: "CompareReport", test: "Stacked", preds:
     return files
 
 
-def _rmse_bars(folder: Path, report: "CompareReport") -> str:
+def _rmse_bars(folder: Path, report: CompareReport) -> str:
     """RMSE per joint, mean ± std over seeds, and the noise floor."""
     plt = _pyplot()
     names, methods, floor = report.joint_names, list(report.methods), report.noise_floor
@@ -74,7 +75,7 @@ def _rmse_bars(folder: Path, report: "CompareReport") -> str:
     return "plots/rmse_per_joint.png"
 
 
-def _efficiency(folder: Path, report: "CompareReport") -> str:
+def _efficiency(folder: Path, report: CompareReport) -> str:
     """Mean test RMSE against the number of training samples, masked vs conventional."""
     plt = _pyplot()
     de = report.data_efficiency
@@ -94,7 +95,7 @@ def _efficiency(folder: Path, report: "CompareReport") -> str:
     return "plots/data_efficiency.png"
 
 
-def _pred_vs_measured(folder: Path, names: Sequence[str], test: "Stacked", preds: dict[str, np.ndarray]) -> str:
+def _pred_vs_measured(folder: Path, names: Sequence[str], test: Stacked, preds: dict[str, np.ndarray]) -> str:
     """Predicted vs measured torque on moving test pairs (at most 3000 per joint, seeded choice)."""
     plt = _pyplot()
     rng = np.random.default_rng(0)
@@ -120,7 +121,7 @@ def _pred_vs_measured(folder: Path, names: Sequence[str], test: "Stacked", preds
     return "plots/pred_vs_measured.png"
 
 
-def _dead_zone_timeseries(folder: Path, report: "CompareReport", test: "Stacked", preds: dict[str, np.ndarray],
+def _dead_zone_timeseries(folder: Path, report: CompareReport, test: Stacked, preds: dict[str, np.ndarray],
                           band: Band | None) -> str:
     """Inside the dead zone: the test stretch of 3000 samples with the most stuck phases."""
     plt = _pyplot()
@@ -153,7 +154,7 @@ def _dead_zone_timeseries(folder: Path, report: "CompareReport", test: "Stacked"
     return "plots/dead_zone_timeseries.png"
 
 
-def closed_loop_plot(results: dict[str, "ClosedLoopResult"], path: Path) -> None:
+def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
     """Tracking RMSE [mrad] and applied torque RMS [N·m] per joint of each closed-loop run, as grouped bars."""
     plt = _pyplot()
     labels = list(results)

@@ -99,7 +99,7 @@ class DataEfficiency:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "DataEfficiency":
+    def from_dict(cls, d: dict[str, Any]) -> DataEfficiency:
         """Inverse of :meth:`to_dict`."""
         known = ("fractions", "train_samples", "train_blocks", "usable_samples_note")
         curves = {m: EfficiencyCurve(**v) for m, v in d.items() if m not in known}
@@ -145,7 +145,7 @@ class CompareReport:
         return json_clean(out)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CompareReport":
+    def from_dict(cls, d: dict[str, Any]) -> CompareReport:
         """Read a report.json back.
 
         Raises:

@@ -115,7 +115,10 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
 
     xt, yt, rt = tensors(train)
     has_val = val is not None and len(val) > 0 and (loss != "masked" or bool(val.r.any()))
-    xv, yv, rv = tensors(val) if has_val else (None, None, None)  # type: ignore[arg-type]
+    xv: Any
+    yv: Any
+    rv: Any
+    xv, yv, rv = tensors(val) if val is not None and has_val else (None, None, None)
 
     J = train.y.shape[1]
     net = build_torch_mlp(train.x.shape[1], J, config.mlp)

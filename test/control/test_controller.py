@@ -7,8 +7,8 @@ import pytest
 
 from deadzone_id_ros.config import dataclass_from_dict
 from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from deadzone_id_ros.models.runtime import NominalRigidBodyModel, ZeroModel
 from deadzone_id_ros.errors import ConfigError, SafetyError
+from deadzone_id_ros.models.runtime import NominalRigidBodyModel, ZeroModel
 from deadzone_id_ros.resources import default_urdf
 
 NAMES = ("joint1", "joint2", "joint3")
@@ -25,7 +25,9 @@ class NanModel:
 
 def make(id_model=None, **kw) -> FeedforwardController:
     cfg = ControllerConfig(**{"mode": "pd", "model": "rbd", **kw})
-    return FeedforwardController(cfg, id_model if id_model is not None else NominalRigidBodyModel(default_urdf(), NAMES))
+    return FeedforwardController(
+        cfg, id_model if id_model is not None else NominalRigidBodyModel(default_urdf(), NAMES)
+    )
 
 
 def test_model_joint_mismatch_is_refused_naming_the_joints():
@@ -138,7 +140,9 @@ def test_pd_dob_removes_a_constant_load_that_pd_leaves():
 def test_reference_is_mapped_by_name_and_checked():
     ctrl = make()
     ctrl.step(0.0, Q0, np.zeros(3))
-    pts = TrajectoryPoints(("joint3", "joint1", "joint2"), np.array([1.0, 2.0]), np.array([[0.6, 0.0, 0.3], [0.9, 0.2, 0.4]]))
+    pts = TrajectoryPoints(
+        ("joint3", "joint1", "joint2"), np.array([1.0, 2.0]), np.array([[0.6, 0.0, 0.3], [0.9, 0.2, 0.4]])
+    )
     ctrl.set_reference(pts, now=0.0)
     np.testing.assert_allclose(ctrl.reference.sample(2.0)[0], [0.2, 0.4, 0.9])
     np.testing.assert_allclose(ctrl.reference.sample(0.0)[0], Q0)  # continues from the held position

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,9 @@ def write_joint_state_bag(path: Path, messages: list[dict], topic: str = "/joint
                 velocity=np.ascontiguousarray(m.get("velocity", []), float),
                 effort=np.ascontiguousarray(m.get("effort", []), float),
             )
-            w.write(conn, int(m.get("log", t if t > 0 else T0)), bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState")))
+            w.write(
+                conn, int(m.get("log", t if t > 0 else T0)), bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            )
         if extra is not None:
             extra(w, ts)
     return path

@@ -5,21 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from conftest import SHARED_REAL as REAL
+from data_helpers import make_recording, sine_messages, write_joint_state_bag
 
 from deadzone_id_ros.data.bag import (
     MessageEncoders,
-    typestore,
     detect_format,
     open_bag,
     read_joint_states,
     read_recording,
     recover_bag,
+    typestore,
     write_recording,
 )
 from deadzone_id_ros.errors import DataError
-
-from conftest import SHARED_REAL as REAL
-from data_helpers import make_recording, sine_messages, write_joint_state_bag
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
@@ -30,7 +29,11 @@ def test_write_recording_round_trip(tmp_path, storage):
     meta = yaml.safe_load((out / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert meta["storage_identifier"] == storage
     counts = {t["topic_metadata"]["name"]: t["message_count"] for t in meta["topics_with_message_count"]}
-    assert counts == {"/joint_states": 500, "/effort_controller/commands": 500, "/feedforward_controller/reference": 500}
+    assert counts == {
+        "/joint_states": 500,
+        "/effort_controller/commands": 500,
+        "/feedforward_controller/reference": 500,
+    }
     ep = yaml.safe_load((out / "episode.yaml").read_text())
     assert ep["robot"] == "test_arm" and ep["joints"] == ["joint1", "joint2", "joint3"]
     assert ep["start_time_ns"] == int(rec.state_t_ns[0]) and ep["stop_time_ns"] == int(rec.state_t_ns[-1])

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 import yaml
-
 from conftest import SHARED_REAL
 from data_helpers import sine_messages, write_joint_state_bag
+
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.data.bag import read_recording
 from deadzone_id_ros.data.convert import parse_joint_spec, read_csv_recording

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import SHARED_REAL
 from data_helpers import T0, make_recording, sine_messages, write_joint_state_bag
+
 from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.convert import convert_csv, parse_joint_spec
 from deadzone_id_ros.data.dataset import DatasetConfig, dataset_from_recordings, load_dataset

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 import pytest
-
 from data_helpers import T0
+
 from deadzone_id_ros.data.bag import JointStateSeries
 from deadzone_id_ros.data.cleaning_report import CleaningReport, merge_reports
 from deadzone_id_ros.data.dataset import DatasetConfig

@@ -215,7 +215,9 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
         assert n_states > 300, f"only {n_states} /joint_states in 3 s"
         assert abs(n_commands - n_states) <= 0.02 * n_states + 5, (n_commands, n_states)
         clock = np.array([m.clock.sec + m.clock.nanosec * 1e-9 for _, m in probe.messages["/clock"]])
-        stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in probe.messages["/joint_states"]])
+        stamps = np.array(
+            [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in probe.messages["/joint_states"]]
+        )
         refs = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
                          for _, m in probe.messages["/feedforward_controller/reference"]])
         # simulated time starts at zero (repeated until the controller's first command, in lockstep), then only grows

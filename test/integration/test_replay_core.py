@@ -8,13 +8,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import executable
 
 from deadzone_id_ros.data.bag import read_recording, write_recording
 from deadzone_id_ros.errors import ConfigError, DataError
 from deadzone_id_ros.sim.offline import simulate
 from deadzone_id_ros.sim.replay import replay, replay_bag, write_report
-
-from conftest import executable
 
 
 @pytest.fixture(scope="module")

@@ -70,7 +70,7 @@ def test_full_subset_builds_the_ros2_launch_command_line(tmp_path, monkeypatch):
     monkeypatch.setenv("DZ_NS", "robot")
     params = tmp_path / "p.yaml"
     params.write_text("/**:\n  ros__parameters:\n    a: 1\n")
-    inc = write(tmp_path, """
+    write(tmp_path, """
         launch:
         - arg: {name: rate, default: "10.0", description: rate}
         - arg: {name: inner_only, default: "in", description: only here}
@@ -169,11 +169,20 @@ def test_resolve_launch_file_and_executable(tmp_path):
         ("launch:\n- group: {}", r"launch\[0\]: unsupported entry 'group'; this launcher supports only"),
         ("launch:\n- executable: {cmd: ls}", r"launch\[0\]: unsupported entry 'executable'"),
         ("launch:\n- set_env: {name: A, value: B}", r"unsupported entry 'set_env'"),
-        ("launch:\n- {arg: {name: a}, let: {name: b, value: c}}", r"launch\[0\]: each entry must be a mapping with one key"),
+        (
+            "launch:\n- {arg: {name: a}, let: {name: b, value: c}}",
+            r"launch\[0\]: each entry must be a mapping with one key",
+        ),
         ("launch:\n- arg: [a]", r"launch\[0\] \(arg\): expected a mapping of attributes"),
-        ("launch:\n- arg: {name: a, default: b, choices: [b]}", r"launch\[0\] \(arg\): unsupported key\(s\) \['choices'\]"),
+        (
+            "launch:\n- arg: {name: a, default: b, choices: [b]}",
+            r"launch\[0\] \(arg\): unsupported key\(s\) \['choices'\]",
+        ),
         ("launch:\n- arg: {default: b}", r"launch\[0\] \(arg\): missing required key\(s\) \['name'\]"),
-        ("launch:\n- arg: {name: a, description: the a}", r"launch\[0\]: required launch argument 'a' not given \(pass a:=VALUE\): the a"),
+        (
+            "launch:\n- arg: {name: a, description: the a}",
+            r"launch\[0\]: required launch argument 'a' not given \(pass a:=VALUE\): the a",
+        ),
         ("launch:\n- arg: {name: '', default: b}", r"\(arg\).name: expected a non-empty string"),
         ("launch:\n- arg: {name: a, default: b, description: [x]}", r"\(arg a\).description: expected a string"),
         ("launch:\n- let: {name: a}", r"\(let\): missing required key\(s\) \['value'\]"),
@@ -186,16 +195,37 @@ def test_resolve_launch_file_and_executable(tmp_path):
         ("launch:\n- node: {exec: e}", r"\(node\): missing required key\(s\) \['pkg'\]"),
         ("launch:\n- node: {pkg: p, exec: e, output: loud}", r"\(node e\).output: 'loud' is not one of"),
         ("launch:\n- node: {pkg: p, exec: e, param: {a: 1}}", r"\(node e\).param: expected a list"),
-        ("launch:\n- node: {pkg: p, exec: e, param: [{name: a}]}", r"\(node e\).param\[0\]: expected \{from: FILE\} or \{name: K, value: V\}, got \['name'\]"),
-        ("launch:\n- node: {pkg: p, exec: e, param: [{from: f, name: a}]}", r"param\[0\]: expected .* got \['from', 'name'\]"),
-        ("launch:\n- node: {pkg: p, exec: e, param: [{name: a, param: [{name: b, value: 1}]}]}", r"param\[0\]: expected .* got \['name', 'param'\]"),
-        ("launch:\n- node: {pkg: p, exec: e, param: [{name: a, value: {b: 1}}]}", r"param\[0\] \(a\).value: unsupported parameter value"),
-        ("launch:\n- node: {pkg: p, exec: e, remap: [{from: a}]}", r"\(node e\).remap\[0\]: expected exactly the keys \['from', 'to'\], got \['from'\]"),
+        (
+            "launch:\n- node: {pkg: p, exec: e, param: [{name: a}]}",
+            r"\(node e\).param\[0\]: expected \{from: FILE\} or \{name: K, value: V\}, got \['name'\]",
+        ),
+        (
+            "launch:\n- node: {pkg: p, exec: e, param: [{from: f, name: a}]}",
+            r"param\[0\]: expected .* got \['from', 'name'\]",
+        ),
+        (
+            "launch:\n- node: {pkg: p, exec: e, param: [{name: a, param: [{name: b, value: 1}]}]}",
+            r"param\[0\]: expected .* got \['name', 'param'\]",
+        ),
+        (
+            "launch:\n- node: {pkg: p, exec: e, param: [{name: a, value: {b: 1}}]}",
+            r"param\[0\] \(a\).value: unsupported parameter value",
+        ),
+        (
+            "launch:\n- node: {pkg: p, exec: e, remap: [{from: a}]}",
+            r"\(node e\).remap\[0\]: expected exactly the keys \['from', 'to'\], got \['from'\]",
+        ),
         ("launch:\n- node: {pkg: p, exec: e, remap: {from: a, to: b}}", r"\(node e\).remap: expected a list"),
-        ("launch:\n- include: {file: x.launch.yaml, arg: [{name: a}]}", r"\(include x.launch.yaml\).arg\[0\]: expected exactly the keys \['name', 'value'\]"),
+        (
+            "launch:\n- include: {file: x.launch.yaml, arg: [{name: a}]}",
+            r"\(include x.launch.yaml\).arg\[0\]: expected exactly the keys \['name', 'value'\]",
+        ),
         ("launch:\n- include: {file: x.launch.yaml, arg: {a: 1}}", r"\(include\).arg: expected a list"),
         ("launch:\n- include: {file: x.launch.yaml, scoped: true}", r"\(include\): unsupported key\(s\) \['scoped'\]"),
-        ("launch:\n- node: {pkg: p, exec: $(eval 'e')}", r"launch\[0\] \(node\).exec: unsupported substitution \$\(eval"),
+        (
+            "launch:\n- node: {pkg: p, exec: $(eval 'e')}",
+            r"launch\[0\] \(node\).exec: unsupported substitution \$\(eval",
+        ),
         ("launch: [\n", r"malformed YAML"),
     ],
 )
@@ -208,7 +238,9 @@ def test_unsupported_constructs_are_refused_naming_file_entry_and_key(tmp_path, 
 
 def test_include_errors(tmp_path):
     missing = write(tmp_path, "launch:\n- include: {file: nowhere.launch.yaml}\n", "a.launch.yaml")
-    with pytest.raises(FileNotFoundError, match=r"launch\[0\]: included launch file .*nowhere.launch.yaml does not exist"):
+    with pytest.raises(
+        FileNotFoundError, match=r"launch\[0\]: included launch file .*nowhere.launch.yaml does not exist"
+    ):
         load_launch_file(missing)
     write(tmp_path, "launch:\n- include: {file: c.launch.yaml}\n", "b.launch.yaml")
     cyc = write(tmp_path, "launch:\n- include: {file: b.launch.yaml}\n", "c.launch.yaml")

@@ -12,11 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import executable, wait_until
 
 from deadzone_id_ros.errors import LaunchError
 from deadzone_id_ros.launching import LaunchedGraph
-
-from conftest import executable, wait_until
 
 FAKE_NODE = textwrap.dedent(f"""\
     #!{sys.executable}
@@ -100,7 +99,9 @@ def test_dying_node_is_reported_with_its_output(fake_env, monkeypatch):
     with LaunchedGraph(launch, sink=None) as graph:
         assert graph.wait(timeout=10) == "died"
         assert [n.label for n in graph.died()] == ["second"]
-        with pytest.raises(LaunchError, match=r"node\(s\) died: second exited with status 3; last output:\n(?s:.*)dying"):
+        with pytest.raises(
+            LaunchError, match=r"node\(s\) died: second exited with status 3; last output:\n(?s:.*)dying"
+        ):
             graph.raise_if_died()
 
 
@@ -109,7 +110,9 @@ def test_missing_executable_stops_the_nodes_already_started(fake_env, tmp_path):
     bad = tmp_path / "bad.launch.yaml"
     bad.write_text(launch.read_text() + "- node: {pkg: fakepkg, exec: no_such_node_exe, name: fourth}\n")
     graph = LaunchedGraph(bad, sink=None)
-    with pytest.raises(LaunchError, match=r"node fourth\): executable 'no_such_node_exe' of package 'fakepkg' not found"):
+    with pytest.raises(
+        LaunchError, match=r"node fourth\): executable 'no_such_node_exe' of package 'fakepkg' not found"
+    ):
         graph.start()
     assert len(graph.nodes) == 3 and all(n.returncode is not None for n in graph.nodes)
 

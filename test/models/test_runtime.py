@@ -32,8 +32,11 @@ def test_rigid_body_friction_is_smooth_and_bounded():
     base = NominalRigidBodyModel(default_urdf(), NAMES)
     q, z = np.array([0.0, 0.3, 0.6]), np.zeros(3)
     fast = np.array([1.0, -1.0, 1.0])
-    np.testing.assert_allclose(model.predict(q, fast, z) - base.predict(q, fast, z),
-                               np.array([0.12, 0.40, 0.15]) * np.sign(fast) + np.array([0.02, 0.05, 0.03]) * fast, atol=1e-6)
+    np.testing.assert_allclose(
+        model.predict(q, fast, z) - base.predict(q, fast, z),
+        np.array([0.12, 0.40, 0.15]) * np.sign(fast) + np.array([0.02, 0.05, 0.03]) * fast,
+        atol=1e-6,
+    )
     np.testing.assert_allclose(model.predict(q, z, z), base.predict(q, z, z), atol=1e-12)  # tanh(0) = 0, no chatter
 
 

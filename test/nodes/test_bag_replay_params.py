@@ -11,7 +11,10 @@ from deadzone_id_ros.nodes.bag_replay_params import BagReplayNodeConfig
     ("kwargs", "match"),
     [
         ({}, r"bag = '' : the bag to replay is required"),
-        ({"bag": "b", "command_joint_names": ("a", "a")}, r"command_joint_names = \['a', 'a'\] must be non-empty and unique"),
+        (
+            {"bag": "b", "command_joint_names": ("a", "a")},
+            r"command_joint_names = \['a', 'a'\] must be non-empty and unique",
+        ),
         ({"bag": "b", "start_delay": -1.0}, r"start_delay = -1.0 must be a non-negative number"),
         ({"bag": "b", "rate": 0.5}, r"rate = 0.5 must be in \[1, 10000\] Hz"),
     ],

@@ -50,7 +50,9 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
     probe = Node("stamped_probe", context=context)
     commands: list[list[float]] = []
     stamped: list[JointState] = []
-    probe.create_subscription(Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(list(m.data)), 100)
+    probe.create_subscription(
+        Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(list(m.data)), 100
+    )
     probe.create_subscription(JointState, "/feedforward_controller/command_stamped", stamped.append, 100)
     pub = probe.create_publisher(JointState, "/joint_states", 10)
     ex = rclpy.executors.SingleThreadedExecutor(context=context)
@@ -63,7 +65,7 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
             stamp = Time(sec=1000 + k, nanosec=123_456_789)
             pub.publish(_state(stamp, k))
             sent.append((stamp.sec, stamp.nanosec))
-            assert _spin_until(ex, lambda: len(commands) == k + 1, 5.0), f"no command for state {k}"
+            assert _spin_until(ex, lambda k=k: len(commands) == k + 1, 5.0), f"no command for state {k}"
         _spin_until(ex, lambda: len(stamped) >= 5, 2.0 if enabled else 0.5)
         if not enabled:
             assert stamped == []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import REPO, executable
 from trajectory_msgs.msg import JointTrajectory
 
-from conftest import REPO, executable
 from deadzone_id_ros.control import ExcitationConfig, generate_excitation
 
 pytestmark = pytest.mark.integration

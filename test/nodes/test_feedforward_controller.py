@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
+from conftest import REPO, executable, wait_until
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from conftest import REPO, executable, wait_until
 from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
 
 pytestmark = pytest.mark.integration

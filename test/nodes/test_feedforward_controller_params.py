@@ -1,4 +1,5 @@
-"""feedforward_controller node parameters (nodes/feedforward_controller_params.py): the file loader, node-only config."""
+"""feedforward_controller node parameters (nodes/feedforward_controller_params.py): the file loader, node-only
+config."""
 
 from __future__ import annotations
 

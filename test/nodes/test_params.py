@@ -35,7 +35,9 @@ def context():
 
 
 def _node(context, overrides):
-    return Node("params_probe", context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
+    return Node(
+        "params_probe", context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()]
+    )
 
 
 def test_defaults_integers_for_floats_and_empty_list_defaults(context):

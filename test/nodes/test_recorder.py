@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import uuid
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from conftest import REPO, executable, wait_until
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
-from conftest import REPO, executable, wait_until
 from deadzone_id_ros.config import dataclass_from_dict, load_ros_parameters
 from deadzone_id_ros.data.bag import MessageEncoders, open_bag, read_joint_states, read_recording
 from deadzone_id_ros.data.recorder import EpisodeWriter, RecorderConfig

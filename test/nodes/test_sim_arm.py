@@ -6,10 +6,9 @@ import time
 
 import numpy as np
 import pytest
+from conftest import REPO, executable, wait_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-
-from conftest import REPO, executable, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import yaml
-
 from conftest import REPO
+
 from deadzone_id_ros.config import load_ros_parameters
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.resources import default_urdf

@@ -7,8 +7,7 @@ import pinocchio as pin
 import pytest
 
 from deadzone_id_ros.errors import RobotDescriptionError
-from deadzone_id_ros.robot import (build_reduced_model, match_joints, parse_joint_map, parse_locked,
-                                   resolve_robot_model)
+from deadzone_id_ros.robot import build_reduced_model, match_joints, parse_joint_map, parse_locked, resolve_robot_model
 
 try:
     import importlib.metadata as _md

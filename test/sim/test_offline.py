@@ -17,7 +17,14 @@ def test_recording_layout_and_reproducibility():
     assert rec.joint_names == ("joint1", "joint2", "joint3")
     assert rec.state_t_ns.dtype == np.int64 and rec.state_t_ns.shape == (n,)
     assert np.all(np.diff(rec.state_t_ns) == 1_000_000)
-    for arr in (rec.position, rec.velocity, rec.effort, rec.command, rec.reference_position, rec.reference_acceleration):
+    for arr in (
+        rec.position,
+        rec.velocity,
+        rec.effort,
+        rec.command,
+        rec.reference_position,
+        rec.reference_acceleration,
+    ):
         assert arr.shape == (n, 3) and np.all(np.isfinite(arr))
     # effort is the applied torque of the sample: the command of 1 + actuation + measurement delay ticks before
     cfg = SimArmConfig()
@@ -66,6 +73,15 @@ def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="duration = 0 must be a finite number > 0"):
         simulate(0, 0)
     with pytest.raises(SafetyError, match=r"controller joints \['joint1', 'joint2'\] differ"):
-        simulate(1.0, 0, controller_config=ControllerConfig(joint_names=("joint1", "joint2"), kp=(1.0, 1.0), kd=(1.0, 1.0),
-                                                            nominal_inertia=(1.0, 1.0), dob_cutoff=(1.0, 1.0),
-                                                            torque_rate_limit=(1.0, 1.0)))
+        simulate(
+            1.0,
+            0,
+            controller_config=ControllerConfig(
+                joint_names=("joint1", "joint2"),
+                kp=(1.0, 1.0),
+                kd=(1.0, 1.0),
+                nominal_inertia=(1.0, 1.0),
+                dob_cutoff=(1.0, 1.0),
+                torque_rate_limit=(1.0, 1.0),
+            ),
+        )

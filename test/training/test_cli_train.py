@@ -31,7 +31,9 @@ def config_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def trained(bag, config_file, tmp_path_factory):
     out = tmp_path_factory.mktemp("model") / "masked"
-    assert main(["train", "--bag", str(bag), "--method", "masked", "--out", str(out), "--config", str(config_file)]) == 0
+    assert (
+        main(["train", "--bag", str(bag), "--method", "masked", "--out", str(out), "--config", str(config_file)]) == 0
+    )
     return out
 
 

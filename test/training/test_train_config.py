@@ -56,7 +56,9 @@ def test_bad_values_name_the_field_and_file(tmp_path, line, match):
 def test_dead_zone_block_reaches_the_config(tmp_path):
     from deadzone_id_ros.data.deadzone import DeadZoneConfig
 
-    cfg = load_train_config(_write(tmp_path, ["dead_zone:", "  alpha: 0.2", "  absolute_thresholds: [0.05, 0.03, 0.04]"]))
+    cfg = load_train_config(
+        _write(tmp_path, ["dead_zone:", "  alpha: 0.2", "  absolute_thresholds: [0.05, 0.03, 0.04]"])
+    )
     assert cfg.dead_zone == DeadZoneConfig(alpha=0.2, absolute_thresholds=(0.05, 0.03, 0.04))
     assert load_train_config().dead_zone == DeadZoneConfig()  # the bundled file: alpha 0.1, as in the paper
 

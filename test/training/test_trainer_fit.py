@@ -21,7 +21,9 @@ def _arrays(n=1500, seed=0, noise_only=False):
 
 
 def test_same_seed_same_weights_other_seed_differs(tiny_config):
-    a, b, c = (train_mlp(_arrays(), _arrays(300, 1), "masked", tiny_config.with_overrides(seed=s))[0] for s in (4, 4, 5))
+    a, b, c = (
+        train_mlp(_arrays(), _arrays(300, 1), "masked", tiny_config.with_overrides(seed=s))[0] for s in (4, 4, 5)
+    )
     for wa, wb in zip(a.weights, b.weights):
         np.testing.assert_array_equal(wa, wb)
     assert not np.array_equal(a.weights[0], c.weights[0])

@@ -72,7 +72,9 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
     reader = handle.reader
     conns = [c for c in reader.connections if c.topic == topic]
     if not conns:
-        raise DataError(f"{handle.path}: topic {topic} not in bag; topics: {sorted({c.topic for c in reader.connections})}")
+        raise DataError(
+            f"{handle.path}: topic {topic} not in bag; topics: {sorted({c.topic for c in reader.connections})}"
+        )
     bad = [c.msgtype for c in conns if c.msgtype != JOINT_STATE_TYPE]
     if bad:
         raise DataError(f"{handle.path}: topic {topic} has type {bad[0]}, expected {JOINT_STATE_TYPE}")

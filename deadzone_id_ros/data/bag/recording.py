@@ -254,7 +254,10 @@ def read_recording(
             rec_kw["command"] = np.asarray(rows).reshape(-1, j)
         if reference_topic in topics:
             conns = [c for c in h.reader.connections if c.topic == reference_topic]
-            t_list, qs, dqs, ddqs = [], [], [], []
+            t_list = []
+            qs: list[np.ndarray] = []
+            dqs: list[np.ndarray] = []
+            ddqs: list[np.ndarray] = []
             for k, (c, _t, raw) in enumerate(h.reader.messages(connections=conns)):
                 msg = h.reader.deserialize(raw, c.msgtype)
                 try:

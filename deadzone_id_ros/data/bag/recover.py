@@ -76,7 +76,8 @@ def _iter_sqlite_raw(path: Path, tmpdir: Path, notes: list[str]) -> Iterator[tup
         defs: dict[str, tuple[str, str]] = {}
         if "message_definitions" in tables:
             for typ, enc, text, digest in conn.execute(
-                "SELECT topic_type, encoding, encoded_message_definition, type_description_hash FROM message_definitions"
+                "SELECT topic_type, encoding, encoded_message_definition, type_description_hash "
+                "FROM message_definitions"
             ):
                 if enc == "ros2msg" and text:
                     defs[typ] = (text, digest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -14,8 +15,9 @@ if TYPE_CHECKING:
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
-__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "command_line_error",
-           "dead_zone_from_args", "load_bags", "train_config_from_args", "training_inputs"]
+__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_robot_arguments",
+           "command_line_error", "dead_zone_from_args", "load_bags", "robot_options", "train_config_from_args",
+           "training_inputs"]
 
 # Configuration field -> the command-line flag that sets it (hints name what the user typed, not internal names).
 FLAGS: dict[str, str] = {
@@ -42,6 +44,10 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
                    help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
     p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")
     p.add_argument("--joints", nargs="+", default=None, metavar="JOINT", help="joints to use, in this order")
+    p.add_argument("--savgol-window", type=float, default=None, metavar="SECONDS",
+                   help="Savitzky–Golay window of ddq (and dq when differentiated) [s] (default 0.05; slow or "
+                   "low-rate recordings want more, e.g. 0.1 at 100 Hz); evaluate a model with the window it was "
+                   "trained with")
 
 
 def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,9 +59,30 @@ def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
                    help="per-joint dead-zone thresholds [rad/s] instead of alpha, one per joint in the data's order")
 
 
+def add_robot_arguments(p: argparse.ArgumentParser) -> None:
+    """--joint-map and --lock: how the recording's joints meet the URDF of rbd/hybrid."""
+    p.add_argument("--joint-map", nargs="+", default=None, metavar="BAG_NAME:URDF_NAME",
+                   help="URDF joint of a recorded joint named differently (checked: a URDF joint that cannot be "
+                   "matched is refused, naming both lists)")
+    p.add_argument("--lock", nargs="+", default=None, metavar="URDF_JOINT=VALUE",
+                   help="position [rad or m] of a URDF joint the recording lacks (every such joint is locked, "
+                   "default 0)")
+
+
+def robot_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, float]]:
+    """(joint map bag name -> URDF name, lock positions URDF joint -> value) of ``--joint-map`` / ``--lock``.
+
+    Raises:
+        RobotDescriptionError: a malformed item (the message quotes it).
+    """
+    from ..robot import parse_joint_map, parse_locked
+
+    return parse_joint_map(getattr(args, "joint_map", None)), parse_locked(getattr(args, "lock", None))
+
+
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
-    --no-progress, --urdf)."""
+    --no-progress, --urdf, --joint-map, --lock)."""
     p.add_argument(
         "--config", default=None, help="training parameters file (default: the bundled config/training.yaml)"
     )
@@ -72,6 +99,7 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
         help="URDF file or robot model name (`deadzone-id robots`) for rbd/hybrid (default: the bundled arm, "
         "only for simulator data whose joints match)",
     )
+    add_robot_arguments(p)
 
 
 def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZoneConfig:
@@ -115,14 +143,21 @@ def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
 
     try:
         dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
+        if getattr(args, "savgol_window", None) is not None:
+            dcfg = dataclasses.replace(dcfg, savgol_window_s=float(args.savgol_window))
     except ValueError as err:
         raise command_line_error(err) from err
     return load_dataset(args.bag, dcfg)
 
 
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
-    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``;
-    ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr."""
+    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``,
+    ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr.
+
+    Raises:
+        ConfigError: a bad ``--topic`` / ``--joints`` (the message names the flag).
+        RobotDescriptionError: a malformed ``--joint-map`` / ``--lock``, or a URDF whose joints cannot be matched.
+    """
     from ..data.dataset import DatasetConfig
     from ..training.pipeline import load_inputs
 
@@ -130,5 +165,7 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
         DatasetConfig(topic=args.topic, joints=tuple(args.joints) if args.joints else None)
     except ValueError as err:
         raise command_line_error(err) from err
+    joint_map, locked = robot_options(args)
     return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
+                       joint_map=joint_map, locked=locked, savgol_window_s=getattr(args, "savgol_window", None),
                        log=lambda m: print(m, file=sys.stderr))

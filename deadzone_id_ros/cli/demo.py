@@ -13,7 +13,8 @@
    nodes behave like the in-process loop;
 5. ``DIR/report.md`` and ``DIR/report.json``.
 
-``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag.
+``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag, with
+rbd and hybrid on the bundled URDFs of those robots.
 Every stage calls the library function behind an ordinary command a user could run by hand.
 """
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-__all__ = ["DemoConfig", "register", "run", "run_demo", "run_demo_real", "run_real"]
+__all__ = ["DemoConfig", "RealRun", "register", "run", "run_demo", "run_demo_real", "run_real"]
 
 if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
     from ..training.results import CompareReport, DemoReport
@@ -237,32 +238,75 @@ DFKI_COLUMNS = ("shoulder:pos=pos_meas1,vel=vel_meas1,effort=tau_meas1",
                 "elbow:pos=pos_meas2,vel=vel_meas2,effort=tau_meas2")
 
 
-def _convert_dfki(csvs: list[Path], out: Path) -> dict[str, tuple[str, list[Path], float]]:
-    """Convert the DFKI CSVs to rosbag2 (as ``deadzone-id convert``); returns name -> (title, bags, block [s])."""
+@dataclass(frozen=True)
+class RealRun:
+    """How ``demo-real`` runs ``compare`` on one real recording.
+
+    Attributes:
+        name: the recording's name (file stem): the folder of its report under the output directory.
+        title: one line for report.md.
+        bags: the bag(s) to compare on.
+        urdf: the robot model for rbd/hybrid (a name from ``deadzone-id robots`` or a file).
+        joint_map: ``--joint-map`` items (bag_name:urdf_name), empty where the names agree.
+        block_seconds: split block length [s], long enough that the guard at block edges (the Savitzky–Golay
+            reach) drops only a few percent.
+        savgol_window_s: Savitzky–Golay window of ddq [s].
+    """
+
+    name: str
+    title: str
+    bags: tuple[Path, ...]
+    urdf: str
+    joint_map: tuple[str, ...] = ()
+    block_seconds: float = 2.0
+    savgol_window_s: float = 0.1
+
+
+def _convert_dfki(csvs: list[Path], out: Path) -> list[RealRun]:
+    """Convert the DFKI CSVs to rosbag2 (as ``deadzone-id convert``); one :class:`RealRun` per design."""
     from ..data.convert import convert_csv, parse_joint_spec
 
-    runs: dict[str, tuple[str, list[Path], float]] = {}
+    runs = []
     for csv in csvs:
         bag = out / "data" / csv.stem
         _, rec = convert_csv(csv, bag, "time", [parse_joint_spec(s) for s in DFKI_COLUMNS],
                              metadata={"robot": "dfki_double_pendulum", "notes": ""})
         print(f"wrote {bag}: {len(rec.state_t_ns)} /joint_states messages for joints {list(rec.joint_names)}")
         design = csv.stem.split("_")[1]
-        runs[f"dfki_{design}"] = (f"DFKI double pendulum, design {design} (2 quasi-direct-drive joints, measured "
-                                  f"torque): `{csv.name}`", [bag], 1.0)
+        # the bundled URDF names its joints shoulder/elbow like DFKI_COLUMNS: no joint map needed
+        runs.append(RealRun(f"dfki_{csv.stem}", f"DFKI double pendulum, design {design} (2 quasi-direct-drive "
+                            f"joints, measured torque): `{csv.name}`", (bag,),
+                            f"dfki_double_pendulum_{design.lower()}", block_seconds=1.0))
     return runs
+
+
+def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
+    """What ``deadzone-id compare --bag BAGS --out OUT --simulator no --urdf U [--joint-map ...] --block-seconds B
+    --savgol-window W [--quick]`` does with the bundled training configuration."""
+    from ..robot import parse_joint_map
+    from ..training.compare import quick_config, run_compare
+    from ..training.config import load_train_config
+    from ..training.pipeline import load_inputs
+
+    cfg = load_train_config().with_overrides(block_seconds=run.block_seconds)
+    if quick:
+        cfg = quick_config(cfg)
+    inputs = load_inputs(list(run.bags), simulator="no", urdf=run.urdf, joint_map=parse_joint_map(run.joint_map),
+                         savgol_window_s=run.savgol_window_s, log=_log)
+    return run_compare(inputs, out, cfg, log=_log)
 
 
 def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
                   force: bool = False) -> dict[str, CompareReport]:
-    """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design.
+    """Run the comparison on the real recordings in ``real_dir``: the KUKA LWR4+ bag and each DFKI pendulum design,
+    with rbd and hybrid on the bundled URDFs of those robots (``kuka_lwr4plus``, ``dfki_double_pendulum_a0``/``_c0``).
 
-    The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s). No URDF of those
-    robots ships with this package, so rbd and hybrid are skipped there (the report says so).
+    The recordings are short (41 s and 10 s), so the splits use short time blocks (2 s and 1 s); ddq uses a 0.1 s
+    Savitzky–Golay window (the KUKA bag is 100 Hz, a 0.05 s window would be 5 samples).
 
     Returns:
-        {name: report} for "kuka" and "dfki_<design>" (each also in ``out``/<name>/report.json), plus
-        ``out``/report.md with every table.
+        {recording name: report}, each also in ``out``/<recording name>/report.json (the name is the file stem,
+        ``kuka_lwr4_fri`` and ``dfki_design_<X>_...``), plus ``out``/report.md with every table.
 
     Raises:
         FileNotFoundError: a recording is missing from ``real_dir``.
@@ -288,14 +332,14 @@ def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict
 
     stages = _Stages(3 + len(csvs))
     stages.start(f"convert {len(csvs)} DFKI double-pendulum CSVs to rosbag2 (deadzone-id convert)")
-    runs = {"kuka": (f"KUKA LWR4+ (7 joints, measured joint torque): `{kuka.name}`", [kuka], 2.0),
-            **_convert_dfki(csvs, out)}
+    runs = [RealRun(kuka.stem, f"KUKA LWR4+ (7 joints, link-side joint torque sensors): `{kuka.name}`", (kuka,),
+                    "kuka_lwr4plus", block_seconds=2.0), *_convert_dfki(csvs, out)]
     reports: dict[str, CompareReport] = {}
-    for name, (title, bags, block) in runs.items():
-        stages.start(f"compare on {title}")
-        reports[name] = _compare(bags, out / name, quick=quick, block_seconds=block)
+    for run in runs:
+        stages.start(f"compare on {run.title} (URDF {run.urdf})")
+        reports[run.name] = _compare_real(run, out / run.name, quick=quick)
     stages.start("report")
-    (out / "report.md").write_text(real_markdown(reports, {name: r[0] for name, r in runs.items()}))
+    (out / "report.md").write_text(real_markdown(reports, {run.name: run.title for run in runs}))
     print(f"\ndone in {stages.elapsed:.0f} s. Read {out / 'report.md'}.")
     return reports
 

@@ -1,11 +1,14 @@
 """``deadzone-id evaluate``: torque error of a saved model on bags.
 
-    deadzone-id evaluate --model DIR --bag BAG [BAG ...] [--json OUT]
+    deadzone-id evaluate --model DIR --bag BAG [BAG ...] [--json OUT] [--joint-map A:B ...] [--lock J=V ...]
 
-Joints are matched BY NAME to the artifact's joint order. The error is measured on (sample, joint) pairs where the
-joint moves, with the dead-zone thresholds stored in the artifact (the training split's); what the model predicts
-while a joint is stuck is reported separately. A bag the model was trained on (same sha256 as a training bag in
-model.json) is named in a warning, on the terminal and in the JSON: its figures are optimistic.
+Joints are matched BY NAME to the artifact's joint order. A rigid-body model keeps the joint map and lock positions
+it was identified with; ``--joint-map`` / ``--lock`` here are checked against them (a model identified with the
+wrist locked elsewhere is refused rather than evaluated on the wrong kinematics). The error is measured on
+(sample, joint) pairs where the joint moves, with the dead-zone thresholds stored in the artifact (the training
+split's); what the model predicts while a joint is stuck is reported separately. A bag the model was trained on
+(same sha256 as a training bag in model.json) is named in a warning, on the terminal and in the JSON: its figures are
+optimistic.
 """
 
 from __future__ import annotations
@@ -13,22 +16,55 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 import numpy as np
 
-__all__ = ["register", "run"]
+__all__ = ["check_robot_options", "register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` subcommand."""
-    from ._args import add_data_arguments
+    from ._args import add_data_arguments, add_robot_arguments
 
     p = subparsers.add_parser("evaluate", help="torque error of a model artifact on bags",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="model artifact directory")
     add_data_arguments(p)
     p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
+    add_robot_arguments(p)
     p.set_defaults(func=run)
+
+
+def check_robot_options(model: Any, joint_map: dict[str, str], locked: dict[str, float], where: str) -> None:
+    """Refuse ``--joint-map`` / ``--lock`` that differ from those ``model``'s rigid-body part was identified with.
+
+    Args:
+        model: a loaded :class:`~deadzone_id_ros.models.LearnedModel`.
+        joint_map: bag name -> URDF name as given; locked: URDF joint -> position [rad or m] as given.
+        where: the artifact's name, for messages.
+
+    Raises:
+        DataError: options given for a model without a rigid-body part, a map that differs from the artifact's, or
+            a lock position that differs from (or names a joint not locked in) the artifact's.
+    """
+    from ..errors import DataError
+
+    if not joint_map and not locked:
+        return
+    rbd = getattr(model, "rbd", None)
+    if rbd is None:
+        raise DataError(f"{where}: --joint-map / --lock given, but the model ({model.method}) has no rigid-body part")
+    reg = rbd.regressor
+    if joint_map and joint_map != dict(reg.joint_map):
+        raise DataError(f"{where}: --joint-map {joint_map} differs from the map the model was identified with "
+                        f"{dict(reg.joint_map)} (data joints {list(reg.joint_names)}, URDF joints "
+                        f"{list(reg.robot.urdf_joint_names)})")
+    for name, value in locked.items():
+        had = reg.locked.get(name)
+        if had is None or not abs(had - value) <= 1e-9:
+            raise DataError(f"{where}: --lock {name}={value:g} differs from the model's locked joints "
+                            f"{ {n: v for n, v in reg.locked.items()} }")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
     from ..training.sources import fingerprint, training_overlap
-    from ._args import load_bags
+    from ._args import load_bags, robot_options
 
     model = load_artifact(args.model)
+    check_robot_options(model, *robot_options(args), where=str(args.model))
     if args.joints and tuple(args.joints) != tuple(model.joint_names):
         raise DataError(f"--joints {args.joints} differ from the model's joints {list(model.joint_names)}")
     seen = training_overlap(model.metadata.get("training_data"), fingerprint(args.bag))

@@ -25,6 +25,7 @@ __all__ = [
     "choose_time",
     "choose_velocity",
     "drop_nan",
+    "edge_reach",
     "select_joints",
     "sort_and_dedup",
     "split_and_resample",
@@ -241,6 +242,14 @@ def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_m
     return g, qg, dqg, ddqg, taug
 
 
+def edge_reach(window: int, use_msg_vel: bool) -> int:
+    """Samples on each side that dq/ddq at one sample depend on: the Savitzky–Golay half window for ddq (window
+    ``window`` samples), twice that when dq is differentiated from q as well, plus one for the linear resampling
+    (two neighbouring grid samples can interpolate the same message)."""
+    half = window // 2
+    return (1 if use_msg_vel else 2) * half + 1
+
+
 def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, ...], use_msg_vel: bool,
                        config: DatasetConfig, first_episode: int = 0) -> Resampled:
     """Stage 6: split at gaps longer than ``config.max_gap_s``, resample each segment, differentiate.
@@ -280,7 +289,8 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
         g, qg, dqg, ddqg, taug = seg
         episodes.append(Episode(name=f"{name}#{first_episode + len(episodes)}", source=str(series.bag),
                                 joint_names=joints,
-                                t=ns_to_s(int(t_ns[a]) - t0) + ns_to_s(g), q=qg, dq=dqg, ddq=ddqg, tau=taug))
+                                t=ns_to_s(int(t_ns[a]) - t0) + ns_to_s(g), q=qg, dq=dqg, ddq=ddqg, tau=taug,
+                                edge_reach=edge_reach(window, use_msg_vel)))
     if short:
         warnings.append(f"{where}: dropped {short} segment(s) ({short_samples} messages) shorter than the "
                         f"Savitzky–Golay window of {window} samples")

@@ -71,6 +71,10 @@ class Episode:
         t: (N,) time since the start of the source [s], uniform step ``dt``.
         q: (N, J) [rad].  dq: (N, J) [rad/s].  ddq: (N, J) [rad/s²].  tau: (N, J) applied/measured torque [N·m].
         tau_true: (N, J) the simulator's own inverse dynamics (noise floor), or None for real data.
+        edge_reach: how many samples on each side the values at one sample are computed from: dq and ddq at
+            sample i use the recorded data of samples i - edge_reach .. i + edge_reach (Savitzky–Golay half window,
+            twice that when dq is differentiated too, plus one for the linear resampling). A split cuts a guard of
+            this many samples on each side of a block edge (:func:`~deadzone_id_ros.data.split.time_blocks`).
     """
 
     name: str
@@ -82,9 +86,12 @@ class Episode:
     ddq: np.ndarray
     tau: np.ndarray
     tau_true: np.ndarray | None = None
+    edge_reach: int = 0
 
     def __post_init__(self) -> None:
         n, j = len(self.t), len(self.joint_names)
+        if not isinstance(self.edge_reach, (int, np.integer)) or self.edge_reach < 0:
+            raise ValueError(f"Episode {self.name}: edge_reach = {self.edge_reach!r} must be an integer >= 0")
         for name in ("q", "dq", "ddq", "tau"):
             arr = getattr(self, name)
             if np.shape(arr) != (n, j):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,9 @@ class TrainingInputs:
             None: not determined (``train``).
         sim_config: the simulator's physics (a SimArmConfig) when ``simulator``; None uses the default.
         urdf_xml / urdf_source: the URDF for rbd/hybrid (None: no URDF; ``urdf_source`` then says why).
+        joint_map: bag joint name -> URDF joint name, for recorded joints the URDF names differently.
+        locked: URDF joint -> position [rad or m] for URDF joints the recording lacks (others the data lacks: 0).
+        robot_note: which URDF joints were locked where (empty without a URDF).
         dataset_report: the data loader's report (counts, warnings), copied into report.json and model.json.
     """
 
@@ -54,6 +57,9 @@ class TrainingInputs:
     urdf_xml: str | None = None
     urdf_source: str = ""
     dataset_report: dict[str, Any] = field(default_factory=dict)
+    joint_map: dict[str, str] = field(default_factory=dict)
+    locked: dict[str, float] = field(default_factory=dict)
+    robot_note: str = ""
 
 
 @dataclass
@@ -75,7 +81,8 @@ class PreparedData:
             "simulator": inputs.simulator,
             "samples": {"train": len(self.train), "val": len(self.val), "test": len(self.test)},
             "split": {"fractions": list(config.split_fractions), "block_seconds": config.block_seconds,
-                      "split_seed": config.split_seed, **(self.blocks.to_dict() if self.blocks else {})},
+                      "split_seed": config.split_seed, "guard_samples": self.split.guard_samples,
+                      **(self.blocks.to_dict() if self.blocks else {})},
             "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
         }
@@ -125,7 +132,8 @@ def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: Tr
     if inputs.urdf_xml is None:
         raise DataError("no URDF matching the data's joints (pass --urdf)")
     return RigidBodyRegressor(inputs.urdf_xml, inputs.joint_names, config.friction_eps_for(dead_zone.threshold),
-                              source=inputs.urdf_source)
+                              source=inputs.urdf_source, joint_map=inputs.joint_map or None,
+                              locked=inputs.locked or None)
 
 
 def missing_figures(data: PreparedData, rmse_per_joint: Sequence[float]) -> dict[str, str]:
@@ -199,7 +207,8 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
 
 def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
                 urdf: str | Path | None = None, simulator: str | None = None,
-                log: Callable[[str], None] = print) -> TrainingInputs:
+                joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
+                savgol_window_s: float | None = None, log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
@@ -207,17 +216,26 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         urdf: URDF file or robot model name for rbd/hybrid (None: the bundled arm, only for simulator data whose
             joints match).
         simulator: "auto" (read each bag's episode.yaml), "yes", "no", or None (not determined; ``train``).
-        log: receives the simulator decision and its reason.
+        joint_map: bag joint name -> URDF joint name (``--joint-map``, see
+            :func:`~deadzone_id_ros.robot.parse_joint_map`).
+        locked: URDF joint -> lock position [rad or m] (``--lock``) for URDF joints the data lacks (default 0).
+        savgol_window_s: Savitzky–Golay window [s] of ddq (and dq when differentiated); None: the loader's default.
+        log: receives the simulator decision and its reason, and which URDF joints were locked where.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
         ConfigError: bad topic/joints, or a malformed episode.yaml.
+        RobotDescriptionError: ``joint_map`` / ``locked`` given without ``urdf``; the URDF cannot be matched to the
+            data's joints (the message lists the data's and the URDF's joints) or ``locked`` names a joint that is
+            not a URDF joint the data lacks.
     """
     from ..data.dataset import DatasetConfig, load_dataset
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     try:
         dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+        if savgol_window_s is not None:
+            dcfg = dataclasses.replace(dcfg, savgol_window_s=float(savgol_window_s))
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     sources = fingerprint(bags)
@@ -234,13 +252,16 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         log(f"simulator data: {'yes' if simulated else 'no'} ({why})")
     from_sim = simulated if simulated is not None else detect_simulator(bags)[0]
     urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names, simulated=from_sim)
-    return TrainingInputs(
-        ds.episodes,
-        tuple(ds.joint_names),
-        sources=sources,
-        simulator=simulated,
-        sim_config=sim_cfg,
-        urdf_xml=urdf_xml,
-        urdf_source=urdf_source,
-        dataset_report=ds.report.to_dict(),
-    )
+    joint_map, locked = dict(joint_map or {}), dict(locked or {})
+    note = ""
+    if urdf_xml is None and (joint_map or locked):
+        raise RobotDescriptionError(f"--joint-map / --lock need a URDF: {urdf_source}")
+    if urdf_xml is not None:
+        from ..robot import build_reduced_model
+
+        # checked here, before any training: a URDF that cannot be matched is refused with both name lists
+        note = build_reduced_model(urdf_xml, ds.joint_names, joint_map, locked, urdf_source).describe()
+        log(f"URDF {urdf_source}: {note}")
+    return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
+                          sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
+                          dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note)

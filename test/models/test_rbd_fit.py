@@ -24,7 +24,7 @@ def reg(arm):
 def test_noise_free_fit_recovers_torques_and_base_parameters(arm, reg):
     q, dq, ddq = reg.random_states(600, seed=1)
     tau = arm.inverse_dynamics(q, dq, ddq)  # MuJoCo, friction off: rigid body + armature
-    model = fit_rigid_body(reg, q, dq, ddq, tau)
+    model = fit_rigid_body(reg, q, dq, ddq, tau, prior_weight=None)  # plain least squares on base columns
     # fresh states: predicted torques within 1% (relative RMS per joint)
     q2, dq2, ddq2 = reg.random_states(300, seed=2)
     tau2 = arm.inverse_dynamics(q2, dq2, ddq2)
@@ -53,6 +53,40 @@ def test_friction_recovered_on_moving_rows(arm, reg):
     for j, n in enumerate(arm.joint_names):
         assert p[f"{n}.viscous"] == pytest.approx(arm.config.damping[j], rel=0.01)
         assert p[f"{n}.coulomb"] == pytest.approx(arm.config.frictionloss[j], rel=0.01)
+
+
+def test_prior_fit_keeps_what_the_data_does_not_excite_at_the_urdf(reg):
+    """Only joint 1 moves, about one configuration: plain least squares cannot tell the other parameters apart and
+    predicts badly elsewhere; the prior fit keeps them at the URDF's values and predicts every state."""
+    rng = np.random.default_rng(5)
+    q = np.zeros((400, 3))
+    q[:, 0] = rng.uniform(-1, 1, 400)
+    dq, ddq = np.zeros_like(q), np.zeros_like(q)
+    dq[:, 0], ddq[:, 0] = rng.normal(0, 1, 400), rng.normal(0, 3, 400)
+    theta0 = reg.prior_parameters()
+    tau = reg.regressor(q, dq, ddq) @ theta0  # the URDF's own torques (its inertias, damping and friction)
+    moving = np.abs(dq) > 0.05
+    prior = fit_rigid_body(reg, q, dq, ddq, tau, moving)
+    plain = fit_rigid_body(reg, q, dq, ddq, tau, moving, prior_weight=None)
+    q2, dq2, ddq2 = reg.random_states(200, seed=6)
+    tau2 = reg.regressor(q2, dq2, ddq2) @ theta0
+    rel = {name: np.sqrt(((m.predict(q2, dq2, ddq2) - tau2) ** 2).mean()) / np.sqrt((tau2 ** 2).mean())
+           for name, m in (("prior", prior), ("plain", plain))}
+    assert rel["prior"] < 1e-3 and rel["plain"] > 0.1, rel
+    assert prior.inconsistent_bodies() == []
+    np.testing.assert_allclose(fit_rigid_body(reg, q, dq, ddq, tau, moving, prior_weight=1e6).coefficients, theta0,
+                               rtol=1e-4, atol=1e-9)
+
+
+def test_prior_fit_weights_joints_alike_and_says_what_it_chose(arm, reg):
+    q, dq, ddq = reg.random_states(300, seed=7)
+    tau = arm.inverse_dynamics(q, dq, ddq, friction=True)
+    model = fit_rigid_body(reg, q, dq, ddq, tau, np.abs(dq) > 0.1)
+    info = model.fit_info
+    assert info["prior_weight"] in [float(k) for k in info["cv_nrmse"]] and info["folds"] == 5
+    assert info["cv_nrmse"][f"{info['prior_weight']:g}"] == min(info["cv_nrmse"].values())
+    with pytest.raises(ValueError, match="prior_weight"):
+        fit_rigid_body(reg, q, dq, ddq, tau, prior_weight="big")
 
 
 def test_single_sample_prediction_matches_batch(arm, reg):

@@ -32,9 +32,14 @@ def _check_fit(reg, tau_fn, armature, viscous, coulomb, n_fit=500):
     q, dq, ddq = reg.random_states(n_fit, seed=11)
     tau = tau_fn(q, dq, ddq)
     moving = np.abs(dq) > 0.05
-    model = fit_rigid_body(reg, q, dq, ddq, tau, moving)
     q2, dq2, ddq2 = reg.random_states(200, seed=12)
     tau2 = tau_fn(q2, dq2, ddq2)
+    # the default fit (every parameter, URDF prior weighted by cross-validation) gives the torques back as well
+    prior_fit = fit_rigid_body(reg, q, dq, ddq, tau, moving)
+    err = prior_fit.predict(q2, dq2, ddq2) - tau2
+    assert np.all(np.sqrt((err ** 2).mean(0)) / np.sqrt((tau2 ** 2).mean(0)) < 1e-4)
+    np.testing.assert_allclose(prior_fit.coulomb(), coulomb, rtol=1e-4)
+    model = fit_rigid_body(reg, q, dq, ddq, tau, moving, prior_weight=None)  # plain least squares, base columns
     err = model.predict(q2, dq2, ddq2) - tau2
     rel = np.sqrt((err ** 2).mean(0)) / np.sqrt((tau2 ** 2).mean(0))
     assert np.all(rel < 1e-6), rel

@@ -179,7 +179,7 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
             runs[method].append(run)
             m = run.metrics
             log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} N*m (mean "
-                f"{m['rmse_mean']:.4f}); validation {m['validation_rmse_mean']:.4f}"
+                f"{m['rmse_mean']:.4f}); validation {fmt_values([m['validation_rmse_mean']])}"
                 + "".join(f"; {j}: {MISSING} ({why})" for j, why in m["missing"].items()))
             if s == 0:
                 preds[method], val_metrics[method] = pred, val
@@ -281,7 +281,10 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
         eff_rows, eff_fits, {m: [r.metrics["rmse_mean"] for r in runs[m]] for m in eff_methods}, data.train,
         lambda fit: evaluate_model(fit.model, data.test)["rmse_mean"], eff_methods, log)
     if runs:
-        report.pick = _export_pick(report, runs, inputs, data, config, out, log)
+        try:
+            report.pick = _export_pick(report, runs, inputs, data, config, out, log)
+        except ValueError as err:  # no method has a validation RMSE (a joint never moves in the validation blocks)
+            log(f"no pick: {err}; set --block-seconds so that every joint moves in the validation blocks")
         report.data_diagnosis = diagnose_stuck(report.methods, val_metrics)
     report.seconds = time.perf_counter() - t_start
     report = CompareReport.from_dict(report.to_dict())  # NaN -> None, numpy -> Python: what report.json holds

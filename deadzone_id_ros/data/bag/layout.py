@@ -103,8 +103,8 @@ def mcap_layout_problem(path: Path) -> str | None:
         return "messages outside chunks or no chunk index"
     indexed: dict[int, int] = {}
     for ci in summary.chunk_indexes:
-        if ci.uncompressed_size == 0:
-            continue  # an empty chunk (a writer closing a chunk that a flush already emptied) needs no index
+        if ci.uncompressed_size == 0 or ci.message_start_time > ci.message_end_time:
+            continue  # a chunk without messages (only schema/channel records, or emptied by a flush) needs no index
         if not ci.message_index_offsets and ci.message_index_length == 0:
             return "no message index (noMessageIndex)"
         bounds = sorted((off, cid) for cid, off in ci.message_index_offsets.items())

@@ -359,7 +359,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "demo", help="the main job end to end on the simulated arm (data, live ROS 2 run, compare, closed loop)",
         description="Simulate data, record a live ROS 2 run on the simulated arm, train and compare every method, "
-        "run the controllers in closed loop on held-out references, and write DIR/report.md. About 4 minutes on "
+        "run the controllers in closed loop on held-out references, and write DIR/report.md. About 7 minutes on "
         "2 cores (--quick: about 2; its models are under-trained).")
     p.add_argument("--out", type=Path, default=Path("out/demo"),
                    help="output directory: new, empty, or an earlier demo output (replaced when the run succeeds)")

@@ -117,20 +117,6 @@ class RecorderConfig:
         return out
 
 
-def header_stamp_is_zero(data: bytes) -> bool:
-    """True when the serialized (CDR) message ``data`` starts with a std_msgs/Header whose stamp is 0 s 0 ns.
-
-    CDR: a 4-byte encapsulation header, then ``stamp.sec`` (int32) and ``stamp.nanosec`` (uint32); both are zero
-    in either byte order, so the order need not be read.
-
-    Raises:
-        DataError: fewer than 12 bytes (not a stamped message).
-    """
-    if len(data) < 12:
-        raise DataError(f"serialized message of {len(data)} bytes is too short to hold a header stamp")
-    return data[4:12] == b"\x00" * 8
-
-
 class EpisodeWriter:
     """Writes episodes (one rosbag2 directory each) from serialized messages.
 

@@ -128,15 +128,13 @@ def test_episode_writer_skips_zero_and_repeated_joint_state_stamps(tmp_path):
 def test_zero_stamped_joint_states_are_dropped_when_asked_and_always_counted(tmp_path, drop):
     """Lockstep publishes the state before the first command with stamp 0: with drop_zero_stamp_states it never
     reaches the bag; either way episode.yaml counts it."""
-    from deadzone_id_ros.data.recorder import header_stamp_is_zero
-
     cfg = RecorderConfig(output_dir=str(tmp_path / "rec"), drop_zero_stamp_states=drop)
     w = EpisodeWriter(cfg)
     enc = MessageEncoders(["j1"])
     path = w.start(T0)
     for t in (0, 0, T0, T0 + 1_000_000):  # header stamps; log time is the receive time
         data = enc.joint_state(t, [0.0], [0.0], [0.0])
-        assert header_stamp_is_zero(data) == (t == 0)
+        assert (header_stamp_ns(data) == 0) == (t == 0)
         w.write_joint_state("/joint_states", T0 + 5, data)
     w.stop(T0 + 10)
     ep = yaml.safe_load((path / "episode.yaml").read_text())
@@ -145,7 +143,7 @@ def test_zero_stamped_joint_states_are_dropped_when_asked_and_always_counted(tmp
         stamps = read_joint_states(h, "/joint_states").stamp_ns
     assert len(stamps) == (2 if drop else 4) and (stamps.min() > 0) == drop
     with pytest.raises(DataError, match="too short"):
-        header_stamp_is_zero(b"\x00\x01")
+        header_stamp_ns(b"\x00\x01")
 
 
 def test_episode_writer_flush_bounds_loss_on_kill(tmp_path):

@@ -50,3 +50,11 @@ def compared(sim_dataset, tmp_path_factory):
 def compared_report(compared):
     """(output folder, report.json) of the shared comparison."""
     return compared[0], compared[1]
+
+
+@pytest.fixture(scope="module")
+def bag(sim_recordings, tmp_path_factory):
+    """The first simulated recording written as a rosbag2 (MCAP) directory, once per test module."""
+    from deadzone_id_ros.data.bag import write_recording
+
+    return write_recording(sim_recordings[0], tmp_path_factory.mktemp("bags") / "sim_run")

@@ -14,13 +14,6 @@ TINY = ["hidden_sizes: [16, 16]", "max_steps: 40", "eval_interval: 20", "batch_s
 
 
 @pytest.fixture(scope="module")
-def bag(sim_recordings, tmp_path_factory):
-    from deadzone_id_ros.data.bag import write_recording
-
-    return write_recording(sim_recordings[0], tmp_path_factory.mktemp("bags") / "sim_run")
-
-
-@pytest.fixture(scope="module")
 def config_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("cfg") / "training.yaml"
     path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))

@@ -11,8 +11,12 @@ as if it were the model's. The node clock is used throughout, so ``use_sim_time:
 starts before the first /clock message, and with none within ``clock_timeout`` seconds the node exits 1 (it warns
 after a few seconds).
 
-Over DDS with a free-running simulator the comparison is approximate (start state, message latency, wall-clock
-stepping); for an exact open-loop replay use ``deadzone-id replay`` (deadzone_id_ros.sim.replay).
+Over DDS with a free-running simulator the comparison is approximate (message latency, wall-clock stepping, a
+late timer): an open-loop torque replay of an arm with stiction is sensitive to all of them. With ``lockstep`` (the
+default of launch/replay.launch.yaml) the node instead answers every /joint_states with the command due at that
+state's header stamp, and a simulator in lockstep waits for that answer before it steps: the replay is then the same
+on a loaded machine and matches ``deadzone-id replay`` (deadzone_id_ros.sim.replay), the exact offline open-loop
+replay, given the bag's seed.
 
 Parameters: see :class:`.bag_replay_params.BagReplayNodeConfig`.
 """
@@ -29,11 +33,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..sim.replay import check_joints
-from ..stamps import NS_PER_S, increasing_rows, ns_to_s
+from ..stamps import NS_PER_S, increasing_rows, ns_to_s, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
+
+LOCKSTEP_STAMP_TOLERANCE_NS = 100_000  # a state and a recorded command this close [ns] belong to the same tick
 
 
 class BagReplayNode(Node):
@@ -69,6 +75,7 @@ class BagReplayNode(Node):
         self._next = 0
         self._start_ns: int | None = None
         self._first_state_ns: int | None = None
+        self._answered_ns: int | None = None  # lockstep: header stamp of the last state answered [ns]
         self._live_t: list[float] = []
         self._live_q: list[np.ndarray] = []
         self.published = 0
@@ -78,7 +85,8 @@ class BagReplayNode(Node):
         self.failure: str | None = None
         self._pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
-        self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
+        if not cfg.lockstep:
+            self._timer = self.create_timer(1.0 / cfg.rate, self._on_tick)
         self.get_logger().info(
             f"bag_replay: {len(self._cmd)} commands over {ns_to_s(self._cmd_t[-1]):.3f} s from {cfg.bag}, joints "
             f"{list(self.joint_names)}; waiting for /joint_states"
@@ -88,6 +96,9 @@ class BagReplayNode(Node):
         return self.get_clock().now().nanoseconds
 
     def _on_joint_state(self, msg: JointState) -> None:
+        if self.config.lockstep:
+            self._answer(msg)  # times from the header stamps: the node's clock is not used
+            return
         if not self.clock_watch.ready:
             return  # use_sim_time before the first /clock: the node's time is 0, no start time can be fixed yet
         now = self._now_ns()
@@ -95,6 +106,45 @@ class BagReplayNode(Node):
             self._first_state_ns = now
         if self._start_ns is None or self.done:
             return
+        q = self._positions(msg)
+        if q is not None:
+            self._live_t.append(ns_to_s(now - self._start_ns))
+            self._live_q.append(q)
+
+    def _answer(self, msg: JointState) -> None:
+        """Lockstep: record this state and answer it with the command due at its header stamp."""
+        if self.done:
+            return
+        q = self._positions(msg)
+        if q is None:
+            return
+        stamp = stamp_to_ns(msg.header.stamp)
+        if self._answered_ns is not None and stamp <= self._answered_ns:
+            return  # answered already: a second answer would let the simulator step once more with the wrong command
+        if self._pub.get_subscription_count() == 0:
+            return  # the simulator would not get the answer yet; it repeats its first state until it does
+        self._answered_ns = stamp
+        if self._start_ns is None:
+            self._start_ns = stamp
+            self.get_logger().info("playing (lockstep: one command per /joint_states)")
+        elapsed = stamp - self._start_ns
+        t = ns_to_s(elapsed)
+        self._live_t.append(t)
+        self._live_q.append(q)
+        # the command recorded with this state (stamps within LOCKSTEP_STAMP_TOLERANCE_NS count as equal)
+        due = int(np.searchsorted(self._cmd_t, elapsed + LOCKSTEP_STAMP_TOLERANCE_NS, side="right"))
+        if due > self._next:
+            self.skipped += due - self._next - 1
+            self._next = due
+        out = Float64MultiArray()
+        out.data = self._cmd[max(due, 1) - 1].tolist()  # before the first recorded command: that one
+        self._pub.publish(out)
+        self.published += 1
+        if self._next >= len(self._cmd_t) and t >= self._rec_t[-1]:
+            self._finish()
+
+    def _positions(self, msg: JointState) -> np.ndarray | None:
+        """(J,) positions of ``msg`` in ``joint_names`` order [rad], or None (logged) when a joint is missing."""
         names = list(msg.name)
         try:
             idx = [names.index(n) for n in self.joint_names]
@@ -102,12 +152,11 @@ class BagReplayNode(Node):
             self.get_logger().error(
                 f"/joint_states names {names} lack a joint of {list(self.joint_names)}", throttle_duration_sec=1.0
             )
-            return
+            return None
         pos = np.asarray(msg.position, float)
         if pos.size != len(names):
-            return
-        self._live_t.append(ns_to_s(now - self._start_ns))
-        self._live_q.append(pos[idx])
+            return None
+        return pos[idx]
 
     def _on_tick(self) -> None:
         if self.done or self._first_state_ns is None:
@@ -149,7 +198,7 @@ class BagReplayNode(Node):
                 "input and the error below is not the model's; rerun on a less loaded machine or offline with "
                 "`deadzone-id replay`"),
             "bag": self.config.bag,
-            "mode": "open_loop_dds",
+            "mode": "open_loop_dds_lockstep" if self.config.lockstep else "open_loop_dds",
             "joints": list(self.joint_names),
             "samples": int(len(t)),
             "commands_published": self.published,

@@ -21,8 +21,15 @@ class BagReplayNodeConfig:
         command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``).
         joint_state_topic: JointState topic inside the bag.
         command_topic: command topic inside the bag.
-        start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0).
-        rate: playback timer rate [Hz]; each tick publishes the latest command that is due.
+        start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0); not used
+            with ``lockstep`` (simulated time stands still until the first command).
+        rate: playback timer rate [Hz]; each tick publishes the latest command that is due (not used with
+            ``lockstep``).
+        lockstep: answer every /joint_states with the command due at its header stamp instead of playing on a timer;
+            for a simulator in lockstep (``sim_arm`` ``clock_mode: sim``, ``lockstep: true``), where each physics
+            tick waits for that answer, so the replay does not depend on CPU load or DDS latency and matches the
+            offline open-loop replay. Times then come from the header stamps, not the node's clock (simulated time
+            stands at 0 until the first answer, so ``use_sim_time`` is not needed).
         report_dir: directory for report.json (RMSE per joint); "" = log only.
         clock_timeout: with ``use_sim_time``, give up (exit status 1) when no /clock message arrives within this
             many seconds of wall time [s] (> 0).
@@ -43,6 +50,7 @@ class BagReplayNodeConfig:
     report_dir: str = ""
     clock_timeout: float = 30.0
     max_skipped: int = 0
+    lockstep: bool = False
 
     def __post_init__(self) -> None:
         if not self.bag:
@@ -53,5 +61,7 @@ class BagReplayNodeConfig:
         check_positive("clock_timeout", self.clock_timeout)
         if not (isinstance(self.rate, (int, float)) and 1.0 <= self.rate <= 10000.0):
             raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
+        if not isinstance(self.lockstep, bool):
+            raise ValueError(f"lockstep = {self.lockstep!r} must be true or false")
         if isinstance(self.max_skipped, bool) or not isinstance(self.max_skipped, int) or self.max_skipped < 0:
             raise ValueError(f"max_skipped = {self.max_skipped!r} must be an integer >= 0")

@@ -72,6 +72,8 @@ class SimArmNode(Node):
         )  # reliable: matches both kinds of subscriber
         self.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
         self._msg = JointState()
+        self._clock_msg = Clock()
+        self._idle_state_published = False
         self._msg.name = list(self.arm.joint_names)
         self._timer = self.create_timer(1.0 / self.node_config.publish_rate, self._on_tick)
         self.get_logger().info(
@@ -154,10 +156,18 @@ class SimArmNode(Node):
             if now - self._last_idle_publish < 0.1:
                 return
             self._last_idle_publish = now
+            if self._idle_state_published:
+                # the same message again: measuring anew would draw velocity noise, and then the noise of the run
+                # (and the motion of an open-loop replay) would depend on how long the controller took to answer
+                if self._clock_pub is not None:
+                    self._clock_pub.publish(self._clock_msg)
+                self._joint_pub.publish(self._msg)
+                return
+            self._idle_state_published = True
         meas = arm.measure()
         if self._clock_pub is not None:
             stamp_ns = s_to_ns(meas.t)
-            clock = Clock()
+            clock = self._clock_msg
             clock.clock.sec, clock.clock.nanosec = ns_to_stamp(stamp_ns)
             self._clock_pub.publish(clock)
         else:

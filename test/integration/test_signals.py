@@ -110,8 +110,8 @@ def test_replay_launch_ends_by_itself_and_fails_when_commands_were_skipped(tmp_p
     log = tmp_path / "launch.log"
     with log.open("w") as out:
         proc = subprocess.Popen([executable("deadzone-id"), "launch", "replay.launch.yaml", f"bag:={bag}",
-                                 f"report_dir:={report_dir}", "rate:=20"], stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                 f"report_dir:={report_dir}", "rate:=20", "lockstep:=false"],
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         status = proc.wait(90)  # ends without being signalled: on_exit: shutdown
     finally:

@@ -126,6 +126,9 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
     # Before any command, simulated time does not start: the initial state is repeated with the same stamp.
     probe.spin(0.5)
     assert {stamp(m) for _, m in probe.msgs} == {0.0}
+    # ... and it is the same message: no new velocity noise drawn per repeat (else the noise of the whole run, and an
+    # open-loop replay's motion, would depend on how long the first answer took)
+    assert len(probe.msgs) >= 2 and len({tuple(m.velocity) for _, m in probe.msgs}) == 1, processes.log(proc)
     sub = probe.node.create_subscription(JointState, "/joint_states", answer, 100)
     probe.spin(1.0)
     t_answering = stamp(probe.msgs[-1][1])

@@ -187,6 +187,18 @@ class EpisodeWriter:
         write_episode_yaml(path, self._episode_doc(stop_ns=None))
         return path
 
+    def set_start_time(self, now_ns: int) -> None:
+        """Fix the open episode's start time [ns, recording clock] later than :meth:`start` (a recorder on simulated
+        time opens its bag at once but learns the time only from the first /clock); rewrites episode.yaml.
+
+        Raises:
+            DataError: no episode is open.
+        """
+        if self._writer is None or self.path is None:
+            raise DataError("not recording")
+        self.start_ns = now_ns
+        write_episode_yaml(self.path, self._episode_doc(stop_ns=None))
+
     def write(self, topic: str, t_ns: int, data: bytes) -> None:
         """Append one serialized message (CDR bytes) of ``topic`` with log time ``t_ns`` [ns]; ignored when idle.
 

@@ -60,7 +60,7 @@ from ..errors import SafetyError
 from ..models.runtime import load_model
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
-from ._common import check_range, declare_dataclass_parameters, parameter_value, run_node
+from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
@@ -119,6 +119,8 @@ class FeedforwardControllerNode(Node):
         self._fault_reported = ""
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._steady_last_ns: int | None = None  # steady time of the last fresh (or repeated) /joint_states
+        # warns when use_sim_time is set and no /clock arrives; polled by the steady watchdog timer, not the spin loop
+        self._clock_watch = SimClockWatch(self)
         window = int(self.config.control_rate / self.node_config.diagnostics_rate) + 1
         self._periods: deque[float] = deque(maxlen=window)
         self._compute: deque[float] = deque(maxlen=window)
@@ -251,7 +253,10 @@ class FeedforwardControllerNode(Node):
     def _on_watchdog(self) -> None:
         """Runs on the steady clock. The watchdog's time is the ROS clock's, unless no state came for
         ``watchdog_steady_timeout`` of wall time: then at least the last stamp + watchdog_timeout + the wall time
-        beyond the backstop (a stalled /clock, or a clock that jumped back, cannot stop the watchdog)."""
+        beyond the backstop (a stalled /clock, or a clock that jumped back, cannot stop the watchdog). Also warns
+        while simulated time has not started (no /clock)."""
+        if not self._clock_watch.ready:
+            self._clock_watch.poll()
         now = self._now_s()
         t_last = self.controller.last_stamp
         if t_last is not None and self._steady_last_ns is not None:
@@ -398,8 +403,8 @@ def main(args=None) -> int:
     rclpy's own signal handlers are off (see nodes._common.run_node), so the context is still valid for the zero
     command; the spin loop stops between callbacks on SIGINT/SIGTERM.
     """
-    # No clock watch here: measured, the demo's lockstep graph stalled once the reference moved whenever this node
-    # polled the watch in its spin loop (cause not found yet); its watchdog reports missing /joint_states instead.
+    # No clock watch in the spin loop (measured: the demo's lockstep graph stalled once the reference moved whenever
+    # this node polled it there; cause not found): the node's steady watchdog timer polls its own watch instead.
     return run_node("feedforward_controller", FeedforwardControllerNode, args, on_exit=_publish_zero,
                     watch_clock=False)
 

@@ -15,6 +15,7 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -70,8 +71,9 @@ class RecorderNode(Node):
             f"{cfg.flush_period:g} s; services ~/start ~/stop ~/split"
         )
         self.clock_watch = SimClockWatch(self)  # warns when use_sim_time is set and no /clock arrives
-        # autostart does not wait for /clock: measured, opening the bag once 1 kHz traffic flows blocked the
-        # reliable publishers long enough to stall the demo's lockstep graph; a start at time 0 is item 4's to stamp
+        # autostart opens the bag at once, also before /clock (measured: opening it once 1 kHz traffic flows blocked
+        # the reliable publishers long enough to stall the demo's lockstep graph); the episode's start time is then
+        # fixed at the first /clock (see _start), and states stamped 0 before it are not written (item 4)
         if cfg.autostart:
             self._start()
 
@@ -96,8 +98,16 @@ class RecorderNode(Node):
     def _start(self) -> str:
         path = self.writer.start(self._now_ns())
         self._have_names = False
-        self.get_logger().info(f"recording episode {path}")
+        if not self.clock_watch.ready:  # simulated time, no /clock yet: time 0 is not the start
+            self.clock_watch.when_ready(lambda now_ns, path=path: self._fix_start(path, now_ns))
+            self.get_logger().info(f"recording episode {path} (start time fixed at the first /clock)")
+        else:
+            self.get_logger().info(f"recording episode {path}")
         return str(path)
+
+    def _fix_start(self, path: Path, now_ns: int) -> None:
+        if self.writer.recording and self.writer.path == path and self.writer.start_ns == 0:
+            self.writer.set_start_time(now_ns)
 
     def _stop(self) -> str:
         path, counts = self.writer.stop(self._now_ns())

@@ -57,3 +57,33 @@ def test_recorder_warns_when_no_clock_arrives(processes, ros_probe, tmp_path):
     ros_probe.spin(40.0, until=lambda: "no /clock message arrived" in processes.log(proc), step=0.05)
     assert "no /clock message arrived" in processes.log(proc), processes.log(proc)
     assert processes.stop(proc) == 0
+
+
+def test_controller_warns_when_no_clock_arrives(processes):
+    """The controller polls its clock watch from its steady watchdog timer (not the spin loop): it still warns."""
+    proc = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file",
+                            str(REPO / "config" / "feedforward_controller.yaml"), "-p", "use_sim_time:=true"],
+                           "ffc_sim")
+    deadline = time.monotonic() + 40.0
+    while time.monotonic() < deadline and "no /clock message arrived" not in processes.log(proc):
+        time.sleep(0.1)
+    assert "no /clock message arrived" in processes.log(proc), processes.log(proc)
+    assert processes.stop(proc) == 0
+
+
+def test_recorder_started_before_clock_fixes_its_start_time_at_the_first_clock(processes, ros_probe, tmp_path):
+    """autostart opens the episode at once, but its start time is the first /clock's, not 0."""
+    import yaml
+
+    out = tmp_path / "rec"
+    proc = processes.start([executable("recorder"), "--ros-args", "-p", "use_sim_time:=true",
+                            "-p", f"output_dir:={out}", "-p", "autostart:=true"], "recorder_start")
+    ros_probe.spin(30.0, until=lambda: "recording episode" in processes.log(proc), step=0.05)
+    assert "start time fixed at the first /clock" in processes.log(proc), processes.log(proc)
+    pub = ros_probe.publisher(Clock, "/clock")
+    ros_probe.spin(2.0, step=0.05, tick=lambda: pub.publish(Clock(clock=Time(sec=CLOCK_S, nanosec=0))))
+    assert processes.stop(proc) == 0
+    (episode,) = out.glob("*/episode.yaml")
+    doc = yaml.safe_load(episode.read_text())
+    assert doc["start_time_ns"] == CLOCK_S * 10**9, doc  # the first /clock, not the 0 of a clock not yet started
+    assert doc["stop_time_ns"] >= CLOCK_S * 10**9, doc

@@ -14,6 +14,7 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -99,7 +100,7 @@ class RecorderNode(Node):
         path = self.writer.start(self._now_ns())
         self._have_names = False
         if not self.clock_watch.ready:  # simulated time, no /clock yet: time 0 is not the start
-            self.clock_watch.when_ready(lambda now_ns, path=path: self._fix_start(path, now_ns))
+            self.clock_watch.when_ready(functools.partial(self._fix_start, path))
             self.get_logger().info(f"recording episode {path} (start time fixed at the first /clock)")
         else:
             self.get_logger().info(f"recording episode {path}")

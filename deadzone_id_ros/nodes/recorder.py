@@ -29,6 +29,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
+from ..stamps import ns_to_s
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 
 __all__ = ["RecorderNode", "main"]
@@ -109,6 +110,7 @@ class RecorderNode(Node):
     def _fix_start(self, path: Path, now_ns: int) -> None:
         if self.writer.recording and self.writer.path == path and self.writer.start_ns == 0:
             self.writer.set_start_time(now_ns)
+            self.get_logger().info(f"episode {path.name}: start time {ns_to_s(now_ns):.3f} s (the first /clock)")
 
     def _stop(self) -> str:
         path, counts = self.writer.stop(self._now_ns())

@@ -81,7 +81,8 @@ def test_recorder_started_before_clock_fixes_its_start_time_at_the_first_clock(p
     ros_probe.spin(30.0, until=lambda: "recording episode" in processes.log(proc), step=0.05)
     assert "start time fixed at the first /clock" in processes.log(proc), processes.log(proc)
     pub = ros_probe.publisher(Clock, "/clock")
-    ros_probe.spin(2.0, step=0.05, tick=lambda: pub.publish(Clock(clock=Time(sec=CLOCK_S, nanosec=0))))
+    ros_probe.spin(30.0, step=0.05, tick=lambda: pub.publish(Clock(clock=Time(sec=CLOCK_S, nanosec=0))),
+                   until=lambda: "(the first /clock)" in processes.log(proc))
     assert processes.stop(proc) == 0
     (episode,) = out.glob("*/episode.yaml")
     doc = yaml.safe_load(episode.read_text())

@@ -87,12 +87,25 @@ def live(seconds: float) -> dict[str, float]:
     rng = np.random.default_rng(0)
     max_rate = np.array([400.0, 1000.0, 500.0])
     refused = sets = refs = resets = 0
+    # Start-up: wait until this node has matched every peer it needs, not just until the first answer. Discovery is
+    # pairwise: sim_arm and the controller start stepping as soon as they see each other, so the first answer can
+    # arrive before this node matched sim_arm's /joint_states (``states`` still empty), or before the controller
+    # matched the reference publisher (the first reference would be dropped) or its services were ready.
+    missing = {
+        "a /joint_states state": lambda: bool(states),
+        "an answer on ~/command_stamped": lambda: bool(answers),
+        "the controller's ~/reference subscription": lambda: ref_pub.get_subscription_count() > 0,
+        "the controller's parameter services": params.services_are_ready,
+        "the controller's ~/reset service": reset.service_is_ready,
+    }
     try:
         deadline = time.monotonic() + 60
-        while not answers and time.monotonic() < deadline:
+        while not all(ready() for ready in missing.values()) and time.monotonic() < deadline:
             ex.spin_once(timeout_sec=0.05)
-        if not answers:
-            raise RuntimeError("the controller never answered:\n" + log_tail(ctl_log) + log_tail(sim_log))
+        lacking = [what for what, ready in missing.items() if not ready()]
+        if lacking:
+            raise RuntimeError(f"live soak: no {', no '.join(lacking)} within 60 s:\n" + log_tail(ctl_log)
+                               + log_tail(sim_log))
         t0 = answers[-1][0]
         next_ref = next_set = 0.0
         wall_end = time.monotonic() + 30 * seconds

@@ -1,7 +1,8 @@
 """Run every benchmark in bench/ once, write bench/results.json, and regenerate the README's benchmark table from it.
 
-Each ``bench/bench_*.py`` exposes ``run(quick) -> dict[str, float]``. ``demo_seconds`` is the wall time of
-``deadzone-id demo`` (full, or ``--quick``), run as a subprocess. results.json is written only here: the figures of
+Each ``bench/bench_*.py`` exposes ``run(quick) -> dict[str, float]``, called in a Python process of its own
+(:func:`run_bench`). ``demo_seconds`` is the wall time of ``deadzone-id demo`` (full, or ``--quick``), run as a
+subprocess. results.json is written only here: the figures of
 this one run, the git commit (and whether the tree had uncommitted changes), the machine, and the load average
 before and after (the benchmarks are not pass/fail checks; where a target is missed the table says so). The README
 table between the ``bench:begin`` / ``bench:end`` marker comments is generated from results.json (``--readme-only``
@@ -73,6 +74,25 @@ def _load(path: Path):
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
+
+
+def run_bench(path: Path, quick: bool) -> dict[str, float]:
+    """``run(quick)`` of the benchmark file ``path`` in a fresh Python process; returns its figures.
+
+    One process per benchmark: nothing one leaves behind (rclpy contexts and DDS participants, environment
+    variables such as ROS_DOMAIN_ID, torch's thread count, imported modules, memory) reaches the next one, and each
+    is measured as it is when run alone. Its output goes to this process's stdout/stderr as it runs.
+
+    Raises:
+        RuntimeError: the benchmark's process failed (names the file and the exit status).
+    """
+    with tempfile.TemporaryDirectory(prefix="bench_figures_") as tmp:
+        figures = Path(tmp) / "figures.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--figures", str(figures)]
+        done = subprocess.run(cmd + (["--quick"] if quick else []), check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{path.name} exited with status {done.returncode} (its traceback is above)")
+        return {k: float(v) for k, v in json.loads(figures.read_text()).items()}
 
 
 def demo_seconds(quick: bool) -> float:
@@ -153,7 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     parser.add_argument("--readme", type=Path, default=HERE.parent / "README.md")
     parser.add_argument("--readme-only", action="store_true", help="regenerate the README table from --out only")
+    parser.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # internal: see run_bench
+    parser.add_argument("--figures", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.one is not None:  # the child process of run_bench: one benchmark, its figures to --figures
+        results = _load(args.one).run(quick=args.quick)
+        args.figures.write_text(json.dumps({k: float(v) for k, v in results.items()}))
+        return 0
     if args.readme_only:
         write_readme(args.readme, json.loads(args.out.read_text()))
         return 0
@@ -165,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in sorted(HERE.glob("bench_*.py")):
         print(f"== {path.name}", flush=True)
         try:
-            results.update(_load(path).run(quick=args.quick))
-        except Exception as err:  # a benchmark crash is reported, the others still run
+            results.update(run_bench(path, args.quick))
+        except RuntimeError as err:  # a benchmark crash is reported, the others still run
             print(f"{path.name} failed: {type(err).__name__}: {err}", file=sys.stderr)
             failed.append(path.name)
     if args.demo_report is not None:

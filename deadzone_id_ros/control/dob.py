@@ -59,6 +59,8 @@ class DisturbanceObserver:
         self.discretization = discretization
         self._zoh = discretization == "zoh"
         self._neg_cutoff = -self.cutoff  # exp(-g dt) = exp((-g) dt) exactly (IEEE negation is exact)
+        self._zoh_dt = math.nan  # the dt of the cached ZOH pole exp(-g dt) and 1 - exp(-g dt)
+        self._zoh_a = self._zoh_1ma = np.zeros_like(self.cutoff)
         self.estimate = np.zeros_like(self.cutoff)
         self._prev_dq: np.ndarray | None = None
         self._prev_w: np.ndarray | None = None
@@ -90,8 +92,11 @@ class DisturbanceObserver:
             raise ValueError(f"dt = {dt!r} must be finite and > 0")
         w = tau_prev - h_prev - self.nominal_inertia * (dq - prev_dq) / dt
         if self._zoh:
-            a = np.exp(self._neg_cutoff * dt)
-            self.estimate = a * self.estimate + (1.0 - a) * w
+            if dt != self._zoh_dt:  # the period rarely changes: exp() once per distinct dt (same values)
+                self._zoh_a = np.exp(self._neg_cutoff * dt)
+                self._zoh_1ma = 1.0 - self._zoh_a
+                self._zoh_dt = dt
+            self.estimate = self._zoh_a * self.estimate + self._zoh_1ma * w
         else:
             gdt = self.cutoff * dt
             a = (2.0 - gdt) / (2.0 + gdt)

@@ -25,6 +25,11 @@ METHODS: dict[str, tuple[bool, bool]] = {
 }
 
 
+def _is_state(a: object, n: int) -> bool:
+    """True when ``a`` is already what check_joint_arrays would return for one sample: a (n,) float64 ndarray."""
+    return type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (n,)
+
+
 class LearnedModel:
     """tau = rbd(q, dq, ddq) + mlp(q, dq, ddq), either part optional; implements InverseDynamicsModel.
 
@@ -68,8 +73,11 @@ class LearnedModel:
         Raises:
             ValueError: the three shapes differ or the last dimension is not J.
         """
+        n = len(self.joint_names)
+        if self.rbd is None and self.mlp is not None and _is_state(q, n) and _is_state(dq, n) and _is_state(ddq, n):
+            return self.mlp.forward(np.concatenate((q, dq, ddq)))  # fast path (every control tick): already checked
         q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
-        if self.rbd is None and self.mlp is not None and q.ndim == 1:  # fast path: one sample, MLP only
+        if self.rbd is None and self.mlp is not None and q.ndim == 1:  # one sample, MLP only
             return self.mlp.forward(np.concatenate((q, dq, ddq)))
         single = q.ndim == 1
         if single:

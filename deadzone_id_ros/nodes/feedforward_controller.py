@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from array import array
 from collections import deque
 from itertools import chain
 from typing import Any
@@ -118,7 +119,9 @@ class FeedforwardControllerNode(Node):
         self._watchdog_state = self.controller.status.watchdog
         self._fault_reported = ""
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._steady_last_ns: int | None = None  # steady time of the last fresh (or repeated) /joint_states
+        # steady time [ns] of the last fresh (or repeated) /joint_states: read with time.monotonic_ns(), the clock of
+        # rclpy's STEADY_TIME (CLOCK_MONOTONIC) without building a rclpy Time object every tick
+        self._steady_last_ns: int | None = None
         # warns when use_sim_time is set and no /clock arrives; polled by the steady watchdog timer, not the spin loop
         self._clock_watch = SimClockWatch(self)
         window = int(self.config.control_rate / self.node_config.diagnostics_rate) + 1
@@ -157,7 +160,9 @@ class FeedforwardControllerNode(Node):
         return _ns_to_s(self.get_clock().now().nanoseconds)
 
     def _publish(self, tau: np.ndarray) -> None:
-        self._cmd_msg.data = (tau if self._command_identity else tau[self._to_command]).tolist()
+        # An array('d') is what the message's setter would make of a list, without its per-element checks (tau is
+        # always a finite float64 array here).
+        self._cmd_msg.data = array("d", (tau if self._command_identity else tau[self._to_command]).tolist())
         self._cmd_pub.publish(self._cmd_msg)
 
     def publish_zero(self) -> None:
@@ -196,7 +201,7 @@ class FeedforwardControllerNode(Node):
             if stamp_ns == self._last_stamp_ns:
                 # The same state again: a simulator in lockstep repeats its state until a command reaches it (the
                 # first one can be lost while DDS is still matching). Answer with the command already computed.
-                self._steady_last_ns = self._steady.now().nanoseconds
+                self._steady_last_ns = time.monotonic_ns()
                 self._cmd_pub.publish(self._cmd_msg)
             return  # faster than the control rate: skip this state
         c0 = time.perf_counter()
@@ -205,7 +210,7 @@ class FeedforwardControllerNode(Node):
         tau = self.controller.step(_ns_to_s(stamp_ns), q, dq)
         compute = time.perf_counter() - c0
         if self.controller.last_stamp == _ns_to_s(stamp_ns):  # used (not rejected as stale or non-finite)
-            self._steady_last_ns = self._steady.now().nanoseconds
+            self._steady_last_ns = time.monotonic_ns()
         self._publish(tau)
         if self._stamped_pub is not None:
             self._stamped_msg.header.stamp = msg.header.stamp
@@ -260,7 +265,7 @@ class FeedforwardControllerNode(Node):
         now = self._now_s()
         t_last = self.controller.last_stamp
         if t_last is not None and self._steady_last_ns is not None:
-            beyond = _ns_to_s(self._steady.now().nanoseconds - self._steady_last_ns) \
+            beyond = _ns_to_s(time.monotonic_ns() - self._steady_last_ns) \
                 - self.node_config.watchdog_steady_timeout
             if beyond > 0:
                 now = max(now, t_last + self.config.watchdog_timeout + 1e-6 + beyond)

@@ -48,6 +48,36 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
                    help="Savitzky–Golay window of ddq (and dq when differentiated) [s] (default 0.05; slow or "
                    "low-rate recordings want more, e.g. 0.1 at 100 Hz); evaluate a model with the window it was "
                    "trained with")
+    p.add_argument("--velocity", choices=("auto", "message", "differentiate"), default=None,
+                   help="dq from the message's velocity field or the derivative of q (default auto: the field when it "
+                   "agrees with dq from q, else the derivative)")
+    p.add_argument("--time-source", choices=("auto", "header", "log"), default=None,
+                   help="time of each sample: header stamps or log (receive) time (default auto: header stamps, log "
+                   "time when they are zero)")
+    p.add_argument("--torque-constant", nargs="+", default=None, metavar="JOINT:K",
+                   help="convert a joint's recorded effort to N·m: K in N·m per unit of the effort (e.g. motor "
+                   "current: wrist:0.0018 for N·m per mA); the unit goes into the report and the model")
+    p.add_argument("--effort-unit", default=None, metavar="UNIT",
+                   help="the unit of the recorded effort of joints without --torque-constant (e.g. N*m, mA; default: "
+                   "guessed from the bag, N*m unless it looks like motor current); the controller only runs N*m "
+                   "models")
+
+
+def effort_options(args: argparse.Namespace) -> tuple[dict[str, float], str | None]:
+    """(torque constants {joint: k [N·m per unit]}, effort unit or None) of ``--torque-constant`` /
+    ``--effort-unit``.
+
+    Raises:
+        ConfigError: a malformed ``--torque-constant`` item, naming it.
+    """
+    from ..data.effort_units import parse_torque_constants
+    from ..errors import ConfigError
+
+    try:
+        constants = parse_torque_constants(getattr(args, "torque_constant", None))
+    except ValueError as err:
+        raise ConfigError(f"command line: {err}") from err
+    return constants, getattr(args, "effort_unit", None)
 
 
 def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
@@ -133,16 +163,24 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
         raise command_line_error(err) from err
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None) -> Dataset:
-    """Load ``args.bag`` with the data loader; returns the Dataset.
+def load_bags(args: argparse.Namespace, joints: Any = None,
+              torque_constants: dict[str, float] | None = None) -> Dataset:
+    """Load ``args.bag`` with the data loader (``--torque-constant`` / ``--effort-unit`` applied, else
+    ``torque_constants``); returns the Dataset.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
+        ConfigError: a bad flag value, naming the flag.
     """
     from ..data.dataset import DatasetConfig, load_dataset
 
+    constants, unit = effort_options(args)
+    constants = constants or dict(torque_constants or {})
     try:
-        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None)
+        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None,
+                             torque_constants=constants or None, effort_unit=unit,
+                             velocity=getattr(args, "velocity", None) or "auto",
+                             time_source=getattr(args, "time_source", None) or "auto")
         if getattr(args, "savgol_window", None) is not None:
             dcfg = dataclasses.replace(dcfg, savgol_window_s=float(args.savgol_window))
     except ValueError as err:
@@ -166,6 +204,8 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
     except ValueError as err:
         raise command_line_error(err) from err
     joint_map, locked = robot_options(args)
+    constants, unit = effort_options(args)
     return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
                        joint_map=joint_map, locked=locked, savgol_window_s=getattr(args, "savgol_window", None),
-                       log=lambda m: print(m, file=sys.stderr))
+                       torque_constants=constants, effort_unit=unit, velocity=getattr(args, "velocity", None),
+                       time_source=getattr(args, "time_source", None), log=lambda m: print(m, file=sys.stderr))

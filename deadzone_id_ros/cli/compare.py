@@ -38,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
+    from ..data.effort_units import unit_label
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
     from ..training.compare import quick_config, run_compare
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     with output_dir(args.out, "compare", force=args.force) as out:
         report = run_compare(inputs, out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
     for m, e in report.methods.items():
-        print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
+        print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} {unit_label(inputs.effort_units)}, "
               f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
     for joint, why in report.data["split"].get("missing", {}).items():
         print(f"{joint}: {MISSING} ({why})")

@@ -70,8 +70,9 @@ def check_robot_options(model: Any, joint_map: dict[str, str], locked: dict[str,
 def run(args: argparse.Namespace) -> int:
     """Evaluate; prints a per-joint table. Returns 0."""
     from ..data.deadzone import fit_dead_zone
+    from ..data.effort_units import unit_label
     from ..errors import DataError
-    from ..models.artifact import load_artifact
+    from ..models.artifact import load_artifact, model_effort_units
     from ..training.blocks import fmt_values
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
@@ -88,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
                 "seen, or read the held-out test metrics in model.json" for p in seen]
     for w in warnings:
         print(w, file=sys.stderr)
-    ds = load_bags(args, joints=model.joint_names)
+    trained = model.metadata.get("training_data") or {}
+    ds = load_bags(args, joints=model.joint_names, torque_constants=trained.get("torque_constants"))
+    model_units = model_effort_units(model)
+    if model_units != ds.effort_units:
+        raise DataError(f"{', '.join(args.bag)}: effort units {ds.effort_units} differ from the model's "
+                        f"{model_units} (model.json); give the --torque-constant / --effort-unit it was trained with")
+    unit = unit_label(model_units)
     if tuple(ds.joint_names) != tuple(model.joint_names):
         raise DataError(f"{', '.join(args.bag)}: joints {list(ds.joint_names)} do not match the model's "
                         f"{list(model.joint_names)}")
@@ -96,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     data = stack_episodes(ds.episodes, dz)
     metrics = evaluate_model(model, data)
     print(f"model {args.model} ({model.method}) on {len(data)} samples of {len(args.bag)} bag(s)")
-    print(f"{'joint':>16s} {'RMSE [N*m]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
+    print(f"{'joint':>16s} {f'RMSE [{unit}]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
     metrics["missing"] = {}
     for j, n in enumerate(model.joint_names):
         if metrics["n_moving_per_joint"][j] == 0:
@@ -108,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{n:>16s} {cells[0]:>11s} {cells[1]:>7s} {metrics['n_moving_per_joint'][j]:8d} {cells[2]:>11s} "
               f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}" + (f"  {metrics['missing'][n]}"
                                                                        if n in metrics["missing"] else ""))
-    print(f"mean RMSE {metrics['rmse_mean']:.4f} N*m, mean nRMSE {metrics['nrmse_mean']:.3f}")
+    print(f"mean RMSE {metrics['rmse_mean']:.4f} {unit}, mean nRMSE {metrics['nrmse_mean']:.3f}")
     for w in warnings:
         print(w)
     if args.json:

@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train and save; prints the test metrics. Returns 0."""
+    from ..data.effort_units import unit_label
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING
     from ..training.pipeline import train_one
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         result, _ = train_one(inputs, args.method, cfg, out, onnx=not args.no_onnx,
                               log=lambda m: print(m, file=sys.stderr))
     metrics = result.metrics
-    print(f"{'joint':>16s} {'test RMSE [N*m]':>16s} {'nRMSE':>8s} {'moving pairs':>13s}")
+    head = f"test RMSE [{unit_label(inputs.effort_units)}]"
+    print(f"{'joint':>16s} {head:>16s} {'nRMSE':>8s} {'moving pairs':>13s}")
     for j, n in enumerate(inputs.joint_names):
         if n in metrics["missing"]:
             print(f"{n:>16s} {MISSING:>16s} {MISSING:>8s} {0:13d}  {metrics['missing'][n]}")

@@ -35,6 +35,7 @@ from ..errors import DataError
 from .bag import open_bag, select_joint_state_topic, series_from_recording
 from .cleaning_report import BagReport, CleaningReport, merge_reports
 from .deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
+from .effort_units import NEWTON_METRE, UNKNOWN, effort_units, guess_effort_unit
 from .episodes import build_episodes
 from .types import Episode, Recording
 
@@ -73,7 +74,11 @@ class DatasetConfig:
         effort_limits: ``{joint: limit [N·m]}`` (e.g. the URDF's effort limits), or None; effort beyond 3x the limit
             is physically implausible and the joint's effort unusable.
         torque_constants: ``{joint: k [N·m per unit of the recorded effort]}`` (e.g. for motor current in mA), or
-            None; the effort of each named joint is multiplied by its k when the data are loaded.
+            None; the effort of each named joint is multiplied by its k when the data are loaded (its unit is then
+            N·m).
+        effort_unit: the unit of the recorded effort of the joints without a torque constant, as the user states it
+            (e.g. "N*m", "mA"); None guesses it from the bag (:func:`~deadzone_id_ros.data.effort_units.
+            guess_effort_unit`). Carried into the report, the model artifact and the controller's check.
 
     The dead-zone setting is not part of this: it is :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
     """
@@ -89,6 +94,7 @@ class DatasetConfig:
     merge_tolerance_s: float = 0.02
     effort_limits: Mapping[str, float] | None = None
     torque_constants: Mapping[str, float] | None = None
+    effort_unit: str | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -125,6 +131,8 @@ class DatasetConfig:
             if bad:
                 raise ValueError(f"DatasetConfig.torque_constants: constants {bad} must be finite and non-zero")
             object.__setattr__(self, "torque_constants", dict(self.torque_constants))
+        if self.effort_unit is not None and (not isinstance(self.effort_unit, str) or not self.effort_unit.strip()):
+            raise ValueError(f"DatasetConfig.effort_unit = {self.effort_unit!r} must be a non-empty string or None")
 
     def window_samples(self, rate_hz: float) -> int:
         """The Savitzky–Golay window length in samples at ``rate_hz`` [Hz] (odd, >= savgol_order + 2)."""
@@ -143,12 +151,17 @@ class Dataset:
         report: counts and warnings of the cleaning (:class:`~deadzone_id_ros.data.cleaning_report.CleaningReport`;
             ``report.to_dict()`` for JSON).
         config: the configuration used.
+        effort_units: {joint: unit of its effort (the training label)}: "N*m" with a torque constant, else the
+            configured ``effort_unit`` or the unit guessed from the bags ("N*m", "mA" or "unknown").
+        effort_unit_reason: why (the guess's reason, or that the user stated it).
     """
 
     episodes: list[Episode]
     joint_names: tuple[str, ...]
     report: CleaningReport
     config: DatasetConfig = field(default_factory=DatasetConfig)
+    effort_units: dict[str, str] = field(default_factory=dict)
+    effort_unit_reason: str = ""
 
     @property
     def num_samples(self) -> int:
@@ -215,17 +228,42 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
     episodes: list[Episode] = []
     reports: list[BagReport] = []
     names: list[tuple[str, tuple[str, ...]]] = []
+    guesses: list[tuple[str, str]] = []
     for path in paths:
         with open_bag(path) as handle:
             series = select_joint_state_topic(handle, config.topic)
             eps, joints, rep = build_episodes(series, config)
             rep = replace(rep, bag=str(path), format=handle.format, recovered=handle.recovered,
                           warnings=(*(f"{path}: {n}" for n in handle.notes), *rep.warnings))
+            guesses.append(_guess_unit(handle, series, joints, config))
         episodes.extend(eps)
         reports.append(rep)
         names.append((str(path), joints))
     joint_names = _check_joint_names(names)
-    return Dataset(episodes=episodes, joint_names=joint_names, report=merge_reports(reports), config=config)
+    unit, why = _combine_guesses(guesses, [str(p) for p in paths])
+    if config.effort_unit is not None:
+        why = "stated by the user (--effort-unit)"
+    units = effort_units(joint_names, unit, effort_unit=config.effort_unit, torque_constants=config.torque_constants)
+    return Dataset(episodes=episodes, joint_names=joint_names, report=merge_reports(reports), config=config,
+                   effort_units=units, effort_unit_reason=why)
+
+
+def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) -> tuple[str, str]:
+    """(unit, reason) of one bag's effort, from its message types and the largest |effort| of the joints that have
+    no torque constant."""
+    msgtypes = {c.msgtype for c in handle.reader.connections}
+    cols = [series.joint_names.index(j) for j in joints if j not in (config.torque_constants or {})]
+    eff = np.abs(np.asarray(series.effort, float)[:, cols]) if cols else np.zeros((0, 0))
+    finite = eff[np.isfinite(eff)]
+    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0)
+
+
+def _combine_guesses(guesses: Sequence[tuple[str, str]], paths: Sequence[str]) -> tuple[str, str]:
+    """One (unit, reason) for several bags: their common guess, else "unknown" naming each bag's."""
+    units = {u for u, _ in guesses}
+    if len(units) <= 1:
+        return guesses[0] if guesses else (NEWTON_METRE, "no bag")
+    return UNKNOWN, "the bags disagree: " + "; ".join(f"{p}: {u}" for p, (u, _) in zip(paths, guesses))
 
 
 def dataset_from_recordings(recordings: Sequence[Recording], config: DatasetConfig | None = None,
@@ -251,4 +289,9 @@ def dataset_from_recordings(recordings: Sequence[Recording], config: DatasetConf
         joint_sets.append((label, joints))
     if not joint_sets:
         raise DataError("dataset_from_recordings: no recording given")
-    return Dataset(episodes, _check_joint_names(joint_sets), merge_reports(reports), config)
+    joint_names = _check_joint_names(joint_sets)
+    unit = config.effort_unit or NEWTON_METRE  # in-memory recordings: the simulator's N·m unless stated
+    units = effort_units(joint_names, unit, torque_constants=config.torque_constants)
+    return Dataset(episodes, joint_names, merge_reports(reports), config, effort_units=units,
+                   effort_unit_reason="in-memory recordings (the simulator's N·m)" if config.effort_unit is None
+                   else "stated by the user")

@@ -20,24 +20,20 @@ from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states,
 from .cleaning_report import COUNT_FIELDS, BagReport
 from .dataset import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
+from .effort_units import NEWTON_METRE, guess_effort_unit
 from .episodes import build_episodes
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
 
 
 def effort_unit_note(msgtypes: set[str], max_abs_effort: float) -> str:
-    """A sentence about the effort units of a bag, from its message types and the largest |effort| seen.
-
-    JointState says nothing about units; ros2_control publishes N·m, Dynamixel-based arms (Interbotix xs_sdk)
-    publish motor current in mA. The label is kept as recorded either way; the user decides.
-    """
-    if any(t.startswith("interbotix") for t in msgtypes):
-        return ("effort is probably Dynamixel motor current in mA (Interbotix xs_sdk publishes present current as "
-                "effort), not N·m; it is used as the label as recorded - a model trained on it predicts mA")
-    if max_abs_effort > 200.0:
-        return (f"effort reaches {max_abs_effort:.1f}: implausible as N·m for a manipulator joint, probably another "
-                "unit (e.g. motor current in mA); it is used as the label as recorded")
-    return "effort is used as the torque label as recorded (JointState does not declare units; N·m assumed)"
+    """A sentence about the effort units of a bag, from its message types and the largest |effort| seen
+    (:func:`~deadzone_id_ros.data.effort_units.guess_effort_unit`) and what to do about it."""
+    unit, why = guess_effort_unit(msgtypes, max_abs_effort)
+    if unit == NEWTON_METRE:
+        return f"effort is used as the torque label as recorded ({why})"
+    return (f"effort unit {unit}: {why}; a model trained on it predicts {unit} and the controller refuses it - give "
+            "--torque-constant JOINT:K (N·m per unit) to train in N·m, or --effort-unit UNIT to state the unit")
 
 
 def _rates(handle: Any) -> dict[str, dict[str, Any]]:

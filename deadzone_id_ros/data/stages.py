@@ -111,7 +111,7 @@ def choose_velocity(series: JointStateSeries, joints: tuple[str, ...], config: D
         bad = [f"{j} ({vel_u[j]})" for j in joints if vel_u[j] is not None]
         if bad:
             raise DataError(f"{where}: message 0..{len(series) - 1} field velocity unusable for {bad}; "
-                            "use velocity='differentiate'")
+                            "use --velocity differentiate (DatasetConfig.velocity)")
         return True, []
     if config.velocity == "auto" and not vel_ok:
         return False, [f"{where}: field velocity unusable ("
@@ -148,7 +148,8 @@ def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.nda
         ]
     if zero.any() and config.time_source == "header":
         k = int(series.index[np.argmax(zero)])
-        raise DataError(f"{where}: message {k} field header.stamp is zero; use time_source='log'")
+        raise DataError(f"{where}: message {k} field header.stamp is zero; use --time-source log "
+                        "(DatasetConfig.time_source)")
     t = series.stamp_ns.copy()
     t[zero] = -1
     warnings = [] if not zero.any() else [

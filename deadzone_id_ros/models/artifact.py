@@ -31,13 +31,15 @@ import numpy as np
 
 from .. import __version__
 from ..data.deadzone import DeadZone
+from ..data.effort_units import NEWTON_METRE, tau_unit
 from ..errors import ArtifactError
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
 from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "export_onnx", "load_artifact", "save_artifact", "sha256_file"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "check_newton_metres", "export_onnx", "load_artifact", "model_effort_units",
+           "save_artifact", "sha256_file"]
 
 FORMAT = "deadzone_id_ros.inverse_dynamics_model"
 FORMAT_VERSION = 1
@@ -105,13 +107,18 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, np.ndarray] = {}
+    recorded = (training_data or {}).get("effort_units") or {}
+    effort_units = {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
+    model.metadata = {**(model.metadata or {}), "units": {**UNITS, "tau": tau_unit(effort_units)},
+                      "effort_units": effort_units}  # the ONNX export writes the same units
     meta: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
         "method": model.method,
         "joint_names": list(model.joint_names),
-        "units": dict(UNITS),
+        "units": {**UNITS, "tau": tau_unit(effort_units)},
+        "effort_units": effort_units,
         "inputs": ["q", "dq", "ddq"],
         "dead_zone": model.dead_zone.to_dict() if model.dead_zone is not None else None,
         "mlp": None,
@@ -167,6 +174,26 @@ def _check_file(root: Path, name: str, files: dict[str, str]) -> Path:
         raise ArtifactError(f"{path}: sha256 {digest[:16]}... does not match model.json ({files[name][:16]}...): "
                             "the file was modified or corrupted; re-export or retrain")
     return path
+
+
+def model_effort_units(model: Any) -> dict[str, str]:
+    """{joint: unit of the model's predicted torque} from its model.json ``effort_units`` ("N*m" for artifacts
+    written before the unit was recorded, and for models not loaded from an artifact)."""
+    recorded = (getattr(model, "metadata", None) or {}).get("effort_units") or {}
+    return {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
+
+
+def check_newton_metres(model: Any, where: str) -> None:
+    """Refuse a model that does not predict N·m for every joint: a controller sends its output as torque.
+
+    Raises:
+        ArtifactError: names the joints, their unit and how to retrain in N·m.
+    """
+    wrong = {j: u for j, u in model_effort_units(model).items() if u != NEWTON_METRE}
+    if wrong:
+        raise ArtifactError(f"{where}: the model predicts effort in {wrong}, not N·m (it was trained on effort "
+                            "recorded in another unit); the controller commands N·m: retrain it with "
+                            "--torque-constant JOINT:K (N·m per unit of the recorded effort) for those joints")
 
 
 def load_artifact(path: str | Path) -> LearnedModel:

@@ -86,7 +86,8 @@ def write_onnx(model: Any, path: str | Path) -> Path:
                           output_names=["tau"], dynamic_axes=dyn, opset_version=17, dynamo=False)
     proto = onnx.load(str(path))
     meta = {"format": ONNX_FORMAT, "format_version": str(ONNX_FORMAT_VERSION),
-            "joint_names": json.dumps(list(model.joint_names)), "units": json.dumps(UNITS),
+            "joint_names": json.dumps(list(model.joint_names)),
+            "units": json.dumps((model.metadata or {}).get("units") or UNITS),
             "contents": "residual" if model.rbd is not None else "full", "method": str(model.method)}
     onnx.helper.set_model_props(proto, {_PREFIX + k: v for k, v in meta.items()})
     onnx.save(proto, str(path))
@@ -123,7 +124,9 @@ def read_onnx_metadata(path: Path, session: Any) -> dict[str, Any]:
     except (json.JSONDecodeError, TypeError) as err:
         raise ArtifactError(f"{path}: metadata joint_names/units are not valid JSON: {err}") from err
     if units != UNITS:
-        raise ArtifactError(f"{path}: metadata units {units} are not {UNITS}")
+        raise ArtifactError(f"{path}: metadata units {units} are not {UNITS}" + (
+            "; the network predicts effort in another unit than N·m: retrain it with --torque-constant JOINT:K"
+            if units.get("tau") != UNITS["tau"] else ""))
     if contents not in ("full", "residual"):
         raise ArtifactError(f"{path}: metadata contents {contents!r} must be 'full' or 'residual'")
     inputs = [(i.name, i.shape) for i in session.get_inputs()]

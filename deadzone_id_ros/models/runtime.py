@@ -274,7 +274,8 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
 
     Raises:
         ConfigError: unknown ``model``, or "learned" without a ``model_path``.
-        FileNotFoundError, ArtifactError, RobotDescriptionError: from the loaders.
+        FileNotFoundError, ArtifactError, RobotDescriptionError: from the loaders; ArtifactError also for a learned
+            model that does not predict N·m (trained on effort in another unit, e.g. motor current).
     """
     kind, joint_names = settings.model, settings.joint_names
     if kind == "none":
@@ -296,9 +297,11 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             raise FileNotFoundError(f"model_path {path} does not exist")
         if path.is_dir() or path.name == "model.json":
             try:
-                from .artifact import load_artifact
+                from .artifact import check_newton_metres, load_artifact
             except ImportError as err:
                 raise ArtifactError(f"{path}: model artifacts are not supported by this build ({err})") from err
-            return load_artifact(path)
-        return load_onnx(path)
+            model = load_artifact(path)
+            check_newton_metres(model, str(path))
+            return model
+        return load_onnx(path)  # refuses metadata units other than SI (N·m)
     raise ConfigError(f"model = {kind!r} must be one of 'none', 'rbd', 'learned'")

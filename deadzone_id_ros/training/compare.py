@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError, RobotDescriptionError
 from ..models.predictor import METHODS
 from .blocks import MISSING, fmt_values
@@ -178,7 +179,8 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
             run = MethodRun(fit, metrics)
             runs[method].append(run)
             m = run.metrics
-            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} N*m (mean "
+            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} "
+                f"{unit_label(inputs.effort_units)} (mean "
                 f"{m['rmse_mean']:.4f}); validation {fmt_values([m['validation_rmse_mean']])}"
                 + "".join(f"; {j}: {MISSING} ({why})" for j, why in m["missing"].items()))
             if s == 0:
@@ -271,7 +273,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     runs, preds, val_metrics, eff_fits = _run_all(inputs, data, config, plans, eff_rows, band, out, log)
     report = CompareReport(
         joint_names=list(inputs.joint_names),
-        units={"rmse": "N*m", "nrmse": "1 (RMSE / std of the measured torque)"},
+        units={"rmse": tau_unit(inputs.effort_units), "nrmse": "1 (RMSE / std of the measured torque)"},
         data=data.fingerprint(inputs, config), dead_zone=_dead_zone_summary(data), config=config_dict(config),
         methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped)
     if band is not None:
@@ -305,6 +307,7 @@ def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs
     save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
     onnx_file = json.loads((out / PICK_DIR / "model.json").read_text())["onnx"].get("file")
     pick.onnx = f"{PICK_DIR}/{onnx_file}" if onnx_file else None
-    log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} N*m; "
+    log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} "
+        f"{unit_label(inputs.effort_units)}; "
         f"exported to {out / PICK_DIR}")
     return pick

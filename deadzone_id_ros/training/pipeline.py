@@ -47,6 +47,9 @@ class TrainingInputs:
         locked: URDF joint -> position [rad or m] for URDF joints the recording lacks (others the data lacks: 0).
         robot_note: which URDF joints were locked where (empty without a URDF).
         dataset_report: the data loader's report (counts, warnings), copied into report.json and model.json.
+        effort_units: {joint: unit of its torque label} ("N*m", "mA", "unknown"; see
+            :mod:`deadzone_id_ros.data.effort_units`), carried into report.json and model.json.
+        torque_constants: {joint: k [N·m per unit of the recorded effort]} applied when loading (``--torque-constant``).
     """
 
     episodes: list[Episode]
@@ -60,6 +63,8 @@ class TrainingInputs:
     joint_map: dict[str, str] = field(default_factory=dict)
     locked: dict[str, float] = field(default_factory=dict)
     robot_note: str = ""
+    effort_units: dict[str, str] = field(default_factory=dict)
+    torque_constants: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,6 +90,8 @@ class PreparedData:
                       **(self.blocks.to_dict() if self.blocks else {})},
             "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
+            "effort_units": dict(inputs.effort_units),
+            "torque_constants": dict(inputs.torque_constants),
         }
 
 
@@ -208,7 +215,9 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
 def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
                 urdf: str | Path | None = None, simulator: str | None = None,
                 joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
-                savgol_window_s: float | None = None, log: Callable[[str], None] = print) -> TrainingInputs:
+                savgol_window_s: float | None = None, torque_constants: Mapping[str, float] | None = None,
+                effort_unit: str | None = None, velocity: str | None = None, time_source: str | None = None,
+                log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
@@ -220,7 +229,13 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
             :func:`~deadzone_id_ros.robot.parse_joint_map`).
         locked: URDF joint -> lock position [rad or m] (``--lock``) for URDF joints the data lacks (default 0).
         savgol_window_s: Savitzky–Golay window [s] of ddq (and dq when differentiated); None: the loader's default.
-        log: receives the simulator decision and its reason, and which URDF joints were locked where.
+        torque_constants: {joint: k [N·m per unit of the recorded effort]} (``--torque-constant``): that joint's
+            effort is converted to N·m when loading.
+        effort_unit: the unit of the other joints' recorded effort (``--effort-unit``); None: guessed from the bags.
+        velocity, time_source: ``--velocity`` / ``--time-source`` (see :class:`~deadzone_id_ros.data.DatasetConfig`);
+            None: "auto".
+        log: receives the simulator decision and its reason, which URDF joints were locked where, and the effort unit
+            when it is not N·m.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
@@ -230,16 +245,27 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
             not a URDF joint the data lacks.
     """
     from ..data.dataset import DatasetConfig, load_dataset
+    from ..data.effort_units import NEWTON_METRE, unit_label
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     try:
-        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None)
+        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None,
+                             torque_constants=dict(torque_constants) if torque_constants else None,
+                             effort_unit=effort_unit, velocity=velocity or "auto", time_source=time_source or "auto")
         if savgol_window_s is not None:
             dcfg = dataclasses.replace(dcfg, savgol_window_s=float(savgol_window_s))
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
     sources = fingerprint(bags)
     ds = load_dataset(list(bags), dcfg)
+    unknown = sorted(set(torque_constants or {}) - set(ds.joint_names))
+    if unknown:
+        raise ConfigError(f"--torque-constant names joint(s) {unknown} that are not in the data {list(ds.joint_names)}")
+    not_nm = {j: u for j, u in ds.effort_units.items() if u != NEWTON_METRE}
+    if not_nm:
+        log(f"effort unit {unit_label(not_nm)} for joint(s) {list(not_nm)} ({ds.effort_unit_reason}): errors are "
+            f"in that unit and the controller refuses a model that does not predict N·m; give --torque-constant "
+            "JOINT:K (N·m per unit) to train in N·m")
     simulated: bool | None = None
     sim_cfg = None
     if simulator == "auto":
@@ -264,4 +290,5 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
         log(f"URDF {urdf_source}: {note}")
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
-                          dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note)
+                          dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note,
+                          effort_units=dict(ds.effort_units), torque_constants=dict(torque_constants or {}))

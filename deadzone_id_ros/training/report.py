@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..data.effort_units import NEWTON_METRE, unit_label
 from .blocks import MISSING
 from .report_pick import fraction_cell, pick_section
 from .report_plots import compare_plots
@@ -81,10 +82,15 @@ def _dead_zone_section(report: CompareReport) -> list[str]:
                     f"**{dz['all_moving_fraction_train']:.1%}** (the paper reports about 70% vs 34%).", ""]
 
 
+def _unit(report: CompareReport) -> str:
+    """The torque unit of the report's figures as printed ("N·m"; "mA" for effort recorded as motor current)."""
+    return unit_label(report.data.get("effort_units") or {"": report.units.get("rmse", NEWTON_METRE)})
+
+
 def _accuracy_section(report: CompareReport) -> list[str]:
     names, nf = report.joint_names, report.noise_floor
     lines = ["## Accuracy on held-out samples where the joint moves", "",
-             "Torque RMSE [N·m] on test pairs with r_ij = 1, mean ± std over seeds "
+             f"Torque RMSE [{_unit(report)}] on test pairs with r_ij = 1, mean ± std over seeds "
              f"({report.config['seeds']} seeds; rbd is deterministic). nRMSE = RMSE / std of the measured torque "
              "of that joint on the same pairs.", ""]
     head = "| method | usable data | " + " | ".join(f"RMSE {n}" for n in names) + " | mean RMSE | mean nRMSE |"
@@ -123,8 +129,8 @@ def _efficiency_section(report: CompareReport) -> list[str]:
     if de is None or not dm:
         return []
     lines = ["## Data efficiency", "",
-             "Mean test RMSE [N·m] when training on a fraction of the training blocks (same validation and "
-             "test sets).", "",
+             f"Mean test RMSE [{_unit(report)}] when training on a fraction of the training blocks (same validation "
+             "and test sets).", "",
              "| fraction | train samples | " + " | ".join(dm) + (" | masked gain |" if len(dm) == 2 else " |"),
              "|" + "---|" * (2 + len(dm) + (len(dm) == 2))]
     for i in range(len(de.fractions)):
@@ -275,7 +281,7 @@ def verdict(report: CompareReport) -> list[str]:
         out += _mse_all_lines(ms["masked"], ms["mse_all"])
     if "rbd" in ms and "masked" in ms:
         out.append(f"The rigid-body model (identified base parameters + friction) reaches {_fmt(ms['rbd'].rmse_mean)} "
-                   f"N·m mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")
+                   f"{_unit(report)} mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.effort_units import unit_label
 from .report import fmt_joints, num
 from .report_closed_loop import closed_loop_markdown
 from .report_pick import fraction_cell
 from .results import CompareReport, DemoReport
 
-__all__ = ["compare_table", "dead_zone_line", "demo_markdown", "real_markdown"]
+__all__ = ["compare_table", "dead_zone_line", "demo_markdown", "pick_line", "real_markdown"]
 
 def compare_table(report: CompareReport) -> list[str]:
     """Markdown rows: per method torque RMSE per joint, mean ± std over seeds, nRMSE, usable data; the noise floor."""
@@ -126,6 +127,18 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
              "Every method of `deadzone-id compare` on recordings made by other people on real robots "
              "(`../shared/data/real`). Torque RMSE on held-out time blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
-        lines += [f"## {titles[name]}", "", *compare_table(rep), "", *dead_zone_line(rep), "",
+        lines += [f"## {titles[name]}", "", *compare_table(rep), "", *dead_zone_line(rep), "", *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]
     return "\n".join(lines)
+
+
+def pick_line(report: CompareReport, name: str) -> list[str]:
+    """The model to deploy for one recording (chosen on validation), its test error and where it was exported; empty
+    without a pick."""
+    p = report.pick
+    if p is None:
+        return []
+    where = f"{name}/{p.onnx}" if p.onnx else f"{name}/{p.artifact}/"
+    unit = unit_label(report.data.get("effort_units") or None)
+    return [f"**Deploy: {p.method}** (seed {p.seed}): {p.reason}. Its test RMSE {num(p.test_rmse_mean, '.4f')} {unit} "
+            f"(normalized {num(p.test_nrmse_mean, '.3f')}), exported to `{where}`.", ""]

@@ -184,3 +184,18 @@ def test_evaluate_warns_when_the_bag_was_used_for_training(trained, bag, sim_rec
     assert "used to train" not in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["evaluated_on_training_data"] is False and doc["warnings"] == []
+
+
+def test_velocity_hint_names_the_flag_that_fixes_it(sim_recordings, config_file, tmp_path, capsys):
+    """A velocity field full of NaN with --velocity message: the error names --velocity differentiate, which works."""
+    import dataclasses
+
+    from deadzone_id_ros.data.bag import write_recording
+
+    rec = sim_recordings[0]
+    bad = write_recording(dataclasses.replace(rec, velocity=np.full_like(rec.velocity, np.nan)), tmp_path / "nan_dq")
+    args = ["train", "--bag", str(bad), "--method", "masked", "--config", str(config_file), "--no-onnx"]
+    assert main([*args, "--out", str(tmp_path / "m1"), "--velocity", "message"]) == 2
+    err = capsys.readouterr().err
+    assert "use --velocity differentiate" in err and "velocity='differentiate'" not in err, err
+    assert main([*args, "--out", str(tmp_path / "m2"), "--velocity", "differentiate"]) == 0

@@ -99,3 +99,10 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     band = report["methods"]["band"]["per_seed"][0]["train"]["band_halfwidth"]
     assert len(band) == 3 and all(b > 0 for b in band)
     assert np.isfinite(report["methods"]["band"]["rmse_mean"])
+    # demo-real's summary names the pick of each recording, its test error and where it was exported
+    from deadzone_id_ros.training.report_demo import real_markdown
+
+    summary = real_markdown({"rec": CompareReport.from_dict(report)}, {"rec": "A recording"})
+    assert f"**Deploy: {pick['method']}** (seed {pick['seed']})" in summary
+    assert f"Its test RMSE {pick['test_rmse_mean']:.4f} N·m" in summary
+    assert f"`rec/{pick['onnx'] or 'pick/'}`" in summary

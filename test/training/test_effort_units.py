@@ -1,0 +1,112 @@
+"""Effort in other units (issue 11 item 6): the unit goes from the data into the report, the artifact and the
+controller's check, and ``--torque-constant JOINT:K`` converts a joint's effort to N·m."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.data.effort_units import guess_effort_unit, parse_torque_constants
+from deadzone_id_ros.errors import ArtifactError
+
+K = 0.002  # N·m per mA: the "motor" of this test
+TINY = ["hidden_sizes: [16, 16]", "max_steps: 40", "eval_interval: 20", "batch_size: 256", "seeds: 1",
+        "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cfg") / "training.yaml"
+    path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))
+    return path
+
+
+@pytest.fixture(scope="module")
+def current_bag(sim_recordings, tmp_path_factory):
+    """The simulated run as a robot that logs motor current [mA] as effort (tau / K), not from the simulator."""
+    from deadzone_id_ros.data.bag import write_recording
+
+    rec = dataclasses.replace(sim_recordings[0], effort=sim_recordings[0].effort / K, metadata={})
+    return write_recording(rec, tmp_path_factory.mktemp("bags") / "current_run")
+
+
+def _train(bag, out, config_file, *extra):
+    return main(["train", "--bag", str(bag), "--method", "masked", "--out", str(out), "--config", str(config_file),
+                 "--no-onnx", *extra])
+
+
+def _controller_loads(model_dir):
+    from deadzone_id_ros.control import ControllerConfig
+    from deadzone_id_ros.models.runtime import load_model
+
+    return load_model(ControllerConfig(model="learned", model_path=str(model_dir)))
+
+
+def test_current_effort_is_carried_as_its_unit_and_the_controller_refuses_it(current_bag, config_file, tmp_path,
+                                                                            capsys):
+    out = tmp_path / "model"
+    assert _train(current_bag, out, config_file) == 0
+    captured = capsys.readouterr()
+    assert "effort unit unknown" in captured.err and "--torque-constant" in captured.err
+    assert "test RMSE [unknown]" in captured.out
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["units"]["tau"] == "unknown" and set(meta["effort_units"].values()) == {"unknown"}
+    assert meta["training_data"]["effort_units"] == meta["effort_units"]
+    with pytest.raises(ArtifactError, match=r"not N·m .*--torque-constant"):
+        _controller_loads(out)
+    # its ONNX export carries the unit too, and the controller's ONNX loader refuses it as well
+    from deadzone_id_ros.models.artifact import export_onnx, load_artifact
+
+    onnx = export_onnx(load_artifact(out), tmp_path / "model.onnx")
+    with pytest.raises(ArtifactError, match=r"another unit than N·m: retrain it with --torque-constant"):
+        _controller_loads(onnx)
+
+
+def test_stated_unit_reaches_the_artifact(current_bag, config_file, tmp_path, capsys):
+    out = tmp_path / "model"
+    assert _train(current_bag, out, config_file, "--effort-unit", "mA") == 0
+    assert "test RMSE [mA]" in capsys.readouterr().out
+    assert json.loads((out / "model.json").read_text())["units"]["tau"] == "mA"
+
+
+def test_torque_constants_train_in_newton_metres_like_the_torque_bag(current_bag, bag, config_file, tmp_path, capsys):
+    converted, reference = tmp_path / "converted", tmp_path / "reference"
+    assert _train(current_bag, converted, config_file,
+                  "--torque-constant", *(f"joint{i}:{K}" for i in (1, 2, 3))) == 0
+    assert _train(bag, reference, config_file) == 0
+    capsys.readouterr()
+    meta = json.loads((converted / "model.json").read_text())
+    assert meta["units"]["tau"] == "N*m" and meta["training_data"]["torque_constants"] == {
+        f"joint{i}": K for i in (1, 2, 3)}
+    ref = json.loads((reference / "model.json").read_text())
+    # the same torques (to the rounding of tau / K * K), so the same training and errors
+    np.testing.assert_allclose(meta["metrics"]["rmse_per_joint"], ref["metrics"]["rmse_per_joint"], rtol=1e-4)
+    _controller_loads(converted)  # N·m: accepted
+    # evaluate applies the model's torque constants to the recording in mA
+    assert main(["evaluate", "--model", str(converted), "--bag", str(current_bag)]) == 0
+    assert "RMSE [N·m]" in capsys.readouterr().out
+
+
+def test_evaluate_refuses_data_in_another_unit_than_the_model(current_bag, bag, config_file, tmp_path, capsys):
+    out = tmp_path / "model"
+    assert _train(bag, out, config_file) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out), "--bag", str(current_bag)]) == 2
+    assert "effort units" in (err := capsys.readouterr().err) and "differ from the model's" in err, err
+
+
+def test_torque_constant_flag_is_checked():
+    assert parse_torque_constants(["wrist:0.0018", "a:b:2"]) == {"wrist": 0.0018, "a:b": 2.0}
+    for bad in (["wrist"], ["wrist:0"], ["wrist:x"], [":1"], ["w:1", "w:2"]):
+        with pytest.raises(ValueError, match="--torque-constant"):
+            parse_torque_constants(bad)
+
+
+def test_guess_names_interbotix_current_and_implausible_magnitudes():
+    assert guess_effort_unit({"interbotix_xs_msgs/msg/JointGroupCommand"}, 5.0)[0] == "mA"
+    assert guess_effort_unit({"sensor_msgs/msg/JointState"}, 900.0)[0] == "unknown"
+    assert guess_effort_unit({"sensor_msgs/msg/JointState"}, 12.0)[0] == "N*m"

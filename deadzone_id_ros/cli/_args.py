@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ..training.pipeline import TrainingInputs
 
 __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_robot_arguments",
-           "command_line_error", "dead_zone_from_args", "load_bags", "robot_options", "train_config_from_args",
-           "training_inputs"]
+           "command_line_error", "dead_zone_from_args", "effort_options", "load_bags", "robot_options",
+           "train_config_from_args", "training_inputs"]
 
 # Configuration field -> the command-line flag that sets it (hints name what the user typed, not internal names).
 FLAGS: dict[str, str] = {
@@ -25,6 +25,8 @@ FLAGS: dict[str, str] = {
     "absolute_thresholds": "--thresholds",
     "block_seconds": "--block-seconds", "max_steps": "--max-steps", "num_threads": "--threads", "seeds": "--seeds",
     "seed": "--seed", "joints": "--joints", "topic": "--topic", "max_gap_s": "--max-gap",
+    "effort_unit": "--effort-unit", "torque_constants": "--torque-constant", "velocity": "--velocity",
+    "time_source": "--time-source", "savgol_window_s": "--savgol-window",
 }
 _FIELD_RE = re.compile(r"\b(?:(?:DatasetConfig|TrainConfig|DeadZoneConfig)\.)?(" +
                        "|".join(re.escape(k) for k in sorted(FLAGS, key=len, reverse=True)) + r")\b(?= = )")
@@ -39,7 +41,8 @@ def command_line_error(err: Exception) -> ConfigError:
 
 
 def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True) -> None:
-    """--bag, --topic, --joints: which bags and which JointState topic/joints to read."""
+    """--bag, --topic, --joints: which bags and which JointState topic/joints to read; --savgol-window, --velocity,
+    --time-source: how dq, ddq and time are taken; --torque-constant, --effort-unit: the unit of the effort."""
     p.add_argument("--bag", nargs="+", required=bag_required, metavar="BAG",
                    help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
     p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
     from ..training.sources import fingerprint, training_overlap
-    from ._args import load_bags, robot_options
+    from ._args import effort_options, load_bags, robot_options
 
     model = load_artifact(args.model)
     check_robot_options(model, *robot_options(args), where=str(args.model))
@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         print(w, file=sys.stderr)
     trained = model.metadata.get("training_data") or {}
+    given, _ = effort_options(args)
+    if given and given != (trained.get("torque_constants") or {}):
+        raise DataError(f"--torque-constant {given} differs from the constants the model was trained with "
+                        f"{trained.get('torque_constants') or {}} (model.json); leave it out to use the model's")
     ds = load_bags(args, joints=model.joint_names, torque_constants=trained.get("torque_constants"))
     model_units = model_effort_units(model)
     if model_units != ds.effort_units:

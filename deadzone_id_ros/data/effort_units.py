@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["NEWTON_METRE", "UNKNOWN", "effort_units", "guess_effort_unit", "parse_torque_constants",
-           "tau_unit", "unit_label"]
+__all__ = ["FIX_HINT", "NEWTON_METRE", "UNKNOWN", "effort_units", "guess_effort_unit", "normalize_unit",
+           "parse_torque_constants", "tau_unit", "unit_label"]
+
+FIX_HINT = ("give --torque-constant JOINT:K (N·m per unit of the recorded effort) to convert it to N·m, or "
+            "--effort-unit N*m if the effort already is joint torque")
 
 NEWTON_METRE = "N*m"  # the unit string of model.json and the ONNX metadata (ASCII)
 UNKNOWN = "unknown"
@@ -35,12 +38,24 @@ def guess_effort_unit(msgtypes: Iterable[str], max_abs_effort: float) -> tuple[s
     return NEWTON_METRE, "JointState does not declare units; N·m assumed (the ros2_control convention)"
 
 
+_NEWTON_METRE_SPELLINGS = {"n*m", "n·m", "nm", "n m", "n.m", "n-m", "newton metre", "newton meter", "newton-metre",
+                           "newton-meter", "newton metres", "newton meters"}
+
+
+def normalize_unit(unit: str) -> str:
+    """``unit`` with every spelling of newton metre ("N·m", "Nm", "N m", "newton meter", ...) as "N*m"; others as
+    given (stripped)."""
+    unit = unit.strip()
+    return NEWTON_METRE if unit.lower() in _NEWTON_METRE_SPELLINGS else unit
+
+
 def effort_units(joints: Sequence[str], guessed: str, *, effort_unit: str | None = None,
                  torque_constants: Mapping[str, float] | None = None) -> dict[str, str]:
     """{joint: unit of its training label}: "N*m" where a torque constant converted it, else ``effort_unit`` (what
-    the user states for the recording) or, without one, ``guessed`` (:func:`guess_effort_unit`)."""
+    the user states for the recording; :func:`normalize_unit`) or, without one, ``guessed``
+    (:func:`guess_effort_unit`)."""
     constants = torque_constants or {}
-    rest = effort_unit or guessed
+    rest = normalize_unit(effort_unit) if effort_unit else guessed
     return {j: NEWTON_METRE if j in constants else rest for j in joints}
 
 

@@ -20,7 +20,7 @@ from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states,
 from .cleaning_report import COUNT_FIELDS, BagReport
 from .dataset import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
-from .effort_units import NEWTON_METRE, guess_effort_unit
+from .effort_units import FIX_HINT, NEWTON_METRE, guess_effort_unit
 from .episodes import build_episodes
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
@@ -32,8 +32,8 @@ def effort_unit_note(msgtypes: set[str], max_abs_effort: float) -> str:
     unit, why = guess_effort_unit(msgtypes, max_abs_effort)
     if unit == NEWTON_METRE:
         return f"effort is used as the torque label as recorded ({why})"
-    return (f"effort unit {unit}: {why}; a model trained on it predicts {unit} and the controller refuses it - give "
-            "--torque-constant JOINT:K (N·m per unit) to train in N·m, or --effort-unit UNIT to state the unit")
+    return (f"effort unit {unit}: {why}; a model trained on it predicts {unit} and the controller refuses it - "
+            f"{FIX_HINT}")
 
 
 def _rates(handle: Any) -> dict[str, dict[str, Any]]:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import __version__
 from ..data.deadzone import DeadZone
-from ..data.effort_units import NEWTON_METRE, tau_unit
+from ..data.effort_units import FIX_HINT, NEWTON_METRE, tau_unit
 from ..errors import ArtifactError
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
@@ -97,9 +97,11 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         model: the trained model (with its dead_zone).
         out_dir: target directory.
         metrics: evaluation numbers to record (JSON-serializable).
-        training_data: fingerprint of the data (bag paths, sha256, sample counts, split).
+        training_data: fingerprint of the data (bag paths, sha256, sample counts, split, ``effort_units`` {joint: unit}
+            of the torque labels, written to model.json ``units.tau`` / ``effort_units``; default: the model's metadata,
+            else N·m).
         extra: further JSON-serializable metadata (for example the training config).
-        onnx: also export ONNX when the model has an MLP.
+        onnx: also export ONNX when the model has an MLP and predicts N·m (the ONNX file is for a controller).
 
     Returns:
         the directory path.
@@ -107,7 +109,9 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, np.ndarray] = {}
-    recorded = (training_data or {}).get("effort_units") or {}
+    # the unit of the torque labels: from the training data, else the model's own (an artifact loaded and saved
+    # again keeps it); N·m only where neither says otherwise
+    recorded = (training_data or {}).get("effort_units") or (model.metadata or {}).get("effort_units") or {}
     effort_units = {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
     model.metadata = {**(model.metadata or {}), "units": {**UNITS, "tau": tau_unit(effort_units)},
                       "effort_units": effort_units}  # the ONNX export writes the same units
@@ -146,15 +150,17 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
                        "parameters": model.rbd.parameters()}
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
-    if model.mlp is not None and onnx:
+    not_nm = {j: u for j, u in effort_units.items() if u != NEWTON_METRE}
+    if model.mlp is not None and onnx and not not_nm:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
         files[name] = sha256_file(out / name)
         meta["onnx"] = onnx_manifest(name, model.rbd is not None)
     else:
-        meta["onnx"] = {"exportable": model.mlp is not None, "file": None,
+        meta["onnx"] = {"exportable": model.mlp is not None and not not_nm, "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
-                        else "not exported (run `deadzone-id export --onnx`)"}
+                        else f"not exported: the model predicts {not_nm}, not the N·m a controller commands"
+                        if not_nm else "not exported (run `deadzone-id export --onnx`)"}
     meta["training_data"] = training_data or {}
     meta["metrics"] = metrics or {}
     meta.update(extra or {})
@@ -192,8 +198,7 @@ def check_newton_metres(model: Any, where: str) -> None:
     wrong = {j: u for j, u in model_effort_units(model).items() if u != NEWTON_METRE}
     if wrong:
         raise ArtifactError(f"{where}: the model predicts effort in {wrong}, not N·m (it was trained on effort "
-                            "recorded in another unit); the controller commands N·m: retrain it with "
-                            "--torque-constant JOINT:K (N·m per unit of the recorded effort) for those joints")
+                            f"recorded in another unit); the controller commands N·m: retrain it ({FIX_HINT})")
 
 
 def load_artifact(path: str | Path) -> LearnedModel:

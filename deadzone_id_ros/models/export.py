@@ -39,12 +39,16 @@ def export_artifact_onnx(model_dir: str | Path, out: str | Path | None = None) -
     its sha256 and the ONNX interface.
 
     Raises:
-        ArtifactError: the artifact fails verification, or the model has no MLP (rbd).
+        ArtifactError: the artifact fails verification, the model has no MLP (rbd), or it does not predict N·m (it
+            was trained on effort in another unit; the ONNX file is for the controller, which commands N·m) --
+            refused before anything is written.
         FileNotFoundError: no artifact at ``model_dir``.
     """
+    from .artifact import check_newton_metres
     from .runtime import OnnxModel
 
     model = load_artifact(model_dir)
+    check_newton_metres(model, str(model_dir))
     root = Path(model_dir)
     if root.is_file():
         root = root.parent

@@ -125,7 +125,8 @@ def read_onnx_metadata(path: Path, session: Any) -> dict[str, Any]:
         raise ArtifactError(f"{path}: metadata joint_names/units are not valid JSON: {err}") from err
     if units != UNITS:
         raise ArtifactError(f"{path}: metadata units {units} are not {UNITS}" + (
-            "; the network predicts effort in another unit than N·m: retrain it with --torque-constant JOINT:K"
+            "; the network predicts effort in another unit than N·m: retrain it (--torque-constant JOINT:K to "
+            "convert the recorded effort to N·m, or --effort-unit N*m if it already is joint torque)"
             if units.get("tau") != UNITS["tau"] else ""))
     if contents not in ("full", "residual"):
         raise ArtifactError(f"{path}: metadata contents {contents!r} must be 'full' or 'residual'")

@@ -68,7 +68,8 @@ class LearnedModel:
         self.metadata: dict[str, Any] = dict(metadata or {})
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-        """Return tau (N, J) or (J,) [N·m] for q [rad], dq [rad/s], ddq [rad/s²] of that shape.
+        """Return tau (N, J) or (J,) [N·m; a model trained on effort in another unit predicts that unit, see
+        ``metadata["effort_units"]``] for q [rad], dq [rad/s], ddq [rad/s²] of that shape.
 
         Raises:
             ValueError: the three shapes differ or the last dimension is not J.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ from .bag_replay_params import BagReplayNodeConfig
 __all__ = ["BagReplayNode", "main"]
 
 LOCKSTEP_STAMP_TOLERANCE_NS = 100_000  # a state and a recorded command this close [ns] belong to the same tick
+LOCKSTEP_REANSWER_S = 0.5  # lockstep: answer a repeated state again after this long without a newer one [s]
 
 
 class BagReplayNode(Node):
@@ -76,6 +78,8 @@ class BagReplayNode(Node):
         self._start_ns: int | None = None
         self._first_state_ns: int | None = None
         self._answered_ns: int | None = None  # lockstep: header stamp of the last state answered [ns]
+        self._answered_at = 0.0  # lockstep: time.monotonic() of that answer [s]
+        self._answer_msg = Float64MultiArray()
         self._live_t: list[float] = []
         self._live_q: list[np.ndarray] = []
         self.published = 0
@@ -112,7 +116,8 @@ class BagReplayNode(Node):
             self._live_q.append(q)
 
     def _answer(self, msg: JointState) -> None:
-        """Lockstep: record this state and answer it with the command due at its header stamp."""
+        """Lockstep: record this state and answer it with the command due at its header stamp (zero torque before the
+        first recorded command, as the offline replay applies)."""
         if self.done:
             return
         q = self._positions(msg)
@@ -120,7 +125,13 @@ class BagReplayNode(Node):
             return
         stamp = stamp_to_ns(msg.header.stamp)
         if self._answered_ns is not None and stamp <= self._answered_ns:
-            return  # answered already: a second answer would let the simulator step once more with the wrong command
+            # answered already: a second answer would let the simulator step once more with the wrong command --
+            # unless the answer was lost (DDS still matching the other way): then the simulator, still waiting,
+            # repeats the state, and after LOCKSTEP_REANSWER_S without a newer one the same answer goes out again
+            if stamp == self._answered_ns and time.monotonic() - self._answered_at >= LOCKSTEP_REANSWER_S:
+                self._pub.publish(self._answer_msg)
+                self._answered_at = time.monotonic()
+            return
         if self._pub.get_subscription_count() == 0:
             return  # the simulator would not get the answer yet; it repeats its first state until it does
         self._answered_ns = stamp
@@ -137,8 +148,9 @@ class BagReplayNode(Node):
             self.skipped += due - self._next - 1
             self._next = due
         out = Float64MultiArray()
-        out.data = self._cmd[max(due, 1) - 1].tolist()  # before the first recorded command: that one
+        out.data = self._cmd[due - 1].tolist() if due else [0.0] * len(self.joint_names)
         self._pub.publish(out)
+        self._answer_msg, self._answered_at = out, time.monotonic()
         self.published += 1
         if self._next >= len(self._cmd_t) and t >= self._rec_t[-1]:
             self._finish()
@@ -194,9 +206,12 @@ class BagReplayNode(Node):
             "valid": valid,
             "failure": None if valid else (
                 f"{self.skipped} of {len(self._cmd)} recorded commands were skipped (max_skipped = "
-                f"{self.config.max_skipped}): the playback timer fell behind, so the arm did not receive the recorded "
-                "input and the error below is not the model's; rerun on a less loaded machine or offline with "
-                "`deadzone-id replay`"),
+                f"{self.config.max_skipped}): " + (
+                    "the simulator's states came further apart than the recorded commands (a publish_rate below the "
+                    "bag's command rate?)" if self.config.lockstep else
+                    "the playback timer fell behind; rerun on a less loaded machine, in lockstep, or offline with "
+                    "`deadzone-id replay`") + ", so the arm did not receive the recorded input and the error below "
+                "is not the model's"),
             "bag": self.config.bag,
             "mode": "open_loop_dds_lockstep" if self.config.lockstep else "open_loop_dds",
             "joints": list(self.joint_names),

@@ -121,7 +121,7 @@ def _regressor(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, 
 
 
 def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
-                  skipped: dict[str, str], log: Callable[[str], None]) -> dict[str, list[FitPlan]]:
+                  skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m") -> dict[str, list[FitPlan]]:
     """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
     rbd = None
     if regressor is not None and any(m in methods for m in ("rbd", "hybrid", "band")):
@@ -131,7 +131,7 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
             skipped.update({m: str(err) for m in methods if METHODS[m][0]})
     band = identify_band_halfwidth(data.train, rbd) if "band" in methods else None
     if band is not None:
-        log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} N*m "
+        log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} {unit} "
             f"({'rbd residual' if rbd is not None else 'linear-model residual'} on stuck training pairs, 95% quantile)")
     seeds = [config.seed + s for s in range(config.seeds)]
     plans: dict[str, list[FitPlan]] = {}
@@ -264,7 +264,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")
     regressor, skipped = _regressor(inputs, data, config, methods)
-    plans = _plan_methods(data, config, methods, regressor, skipped, log)
+    plans = _plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
     for m, why in skipped.items():
         log(f"skipping {m}: {why}")
     band = _noise_band(inputs, data.test)
@@ -299,7 +299,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
 def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs: TrainingInputs,
                  data: PreparedData, config: TrainConfig, out: Path, log: Callable[[str], None]) -> Pick:
     """Choose the model to deploy by validation RMSE, export it to ``out``/pick (ONNX when it has a network)."""
-    pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()})
+    pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()}, report.torque_unit)
     run = runs[pick.method][pick_seed(report.methods[pick.method])]
     pick.seed = int(run.metrics["seed"])
     pick.test_rmse_mean, pick.test_nrmse_mean = run.metrics["rmse_mean"], run.metrics["nrmse_mean"]

@@ -25,8 +25,9 @@ def _ok(v: float | None) -> bool:
     return v is not None and math.isfinite(v)
 
 
-def choose_pick(validation_rmse: Mapping[str, float | None]) -> Pick:
-    """The method to deploy from each method's mean validation RMSE [N·m] (test errors are not an input).
+def choose_pick(validation_rmse: Mapping[str, float | None], unit: str = "N·m") -> Pick:
+    """The method to deploy from each method's mean validation RMSE [``unit``, N·m unless the effort was recorded in
+    another unit] (test errors are not an input).
 
     Ties go to the method listed first. Returns a :class:`Pick` whose test figures are still None.
 
@@ -38,10 +39,10 @@ def choose_pick(validation_rmse: Mapping[str, float | None]) -> Pick:
     if not ranked:
         raise ValueError(f"no method has a validation RMSE to pick by: {dict(validation_rmse)}")
     best, _, method = ranked[0]
-    reason = f"lowest mean validation RMSE ({best:.4g} N·m over its seeds)"
+    reason = f"lowest mean validation RMSE ({best:.4g} {unit} over its seeds)"
     if len(ranked) > 1:
         second, _, other = ranked[1]
-        reason += f"; next: {other} ({second:.4g} N·m, {(second - best) / max(best, 1e-300):+.1%})"
+        reason += f"; next: {other} ({second:.4g} {unit}, {(second - best) / max(best, 1e-300):+.1%})"
     return Pick(method=method, reason=reason + "; chosen on the validation split, never the test split",
                 validation_rmse_mean=float(best), artifact=PICK_DIR)
 

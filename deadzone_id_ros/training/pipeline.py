@@ -245,7 +245,7 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
             not a URDF joint the data lacks.
     """
     from ..data.dataset import DatasetConfig, load_dataset
-    from ..data.effort_units import NEWTON_METRE, unit_label
+    from ..data.effort_units import FIX_HINT, NEWTON_METRE, unit_label
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     try:
@@ -264,8 +264,7 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
     not_nm = {j: u for j, u in ds.effort_units.items() if u != NEWTON_METRE}
     if not_nm:
         log(f"effort unit {unit_label(not_nm)} for joint(s) {list(not_nm)} ({ds.effort_unit_reason}): errors are "
-            f"in that unit and the controller refuses a model that does not predict N·m; give --torque-constant "
-            "JOINT:K (N·m per unit) to train in N·m")
+            f"in that unit and the controller refuses a model that does not predict N·m; {FIX_HINT}")
     simulated: bool | None = None
     sim_cfg = None
     if simulator == "auto":

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data.effort_units import NEWTON_METRE, unit_label
 from .blocks import MISSING
 from .report_pick import fraction_cell, pick_section
 from .report_plots import compare_plots
@@ -82,15 +81,10 @@ def _dead_zone_section(report: CompareReport) -> list[str]:
                     f"**{dz['all_moving_fraction_train']:.1%}** (the paper reports about 70% vs 34%).", ""]
 
 
-def _unit(report: CompareReport) -> str:
-    """The torque unit of the report's figures as printed ("N·m"; "mA" for effort recorded as motor current)."""
-    return unit_label(report.data.get("effort_units") or {"": report.units.get("rmse", NEWTON_METRE)})
-
-
 def _accuracy_section(report: CompareReport) -> list[str]:
     names, nf = report.joint_names, report.noise_floor
     lines = ["## Accuracy on held-out samples where the joint moves", "",
-             f"Torque RMSE [{_unit(report)}] on test pairs with r_ij = 1, mean ± std over seeds "
+             f"Torque RMSE [{report.torque_unit}] on test pairs with r_ij = 1, mean ± std over seeds "
              f"({report.config['seeds']} seeds; rbd is deterministic). nRMSE = RMSE / std of the measured torque "
              "of that joint on the same pairs.", ""]
     head = "| method | usable data | " + " | ".join(f"RMSE {n}" for n in names) + " | mean RMSE | mean nRMSE |"
@@ -129,8 +123,8 @@ def _efficiency_section(report: CompareReport) -> list[str]:
     if de is None or not dm:
         return []
     lines = ["## Data efficiency", "",
-             f"Mean test RMSE [{_unit(report)}] when training on a fraction of the training blocks (same validation "
-             "and test sets).", "",
+             f"Mean test RMSE [{report.torque_unit}] when training on a fraction of the training blocks (same "
+             "validation and test sets).", "",
              "| fraction | train samples | " + " | ".join(dm) + (" | masked gain |" if len(dm) == 2 else " |"),
              "|" + "---|" * (2 + len(dm) + (len(dm) == 2))]
     for i in range(len(de.fractions)):
@@ -153,7 +147,7 @@ def _inside_dead_zone_section(report: CompareReport) -> list[str]:
              "While a joint is stuck its measured torque can be anything in the friction band, so no model can "
              "match it; a good model stays near the band (on simulator data the band is known: rigid-body + viscous "
              "torque ± (static friction + the exact model's RMSE on moving pairs, for measurement noise)). RMSE "
-             "against the measured torque on stuck test pairs [N·m]"
+             f"against the measured torque on stuck test pairs [{report.torque_unit}]"
              + (", and the fraction of predictions inside the band:" if nf else ":"), ""]
     head = "| method | " + " | ".join(f"{n} RMSE" for n in names)
     if nf:
@@ -281,11 +275,11 @@ def verdict(report: CompareReport) -> list[str]:
         out += _mse_all_lines(ms["masked"], ms["mse_all"])
     if "rbd" in ms and "masked" in ms:
         out.append(f"The rigid-body model (identified base parameters + friction) reaches {_fmt(ms['rbd'].rmse_mean)} "
-                   f"{_unit(report)} mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")
+                   f"{report.torque_unit} mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]
         out.append(f"Best method {best} is {_num(ms[best].rmse_mean) / nf.rmse_mean:.2f}× the simulator's own noise "
-                   f"floor ({_fmt(nf.rmse_mean)} N·m).")
+                   f"floor ({_fmt(nf.rmse_mean)} {report.torque_unit}).")
     return out
 

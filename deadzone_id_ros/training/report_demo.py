@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.effort_units import unit_label
 from .report import fmt_joints, num
 from .report_closed_loop import closed_loop_markdown
 from .report_pick import fraction_cell
@@ -17,7 +16,8 @@ __all__ = ["compare_table", "dead_zone_line", "demo_markdown", "pick_line", "rea
 
 def compare_table(report: CompareReport) -> list[str]:
     """Markdown rows: per method torque RMSE per joint, mean ± std over seeds, nRMSE, usable data; the noise floor."""
-    lines = [f"| method | torque RMSE per joint [N·m] ({' / '.join(report.joint_names)}) | mean ± std over seeds | "
+    lines = [f"| method | torque RMSE per joint [{report.torque_unit}] ({' / '.join(report.joint_names)}) | "
+             "mean ± std over seeds | "
              "normalized RMSE | usable data |", "|---|---|---|---|---|"]
     for name, m in report.methods.items():
         lines.append(f"| {name} | {fmt_joints(m.rmse_per_joint, digits=4)} | {num(m.rmse_mean, '.4f')} ± "
@@ -37,7 +37,8 @@ def _efficiency_table(report: CompareReport) -> list[str]:
     if eff is None:
         return []
     methods = [m for m in ("masked", "conventional") if m in eff.curves]
-    head = "| training data | samples | " + " | ".join(f"{m} RMSE [N·m] | {m} usable" for m in methods) + " |"
+    head = "| training data | samples | " + " | ".join(f"{m} RMSE [{report.torque_unit}] | {m} usable"
+                                                    for m in methods) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(methods))]
     for k in range(len(eff.fractions)):
         cells = [fraction_cell(report, k), str(eff.train_samples[k])]
@@ -139,6 +140,6 @@ def pick_line(report: CompareReport, name: str) -> list[str]:
     if p is None:
         return []
     where = f"{name}/{p.onnx}" if p.onnx else f"{name}/{p.artifact}/"
-    unit = unit_label(report.data.get("effort_units") or None)
-    return [f"**Deploy: {p.method}** (seed {p.seed}): {p.reason}. Its test RMSE {num(p.test_rmse_mean, '.4f')} {unit} "
+    return [f"**Deploy: {p.method}** (seed {p.seed}): {p.reason}. Its test RMSE {num(p.test_rmse_mean, '.4f')} "
+            f"{report.torque_unit} "
             f"(normalized {num(p.test_nrmse_mean, '.3f')}), exported to `{where}`.", ""]

@@ -32,8 +32,8 @@ def pick_section(report: CompareReport) -> list[str]:
     lines = ["## Which model to deploy", "",
              f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`"
              + (f", ONNX `{p.onnx}`" if p.onnx else ", no network: load it with `load_artifact`") + "): "
-             f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} N·m** "
-             f"(nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
+             f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} "
+             f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
              "| method | validation RMSE (mean over seeds) | test RMSE |", "|---|---|---|"]
     def val(m: str) -> float:
         v = report.methods[m].validation_rmse_mean
@@ -65,8 +65,9 @@ def band_lines(report: CompareReport) -> list[str]:
     clear = len(b.seeds) >= 2 and abs(m.rmse_mean - b.rmse_mean) > spread
     band = (b.per_seed[0].get("train") or {}).get("band_halfwidth") or [] if b.per_seed else []
     verdict = ("helps" if diff > 0 and clear else "hurts" if diff < 0 and clear else "makes no clear difference")
+    unit = report.torque_unit
     return ["### The band loss", "",
-            f"band (stuck pairs penalized only outside ±tau_s,j; tau_s = {', '.join(_f(v, 3) for v in band)} N·m) "
+            f"band (stuck pairs penalized only outside ±tau_s,j; tau_s = {', '.join(_f(v, 3) for v in band)} {unit}) "
             f"vs masked: mean test RMSE {_f(b.rmse_mean)} ± {_f(b.rmse_mean_std)} vs {_f(m.rmse_mean)} ± "
-            f"{_f(m.rmse_mean_std)} N·m ({diff:+.1%} in band's favour): the band loss **{verdict}** here "
+            f"{_f(m.rmse_mean_std)} {unit} ({diff:+.1%} in band's favour): the band loss **{verdict}** here "
             "(clear = beyond twice the seed-to-seed spread).", ""]

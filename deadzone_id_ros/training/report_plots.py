@@ -38,7 +38,8 @@ def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dic
     """Draw the comparison's plots into ``folder``; returns their paths relative to the report ("plots/x.png").
 
     Args:
-        report: the comparison's results.  test: the test split.  preds: label -> (N, J) prediction [N·m] on
+        report: the comparison's results.  test: the test split.  preds: label -> (N, J) prediction [N·m, or
+        ``report.torque_unit``] on
         ``test`` (seed 0 of each method, and the noise floor).  band: (noise-floor prediction, band centre (N, J),
         half width (J,)) [N·m] on simulator data.
     """
@@ -47,7 +48,7 @@ def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dic
     if de is not None and any(m in de.curves for m in ("masked", "conventional")):
         files.append(_efficiency(folder, report))
     if preds:
-        files.append(_pred_vs_measured(folder, report.joint_names, test, preds))
+        files.append(_pred_vs_measured(folder, report.joint_names, test, preds, report.torque_unit))
         if len(test) > 10:
             files.append(_dead_zone_timeseries(folder, report, test, preds, band))
     return files
@@ -69,7 +70,7 @@ def _rmse_bars(folder: Path, report: CompareReport) -> str:
         ax.bar(x + len(methods) * width, np.nan_to_num(np.asarray(floor.rmse_per_joint, float)),
                width, color="k", alpha=0.4, label="noise floor")
     ax.set_xticks(x + width * (len(methods) - 1) / 2, names)
-    ax.set_ylabel("test RMSE where the joint moves [N·m]")
+    ax.set_ylabel(f"test RMSE where the joint moves [{report.torque_unit}]")
     ax.set_title("Torque RMSE per joint (mean ± std over seeds)")
     ax.legend(fontsize=8)
     _save(fig, folder / "rmse_per_joint.png", 110)
@@ -89,14 +90,15 @@ def _efficiency(folder: Path, report: CompareReport) -> str:
                         marker="o", capsize=3, label=m)
     ax.set_xscale("log")
     ax.set_xlabel("training samples (all, before any dropping)")
-    ax.set_ylabel("mean test RMSE [N·m]")
+    ax.set_ylabel(f"mean test RMSE [{report.torque_unit}]")
     ax.set_title("Data efficiency")
     ax.legend()
     _save(fig, folder / "data_efficiency.png", 110)
     return "plots/data_efficiency.png"
 
 
-def _pred_vs_measured(folder: Path, names: Sequence[str], test: Stacked, preds: dict[str, np.ndarray]) -> str:
+def _pred_vs_measured(folder: Path, names: Sequence[str], test: Stacked, preds: dict[str, np.ndarray],
+                      unit: str = "N·m") -> str:
     """Predicted vs measured torque on moving test pairs (at most 3000 per joint, seeded choice)."""
     plt = _pyplot()
     rng = np.random.default_rng(0)
@@ -114,9 +116,9 @@ def _pred_vs_measured(folder: Path, names: Sequence[str], test: Stacked, preds: 
             if i == 0:
                 ax.set_title(names[j], fontsize=9)
             if j == 0:
-                ax.set_ylabel(f"{m}\npredicted [N·m]", fontsize=8)
+                ax.set_ylabel(f"{m}\npredicted [{unit}]", fontsize=8)
             if i == len(rows) - 1:
-                ax.set_xlabel("measured [N·m]", fontsize=8)
+                ax.set_xlabel(f"measured [{unit}]", fontsize=8)
     fig.suptitle("Predicted vs measured torque (test, joint moving)")
     _save(fig, folder / "pred_vs_measured.png", 100)
     return "plots/pred_vs_measured.png"
@@ -147,7 +149,7 @@ def _dead_zone_timeseries(folder: Path, report: CompareReport, test: Stacked, pr
         for m in preds:
             if m in report.methods:  # the simulator's exact sign() friction chatters here: not drawn
                 ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None)
-        ax.set_ylabel(f"{names[j]} [N·m]", fontsize=8)
+        ax.set_ylabel(f"{names[j]} [{report.torque_unit}]", fontsize=8)
     axes[-1, 0].set_xlabel("test sample")
     axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
     fig.suptitle("Predictions inside and outside the dead zone (grey: joint stuck)")

@@ -197,6 +197,14 @@ class CompareReport:
     pick: Pick | None = None
     data_diagnosis: DataDiagnosis | None = None
 
+    @property
+    def torque_unit(self) -> str:
+        """The unit of every torque figure as printed: "N·m", or the recorded effort's ("mA", "unknown", "mixed
+        units") when it was trained as recorded (:mod:`deadzone_id_ros.data.effort_units`)."""
+        from ..data.effort_units import unit_label
+
+        return unit_label(self.data.get("effort_units") or {"": self.units.get("rmse", "N*m")})
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready report (NaN -> None), with the stable keys of report.json."""
         out: dict[str, Any] = {

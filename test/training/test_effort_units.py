@@ -58,12 +58,21 @@ def test_current_effort_is_carried_as_its_unit_and_the_controller_refuses_it(cur
     assert meta["training_data"]["effort_units"] == meta["effort_units"]
     with pytest.raises(ArtifactError, match=r"not N·m .*--torque-constant"):
         _controller_loads(out)
-    # its ONNX export carries the unit too, and the controller's ONNX loader refuses it as well
-    from deadzone_id_ros.models.artifact import export_onnx, load_artifact
+    # an ONNX file written anyway carries the unit, and the controller's ONNX loader refuses it as well
+    from deadzone_id_ros.models.artifact import export_onnx, load_artifact, save_artifact
 
     onnx = export_onnx(load_artifact(out), tmp_path / "model.onnx")
-    with pytest.raises(ArtifactError, match=r"another unit than N·m: retrain it with --torque-constant"):
+    with pytest.raises(ArtifactError, match=r"another unit than N·m: retrain it \(--torque-constant"):
         _controller_loads(onnx)
+    # `deadzone-id export --onnx` refuses it before writing anything; the artifact says why it has no ONNX file
+    assert main(["export", "--model", str(out), "--onnx"]) == 2
+    assert "not N·m" in capsys.readouterr().err and not (out / "model.onnx").exists()
+    # saving the loaded model again (no training data given) keeps its unit: it does not become N·m
+    again = save_artifact(load_artifact(out), tmp_path / "again")
+    meta = json.loads((again / "model.json").read_text())
+    assert meta["units"]["tau"] == "unknown" and "not the N·m a controller commands" in meta["onnx"]["reason"]
+    with pytest.raises(ArtifactError, match=r"not N·m"):
+        _controller_loads(again)
 
 
 def test_stated_unit_reaches_the_artifact(current_bag, config_file, tmp_path, capsys):
@@ -71,6 +80,17 @@ def test_stated_unit_reaches_the_artifact(current_bag, config_file, tmp_path, ca
     assert _train(current_bag, out, config_file, "--effort-unit", "mA") == 0
     assert "test RMSE [mA]" in capsys.readouterr().out
     assert json.loads((out / "model.json").read_text())["units"]["tau"] == "mA"
+    # every spelling of newton metre is N·m (the controller then accepts the model)
+    nm = tmp_path / "nm"
+    assert _train(current_bag, nm, config_file, "--effort-unit", "N·m") == 0
+    assert json.loads((nm / "model.json").read_text())["units"]["tau"] == "N*m"
+    _controller_loads(nm)
+
+
+def test_torque_constant_for_a_joint_not_in_the_data_is_refused(current_bag, config_file, tmp_path, capsys):
+    assert _train(current_bag, tmp_path / "m", config_file, "--torque-constant", "elbow:0.002") == 2
+    err = capsys.readouterr().err
+    assert "--torque-constant names joint(s) ['elbow']" in err and "joint1" in err, err
 
 
 def test_torque_constants_train_in_newton_metres_like_the_torque_bag(current_bag, bag, config_file, tmp_path, capsys):
@@ -86,9 +106,12 @@ def test_torque_constants_train_in_newton_metres_like_the_torque_bag(current_bag
     # the same torques (to the rounding of tau / K * K), so the same training and errors
     np.testing.assert_allclose(meta["metrics"]["rmse_per_joint"], ref["metrics"]["rmse_per_joint"], rtol=1e-4)
     _controller_loads(converted)  # N·m: accepted
-    # evaluate applies the model's torque constants to the recording in mA
+    # evaluate applies the model's torque constants to the recording in mA, and refuses other values
     assert main(["evaluate", "--model", str(converted), "--bag", str(current_bag)]) == 0
     assert "RMSE [N·m]" in capsys.readouterr().out
+    assert main(["evaluate", "--model", str(converted), "--bag", str(current_bag), "--torque-constant",
+                 "joint1:0.5", "joint2:0.002", "joint3:0.002"]) == 2
+    assert "differs from the constants the model was trained with" in capsys.readouterr().err
 
 
 def test_evaluate_refuses_data_in_another_unit_than_the_model(current_bag, bag, config_file, tmp_path, capsys):

@@ -61,7 +61,8 @@ def test_lockstep_answers_each_state_once_and_a_lost_answer_again(processes, ros
     assert len(answers) == 2 and answers[1] == answers[0], answers
     # newer states: each answered once with the command recorded at that time since the first state
     for k in (11, 12, 40):
+        before = len(answers)
         pub.publish(_state(5 * 10**9 + k * 1_000_000))
-        assert ros_probe.spin(10.0, until=lambda n=len(answers): len(answers) > n, step=0.02), processes.log(proc)
+        assert ros_probe.spin(10.0, until=lambda: len(answers) > before, step=0.02), processes.log(proc)  # noqa: B023
         np.testing.assert_allclose(answers[-1], cmd[k - 10])
     assert processes.stop(proc) == 0

@@ -133,3 +133,33 @@ def test_guess_names_interbotix_current_and_implausible_magnitudes():
     assert guess_effort_unit({"interbotix_xs_msgs/msg/JointGroupCommand"}, 5.0)[0] == "mA"
     assert guess_effort_unit({"sensor_msgs/msg/JointState"}, 900.0)[0] == "unknown"
     assert guess_effort_unit({"sensor_msgs/msg/JointState"}, 12.0)[0] == "N*m"
+
+
+def test_interbotix_current_is_recognised_in_a_real_bag():
+    """The WX200 recording (Interbotix xs_sdk: Dynamixel present current as effort) loads as mA, not N·m."""
+    from pathlib import Path
+
+    from deadzone_id_ros.data.dataset import load_dataset
+
+    wx200 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real" / "wx200_waist_diagnostics.bag"
+    if not wx200.exists():
+        pytest.skip(f"{wx200} not present")
+    ds = load_dataset(wx200)
+    assert set(ds.effort_units.values()) == {"mA"} and "Interbotix" in ds.effort_unit_reason
+    constants = {ds.joint_names[0]: 0.0018}
+    converted = load_dataset(wx200, dataclasses.replace(ds.config, torque_constants=constants))
+    assert converted.effort_units[ds.joint_names[0]] == "N*m" and converted.effort_units[ds.joint_names[1]] == "mA"
+    np.testing.assert_allclose(converted.episodes[0].tau[:, 0], ds.episodes[0].tau[:, 0] * 0.0018)
+
+
+def test_mixed_units_are_refused_by_the_controller():
+    from deadzone_id_ros.models.artifact import check_newton_metres
+
+    class Model:
+        joint_names = ("a", "b")
+        metadata = {"effort_units": {"a": "N*m", "b": "mA"}}
+
+    with pytest.raises(ArtifactError, match=r"\{'b': 'mA'\}, not N·m"):
+        check_newton_metres(Model(), "m")
+    Model.metadata = {"effort_units": {"a": "N*m", "b": "N*m"}}
+    check_newton_metres(Model(), "m")  # all N·m: accepted

@@ -135,3 +135,16 @@ def test_demo_report_json_keeps_its_keys():
     assert doc["closed_loop"]["pd_dob"] == entry and doc["closed_loop_weak_dob"]["pd_dob"] == entry
     assert doc["closed_loop_live"]["pd_dob"]["tracking_rmse_mean"] == 0.001
     assert doc["closed_loop_live"]["pd_dob"]["time_base"] == "header"
+
+
+def test_demo_report_names_the_pick_to_deploy():
+    from deadzone_id_ros.training.report_demo import _deploy_lines
+    from deadzone_id_ros.training.results import DemoReport, Pick
+
+    cmp = _compare_report({"masked": 0.3, "hybrid": 0.2})
+    report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {}, {}, {})
+    assert _deploy_lines(report, "compare") == ["Best learned model exported to ONNX: `compare/models/hybrid`.", ""]
+    cmp.pick = Pick("hybrid", "lowest mean validation RMSE", 0.1, onnx="pick/residual.onnx")
+    text = " ".join(_deploy_lines(report, "compare"))
+    assert "**hybrid** in `compare/pick/` (ONNX `compare/pick/residual.onnx`)" in text
+    assert "model_path:=compare/pick`" in text

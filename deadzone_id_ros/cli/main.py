@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -57,7 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(sub)
         registered.add(module_name)
+    for command in sub.choices.values():  # the module docstrings are reST: --help shows plain text
+        if command.description:
+            command.description = plain_text(command.description)
     return parser
+
+
+def plain_text(doc: str) -> str:
+    """``doc`` (reST) as terminal text: ``code`` -> `code`, :func:`pkg.mod.name` -> `name`."""
+    doc = re.sub(r":[a-z]+:`~?([^`]+)`", lambda m: f"`{m.group(1).split('.')[-1]}`", doc)
+    return doc.replace("``", "`")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

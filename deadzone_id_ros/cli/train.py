@@ -10,7 +10,9 @@ the same steps as ``compare``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from ._args import add_config_arguments, add_data_arguments
 
@@ -57,4 +59,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{n:>16s} {metrics['rmse_per_joint'][j]:16.4f} {metrics['nrmse_per_joint'][j]:8.3f} "
               f"{metrics['n_moving_per_joint'][j]:13d}")
     print(f"usable data {result.fit.usable_fraction:.1%}; artifact written to {args.out}")
+    onnx = json.loads((Path(args.out) / "model.json").read_text()).get("onnx") or {}
+    if not args.no_onnx and onnx.get("exportable") is False and result.fit.model.mlp is not None:
+        print(f"no ONNX file: {onnx.get('reason')}", file=sys.stderr)
     return 0

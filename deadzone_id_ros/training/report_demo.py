@@ -107,10 +107,22 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
                               report.closed_loop_settings, "plots/closed_loop_reversals.png"),
         *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
         *_stage_lines(report),
-        f"Best learned model exported to ONNX: `{rel(compare_dir / 'models' / report.best_learned)}`.",
-        "",
+        *_deploy_lines(report, rel(compare_dir)),
     ]
     return "\n".join(lines)
+
+
+def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
+    """What to deploy: the comparison's pick (chosen on validation) and its folder; else the best learned model."""
+    pick = report.compare.pick
+    if pick is None:
+        return [f"Best learned model exported to ONNX: `{compare_dir}/models/{report.best_learned}`.", ""]
+    onnx = f" (ONNX `{compare_dir}/{pick.onnx}`)" if pick.onnx else ""
+    return ["## Next", "",
+            f"The model to deploy is **{pick.method}** in `{compare_dir}/{pick.artifact}/`{onnx}: {pick.reason}. Run "
+            "it on the simulated arm, from this folder, with `deadzone-id launch sim_feedforward.launch.yaml "
+            f"mode:=ctc_dob model:=learned model_path:={compare_dir}/{pick.artifact}`, or record your own arm "
+            "(README, \"Use it on your own robot\").", ""]
 
 
 def dead_zone_line(report: CompareReport) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..data.effort_units import FIX_HINT
 from .results import CompareReport
 
 __all__ = ["band_lines", "fraction_cell", "pick_section"]
@@ -29,11 +30,18 @@ def pick_section(report: CompareReport) -> list[str]:
     p = report.pick
     if p is None:
         return []
+    if p.onnx:
+        onnx = f", ONNX `{p.onnx}`"
+    elif report.torque_unit != "N·m":
+        onnx = f", no ONNX: it predicts {report.torque_unit}, not N·m"
+    else:
+        onnx = ", no network: load it with `load_artifact`"
     lines = ["## Which model to deploy", "",
-             f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`"
-             + (f", ONNX `{p.onnx}`" if p.onnx else ", no network: load it with `load_artifact`") + "): "
+             f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`{onnx}): "
              f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} "
              f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
+             *([f"**The controller refuses this model**: the effort was recorded in {report.torque_unit}, not N·m. "
+                f"Train again with {FIX_HINT}.", ""] if report.torque_unit != "N·m" else []),
              "| method | validation RMSE (mean over seeds) | test RMSE |", "|---|---|---|"]
     def val(m: str) -> float:
         v = report.methods[m].validation_rmse_mean

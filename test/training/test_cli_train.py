@@ -199,3 +199,10 @@ def test_velocity_hint_names_the_flag_that_fixes_it(sim_recordings, config_file,
     err = capsys.readouterr().err
     assert "use --velocity differentiate" in err and "velocity='differentiate'" not in err, err
     assert main([*args, "--out", str(tmp_path / "m2"), "--velocity", "differentiate"]) == 0
+
+
+def test_help_is_plain_text_not_restructured_text(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    assert "`deadzone-id train`: fit one method" in out and "``" not in out and ":func:" not in out

@@ -77,8 +77,11 @@ def test_current_effort_is_carried_as_its_unit_and_the_controller_refuses_it(cur
 
 def test_stated_unit_reaches_the_artifact(current_bag, config_file, tmp_path, capsys):
     out = tmp_path / "model"
-    assert _train(current_bag, out, config_file, "--effort-unit", "mA") == 0
-    assert "test RMSE [mA]" in capsys.readouterr().out
+    assert main(["train", "--bag", str(current_bag), "--method", "masked", "--out", str(out), "--config",
+                 str(config_file), "--effort-unit", "mA"]) == 0
+    captured = capsys.readouterr()
+    assert "test RMSE [mA]" in captured.out
+    assert "no ONNX file: not exported: the model predicts" in captured.err and not (out / "model.onnx").exists()
     assert json.loads((out / "model.json").read_text())["units"]["tau"] == "mA"
     # every spelling of newton metre is N·m (the controller then accepts the model)
     nm = tmp_path / "nm"
@@ -163,3 +166,13 @@ def test_mixed_units_are_refused_by_the_controller():
         check_newton_metres(Model(), "m")
     Model.metadata = {"effort_units": {"a": "N*m", "b": "N*m"}}
     check_newton_metres(Model(), "m")  # all N·m: accepted
+
+
+def test_compare_report_says_the_controller_refuses_a_pick_in_another_unit(current_bag, config_file, tmp_path):
+    out = tmp_path / "cmp"
+    assert main(["compare", "--bag", str(current_bag), "--out", str(out), "--config", str(config_file),
+                 "--methods", "masked", "mse_all", "--effort-unit", "mA"]) == 0
+    md = (out / "report.md").read_text()
+    assert "Torque RMSE [mA]" in md and "no ONNX: it predicts mA, not N·m" in md
+    assert "**The controller refuses this model**" in md and "--torque-constant" in md
+    assert json.loads((out / "report.json").read_text())["units"]["rmse"] == "mA"

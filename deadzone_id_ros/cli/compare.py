@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "compare", force=args.force)  # refuse before loading anything
     inputs = training_inputs(args, simulator=args.simulator)
     with output_dir(args.out, "compare", force=args.force) as out:
-        report = run_compare(inputs, out, cfg, methods=args.methods, log=lambda m: print(m, file=sys.stderr))
+        # the work goes to a temporary sibling renamed at the end: the log names the final folder
+        report = run_compare(inputs, out, cfg, methods=args.methods,
+                             log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} {unit_label(inputs.effort_units)}, "
               f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = training_inputs(args)
     with output_dir(args.out, "train", force=args.force) as out:
         result, _ = train_one(inputs, args.method, cfg, out, onnx=not args.no_onnx,
-                              log=lambda m: print(m, file=sys.stderr))
+                              log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     metrics = result.metrics
     head = f"test RMSE [{unit_label(inputs.effort_units)}]"
     print(f"{'joint':>16s} {head:>16s} {'nRMSE':>8s} {'moving pairs':>13s}")

@@ -168,10 +168,13 @@ def test_mixed_units_are_refused_by_the_controller():
     check_newton_metres(Model(), "m")  # all N·m: accepted
 
 
-def test_compare_report_says_the_controller_refuses_a_pick_in_another_unit(current_bag, config_file, tmp_path):
+def test_compare_report_says_the_controller_refuses_a_pick_in_another_unit(current_bag, config_file, tmp_path,
+                                                                          capsys):
     out = tmp_path / "cmp"
     assert main(["compare", "--bag", str(current_bag), "--out", str(out), "--config", str(config_file),
                  "--methods", "masked", "mse_all", "--effort-unit", "mA"]) == 0
+    err = capsys.readouterr().err
+    assert f"exported to {out}/pick" in err and ".tmp-" not in err  # the log names the final folder
     md = (out / "report.md").read_text()
     assert "Torque RMSE [mA]" in md and "no ONNX: it predicts mA, not N·m" in md
     assert "**The controller refuses this model**" in md and "--torque-constant" in md

@@ -8,6 +8,26 @@ from deadzone_id_ros.training.config import TrainConfig
 
 
 @pytest.fixture(scope="session")
+def make_config_file(tmp_path_factory):
+    """Factory: a small training.yaml for the CLI tests (16-16 MLP, one seed, 3 s blocks) with ``max_steps``."""
+
+    def make(max_steps: int = 40):
+        lines = ["hidden_sizes: [16, 16]", f"max_steps: {max_steps}", "eval_interval: 20", "batch_size: 256",
+                 "seeds: 1", "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
+        path = tmp_path_factory.mktemp("cfg") / "training.yaml"
+        path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in lines))
+        return path
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def config_file(make_config_file):
+    """The small training.yaml with 40 steps."""
+    return make_config_file(40)
+
+
+@pytest.fixture(scope="session")
 def sim_recordings():
     """Two 12 s runs of the simulated arm at 1 kHz (different seeds)."""
     from deadzone_id_ros.sim.offline import simulate

@@ -9,16 +9,6 @@ import pytest
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.resources import default_urdf
 
-TINY = ["hidden_sizes: [16, 16]", "max_steps: 40", "eval_interval: 20", "batch_size: 256", "seeds: 1",
-        "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cfg") / "training.yaml"
-    path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))
-    return path
-
 
 @pytest.fixture(scope="module")
 def renamed_urdf(tmp_path_factory):

@@ -10,15 +10,10 @@ import pytest
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.training.sources import fingerprint
 
-TINY = ["hidden_sizes: [16, 16]", "max_steps: 60", "eval_interval: 20", "batch_size: 256", "seeds: 1",
-        "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
-
 
 @pytest.fixture(scope="module")
-def config_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cfg") / "training.yaml"
-    path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))
-    return path
+def config_file(make_config_file):
+    return make_config_file(60)
 
 
 @pytest.fixture(scope="module")

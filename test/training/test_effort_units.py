@@ -14,17 +14,6 @@ from deadzone_id_ros.data.effort_units import guess_effort_unit, parse_torque_co
 from deadzone_id_ros.errors import ArtifactError
 
 K = 0.002  # N·m per mA: the "motor" of this test
-TINY = ["hidden_sizes: [16, 16]", "max_steps: 40", "eval_interval: 20", "batch_size: 256", "seeds: 1",
-        "block_seconds: 3.0", "progress: false", "efficiency_fractions: [1.0]"]
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cfg") / "training.yaml"
-    path.write_text("/**:\n  ros__parameters:\n" + "".join(f"    {line}\n" for line in TINY))
-    return path
-
-
 @pytest.fixture(scope="module")
 def current_bag(sim_recordings, tmp_path_factory):
     """The simulated run as a robot that logs motor current [mA] as effort (tau / K), not from the simulator."""

@@ -9,15 +9,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..data.dataset import Dataset
+    from ..data.dataset import Dataset, DatasetConfig
     from ..data.deadzone import DeadZoneConfig
     from ..errors import ConfigError
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
 __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_robot_arguments",
-           "command_line_error", "dead_zone_from_args", "effort_options", "load_bags", "robot_options",
-           "train_config_from_args", "training_inputs"]
+           "command_line_error", "dataset_config_from_args", "dead_zone_from_args", "effort_options", "load_bags",
+           "robot_options", "train_config_from_args", "training_inputs"]
 
 # Configuration field -> the command-line flag that sets it (hints name what the user typed, not internal names).
 FLAGS: dict[str, str] = {
@@ -166,21 +166,21 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
         raise command_line_error(err) from err
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None,
-              torque_constants: dict[str, float] | None = None) -> Dataset:
-    """Load ``args.bag`` with the data loader (``--torque-constant`` / ``--effort-unit`` applied, else
-    ``torque_constants``); returns the Dataset.
+def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
+                             torque_constants: dict[str, float] | None = None) -> DatasetConfig:
+    """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--savgol-window``, ``--velocity``,
+    ``--time-source``, ``--torque-constant`` (else ``torque_constants``) and ``--effort-unit``.
 
     Raises:
-        FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
         ConfigError: a bad flag value, naming the flag.
     """
-    from ..data.dataset import DatasetConfig, load_dataset
+    from ..data.dataset import DatasetConfig
 
     constants, unit = effort_options(args)
     constants = constants or dict(torque_constants or {})
+    joints = joints or args.joints
     try:
-        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints or args.joints) if (joints or args.joints) else None,
+        dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints) if joints else None,
                              torque_constants=constants or None, effort_unit=unit,
                              velocity=getattr(args, "velocity", None) or "auto",
                              time_source=getattr(args, "time_source", None) or "auto")
@@ -188,27 +188,34 @@ def load_bags(args: argparse.Namespace, joints: Any = None,
             dcfg = dataclasses.replace(dcfg, savgol_window_s=float(args.savgol_window))
     except ValueError as err:
         raise command_line_error(err) from err
-    return load_dataset(args.bag, dcfg)
+    return dcfg
+
+
+def load_bags(args: argparse.Namespace, joints: Any = None,
+              torque_constants: dict[str, float] | None = None) -> Dataset:
+    """Load ``args.bag`` with the data loader (:func:`dataset_config_from_args`); returns the Dataset.
+
+    Raises:
+        FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
+        ConfigError: a bad flag value, naming the flag.
+    """
+    from ..data.dataset import load_dataset
+
+    return load_dataset(args.bag, dataset_config_from_args(args, joints, torque_constants))
 
 
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
-    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, ``--topic``, ``--joints``, ``--urdf``,
-    ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no" or None) as there, its decision printed on stderr.
+    """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, the data flags
+    (:func:`dataset_config_from_args`), ``--urdf``, ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no"
+    or None) as there, its decision printed on stderr.
 
     Raises:
-        ConfigError: a bad ``--topic`` / ``--joints`` (the message names the flag).
+        ConfigError: a bad data flag (the message names the flag).
         RobotDescriptionError: a malformed ``--joint-map`` / ``--lock``, or a URDF whose joints cannot be matched.
     """
-    from ..data.dataset import DatasetConfig
     from ..training.pipeline import load_inputs
 
-    try:
-        DatasetConfig(topic=args.topic, joints=tuple(args.joints) if args.joints else None)
-    except ValueError as err:
-        raise command_line_error(err) from err
+    dcfg = dataset_config_from_args(args)
     joint_map, locked = robot_options(args)
-    constants, unit = effort_options(args)
-    return load_inputs(args.bag, topic=args.topic, joints=args.joints, urdf=args.urdf, simulator=simulator,
-                       joint_map=joint_map, locked=locked, savgol_window_s=getattr(args, "savgol_window", None),
-                       torque_constants=constants, effort_unit=unit, velocity=getattr(args, "velocity", None),
-                       time_source=getattr(args, "time_source", None), log=lambda m: print(m, file=sys.stderr))
+    return load_inputs(args.bag, dcfg, urdf=args.urdf, simulator=simulator, joint_map=joint_map, locked=locked,
+                       log=lambda m: print(m, file=sys.stderr))

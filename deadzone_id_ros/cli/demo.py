@@ -283,6 +283,7 @@ def _convert_dfki(csvs: list[Path], out: Path) -> list[RealRun]:
 def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT --simulator no --urdf U [--joint-map ...] --block-seconds B
     --savgol-window W [--quick]`` does with the bundled training configuration."""
+    from ..data.dataset import DatasetConfig
     from ..robot import parse_joint_map
     from ..training.compare import quick_config, run_compare
     from ..training.config import load_train_config
@@ -291,8 +292,8 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
     cfg = load_train_config().with_overrides(block_seconds=run.block_seconds)
     if quick:
         cfg = quick_config(cfg)
-    inputs = load_inputs(list(run.bags), simulator="no", urdf=run.urdf, joint_map=parse_joint_map(run.joint_map),
-                         savgol_window_s=run.savgol_window_s, log=_log)
+    inputs = load_inputs(list(run.bags), DatasetConfig(savgol_window_s=run.savgol_window_s), simulator="no",
+                         urdf=run.urdf, joint_map=parse_joint_map(run.joint_map), log=_log)
     return run_compare(inputs, out, cfg, log=_log)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..data.dataset import DatasetConfig
 from ..data.deadzone import DeadZone
 from ..data.split import Split
 from ..data.types import Episode
@@ -212,53 +213,40 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
     return run, data
 
 
-def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints: Sequence[str] | None = None,
+def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None, *,
                 urdf: str | Path | None = None, simulator: str | None = None,
                 joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
-                savgol_window_s: float | None = None, torque_constants: Mapping[str, float] | None = None,
-                effort_unit: str | None = None, velocity: str | None = None, time_source: str | None = None,
                 log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
-        topic, joints: the JointState topic and the joints (in this order) to read; None: automatic.
+        dataset: how to read the bags (topic, joints, Savitzky–Golay window, velocity and time source, torque
+            constants and effort unit; see :class:`~deadzone_id_ros.data.DatasetConfig`); None: the defaults.
         urdf: URDF file or robot model name for rbd/hybrid (None: the bundled arm, only for simulator data whose
             joints match).
         simulator: "auto" (read each bag's episode.yaml), "yes", "no", or None (not determined; ``train``).
         joint_map: bag joint name -> URDF joint name (``--joint-map``, see
             :func:`~deadzone_id_ros.robot.parse_joint_map`).
         locked: URDF joint -> lock position [rad or m] (``--lock``) for URDF joints the data lacks (default 0).
-        savgol_window_s: Savitzky–Golay window [s] of ddq (and dq when differentiated); None: the loader's default.
-        torque_constants: {joint: k [N·m per unit of the recorded effort]} (``--torque-constant``): that joint's
-            effort is converted to N·m when loading.
-        effort_unit: the unit of the other joints' recorded effort (``--effort-unit``); None: guessed from the bags.
-        velocity, time_source: ``--velocity`` / ``--time-source`` (see :class:`~deadzone_id_ros.data.DatasetConfig`);
-            None: "auto".
         log: receives the simulator decision and its reason, which URDF joints were locked where, and the effort unit
             when it is not N·m.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
-        ConfigError: bad topic/joints, or a malformed episode.yaml.
+        ConfigError: a torque constant for a joint the data lacks, or a malformed episode.yaml.
         RobotDescriptionError: ``joint_map`` / ``locked`` given without ``urdf``; the URDF cannot be matched to the
             data's joints (the message lists the data's and the URDF's joints) or ``locked`` names a joint that is
             not a URDF joint the data lacks.
     """
-    from ..data.dataset import DatasetConfig, load_dataset
+    from ..data.dataset import load_dataset
     from ..data.effort_units import FIX_HINT, NEWTON_METRE, unit_label
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
-    try:
-        dcfg = DatasetConfig(topic=topic, joints=tuple(joints) if joints else None,
-                             torque_constants=dict(torque_constants) if torque_constants else None,
-                             effort_unit=effort_unit, velocity=velocity or "auto", time_source=time_source or "auto")
-        if savgol_window_s is not None:
-            dcfg = dataclasses.replace(dcfg, savgol_window_s=float(savgol_window_s))
-    except ValueError as err:
-        raise ConfigError(f"command line: {err}") from err
+    dcfg = dataset or DatasetConfig()
+    torque_constants = dict(dcfg.torque_constants or {})
     sources = fingerprint(bags)
     ds = load_dataset(list(bags), dcfg)
-    unknown = sorted(set(torque_constants or {}) - set(ds.joint_names))
+    unknown = sorted(set(torque_constants) - set(ds.joint_names))
     if unknown:
         raise ConfigError(f"--torque-constant names joint(s) {unknown} that are not in the data {list(ds.joint_names)}")
     not_nm = {j: u for j, u in ds.effort_units.items() if u != NEWTON_METRE}
@@ -290,4 +278,4 @@ def load_inputs(bags: Sequence[str | Path], *, topic: str | None = None, joints:
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
                           dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note,
-                          effort_units=dict(ds.effort_units), torque_constants=dict(torque_constants or {}))
+                          effort_units=dict(ds.effort_units), torque_constants=torque_constants)

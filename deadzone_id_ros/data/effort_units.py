@@ -10,6 +10,7 @@ JOINT:K`` (NÂ·m per unit of the recorded effort) converts a joint's effort to NÂ
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["FIX_HINT", "NEWTON_METRE", "UNKNOWN", "effort_units", "guess_effort_unit", "normalize_unit",
@@ -77,8 +78,6 @@ def parse_torque_constants(items: Sequence[str] | None) -> dict[str, float]:
     Raises:
         ValueError: an item that is not ``JOINT:K`` with a finite non-zero number, or a joint given twice.
     """
-    import math
-
     out: dict[str, float] = {}
     for item in items or ():
         name, sep, value = item.rpartition(":")

@@ -111,17 +111,16 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     arrays: dict[str, np.ndarray] = {}
     # the unit of the torque labels: from the training data, else the model's own (an artifact loaded and saved
     # again keeps it); N·m only where neither says otherwise
-    recorded = (training_data or {}).get("effort_units") or (model.metadata or {}).get("effort_units") or {}
-    effort_units = {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
-    model.metadata = {**(model.metadata or {}), "units": {**UNITS, "tau": tau_unit(effort_units)},
-                      "effort_units": effort_units}  # the ONNX export writes the same units
+    effort_units = model_effort_units(model, (training_data or {}).get("effort_units"))
+    units = {**UNITS, "tau": tau_unit(effort_units)}
+    model.metadata = {**(model.metadata or {}), "units": units, "effort_units": effort_units}  # for the ONNX export
     meta: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
         "method": model.method,
         "joint_names": list(model.joint_names),
-        "units": {**UNITS, "tau": tau_unit(effort_units)},
+        "units": units,
         "effort_units": effort_units,
         "inputs": ["q", "dq", "ddq"],
         "dead_zone": model.dead_zone.to_dict() if model.dead_zone is not None else None,
@@ -182,10 +181,11 @@ def _check_file(root: Path, name: str, files: dict[str, str]) -> Path:
     return path
 
 
-def model_effort_units(model: Any) -> dict[str, str]:
-    """{joint: unit of the model's predicted torque} from its model.json ``effort_units`` ("N*m" for artifacts
-    written before the unit was recorded, and for models not loaded from an artifact)."""
-    recorded = (getattr(model, "metadata", None) or {}).get("effort_units") or {}
+def model_effort_units(model: Any, recorded: dict[str, str] | None = None) -> dict[str, str]:
+    """{joint: unit of the model's predicted torque}: ``recorded`` (the training data's), else the model's own
+    ``metadata["effort_units"]`` (its model.json); "N*m" for artifacts written before the unit was recorded and for
+    models not loaded from an artifact."""
+    recorded = recorded or (getattr(model, "metadata", None) or {}).get("effort_units") or {}
     return {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
 
 

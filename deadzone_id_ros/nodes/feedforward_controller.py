@@ -260,8 +260,7 @@ class FeedforwardControllerNode(Node):
         ``watchdog_steady_timeout`` of wall time: then at least the last stamp + watchdog_timeout + the wall time
         beyond the backstop (a stalled /clock, or a clock that jumped back, cannot stop the watchdog). Also warns
         while simulated time has not started (no /clock)."""
-        if not self._clock_watch.ready:
-            self._clock_watch.poll()
+        self._clock_watch.poll()  # returns at once once simulated time has started
         now = self._now_s()
         t_last = self.controller.last_stamp
         if t_last is not None and self._steady_last_ns is not None:

@@ -10,6 +10,7 @@ from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.types import Recording
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.launching.live import closed_loop_metrics
+from deadzone_id_ros.stamps import ns_to_s
 
 NAMES = ("joint1", "joint2", "joint3")
 
@@ -17,10 +18,10 @@ NAMES = ("joint1", "joint2", "joint3")
 def _recording(with_reference: bool = True) -> Recording:
     """2 s of 1 kHz states; the reference (100 Hz points, 0.5..1.5 s) is the state plus known offsets."""
     t_ns = 1_000_000_000_000 + np.arange(2000, dtype=np.int64) * 1_000_000
-    t = (t_ns - t_ns[0]) * 1e-9
+    t = ns_to_s(t_ns - t_ns[0])
     q = np.stack([np.sin(t), 0.5 * t, np.cos(2 * t)], axis=1)
     ref_t_ns = t_ns[500:1501:10]
-    ref_t = (ref_t_ns - t_ns[0]) * 1e-9
+    ref_t = ns_to_s(ref_t_ns - t_ns[0])
     offset = np.array([0.01, 0.0, -0.002])
     ref_q = np.stack([np.sin(ref_t), 0.5 * ref_t, np.cos(2 * ref_t)], axis=1) + offset
     effort = np.tile([1.0, -2.0, 0.5], (2000, 1))

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
-__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_robot_arguments",
+__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_loader_arguments",
+           "add_robot_arguments",
            "command_line_error", "dataset_config_from_args", "dead_zone_from_args", "effort_options", "load_bags",
            "robot_options", "train_config_from_args", "training_inputs"]
 
@@ -41,10 +42,16 @@ def command_line_error(err: Exception) -> ConfigError:
 
 
 def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True) -> None:
-    """--bag, --topic, --joints: which bags and which JointState topic/joints to read; --savgol-window, --velocity,
-    --time-source: how dq, ddq and time are taken; --torque-constant, --effort-unit: the unit of the effort."""
+    """--bag: which bags to read; then the loader's flags (:func:`add_loader_arguments`)."""
     p.add_argument("--bag", nargs="+", required=bag_required, metavar="BAG",
                    help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
+    add_loader_arguments(p)
+
+
+def add_loader_arguments(p: argparse.ArgumentParser) -> None:
+    """--topic, --joints: which JointState topic/joints to read; --savgol-window, --velocity, --time-source: how dq,
+    ddq and time are taken; --torque-constant, --effort-unit: the unit of the effort. The same flags for every
+    command that reads bags (train, evaluate, compare, inspect), so each judges a bag as training will."""
     p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")
     p.add_argument("--joints", nargs="+", default=None, metavar="JOINT", help="joints to use, in this order")
     p.add_argument("--savgol-window", type=float, default=None, metavar="SECONDS",
@@ -169,7 +176,8 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
 def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
                              torque_constants: dict[str, float] | None = None) -> DatasetConfig:
     """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--savgol-window``, ``--velocity``,
-    ``--time-source``, ``--torque-constant`` (else ``torque_constants``) and ``--effort-unit``.
+    ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit`` and, where the command has
+    it, ``--max-gap``.
 
     Raises:
         ConfigError: a bad flag value, naming the flag.
@@ -186,6 +194,8 @@ def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
                              time_source=getattr(args, "time_source", None) or "auto")
         if getattr(args, "savgol_window", None) is not None:
             dcfg = dataclasses.replace(dcfg, savgol_window_s=float(args.savgol_window))
+        if getattr(args, "max_gap", None) is not None:
+            dcfg = dataclasses.replace(dcfg, max_gap_s=float(args.max_gap))
     except ValueError as err:
         raise command_line_error(err) from err
     return dcfg

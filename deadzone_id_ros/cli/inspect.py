@@ -8,9 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..data.dataset import DatasetConfig
 from ..data.inspect import format_report, inspect_bag
-from ._args import add_dead_zone_arguments, dead_zone_from_args
+from ._args import add_dead_zone_arguments, add_loader_arguments, dataset_config_from_args, dead_zone_from_args
 
 __all__ = ["register", "run"]
 
@@ -26,10 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("bags", nargs="+", metavar="BAG", help="ROS 1 .bag file or rosbag2 directory")
     p.add_argument("--json", action="store_true", help="print the same information as JSON")
-    p.add_argument("--topic", default=None, help="JointState topic to judge (default: auto-select)")
     p.add_argument("--config", default=None,
                    help="training parameters file whose dead_zone block is used (default: the bundled "
                    "config/training.yaml, alpha 0.1), so inspect shows what training will use")
+    add_loader_arguments(p)
     add_dead_zone_arguments(p)
     p.add_argument("--max-gap", type=float, default=0.1, help="split at stamp gaps longer than this [s] (default 0.1)")
     p.set_defaults(func=run)
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Inspect each bag; returns 0 if all are trainable, else 1."""
     from ..training.config import load_train_config
 
-    config = DatasetConfig(topic=args.topic, max_gap_s=args.max_gap)
+    config = dataset_config_from_args(args)
     dead_zone = dead_zone_from_args(args, load_train_config(args.config).dead_zone)
     infos = [inspect_bag(b, config, dead_zone) for b in args.bags]
     if args.json:

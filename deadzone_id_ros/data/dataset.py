@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import check_positive
 from ..errors import DataError
 from .bag import open_bag, select_joint_state_topic, series_from_recording
 from .cleaning_report import BagReport, CleaningReport, merge_reports
@@ -105,21 +106,18 @@ class DatasetConfig:
             if not self.joints or len(set(self.joints)) != len(self.joints):
                 raise ValueError(f"DatasetConfig.joints = {self.joints!r} must be non-empty without duplicates")
             object.__setattr__(self, "joints", tuple(self.joints))
-        if self.rate_hz is not None and not (np.isfinite(self.rate_hz) and self.rate_hz > 0):
-            raise ValueError(f"DatasetConfig.rate_hz = {self.rate_hz!r} must be > 0 or None")
-        if not (np.isfinite(self.max_gap_s) and self.max_gap_s > 0):
-            raise ValueError(f"DatasetConfig.max_gap_s = {self.max_gap_s!r} must be > 0")
+        if self.rate_hz is not None:
+            check_positive("DatasetConfig.rate_hz", self.rate_hz)
+        check_positive("DatasetConfig.max_gap_s", self.max_gap_s)
         if self.velocity not in VELOCITY_SOURCES:
             raise ValueError(f"DatasetConfig.velocity = {self.velocity!r} must be one of {VELOCITY_SOURCES}")
         if self.time_source not in TIME_SOURCES:
             raise ValueError(f"DatasetConfig.time_source = {self.time_source!r} must be one of {TIME_SOURCES}")
-        if not (np.isfinite(self.savgol_window_s) and self.savgol_window_s > 0):
-            raise ValueError(f"DatasetConfig.savgol_window_s = {self.savgol_window_s!r} must be > 0")
+        check_positive("DatasetConfig.savgol_window_s", self.savgol_window_s)
         if not isinstance(self.savgol_order, int) or not 1 <= self.savgol_order <= 5:
             raise ValueError(f"DatasetConfig.savgol_order = {self.savgol_order!r} must be an integer in 1..5")
 
-        if not (np.isfinite(self.merge_tolerance_s) and self.merge_tolerance_s > 0):
-            raise ValueError(f"DatasetConfig.merge_tolerance_s = {self.merge_tolerance_s!r} must be > 0")
+        check_positive("DatasetConfig.merge_tolerance_s", self.merge_tolerance_s)
         if self.effort_limits is not None:
             bad = {k: v for k, v in dict(self.effort_limits).items() if not (np.isfinite(v) and v > 0)}
             if bad:

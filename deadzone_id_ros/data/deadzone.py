@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import check_positive
 from .types import Episode
 
 __all__ = ["DeadZone", "DeadZoneConfig", "fit_dead_zone"]
@@ -37,9 +38,7 @@ class DeadZoneConfig:
     absolute_thresholds: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
-            raise ValueError(f"dead_zone.alpha = {a!r} must be a non-negative number")
+        check_positive("dead_zone.alpha", self.alpha, allow_zero=True)
         if self.absolute_thresholds is not None:
             thr = tuple(self.absolute_thresholds)
             if not thr or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

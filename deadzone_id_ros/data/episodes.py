@@ -64,10 +64,6 @@ __all__ = [
 ]
 
 
-def _where(series: JointStateSeries) -> str:
-    return f"{series.bag}: topic {series.topic}"
-
-
 def _never_moving(episodes: list[Episode], joints: tuple[str, ...], s: Samples, where: str) -> list[str]:
     """Joints whose position is constant or whose dq is zero throughout; raises DataError if that is every joint."""
     dq_all = np.concatenate([e.dq for e in episodes])
@@ -119,7 +115,7 @@ def _resample_runs(runs: _Runs, series: JointStateSeries, joints: tuple[str, ...
 
     Returns (the runs' episodes and numbers combined, the clean samples, NaN rows dropped, warnings).
     """
-    where = _where(series)
+    where = series.where
     cleaned = [drop_nan(s, k, use_msg_vel, where) for s, k in zip(runs.samples, runs.keep, strict=True)]
     warnings = [w for c in cleaned for w in c[2]]
     nan_dropped = sum(c[1] for c in cleaned)
@@ -156,7 +152,7 @@ def _resample_runs(runs: _Runs, series: JointStateSeries, joints: tuple[str, ...
 def _merge_per_run(series: JointStateSeries, t_ns: np.ndarray, config: DatasetConfig,
                    ) -> tuple[JointStateSeries, np.ndarray, dict[str, int], list[str]]:
     """:func:`merge_split_publishers` on each run between resets (never interpolating across a reset)."""
-    slices, _ = find_resets(t_ns, series.index, config.max_gap_s, _where(series))
+    slices, _ = find_resets(t_ns, series.index, config.max_gap_s, series.where)
     if len(slices) == 1:
         return merge_split_publishers(series, t_ns, config)
     parts, errors = [], []
@@ -186,7 +182,7 @@ def build_episodes(series: JointStateSeries, config: DatasetConfig) -> tuple[lis
         DataError: nothing usable (names bag, topic, message index, field and joint), or joints split across
             publishers that cannot be merged within the tolerance.
     """
-    where = _where(series)
+    where = series.where
     dropped = series.report.get("dropped", {})
     order_changes = series.report.get("joint_order_changes", 0)
     if len(series) == 0:

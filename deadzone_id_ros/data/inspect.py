@@ -9,6 +9,7 @@ samples with every joint moving, the data-set report, and a note on effort units
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,40 @@ from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states,
 from .cleaning_report import COUNT_FIELDS, BagReport
 from .dataset import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
-from .effort_units import FIX_HINT, NEWTON_METRE, guess_effort_unit
+from .effort_units import FIX_HINT, NEWTON_METRE, effort_units, guess_effort_unit
 from .episodes import build_episodes
 
 __all__ = ["effort_unit_note", "format_report", "inspect_bag"]
 
 
-def effort_unit_note(msgtypes: set[str], max_abs_effort: float) -> str:
-    """A sentence about the effort units of a bag, from its message types and the largest |effort| seen
-    (:func:`~deadzone_id_ros.data.effort_units.guess_effort_unit`) and what to do about it."""
-    unit, why = guess_effort_unit(msgtypes, max_abs_effort)
-    if unit == NEWTON_METRE:
+def effort_unit_note(msgtypes: set[str], max_abs_effort: float, config: DatasetConfig | None = None,
+                     joints: Sequence[str] = ()) -> str:
+    """A sentence about the effort units of a bag and what to do about them: from ``config.torque_constants`` and
+    ``config.effort_unit`` where the user gave them (``--torque-constant``, ``--effort-unit``; as training will use
+    them), else guessed from the message types and the largest |effort| seen
+    (:func:`~deadzone_id_ros.data.effort_units.guess_effort_unit`).
+
+    Args:
+        msgtypes: the bag's message type names.
+        max_abs_effort: largest |effort| of the selected joints, as recorded.
+        config: the loader settings, or None for the guess alone.
+        joints: (J,) the selected joints, for the units per joint.
+    """
+    guessed, why = guess_effort_unit(msgtypes, max_abs_effort)
+    constants = dict(config.torque_constants or {}) if config is not None else {}
+    stated = config.effort_unit if config is not None else None
+    if constants or stated:
+        units = effort_units(joints, guessed, effort_unit=stated, torque_constants=constants)
+        converted = [j for j in joints if j in constants]
+        text = f"effort units {units}"
+        text += f" (converted to N·m with --torque-constant for {converted})" if converted else ""
+        text += f" (stated with --effort-unit {stated})" if stated else ""
+        if any(u != NEWTON_METRE for u in units.values()):
+            text += f"; the controller refuses a model that does not predict N·m - {FIX_HINT}"
+        return text
+    if guessed == NEWTON_METRE:
         return f"effort is used as the torque label as recorded ({why})"
+    unit = guessed
     return (f"effort unit {unit}: {why}; a model trained on it predicts {unit} and the controller refuses it - "
             f"{FIX_HINT}")
 
@@ -142,7 +165,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
     out["trainable"] = True
     out["dataset"] = _dataset_summary(path, episodes, joints, rep, dead_zone)
     eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
-    out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0)
+    out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0, config, joints)
     return out
 
 

@@ -52,10 +52,6 @@ class Samples:
         return Samples(self.t_ns[rows], self.q[rows], self.tau[rows], self.vel[rows], self.msg_index[rows])
 
 
-def _where(series: JointStateSeries) -> str:
-    return f"{series.bag}: topic {series.topic}"
-
-
 def select_joints(series: JointStateSeries, config: DatasetConfig) -> tuple[tuple[str, ...], list[str]]:
     """Stage 1: the joints to train on, and warnings.
 
@@ -68,7 +64,7 @@ def select_joints(series: JointStateSeries, config: DatasetConfig) -> tuple[tupl
     Raises:
         DataError: a requested joint is missing or unusable, or no joint is usable (names the field and joint).
     """
-    where = _where(series)
+    where = series.where
     pos_u, eff_u = field_usability(series, "position"), field_usability(series, "effort")
     implausible = effort_problems(series, tuple(config.joints or series.joint_names), config.effort_limits,
                                   config.torque_constants)
@@ -104,7 +100,7 @@ def choose_velocity(series: JointStateSeries, joints: tuple[str, ...], config: D
     Raises:
         DataError: ``velocity="message"`` but the field is unusable for a joint (names the joints and reasons).
     """
-    where = _where(series)
+    where = series.where
     vel_u = field_usability(series, "velocity")
     vel_ok = all(vel_u[j] is None for j in joints)
     if config.velocity == "message":
@@ -135,7 +131,7 @@ def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.nda
     Raises:
         DataError: ``time_source="header"`` and a header stamp is zero (names the message).
     """
-    where = _where(series)
+    where = series.where
     zero = series.stamp_ns <= 0
     if len(zero) > 1 and series.stamp_ns[0] == 0 and 0 < series.stamp_ns[1] < NS_PER_S:
         zero[0] = False  # simulated time starting at 0
@@ -262,7 +258,7 @@ def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, 
     Raises:
         DataError: no segment is longer than the Savitzky–Golay window.
     """
-    where = _where(series)
+    where = series.where
     t_ns = s.t_ns
     step = np.diff(t_ns)
     median_dt = ns_to_s(float(np.median(step)))

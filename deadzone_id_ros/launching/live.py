@@ -151,7 +151,7 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     ref = np.stack([np.interp(ts, t_ref, q_ref[:, j]) for j in range(q_ref.shape[1])], axis=1)
     err = ref - rec.position[inside]
     rate_hz = (len(ts) - 1) / max(ns_to_s(ts[-1] - ts[0]), 1e-9)
-    dq_ref = np.gradient(ref, ts.astype(float) * 1e-9, axis=0)
+    dq_ref = np.gradient(ref, ns_to_s(ts - ts[0]), axis=0)
     figs = tracking_figures(err, reversal_mask(dq_ref, rate_hz))
     return TrackingMetrics(
         joint_names=list(rec.joint_names),

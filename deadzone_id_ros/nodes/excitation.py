@@ -34,10 +34,6 @@ __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
 REFERENCE_TOPIC = "/feedforward_controller/reference"
 
 
-def _split_ns(ns: int) -> tuple[int, int]:
-    return ns_to_stamp(ns)
-
-
 class ExcitationNode(Node):
     """rclpy adapter publishing the excitation as JointTrajectory windows.
 
@@ -102,7 +98,7 @@ class ExcitationNode(Node):
         hi = int(np.searchsorted(pts.t, rel + self.node_config.horizon, side="right"))
         hi = max(hi, lo + 2)
         msg = JointTrajectory()
-        msg.header.stamp = Time(**dict(zip(("sec", "nanosec"), _split_ns(self._t0_ns))))
+        msg.header.stamp = Time(**dict(zip(("sec", "nanosec"), ns_to_stamp(self._t0_ns))))
         msg.joint_names = list(pts.joint_names)
         velocity, acceleration = pts.velocity, pts.acceleration
         if velocity is None or acceleration is None:
@@ -112,7 +108,7 @@ class ExcitationNode(Node):
             p.positions = pts.position[k].tolist()
             p.velocities = velocity[k].tolist()
             p.accelerations = acceleration[k].tolist()
-            sec, nsec = _split_ns(s_to_ns(pts.t[k]))
+            sec, nsec = ns_to_stamp(s_to_ns(pts.t[k]))
             p.time_from_start = Duration(sec=sec, nanosec=nsec)
             msg.points.append(p)
         self._pub.publish(msg)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DeadzoneIdError
+from ..stamps import stamp_to_s
 
 __all__ = ["DiagnosticReport", "GraphUnreachable", "call_trigger", "collect_diagnostics"]
 
@@ -129,7 +130,7 @@ def collect_diagnostics(topic: str = "/diagnostics", timeout: float = 5.0,
     latest: dict[tuple[str, str], DiagnosticReport] = {}
 
     def on_msg(msg: DiagnosticArray) -> None:
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        stamp = stamp_to_s(msg.header.stamp)
         for st in msg.status:
             node = st.hardware_id or st.name
             latest[(node, st.name)] = DiagnosticReport(

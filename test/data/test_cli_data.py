@@ -64,6 +64,20 @@ def test_inspect_text_reports_units_and_fields(capsys):
     assert "N·m assumed" in info["effort_note"]
 
 
+@needs_real
+def test_inspect_takes_the_loaders_effort_flags_as_training_does(capsys):
+    """inspect reads bags with train's loader flags: a torque constant or a stated unit replaces the guess."""
+    bag = str(SHARED_REAL / "wx200_waist_diagnostics.bag")
+    main(["inspect", bag, "--json", "--torque-constant", "waist:0.0018", "--joints", "waist", "shoulder"])
+    info = json.loads(capsys.readouterr().out)
+    assert "'waist': 'N*m', 'shoulder': 'mA'" in info["effort_note"]
+    assert "converted to N·m with --torque-constant for ['waist']" in info["effort_note"]
+    assert info["dataset"]["joints"] == ["waist", "shoulder"]
+    main(["inspect", bag, "--json", "--effort-unit", "newton metre"])
+    note = json.loads(capsys.readouterr().out)["effort_note"]
+    assert "stated with --effort-unit" in note and "mA" not in note and "refuses" not in note
+
+
 def test_inspect_errors_are_one_line(capsys, tmp_path):
     assert main(["inspect", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err

@@ -10,6 +10,8 @@ from conftest import REPO, executable, wait_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from deadzone_id_ros.stamps import stamp_to_s
+
 pytestmark = pytest.mark.integration
 
 
@@ -50,7 +52,7 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     # Rate: over one second of reception, header stamps advance 1 ms per message (1 kHz).
     probe.msgs.clear()
     probe.spin(1.0)
-    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for _, m in probe.msgs])
+    stamps = np.array([stamp_to_s(m.header.stamp) for _, m in probe.msgs])
     assert len(stamps) > 300, f"only {len(stamps)} /joint_states messages in 1 s"
     assert np.median(np.diff(stamps)) == pytest.approx(1e-3, abs=1e-5)
     wall = np.array([t for t, _ in probe.msgs])
@@ -84,7 +86,7 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
 def test_sim_arm_in_sim_clock_mode_publishes_clock(processes, ros_probe):
     from rosgraph_msgs.msg import Clock
 
-    clocks = ros_probe.listen("/clock", Clock, keep=lambda m: m.clock.sec + m.clock.nanosec * 1e-9)
+    clocks = ros_probe.listen("/clock", Clock, keep=lambda m: stamp_to_s(m.clock))
     proc = processes.start(
         [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
          "-p", "clock_mode:=sim", "-p", "real_time_factor:=2.0"], "sim_arm_clock")
@@ -114,7 +116,7 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
     assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
 
     def stamp(m) -> float:
-        return m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+        return stamp_to_s(m.header.stamp)
 
     # Answer every state with a command (like a controller that runs per /joint_states message).
     answered = {"n": 0}
@@ -156,7 +158,7 @@ def test_lockstep_applies_each_command_the_configured_number_of_ticks_later(proc
     assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
 
     def tick(m) -> int:
-        return round((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9) * 1000)
+        return round((stamp_to_s(m.header.stamp)) * 1000)
 
     def answer(msg):  # the answer to tick k carries k in its torque (small: the arm barely reacts)
         probe.pub.publish(Float64MultiArray(data=[1e-4 * tick(msg), 0.0, 0.0]))

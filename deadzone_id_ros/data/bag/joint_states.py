@@ -51,6 +51,11 @@ class JointStateSeries:
     index: np.ndarray
     report: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def where(self) -> str:
+        """"<bag>: topic <topic>", the prefix of every message about this series."""
+        return f"{self.bag}: topic {self.topic}"
+
     def __len__(self) -> int:
         return len(self.log_ns)
 

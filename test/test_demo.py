@@ -149,3 +149,17 @@ def test_demo_report_names_the_pick_to_deploy():
     text = " ".join(_deploy_lines(report, "compare"))
     assert "**hybrid** in `compare/pick/` (ONNX `compare/pick/residual.onnx`)" in text
     assert "model_path:=compare/pick`" in text
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, quick):
+    """Issue 12 item 10: a --quick report says its learned controllers are under-trained; a full one does not."""
+    from deadzone_id_ros.training.report_demo import demo_markdown
+    from deadzone_id_ros.training.results import DemoReport
+
+    cfg = {"quick": quick, "sim_seeds": [1, 2], "sim_duration": 10.0, "live_duration": 5.0}
+    report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), _compare_report({"masked": 0.3}), "masked",
+                        {}, 1.0, {}, {}, {}, {})
+    text = demo_markdown(report, tmp_path)
+    assert ("under-trained" in text) is quick
+    assert ("Run --quick" in text) is quick

@@ -69,8 +69,10 @@ def test_launch_ends_its_nodes_on_sigterm_and_sighup(tmp_path, sig):
         _kill_leftovers(pids)
 
 
-def test_demo_ends_its_nodes_on_sigterm(tmp_path):
-    """`timeout 60 deadzone-id demo` must not leave sim_arm, excitation, controller and recorder running."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_demo_ends_its_nodes_on_sigterm_and_sighup(tmp_path, sig):
+    """`timeout 60 deadzone-id demo` (SIGTERM), or a closed terminal (SIGHUP), must not leave sim_arm, excitation,
+    controller and recorder running."""
     out = tmp_path / "demo"
     live_log = out / "logs" / "live_recording.log"
     with (tmp_path / "demo.log").open("w") as sink:
@@ -87,10 +89,10 @@ def test_demo_ends_its_nodes_on_sigterm(tmp_path):
         assert proc.poll() is None, (tmp_path / "demo.log").read_text()[-3000:]
         pids = list(live_nodes().values())
         assert all(_alive(p) for p in pids)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(40) == 128 + signal.SIGTERM
+        proc.send_signal(sig)
+        assert proc.wait(40) == 128 + sig
         assert wait_until(lambda: not any(_alive(p) for p in pids), 5), f"nodes outlived the demo: {live_nodes()}"
-        assert "SIGTERM received; stopped" in (tmp_path / "demo.log").read_text()
+        assert f"{signal.Signals(sig).name} received; stopped" in (tmp_path / "demo.log").read_text()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..data.effort_units import tau_unit, unit_label
-from ..errors import DataError, RobotDescriptionError
+from ..errors import DataError
 from ..models.predictor import METHODS
 from .blocks import MISSING, fmt_values
 from .config import TrainConfig
@@ -45,9 +45,9 @@ from .pipeline import (
     PreparedData,
     TrainingInputs,
     config_dict,
-    missing_figures,
+    evaluate_on_test,
     prepare_data,
-    rigid_body_regressor,
+    rigid_body_for,
     save_method,
 )
 from .report import write_report
@@ -108,18 +108,6 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
     return band[0], band[1], band[2] + tol
 
 
-def _regressor(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, methods: list[str]):
-    """(regressor or None, {method: reason skipped}) for the methods that need the rigid-body model (band uses it
-    for its band when there is one, and is not skipped without it)."""
-    needs = [m for m in methods if METHODS[m][0]]
-    if not needs and "band" not in methods:
-        return None, {}
-    try:
-        return rigid_body_regressor(inputs, data.dead_zone, config), {}
-    except (DataError, RobotDescriptionError) as err:
-        return None, {m: str(err) for m in needs}
-
-
 def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
                   skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m") -> dict[str, list[FitPlan]]:
     """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
@@ -147,13 +135,9 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
 
 def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[dict, dict, np.ndarray]:
     """(test metrics, validation metrics, test prediction) of one fit; each split predicted once."""
-    band_kw = {"band_center": band[1], "band_halfwidth": band[2]} if band is not None else {}
-    pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
-    metrics = evaluate_predictions(pred, data.test, **band_kw)
+    metrics, pred = evaluate_on_test(fit, data, {"band_center": band[1], "band_halfwidth": band[2]} if band else None)
     val = evaluate_predictions(fit.model.predict(data.val.q, data.val.dq, data.val.ddq), data.val)
-    metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
-                    "validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"],
-                    "missing": missing_figures(data, metrics["rmse_per_joint"])})
+    metrics.update({"validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"]})
     return metrics, val, pred
 
 
@@ -263,7 +247,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     log(f"split: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples "
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")
-    regressor, skipped = _regressor(inputs, data, config, methods)
+    regressor, skipped = rigid_body_for(methods, inputs, data, config)
     plans = _plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
     for m, why in skipped.items():
         log(f"skipping {m}: {why}")

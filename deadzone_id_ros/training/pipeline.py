@@ -16,16 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..data.dataset import DatasetConfig
 from ..data.deadzone import DeadZone
 from ..data.split import Split
 from ..data.types import Episode
 from ..errors import ConfigError, DataError, RobotDescriptionError
 from ..models.artifact import save_artifact
+from ..models.predictor import METHODS
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
-from .evaluate import evaluate_model, json_clean
+from .evaluate import evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
 
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
@@ -98,8 +101,8 @@ class PreparedData:
 
 @dataclass
 class MethodRun:
-    """One fitted and evaluated method: the fit and the test metrics of :func:`evaluate_model` plus ``seed``,
-    ``usable_fraction`` and ``train`` (the fit's training summary)."""
+    """One fitted and evaluated method: the fit and its test metrics (:func:`evaluate_on_test`: with ``seed``,
+    ``usable_fraction``, ``train`` (the fit's training summary) and ``missing``)."""
 
     fit: FitResult
     metrics: dict[str, Any]
@@ -144,6 +147,34 @@ def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: Tr
                               locked=inputs.locked or None)
 
 
+def rigid_body_for(methods: Sequence[str], inputs: TrainingInputs, data: PreparedData,
+                   config: TrainConfig) -> tuple[RigidBodyRegressor | None, dict[str, str]]:
+    """The rigid-body structure ``methods`` need, and {method: why it cannot run} for those that need it when there
+    is none. rbd and hybrid need it; band uses it for its band when there is one and runs without it.
+
+    Returns:
+        (regressor or None, {method: reason}); the regressor is None when no method uses it or it cannot be built.
+    """
+    needs = [m for m in methods if METHODS[m][0]]
+    if not needs and "band" not in methods:
+        return None, {}
+    try:
+        return rigid_body_regressor(inputs, data.dead_zone, config), {}
+    except (DataError, RobotDescriptionError) as err:
+        return None, {m: str(err) for m in needs}
+
+
+def evaluate_on_test(fit: FitResult, data: PreparedData, band: dict[str, Any] | None = None) -> tuple[dict, np.ndarray]:
+    """(metrics, prediction (N_test, J) [N·m]) of a fitted method on the test split: :func:`evaluate_predictions`
+    (optionally with ``band_center`` / ``band_halfwidth``) plus ``seed``, ``usable_fraction``, ``train`` (the fit's
+    training summary) and ``missing`` (:func:`missing_figures`). The one evaluation of train and compare."""
+    pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
+    metrics = evaluate_predictions(pred, data.test, **(band or {}))
+    metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
+                    "missing": missing_figures(data, metrics["rmse_per_joint"])})
+    return metrics, pred
+
+
 def missing_figures(data: PreparedData, rmse_per_joint: Sequence[float]) -> dict[str, str]:
     """{joint: why its test figure is missing} for every joint whose test RMSE is NaN (no moving test pair)."""
     missing = data.blocks.missing if data.blocks else {}
@@ -158,16 +189,13 @@ def run_method(method: str, data: PreparedData, config: TrainConfig, *,
 
     Args:
         regressor / rbd: see :func:`~deadzone_id_ros.training.fit_method`.
-        band: ``band_center`` / ``band_halfwidth`` for :func:`evaluate_model` (friction band, simulator data).
+        band: ``band_center`` / ``band_halfwidth`` for :func:`evaluate_on_test` (friction band, simulator data).
 
     Raises:
         DataError, ValueError: from :func:`~deadzone_id_ros.training.fit_method`.
     """
     fit = fit_method(method, data.train, data.val, data.dead_zone, config, regressor=regressor, rbd=rbd, desc=desc)
-    metrics = evaluate_model(fit.model, data.test, **(band or {}))
-    metrics["missing"] = missing_figures(data, metrics["rmse_per_joint"])
-    metrics.update({"seed": config.seed, "usable_fraction": fit.usable_fraction, "train": fit.info})
-    return MethodRun(fit, metrics)
+    return MethodRun(fit, evaluate_on_test(fit, data, band)[0])
 
 
 def save_method(run: MethodRun, out_dir: str | Path, inputs: TrainingInputs, data: PreparedData,
@@ -195,17 +223,16 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
         RobotDescriptionError: the URDF does not fit the data's joints.
     """
     data = prepare_data(inputs, config, log)
-    regressor = None
-    if method in ("rbd", "hybrid"):
-        if inputs.urdf_xml is None:
-            raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
-                            f"{inputs.urdf_source}; pass --urdf")
+    if method in ("rbd", "hybrid") and inputs.urdf_xml is None:
+        raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
+                        f"{inputs.urdf_source}; pass --urdf")
+    regressor: RigidBodyRegressor | None
+    if method in ("rbd", "hybrid"):  # a URDF that does not fit the joints raises its RobotDescriptionError here
         regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-    elif method == "band" and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
-        try:
-            regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-        except RobotDescriptionError as err:
-            log(f"band: identifying the band without the rigid-body model ({err})")
+    else:
+        regressor, _ = rigid_body_for([method], inputs, data, config)
+        if method == "band" and regressor is None and inputs.urdf_xml is not None:
+            log("band: identifying the band without the rigid-body model (the URDF does not fit the joints)")
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, regressor=regressor)

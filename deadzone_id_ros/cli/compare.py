@@ -41,17 +41,13 @@ def run(args: argparse.Namespace) -> int:
     from ..data.effort_units import unit_label
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
-    from ..training.compare import quick_config, run_compare
+    from ..training.compare import compare_config, run_compare
     from ._args import command_line_error, train_config_from_args, training_inputs
 
-    cfg = train_config_from_args(args)
-    if args.quick:
-        cfg = quick_config(cfg)
-    if args.seeds is not None:
-        try:
-            cfg = cfg.with_overrides(seeds=args.seeds)
-        except ValueError as err:
-            raise command_line_error(err) from err
+    try:
+        cfg = compare_config(train_config_from_args(args), quick=args.quick, seeds=args.seeds)
+    except ValueError as err:
+        raise command_line_error(err) from err
     check_output_dir(args.out, "compare", force=args.force)  # refuse before loading anything
     inputs = training_inputs(args, simulator=args.simulator)
     with output_dir(args.out, "compare", force=args.force) as out:

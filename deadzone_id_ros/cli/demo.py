@@ -114,15 +114,11 @@ def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = No
              block_seconds: float | None = None) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
     does with the bundled training configuration."""
-    from ..training.compare import quick_config, run_compare
+    from ..training.compare import compare_config, run_compare
     from ..training.config import load_train_config
     from ..training.pipeline import load_inputs
 
-    cfg = load_train_config()
-    cfg = cfg.with_overrides(block_seconds=block_seconds)
-    if quick:
-        cfg = quick_config(cfg)
-    cfg = cfg.with_overrides(seeds=seeds)
+    cfg = compare_config(load_train_config().with_overrides(block_seconds=block_seconds), quick=quick, seeds=seeds)
     inputs = load_inputs(bags, simulator=simulator, log=_log)
     return run_compare(inputs, out, cfg, log=_log)
 

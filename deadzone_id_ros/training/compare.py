@@ -64,6 +64,16 @@ def quick_config(config: TrainConfig) -> TrainConfig:
                                  seeds=min(config.seeds, 2), efficiency_fractions=(0.25, 1.0))
 
 
+def compare_config(config: TrainConfig, *, quick: bool, seeds: int | None = None) -> TrainConfig:
+    """The configuration ``compare`` runs with: ``config``, shortened by :func:`quick_config` with ``quick``, then
+    ``seeds`` seeds when given (``--seeds`` wins over ``--quick``'s two).
+
+    Raises:
+        ValueError: ``seeds`` not a positive integer.
+    """
+    return (quick_config(config) if quick else config).with_overrides(seeds=seeds)
+
+
 def _mean_std(values: list[list[float]]) -> tuple[list[float | None], list[float | None]]:
     import warnings
 

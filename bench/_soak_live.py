@@ -1,0 +1,373 @@
+"""The live soak (issue 12): the controller node against the simulated arm node over DDS, in lockstep, with random
+reference switches, excursions past the URDF limits, parameter sets, injected state gaps and operator resets; every
+command checked. Used by ``bench/bench_soak.py`` (60 s) and, shortened, by ``test/integration/test_soak_live.py``.
+
+Processes: ``sim_arm`` (clock_mode sim, lockstep) and ``feedforward_controller`` (use_sim_time, stamped_command),
+whose /joint_states input is remapped to ``/soak/joint_states``. This script relays the simulator's /joint_states to
+the controller, except during an injected gap (20-150 ms of simulated time): no state reaches the controller, its
+watchdog holds then zeros, and the first state after the gap comes with a stamp jump. In lockstep the simulator
+waits ``lockstep_timeout`` (10 ms wall) for an answer before stepping without one, so a gap costs wall time but
+simulated time goes on.
+
+Checked on ``~/command_stamped`` (every command with the time it is for, and for a state's answer the desired
+position q_d it tracked), independently of the controller's code:
+
+- finite, and |tau| <= the URDF effort limit x effort_limit_scale;
+- |tau_k - tau_{k-1}| <= rate x min(t_k - t_{k-1}, rate_limit_max_period), with the torque-rate limit in force
+  (while a parameter set is in flight, the larger of the old and the new), except a command of exactly zero (the
+  watchdog's and the safe state's zero torque is never ramped);
+- the safe state is entered exactly on the state whose (q, q_d) first crosses a limit (|q_d - q| >
+  tracking_error_limit in force, or q beyond the URDF limits by more than position_limit_margin) while no fault is
+  latched: the controller logs each fault and each reset with the stamp of its state, and both lists are compared
+  with the crossings computed here. A state whose answer did not arrive, or whose tracking limit changed while a
+  parameter set was in flight, cannot be judged and is counted as such.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ros import NAMES, REPO, log_tail, ros_env, start, stop  # noqa: E402
+
+FAULT_RE = re.compile(r"safe state at t = (\d+\.\d{9}) s: (tracking error|position)")
+RESET_RE = re.compile(r"fault cleared after the state of t = (\d+\.\d{9}) s")
+
+
+@dataclass
+class LiveSoakResult:
+    """Figures of one live soak.
+
+    Attributes:
+        sim_seconds: simulated time from the first answer to the last state [s]; wall_seconds: wall time [s].
+        states, forwarded, commands: states published by the simulator, relayed to the controller, commands seen.
+        gaps, references, excursions, parameter_sets, refused_sets, resets: events injected / done.
+        faults, expected_faults: faults the controller logged / crossings found here (the first of each stretch
+            without a latched fault); unjudged_states: states that could not be judged (see the module docstring).
+        max_clamp_ratio, max_rate_ratio: max |tau| / clamp and max change / allowed change (<= 1 each).
+        nonfinite: commands with a NaN or inf.
+        violations: what broke (empty on success; capped at 20).
+    """
+
+    sim_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    states: int = 0
+    forwarded: int = 0
+    commands: int = 0
+    gaps: int = 0
+    references: int = 0
+    excursions: int = 0
+    parameter_sets: int = 0
+    refused_sets: int = 0
+    resets: int = 0
+    faults: int = 0
+    expected_faults: int = 0
+    unjudged_states: int = 0
+    max_clamp_ratio: float = 0.0
+    max_rate_ratio: float = 0.0
+    nonfinite: int = 0
+    violations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _ParamSet:
+    """A parameter set in flight from state stamp ``sent`` to ``done`` [ns]; ``values``: the accepted ones."""
+
+    sent: int
+    values: dict[str, object]
+    done: int | None = None
+
+
+def _config_and_limits():
+    """(ControllerConfig of the bundled parameter file, the bundled arm's RobotDescription)."""
+    from deadzone_id_ros.nodes.feedforward_controller_params import load_controller_config
+    from deadzone_id_ros.resources import default_urdf
+    from deadzone_id_ros.robot.description import load_robot_description
+
+    cfg, _ = load_controller_config(REPO / "config" / "feedforward_controller.yaml")
+    return cfg, load_robot_description(default_urdf(), cfg.joint_names)
+
+
+class _Soak:
+    """The soak node's state and the events it injects (one ``rng`` for all of them)."""
+
+    def __init__(self, node, rng: np.random.Generator, cfg, desc) -> None:
+        from rclpy.parameter_client import AsyncParameterClient
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.node, self.rng, self.cfg, self.desc = node, rng, cfg, desc
+        self.res = LiveSoakResult()
+        self.states: list[tuple[int, np.ndarray]] = []  # (stamp [ns], q) of every simulator state
+        self.forwarded: set[int] = set()
+        self.answers: list[tuple[int, np.ndarray, np.ndarray]] = []  # (stamp [ns], tau, q_d (or empty))
+        self.sets: list[_ParamSet] = []
+        self.gap_until = -1
+        self.relay = node.create_publisher(JointState, "/soak/joint_states", 100)
+        node.create_subscription(JointState, "/joint_states", self._on_state, 1000)
+        node.create_subscription(JointState, "/feedforward_controller/command_stamped", self._on_answer, 1000)
+        self.ref_pub = node.create_publisher(JointTrajectory, "/feedforward_controller/reference", 10)
+        self.params = AsyncParameterClient(node, "/feedforward_controller")
+        self.reset = node.create_client(Trigger, "/feedforward_controller/reset")
+        self.trigger = Trigger
+
+    def _on_state(self, msg) -> None:
+        t = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.states.append((t, np.array(msg.position)))
+        if t >= self.gap_until:
+            self.relay.publish(msg)
+            self.forwarded.add(t)
+
+    def _on_answer(self, msg) -> None:
+        t = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.answers.append((t, np.array(msg.effort), np.array(msg.position)))
+
+    @property
+    def now_ns(self) -> int:
+        return self.states[-1][0]
+
+    def send_reference(self, target: np.ndarray | None = None) -> None:
+        """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
+        from builtin_interfaces.msg import Duration
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, generate_excitation
+
+        q = self.states[-1][1]
+        if target is None:
+            start_q = np.clip(q, self.desc.lower + 0.25, self.desc.upper - 0.25)
+            pts = generate_excitation(ExcitationConfig(duration=6.0, seed=int(self.rng.integers(1 << 30)),
+                                                       lead_in=0.1), start=start_q)
+            step = 10
+        else:
+            s = np.linspace(0.0, 1.0, 41)[:, None]
+            pts = TrajectoryPoints(NAMES, np.linspace(0.0, 2.0, 41), q + s**3 * (10 - 15 * s + 6 * s**2) * (target - q))
+            step = 1
+        msg = JointTrajectory(joint_names=list(NAMES))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.now_ns + 200_000_000, 1_000_000_000)
+        for k in range(0, len(pts.t), step):
+            sec, nsec = divmod(round(pts.t[k] * 1e9), 1_000_000_000)
+            point = JointTrajectoryPoint(positions=pts.position[k].tolist(), time_from_start=Duration(sec=sec,
+                                                                                                      nanosec=nsec))
+            if pts.velocity is not None and target is None:
+                point.velocities = pts.velocity[k].tolist()
+                point.accelerations = pts.acceleration[k].tolist()
+            msg.points.append(point)
+        self.ref_pub.publish(msg)
+
+    def send_parameters(self) -> None:
+        """A random parameter set; a DOB cutoff above the Nyquist limit in 30% of them (the node must refuse it)."""
+        from rclpy.parameter import Parameter
+
+        base = np.asarray(self.cfg.torque_rate_limit)
+        values: dict[str, object] = {
+            "torque_rate_limit": (base * self.rng.uniform(0.5, 2.0, size=base.shape)).tolist(),
+            "kp": [float(self.rng.uniform(200, 600))] * len(NAMES),
+            "tracking_error_limit": float(self.rng.choice([0.5, 0.5, 0.2, 0.01, 0.004])),
+        }
+        if self.rng.random() < 0.3:
+            values["dob_cutoff"] = [150.0, 5000.0, 150.0]
+        names = list(values)
+        entry = _ParamSet(self.now_ns, {})
+        self.sets.append(entry)
+        future = self.params.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+
+        def done(fut) -> None:
+            results = fut.result().results
+            entry.values = {k: values[k] for k, r in zip(names, results) if r.successful}
+            entry.done = self.now_ns
+            self.res.refused_sets += int(not all(r.successful for r in results))
+
+        future.add_done_callback(done)
+        self.res.parameter_sets += 1
+
+
+def _violate(res: LiveSoakResult, text: str) -> None:
+    if len(res.violations) < 20:
+        res.violations.append(text)
+
+
+def _in_force(sets: list[_ParamSet], name: str, base, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) value of parameter ``name`` that can be in force for the state of stamp ``t`` [ns]: one
+    value, or the old and the new one while a set changing it is in flight (sent <= t <= done)."""
+    value = np.asarray(base, dtype=float)
+    lo = hi = value
+    for s in sets:
+        if name not in s.values or s.sent > t:
+            continue
+        new = np.asarray(s.values[name], dtype=float)
+        if s.done is not None and s.done < t:
+            value = lo = hi = new
+        else:
+            lo, hi = np.minimum(value, new), np.maximum(value, new)
+    return lo, hi
+
+
+def check_commands(soak: _Soak) -> None:
+    """Finite, clamp and rate limit on every command seen (see the module docstring)."""
+    res, cfg = soak.res, soak.cfg
+    clamp = soak.desc.effort_limit * cfg.effort_limit_scale
+    prev: tuple[int, np.ndarray] | None = None
+    for t, tau, _ in soak.answers:
+        res.commands += 1
+        if not np.all(np.isfinite(tau)):
+            res.nonfinite += 1
+            _violate(res, f"t={t * 1e-9:.3f}: non-finite command {tau.tolist()}")
+            continue
+        res.max_clamp_ratio = max(res.max_clamp_ratio, float(np.max(np.abs(tau) / clamp)))
+        if np.any(np.abs(tau) > clamp + 1e-9):
+            _violate(res, f"t={t * 1e-9:.3f}: command {tau.tolist()} beyond the clamp {clamp.tolist()}")
+        if prev is not None and t > prev[0] and np.any(tau != 0.0):
+            _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t)
+            allowed = rate_hi * min((t - prev[0]) * 1e-9, cfg.rate_limit_max_period)
+            ratio = float(np.max(np.abs(tau - prev[1]) / allowed))
+            res.max_rate_ratio = max(res.max_rate_ratio, ratio)
+            if ratio > 1 + 1e-9:
+                _violate(res, f"t={t * 1e-9:.3f}: change {(tau - prev[1]).tolist()} beyond the rate limit "
+                              f"{allowed.tolist()} (dt {(t - prev[0]) * 1e-9:.4f} s)")
+        prev = (t, tau)
+
+
+def check_safe_state(soak: _Soak, log: str) -> None:
+    """The safe state is entered exactly on the first state that crosses a limit while none is latched: each state the
+    controller received while no fault was latched is judged here (crossing or not) and compared with the faults
+    the controller logged; the latch follows the controller's own faults and resets."""
+    res, cfg, desc = soak.res, soak.cfg, soak.desc
+    faults = {round(float(m.group(1)) * 1e9) for m in FAULT_RE.finditer(log)}
+    resets = sorted(round(float(m.group(1)) * 1e9) for m in RESET_RE.finditer(log))
+    res.faults = len(faults)
+    q_d_of = {t: q_d for t, _, q_d in soak.answers if q_d.size}
+    lo_q, hi_q = desc.lower - cfg.position_limit_margin, desc.upper + cfg.position_limit_margin
+    latched_at: int | None = None
+    for t, q in soak.states:
+        if latched_at is not None:
+            while resets and resets[0] < latched_at:
+                resets.pop(0)  # a reset refused or before this fault
+            if not (resets and t > resets[0]):
+                continue
+            resets.pop(0)
+            latched_at = None
+        if t not in soak.forwarded:
+            continue
+        q_d = q_d_of.get(t)
+        lim_lo, lim_hi = _in_force(soak.sets, "tracking_error_limit", cfg.tracking_error_limit, t)
+        if q_d is None or not np.all(np.isfinite(q)):
+            res.unjudged_states += 1
+        else:
+            e = np.abs(q_d - q)
+            pos = bool(np.any(q < lo_q) or np.any(q > hi_q))
+            if not pos and np.any(e > lim_lo) and not np.any(e > lim_hi):
+                res.unjudged_states += 1  # crossing or not depends on which limit was in force
+            else:
+                crossing = pos or bool(np.any(e > lim_hi))
+                res.expected_faults += crossing
+                if crossing != (t in faults):
+                    what = "crossing without a fault" if crossing else "fault without a crossing"
+                    _violate(res, f"t={t * 1e-9:.3f}: {what} (|q_d - q| {e.round(4).tolist()}, "
+                                  f"q {q.round(4).tolist()})")
+        if t in faults:
+            latched_at = t
+
+
+def live_soak(seconds: float, seed: int = 0, wall_limit: float | None = None) -> LiveSoakResult:
+    """Run the live soak for ``seconds`` of simulated time (see the module docstring); returns its figures.
+
+    Args:
+        seconds: simulated time [s] (> 0) from the controller's first answer.
+        seed: seeds every injected event.
+        wall_limit: give up after this much wall time [s] (default 40 x ``seconds`` + 60); the result then says how
+            much simulated time ran.
+
+    Raises:
+        RuntimeError: the nodes did not come up (their log tails are in the message).
+    """
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    cfg, desc = _config_and_limits()
+    exe = Path(sys.prefix) / "bin"
+    sim, sim_log = start([str(exe / "sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+                          "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=0.01"])
+    ctl, ctl_log = start([str(exe / "feedforward_controller"), "--ros-args", "--params-file",
+                          str(REPO / "config" / "feedforward_controller.yaml"), "-p", "use_sim_time:=true",
+                          "-p", "stamped_command:=true", "-r", "/joint_states:=/soak/joint_states"])
+    ros_env()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    node = Node("live_soak", context=ctx)
+    rng = np.random.default_rng(seed)
+    soak = _Soak(node, rng, cfg, desc)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    wall0 = time.monotonic()
+    try:
+        _wait_ready(soak, ex, ctl_log, sim_log)
+        t0 = soak.answers[-1][0]
+        next_ref = next_set = 0.0
+        next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
+        wall_end = time.monotonic() + (wall_limit if wall_limit is not None else 40 * seconds + 60)
+        while soak.now_ns - t0 < seconds * 1e9 and time.monotonic() < wall_end:
+            ex.spin_once(timeout_sec=0.01)
+            now = (soak.now_ns - t0) * 1e-9
+            if now >= next_ref:
+                soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
+                soak.res.resets += 1
+                soak.send_reference()
+                soak.res.references += 1
+                next_ref = now + 3.0
+            if now >= next_set:
+                soak.send_parameters()
+                next_set = now + float(rng.uniform(1.0, 3.0))
+            if now >= next_gap:
+                soak.gap_until = soak.now_ns + int(rng.uniform(0.02, 0.15) * 1e9)
+                soak.res.gaps += 1
+                next_gap = now + float(rng.uniform(1.5, 4.0))
+            if now >= next_excursion:
+                j = int(rng.integers(len(NAMES)))
+                target = soak.states[-1][1].copy()
+                target[j] = desc.upper[j] + 0.2 if rng.random() < 0.5 else desc.lower[j] - 0.2
+                soak.send_reference(target)
+                soak.res.excursions += 1
+                next_excursion = now + float(rng.uniform(8.0, 15.0))
+                next_ref = now + 3.0
+        for _ in range(50):  # the last answers and parameter responses
+            ex.spin_once(timeout_sec=0.01)
+        soak.res.sim_seconds = (soak.now_ns - t0) * 1e-9
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        stop(ctl)
+        stop(sim)
+    soak.res.wall_seconds = time.monotonic() - wall0
+    soak.res.states, soak.res.forwarded = len(soak.states), len(soak.forwarded)
+    ctl_log.seek(0)
+    check_commands(soak)
+    check_safe_state(soak, ctl_log.read().decode(errors="replace"))
+    return soak.res
+
+
+def _wait_ready(soak: _Soak, ex, ctl_log, sim_log) -> None:
+    """Spin until this node has matched every peer it needs (discovery is pairwise: sim_arm and the controller can
+    be stepping before this node sees their topics and services)."""
+    missing = {
+        "a /joint_states state": lambda: bool(soak.states),
+        "an answer on ~/command_stamped": lambda: bool(soak.answers),
+        "the controller's ~/reference subscription": lambda: soak.ref_pub.get_subscription_count() > 0,
+        "the controller's parameter services": soak.params.services_are_ready,
+        "the controller's ~/reset service": soak.reset.service_is_ready,
+    }
+    deadline = time.monotonic() + 60
+    while not all(ready() for ready in missing.values()) and time.monotonic() < deadline:
+        ex.spin_once(timeout_sec=0.05)
+    lacking = [what for what, ready in missing.items() if not ready()]
+    if lacking:
+        raise RuntimeError(f"live soak: no {', no '.join(lacking)} within 60 s:\n" + log_tail(ctl_log)
+                           + log_tail(sim_log))

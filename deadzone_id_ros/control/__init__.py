@@ -1,6 +1,7 @@
 """The control law (core, no ROS): computed-torque control, disturbance observer, safety limits, references.
 
-- :class:`FeedforwardController`: ``step(t, q, dq) -> tau`` in modes pd, pd_dob, ctc, ctc_dob, with the watchdog.
+- :class:`FeedforwardController`: ``step(t, q, dq) -> tau`` in modes pd, pd_dob, ctc, ctc_dob, with the watchdog;
+  :func:`build_controller` makes one with the model its configuration names.
 - :class:`DisturbanceObserver`: Ohnishi's DOB, exactly discretized for the measured period.
 - :class:`SafetyMonitor`: the tracking-error and position limits that latch the safe state (hold, then zero).
 - the controller's inverse-dynamics models (none, rigid body, learned) live in :mod:`deadzone_id_ros.models.runtime`.
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+from .build import build_controller
 from .config import MODES, ControllerConfig, dob_cutoff_limit
 from .controller import FIXED_FIELDS, WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
 from .dob import DisturbanceObserver
@@ -29,6 +31,7 @@ __all__ = [
     "TorqueParts",
     "TrajectoryPoints",
     "TrajectorySampler",
+    "build_controller",
     "dob_cutoff_limit",
     "generate_excitation",
 ]

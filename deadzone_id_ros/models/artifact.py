@@ -218,6 +218,41 @@ def load_artifact(path: str | Path) -> LearnedModel:
     if not root.exists():
         raise FileNotFoundError(f"model artifact {root} does not exist")
     meta_path = root / "model.json"
+    meta = _read_model_json(root, meta_path)
+    try:
+        method = meta["method"]
+        joint_names = tuple(str(n) for n in meta["joint_names"])
+        files = dict(meta["files"])
+    except (KeyError, TypeError) as err:
+        raise ArtifactError(f"{meta_path}: missing key {err}") from err
+    if method not in METHODS:
+        raise ArtifactError(f"{meta_path}: method {method!r} is not one of {list(METHODS)}")
+    weights_path = _check_file(root, "weights.npz", files)
+    try:
+        with np.load(weights_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError) as err:
+        raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
+    want_rbd, want_mlp = METHODS[method]
+    try:
+        mlp = _mlp_part(meta, arrays, meta_path) if want_mlp else None
+        rbd = _rbd_part(root, meta, files, arrays, joint_names, weights_path) if want_rbd else None
+        dz = meta.get("dead_zone")
+        dead_zone = DeadZone.from_dict(dz) if dz else None
+        return LearnedModel(joint_names, method, mlp=mlp, rbd=rbd, dead_zone=dead_zone, metadata=meta)
+    except ArtifactError:
+        raise
+    except (KeyError, TypeError, ValueError) as err:
+        raise ArtifactError(f"{root}: inconsistent artifact: {type(err).__name__}: {err}") from err
+
+
+def _read_model_json(root: Path, meta_path: Path) -> dict[str, Any]:
+    """The parsed model.json of the artifact ``root``, its format, format version and package version checked.
+
+    Raises:
+        ArtifactError: model.json missing or not JSON; not this format; another format version; written by another
+            major.minor package version.
+    """
     if not meta_path.is_file():
         raise ArtifactError(f"{root} is not a model artifact: model.json is missing")
     try:
@@ -235,51 +270,44 @@ def load_artifact(path: str | Path) -> LearnedModel:
     if _major_minor(version) != _major_minor(__version__):
         raise ArtifactError(f"{meta_path}: written by deadzone_id_ros {version}, but this is {__version__}; "
                             "versions must match in major.minor: retrain or re-export with this version")
-    try:
-        method = meta["method"]
-        joint_names = tuple(str(n) for n in meta["joint_names"])
-        files = dict(meta["files"])
-    except (KeyError, TypeError) as err:
-        raise ArtifactError(f"{meta_path}: missing key {err}") from err
-    if method not in METHODS:
-        raise ArtifactError(f"{meta_path}: method {method!r} is not one of {list(METHODS)}")
-    weights_path = _check_file(root, "weights.npz", files)
-    try:
-        with np.load(weights_path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError) as err:
-        raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
-    want_rbd, want_mlp = METHODS[method]
-    try:
-        mlp = None
-        if want_mlp:
-            spec = meta["mlp"]
-            mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
-            norm = meta.get("normalization") or {}
-            if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
-                    not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
-                raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
-        rbd = None
-        if want_rbd:
-            urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
-            reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
-                                     source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
-                                     locked=meta["rbd"].get("locked") or None)
-            cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
-            coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
-            if (
-                cols.shape != coef.shape
-                or cols.ndim != 1
-                or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns))
-            ):
-                raise ArtifactError(
-                    f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid"
-                )
-            rbd = RigidBodyModel(reg, cols, coef)
-        dz = meta.get("dead_zone")
-        dead_zone = DeadZone.from_dict(dz) if dz else None
-        return LearnedModel(joint_names, method, mlp=mlp, rbd=rbd, dead_zone=dead_zone, metadata=meta)
-    except ArtifactError:
-        raise
-    except (KeyError, TypeError, ValueError) as err:
-        raise ArtifactError(f"{root}: inconsistent artifact: {type(err).__name__}: {err}") from err
+    return meta
+
+
+def _mlp_part(meta: dict[str, Any], arrays: dict[str, np.ndarray], meta_path: Path) -> MLPWeights:
+    """The MLP of an artifact from weights.npz ``arrays``, its normalization checked against model.json's copy.
+
+    Raises:
+        ArtifactError: the normalizations differ. KeyError, TypeError, ValueError: missing or inconsistent entries.
+    """
+    spec = meta["mlp"]
+    mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
+    norm = meta.get("normalization") or {}
+    if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
+            not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
+        raise ArtifactError(f"{meta_path}: normalization differs from the one in weights.npz")
+    return mlp
+
+
+def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: dict[str, np.ndarray],
+              joint_names: tuple[str, ...], weights_path: Path) -> RigidBodyModel:
+    """The rigid-body part of an artifact: its URDF (sha256 checked) and the columns/coefficients of weights.npz.
+
+    Raises:
+        ArtifactError: URDF missing or modified, or columns/coefficients of bad shape or range. KeyError, TypeError,
+            ValueError: missing or inconsistent entries.
+    """
+    urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
+    reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
+                             source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
+                             locked=meta["rbd"].get("locked") or None)
+    cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
+    coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
+    if (
+        cols.shape != coef.shape
+        or cols.ndim != 1
+        or (cols.size and (cols.min() < 0 or cols.max() >= reg.n_columns))
+    ):
+        raise ArtifactError(
+            f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid"
+        )
+    return RigidBodyModel(reg, cols, coef)

@@ -12,14 +12,20 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import __version__
+from ..config import check_positive
 from ..data.types import Recording
 from ..stamps import NS_PER_S, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
+
+if TYPE_CHECKING:
+    from ..control import ControllerConfig, ExcitationConfig, FeedforwardController
 
 __all__ = ["simulate"]
 
@@ -57,32 +63,81 @@ def simulate(
         from 0), metadata with robot, seed, configs and the true (noise-free) position/velocity statistics.
 
     Raises:
-        ValueError: duration or rate_hz not positive, or the control period not a whole number of physics steps.
+        ValueError: duration or rate_hz not a finite number > 0 (``"duration = 0 must be a positive number"``), or
+            the control period not a whole number of physics steps.
         SafetyError: the controller's joints differ from the arm's.
         ConfigError: invalid configuration values.
     """
-    from ..control import (
-        ControllerConfig,
-        ExcitationConfig,
-        FeedforwardController,
-        TrajectorySampler,
-        generate_excitation,
-    )
-    from ..errors import SafetyError
-    from ..models.runtime import load_model
+    from ..control import TrajectorySampler, build_controller, generate_excitation
 
-    if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
-        raise ValueError(f"duration = {duration!r} must be a finite number > 0 s")
+    check_positive("duration", duration)
     if not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
         raise ValueError(f"rate_hz = {rate_hz!r} must be a finite number > 0 Hz")
     sim_config = dataclasses.replace(sim_config or SimArmConfig(), seed=int(seed))
-    substeps_f = 1.0 / (rate_hz * sim_config.timestep)
+    substeps = _substeps(rate_hz, sim_config.timestep)
+    ctrl_config, exc_config = _run_configs(sim_config, duration, seed, controller_config, excitation_config)
+
+    arm = SimArm(sim_config)
+    controller = build_controller(ctrl_config, arm.description)
+    points = generate_excitation(exc_config, start=sim_config.initial_position)
+    controller.set_reference(points)
+    sampler: TrajectorySampler = controller.reference  # type: ignore[assignment]
+    q0, _, _ = sampler.sample(0.0)
+    arm.reset(q0)
+
+    n = int(round(duration * rate_hz))
+    period_ns = int(round(NS_PER_S / rate_hz))
+    t_ns = np.arange(n, dtype=np.int64) * period_ns
+    trace = _Trace.empty(n, arm.n_joints)
+    wall = _run_ticks(arm, controller, trace, period_ns, substeps, progress)
+    metadata = {
+        "robot": arm.description.urdf_path.stem,
+        "urdf": str(arm.description.urdf_path),
+        "generator": "deadzone_id_ros.sim.offline.simulate",
+        "package_version": __version__,
+        "seed": int(seed),
+        "duration_s": float(duration),
+        "rate_hz": float(rate_hz),
+        "sim_config": dataclasses.asdict(sim_config),
+        "controller_config": dataclasses.asdict(ctrl_config),
+        "excitation_config": dataclasses.asdict(exc_config),
+        "stats": _run_stats(trace, controller, arm, duration, wall),
+    }
+    return trace.recording(tuple(arm.joint_names), t_ns, metadata)
+
+
+def _substeps(rate_hz: float, timestep: float) -> int:
+    """Physics steps of ``timestep`` [s] per control period ``1/rate_hz``.
+
+    Raises:
+        ValueError: the control period is not a whole number >= 1 of physics steps.
+    """
+    substeps_f = 1.0 / (rate_hz * timestep)
     substeps = int(round(substeps_f))
     if substeps < 1 or abs(substeps - substeps_f) > 1e-6:
         raise ValueError(
-            f"rate_hz = {rate_hz} gives a control period of {substeps_f:g} physics steps of {sim_config.timestep} s; "
+            f"rate_hz = {rate_hz} gives a control period of {substeps_f:g} physics steps of {timestep} s; "
             "it must be a whole number >= 1"
         )
+    return substeps
+
+
+def _run_configs(
+    sim_config: SimArmConfig,
+    duration: float,
+    seed: int,
+    controller_config: ControllerConfig | None,
+    excitation_config: ExcitationConfig | None,
+) -> tuple[ControllerConfig, ExcitationConfig]:
+    """(controller config, excitation config) of a run: the defaults for the arm where None; the excitation gets
+    ``duration`` [s] and ``seed``.
+
+    Raises:
+        SafetyError: the controller's or the excitation's joints differ from the arm's.
+    """
+    from ..control import ControllerConfig, ExcitationConfig
+    from ..errors import SafetyError
+
     ctrl_config = controller_config or ControllerConfig(
         joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path
     )
@@ -100,23 +155,55 @@ def simulate(
             f"excitation joints {list(exc_config.joint_names)} differ from the simulated arm's "
             f"{list(sim_config.joint_names)}"
         )
+    return ctrl_config, exc_config
 
-    arm = SimArm(sim_config)
-    controller = FeedforwardController(ctrl_config, load_model(ctrl_config), arm.description)
-    points = generate_excitation(exc_config, start=sim_config.initial_position)
-    controller.set_reference(points)
-    sampler: TrajectorySampler = controller.reference  # type: ignore[assignment]
-    q0, _, _ = sampler.sample(0.0)
-    arm.reset(q0)
 
-    n = int(round(duration * rate_hz))
-    j = arm.n_joints
-    period_ns = int(round(NS_PER_S / rate_hz))
-    t_ns = np.arange(n, dtype=np.int64) * period_ns
-    pos, vel, eff, cmd = (np.empty((n, j)) for _ in range(4))
-    ref_q, ref_dq, ref_ddq = (np.empty((n, j)) for _ in range(3))
-    true_dq = np.empty((n, j))
-    iterator = range(n)
+@dataclass
+class _Trace:
+    """Per-tick logs of one run, (N, J) each: measured q [rad], dq [rad/s], applied effort [N·m], command [N·m],
+    reference q, dq, ddq, and the true (noise-free) velocity [rad/s]."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    eff: np.ndarray
+    cmd: np.ndarray
+    ref_q: np.ndarray
+    ref_dq: np.ndarray
+    ref_ddq: np.ndarray
+    true_dq: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int, j: int) -> _Trace:
+        """Uninitialized (n, j) arrays, filled by :func:`_run_ticks`."""
+        return cls(*(np.empty((n, j)) for _ in range(8)))
+
+    def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, Any]) -> Recording:
+        """The logs as a Recording: states, commands and reference all stamped ``t_ns`` (N,) [ns]."""
+        return Recording(
+            joint_names=joint_names,
+            state_t_ns=t_ns,
+            position=self.pos,
+            velocity=self.vel,
+            effort=self.eff,
+            command_t_ns=t_ns.copy(),
+            command=self.cmd,
+            reference_t_ns=t_ns.copy(),
+            reference_position=self.ref_q,
+            reference_velocity=self.ref_dq,
+            reference_acceleration=self.ref_ddq,
+            metadata=metadata,
+        )
+
+
+def _run_ticks(
+    arm: SimArm, controller: FeedforwardController, trace: _Trace, period_ns: int, substeps: int, progress: bool
+) -> float:
+    """The control loop: per tick measure, command, log into ``trace``, apply for ``substeps`` physics steps.
+
+    Returns:
+        the loop's wall time [s].
+    """
+    iterator = range(len(trace.pos))
     if progress:
         from tqdm import tqdm
 
@@ -126,46 +213,26 @@ def simulate(
         meas = arm.measure()
         t = ns_to_s(k * period_ns)
         tau = controller.step(t, meas.q, meas.dq)
-        pos[k], vel[k], eff[k], cmd[k] = meas.q, meas.dq, meas.effort, tau
-        ref_q[k], ref_dq[k], ref_ddq[k] = controller.desired
-        true_dq[k] = arm.dq
+        trace.pos[k], trace.vel[k], trace.eff[k], trace.cmd[k] = meas.q, meas.dq, meas.effort, tau
+        trace.ref_q[k], trace.ref_dq[k], trace.ref_ddq[k] = controller.desired
+        trace.true_dq[k] = arm.dq
         arm.step(tau, substeps)
-    wall = time.perf_counter() - wall0
+    return time.perf_counter() - wall0
 
-    stuck = np.abs(true_dq) < 1e-3
-    err = ref_q - pos
-    metadata = {
-        "robot": arm.description.urdf_path.stem,
-        "urdf": str(arm.description.urdf_path),
-        "generator": "deadzone_id_ros.sim.offline.simulate",
-        "package_version": __version__,
-        "seed": int(seed),
-        "duration_s": float(duration),
-        "rate_hz": float(rate_hz),
-        "sim_config": dataclasses.asdict(sim_config),
-        "controller_config": dataclasses.asdict(ctrl_config),
-        "excitation_config": dataclasses.asdict(exc_config),
-        "stats": {
-            "stuck_fraction_per_joint": stuck.mean(axis=0).tolist(),
-            "any_joint_stuck_fraction": float(stuck.any(axis=1).mean()),
-            "tracking_rmse_rad": np.sqrt((err**2).mean(axis=0)).tolist(),
-            "clamp_events": controller.status.clamp_events.tolist(),
-            "rate_limit_events": controller.status.rate_limit_events.tolist(),
-            "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
-            "payload_mass_kg": arm.payload_mass,
-        },
+
+def _run_stats(
+    trace: _Trace, controller: FeedforwardController, arm: SimArm, duration: float, wall: float
+) -> dict[str, Any]:
+    """The ``stats`` of the metadata: stuck fractions (true |dq| < 1e-3 rad/s), tracking RMSE [rad], limit events,
+    real-time factor, payload [kg]."""
+    stuck = np.abs(trace.true_dq) < 1e-3
+    err = trace.ref_q - trace.pos
+    return {
+        "stuck_fraction_per_joint": stuck.mean(axis=0).tolist(),
+        "any_joint_stuck_fraction": float(stuck.any(axis=1).mean()),
+        "tracking_rmse_rad": np.sqrt((err**2).mean(axis=0)).tolist(),
+        "clamp_events": controller.status.clamp_events.tolist(),
+        "rate_limit_events": controller.status.rate_limit_events.tolist(),
+        "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
+        "payload_mass_kg": arm.payload_mass,
     }
-    return Recording(
-        joint_names=tuple(arm.joint_names),
-        state_t_ns=t_ns,
-        position=pos,
-        velocity=vel,
-        effort=eff,
-        command_t_ns=t_ns.copy(),
-        command=cmd,
-        reference_t_ns=t_ns.copy(),
-        reference_position=ref_q,
-        reference_velocity=ref_dq,
-        reference_acceleration=ref_ddq,
-        metadata=metadata,
-    )

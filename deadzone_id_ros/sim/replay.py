@@ -199,10 +199,33 @@ def replay(
     rec_dq = np.asarray(recording.velocity, float)[rows][:, cols]
     rec_eff = np.asarray(recording.effort, float)[rows][:, cols]
     t0 = int(t_ns[0])
-    dt_ns = cfg.timestep * NS_PER_S
-    state_step = np.rint((t_ns - t0) / dt_ns).astype(np.int64)
+    state_step = np.rint((t_ns - t0) / (cfg.timestep * NS_PER_S)).astype(np.int64)
+    arm.reset(*_initial_state(recording, rec_q[0], rec_dq[0], t0, cols, cfg, notes))
 
-    q0 = rec_q[0].copy()
+    sim = np.empty((3, len(t_ns), arm.n_joints))  # simulated q, dq, effort
+    if closed_loop:
+        controller, t_rel = _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes)
+        for k in range(len(t_ns)):  # one control tick per recorded sample, held until the next sample's step
+            meas = arm.measure()
+            sim[0, k], sim[1, k], sim[2, k] = meas.q, meas.dq, meas.effort
+            tau = controller.step(float(t_rel[k]), meas.q, meas.dq)
+            if k + 1 < len(t_ns):
+                arm.step(tau, int(state_step[k + 1] - state_step[k]))
+    else:
+        _replay_open_loop(recording, arm, cols, t0, state_step, source, notes, sim)
+    return ReplayResult(
+        mode="closed_loop" if closed_loop else "open_loop", source=source, joint_names=names,
+        t=ns_to_s(t_ns - t0), recorded_q=rec_q, simulated_q=sim[0], recorded_dq=rec_dq, simulated_dq=sim[1],
+        recorded_effort=rec_eff, simulated_effort=sim[2], notes=notes,
+    )
+
+
+def _initial_state(recording: Recording, q_first: np.ndarray, dq_first: np.ndarray, t0: int, cols: list[int],
+                   cfg: SimArmConfig, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(q0 [rad], dq0 [rad/s]), (J,) each: the first reference point if stamped ``t0`` [ns] and within half an
+    encoder step of the recorded first position ``q_first``, else ``q_first``; ``dq_first`` on joints moving beyond 3
+    sigma of the velocity noise, else 0. The choice goes to ``notes``."""
+    q0 = q_first.copy()
     q0_note = "initial position: the recorded (quantized) first position"
     ref_t_ns = recording.reference_t_ns
     if recording.reference_position is not None and ref_t_ns is not None and len(ref_t_ns) and int(ref_t_ns[0]) == t0:
@@ -211,53 +234,47 @@ def replay(
             q0 = ref_q0
             q0_note = "initial position: the first reference point (within half an encoder step of the record)"
     notes.append(q0_note)
-    moving = np.abs(rec_dq[0]) > 3 * np.asarray(cfg.velocity_noise_std) + 1e-12
-    dq0 = np.where(moving, rec_dq[0], 0.0)
+    moving = np.abs(dq_first) > 3 * np.asarray(cfg.velocity_noise_std) + 1e-12
+    dq0 = np.where(moving, dq_first, 0.0)
     notes.append(
         "initial velocity: " + ("recorded" if moving.any() else "rest (recorded velocity within 3 sigma noise)")
     )
-    arm.reset(q0, dq0)
+    return q0, dq0
 
-    n = len(t_ns)
-    j = arm.n_joints
-    sim_q, sim_dq, sim_eff = np.empty((n, j)), np.empty((n, j)), np.empty((n, j))
-    if closed_loop:
-        controller, t_rel = _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes)
-        for k in range(n):
-            meas = arm.measure()
-            sim_q[k], sim_dq[k], sim_eff[k] = meas.q, meas.dq, meas.effort
-            tau = controller.step(float(t_rel[k]), meas.q, meas.dq)
-            if k + 1 < n:
-                arm.step(tau, int(state_step[k + 1] - state_step[k]))
-    else:
-        if recording.command is None or recording.command_t_ns is None or len(recording.command_t_ns) == 0:
-            raise DataError(f"{source}: no effort commands in the bag (topic /effort_controller/commands); "
-                            "open-loop replay needs them (try closed loop)")
-        cmd = np.asarray(recording.command, float)[:, cols]
-        cmd_step = np.rint((np.asarray(recording.command_t_ns, np.int64) - t0) / dt_ns).astype(np.int64)
-        if np.any(np.diff(cmd_step) < 0):
-            k = int(np.argmax(np.diff(cmd_step) < 0)) + 1
-            raise DataError(f"{source}: /effort_controller/commands message {k} is older than the previous one")
-        notes.append(f"{len(cmd)} recorded commands applied with zero-order hold on the {cfg.timestep} s physics grid")
-        zero = np.zeros(j)
-        for k in range(n):
-            meas = arm.measure()
-            sim_q[k], sim_dq[k], sim_eff[k] = meas.q, meas.dq, meas.effort
-            if k + 1 == n:
-                break
-            s, end = int(state_step[k]), int(state_step[k + 1])
-            while s < end:
-                # latest command at or before physics step s; it holds until the next command's step
-                i = int(np.searchsorted(cmd_step, s, side="right")) - 1
-                nxt = int(cmd_step[i + 1]) if i + 1 < len(cmd_step) else end
-                run = max(1, min(end, nxt) - s)
-                arm.step(cmd[i] if i >= 0 else zero, run)
-                s += run
-    return ReplayResult(
-        mode="closed_loop" if closed_loop else "open_loop", source=source, joint_names=names,
-        t=ns_to_s(t_ns - t0), recorded_q=rec_q, simulated_q=sim_q, recorded_dq=rec_dq, simulated_dq=sim_dq,
-        recorded_effort=rec_eff, simulated_effort=sim_eff, notes=notes,
-    )
+
+def _replay_open_loop(recording: Recording, arm: SimArm, cols: list[int], t0: int, state_step: np.ndarray,
+                      source: str, notes: list[str], sim: np.ndarray) -> None:
+    """Apply the recorded commands (zero-order hold on the physics grid, zero before the first), measuring at each
+    recorded sample's physics step (``state_step``, (N,)) into ``sim`` (3, N, J) = (q, dq, effort).
+
+    Raises:
+        DataError: no commands in the recording, or a command older than the previous one.
+    """
+    if recording.command is None or recording.command_t_ns is None or len(recording.command_t_ns) == 0:
+        raise DataError(f"{source}: no effort commands in the bag (topic /effort_controller/commands); "
+                        "open-loop replay needs them (try closed loop)")
+    timestep = arm.config.timestep
+    cmd = np.asarray(recording.command, float)[:, cols]
+    cmd_step = np.rint((np.asarray(recording.command_t_ns, np.int64) - t0) / (timestep * NS_PER_S)).astype(np.int64)
+    if np.any(np.diff(cmd_step) < 0):
+        k = int(np.argmax(np.diff(cmd_step) < 0)) + 1
+        raise DataError(f"{source}: /effort_controller/commands message {k} is older than the previous one")
+    notes.append(f"{len(cmd)} recorded commands applied with zero-order hold on the {timestep} s physics grid")
+    zero = np.zeros(arm.n_joints)
+    n = len(state_step)
+    for k in range(n):
+        meas = arm.measure()
+        sim[0, k], sim[1, k], sim[2, k] = meas.q, meas.dq, meas.effort
+        if k + 1 == n:
+            break
+        s, end = int(state_step[k]), int(state_step[k + 1])
+        while s < end:
+            # latest command at or before physics step s; it holds until the next command's step
+            i = int(np.searchsorted(cmd_step, s, side="right")) - 1
+            nxt = int(cmd_step[i + 1]) if i + 1 < len(cmd_step) else end
+            run = max(1, min(end, nxt) - s)
+            arm.step(cmd[i] if i >= 0 else zero, run)
+            s += run
 
 
 def _replayable_rows(t_ns: np.ndarray, timestep: float, notes: list[str]) -> np.ndarray:
@@ -281,8 +298,7 @@ def _replayable_rows(t_ns: np.ndarray, timestep: float, notes: list[str]) -> np.
 
 def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
     """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
-    from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
-    from ..models.runtime import load_model
+    from ..control import ControllerConfig, TrajectoryPoints, build_controller
 
     if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
         raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
@@ -298,7 +314,7 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
         else:
             controller_config = ControllerConfig(joint_names=names)
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
-    controller = FeedforwardController(controller_config, load_model(controller_config), arm.description)
+    controller = build_controller(controller_config, arm.description)
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
     keep = increasing_rows(np.asarray(recording.reference_t_ns, np.int64))  # zero, repeated or older stamps
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import check_positive
+
 __all__ = ["SoakResult", "run_soak"]
 
 
@@ -100,45 +102,174 @@ def run_soak(duration: float, seed: int = 0, mode: str = "pd_dob", progress: boo
         progress: print a line every 60 simulated seconds.
 
     Raises:
-        ValueError: duration not positive.
+        ValueError: duration not a finite number > 0 (``"duration = 0 must be a positive number"``).
     """
-    from ..control import ControllerConfig, ExcitationConfig, FeedforwardController, generate_excitation
-    from ..models.runtime import load_model
-    from .arm import SimArm
-    from .config import SimArmConfig
+    check_positive("duration", duration)
+    return _SoakLoop(seed, mode, progress).run(int(round(duration / _PERIOD)))
 
-    if not (math.isfinite(duration) and duration > 0):
-        raise ValueError(f"duration = {duration!r} must be a finite number > 0 s")
-    rng = np.random.default_rng(seed)
-    arm = SimArm(SimArmConfig(seed=seed))
-    base = ControllerConfig(joint_names=arm.joint_names, mode=mode, model="rbd")
-    ctrl = FeedforwardController(base, load_model(base), arm.description)
-    desc = arm.description
-    res = SoakResult()
-    period = 0.001
-    n_ticks = int(round(duration / period))
-    tau = np.zeros(arm.n_joints)
-    t_stamp_last: float | None = None  # last accepted measurement stamp (the controller's dt)
-    t_cmd_last: float | None = None
-    next_switch, next_params, next_gap, next_excursion = 0.2, 1.0, 0.5, 5.0
-    gap_until = -1.0
-    reset_at = math.inf
-    wall0 = time.perf_counter()
 
-    def violate(text: str) -> None:
-        if len(res.violations) < 20:
-            res.violations.append(text)
+#: Control period of the soak loop [s] (1 kHz).
+_PERIOD = 0.001
 
-    def check(t: float, new: np.ndarray, dt: float, state: str) -> None:
-        nonlocal tau
+
+class _SoakLoop:
+    """The state of one soak run: the arm, the controller, the event schedule and the checks' memory.
+
+    Every random draw comes from one generator seeded with ``seed``, in a fixed order per tick (reset, reference
+    switch, parameter set, excursion, gap, non-finite injection, fault reset time), so a seed reproduces the run.
+    """
+
+    def __init__(self, seed: int, mode: str, progress: bool) -> None:
+        from ..control import ControllerConfig, build_controller
+        from .arm import SimArm
+        from .config import SimArmConfig
+
+        self.rng = np.random.default_rng(seed)
+        self.arm = SimArm(SimArmConfig(seed=seed))
+        self.base = ControllerConfig(joint_names=self.arm.joint_names, mode=mode, model="rbd")
+        self.ctrl = build_controller(self.base, self.arm.description)
+        self.desc = self.arm.description
+        self.progress = progress
+        self.res = SoakResult()
+        self.tau = np.zeros(self.arm.n_joints)  # the command in force [N·m]
+        self.t_stamp_last: float | None = None  # last accepted measurement stamp (the controller's dt)
+        self.t_cmd_last: float | None = None
+        self.next_switch, self.next_params, self.next_gap, self.next_excursion = 0.2, 1.0, 0.5, 5.0
+        self.gap_until = -1.0
+        self.reset_at = math.inf
+
+    def run(self, n_ticks: int) -> SoakResult:
+        """Run ``n_ticks`` ticks of :data:`_PERIOD` and return the figures."""
+        wall0 = time.perf_counter()
+        for k in range(n_ticks):
+            self.tick(k)
+        self.res.sim_seconds = n_ticks * _PERIOD
+        self.res.wall_seconds = time.perf_counter() - wall0
+        return self.res
+
+    def tick(self, k: int) -> None:
+        """Tick ``k``: the due events, then a measurement to the controller (or, in a gap, its watchdog), then the
+        command in force applied to the arm for one period."""
+        t = k * _PERIOD
+        if self.progress and k % 60000 == 0:
+            print(f"soak: {t:.0f} s, {self.res.faults} faults, {len(self.res.violations)} violations", flush=True)
+        self.events(t)
+        meas = self.arm.measure()
+        if t < self.gap_until:
+            new = self.ctrl.check_watchdog(t)
+            if new is not None:
+                dt = t - self.t_cmd_last if self.t_cmd_last is not None and t > self.t_cmd_last else _PERIOD
+                self.check(t, new, dt, _state(self.ctrl))
+                self.t_cmd_last = t
+        else:
+            self.control(t, meas.q, meas.dq)
+        self.arm.step(self.tau)
+
+    def events(self, t: float) -> None:
+        """Whatever is due at ``t`` [s], in this order: operator reset, reference switch, parameter set, excursion,
+        measurement gap."""
+        res, ctrl, rng = self.res, self.ctrl, self.rng
+        if t >= self.reset_at:
+            self.reset_at = math.inf
+            if ctrl.reset_fault() == "":
+                res.resets += 1
+                self.next_switch = t + 0.3
+            else:
+                self.reset_at = t + 0.5
+        if t >= self.next_switch and not ctrl.safety.tripped and self.t_stamp_last is not None:
+            self.new_reference(t)
+            res.reference_switches += 1
+            self.next_switch = t + float(rng.uniform(2.0, 8.0))
+        if t >= self.next_params:
+            ctrl.update_config(_random_config(self.base, rng))
+            res.parameter_sets += 1
+            self.next_params = t + float(rng.uniform(0.5, 5.0))
+        if t >= self.next_excursion and not ctrl.safety.tripped and self.t_stamp_last is not None:
+            j = int(rng.integers(self.arm.n_joints))
+            target = self.arm.measure().q.copy()
+            target[j] = self.desc.upper[j] + 0.2 if rng.random() < 0.5 else self.desc.lower[j] - 0.2
+            self.new_reference(t, target)
+            res.excursions += 1
+            self.next_excursion = t + float(rng.uniform(20.0, 60.0))
+            self.next_switch = t + 4.0
+        if t >= self.next_gap:
+            self.gap_until = t + float(rng.uniform(0.002, 0.3))
+            res.gaps += 1
+            self.next_gap = self.gap_until + float(rng.uniform(0.5, 4.0))
+
+    def new_reference(self, t: float, target: np.ndarray | None = None) -> None:
+        """Give the controller, at ``t`` [s], a new reference starting 0.05-0.5 s ahead: a random excitation centred
+        where the arm is, or (``target``, (J,) [rad]) a slow 2 s straight ramp there."""
+        from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
+
+        arm, desc, rng = self.arm, self.desc, self.rng
+        q = arm.measure().q
+        if target is None:
+            cfg = ExcitationConfig(joint_names=arm.joint_names, duration=float(rng.uniform(3.0, 12.0)),
+                                   seed=int(rng.integers(1 << 30)), lead_in=0.05)
+            pts = generate_excitation(cfg, start=np.clip(q, desc.lower + 0.25, desc.upper - 0.25))
+        else:  # a slow straight ramp to ``target``
+            s = np.linspace(0.0, 1.0, 41)[:, None]
+            shape = s**3 * (10 - 15 * s + 6 * s**2)
+            pts = TrajectoryPoints(arm.joint_names, np.linspace(0.0, 2.0, 41), q + shape * (target - q))
+        start = t + float(rng.uniform(0.05, 0.5))
+        self.ctrl.set_reference(dataclasses.replace(pts, t=pts.t + start), now=t)
+
+    def control(self, t: float, q: np.ndarray, dq: np.ndarray) -> None:
+        """A measurement (q [rad], dq [rad/s]; q made non-finite at random) to :meth:`FeedforwardController.step`;
+        the limit crossing checked independently, a fault's reset scheduled, the command checked."""
+        res, ctrl, rng = self.res, self.ctrl, self.rng
+        if rng.random() < 2e-4:
+            q = q.copy()
+            q[int(rng.integers(self.arm.n_joints))] = np.nan
+            res.nonfinite_injected += 1
+        tripped_before = ctrl.safety.tripped
+        new = ctrl.step(t, q, dq)
+        res.ticks += 1
+        finite = bool(np.all(np.isfinite(q)))
+        if finite:
+            dt = t - self.t_stamp_last if self.t_stamp_last is not None else _PERIOD
+            self.t_stamp_last = t
+        else:
+            dt = _PERIOD
+        if finite and not tripped_before:
+            self.expect_fault(t, q)
+        if ctrl.safety.tripped and not tripped_before:
+            res.faults += 1
+            self.reset_at = t + float(rng.uniform(0.2, 1.0))
+        self.check(t, new, dt, _state(ctrl))
+        self.t_cmd_last = t
+
+    def expect_fault(self, t: float, q: np.ndarray) -> None:
+        """Count a limit crossed by the measurement ``q`` [rad] against the reference (tracking) or the URDF limits
+        (position), computed here, and flag a safe state that does not match it."""
+        ctrl, desc, res = self.ctrl, self.desc, self.res
+        q_d = ctrl.desired[0]
+        e = np.abs(q_d - q)
+        track = bool(np.any(e > ctrl.config.tracking_error_limit))
+        pos = bool(np.any(q < desc.lower - ctrl.config.position_limit_margin)
+                   or np.any(q > desc.upper + ctrl.config.position_limit_margin))
+        if track or pos:
+            res.expected_faults += 1
+            kind = "tracking" if track else "position"
+            res.fault_reasons[kind] = res.fault_reasons.get(kind, 0) + 1
+        if (track or pos) != ctrl.safety.tripped:
+            self.violate(f"t={t:.3f}: limit crossed {track or pos} but safe state {ctrl.status.safe_state}")
+
+    def check(self, t: float, new: np.ndarray, dt: float, state: str) -> None:
+        """Check the command ``new`` (J,) [N·m] issued at ``t`` after ``dt`` [s] in watchdog/safe ``state``: finite,
+        within the clamp, within the rate limit from the previous command (see the module docstring); it becomes
+        the command in force."""
+        res = self.res
         res.commands += 1
-        cfg = ctrl.config
+        cfg = self.ctrl.config
         if not np.all(np.isfinite(new)):
-            violate(f"t={t:.3f}: non-finite command {new.tolist()}")
-        limit = desc.effort_limit * cfg.effort_limit_scale
+            self.violate(f"t={t:.3f}: non-finite command {new.tolist()}")
+        limit = self.desc.effort_limit * cfg.effort_limit_scale
         res.max_clamp_ratio = max(res.max_clamp_ratio, float(np.max(np.abs(new) / limit)))
         if np.any(np.abs(new) > limit + 1e-12):
-            violate(f"t={t:.3f}: command {new.tolist()} beyond the clamp {limit.tolist()}")
+            self.violate(f"t={t:.3f}: command {new.tolist()} beyond the clamp {limit.tolist()}")
+        tau = self.tau
         if not (state == "zero" and not np.any(new)):
             allowed = np.asarray(cfg.torque_rate_limit) * min(dt, cfg.rate_limit_max_period)
             # a lowered effort_limit_scale takes effect at once: the clamp may cut |tau| faster than the rate limit
@@ -146,95 +277,11 @@ def run_soak(duration: float, seed: int = 0, mode: str = "pd_dob", progress: boo
             ratio = float(np.max(np.where(clamped_down, 0.0, np.abs(new - tau) / allowed)))
             res.max_rate_ratio = max(res.max_rate_ratio, ratio)
             if ratio > 1 + 1e-9:
-                violate(f"t={t:.3f}: change {(new - tau).tolist()} from {tau.tolist()} beyond the rate limit "
-                        f"{allowed.tolist()} (state {state}, dt {dt:.4f} s, clamp {limit.tolist()})")
-        tau = new
+                self.violate(f"t={t:.3f}: change {(new - tau).tolist()} from {tau.tolist()} beyond the rate limit "
+                             f"{allowed.tolist()} (state {state}, dt {dt:.4f} s, clamp {limit.tolist()})")
+        self.tau = new
 
-    def new_reference(t: float, target: np.ndarray | None = None) -> None:
-        q = arm.measure().q
-        if target is None:
-            cfg = ExcitationConfig(joint_names=arm.joint_names, duration=float(rng.uniform(3.0, 12.0)),
-                                   seed=int(rng.integers(1 << 30)), lead_in=0.05)
-            pts = generate_excitation(cfg, start=np.clip(q, desc.lower + 0.25, desc.upper - 0.25))
-        else:  # a slow straight ramp to ``target``
-            from ..control import TrajectoryPoints
-
-            s = np.linspace(0.0, 1.0, 41)[:, None]
-            shape = s**3 * (10 - 15 * s + 6 * s**2)
-            pts = TrajectoryPoints(arm.joint_names, np.linspace(0.0, 2.0, 41), q + shape * (target - q))
-        start = t + float(rng.uniform(0.05, 0.5))
-        ctrl.set_reference(dataclasses.replace(pts, t=pts.t + start), now=t)
-
-    for k in range(n_ticks):
-        t = k * period
-        if progress and k % 60000 == 0:
-            print(f"soak: {t:.0f} s, {res.faults} faults, {len(res.violations)} violations", flush=True)
-        if t >= reset_at:
-            reset_at = math.inf
-            if ctrl.reset_fault() == "":
-                res.resets += 1
-                next_switch = t + 0.3
-            else:
-                reset_at = t + 0.5
-        if t >= next_switch and not ctrl.safety.tripped and t_stamp_last is not None:
-            new_reference(t)
-            res.reference_switches += 1
-            next_switch = t + float(rng.uniform(2.0, 8.0))
-        if t >= next_params:
-            ctrl.update_config(_random_config(base, rng))
-            res.parameter_sets += 1
-            next_params = t + float(rng.uniform(0.5, 5.0))
-        if t >= next_excursion and not ctrl.safety.tripped and t_stamp_last is not None:
-            j = int(rng.integers(arm.n_joints))
-            target = arm.measure().q.copy()
-            target[j] = desc.upper[j] + 0.2 if rng.random() < 0.5 else desc.lower[j] - 0.2
-            new_reference(t, target)
-            res.excursions += 1
-            next_excursion = t + float(rng.uniform(20.0, 60.0))
-            next_switch = t + 4.0
-        if t >= next_gap:
-            gap_until = t + float(rng.uniform(0.002, 0.3))
-            res.gaps += 1
-            next_gap = gap_until + float(rng.uniform(0.5, 4.0))
-        meas = arm.measure()
-        if t < gap_until:
-            new = ctrl.check_watchdog(t)
-            if new is not None:
-                check(t, new, t - t_cmd_last if t_cmd_last is not None and t > t_cmd_last else period, _state(ctrl))
-                t_cmd_last = t
-        else:
-            q, dq = meas.q, meas.dq
-            if rng.random() < 2e-4:
-                q = q.copy()
-                q[int(rng.integers(arm.n_joints))] = np.nan
-                res.nonfinite_injected += 1
-            tripped_before = ctrl.safety.tripped
-            new = ctrl.step(t, q, dq)
-            res.ticks += 1
-            finite = bool(np.all(np.isfinite(q)))
-            if finite:
-                dt = t - t_stamp_last if t_stamp_last is not None else period
-                t_stamp_last = t
-            else:
-                dt = period
-            if finite and not tripped_before:
-                q_d = ctrl.desired[0]
-                e = np.abs(q_d - q)
-                track = bool(np.any(e > ctrl.config.tracking_error_limit))
-                pos = bool(np.any(q < desc.lower - ctrl.config.position_limit_margin)
-                           or np.any(q > desc.upper + ctrl.config.position_limit_margin))
-                if track or pos:
-                    res.expected_faults += 1
-                    kind = "tracking" if track else "position"
-                    res.fault_reasons[kind] = res.fault_reasons.get(kind, 0) + 1
-                if (track or pos) != ctrl.safety.tripped:
-                    violate(f"t={t:.3f}: limit crossed {track or pos} but safe state {ctrl.status.safe_state}")
-            if ctrl.safety.tripped and not tripped_before:
-                res.faults += 1
-                reset_at = t + float(rng.uniform(0.2, 1.0))
-            check(t, new, dt, _state(ctrl))
-            t_cmd_last = t
-        arm.step(tau)
-    res.sim_seconds = n_ticks * period
-    res.wall_seconds = time.perf_counter() - wall0
-    return res
+    def violate(self, text: str) -> None:
+        """Record a broken check (the first 20)."""
+        if len(self.res.violations) < 20:
+            self.res.violations.append(text)

@@ -204,7 +204,12 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             params = [p.detach()[keep].clone().requires_grad_() for p in params]
             exp_avg = [a[keep].clone() for a in exp_avg]
             exp_avg_sq = [a[keep].clone() for a in exp_avg_sq]
-    seconds = time.perf_counter() - t0
+    return _results(models, time.perf_counter() - t0, samples, config.activation)
+
+
+def _results(models: list[_Model], seconds: float, samples: int, activation: str) -> list[tuple[MLPWeights, TrainInfo]]:
+    """[(best weights, info)] per model; every info gets the whole run's ``seconds`` [s] and throughput
+    (``samples`` of all models per second)."""
     out = []
     for m in models:
         m.info.seconds = seconds
@@ -213,7 +218,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
         state = m.best_state
         if state is None:  # max_steps < eval_interval never happens (the last step evaluates); kept for safety
             state = [p.detach().numpy() for p in m.init]
-        out.append((_weights(state, config.activation, m.x_norm, m.y_norm), m.info))
+        out.append((_weights(state, activation, m.x_norm, m.y_norm), m.info))
     return out
 
 

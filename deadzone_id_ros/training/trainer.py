@@ -135,7 +135,6 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
         ValueError: unknown loss name, or a band loss without a valid band.
     """
     import torch
-    from tqdm.auto import tqdm
 
     check_loss(loss, band, train.y.shape[1], desc)
     if len(train) == 0:
@@ -149,41 +148,80 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
     x_norm = Standardizer.fit(train.x)
     y_norm = Standardizer.fit(train.y, train.r if loss in ("masked", "band") else None)
     band_s = torch.from_numpy((np.asarray(band) / y_norm.std).astype(np.float32)) if loss == "band" else None
-
-    def tensors(a: TrainArrays):
-        x = torch.from_numpy(((a.x - x_norm.mean) / x_norm.std).astype(np.float32))
-        y = torch.from_numpy(((a.y - y_norm.mean) / y_norm.std).astype(np.float32))
-        r = torch.from_numpy(a.r.astype(np.float32))
-        return x, y, r
-
-    xt, yt, rt = tensors(train)
+    train_t = _tensors(train, x_norm, y_norm)
     has_val = val is not None and len(val) > 0 and (loss != "masked" or bool(val.r.any()))
-    xv: Any
-    yv: Any
-    rv: Any
-    xv, yv, rv = tensors(val) if val is not None and has_val else (None, None, None)
+    val_t = _tensors(val, x_norm, y_norm) if val is not None and has_val else None
 
-    J = train.y.shape[1]
-    net = build_torch_mlp(train.x.shape[1], J, config.mlp)
+    net = build_torch_mlp(train.x.shape[1], train.y.shape[1], config.mlp)
     opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    info, best_state = _fit(net, opt, gen, train_t, val_t, loss, band_s, config, desc)
+    if best_state is not None:
+        net.load_state_dict(best_state)
+    return mlp_from_torch(net, config.activation, x_norm, y_norm), info
 
-    def val_loss() -> float:
-        net.eval()
-        with torch.no_grad():
-            total, weight = 0.0, 0.0
-            for s in range(0, len(xv), 65536):
-                t, w = loss_sums(loss, net(xv[s:s + 65536]), yv[s:s + 65536], rv[s:s + 65536], band_s)
-                total += t
-                weight += w
-        net.train()
-        return total / max(weight, 1.0)
 
+def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tuple[Any, Any, Any]:
+    """(x, y, r) of ``a`` as float32 torch tensors, x and y standardized."""
+    import torch
+
+    x = torch.from_numpy(((a.x - x_norm.mean) / x_norm.std).astype(np.float32))
+    y = torch.from_numpy(((a.y - y_norm.mean) / y_norm.std).astype(np.float32))
+    r = torch.from_numpy(a.r.astype(np.float32))
+    return x, y, r
+
+
+def _val_loss(net: Any, loss: str, val_t: tuple[Any, Any, Any], band_s: Any) -> float:
+    """The validation loss of ``net`` on the standardized ``val_t`` = (x, y, r), summed in chunks of 65536 samples."""
+    import torch
+
+    xv, yv, rv = val_t
+    net.eval()
+    with torch.no_grad():
+        total, weight = 0.0, 0.0
+        for s in range(0, len(xv), 65536):
+            t, w = loss_sums(loss, net(xv[s:s + 65536]), yv[s:s + 65536], rv[s:s + 65536], band_s)
+            total += t
+            weight += w
+    net.train()
+    return total / max(weight, 1.0)
+
+
+@dataclass
+class _Best:
+    """Early-stopping memory: the lowest evaluation loss, the weights that gave it, evaluations since then."""
+
+    loss: float = float("inf")
+    state: dict[str, Any] | None = None
+    bad: int = 0
+
+    def update(self, v: float, net: Any, step: int, info: TrainInfo, config: TrainConfig, has_val: bool) -> bool:
+        """Record the evaluation loss ``v`` of ``net`` at ``step``; True when training stops (only with validation:
+        ``config.patience`` evaluations without a relative improvement of ``config.min_delta``)."""
+        if v < self.loss * (1.0 - config.min_delta) or self.state is None:
+            self.loss, self.bad = v, 0
+            self.state = {k: t.detach().clone() for k, t in net.state_dict().items()}
+            info.best_step = step
+            return False
+        self.bad += 1
+        return has_val and self.bad >= config.patience
+
+
+def _fit(net: Any, opt: Any, gen: Any, train_t: tuple[Any, Any, Any], val_t: tuple[Any, Any, Any] | None, loss: str,
+         band_s: Any, config: TrainConfig, desc: str) -> tuple[TrainInfo, dict[str, Any] | None]:
+    """The training loop: Adam steps on batches in the order of ``gen`` (a new permutation when one runs out), an
+    evaluation every ``config.eval_interval`` steps and at the last, early stopping on ``val_t`` (None: train loss).
+
+    Returns:
+        (info, the best weights' state dict or None).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    xt, yt, rt = train_t
     info = TrainInfo()
     n = len(xt)
     bs = min(config.batch_size, n)
-    best_state = None
-    best = float("inf")
-    bad = 0
+    best = _Best()
     running = 0.0
     running_n = 0
     perm = torch.randperm(n, generator=gen)
@@ -199,8 +237,7 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
                 pos = 0
             idx = perm[pos:pos + bs]
             pos += bs
-            pred = net(xt[idx])
-            batch_loss = loss_of(loss, pred, yt[idx], rt[idx], band_s)
+            batch_loss = loss_of(loss, net(xt[idx]), yt[idx], rt[idx], band_s)
             opt.zero_grad(set_to_none=True)
             batch_loss.backward()
             opt.step()
@@ -212,25 +249,17 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: Tr
                 train_l = running / running_n
                 running, running_n = 0.0, 0
                 info.final_train_loss = train_l
-                v = val_loss() if has_val else train_l
+                v = _val_loss(net, loss, val_t, band_s) if val_t is not None else train_l
                 info.history.append({"step": step, "train_loss": train_l, "val_loss": v})
-                bar.set_postfix(train=f"{train_l:.4f}", val=f"{v:.4f}", best=f"{min(best, v):.4f}")
-                if v < best * (1.0 - config.min_delta) or best_state is None:
-                    best, bad = v, 0
-                    best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
-                    info.best_step = step
-                else:
-                    bad += 1
-                    if has_val and bad >= config.patience:
-                        info.stopped_early = True
-                        bar.update(1)
-                        break
+                bar.set_postfix(train=f"{train_l:.4f}", val=f"{v:.4f}", best=f"{min(best.loss, v):.4f}")
+                if best.update(v, net, step, info, config, val_t is not None):
+                    info.stopped_early = True
+                    bar.update(1)
+                    break
             bar.update(1)
     finally:
         bar.close()
     info.seconds = time.perf_counter() - t0
     info.samples_per_s = samples / max(info.seconds, 1e-9)
-    info.best_val_loss = best
-    if best_state is not None:
-        net.load_state_dict(best_state)
-    return mlp_from_torch(net, config.activation, x_norm, y_norm), info
+    info.best_val_loss = best.loss
+    return info, best.state

@@ -161,3 +161,18 @@ def test_config_validation_names_the_field():
         ControllerConfig(effort_limit_scale=2)
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['kp_gain'\]"):
         dataclass_from_dict(ControllerConfig, {"kp_gain": 1.0})
+
+
+def test_build_controller_loads_the_configured_model_and_uses_the_given_description():
+    from deadzone_id_ros.control import build_controller
+    from deadzone_id_ros.robot import load_robot_description
+
+    desc = load_robot_description(default_urdf(), NAMES)
+    rbd = build_controller(ControllerConfig(model="rbd"), desc)
+    assert isinstance(rbd.model, NominalRigidBodyModel) and rbd.description is desc
+    none = build_controller(ControllerConfig(model="none"))  # description loaded from the config's URDF
+    assert isinstance(none.model, ZeroModel) and none.description.joint_names == NAMES
+    with pytest.raises(FileNotFoundError, match="model_path /nonexistent/model does not exist"):
+        build_controller(ControllerConfig(model="learned", model_path="/nonexistent/model"))
+    with pytest.raises(SafetyError, match="robot description joints"):
+        build_controller(ControllerConfig(model="none"), load_robot_description(default_urdf(), ("joint1", "joint2")))

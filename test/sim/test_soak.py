@@ -4,6 +4,8 @@ none is NaN, and the safe state is entered exactly on the ticks where a limit is
 
 from __future__ import annotations
 
+import pytest
+
 from deadzone_id_ros.sim.soak import run_soak
 
 
@@ -15,3 +17,9 @@ def test_short_soak_keeps_every_limit():
     assert res.faults >= 1 and res.faults == res.expected_faults
     assert res.resets >= 1
     assert res.max_clamp_ratio <= 1.0 and res.max_rate_ratio <= 1.0 + 1e-9
+
+
+def test_soak_refuses_a_duration_that_is_not_a_positive_number():
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=f"duration = {bad!r} must be a positive number"):
+            run_soak(bad)

@@ -143,7 +143,6 @@ def write_recording(
     streams = _recording_streams(recording, j)
     if state_log_ns is not None and np.shape(state_log_ns) != np.shape(recording.state_t_ns):
         raise DataError(f"state_log_ns must have shape {np.shape(recording.state_t_ns)}, got {np.shape(state_log_ns)}")
-    ts = typestore()
     try:
         writer = Writer(out, version=9, storage_plugin=StoragePlugin[storage.upper()])
     except WriterError as err:
@@ -155,26 +154,8 @@ def write_recording(
 
         bar = tqdm(total=total, unit="msg", desc=f"writing {out.name}")
     with writer:
-        conns = {
-            "state": writer.add_connection(joint_state_topic, JOINT_STATE_TYPE, typestore=ts),
-        }
-        if "command" in streams:
-            conns["command"] = writer.add_connection(command_topic, COMMAND_TYPE, typestore=ts)
-        if "reference" in streams:
-            conns["reference"] = writer.add_connection(reference_topic, REFERENCE_TYPE, typestore=ts)
-        encoders = MessageEncoders(recording.joint_names)
-        # merge the streams in log-time order (as a live recorder would write them)
-        log_times = {k: v[1] for k, v in streams.items()}
-        if state_log_ns is not None:
-            log_times["state"] = np.asarray(state_log_ns, dtype=np.int64)
-        order = _merge_order(log_times)
-        done = 0
-        for kind, i in order:
-            rows, t_ns = streams[kind]
-            writer.write(conns[kind], int(log_times[kind][i]), encoders.encode(kind, int(t_ns[i]), rows, i))
-            done += 1
-            if bar is not None and done % 2000 == 0:
-                bar.update(2000)
+        topics = {"state": joint_state_topic, "command": command_topic, "reference": reference_topic}
+        done = _write_messages(writer, recording, streams, topics, state_log_ns, bar)
     if bar is not None:
         bar.update(done % 2000)
         bar.close()
@@ -187,6 +168,33 @@ def write_recording(
         ),
     )
     return out
+
+
+def _write_messages(writer: Any, recording: Recording, streams: dict[str, tuple[tuple[np.ndarray, ...], np.ndarray]],
+                    topics: dict[str, str], state_log_ns: np.ndarray | None, bar: Any) -> int:
+    """Write every message of ``streams`` (kind -> (rows, stamps [ns])) to the open rosbags ``writer``, the kinds
+    ("state", "command", "reference") on their ``topics``, merged in log-time order as a live recorder writes them
+    (``state_log_ns`` [ns] for the states when given); ``bar`` (tqdm or None) advances every 2000 messages.
+
+    Returns:
+        the number of messages written.
+    """
+    ts = typestore()
+    types = {"state": JOINT_STATE_TYPE, "command": COMMAND_TYPE, "reference": REFERENCE_TYPE}
+    conns: dict[str, Any] = {kind: writer.add_connection(topics[kind], types[kind], typestore=ts)
+             for kind in ("state", "command", "reference") if kind in streams}
+    encoders = MessageEncoders(recording.joint_names)
+    log_times = {k: v[1] for k, v in streams.items()}
+    if state_log_ns is not None:
+        log_times["state"] = np.asarray(state_log_ns, dtype=np.int64)
+    done = 0
+    for kind, i in _merge_order(log_times):
+        rows, t_ns = streams[kind]
+        writer.write(conns[kind], int(log_times[kind][i]), encoders.encode(kind, int(t_ns[i]), rows, i))
+        done += 1
+        if bar is not None and done % 2000 == 0:
+            bar.update(2000)
+    return done
 
 
 def _recording_streams(rec: Recording, j: int) -> dict[str, tuple[tuple[np.ndarray, ...], np.ndarray]]:
@@ -252,61 +260,17 @@ def read_recording(
         if not len(series):
             raise DataError(f"{path}: topic {joint_state_topic} has no usable messages")
         names = series.joint_names
-        j = len(names)
         rec_kw: dict[str, Any] = {}
         topics = {c.topic: c for c in h.reader.connections}
         if command_topic in topics:
-            t_list, rows = [], []
-            for k, (c, t, raw) in enumerate(h.read_topic(command_topic)):
-                data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
-                if data.shape != (j,):
-                    raise DataError(
-                        f"{path}: topic {command_topic} message {k} field data has {data.size} values, expected {j}"
-                    )
-                t_list.append(t)
-                rows.append(data)
-            rec_kw["command_t_ns"] = np.asarray(t_list, dtype=np.int64)
-            rec_kw["command"] = np.asarray(rows).reshape(-1, j)
+            rec_kw.update(_read_commands(h, path, command_topic, len(names)))
         if reference_topic in topics:
-            t_list = []
-            qs: list[np.ndarray] = []
-            dqs: list[np.ndarray] = []
-            ddqs: list[np.ndarray] = []
-            for k, (c, _t, raw) in enumerate(h.read_topic(reference_topic)):
-                msg = h.reader.deserialize(raw, c.msgtype)
-                try:
-                    cols = [list(msg.joint_names).index(n) for n in names]
-                except ValueError as err:
-                    raise DataError(
-                        f"{path}: topic {reference_topic} message {k} field joint_names {list(msg.joint_names)} "
-                        f"lacks a joint of {list(names)}"
-                    ) from err
-                t0 = stamp_to_ns(msg.header.stamp)
-                for p in msg.points:
-                    t_list.append(t0 + stamp_to_ns(p.time_from_start))
-                    for dst, arr in ((qs, p.positions), (dqs, p.velocities), (ddqs, p.accelerations)):
-                        a = np.asarray(arr, dtype=float)
-                        dst.append(a[cols] if a.size else np.full(j, np.nan))
-            rec_kw["reference_t_ns"] = np.asarray(t_list, dtype=np.int64)
-            rec_kw["reference_position"] = np.asarray(qs).reshape(-1, j)
-            rec_kw["reference_velocity"] = np.asarray(dqs).reshape(-1, j)
-            rec_kw["reference_acceleration"] = np.asarray(ddqs).reshape(-1, j)
+            rec_kw.update(_read_reference(h, path, reference_topic, names))
     meta: dict[str, Any] = {}
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
         meta = yaml.safe_load(ep.read_text()) or {}
-    # A zero stamp received at another time is "not stamped"; one written at log time 0 too (a bag whose clock starts
-    # at 0, as write_recording of an offline simulation) is a real stamp.
-    zero = (series.stamp_ns <= 0) & (series.log_ns != series.stamp_ns)
-    if zero.all():  # a driver that never stamps: receive time is all there is
-        keep, stamps, base = np.ones(len(zero), dtype=bool), series.log_ns, "log"
-    else:  # header stamps; states stamped zero (e.g. before the first command in lockstep) are left out
-        keep, stamps, base = ~zero, series.stamp_ns, "header"
-    if zero.any():
-        warnings.warn(f"{path}: topic {joint_state_topic}: {int(zero.sum())} of {len(zero)} message(s) have a zero "
-                      f"header stamp; " + ("using receive time for all of them" if base == "log" else
-                                           "left out, header stamps used for the rest"), ZeroStampWarning,
-                      stacklevel=2)
+    keep, stamps, base, zero = _state_time_base(series.stamp_ns, series.log_ns, path, joint_state_topic)
     return Recording(
         joint_names=names,
         state_t_ns=stamps[keep],
@@ -318,3 +282,82 @@ def read_recording(
         zero_stamp_states=int(zero.sum()),
         **rec_kw,
     )
+
+
+def _read_commands(h: Any, path: Path, topic: str, j: int) -> dict[str, np.ndarray]:
+    """``command_t_ns`` (K,) [ns, log time] and ``command`` (K, J) [N·m] from the Float64MultiArray ``topic`` of the
+    open bag ``h``.
+
+    Raises:
+        DataError: a message whose data does not have ``j`` values (names the bag, topic and message index).
+    """
+    t_list, rows = [], []
+    for k, (c, t, raw) in enumerate(h.read_topic(topic)):
+        data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
+        if data.shape != (j,):
+            raise DataError(f"{path}: topic {topic} message {k} field data has {data.size} values, expected {j}")
+        t_list.append(t)
+        rows.append(data)
+    return {"command_t_ns": np.asarray(t_list, dtype=np.int64), "command": np.asarray(rows).reshape(-1, j)}
+
+
+def _read_reference(h: Any, path: Path, topic: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``reference_t_ns`` (K,) [ns] and ``reference_position`` / ``_velocity`` / ``_acceleration`` (K, J) [rad,
+    rad/s, rad/s²] from the JointTrajectory ``topic`` of the open bag ``h``: every point, stamped header stamp +
+    ``time_from_start``, mapped to ``names`` by joint name (an empty field gives NaN).
+
+    Raises:
+        DataError: a message whose joint_names lack one of ``names``.
+    """
+    j = len(names)
+    t_list = []
+    qs: list[np.ndarray] = []
+    dqs: list[np.ndarray] = []
+    ddqs: list[np.ndarray] = []
+    for k, (c, _t, raw) in enumerate(h.read_topic(topic)):
+        msg = h.reader.deserialize(raw, c.msgtype)
+        try:
+            cols = [list(msg.joint_names).index(n) for n in names]
+        except ValueError as err:
+            raise DataError(
+                f"{path}: topic {topic} message {k} field joint_names {list(msg.joint_names)} "
+                f"lacks a joint of {list(names)}"
+            ) from err
+        t0 = stamp_to_ns(msg.header.stamp)
+        for p in msg.points:
+            t_list.append(t0 + stamp_to_ns(p.time_from_start))
+            for dst, arr in ((qs, p.positions), (dqs, p.velocities), (ddqs, p.accelerations)):
+                a = np.asarray(arr, dtype=float)
+                dst.append(a[cols] if a.size else np.full(j, np.nan))
+    return {
+        "reference_t_ns": np.asarray(t_list, dtype=np.int64),
+        "reference_position": np.asarray(qs).reshape(-1, j),
+        "reference_velocity": np.asarray(dqs).reshape(-1, j),
+        "reference_acceleration": np.asarray(ddqs).reshape(-1, j),
+    }
+
+
+def _state_time_base(
+    stamp_ns: np.ndarray, log_ns: np.ndarray, path: Path, topic: str
+) -> tuple[np.ndarray, np.ndarray, str, np.ndarray]:
+    """Which JointStates to keep and their time base, from their header stamps and log times (N,) [ns].
+
+    Returns:
+        (keep (N,) bool, stamps (N,) [ns], "header" or "log", zero (N,) bool: the states not stamped).
+
+    Warns:
+        ZeroStampWarning: some states are not stamped (attributed to the caller of :func:`read_recording`).
+    """
+    # A zero stamp received at another time is "not stamped"; one written at log time 0 too (a bag whose clock starts
+    # at 0, as write_recording of an offline simulation) is a real stamp.
+    zero = (stamp_ns <= 0) & (log_ns != stamp_ns)
+    if zero.all():  # a driver that never stamps: receive time is all there is
+        keep, stamps, base = np.ones(len(zero), dtype=bool), log_ns, "log"
+    else:  # header stamps; states stamped zero (e.g. before the first command in lockstep) are left out
+        keep, stamps, base = ~zero, stamp_ns, "header"
+    if zero.any():
+        warnings.warn(f"{path}: topic {topic}: {int(zero.sum())} of {len(zero)} message(s) have a zero "
+                      f"header stamp; " + ("using receive time for all of them" if base == "log" else
+                                           "left out, header stamps used for the rest"), ZeroStampWarning,
+                      stacklevel=3)
+    return keep, stamps, base, zero

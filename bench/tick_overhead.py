@@ -13,8 +13,7 @@ import time
 
 import numpy as np
 
-from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints
-from deadzone_id_ros.models.runtime import load_model
+from deadzone_id_ros.control import ControllerConfig, TrajectoryPoints, build_controller
 from deadzone_id_ros.sim.offline import simulate
 
 
@@ -24,7 +23,7 @@ def time_mode(mode: str, model: str, rec, repeats: int = 3) -> tuple[float, floa
     t = rec.state_t_ns * 1e-9
     best = None
     for _ in range(repeats):
-        ctrl = FeedforwardController(cfg, load_model(cfg))
+        ctrl = build_controller(cfg)
         ctrl.set_reference(TrajectoryPoints(rec.joint_names, t, rec.reference_position, rec.reference_velocity,
                                             rec.reference_acceleration))
         times = np.empty(len(t))
@@ -44,7 +43,7 @@ def commands(mode: str, model: str, rec) -> np.ndarray:
     """(N, J) commands [N·m] of one pass over the recording (to compare two versions bit for bit)."""
     cfg = ControllerConfig(mode=mode, model=model)
     t = rec.state_t_ns * 1e-9
-    ctrl = FeedforwardController(cfg, load_model(cfg))
+    ctrl = build_controller(cfg)
     ctrl.set_reference(TrajectoryPoints(rec.joint_names, t, rec.reference_position, rec.reference_velocity,
                                         rec.reference_acceleration))
     return np.array([ctrl.step(t[k], rec.position[k], rec.velocity[k]) for k in range(len(t))])

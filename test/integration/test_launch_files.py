@@ -205,7 +205,6 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
         t_launch = time.monotonic()
         graph.start()
         assert probe.spin(40, lambda: len(probe.messages["/feedforward_controller/reference"]) > 0), "no reference"
-        t_reference = time.monotonic()
         graph.raise_if_died()
         assert_parameters_declared(graph, probe)
         t0 = time.monotonic()
@@ -240,13 +239,16 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     assert rec.state_time_base == "header" and rec.zero_stamp_states == 0
     episode = yaml.safe_load((bags[0].parent / "episode.yaml").read_text())
     # Lockstep: simulated time starts with the controller's first command, which answers a state stamped 0; sim_arm
-    # repeats that state at 10 Hz until the command arrives. The recorder (up before the controller answers) saw at
-    # least one, and at most one per 100 ms until the reference arrived (the excitation sends it 0.5 s of simulated
-    # time after the first command); it dropped every one. Measured: 1 in each of 3 runs.
+    # publishes that state when it starts and again every 100 ms until the command arrives, so the recorder can have
+    # seen at most one per 100 ms from the launch to the first state stamped later (its arrival at the probe bounds
+    # the first command). Every one it saw is dropped (none in the bag, above) and counted. It sees none when its
+    # subscription matched only after the controller answered: measured 1 in each of 6 runs of this test, 0 to 2 in
+    # the live closed-loop runs (test_live_closed_loop.py), so there is no lower bound to assert.
+    t_first_stamped = min(a for a, m in probe.messages["/joint_states"] if m.header.stamp.sec or m.header.stamp.nanosec)
     zero = episode["zero_stamp_states"]
     assert episode["zero_stamp_states_dropped"] is True
-    assert 1 <= zero <= 10 * (t_reference - t_launch) + 1, (zero, t_reference - t_launch)
-    assert episode["messages_skipped"] == {"/joint_states: zero header stamp": zero}, episode["messages_skipped"]
+    assert zero <= 10 * (t_first_stamped - t_launch) + 1, (zero, t_first_stamped - t_launch)
+    assert episode["messages_skipped"] == ({"/joint_states: zero header stamp": zero} if zero else {}), episode
     assert rec.reference_t_ns is not None and len(rec.reference_t_ns) > 0
     assert len(rec.state_t_ns) > 300  # lockstep: how far simulated time got in 3 s depends on the machine
 

@@ -21,8 +21,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SEEDS", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "register", "run",
-           "run_in_process"]
+__all__ = ["DEFAULT_SEEDS", "IN_PROCESS_TIME_BASE", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "register",
+           "run", "run_in_process"]
 
 if TYPE_CHECKING:
     from ..sim.closed_loop import ClosedLoopSummary, ControllerSpec
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 DEFAULT_SEEDS = (999, 1000, 1001)  # held out: the demo trains on seeds 1..5 and 100
 WEAK_DOB_FRACTION = 0.2
-LEARNED = ("masked", "conventional", "mse_all", "hybrid")
+#: Time base of the in-process runs (``closed_loop_settings.time_base``): the loop's own simulated time, one control
+#: tick per 1/rate_hz; the live runs' is "header" (the recorded states' header stamps, ClosedLoopResult.time_base).
+IN_PROCESS_TIME_BASE = "sim_time"
 
 
 def _log(message: str) -> None:
@@ -41,11 +43,13 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     """The comparison's pick (a method with an artifact in ``compare_dir``/models) and where it came from.
 
     report.json's ``pick`` is used when present (a method name, or a dict with ``method``); otherwise the learned
-    method (masked, conventional, mse_all, hybrid) with the lowest mean test RMSE.
+    method (:data:`~deadzone_id_ros.training.results.LEARNED_METHODS`) with the lowest mean test RMSE.
 
     Raises:
         FileNotFoundError: ``compare_dir``/report.json is missing.
     """
+    from ..training.results import LEARNED_METHODS
+
     path = Path(compare_dir) / "report.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist (run `deadzone-id compare --out {compare_dir}` first)")
@@ -56,7 +60,7 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     if isinstance(pick, str) and pick:
         return pick, "report.json `pick`"
     methods = doc.get("methods", {})
-    learned = {m: e["rmse_mean"] for m, e in methods.items() if m in LEARNED and e.get("rmse_mean") is not None}
+    learned = {m: e["rmse_mean"] for m, e in methods.items() if m in LEARNED_METHODS and e.get("rmse_mean") is not None}
     if not learned:
         return None, "no learned method in report.json"
     return min(learned, key=learned.__getitem__), "lowest test RMSE among learned methods (report.json has no `pick`)"
@@ -151,7 +155,8 @@ class ClosedLoopRun:
     Attributes:
         closed_loop, closed_loop_weak_dob: name -> report entry (ClosedLoopSummary.report_entry).
         summaries, summaries_weak: name -> ClosedLoopSummary.  live: name -> live run.  settings: seeds, durations,
-        DOB fraction, pick and its source.
+        DOB fraction, pick and its source, simulator profile, the in-process runs' time base
+        (:data:`IN_PROCESS_TIME_BASE`).
     """
 
     closed_loop: dict[str, dict[str, Any]]
@@ -199,7 +204,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
                 "weak_dob_fraction": float(weak_dob_fraction), "live_seed": int(seeds[0]),
                 "live_duration_s": float(live_duration), "pick": pick, "pick_source": pick_source,
                 "live_failures": failures, "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
-                "sim_profile": _default_configs()[0].profile}
+                "sim_profile": _default_configs()[0].profile, "time_base": IN_PROCESS_TIME_BASE}
     return ClosedLoopRun({k: v.report_entry() for k, v in strong.items()},
                          {k: v.report_entry() for k, v in weak.items()}, strong, weak, live, settings)
 

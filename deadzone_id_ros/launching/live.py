@@ -64,14 +64,18 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     from .graph import LaunchedGraph
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    horizon_wait = 4.0  # wall seconds after the excitation's last window (it covers the final 2 s of motion)
+    # The excitation logs "motion finished" once its clock (simulated time, driven by the lockstep simulator) passes
+    # the end of the motion: every state inside the reference's span has been published by then, whatever the real
+    # time factor. (Waiting a fixed wall time after its last window instead cut runs short under load: measured, a
+    # 1.5 s run recorded 0.3 s of it.) The recorder then gets a moment to take the last messages in.
+    horizon_wait = 1.0
     launch_args = {"output_dir": str(out_dir), "start_delay": "1.0", "duration": str(seconds),
                    "use_sim_time": "true", "lockstep": "true", **args}
     timeout = 60.0 + 5.0 * seconds
     env = {"ROS_DOMAIN_ID": next_domain_id()}
     with log.open("w") as sink, LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink, env=env) as graph:
         t0 = time.monotonic()
-        while "last window published" not in graph.output("excitation"):
+        while "excitation: motion finished" not in graph.output("excitation"):
             graph.raise_if_died()
             if graph.output("sim_arm").count(LOCKSTEP_STALL) >= 5:
                 raise DataError(f"the controller stopped answering the simulator (lockstep stalls); see {log}")

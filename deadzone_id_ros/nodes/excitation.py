@@ -6,7 +6,8 @@ centres the motion on that position (joints mapped by name). The trajectory star
 (the controller moves smoothly from its current reference to the first point, which is at rest) and is published
 on ``/feedforward_controller/reference`` as overlapping windows: every ``publish_period`` a JointTrajectory whose
 header.stamp is the trajectory start and whose points (position, velocity, acceleration, every ``sample_period``)
-cover the next ``horizon`` seconds. After the end, the last window is published once more and the node idles.
+cover the next ``horizon`` seconds. After the end, the last window is published once more and the node idles; when
+its clock passes the end of the motion it logs "excitation: motion finished" once (what a live run waits for).
 
 Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`, the latter and the file
 loader in :mod:`.excitation_params`). Time comes from the
@@ -50,7 +51,8 @@ class ExcitationNode(Node):
         self.node_config: ExcitationNodeConfig = declare_dataclass_parameters(self, ExcitationNodeConfig)
         self.points: TrajectoryPoints | None = None
         self._t0_ns = 0
-        self._finished = False
+        self._finished = False  # the last window is out
+        self._motion_done = False  # the node clock has passed the end of the motion
         self._pub = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
         self._state_sub = None
         self.clock_watch = SimClockWatch(self)
@@ -117,9 +119,14 @@ class ExcitationNode(Node):
             self.get_logger().info("excitation: last window published; the controller holds the final position")
 
     def _on_timer(self) -> None:
-        if self.points is None or self._finished:
+        if self.points is None or self._motion_done:
             return
-        self._publish_window(self.get_clock().now().nanoseconds)
+        now_ns = self.get_clock().now().nanoseconds
+        if not self._finished:
+            self._publish_window(now_ns)
+        elif now_ns >= self._t0_ns + s_to_ns(float(self.points.t[-1])):
+            self._motion_done = True
+            self.get_logger().info(f"excitation: motion finished (node time {ns_to_s(now_ns):.3f} s)")
 
 
 def main(args=None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["REVERSAL_WINDOW_S", "ControllerSpec", "ClosedLoopSummary", "controller_specs", "reversal_mask",
-           "run_comparison", "run_controller", "tracking_figures"]
+           "run_controller", "tracking_figures"]
 
 REVERSAL_WINDOW_S = 0.05  # samples within this many seconds of a reversal of the reference velocity count as "at"
 
@@ -231,16 +231,3 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         reversal_rmse_per_joint=rev_joint.tolist(), reversal_rmse_mean=rev_all, reversal_rmse_std=rev_std,
         rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
         clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile)
-
-
-def run_comparison(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float, sim_config, base_config,
-                   dob_scale: float = 1.0, log: Callable[[str], None] | None = None) -> dict[str, ClosedLoopSummary]:
-    """:func:`run_controller` for each spec; returns name -> summary (spec order). ``log`` gets one line each."""
-    out: dict[str, ClosedLoopSummary] = {}
-    for spec in specs:
-        s = run_controller(spec, seeds, duration, sim_config, base_config, dob_scale)
-        out[spec.name] = s
-        if log is not None:
-            log(f"  {spec.label:34s} tracking RMSE {s.tracking_rmse_mean * 1e3:7.3f} ± {s.tracking_rmse_std * 1e3:.3f}"
-                f" mrad, at reversals {s.reversal_rmse_mean * 1e3:7.3f} mrad ({len(seeds)} seeds)")
-    return out

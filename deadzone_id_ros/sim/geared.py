@@ -32,8 +32,15 @@ Kls = 0.234 N·m per N·m, vs = 1.52 rad/s and alpha = 1.33 unchanged (the MX-64
 speeds of the same order as this arm's 3 rad/s limit).
 
 Torque ripple (one model; unmeasured, acts on the arm): tau_r = A sin(n q) + w, w ~ N(0, torque_noise_std²) white
-per physics step. The position-periodic part A sin(n q) (cogging / gear-mesh ripple) defaults to A = 0: no
-identified amplitude for a servo of this size was found to cite, so it stays an option to switch on.
+per physics step. The position-periodic part A sin(n q) (cogging / gear-mesh ripple; A [N·m], n periods per radian
+of joint travel) is the first term of the Fourier series in joint position by which geared transmissions are
+modelled: T. D. Tuttle, W. P. Seering, "A nonlinear model of a harmonic drive gear transmission", IEEE Trans.
+Robotics and Automation 12(3), 1996, measured kinematic error at frequencies tied to the wave-generator rotation and
+friction that varies periodically with rotation; F. H. Ghorbel, P. S. Gandhi, F. Alpeter, "On the kinematic error in
+harmonic drive gears", ASME J. Mechanical Design 123(1), 2001, characterize that periodic error. Their amplitudes
+belong to the harmonic drives of their test rigs, not to this arm's servos, and no source found gives one for a
+desktop geared servo: A defaults to 0 (both profiles), an option to switch on (``ripple_amplitude``,
+``ripple_cycles_per_rad``).
 
 Delays: ``actuation_delay`` holds each command for that long before it acts (a FIFO on the physics-step grid);
 ``measurement_delay`` reports the state sampled that long ago (stamped now, as a broadcaster stamps at read time);

@@ -281,5 +281,8 @@ def verdict(report: CompareReport) -> list[str]:
         best = ranking[0]
         out.append(f"Best method {best} is {_num(ms[best].rmse_mean) / nf.rmse_mean:.2f}× the simulator's own noise "
                    f"floor ({_fmt(nf.rmse_mean)} {report.torque_unit}).")
+        rbd_ratio = report.floor_ratio("rbd")
+        if rbd_ratio is not None:
+            out.append(f"rbd (identified) is {rbd_ratio:.2f}× the noise floor.")
     return out
 

@@ -20,10 +20,12 @@ from typing import Any
 
 from .evaluate import json_clean
 
-__all__ = ["PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis", "DataEfficiency",
-           "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick"]
+__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
+           "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick"]
 
 REPORT_VERSION = 1
+#: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
+LEARNED_METHODS = ("masked", "conventional", "mse_all", "band", "hybrid")
 #: Folder of the picked model's artifact inside a comparison folder.
 PICK_DIR = "pick"
 Floats = list[float | None]
@@ -116,7 +118,8 @@ class NoiseFloor:
     Attributes:
         rmse_per_joint (J,) [N·m], rmse_mean [N·m], nrmse_per_joint (J,); measured_within_band_per_joint (J,)
         fraction of stuck pairs whose measured torque lies in the friction band; band_halfwidth_per_joint (J,)
-        [N·m].
+        [N·m].  rbd_ratio [1]: the identified rigid-body model's mean test RMSE over ``rmse_mean`` (None without
+        an rbd result); :meth:`CompareReport.to_dict` fills it from :meth:`CompareReport.floor_ratio`.
     """
 
     description: str
@@ -125,6 +128,7 @@ class NoiseFloor:
     nrmse_per_joint: Floats
     measured_within_band_per_joint: Floats | None
     band_halfwidth_per_joint: Floats
+    rbd_ratio: float | None = None
 
 
 @dataclass
@@ -214,7 +218,8 @@ class CompareReport:
             "skipped_methods": self.skipped_methods,
         }
         if self.noise_floor is not None:
-            out["noise_floor"] = dataclasses.asdict(self.noise_floor)
+            out["noise_floor"] = dataclasses.asdict(dataclasses.replace(self.noise_floor,
+                                                                        rbd_ratio=self.floor_ratio("rbd")))
         out["data_efficiency"] = self.data_efficiency.to_dict() if self.data_efficiency is not None else {}
         out["pick"] = dataclasses.asdict(self.pick) if self.pick is not None else None
         out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None
@@ -238,11 +243,19 @@ class CompareReport:
                    DataDiagnosis(**d["data_diagnosis"]) if d.get("data_diagnosis") else None)
 
     def best_learned(self) -> str | None:
-        """The learned method (masked, conventional, mse_all, band, hybrid) with the lowest mean test RMSE, or None
-        (for display; the model to deploy is :attr:`pick`, chosen by validation error)."""
+        """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE, or None (for display; the
+        model to deploy is :attr:`pick`, chosen by validation error)."""
         learned = {m: e.rmse_mean for m, e in self.methods.items()
-                   if m in ("masked", "conventional", "mse_all", "band", "hybrid") and e.rmse_mean is not None}
+                   if m in LEARNED_METHODS and e.rmse_mean is not None}
         return min(learned, key=lambda m: learned[m]) if learned else None
+
+    def floor_ratio(self, method: str) -> float | None:
+        """``method``'s mean test RMSE over the noise floor's [1], or None when either is missing (or the floor is
+        zero)."""
+        entry, floor = self.methods.get(method), self.noise_floor
+        if entry is None or entry.rmse_mean is None or floor is None or not floor.rmse_mean:
+            return None
+        return entry.rmse_mean / floor.rmse_mean
 
 
 @dataclass
@@ -290,7 +303,8 @@ class DemoReport:
         closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
         (:meth:`deadzone_id_ros.sim.closed_loop.ClosedLoopSummary.report_entry`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
-        fraction, the pick and where it came from, notes.  stage_seconds: wall time of each stage [s].
+        fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
+        stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
     """
 

@@ -85,6 +85,12 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
     assert read_pick(_report(tmp_path))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
     assert read_pick(_report(tmp_path, pick="masked")) == ("masked", "report.json `pick`")
     assert read_pick(_report(tmp_path, pick={"method": "rbd"}))[0] == "rbd"
+    # every learned method of the comparison counts, band included (one list: training.results.LEARNED_METHODS)
+    doc = json.loads((tmp_path / "report.json").read_text())
+    doc["methods"]["band"] = {"rmse_mean": 0.1}
+    del doc["pick"]
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    assert read_pick(tmp_path)[0] == "band"
     with pytest.raises(FileNotFoundError, match="report.json"):
         read_pick(tmp_path / "nowhere")
 
@@ -115,5 +121,6 @@ def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
     doc = json.loads((tmp_path / "closed_loop.json").read_text())
     assert set(doc["closed_loop"]) == {"pd_dob", "ctc_dob_rbd_nominal"} == set(doc["closed_loop_weak_dob"])
     assert ISSUE_KEYS <= set(doc["closed_loop"]["pd_dob"]) and doc["closed_loop_settings"]["pick"] is None
+    assert doc["closed_loop_settings"]["time_base"] == "sim_time"  # the loop's simulated time (live: "header")
     assert "### Weak DOB" in (tmp_path / "closed_loop.md").read_text()
     assert (tmp_path / "plots" / "closed_loop_reversals.png").is_file()

@@ -34,6 +34,10 @@ def test_report_has_the_stable_keys(compared):
     assert de["masked"]["rmse_mean"][-1] == pytest.approx(report["methods"]["masked"]["rmse_mean"])
     md = (out / "report.md").read_text()
     assert "| masked |" in md and "noise floor" in md and "## Data efficiency" in md
+    # the identified rigid body's distance to the noise floor, in report.json and in the verdict
+    ratio = report["methods"]["rbd"]["rmse_mean"] / report["noise_floor"]["rmse_mean"]
+    assert report["noise_floor"]["rbd_ratio"] == pytest.approx(ratio, rel=1e-12)
+    assert f"rbd (identified) is {ratio:.2f}× the noise floor." in md
     for png in ("rmse_per_joint", "data_efficiency", "pred_vs_measured", "dead_zone_timeseries"):
         assert (out / "plots" / f"{png}.png").stat().st_size > 1000
 

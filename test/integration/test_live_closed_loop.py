@@ -1,0 +1,42 @@
+"""`deadzone-id closed-loop --live-duration`: one lockstep run over DDS (the four nodes as processes) beside the
+in-process run of the same controller, seed and duration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+
+def test_live_run_tracks_like_the_in_process_loop(tmp_path):
+    """ctc_dob with the URDF's rigid body, seed 999, 1.5 s of excitation: the whole reference span is recorded in
+    header time, lockstep's zero-stamped states are counted and not recorded, and the tracking RMSE is the in-process
+    run's.
+
+    Measured (live / in-process mean tracking RMSE, seeds 999, 1000, 1001, 1.5 s): 1.025, 0.999, 1.032 for this
+    controller; the two runs differ in their noise draws (the live arm draws measurement noise during the 1 s start
+    delay) and in how the controller starts (held on brakes, then 1 s at rest, vs. moving at once): rel 0.1 is three
+    times the largest difference. pd_dob is not compared here: without a model its in-process run starts with the
+    arm sagging under gravity until the DOB takes the load (joint3: 3.4 mrad RMS in the first 0.25 s), which the live
+    run does during its start delay, outside the metric: measured ratios 0.49-0.68.
+    """
+    from deadzone_id_ros.cli.closed_loop import live_closed_loop
+    from deadzone_id_ros.sim.closed_loop import ControllerSpec
+
+    spec = ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", "ctc_dob", "rbd")
+    duration = 1.5
+    results, failures = live_closed_loop([spec], 999, duration, tmp_path, log=lambda line: None)
+    assert failures == {} and set(results) == {spec.name}
+    r = results[spec.name]
+    assert r.time_base == "header" and r.mode == "ctc_dob" and r.model == "rbd"
+    # the whole reference span, on the 1 kHz grid of simulated time (a run cut short by wall time records less)
+    assert r.seconds == pytest.approx(duration, abs=0.01) and abs(r.samples - duration * 1000) <= 2, r
+    episode = yaml.safe_load((Path(r.bag) / "episode.yaml").read_text())
+    assert r.zero_stamp_states == 0  # none in the bag
+    assert r.zero_stamp_states_dropped == episode["zero_stamp_states"]  # the recorder's count (measured 0 to 2)
+    assert episode["zero_stamp_states_dropped"] is True
+    assert r.inprocess_tracking_rmse_mean is not None and r.inprocess_tracking_rmse_mean > 1e-4
+    assert r.tracking_rmse_mean == pytest.approx(r.inprocess_tracking_rmse_mean, rel=0.1)

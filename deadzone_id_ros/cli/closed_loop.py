@@ -42,28 +42,31 @@ def _log(message: str) -> None:
 def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     """The comparison's pick (a method with an artifact in ``compare_dir``/models) and where it came from.
 
-    report.json's ``pick`` is used when present (a method name, or a dict with ``method``); otherwise the learned
-    method (:data:`~deadzone_id_ros.training.results.LEARNED_METHODS`) with the lowest mean test RMSE.
+    The report's :attr:`~deadzone_id_ros.training.results.CompareReport.pick` when it has one; otherwise its
+    :meth:`~deadzone_id_ros.training.results.CompareReport.best_learned` (lowest mean test RMSE among the learned
+    methods).
 
     Raises:
         FileNotFoundError: ``compare_dir``/report.json is missing.
+        DataError: report.json is not a comparison's report (names the missing or unknown key).
     """
-    from ..training.results import LEARNED_METHODS
+    from ..errors import DataError
+    from ..training.results import CompareReport
 
     path = Path(compare_dir) / "report.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist (run `deadzone-id compare --out {compare_dir}` first)")
-    doc = json.loads(path.read_text())
-    pick = doc.get("pick")
-    if isinstance(pick, dict):
-        pick = pick.get("method")
-    if isinstance(pick, str) and pick:
-        return pick, "report.json `pick`"
-    methods = doc.get("methods", {})
-    learned = {m: e["rmse_mean"] for m, e in methods.items() if m in LEARNED_METHODS and e.get("rmse_mean") is not None}
-    if not learned:
+    try:
+        report = CompareReport.from_dict(json.loads(path.read_text()))
+    except (KeyError, TypeError, ValueError) as err:
+        raise DataError(f"{path} is not the report.json of `deadzone-id compare` ({type(err).__name__}: {err})") \
+            from err
+    if report.pick is not None:
+        return report.pick.method, "report.json `pick`"
+    best = report.best_learned()
+    if best is None:
         return None, "no learned method in report.json"
-    return min(learned, key=learned.__getitem__), "lowest test RMSE among learned methods (report.json has no `pick`)"
+    return best, "lowest test RMSE among learned methods (report.json has no `pick`)"
 
 
 def _default_configs() -> tuple[Any, Any]:
@@ -153,14 +156,11 @@ class ClosedLoopRun:
     """Everything :func:`run_closed_loop` measured.
 
     Attributes:
-        closed_loop, closed_loop_weak_dob: name -> report entry (ClosedLoopSummary.report_entry).
-        summaries, summaries_weak: name -> ClosedLoopSummary.  live: name -> live run.  settings: seeds, durations,
-        DOB fraction, pick and its source, simulator profile, the in-process runs' time base
-        (:data:`IN_PROCESS_TIME_BASE`).
+        summaries, summaries_weak: name -> ClosedLoopSummary, default and weak DOB.  live: name -> live run.
+        settings: seeds, durations, DOB fraction, pick and its source, simulator profile, the in-process runs' time
+        base (:data:`IN_PROCESS_TIME_BASE`).
     """
 
-    closed_loop: dict[str, dict[str, Any]]
-    closed_loop_weak_dob: dict[str, dict[str, Any]]
     summaries: dict[str, ClosedLoopSummary]
     summaries_weak: dict[str, ClosedLoopSummary]
     live: dict[str, ClosedLoopResult]
@@ -205,8 +205,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
                 "live_duration_s": float(live_duration), "pick": pick, "pick_source": pick_source,
                 "live_failures": failures, "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
                 "sim_profile": _default_configs()[0].profile, "time_base": IN_PROCESS_TIME_BASE}
-    return ClosedLoopRun({k: v.report_entry() for k, v in strong.items()},
-                         {k: v.report_entry() for k, v in weak.items()}, strong, weak, live, settings)
+    return ClosedLoopRun(strong, weak, live, settings)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -244,12 +243,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise ConfigError(str(err)) from err
     from ..training.evaluate import json_clean
+    from ..training.results import closed_loop_sections
 
-    doc = {"closed_loop": res.closed_loop, "closed_loop_weak_dob": res.closed_loop_weak_dob,
-           "closed_loop_live": {k: dataclasses.asdict(v) for k, v in res.live.items()},
-           "closed_loop_settings": res.settings}
+    doc = closed_loop_sections(res.summaries, res.summaries_weak, res.live, res.settings)
     (out / "closed_loop.json").write_text(json.dumps(json_clean(doc), indent=2, allow_nan=False) + "\n")
-    text = "\n".join(closed_loop_markdown(res.closed_loop, res.closed_loop_weak_dob, res.live, res.settings,
+    text = "\n".join(closed_loop_markdown(res.summaries, res.summaries_weak, res.live, res.settings,
                                           "plots/closed_loop_reversals.png"))
     (out / "closed_loop.md").write_text(text + "\n")
     print(text)

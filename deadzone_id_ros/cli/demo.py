@@ -219,7 +219,7 @@ def _run_demo(out: Path, cfg: DemoConfig) -> DemoReport:
     stages.start("report")
     report = DemoReport(config=dataclasses.asdict(cfg), simulated_bags=[str(b) for b in sim_bags],
                         live_bag=str(live_bag), compare_dir=str(compare_dir), compare=compare, best_learned=best,
-                        closed_loop=closed.closed_loop, closed_loop_weak_dob=closed.closed_loop_weak_dob,
+                        closed_loop=closed.summaries, closed_loop_weak_dob=closed.summaries_weak,
                         closed_loop_live=closed.live, closed_loop_settings=closed.settings,
                         stage_seconds=stages.times, seconds=stages.elapsed)
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")

@@ -3,9 +3,12 @@ held-out seeds (default and weak DOB), the live-vs-in-process check and the verd
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .results import ClosedLoopResult
+
+if TYPE_CHECKING:
+    from ..sim.closed_loop import ClosedLoopSummary
 
 __all__ = ["closed_loop_markdown", "closed_loop_targets", "in_process_table", "live_table"]
 
@@ -14,7 +17,11 @@ def _joints(v: list[float], digits: int = 2) -> str:
     return " / ".join("n/a" if x is None or x != x else f"{x:.{digits}f}" for x in v)
 
 
-def in_process_table(entries: dict[str, dict[str, Any]]) -> list[str]:
+def _mrad(values: list[float]) -> list[float]:
+    return [x * 1e3 for x in values]
+
+
+def in_process_table(entries: dict[str, ClosedLoopSummary]) -> list[str]:
     """Rows per controller: tracking RMSE per joint (mean over seeds), mean ± std, max error, at reversals [mrad]."""
     if not entries:
         return ["(no in-process run)"]
@@ -22,10 +29,10 @@ def in_process_table(entries: dict[str, dict[str, Any]]) -> list[str]:
              "max error per joint [mrad] | at reversals [mrad] | rate-limited ticks (max joint) |",
              "|---|---|---|---|---|---|"]
     for e in entries.values():
-        lines.append(f"| {e['label']} | {_joints(e['tracking_rmse_per_joint_mrad'], 3)} | "
-                     f"{e['tracking_rmse_mean_mrad']:.3f} ± {e['tracking_rmse_std_mrad']:.3f} | "
-                     f"{_joints(e['max_abs_error_per_joint_mrad'], 1)} | {e['reversal_rmse_mean_mrad']:.3f} ± "
-                     f"{e['reversal_rmse_std_mrad']:.3f} | {max(e['rate_limit_fraction']):.2%} |")
+        lines.append(f"| {e.label} | {_joints(_mrad(e.tracking_rmse_per_joint), 3)} | "
+                     f"{e.tracking_rmse_mean * 1e3:.3f} ± {e.tracking_rmse_std * 1e3:.3f} | "
+                     f"{_joints(_mrad(e.max_abs_error_per_joint), 1)} | {e.reversal_rmse_mean * 1e3:.3f} ± "
+                     f"{e.reversal_rmse_std * 1e3:.3f} | {max(e.rate_limit_fraction):.2%} |")
     return lines
 
 
@@ -46,22 +53,22 @@ def live_table(live: dict[str, ClosedLoopResult]) -> list[str]:
     return lines
 
 
-def closed_loop_targets(entries: dict[str, dict[str, Any]]) -> list[str]:
+def closed_loop_targets(entries: dict[str, ClosedLoopSummary]) -> list[str]:
     """Issue 15's two targets, measured: pick <= 0.5x pd_dob, and masked below conventional, with the spread."""
     out = []
     pd, pick = entries.get("pd_dob"), entries.get("ctc_dob_pick")
     if pd and pick:
-        m_pd, s_pd = pd["tracking_rmse_mean_mrad"], pd["tracking_rmse_std_mrad"]
-        m_p, s_p = pick["tracking_rmse_mean_mrad"], pick["tracking_rmse_std_mrad"]
+        m_pd, s_pd = pd.tracking_rmse_mean * 1e3, pd.tracking_rmse_std * 1e3
+        m_p, s_p = pick.tracking_rmse_mean * 1e3, pick.tracking_rmse_std * 1e3
         ratio = m_p / m_pd
         worst = (m_p + s_p) / max(m_pd - s_pd, 1e-12)
         verdict = "met" if worst <= 0.5 else ("met on the means, not beyond the spread" if ratio <= 0.5 else "missed")
-        out.append(f"- ctc_dob + pick ({pick['label']}) vs pd_dob: {m_p:.3f} ± {s_p:.3f} vs {m_pd:.3f} ± {s_pd:.3f} "
+        out.append(f"- ctc_dob + pick ({pick.label}) vs pd_dob: {m_p:.3f} ± {s_p:.3f} vs {m_pd:.3f} ± {s_pd:.3f} "
                    f"mrad, ratio {ratio:.2f} (target <= 0.5; with one std against it {worst:.2f}): **{verdict}**.")
     mk, cv = entries.get("ctc_dob_masked"), entries.get("ctc_dob_conventional")
     if mk and cv:
-        m_m, s_m = mk["tracking_rmse_mean_mrad"], mk["tracking_rmse_std_mrad"]
-        m_c, s_c = cv["tracking_rmse_mean_mrad"], cv["tracking_rmse_std_mrad"]
+        m_m, s_m = mk.tracking_rmse_mean * 1e3, mk.tracking_rmse_std * 1e3
+        m_c, s_c = cv.tracking_rmse_mean * 1e3, cv.tracking_rmse_std * 1e3
         if m_m + s_m < m_c - s_c:
             verdict = "met: below by more than the spread"
         elif m_m < m_c:
@@ -73,12 +80,12 @@ def closed_loop_targets(entries: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def _ranking(entries: dict[str, dict[str, Any]]) -> str:
-    ranked = sorted(entries.values(), key=lambda e: e["tracking_rmse_mean_mrad"])
-    return " < ".join(f"{e['label']} ({e['tracking_rmse_mean_mrad']:.3f})" for e in ranked)
+def _ranking(entries: dict[str, ClosedLoopSummary]) -> str:
+    ranked = sorted(entries.values(), key=lambda e: e.tracking_rmse_mean)
+    return " < ".join(f"{e.label} ({e.tracking_rmse_mean * 1e3:.3f})" for e in ranked)
 
 
-def closed_loop_markdown(closed: dict[str, dict[str, Any]], weak: dict[str, dict[str, Any]],
+def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
                          live: dict[str, ClosedLoopResult], settings: dict[str, Any], plot: str) -> list[str]:
     """The closed-loop section: settings, both in-process tables, targets, rankings, the live check, the plot."""
     seeds = settings.get("seeds", [])

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .evaluate import json_clean
 
+if TYPE_CHECKING:
+    from ..sim.closed_loop import ClosedLoopSummary
+
 __all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
-           "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick"]
+           "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick",
+           "closed_loop_sections"]
 
 REPORT_VERSION = 1
 #: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
@@ -301,7 +305,7 @@ class DemoReport:
         config: the demo's sizes (DemoConfig as a dict).  simulated_bags, live_bag: the recordings.  compare_dir:
         the comparison's folder.  compare: its report.  best_learned: the learned method exported to ONNX.
         closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
-        (:meth:`deadzone_id_ros.sim.closed_loop.ClosedLoopSummary.report_entry`), default and weak DOB.
+        (:class:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
         fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
         stage_seconds: wall time of each stage [s].
@@ -314,9 +318,9 @@ class DemoReport:
     compare_dir: str
     compare: CompareReport
     best_learned: str
-    closed_loop: dict[str, dict[str, Any]] = field(default_factory=dict)
+    closed_loop: dict[str, ClosedLoopSummary] = field(default_factory=dict)
     seconds: float = 0.0
-    closed_loop_weak_dob: dict[str, dict[str, Any]] = field(default_factory=dict)
+    closed_loop_weak_dob: dict[str, ClosedLoopSummary] = field(default_factory=dict)
     closed_loop_live: dict[str, ClosedLoopResult] = field(default_factory=dict)
     closed_loop_settings: dict[str, Any] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -331,10 +335,19 @@ class DemoReport:
             "data": {"simulated_bags": self.simulated_bags, "live_bag": self.live_bag},
             "compare": {"dir": self.compare_dir, "best_learned": self.best_learned, "methods": cmp["methods"],
                         "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency")},
-            "closed_loop": self.closed_loop,
-            "closed_loop_weak_dob": self.closed_loop_weak_dob,
-            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in self.closed_loop_live.items()},
-            "closed_loop_settings": self.closed_loop_settings,
+            **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
+                                   self.closed_loop_settings),
             "stage_seconds": self.stage_seconds,
             "seconds": self.seconds,
         })
+
+
+def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
+                         live: dict[str, ClosedLoopResult], settings: dict[str, Any]) -> dict[str, Any]:
+    """The closed-loop keys of report.json and closed_loop.json: ``closed_loop`` and ``closed_loop_weak_dob``
+    (controller -> :meth:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary.report_entry`, in mrad),
+    ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
+    return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
+            "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
+            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in live.items()},
+            "closed_loop_settings": settings}

@@ -9,6 +9,7 @@ import pytest
 
 from deadzone_id_ros.cli.closed_loop import read_pick
 from deadzone_id_ros.control import ControllerConfig
+from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.sim import SimArmConfig
 from deadzone_id_ros.sim.closed_loop import (
     ControllerSpec,
@@ -74,29 +75,41 @@ def test_controller_specs_names_and_missing_methods(tmp_path):
                                                                               "ctc_dob_masked"]
 
 
-def _report(tmp_path, **extra):
-    doc = {"methods": {"rbd": {"rmse_mean": 0.01}, "masked": {"rmse_mean": 0.3}, "hybrid": {"rmse_mean": 0.2},
-                       "conventional": {"rmse_mean": None}}, **extra}
-    (tmp_path / "report.json").write_text(json.dumps(doc))
+def _report(tmp_path, rmse, pick=None):
+    from deadzone_id_ros.training.results import CompareReport, MethodResult, Pick
+
+    methods = {m: MethodResult([v or 0.0] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [],
+                               f"models/{m}") for m, v in rmse.items()}
+    report = CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods,
+                           pick=Pick(pick, "lowest validation RMSE", 0.1) if pick else None)
+    (tmp_path / "report.json").write_text(json.dumps(report.to_dict()))
     return tmp_path
 
 
+RMSE = {"rbd": 0.01, "masked": 0.3, "hybrid": 0.2, "conventional": None}
+
+
 def test_read_pick_prefers_the_reports_pick(tmp_path):
-    assert read_pick(_report(tmp_path))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
-    assert read_pick(_report(tmp_path, pick="masked")) == ("masked", "report.json `pick`")
-    assert read_pick(_report(tmp_path, pick={"method": "rbd"}))[0] == "rbd"
+    assert read_pick(_report(tmp_path, RMSE))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
+    assert read_pick(_report(tmp_path, RMSE, pick="masked")) == ("masked", "report.json `pick`")
+    assert read_pick(_report(tmp_path, RMSE, pick="rbd"))[0] == "rbd"
     # every learned method of the comparison counts, band included (one list: training.results.LEARNED_METHODS)
-    doc = json.loads((tmp_path / "report.json").read_text())
-    doc["methods"]["band"] = {"rmse_mean": 0.1}
-    del doc["pick"]
-    (tmp_path / "report.json").write_text(json.dumps(doc))
-    assert read_pick(tmp_path)[0] == "band"
+    assert read_pick(_report(tmp_path, {**RMSE, "band": 0.1}))[0] == "band"
+    assert read_pick(_report(tmp_path, {"rbd": 0.01})) == (None, "no learned method in report.json")
+    (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
+    with pytest.raises(DataError, match=r"report.json is not the report.json of `deadzone-id compare` \(KeyError"):
+        read_pick(tmp_path)
     with pytest.raises(FileNotFoundError, match="report.json"):
         read_pick(tmp_path / "nowhere")
 
 
 def _entry(mean, std):
-    return {"label": "x", "tracking_rmse_mean_mrad": mean, "tracking_rmse_std_mrad": std}
+    """A ClosedLoopSummary with a mean ± std tracking RMSE of ``mean`` ± ``std`` mrad (the rest zero)."""
+    from deadzone_id_ros.sim.closed_loop import ClosedLoopSummary
+
+    zeros = [0.0] * 3
+    return ClosedLoopSummary("x", "x", "pd_dob", "none", "", ["j1", "j2", "j3"], [999], [150.0] * 3, 1.0, zeros,
+                             zeros, mean * 1e-3, std * 1e-3, zeros, zeros, 0.0, 0.0, zeros, zeros)
 
 
 def test_targets_are_judged_with_the_spread():
@@ -115,7 +128,7 @@ def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
     """`deadzone-id closed-loop` as documented, tiny: 0.3 s has no reversal (NaN inside), the JSON must still load."""
     from deadzone_id_ros.cli.main import main
 
-    (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
+    _report(tmp_path, {})
     assert main(["closed-loop", "--compare", str(tmp_path), "--seeds", "999", "--duration", "0.3",
                  "--workers", "1"]) == 0
     doc = json.loads((tmp_path / "closed_loop.json").read_text())

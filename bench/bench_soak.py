@@ -26,6 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 EFFORT = np.array([4.0, 10.0, 5.0])  # URDF effort limits of the bundled arm [N m]
 
 
+def _print_violations(violations: list[str]) -> None:
+    for v in violations:
+        print("  VIOLATION", v)
+
+
 def in_process(seconds: float) -> dict[str, float]:
     from deadzone_id_ros.sim.soak import run_soak
 
@@ -36,8 +41,7 @@ def in_process(seconds: float) -> dict[str, float]:
           f"{res.expected_faults}, {res.fault_reasons}), resets {res.resets}; max |tau|/clamp "
           f"{res.max_clamp_ratio:.4f}, max change/rate limit {res.max_rate_ratio:.6f}; violations "
           f"{len(res.violations)}")
-    for v in res.violations:
-        print("  VIOLATION", v)
+    _print_violations(res.violations)
     return {"soak_sim_seconds": res.sim_seconds, "soak_violations": float(len(res.violations)),
             "soak_faults": float(res.faults), "soak_faults_expected": float(res.expected_faults),
             "soak_fault_mismatch": float(abs(res.faults - res.expected_faults)),
@@ -55,8 +59,7 @@ def live(seconds: float) -> dict[str, float]:
           f"{res.faults} (expected {res.expected_faults}; {res.unjudged_states} states not judged); max |tau|/clamp "
           f"{res.max_clamp_ratio:.4f}, max change/rate limit {res.max_rate_ratio:.6f}; violations "
           f"{len(res.violations)}")
-    for v in res.violations:
-        print("  VIOLATION", v)
+    _print_violations(res.violations)
     return {"soak_live_sim_seconds": res.sim_seconds, "soak_live_violations": float(len(res.violations)),
             "soak_live_faults": float(res.faults), "soak_live_faults_expected": float(res.expected_faults),
             "soak_live_gaps": float(res.gaps), "soak_live_max_rate_ratio": res.max_rate_ratio,

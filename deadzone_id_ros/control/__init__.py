@@ -5,17 +5,20 @@
 - :class:`DisturbanceObserver`: Ohnishi's DOB, exactly discretized for the measured period.
 - :class:`SafetyMonitor`: the tracking-error and position limits that latch the safe state (hold, then zero).
 - the controller's inverse-dynamics models (none, rigid body, learned) live in :mod:`deadzone_id_ros.models.runtime`.
-- :class:`TrajectorySampler` / :func:`generate_excitation`: references continuous in q, dq, ddq; excitation.
+- :class:`TrajectorySampler`: references continuous in q, dq, ddq (:mod:`.trajectory`).
+- :class:`ExcitationConfig` / :func:`generate_excitation`: the seeded excitation trajectory (:mod:`.excitation`).
 """
 
 from __future__ import annotations
 
 from .build import build_controller
-from .config import MODES, ControllerConfig, dob_cutoff_limit
-from .controller import FIXED_FIELDS, WATCHDOG_STATES, ControllerStatus, FeedforwardController, TorqueParts
+from .config import FIXED_FIELDS, MODES, ControllerConfig, dob_cutoff_limit
+from .controller import FeedforwardController
 from .dob import DisturbanceObserver
+from .excitation import ExcitationConfig, generate_excitation
 from .safety import SAFE_STATES, SafetyMonitor
-from .trajectory import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
+from .status import WATCHDOG_STATES, ControllerStatus, TorqueParts
+from .trajectory import TrajectoryPoints, TrajectorySampler
 
 __all__ = [
     "FIXED_FIELDS",

@@ -9,10 +9,13 @@ from dataclasses import dataclass
 
 from ..config import check_joint_names, check_per_joint, check_positive
 
-__all__ = ["MODES", "ControllerConfig", "dob_cutoff_limit"]
+__all__ = ["FIXED_FIELDS", "MODES", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
 
 MODES = ("pd", "pd_dob", "ctc", "ctc_dob")
 MODEL_KINDS = ("none", "rbd", "learned")
+# Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
+FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
+                "control_rate")
 
 
 def dob_cutoff_limit(control_rate: float, discretization: str) -> tuple[float, str]:
@@ -135,3 +138,14 @@ class ControllerConfig:
     def uses_model(self) -> bool:
         """True in the computed-torque modes (the model gives the feedforward)."""
         return self.mode.startswith("ctc")
+
+
+def check_fixed_fields(old: ControllerConfig, new: ControllerConfig) -> None:
+    """Check that ``new`` keeps every field of :data:`FIXED_FIELDS` of the running controller's ``old`` config.
+
+    Raises:
+        ValueError: a fixed field differs (names the first one; the controller must be restarted for it).
+    """
+    for name in FIXED_FIELDS:
+        if getattr(new, name) != getattr(old, name):
+            raise ValueError(f"{name} cannot change while the controller runs (restart it with the new value)")

@@ -29,87 +29,28 @@ a fresh measurement resumes control (DOB restarted). Runaway (:mod:`.safety`): a
 ``tracking_error_limit`` or a position beyond the URDF limits plus ``position_limit_margin`` latches a fault: hold the
 static torque for ``fault_hold_time``, then zero, until :meth:`FeedforwardController.reset_fault`. Gains and limits can
 change while running (:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
+Beside it: :mod:`.status` (what it reports), :mod:`.limits` (rate limit and clamp), :mod:`.safety` (runaway check),
+:mod:`.dob`, :func:`.trajectory.continue_reference` (reference updates), :func:`.config.check_fixed_fields`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import SafetyError
-from ..models.base import InverseDynamicsModel, check_joint_arrays
+from ..models.base import InverseDynamicsModel, check_joint_arrays, is_joint_vector
 from ..robot import RobotDescription
-from .config import ControllerConfig
+from .config import ControllerConfig, check_fixed_fields
 from .dob import DisturbanceObserver
+from .limits import all_finite as _all_finite
+from .limits import rate_limit_and_clamp
 from .safety import SafetyMonitor
-from .trajectory import TrajectoryPoints, TrajectorySampler
+from .status import ControllerStatus, TorqueParts
+from .trajectory import TrajectoryPoints, TrajectorySampler, continue_reference
 
-__all__ = ["FIXED_FIELDS", "WATCHDOG_STATES", "ControllerStatus", "FeedforwardController", "TorqueParts"]
-
-WATCHDOG_STATES = ("waiting", "running", "hold", "zero")
-
-_isfinite = math.isfinite
-
-
-def _all_finite(x: np.ndarray) -> bool:
-    """True when every entry of the small 1-D float array ``x`` is finite (faster than np.all(np.isfinite(x)) for a
-    handful of joints, where numpy's per-call overhead dominates)."""
-    return all(map(_isfinite, x.tolist()))
-
-
-@dataclass
-class TorqueParts:
-    """The parts of the last command, each (J,) [N·m] in the controller's joint order.
-
-    Attributes:
-        ff: model/nominal torque without the nominal feedback part: tau_ff - fb.
-        fb: nominal feedback torque Jn (Kd de + Kp e).
-        dob: disturbance estimate added to the command (zero without DOB).
-        command: the command after the NaN guard, rate limit and clamp.
-    """
-
-    ff: np.ndarray
-    fb: np.ndarray
-    dob: np.ndarray
-    command: np.ndarray
-
-
-@dataclass
-class ControllerStatus:
-    """Counters and state for diagnostics. Per-joint arrays follow the controller's joint order.
-
-    Attributes:
-        watchdog: one of WATCHDOG_STATES.
-        clamp_events: (J,) ticks whose command hit the effort limit.
-        rate_limit_events: (J,) ticks whose command change was limited.
-        nonfinite_events: ticks with a non-finite input or intermediate value (command replaced).
-        rejected_measurements: measurements ignored (stamp not after the previous one).
-        ticks: measurements processed.
-        last_period: last measured period [s] (nan before two ticks).
-        tracking_error: (J,) last e = q_d - q [rad].
-        fault: why the safe state was entered ("" when no fault is latched).
-        safe_state: "ok", or "hold" / "zero" while a fault is latched (:data:`.safety.SAFE_STATES`).
-        faults: faults latched since start.
-    """
-
-    watchdog: str = "waiting"
-    clamp_events: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    rate_limit_events: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    nonfinite_events: int = 0
-    rejected_measurements: int = 0
-    ticks: int = 0
-    last_period: float = math.nan
-    tracking_error: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    fault: str = ""
-    safe_state: str = "ok"
-    faults: int = 0
-
-
-# Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
-FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
-                "control_rate")
+__all__ = ["FeedforwardController"]
 
 
 class FeedforwardController:
@@ -211,11 +152,9 @@ class FeedforwardController:
         nominal inertia or discretization changed; a latched fault stays latched.
 
         Raises:
-            ValueError: ``config`` changes a field fixed at construction (:data:`FIXED_FIELDS`; names it).
+            ValueError: ``config`` changes a field fixed at construction (:data:`.config.FIXED_FIELDS`; names it).
         """
-        for name in FIXED_FIELDS:
-            if getattr(config, name) != getattr(self.config, name):
-                raise ValueError(f"{name} cannot change while the controller runs (restart it with the new value)")
+        check_fixed_fields(self.config, config)
         self._apply(config)
 
     # ----------------------------------------------------------------------------------------------------------
@@ -258,25 +197,12 @@ class FeedforwardController:
         if points is None:
             self._reference = None
             return
-        names = tuple(points.joint_names)
-        missing = [j for j in self.joint_names if j not in names]
-        if missing:
-            raise SafetyError(f"reference lacks joint(s) {missing} (it has {list(names)})")
-        idx = [names.index(j) for j in self.joint_names]
-        t = np.asarray(points.t, dtype=float)
-        pos = np.asarray(points.position, dtype=float)[:, idx]
-        vel = None if points.velocity is None else np.asarray(points.velocity, dtype=float)[:, idx]
-        acc = None if points.acceleration is None else np.asarray(points.acceleration, dtype=float)[:, idx]
-        if now is not None and t[0] > now and (self._reference is not None or self._q_last is not None):
+        start = None
+        if (now is not None and float(points.t[0]) > now
+                and (self._reference is not None or self._q_last is not None)):
             q0, dq0, ddq0 = (x.copy() for x in self._sample_desired(now))
-            t = np.concatenate([[now], t])
-            pos = np.vstack([q0, pos])
-            if vel is None:
-                vel = np.vstack([dq0, np.gradient(pos[1:], t[1:], axis=0) if len(t) > 2 else np.zeros_like(pos[1:])])
-            else:
-                vel = np.vstack([dq0, vel])
-            acc = None if acc is None else np.vstack([ddq0, acc])
-        self._reference = TrajectorySampler(TrajectoryPoints(self.joint_names, t, pos, vel, acc))
+            start = (now, q0, dq0, ddq0)
+        self._reference = TrajectorySampler(continue_reference(points, self.joint_names, start))
 
     def _sample_desired(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._reference is not None:
@@ -289,46 +215,19 @@ class FeedforwardController:
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
         """NaN guard, then the rate limit around the previous command, then the effort clamp; returns a new array.
 
-        The rate limit allows ``rate * min(dt, rate_limit_max_period)``: after any gap the command ramps.
-        Element by element on Python floats (J is a handful of joints, where numpy's per-call overhead dominates);
-        the comparisons and clips are numpy's: ``np.clip(x, lo, hi)`` = ``min(max(x, lo), hi)`` with
-        ``max(a, b) = a if a > b else b`` and ``min(a, b) = a if a < b else b``, so results are bit-identical.
+        The rate limit allows ``rate * min(dt, rate_limit_max_period)``: after any gap the command ramps
+        (:func:`.limits.rate_limit_and_clamp`, bit-identical to numpy's clips).
         """
         if dt > self._max_dt:
             dt = self._max_dt
         values = tau.tolist()
-        if not all(map(_isfinite, values)):
+        if not all(map(math.isfinite, values)):
             self.status.nonfinite_events += 1
             fallback = self.static_torque(self._q_last) if self._q_last is not None else self._zero
             values = np.where(~np.isfinite(tau), fallback, tau).tolist()
             self.dob.reset()
-        rate_events = self.status.rate_limit_events
-        clamp_events = self.status.clamp_events
-        out = []
-        for i, (x, prev, rate, limit) in enumerate(
-            zip(values, self._tau_prev.tolist(), self._rate_limit_list, self._effort_limit_list)
-        ):
-            step = rate * dt
-            lo, hi = prev - step, prev + step
-            if x < lo or x > hi:
-                rate_events[i] += 1
-            x = x if x > lo else lo
-            x = x if x < hi else hi
-            if abs(x) > limit:
-                clamp_events[i] += 1
-            x = x if x > -limit else -limit
-            x = x if x < limit else limit
-            out.append(x)
-        return np.array(out)
-
-    def _as_state(self, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """q, dq as (J,) float64 arrays: the common case (already so) without a call into the generic checker."""
-        n = self._n
-        if (type(q) is np.ndarray and type(dq) is np.ndarray and q.dtype == np.float64 and dq.dtype == np.float64
-                and q.shape == (n,) and dq.shape == (n,)):
-            return q, dq
-        q, dq = check_joint_arrays(n, batch=False, q=q, dq=dq)
-        return q, dq
+        return rate_limit_and_clamp(values, self._tau_prev.tolist(), self._rate_limit_list, self._effort_limit_list,
+                                    dt, self.status.rate_limit_events, self.status.clamp_events)
 
     def step(self, t: float, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Process one measurement and return the torque command (J,) [N·m], always finite and within limits.
@@ -345,7 +244,8 @@ class FeedforwardController:
         Raises:
             ValueError: q or dq is not of shape (J,).
         """
-        q, dq = self._as_state(q, dq)
+        if not (is_joint_vector(q, self._n) and is_joint_vector(dq, self._n)):  # the common case skips the checker
+            q, dq = check_joint_arrays(self._n, batch=False, q=q, dq=dq)
         status = self.status
         if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
             status.nonfinite_events += 1

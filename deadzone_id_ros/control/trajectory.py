@@ -1,32 +1,27 @@
-"""Joint references (core, no ROS): a C2 trajectory sampler and the excitation trajectory generator.
+"""Joint references (core, no ROS): a C2 trajectory sampler, and the reference a controller follows.
 
 - :class:`TrajectorySampler` turns waypoints (like trajectory_msgs/JointTrajectory points) into a piecewise
   polynomial whose position, velocity and acceleration are continuous: quintic Hermite segments
   (``scipy.interpolate.BPoly.from_derivatives``) when accelerations (or velocities) are given, a C2 cubic spline
   (``scipy.interpolate.CubicSpline``) when only positions are. One ``PPoly`` holds every joint, so sampling one
   instant costs a bisection and a Horner evaluation (a few µs), cheap enough for a 1 kHz loop.
-- :func:`generate_excitation` builds a seeded excitation: per joint a Fourier series evaluated along a time-warped
-  phase whose rate switches smoothly between moving (1), holding (0) and slow phases, so that recordings contain the
-  dead-zone phases (stuck joints, stick-slip) that real demonstrations contain. Amplitudes are scaled to stay within
-  the URDF position and velocity limits and a configured acceleration limit, each with a margin.
+- :func:`continue_reference` maps new waypoints to the controller's joint order and starts them from the current
+  desired state, so a reference update keeps q, dq, ddq continuous.
 
-Excitation trajectories in the style of Swevers et al., "Optimal robot excitation and identification", IEEE T-RA
-13(5), 1997 (finite Fourier series per joint); the hold/slow phases follow Inami, Yamane, Sakaino (arXiv 2402.00393).
+The excitation trajectory generator lives in :mod:`deadzone_id_ros.control.excitation`.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.interpolate import BPoly, CubicSpline, PPoly
 
-from ..config import check_per_joint, check_positive
-from ..errors import ConfigError
+from ..errors import SafetyError
 
-__all__ = ["ExcitationConfig", "TrajectoryPoints", "TrajectorySampler", "generate_excitation"]
+__all__ = ["TrajectoryPoints", "TrajectorySampler", "continue_reference"]
 
 
 @dataclass(frozen=True)
@@ -193,215 +188,39 @@ class TrajectorySampler:
         return q, dq, ddq
 
 
-@dataclass(frozen=True)
-class ExcitationConfig:
-    """Excitation trajectory: Fourier series per joint along a time-warped phase with hold and slow phases.
-
-    Attributes:
-        joint_names: (J,) joints, by name.
-        urdf_path: URDF whose position/velocity limits bound the motion; "" = the bundled arm.
-        duration: total length [s] (> 0).
-        seed: seed of the random coefficients and phase schedule.
-        base_frequency: fundamental of the Fourier series [Hz] (> 0).
-        harmonics: number of harmonics (>= 1).
-        center: (J,) centre position [rad]; used when ``center_from_start`` is false.
-        center_from_start: centre on the start position given to :func:`generate_excitation` (the arm's position).
-        position_margin: distance kept from the URDF position limits [rad] (>= 0).
-        velocity_fraction: fraction of the URDF velocity limit the motion may reach, in (0, 1].
-        acceleration_limit: (J,) acceleration bound [rad/s²] (URDFs carry none).
-        amplitude: (J,) largest excursion from the centre [rad] (> 0), before limit scaling.
-        hold_fraction: target fraction of time each joint holds still, in [0, 1).
-        slow_fraction: target fraction of time each joint creeps slowly, in [0, 1); hold + slow < 1.
-        slow_rate: phase rate during slow phases, in (0, 1) (1 = full speed).
-        move_duration: mean length of a moving phase [s] (> 0).
-        transition: length of the smooth (quintic smoothstep) change of phase rate [s] (> 0).
-        lead_in: initial hold before motion starts [s] (>= 0).
-        sample_period: period of the generated points [s] (> 0).
-    """
-
-    joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
-    urdf_path: str = ""
-    duration: float = 60.0
-    seed: int = 0
-    base_frequency: float = 0.1
-    harmonics: int = 5
-    center: tuple[float, ...] = (0.0, 0.3, 0.6)
-    center_from_start: bool = True
-    position_margin: float = 0.2
-    velocity_fraction: float = 0.6
-    acceleration_limit: tuple[float, ...] = (8.0, 8.0, 10.0)
-    amplitude: tuple[float, ...] = (1.2, 0.8, 1.0)
-    hold_fraction: float = 0.15
-    slow_fraction: float = 0.15
-    slow_rate: float = 0.05
-    move_duration: float = 2.0
-    transition: float = 0.3
-    lead_in: float = 0.5
-    sample_period: float = 0.01
-
-    def __post_init__(self) -> None:
-        n = len(self.joint_names)
-        if n == 0 or len(set(self.joint_names)) != n:
-            raise ValueError(f"joint_names must be non-empty and unique, got {list(self.joint_names)}")
-        for name in ("duration", "base_frequency", "move_duration", "transition", "sample_period"):
-            check_positive(name, getattr(self, name))
-        if not isinstance(self.harmonics, int) or self.harmonics < 1:
-            raise ValueError(f"harmonics = {self.harmonics!r} must be an integer >= 1")
-        if not isinstance(self.seed, int):
-            raise ValueError(f"seed = {self.seed!r} must be an integer")
-        check_per_joint("center", self.center, n, sign="any")
-        if not isinstance(self.center_from_start, bool):
-            raise ValueError(f"center_from_start = {self.center_from_start!r} must be true or false")
-        check_per_joint("acceleration_limit", self.acceleration_limit, n)
-        check_per_joint("amplitude", self.amplitude, n)
-        if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
-            raise ValueError(f"position_margin = {self.position_margin!r} must be >= 0")
-        if not (isinstance(self.velocity_fraction, (int, float)) and 0 < self.velocity_fraction <= 1):
-            raise ValueError(f"velocity_fraction = {self.velocity_fraction!r} must be in (0, 1]")
-        for name in ("hold_fraction", "slow_fraction"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0 <= v < 1):
-                raise ValueError(f"{name} = {v!r} must be in [0, 1)")
-        if self.hold_fraction + self.slow_fraction >= 0.95:
-            raise ValueError(
-                f"hold_fraction + slow_fraction = {self.hold_fraction + self.slow_fraction} leaves too little "
-                "motion (< 0.95 needed)"
-            )
-        if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
-            raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
-        if not (isinstance(self.lead_in, (int, float)) and self.lead_in >= 0):
-            raise ValueError(f"lead_in = {self.lead_in!r} must be >= 0")
-        if self.sample_period > self.transition / 3:
-            raise ValueError(f"sample_period = {self.sample_period} must be <= transition/3 = {self.transition / 3}")
-
-
-def _smoothstep(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Quintic smoothstep s(x) = 6x^5 - 15x^4 + 10x^3 on [0, 1] and ds/dx (C2 at both ends)."""
-    x = np.clip(x, 0.0, 1.0)
-    return x**3 * (x * (6 * x - 15) + 10), 30 * x**2 * (x - 1) ** 2
-
-
-def _phase_rate(rng: np.random.Generator, t: np.ndarray, cfg: ExcitationConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Phase rate r(t) in [0, 1] and dr/dt [1/s] on the grid ``t`` for one joint: move/hold/slow phases."""
-    other = cfg.hold_fraction + cfg.slow_fraction
-    other_mean = cfg.move_duration * other / (1.0 - other) if other > 0 else 0.0
-    p_hold = cfg.hold_fraction / other if other > 0 else 0.0
-    knots: list[tuple[float, float]] = [(0.0, 0.0), (cfg.lead_in, 0.0)]  # (segment start, rate)
-    tk = cfg.lead_in
-    # Random phase offset so that joints do not hold at the same instants.
-    first_move = cfg.move_duration * rng.uniform(0.2, 1.0)
-    knots.append((tk, 1.0))
-    tk += first_move
-    while tk < t[-1] + cfg.move_duration:
-        if other > 0:
-            rate = 0.0 if rng.uniform() < p_hold else cfg.slow_rate
-            knots.append((tk, rate))
-            tk += max(other_mean * rng.uniform(0.5, 1.5), 2 * cfg.transition)
-        knots.append((tk, 1.0))
-        tk += max(cfg.move_duration * rng.uniform(0.5, 1.5), 2 * cfg.transition)
-    starts = np.array([k[0] for k in knots])
-    rates = np.array([k[1] for k in knots])
-    idx = np.searchsorted(starts, t, side="right") - 1
-    prev = np.where(idx > 0, rates[np.maximum(idx - 1, 0)], rates[0])
-    s, ds = _smoothstep((t - starts[idx]) / cfg.transition)
-    r = prev + (rates[idx] - prev) * s
-    dr = (rates[idx] - prev) * ds / cfg.transition
-    return r, dr
-
-
-def _excitation_center(config: ExcitationConfig, lo: np.ndarray, hi: np.ndarray,
-                       start: Sequence[float] | None) -> np.ndarray:
-    """(J,) centre c of the excitation [rad]: ``start`` moved inside [lo, hi] when ``config.center_from_start``, else
-    ``config.center``.
-
-    Raises:
-        ValueError: ``start`` has the wrong length.
-        ConfigError: the centre lies outside (lo, hi) (joints named).
-    """
-    n = len(lo)
-    if config.center_from_start and start is not None:
-        start_arr = np.asarray(start, dtype=float)
-        if start_arr.shape != (n,):
-            raise ValueError(f"start must have {n} values (joints {list(config.joint_names)}), got {start_arr.shape}")
-        # A start outside the usable range (an arm resting on a limit) is centred just inside it instead.
-        inset = 0.05 * np.maximum(hi - lo, 0.0)
-        center = np.clip(start_arr, lo + inset, hi - inset)
-    else:
-        center = np.asarray(config.center, dtype=float)
-    bad = [config.joint_names[j] for j in range(n) if not lo[j] < center[j] < hi[j]]
-    if bad:
-        raise ConfigError(
-            f"center {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
-            f"for joint(s) {bad}"
-        )
-    return center
-
-
-def generate_excitation(
-    config: ExcitationConfig, start: Sequence[float] | None = None, *, t0: float = 0.0
+def continue_reference(
+    points: TrajectoryPoints, joint_names: tuple[str, ...],
+    start: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> TrajectoryPoints:
-    """Generate a seeded excitation trajectory within the URDF limits.
-
-    q_j(t) = c_j + s_j F_j(phi_j(t)), F_j(phi) = sum_k a_jk sin(k w phi) + b_jk (cos(k w phi) - 1), w = 2 pi f0, with
-    phi_j' = r_j(t) in [0, 1] switching smoothly between moving (1), holding (0) and slow (``slow_rate``) phases, and
-    the scale s_j the largest that keeps q within [lower + margin, upper - margin], |dq| <= velocity_fraction *
-    velocity limit, |ddq| <= acceleration_limit and |q - c| <= amplitude. dq and ddq are exact derivatives
-    (dq = s F'(phi) r, ddq = s (F''(phi) r^2 + F'(phi) r')). Every joint starts at rest at c_j
-    (``lead_in`` hold); the last point keeps whatever state the series has (samplers hold the last position after it).
+    """``points`` in the joint order ``joint_names`` (mapped by name), started from ``start`` when it is given.
 
     Args:
-        config: the excitation configuration (joint names, limits source, schedule, seed).
-        start: (J,) start position [rad], the centre when ``config.center_from_start``; None: ``config.center``.
-        t0: time of the first point [s].
-
-    Returns:
-        points every ``sample_period`` from t0 to t0 + duration with position, velocity and acceleration.
+        points: the new waypoints (any joint order; joints beyond ``joint_names`` are ignored).
+        joint_names: (J,) the controller's joint order.
+        start: (t [s], q (J,) [rad], dq (J,) [rad/s], ddq (J,) [rad/s²]), the desired state now, prepended as the
+            first point (t must lie before the first point): the reference then stays continuous in q, dq, ddq.
+            Without velocities in ``points``, the velocities of the points after it are estimated by central
+            differences (zero for a single point).
 
     Raises:
-        FileNotFoundError: the URDF does not exist.
-        RobotDescriptionError: the URDF lacks a configured joint.
-        ValueError: ``start`` has the wrong length.
-        ConfigError: ``config.center`` lies outside the limits minus the margin (joints named). A ``start`` outside
-            them is moved inside instead (5% of the usable range from the limit).
+        SafetyError: the points lack a joint of ``joint_names`` (names listed).
     """
-    from ..resources import default_urdf
-    from ..robot import load_robot_description
-
-    desc = load_robot_description(config.urdf_path or default_urdf(), config.joint_names)
-    n = desc.n_joints
-    lo, hi = desc.lower + config.position_margin, desc.upper - config.position_margin
-    center = _excitation_center(config, lo, hi, start)
-    rng = np.random.default_rng(config.seed)
-    t = np.arange(0.0, config.duration + 0.5 * config.sample_period, config.sample_period)
-    # Fine grid for the phase integral (trapezoid), exact enough for the sample points taken from it.
-    sub = 10
-    tf = np.linspace(0.0, t[-1], (len(t) - 1) * sub + 1)
-    w = 2 * np.pi * config.base_frequency
-    k = np.arange(1, config.harmonics + 1)
-    q = np.empty((len(t), n))
-    dq = np.empty((len(t), n))
-    ddq = np.empty((len(t), n))
-    for j in range(n):
-        a = rng.standard_normal(config.harmonics) / k
-        b = rng.standard_normal(config.harmonics) / k
-        r_f, dr_f = _phase_rate(rng, tf, config)
-        phi_f = np.concatenate([[0.0], np.cumsum(0.5 * (r_f[1:] + r_f[:-1]) * np.diff(tf))])
-        phi, r, dr = phi_f[::sub], r_f[::sub], dr_f[::sub]
-        arg = np.outer(phi, k * w)
-        f = np.sin(arg) @ a + (np.cos(arg) - 1.0) @ b
-        df = (np.cos(arg) * (k * w)) @ a - (np.sin(arg) * (k * w)) @ b
-        ddf = -(np.sin(arg) * (k * w) ** 2) @ a - (np.cos(arg) * (k * w) ** 2) @ b
-        v = df * r
-        acc = ddf * r**2 + df * dr
-        scales = [config.amplitude[j] / max(np.max(np.abs(f)), 1e-12)]
-        if np.max(f) > 0:
-            scales.append((hi[j] - center[j]) / np.max(f))
-        if np.min(f) < 0:
-            scales.append((center[j] - lo[j]) / -np.min(f))
-        scales.append(config.velocity_fraction * desc.velocity_limit[j] / max(np.max(np.abs(v)), 1e-12))
-        scales.append(config.acceleration_limit[j] / max(np.max(np.abs(acc)), 1e-12))
-        s = min(scales)
-        q[:, j] = center[j] + s * f
-        dq[:, j] = s * v
-        ddq[:, j] = s * acc
-    return TrajectoryPoints(tuple(config.joint_names), t + t0, q, dq, ddq)
+    names = tuple(points.joint_names)
+    missing = [j for j in joint_names if j not in names]
+    if missing:
+        raise SafetyError(f"reference lacks joint(s) {missing} (it has {list(names)})")
+    idx = [names.index(j) for j in joint_names]
+    t = np.asarray(points.t, dtype=float)
+    pos = np.asarray(points.position, dtype=float)[:, idx]
+    vel = None if points.velocity is None else np.asarray(points.velocity, dtype=float)[:, idx]
+    acc = None if points.acceleration is None else np.asarray(points.acceleration, dtype=float)[:, idx]
+    if start is not None:
+        t0, q0, dq0, ddq0 = start
+        t = np.concatenate([[t0], t])
+        pos = np.vstack([q0, pos])
+        if vel is None:
+            vel = np.vstack([dq0, np.gradient(pos[1:], t[1:], axis=0) if len(t) > 2 else np.zeros_like(pos[1:])])
+        else:
+            vel = np.vstack([dq0, vel])
+        acc = None if acc is None else np.vstack([ddq0, acc])
+    return TrajectoryPoints(tuple(joint_names), t, pos, vel, acc)

@@ -1,5 +1,5 @@
 """The one small interface every inverse-dynamics model implements (learned, rigid-body, hybrid, or none), and the
-one shape check of its joint-state inputs (q, dq, ddq)."""
+one shape check of its joint-state inputs (q, dq, ddq), with the shortcut for inputs already in shape."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["InverseDynamicsModel", "check_joint_arrays"]
+__all__ = ["InverseDynamicsModel", "check_joint_arrays", "is_joint_vector"]
 
 
 @runtime_checkable
@@ -55,3 +55,9 @@ def check_joint_arrays(n_joints: int, *, batch: bool = True, **arrays: object) -
         if a.shape != first:
             raise ValueError(f"{name} must have shape {first} like {names[0]}; got {a.shape}")
     return out
+
+
+def is_joint_vector(a: object, n_joints: int) -> bool:
+    """True when ``a`` is already what :func:`check_joint_arrays` returns for one sample: a (J,) float64 ndarray,
+    J = ``n_joints``. The per-tick fast paths (controller, learned model) test this and skip the generic checker."""
+    return type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (n_joints,)

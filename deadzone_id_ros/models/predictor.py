@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..data.deadzone import DeadZone
-from .base import check_joint_arrays
+from .base import check_joint_arrays, is_joint_vector
 from .mlp import MLPWeights
 from .rbd import RigidBodyModel
 
@@ -23,11 +23,6 @@ METHODS: dict[str, tuple[bool, bool]] = {
     "rbd": (True, False),
     "hybrid": (True, True),
 }
-
-
-def _is_state(a: object, n: int) -> bool:
-    """True when ``a`` is already what check_joint_arrays would return for one sample: a (n,) float64 ndarray."""
-    return type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (n,)
 
 
 class LearnedModel:
@@ -75,7 +70,8 @@ class LearnedModel:
             ValueError: the three shapes differ or the last dimension is not J.
         """
         n = len(self.joint_names)
-        if self.rbd is None and self.mlp is not None and _is_state(q, n) and _is_state(dq, n) and _is_state(ddq, n):
+        if (self.rbd is None and self.mlp is not None
+                and is_joint_vector(q, n) and is_joint_vector(dq, n) and is_joint_vector(ddq, n)):
             return self.mlp.forward(np.concatenate((q, dq, ddq)))  # fast path (every control tick): already checked
         q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if self.rbd is None and self.mlp is not None and q.ndim == 1:  # one sample, MLP only

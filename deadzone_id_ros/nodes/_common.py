@@ -10,7 +10,8 @@ import sys
 import time
 import types
 import typing
-from collections.abc import Callable, Iterable
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import rclpy
@@ -29,6 +30,7 @@ __all__ = [
     "declare_dataclass_parameters",
     "init_ros",
     "make_executor",
+    "parameter_files",
     "parameter_value",
     "run_node",
     "spin_until_shutdown",
@@ -38,6 +40,46 @@ CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time bef
 
 T = TypeVar("T")
 N = TypeVar("N", bound=Node)
+
+# Options of a --ros-args section that take a value (rcl_arguments.c); the others are flags.
+_ROS_OPTIONS_WITH_VALUE = ("-r", "--remap", "-p", "--param", "--params-file", "-e", "--enclave", "--log-level",
+                           "--log-config-file", "--log-file-name")
+# The command line each context was initialised with by init_ros (rclpy keeps none; without one: sys.argv).
+_CONTEXT_ARGS: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
+
+
+def parameter_files(args: Sequence[str]) -> list[str]:
+    """The parameter files named on a ROS command line: each PATH of ``--params-file PATH`` inside a ``--ros-args``
+    section (which ends at ``--`` or the end of ``args``), in order.
+
+    Args:
+        args: the command line (e.g. sys.argv: the program, its own arguments, then ``--ros-args ...``).
+    """
+    files: list[str] = []
+    in_ros = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--ros-args":
+            in_ros = True
+        elif in_ros and arg == "--":
+            in_ros = False
+        elif in_ros and arg in _ROS_OPTIONS_WITH_VALUE:
+            if arg == "--params-file" and i + 1 < len(args):
+                files.append(args[i + 1])
+            i += 1
+        i += 1
+    return files
+
+
+def _parameter_source(node: Node) -> str:
+    """How messages name where a node's parameter values came from: the node, and the parameter file(s) it was given
+    on its command line (those of the context's arguments, as init_ros or rclpy.init received them)."""
+    source = f"node {node.get_fully_qualified_name()} parameters"
+    files = parameter_files(_CONTEXT_ARGS.get(node.context, sys.argv))
+    if files:
+        source += f" (parameter file{'s' if len(files) > 1 else ''} {', '.join(files)})"
+    return source
 
 
 def attribute_descriptions(cls: type) -> dict[str, str]:
@@ -110,15 +152,15 @@ def declare_dataclass_parameters(
     also per-joint lists) or IntegerRange (int fields). The dataclass's ``__post_init__`` validates the values.
 
     Raises:
-        ConfigError: a value the dataclass rejects or outside its range (the message names the node and the
-            parameter).
+        ConfigError: a value the dataclass rejects or outside its range (the message names the node, the parameter
+            file(s) given on its command line with ``--params-file``, and the parameter).
     """
     read_only = set(read_only)
     descriptions = {**attribute_descriptions(cls), **(descriptions or {})}
     ranges = ranges or {}
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
-    source = f"node {node.get_fully_qualified_name()} parameters"
+    source = _parameter_source(node)
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
         if isinstance(default, tuple):
@@ -235,7 +277,7 @@ class SimClockWatch:
             self.node.get_logger().error(self.failed)
         elif waited >= self._next_warn:
             self._next_warn = waited + 10.0
-            self.node.get_logger().warn(
+            self.node.get_logger().warning(
                 f"use_sim_time is true but no /clock message arrived in {waited:.0f} s: this node's time stands "
                 "still (nothing that needs a start time has started); is the simulator publishing /clock?")
 
@@ -253,10 +295,12 @@ def make_executor():
 
 def init_ros(args=None) -> None:
     """``rclpy.init`` without rclpy's own signal handlers, so that :func:`spin_until_shutdown` handles SIGINT/SIGTERM
-    between callbacks and the node can still publish a safe command in ``finally``."""
+    between callbacks and the node can still publish a safe command in ``finally``. ``args`` (default sys.argv) is
+    remembered for the messages that name the parameter files (:func:`declare_dataclass_parameters`)."""
     from rclpy.signals import SignalHandlerOptions
 
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    _CONTEXT_ARGS[rclpy.get_default_context()] = list(sys.argv if args is None else args)
 
 
 def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=None) -> None:

@@ -14,7 +14,7 @@ Topics:
   ``command_joint_names`` order, the effort controller's joint list).
 - publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) at ``diagnostics_rate``: loop period stats, late ticks
   (> 2 ms), compute time, state->command latency, DOB estimate, tracking error, watchdog state, clamp/rate-limit/NaN
-  events.
+  events (built in :mod:`.feedforward_controller_diagnostics`).
 - publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
 - publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: each tick's command again, in
@@ -46,7 +46,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RosDuration
@@ -56,17 +56,15 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import ControllerConfig, FeedforwardController, TrajectoryPoints
+from ..control import ControllerConfig, TrajectoryPoints, build_controller
 from ..errors import SafetyError
-from ..models.runtime import load_model
 from ..stamps import ns_to_s as _ns_to_s
 from ..stamps import stamp_to_ns as _stamp_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
+from .feedforward_controller_diagnostics import control_loop_status
 from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
-
-LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as late
 
 
 def _points_array(points, field: str, n: int) -> np.ndarray | None:
@@ -75,10 +73,6 @@ def _points_array(points, field: str, n: int) -> np.ndarray | None:
     if any(len(getattr(p, field)) != n for p in points):
         return None
     return np.fromiter(chain.from_iterable(getattr(p, field) for p in points), float, len(points) * n).reshape(-1, n)
-
-
-def _percentile(values, q: float) -> float:
-    return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
 class FeedforwardControllerNode(Node):
@@ -109,7 +103,7 @@ class FeedforwardControllerNode(Node):
         self.command_joint_names = cmd_names
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
         self._command_identity = cmd_names == names
-        self.controller = FeedforwardController(self.config, load_model(self.config))
+        self.controller = build_controller(self.config)
         self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
         self._last_stamp_ns: int | None = None
         self._min_period_ns = int(0.5e9 / self.config.control_rate)
@@ -247,11 +241,12 @@ class FeedforwardControllerNode(Node):
                 raise ValueError(f"every point needs {n} positions (one per joint name)")
             self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
             self._references += 1
-            log = self.get_logger().info if self._references == 1 else self.get_logger().debug
-            log(
-                f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s "
-                f"to {t[-1] - now:+.3f} s"
-            )
+            message = (f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s "
+                       f"to {t[-1] - now:+.3f} s")
+            if self._references == 1:  # one call site per severity (see _report_watchdog)
+                self.get_logger().info(message)
+            else:
+                self.get_logger().debug(message)
         except (ValueError, SafetyError) as err:
             self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
 
@@ -277,8 +272,11 @@ class FeedforwardControllerNode(Node):
         st = self.controller.status
         state = st.watchdog
         if state != self._watchdog_state:
-            log = self.get_logger().info if state == "running" else self.get_logger().warn
-            log(f"watchdog: {self._watchdog_state} -> {state}")
+            # One call site per severity: rclpy's logger refuses a second severity from the same call site.
+            if state == "running":
+                self.get_logger().info(f"watchdog: {self._watchdog_state} -> {state}")
+            else:
+                self.get_logger().warning(f"watchdog: {self._watchdog_state} -> {state}")
             self._watchdog_state = state
         if st.fault != self._fault_reported:
             if st.fault:
@@ -338,58 +336,11 @@ class FeedforwardControllerNode(Node):
         return SetParametersResult(successful=True)
 
     def _on_diagnostics(self) -> None:
-        st = self.controller.status
-        names = self.config.joint_names
-        periods = list(self._periods)
-        compute = list(self._compute)
-        latency = list(self._latency)
-        late = sum(1 for p in periods if p > LATE_TICK_S)
-        values = {
-            "mode": self.config.mode,
-            "model": self.config.model,
-            "watchdog": st.watchdog,
-            "ticks": str(st.ticks),
-            "period_mean_ms": f"{1e3 * np.mean(periods):.4f}" if periods else "nan",
-            "period_p99_ms": f"{1e3 * _percentile(periods, 99):.4f}",
-            "period_max_ms": f"{1e3 * max(periods):.4f}" if periods else "nan",
-            "late_ticks": str(late),
-            "late_tick_fraction": f"{late / len(periods):.5f}" if periods else "nan",
-            "compute_median_us": f"{1e6 * _percentile(compute, 50):.1f}",
-            "compute_p99_us": f"{1e6 * _percentile(compute, 99):.1f}",
-            "latency_median_us": f"{1e6 * _percentile(latency, 50):.1f}",
-            "latency_p99_us": f"{1e6 * _percentile(latency, 99):.1f}",
-            "nonfinite_events": str(st.nonfinite_events),
-            "rejected_measurements": str(st.rejected_measurements),
-            "bad_joint_states": str(self._bad_states),
-        }
-        for i, j in enumerate(names):
-            values[f"dob_estimate.{j}"] = f"{self.controller.parts.dob[i]:.5f}"
-            values[f"tracking_error.{j}"] = f"{st.tracking_error[i]:.6f}"
-            values[f"clamp_events.{j}"] = str(int(st.clamp_events[i]))
-            values[f"rate_limit_events.{j}"] = str(int(st.rate_limit_events[i]))
-        values["safe_state"] = st.safe_state
-        values["fault"] = st.fault
-        values["faults"] = str(st.faults)
-        level, message = DiagnosticStatus.OK, "running"
-        if st.safe_state != "ok":
-            level = DiagnosticStatus.ERROR
-            message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
-        elif st.watchdog == "waiting":
-            level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
-        elif st.watchdog == "hold":
-            level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
-        elif st.watchdog == "zero":
-            level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
-        elif periods and late / len(periods) > 0.005:
-            level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
-        status = DiagnosticStatus(
-            level=level, name=f"{self.get_name()}: control loop", message=message,
-            hardware_id=self.get_fully_qualified_name(),
-            values=[KeyValue(key=k, value=v) for k, v in values.items()],
-        )
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
-        arr.status = [status]
+        arr.status = [control_loop_status(
+            f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
+            list(self._periods), list(self._compute), list(self._latency), self._bad_states)]
         self._diag_pub.publish(arr)
 
 

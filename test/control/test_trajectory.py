@@ -1,16 +1,11 @@
-"""Reference sampler continuity and the excitation generator's limits, seeding and dead-zone phases."""
+"""Reference sampler continuity (the excitation generator: test_excitation_generator.py)."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
-from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.robot import load_robot_description
+from deadzone_id_ros.control import TrajectoryPoints, TrajectorySampler
 
 NAMES = ("joint1", "joint2", "joint3")
 
@@ -82,63 +77,3 @@ def test_trajectory_points_are_validated():
         TrajectoryPoints(NAMES, np.array([0.0, 1.0]), np.zeros((2, 2)))
     with pytest.raises(ValueError, match="velocity has non-finite values"):
         TrajectoryPoints(NAMES, np.array([0.0, 1.0]), np.zeros((2, 3)), np.full((2, 3), np.nan))
-
-
-def test_excitation_stays_within_limits_and_is_consistent():
-    cfg = ExcitationConfig(duration=30.0, seed=4)
-    pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
-    desc = load_robot_description(default_urdf(), NAMES)
-    assert np.all(pts.position >= desc.lower + cfg.position_margin - 1e-9)
-    assert np.all(pts.position <= desc.upper - cfg.position_margin + 1e-9)
-    assert np.all(np.abs(pts.velocity) <= cfg.velocity_fraction * desc.velocity_limit + 1e-9)
-    assert np.all(np.abs(pts.acceleration) <= np.asarray(cfg.acceleration_limit) + 1e-9)
-    assert np.all(np.abs(pts.position - [0.0, 0.3, 0.6]) <= np.asarray(cfg.amplitude) + 1e-9)
-    # velocity and acceleration are the derivatives of the position (trapezoid-integrated phase: ~1e-3 relative)
-    dq_fd = np.gradient(pts.position, pts.t, axis=0)
-    assert np.max(np.abs(dq_fd - pts.velocity)) < 0.02 * np.abs(pts.velocity).max()
-    ddq_fd = np.gradient(pts.velocity, pts.t, axis=0)
-    assert np.max(np.abs(ddq_fd - pts.acceleration)) < 0.05 * np.abs(pts.acceleration).max()
-    np.testing.assert_allclose(pts.position[0], [0.0, 0.3, 0.6])
-    assert not np.any(pts.velocity[0])
-
-
-def test_excitation_has_hold_and_slow_phases_per_joint():
-    cfg = ExcitationConfig(duration=60.0, seed=1)
-    pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
-    speed = np.abs(pts.velocity)
-    held = (speed < 1e-3).mean(axis=0)
-    slow = ((speed > 1e-3) & (speed < 0.1 * speed.std(axis=0))).mean(axis=0)
-    # hold segments include their smooth rate transitions, so the still time is somewhat below hold_fraction
-    assert np.all((held > 0.3 * cfg.hold_fraction) & (held < 1.5 * cfg.hold_fraction)), held
-    assert np.all(slow > 0.5 * cfg.slow_fraction), slow
-    # joints hold at different times
-    assert (speed < 1e-3).all(axis=1).mean() < 0.5 * held.min()
-
-
-def test_excitation_is_seeded():
-    cfg = ExcitationConfig(duration=5.0, seed=7)
-    a = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
-    b = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
-    c = generate_excitation(dataclasses.replace(cfg, seed=8), start=[0.0, 0.3, 0.6])
-    np.testing.assert_array_equal(a.position, b.position)
-    assert np.abs(a.position - c.position).max() > 0.01
-
-
-def test_excitation_start_outside_the_range_is_moved_inside_and_bad_center_refused():
-    pts = generate_excitation(ExcitationConfig(duration=2.0), start=[0.0, 1.6, 0.6])  # shoulder resting on its limit
-    assert pts.position[0, 1] < 1.6 - 0.2
-    with pytest.raises(ConfigError, match=r"outside the position limits .* for joint\(s\) \['joint2'\]"):
-        generate_excitation(ExcitationConfig(duration=2.0, center=(0.0, 1.5, 0.0), center_from_start=False))
-    with pytest.raises(ValueError, match="start must have 3 values"):
-        generate_excitation(ExcitationConfig(duration=2.0), start=[0.0, 0.1])
-
-
-def test_excitation_config_validation_names_the_field():
-    with pytest.raises(ValueError, match="leaves too little motion"):
-        ExcitationConfig(hold_fraction=0.5, slow_fraction=0.5)
-    with pytest.raises(ValueError, match=r"amplitude has 2 values but joint_names has 3"):
-        ExcitationConfig(amplitude=(1.0, 1.0))
-    with pytest.raises(ValueError, match="duration = -1.0 must be a positive number"):
-        ExcitationConfig(duration=-1.0)
-    with pytest.raises(ValueError, match="velocity_fraction = 1.5 must be in"):
-        ExcitationConfig(velocity_fraction=1.5)

@@ -1,4 +1,5 @@
-"""feedforward_controller and sim_arm as separate processes over DDS: tracking per mode, diagnostics, safety."""
+"""feedforward_controller and sim_arm as separate processes over DDS: tracking per mode, diagnostics, safety
+(watchdog, ~/reset from another process), refusals at start naming the cause."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from conftest import REPO, executable, wait_until
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
@@ -148,6 +150,18 @@ def test_joint_name_mismatch_refuses_to_start(processes, tmp_path):
     assert "Traceback" not in log
 
 
+def test_dob_cutoff_above_nyquist_in_a_parameter_file_is_refused_naming_the_file_key_and_limit(processes, tmp_path):
+    bad = tmp_path / "ffc_bad_dob.yaml"
+    bad.write_text("/**:\n  ros__parameters:\n    control_rate: 100.0\n    dob_cutoff: [150.0, 400.0, 150.0]\n")
+    proc = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                            "--params-file", str(bad)], "ffc_bad_dob")
+    assert proc.wait(30) == 2
+    log = processes.log(proc)
+    assert (f"node /feedforward_controller parameters (parameter files {PARAMS}, {bad}): dob_cutoff[1] = 400.0 rad/s "
+            "must be below 314.159 rad/s") in log, log
+    assert "Traceback" not in log
+
+
 def test_a_repeated_state_is_answered_again(processes, probe):
     """A simulator in lockstep repeats its state until a command arrives; the controller must answer each repeat
     (the first answer can be lost while DDS is still matching), or both would wait for each other forever."""
@@ -165,4 +179,43 @@ def test_a_repeated_state_is_answered_again(processes, probe):
         probe.spin(0.1)
     assert len(probe.commands) >= 5, f"{len(probe.commands)} answers to 5 repeats of one state"
     assert all(c == probe.commands[0] for c in probe.commands)
+    assert processes.stop(ctl) == 0
+
+
+def test_reset_service_over_dds_clears_the_safe_state_and_commands_resume(processes, probe):
+    """~/reset (std_srvs/Trigger) called by another process's client on a node latched in the safe state."""
+    state_pub = probe.publisher(JointState, "/joint_states")
+    # use_sim_time with no /clock: only the states' stamps move the controller's time (no ROS-clock watchdog);
+    # ctc: at rest the command is the gravity torque of the rigid-body model, so "commands resume" is visible.
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "mode:=ctc", "-p", "use_sim_time:=true", "-p", "tracking_error_limit:=0.1",
+                           "-p", "fault_hold_time:=0.05"], "ffc_reset")
+    stamp_ns = [5_000_000_000]
+
+    def publish(q=(0.0, 0.3, 0.6)) -> None:
+        stamp_ns[0] += 1_000_000  # 1 ms per state
+        msg = JointState(name=list(NAMES), position=list(q), velocity=[0.0] * 3, effort=[0.0] * 3)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns[0], 1_000_000_000)
+        state_pub.publish(msg)
+
+    def running() -> bool:  # holding the gravity torque of joint2
+        return bool(probe.commands) and abs(probe.commands[-1][1]) > 0.5
+
+    assert wait_until(lambda: (publish(), probe.spin(0.02), running())[2], 30.0), processes.log(ctl)
+    publish((0.0, 0.5, 0.6))  # 0.2 rad from the held position: the tracking error latches the safe state
+    # hold the static torque for fault_hold_time (of stamps), then zero torque however long the states keep coming
+    assert wait_until(lambda: (publish(), probe.spin(0.02), probe.commands[-1] == [0.0] * 3)[2], 10.0), \
+        processes.log(ctl)
+    for _ in range(20):
+        publish()
+        probe.spin(0.01)
+    assert probe.commands[-1] == [0.0] * 3 and "safe state: tracking error of joint2" in processes.log(ctl)
+
+    response = probe.call(Trigger, "/feedforward_controller/reset", timeout=20.0, attempts=2,
+                          log=lambda: processes.log(ctl))
+    assert response.success, response.message
+    assert response.message.startswith("fault cleared"), response.message  # a fault was latched, and is no more
+    probe.commands.clear()
+    assert wait_until(lambda: (publish(), probe.spin(0.02), running())[2], 10.0), \
+        f"commands did not resume after ~/reset: {probe.commands[-3:]}\n{processes.log(ctl)}"
     assert processes.stop(ctl) == 0

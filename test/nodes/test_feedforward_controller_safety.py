@@ -45,6 +45,15 @@ def _state(t: float, q=Q0) -> JointState:
     return msg
 
 
+def _log_lines(capfd, text: str) -> list[str]:
+    """The lines the ROS logger wrote to stderr since the last call that contain ``text`` (each "[SEVERITY] ...")."""
+    return [line for line in capfd.readouterr().err.splitlines() if text in line]
+
+
+def _no_deprecated_warn(*_args, **_kwargs):
+    raise AssertionError("Logger.warn is deprecated: use Logger.warning")
+
+
 def _spin(node, seconds: float) -> None:
     executor = SingleThreadedExecutor(context=node.context)
     executor.add_node(node)
@@ -54,9 +63,10 @@ def _spin(node, seconds: float) -> None:
     executor.remove_node(node)
 
 
-def test_stalled_clock_still_triggers_the_watchdog(make_node):
+def test_stalled_clock_still_triggers_the_watchdog(make_node, capfd):
     # simulated time with no /clock at all: the ROS clock stands at zero, as when the simulator's /clock stalls
     node = make_node(use_sim_time=True, watchdog_steady_timeout=0.2, watchdog_hold_time=0.2)
+    node.get_logger().warn = _no_deprecated_warn
     for k in range(20):
         node._on_joint_state(_state(5.0 + 0.001 * k))
     assert node.controller.status.watchdog == "running"
@@ -66,6 +76,11 @@ def test_stalled_clock_still_triggers_the_watchdog(make_node):
     assert node.controller.status.watchdog == "zero"
     np.testing.assert_array_equal(sent[-1], np.zeros(3))
     assert any(abs(c[1]) > 0.5 for c in sent)  # held the static torque (gravity on joint2) first
+    # each transition logged once, the stale ones as warnings (the real logger: it refuses a call site that logs
+    # at two severities, which would stop the node at its first watchdog transition)
+    lines = _log_lines(capfd, "watchdog: ")
+    assert [line.split(" ", 1)[0] + line.split("]: ", 1)[1] for line in lines] == [
+        "[INFO]watchdog: waiting -> running", "[WARN]watchdog: running -> hold", "[WARN]watchdog: hold -> zero"], lines
 
 
 def test_parameters_have_descriptions_and_ranges_and_apply_live(make_node):
@@ -97,13 +112,19 @@ def test_parameters_have_descriptions_and_ranges_and_apply_live(make_node):
     assert not result.successful and "read-only" in result.reason
 
 
-def test_runaway_goes_to_the_safe_state_with_an_error_diagnostic_until_reset(make_node):
+def test_runaway_goes_to_the_safe_state_with_an_error_diagnostic_until_reset(make_node, capfd):
     node = make_node(tracking_error_limit=0.1, fault_hold_time=0.05)
     published = []
     node._diag_pub.publish = published.append
     node._on_joint_state(_state(1.0))
     node._on_joint_state(_state(1.001, [0.0, 0.5, 0.6]))  # 0.2 rad from the held position
     assert node.controller.status.safe_state == "hold"
+    fault = node.controller.status.fault
+    assert "tracking error of joint2" in fault
+    # logged once, as an error naming the reason and the way out
+    errors = _log_lines(capfd, "[ERROR]")
+    assert len(errors) == 1 and f"[feedforward_controller]: safe state: {fault}; " in errors[0], errors
+    assert errors[0].endswith("until /feedforward_controller/reset is called"), errors
     node._on_diagnostics()
     status = published[-1].status[0]
     assert status.level == DiagnosticStatus.ERROR
@@ -112,6 +133,7 @@ def test_runaway_goes_to_the_safe_state_with_an_error_diagnostic_until_reset(mak
     assert node.controller.status.safe_state == "zero"
     response = node._on_reset(Trigger.Request(), Trigger.Response())
     assert response.success, response.message
+    assert not _log_lines(capfd, "[ERROR]")  # no second error for the same fault
     assert node.controller.status.safe_state == "ok"
     node._on_diagnostics()
     status = published[-1].status[0]

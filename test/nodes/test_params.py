@@ -10,7 +10,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.nodes._common import declare_dataclass_parameters
+from deadzone_id_ros.nodes._common import declare_dataclass_parameters, parameter_files
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,14 @@ def test_unset_empty_list_stays_empty_and_bad_values_are_refused(context):
             declare_dataclass_parameters(node, _Cfg)
     finally:
         node.destroy_node()
+
+
+def test_parameter_files_are_read_from_the_ros_arguments_only():
+    args = ["prog", "--params-file", "own.yaml", "--ros-args", "-p", "--params-file:=x", "--params-file", "a.yaml",
+            "-r", "__node:=n", "--params-file", "b.yaml", "--", "--params-file", "app.yaml", "--ros-args",
+            "--log-level", "debug", "--params-file", "c.yaml"]
+    assert parameter_files(args) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert parameter_files(["prog", "--params-file", "own.yaml"]) == []
 
 
 def test_node_parameter_modules_import_without_rclpy():

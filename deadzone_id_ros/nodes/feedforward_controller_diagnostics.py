@@ -1,0 +1,86 @@
+"""The /diagnostics status of the feedforward_controller node: loop timing statistics and the controller's state.
+
+Built from the node's windows of recent periods, compute times and latencies and from the
+:class:`~deadzone_id_ros.control.FeedforwardController`'s status; published by
+:mod:`deadzone_id_ros.nodes.feedforward_controller` at ``diagnostics_rate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+from ..control import ControllerConfig, FeedforwardController
+
+__all__ = ["LATE_TICK_S", "control_loop_status"]
+
+LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as late
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(values, q)) if len(values) else float("nan")
+
+
+def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, controller: FeedforwardController,
+                        periods: Sequence[float], compute: Sequence[float], latency: Sequence[float],
+                        bad_states: int) -> DiagnosticStatus:
+    """The control loop's DiagnosticStatus: level, message and one key/value per figure.
+
+    Args:
+        name, hardware_id: the status's name and hardware id (the node's).
+        config: the controller's current config (mode and model are reported).
+        controller: the running controller (status counters, tracking error, DOB estimate per joint).
+        periods: recent periods between the /joint_states stamps used [s].
+        compute: recent compute times of a tick [s].
+        latency: recent state -> command latencies [s].
+        bad_states: /joint_states messages refused (joints missing, lengths wrong).
+
+    Returns:
+        the status: ERROR in the safe state (names the fault) and when the watchdog commands zero; WARN while waiting
+        for /joint_states, while the watchdog holds, or with more than 0.5 % late ticks (> :data:`LATE_TICK_S`)
+        in the window; else OK.
+    """
+    st = controller.status
+    late = sum(1 for p in periods if p > LATE_TICK_S)
+    values = {
+        "mode": config.mode,
+        "model": config.model,
+        "watchdog": st.watchdog,
+        "ticks": str(st.ticks),
+        "period_mean_ms": f"{1e3 * np.mean(periods):.4f}" if periods else "nan",
+        "period_p99_ms": f"{1e3 * _percentile(periods, 99):.4f}",
+        "period_max_ms": f"{1e3 * max(periods):.4f}" if periods else "nan",
+        "late_ticks": str(late),
+        "late_tick_fraction": f"{late / len(periods):.5f}" if periods else "nan",
+        "compute_median_us": f"{1e6 * _percentile(compute, 50):.1f}",
+        "compute_p99_us": f"{1e6 * _percentile(compute, 99):.1f}",
+        "latency_median_us": f"{1e6 * _percentile(latency, 50):.1f}",
+        "latency_p99_us": f"{1e6 * _percentile(latency, 99):.1f}",
+        "nonfinite_events": str(st.nonfinite_events),
+        "rejected_measurements": str(st.rejected_measurements),
+        "bad_joint_states": str(bad_states),
+    }
+    for i, j in enumerate(config.joint_names):
+        values[f"dob_estimate.{j}"] = f"{controller.parts.dob[i]:.5f}"
+        values[f"tracking_error.{j}"] = f"{st.tracking_error[i]:.6f}"
+        values[f"clamp_events.{j}"] = str(int(st.clamp_events[i]))
+        values[f"rate_limit_events.{j}"] = str(int(st.rate_limit_events[i]))
+    values["safe_state"] = st.safe_state
+    values["fault"] = st.fault
+    values["faults"] = str(st.faults)
+    level, message = DiagnosticStatus.OK, "running"
+    if st.safe_state != "ok":
+        level = DiagnosticStatus.ERROR
+        message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
+    elif st.watchdog == "waiting":
+        level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
+    elif st.watchdog == "hold":
+        level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
+    elif st.watchdog == "zero":
+        level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
+    elif periods and late / len(periods) > 0.005:
+        level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
+    return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
+                            values=[KeyValue(key=k, value=v) for k, v in values.items()])

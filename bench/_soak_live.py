@@ -171,6 +171,7 @@ class _Soak:
             "torque_rate_limit": (base * self.rng.uniform(0.5, 2.0, size=base.shape)).tolist(),
             "kp": [float(self.rng.uniform(200, 600))] * len(NAMES),
             "tracking_error_limit": float(self.rng.choice([0.5, 0.5, 0.2, 0.01, 0.004])),
+            "position_limit_margin": float(self.rng.choice([0.05, 0.02])),
         }
         if self.rng.random() < 0.3:
             values["dob_cutoff"] = [150.0, 5000.0, 150.0]
@@ -235,16 +236,30 @@ def check_commands(soak: _Soak) -> None:
         prev = (t, tau)
 
 
+def _crossing(soak: _Soak, t: int, q: np.ndarray, q_d: np.ndarray) -> bool | None:
+    """Whether the state (stamp ``t`` [ns], q, q_d [rad]) crosses a limit: True or False whatever the parameters in
+    force, or None when it depends on which value of a parameter set in flight the controller had applied."""
+    cfg, desc, sets = soak.cfg, soak.desc, soak.sets
+    e = np.abs(q_d - q)
+    lim_lo, lim_hi = _in_force(sets, "tracking_error_limit", cfg.tracking_error_limit, t)
+    m_lo, m_hi = _in_force(sets, "position_limit_margin", cfg.position_limit_margin, t)
+    beyond = np.maximum(desc.lower - q, q - desc.upper)  # > 0 outside the URDF limits [rad]
+    if np.any(e > lim_hi) or np.any(beyond > m_hi):
+        return True
+    if np.all(e <= lim_lo) and np.all(beyond <= m_lo):
+        return False
+    return None
+
+
 def check_safe_state(soak: _Soak, log: str) -> None:
     """The safe state is entered exactly on the first state that crosses a limit while none is latched: each state the
     controller received while no fault was latched is judged here (crossing or not) and compared with the faults
     the controller logged; the latch follows the controller's own faults and resets."""
-    res, cfg, desc = soak.res, soak.cfg, soak.desc
+    res = soak.res
     faults = {round(float(m.group(1)) * 1e9) for m in FAULT_RE.finditer(log)}
     resets = sorted(round(float(m.group(1)) * 1e9) for m in RESET_RE.finditer(log))
     res.faults = len(faults)
     q_d_of = {t: q_d for t, _, q_d in soak.answers if q_d.size}
-    lo_q, hi_q = desc.lower - cfg.position_limit_margin, desc.upper + cfg.position_limit_margin
     latched_at: int | None = None
     for t, q in soak.states:
         if latched_at is not None:
@@ -257,21 +272,15 @@ def check_safe_state(soak: _Soak, log: str) -> None:
         if t not in soak.forwarded:
             continue
         q_d = q_d_of.get(t)
-        lim_lo, lim_hi = _in_force(soak.sets, "tracking_error_limit", cfg.tracking_error_limit, t)
-        if q_d is None or not np.all(np.isfinite(q)):
+        crossing = None if q_d is None or not np.all(np.isfinite(q)) else _crossing(soak, t, q, q_d)
+        if crossing is None:
             res.unjudged_states += 1
         else:
-            e = np.abs(q_d - q)
-            pos = bool(np.any(q < lo_q) or np.any(q > hi_q))
-            if not pos and np.any(e > lim_lo) and not np.any(e > lim_hi):
-                res.unjudged_states += 1  # crossing or not depends on which limit was in force
-            else:
-                crossing = pos or bool(np.any(e > lim_hi))
-                res.expected_faults += crossing
-                if crossing != (t in faults):
-                    what = "crossing without a fault" if crossing else "fault without a crossing"
-                    _violate(res, f"t={t * 1e-9:.3f}: {what} (|q_d - q| {e.round(4).tolist()}, "
-                                  f"q {q.round(4).tolist()})")
+            res.expected_faults += int(crossing)
+            if crossing != (t in faults):
+                what = "crossing without a fault" if crossing else "fault without a crossing"
+                _violate(res, f"t={t * 1e-9:.3f}: {what} (|q_d - q| {np.abs(q_d - q).round(4).tolist()}, "
+                              f"q {q.round(4).tolist()})")
         if t in faults:
             latched_at = t
 
@@ -333,7 +342,7 @@ def live_soak(seconds: float, seed: int = 0, wall_limit: float | None = None) ->
             if now >= next_excursion:
                 j = int(rng.integers(len(NAMES)))
                 target = soak.states[-1][1].copy()
-                target[j] = desc.upper[j] + 0.2 if rng.random() < 0.5 else desc.lower[j] - 0.2
+                target[j] = desc.upper[j] + 0.6 if rng.random() < 0.5 else desc.lower[j] - 0.6
                 soak.send_reference(target)
                 soak.res.excursions += 1
                 next_excursion = now + float(rng.uniform(8.0, 15.0))

@@ -19,8 +19,9 @@ the DOB then fights. The DOB input is the torque actually sent (after limits), s
 
 Safety, always on: joint names of the model must be exactly the controller's (refusal names the joints); every
 command is finite (non-finite model output or estimate falls back to the static torque and resets the DOB); the
-command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`` per tick (so after a gap in the
-stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping); it is clamped
+command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`` per command, dt counted from the
+previous command (a state's stamp or the watchdog's time), so after a gap in the stamps, a stamp jump, the watchdog, a
+fault or a parameter change the command ramps instead of jumping, as seen on the wire; it is clamped
 to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
 watchdog's and the safe state's zero torque is never ramped). Watchdog:
 :meth:`FeedforwardController.check_watchdog` with no new measurement for ``watchdog_timeout`` holds the model's
@@ -274,8 +275,11 @@ class FeedforwardController:
         self._desired = (q_d, dq_d, ddq_d)
         e = np.subtract(q_d, q, out=self._e)
         status.tracking_error[:] = e
+        # the rate limit counts from the previous command, which may be a watchdog command later than t_last
+        t_cmd = self._t_cmd
+        dt_cmd = min(dt, t - t_cmd) if t_cmd is not None and t > t_cmd else min(dt, self._dt_nominal)
         if self.safety.check(t, q, e):
-            return self._safe_command(t, dt)
+            return self._safe_command(t, dt_cmd)
         de = np.subtract(dq_d, dq, out=self._de)
         fb_acc = np.add(np.multiply(self.kd, de, out=self._fb_acc), np.multiply(self.kp, e, out=self._tmp),
                         out=self._fb_acc)
@@ -295,7 +299,7 @@ class FeedforwardController:
             self._h_prev[:] = h
         else:
             self._h_prev.fill(0.0)
-        tau = self._limit(tau_ff + d_hat, dt)
+        tau = self._limit(tau_ff + d_hat, dt_cmd)
         parts = self.parts
         fb = np.multiply(self.jn, fb_acc, out=parts.fb)
         np.subtract(tau_ff, fb, out=parts.ff)

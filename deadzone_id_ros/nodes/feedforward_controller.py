@@ -17,9 +17,12 @@ Topics:
   events (built in :mod:`.feedforward_controller_diagnostics`).
 - publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
-- publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: each tick's command again, in
-  ``effort`` [N·m] (``command_joint_names`` order), with the header stamp of the /joint_states message it answers,
-  after the command itself (so a latency measured on it is never shorter than the command's).
+- publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: every command again, in
+  ``effort`` [N·m] (``command_joint_names`` order), after the command itself (so a latency measured on it is never
+  shorter than the command's). Stamped with the time it is for: an answer to /joint_states carries that state's
+  header stamp and, in ``position``, the desired position q_d [rad] the control law tracked (same order); a watchdog
+  command carries the watchdog's time and an empty ``position``. A soak or a latency benchmark checks the controller
+  from outside with it.
 
 A watchdog timer (every watchdog_timeout/5, on the steady clock) holds the static torque, then zero, when
 /joint_states stops; when the ROS clock stops too (simulated time with a stalled /clock) the steady-clock backstop
@@ -46,6 +49,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -58,8 +62,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, TrajectoryPoints, build_controller
 from ..errors import SafetyError
-from ..stamps import ns_to_s as _ns_to_s
-from ..stamps import stamp_to_ns as _stamp_ns
+from ..stamps import ns_to_s, ns_to_stamp, s_to_ns, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
 from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
@@ -111,7 +114,7 @@ class FeedforwardControllerNode(Node):
         self._bad_states = 0
         self._references = 0
         self._watchdog_state = self.controller.status.watchdog
-        self._fault_reported = ""
+        self._faults_reported = 0
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         # steady time [ns] of the last fresh (or repeated) /joint_states: read with time.monotonic_ns(), the clock of
         # rclpy's STEADY_TIME (CLOCK_MONOTONIC) without building a rclpy Time object every tick
@@ -151,13 +154,21 @@ class FeedforwardControllerNode(Node):
 
     # -------------------------------------------------------------------------------------------------------------
     def _now_s(self) -> float:
-        return _ns_to_s(self.get_clock().now().nanoseconds)
+        return ns_to_s(self.get_clock().now().nanoseconds)
 
     def _publish(self, tau: np.ndarray) -> None:
         # An array('d') is what the message's setter would make of a list, without its per-element checks (tau is
         # always a finite float64 array here).
         self._cmd_msg.data = array("d", (tau if self._command_identity else tau[self._to_command]).tolist())
         self._cmd_pub.publish(self._cmd_msg)
+
+    def _publish_stamped(self, stamp: Time, q_d: np.ndarray | None) -> None:
+        """~/command_stamped: the command just published, with ``stamp`` and q_d (command order) or none."""
+        m = self._stamped_msg
+        m.header.stamp = stamp
+        m.effort = self._cmd_msg.data
+        m.position = array("d", q_d.tolist()) if q_d is not None else array("d")
+        self._stamped_pub.publish(m)  # type: ignore[union-attr]
 
     def publish_zero(self) -> None:
         """Publish a zero torque command (the safe command on shutdown)."""
@@ -190,7 +201,7 @@ class FeedforwardControllerNode(Node):
                 f"per name ({n}); not controlling", throttle_duration_sec=1.0,
             )
             return
-        stamp_ns = _stamp_ns(msg.header.stamp)
+        stamp_ns = stamp_to_ns(msg.header.stamp)
         if self._last_stamp_ns is not None and 0 <= stamp_ns - self._last_stamp_ns < self._min_period_ns:
             if stamp_ns == self._last_stamp_ns:
                 # The same state again: a simulator in lockstep repeats its state until a command reaches it (the
@@ -201,21 +212,20 @@ class FeedforwardControllerNode(Node):
         c0 = time.perf_counter()
         q = np.asarray(msg.position)[idx]
         dq = np.asarray(msg.velocity)[idx]
-        tau = self.controller.step(_ns_to_s(stamp_ns), q, dq)
+        tau = self.controller.step(ns_to_s(stamp_ns), q, dq)
         compute = time.perf_counter() - c0
-        if self.controller.last_stamp == _ns_to_s(stamp_ns):  # used (not rejected as stale or non-finite)
+        if self.controller.last_stamp == ns_to_s(stamp_ns):  # used (not rejected as stale or non-finite)
             self._steady_last_ns = time.monotonic_ns()
         self._publish(tau)
         if self._stamped_pub is not None:
-            self._stamped_msg.header.stamp = msg.header.stamp
-            self._stamped_msg.effort = self._cmd_msg.data
-            self._stamped_pub.publish(self._stamped_msg)
+            q_d = self.controller.desired[0]
+            self._publish_stamped(msg.header.stamp, q_d if self._command_identity else q_d[self._to_command])
         now_ns = self.get_clock().now().nanoseconds
         if self._last_stamp_ns is not None:
-            self._periods.append(_ns_to_s(stamp_ns - self._last_stamp_ns))
+            self._periods.append(ns_to_s(stamp_ns - self._last_stamp_ns))
         self._last_stamp_ns = stamp_ns
         self._compute.append(compute)
-        self._latency.append(_ns_to_s(now_ns - stamp_ns))
+        self._latency.append(ns_to_s(now_ns - stamp_ns))
         self._ticks += 1
         if self.debug_decimation > 0 and self._ticks % self.debug_decimation == 0:
             p = self.controller.parts
@@ -231,9 +241,9 @@ class FeedforwardControllerNode(Node):
             return
         names = tuple(msg.joint_names)
         n, k = len(names), len(msg.points)
-        start_ns = _stamp_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
+        start_ns = stamp_to_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
         try:
-            t = np.array([_ns_to_s(start_ns + _stamp_ns(p.time_from_start)) for p in msg.points])
+            t = np.array([ns_to_s(start_ns + stamp_to_ns(p.time_from_start)) for p in msg.points])
             pos = _points_array(msg.points, "positions", n)
             vel = _points_array(msg.points, "velocities", n)
             acc = _points_array(msg.points, "accelerations", n) if vel is not None else None
@@ -259,13 +269,16 @@ class FeedforwardControllerNode(Node):
         now = self._now_s()
         t_last = self.controller.last_stamp
         if t_last is not None and self._steady_last_ns is not None:
-            beyond = _ns_to_s(time.monotonic_ns() - self._steady_last_ns) \
+            beyond = ns_to_s(time.monotonic_ns() - self._steady_last_ns) \
                 - self.node_config.watchdog_steady_timeout
             if beyond > 0:
                 now = max(now, t_last + self.config.watchdog_timeout + 1e-6 + beyond)
         tau = self.controller.check_watchdog(now)
         if tau is not None:
             self._publish(tau)
+            if self._stamped_pub is not None:
+                sec, nanosec = ns_to_stamp(s_to_ns(now))
+                self._publish_stamped(Time(sec=sec, nanosec=nanosec), None)
         self._report_watchdog()
 
     def _report_watchdog(self) -> None:
@@ -278,12 +291,14 @@ class FeedforwardControllerNode(Node):
             else:
                 self.get_logger().warning(f"watchdog: {self._watchdog_state} -> {state}")
             self._watchdog_state = state
-        if st.fault != self._fault_reported:
-            if st.fault:
+        safety = self.controller.safety
+        if safety.faults != self._faults_reported:  # a new fault (counted: two faults can have the same reason)
+            if safety.fault:
                 self.get_logger().error(
-                    f"safe state: {st.fault}; holding the static torque for {self.config.fault_hold_time:g} s, then "
-                    f"zero torque, until {self.get_fully_qualified_name()}/reset is called")
-            self._fault_reported = st.fault
+                    f"safe state at t = {safety.fault_time:.9f} s: {safety.fault}; holding the static torque for "
+                    f"{self.config.fault_hold_time:g} s, then zero torque, until "
+                    f"{self.get_fully_qualified_name()}/reset is called")
+            self._faults_reported = safety.faults
 
     def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """~/reset (std_srvs/Trigger): leave the safe state; refused (success false, with the reason) while a joint
@@ -295,7 +310,8 @@ class FeedforwardControllerNode(Node):
             response.message = f"reset refused: {reason}"
             self.get_logger().error(response.message)
         elif fault:
-            response.message = "fault cleared; holding the current position until a new reference arrives"
+            response.message = (f"fault cleared after the state of t = {self.controller.last_stamp:.9f} s; holding "
+                                "the current position until a new reference arrives")
             self.get_logger().warning(f"{response.message} (was: {fault})")
         else:
             response.message = "no fault latched"

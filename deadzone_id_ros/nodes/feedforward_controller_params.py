@@ -53,8 +53,9 @@ class ControllerNodeConfig:
             must hold the same joints as ``joint_names`` (any order; mapped by name).
         diagnostics_rate: /diagnostics publication rate [Hz], in (0, 100].
         debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
-        stamped_command: also publish ~/command_stamped (sensor_msgs/JointState: the header stamp of the
-            /joint_states message each command answers, effort = the command) for latency measurement.
+        stamped_command: also publish ~/command_stamped (sensor_msgs/JointState, effort = every command, stamped
+            with the /joint_states message it answers and carrying its q_d in position, or with the watchdog's time)
+            for latency measurement and soak checks.
         watchdog_steady_timeout: steady-clock backstop of the watchdog [s]: no /joint_states for this long in
             wall time starts the watchdog even when the ROS clock (simulated time, /clock) has stopped.
 

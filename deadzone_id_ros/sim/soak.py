@@ -16,8 +16,8 @@ one tick. Random events, from one seed:
 - an operator reset (:meth:`FeedforwardController.reset_fault`) 0.2-1 s after each fault.
 
 Checked on every command: finite; ``|tau| <= effort limit`` (the scale in force); ``|tau - tau_prev| <= rate *
-min(dt, rate_limit_max_period)`` with dt the controller's period for that command (stamp difference, or the time since
-the last command for a watchdog command), except a command of exactly zero in a "zero" state and a joint whose |tau|
+min(dt, rate_limit_max_period)`` with dt the time since the previous command, whatever sent it (a state's answer or
+the watchdog: the limit as seen on the wire), except a command of exactly zero in a "zero" state and a joint whose |tau|
 the effort clamp cut after effort_limit_scale was lowered (reducing torque for safety is never delayed). The safe
 state is entered exactly on the tick whose (q, q_d) crosses a limit, computed here independently.
 """
@@ -227,11 +227,10 @@ class _SoakLoop:
         new = ctrl.step(t, q, dq)
         res.ticks += 1
         finite = bool(np.all(np.isfinite(q)))
-        if finite:
-            dt = t - self.t_stamp_last if self.t_stamp_last is not None else _PERIOD
+        dt = _PERIOD  # a non-finite measurement: the controller holds under the rate limit of one nominal period
+        if finite:  # the time since the previous command, whatever sent it (a state's answer or the watchdog)
+            dt = t - self.t_cmd_last if self.t_cmd_last is not None and t > self.t_cmd_last else _PERIOD
             self.t_stamp_last = t
-        else:
-            dt = _PERIOD
         if finite and not tripped_before:
             self.expect_fault(t, q)
         if ctrl.safety.tripped and not tripped_before:

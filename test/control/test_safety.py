@@ -48,6 +48,18 @@ def test_first_command_after_the_watchdog_zero_ramps_from_zero():
     np.testing.assert_allclose(np.abs(tau), 300.0 * ctrl.config.rate_limit_max_period, rtol=1e-12)
 
 
+def test_rate_limit_counts_from_the_last_watchdog_command():
+    """After a gap the watchdog commands zero at t = 0.499; a state stamped 1 ms later may move the command by rate x
+    1 ms, not rate x rate_limit_max_period (what the stamp gap alone would allow): the limit holds on the wire."""
+    ctrl = make(torque_rate_limit=(300.0,) * 3, watchdog_timeout=0.05, watchdog_hold_time=0.1)
+    for k in range(5):
+        ctrl.step(0.001 * k, Q0, np.zeros(3))
+    ctrl.check_watchdog(0.1)
+    np.testing.assert_array_equal(ctrl.check_watchdog(0.499), np.zeros(3))
+    tau = ctrl.step(0.500, Q0 - 0.3, np.zeros(3))
+    np.testing.assert_allclose(np.abs(tau), 300.0 * 0.001, rtol=1e-9)
+
+
 def test_rate_limit_holds_across_a_live_parameter_change():
     ctrl = make(tracking_error_limit=1.0)
     ctrl.step(0.0, Q0, np.zeros(3))

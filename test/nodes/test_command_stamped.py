@@ -1,4 +1,5 @@
-"""feedforward_controller's ~/command_stamped: each command carries the stamp of the /joint_states it answers.
+"""feedforward_controller's ~/command_stamped: each command carries the time it is for (the stamp of the
+/joint_states it answers, with the desired position it tracked, or the watchdog's time).
 
 In one process over DDS (the node object and a probe node share a context), so the test is quick.
 """
@@ -61,8 +62,9 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
     try:
         assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, 10.0)
         sent = []
+        base = int(time.time()) + 1  # stamps ahead of the node's clock: the watchdog stays quiet
         for k in range(5):
-            stamp = Time(sec=1000 + k, nanosec=123_456_789)
+            stamp = Time(sec=base + k, nanosec=123_456_789)
             pub.publish(_state(stamp, k))
             sent.append((stamp.sec, stamp.nanosec))
             assert _spin_until(ex, lambda k=k: len(commands) == k + 1, 5.0), f"no command for state {k}"
@@ -73,6 +75,8 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
         assert [(m.header.stamp.sec, m.header.stamp.nanosec) for m in stamped] == sent
         assert all(list(m.name) == ["joint3", "joint1", "joint2"] for m in stamped)
         np.testing.assert_array_equal([list(m.effort) for m in stamped], commands)
+        # q_d, in command order: no reference yet, so the position of the first state held ([0, 0.3, 0.6])
+        np.testing.assert_array_equal([list(m.position) for m in stamped], [[0.6, 0.0, 0.3]] * 5)
     finally:
         ex.shutdown()
         probe.destroy_node()
@@ -83,3 +87,37 @@ def _state(stamp: Time, k: int) -> JointState:
     msg = JointState(name=NAMES, position=[0.1 * k, 0.3, 0.6], velocity=[0.01 * k, 0.0, 0.0], effort=[0.0] * 3)
     msg.header.stamp = stamp
     return msg
+
+
+def test_watchdog_commands_are_stamped_with_the_watchdogs_time(context):
+    """A state, then silence: the watchdog's hold commands go out on ~/command_stamped too, each stamped with the
+    watchdog's time (after the state's stamp + watchdog_timeout) and without q_d, so a soak sees every command."""
+    overrides = [Parameter("stamped_command", value=True), Parameter("watchdog_timeout", value=0.05)]
+    ctl = FeedforwardControllerNode(context=context, parameter_overrides=overrides)
+    probe = Node("stamped_probe", context=context)
+    commands: list[list[float]] = []
+    stamped: list[JointState] = []
+    probe.create_subscription(
+        Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(list(m.data)), 100
+    )
+    probe.create_subscription(JointState, "/feedforward_controller/command_stamped", stamped.append, 100)
+    pub = probe.create_publisher(JointState, "/joint_states", 10)
+    ex = rclpy.executors.SingleThreadedExecutor(context=context)
+    ex.add_node(ctl)
+    ex.add_node(probe)
+    try:
+        assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, 10.0)
+        t0 = time.time_ns()
+        pub.publish(_state(Time(sec=t0 // 10**9, nanosec=t0 % 10**9), 0))
+        assert _spin_until(ex, lambda: len(stamped) >= 4, 5.0), f"{len(stamped)} stamped commands"
+        first, *watchdog = stamped[:4]
+        assert (first.header.stamp.sec, first.header.stamp.nanosec) == (t0 // 10**9, t0 % 10**9)
+        assert len(first.position) == 3
+        stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in watchdog]
+        assert all(not m.position for m in watchdog)
+        assert stamps[0] > t0 + 50_000_000 and all(b > a for a, b in zip(stamps, stamps[1:], strict=False)), stamps
+        np.testing.assert_array_equal([list(m.effort) for m in stamped[:4]], commands[:4])
+    finally:
+        ex.shutdown()
+        probe.destroy_node()
+        ctl.destroy_node()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
@@ -209,12 +211,14 @@ def test_reset_service_over_dds_clears_the_safe_state_and_commands_resume(proces
     for _ in range(20):
         publish()
         probe.spin(0.01)
-    assert probe.commands[-1] == [0.0] * 3 and "safe state: tracking error of joint2" in processes.log(ctl)
+    assert probe.commands[-1] == [0.0] * 3
+    assert re.search(r"safe state at t = [0-9.]+ s: tracking error of joint2", processes.log(ctl)), processes.log(ctl)
 
     response = probe.call(Trigger, "/feedforward_controller/reset", timeout=20.0, attempts=2,
                           log=lambda: processes.log(ctl))
     assert response.success, response.message
-    assert response.message.startswith("fault cleared"), response.message  # a fault was latched, and is no more
+    # a fault was latched, and is no more; the message names the last state before the reset
+    assert re.match(r"fault cleared after the state of t = [0-9]+\.[0-9]{9} s;", response.message), response.message
     probe.commands.clear()
     assert wait_until(lambda: (publish(), probe.spin(0.02), running())[2], 10.0), \
         f"commands did not resume after ~/reset: {probe.commands[-3:]}\n{processes.log(ctl)}"

@@ -123,7 +123,8 @@ def test_runaway_goes_to_the_safe_state_with_an_error_diagnostic_until_reset(mak
     assert "tracking error of joint2" in fault
     # logged once, as an error naming the reason and the way out
     errors = _log_lines(capfd, "[ERROR]")
-    assert len(errors) == 1 and f"[feedforward_controller]: safe state: {fault}; " in errors[0], errors
+    assert len(errors) == 1 and f"[feedforward_controller]: safe state at t = 1.001000000 s: {fault}; " in errors[0], \
+        errors
     assert errors[0].endswith("until /feedforward_controller/reset is called"), errors
     node._on_diagnostics()
     status = published[-1].status[0]

@@ -49,7 +49,10 @@ class LiveSoakResult:
         states, forwarded, commands: states published by the simulator, relayed to the controller, commands seen.
         gaps, references, excursions, parameter_sets, refused_sets, resets: events injected / done.
         faults, expected_faults: faults the controller logged / crossings found here (the first of each stretch
-            without a latched fault); unjudged_states: states that could not be judged (see the module docstring).
+            without a latched fault); unjudged_states, unjudged_faults: states that could not be judged (see the
+            module docstring), and the logged faults among them (so faults - unjudged_faults must equal
+            expected_faults); unjudged_pairs: command pairs not rate-checked because an answer between them was
+            lost on the way to this process.
         max_clamp_ratio, max_rate_ratio: max |tau| / clamp and max change / allowed change (<= 1 each).
         nonfinite: commands with a NaN or inf.
         violations: what broke (empty on success; capped at 20).
@@ -69,6 +72,8 @@ class LiveSoakResult:
     faults: int = 0
     expected_faults: int = 0
     unjudged_states: int = 0
+    unjudged_faults: int = 0
+    unjudged_pairs: int = 0
     max_clamp_ratio: float = 0.0
     max_rate_ratio: float = 0.0
     nonfinite: int = 0
@@ -176,7 +181,8 @@ class _Soak:
         if self.rng.random() < 0.3:
             values["dob_cutoff"] = [150.0, 5000.0, 150.0]
         names = list(values)
-        entry = _ParamSet(self.now_ns, {})
+        # from the last state the controller is known to have answered: later ones may be queued there already
+        entry = _ParamSet(self.answers[-1][0], {})
         self.sets.append(entry)
         future = self.params.set_parameters([Parameter(k, value=v) for k, v in values.items()])
 
@@ -212,9 +218,12 @@ def _in_force(sets: list[_ParamSet], name: str, base, t: int) -> tuple[np.ndarra
 
 
 def check_commands(soak: _Soak) -> None:
-    """Finite, clamp and rate limit on every command seen (see the module docstring)."""
+    """Finite, clamp and rate limit on every command seen (see the module docstring). A command no later than the
+    previous one must not move; a pair with a relayed state between them whose answer did not arrive (lost on the
+    way here) cannot be judged and is counted in ``unjudged_pairs``."""
     res, cfg = soak.res, soak.cfg
     clamp = soak.desc.effort_limit * cfg.effort_limit_scale
+    forwarded = np.array(sorted(soak.forwarded), dtype=np.int64)
     prev: tuple[int, np.ndarray] | None = None
     for t, tau, _ in soak.answers:
         res.commands += 1
@@ -225,15 +234,21 @@ def check_commands(soak: _Soak) -> None:
         res.max_clamp_ratio = max(res.max_clamp_ratio, float(np.max(np.abs(tau) / clamp)))
         if np.any(np.abs(tau) > clamp + 1e-9):
             _violate(res, f"t={t * 1e-9:.3f}: command {tau.tolist()} beyond the clamp {clamp.tolist()}")
-        if prev is not None and t > prev[0] and np.any(tau != 0.0):
-            _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t)
-            allowed = rate_hi * min((t - prev[0]) * 1e-9, cfg.rate_limit_max_period)
-            ratio = float(np.max(np.abs(tau - prev[1]) / allowed))
-            res.max_rate_ratio = max(res.max_rate_ratio, ratio)
-            if ratio > 1 + 1e-9:
-                _violate(res, f"t={t * 1e-9:.3f}: change {(tau - prev[1]).tolist()} beyond the rate limit "
-                              f"{allowed.tolist()} (dt {(t - prev[0]) * 1e-9:.4f} s)")
-        prev = (t, tau)
+        if prev is not None and np.any(tau != 0.0):
+            lost = np.searchsorted(forwarded, t, "left") - np.searchsorted(forwarded, prev[0], "right") > 0
+            if lost:
+                res.unjudged_pairs += 1
+            else:
+                _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t)
+                allowed = rate_hi * min(max(t - prev[0], 0) * 1e-9, cfg.rate_limit_max_period)
+                change = np.abs(tau - prev[1])
+                ratio = float(np.max(np.divide(change, allowed, out=np.where(change > 0, np.inf, 0.0),
+                                               where=allowed > 0)))
+                res.max_rate_ratio = max(res.max_rate_ratio, ratio)
+                if ratio > 1 + 1e-9:
+                    _violate(res, f"t={t * 1e-9:.3f}: change {(tau - prev[1]).tolist()} beyond the rate limit "
+                                  f"{allowed.tolist()} (dt {(t - prev[0]) * 1e-9:.4f} s)")
+        prev = (max(t, prev[0]) if prev is not None else t, tau)
 
 
 def _crossing(soak: _Soak, t: int, q: np.ndarray, q_d: np.ndarray) -> bool | None:
@@ -275,6 +290,7 @@ def check_safe_state(soak: _Soak, log: str) -> None:
         crossing = None if q_d is None or not np.all(np.isfinite(q)) else _crossing(soak, t, q, q_d)
         if crossing is None:
             res.unjudged_states += 1
+            res.unjudged_faults += int(t in faults)
         else:
             res.expected_faults += int(crossing)
             if crossing != (t in faults):

@@ -56,12 +56,15 @@ def live(seconds: float) -> dict[str, float]:
     print(f"live over DDS (lockstep): {res.sim_seconds:.3f} s simulated in {res.wall_seconds:.0f} s; {res.commands} "
           f"commands, {res.references} references, {res.excursions} excursions, {res.parameter_sets} parameter sets "
           f"({res.refused_sets} with a refused DOB cutoff), {res.gaps} state gaps, {res.resets} resets; faults "
-          f"{res.faults} (expected {res.expected_faults}; {res.unjudged_states} states not judged); max |tau|/clamp "
+          f"{res.faults} ({res.unjudged_faults} on states not judged; expected {res.expected_faults}; "
+          f"{res.unjudged_states} states and {res.unjudged_pairs} command pairs not judged); max |tau|/clamp "
           f"{res.max_clamp_ratio:.4f}, max change/rate limit {res.max_rate_ratio:.6f}; violations "
           f"{len(res.violations)}")
     _print_violations(res.violations)
     return {"soak_live_sim_seconds": res.sim_seconds, "soak_live_violations": float(len(res.violations)),
-            "soak_live_faults": float(res.faults), "soak_live_faults_expected": float(res.expected_faults),
+            "soak_live_faults": float(res.faults - res.unjudged_faults),
+            "soak_live_faults_expected": float(res.expected_faults),
+            "soak_live_fault_mismatch": float(abs(res.faults - res.unjudged_faults - res.expected_faults)),
             "soak_live_gaps": float(res.gaps), "soak_live_max_rate_ratio": res.max_rate_ratio,
             "soak_live_max_clamp_ratio": res.max_clamp_ratio, "soak_live_nonfinite": float(res.nonfinite)}
 

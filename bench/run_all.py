@@ -66,6 +66,7 @@ TARGETS: dict[str, tuple[str, str, object]] = {
     "soak_live_violations": ("", "== 0", lambda v: v == 0),
     "soak_live_faults": ("", "", None),
     "soak_live_faults_expected": ("", "", None),
+    "soak_live_fault_mismatch": ("", "== 0", lambda v: v == 0),
     "soak_live_gaps": ("", ">= 1", lambda v: v >= 1),
     "soak_live_max_rate_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-9),
     "soak_live_max_clamp_ratio": ("x", "<= 1", lambda v: v <= 1 + 1e-12),

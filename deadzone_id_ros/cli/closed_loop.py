@@ -57,8 +57,13 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist (run `deadzone-id compare --out {compare_dir}` first)")
     try:
-        report = CompareReport.from_dict(json.loads(path.read_text()))
-    except (KeyError, TypeError, ValueError) as err:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict):
+            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
+        if isinstance(doc.get("pick"), str):  # an early report named only the method
+            doc["pick"] = {"method": doc["pick"], "reason": "", "validation_rmse_mean": None}
+        report = CompareReport.from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise DataError(f"{path} is not the report.json of `deadzone-id compare` ({type(err).__name__}: {err})") \
             from err
     if report.pick is not None:
@@ -178,7 +183,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes.
 
     Raises:
-        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.
+        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
+            report.json is not a comparison's report.
     """
     from ..sim.closed_loop import controller_specs
     from ..training.report_plots import reversal_error_plot

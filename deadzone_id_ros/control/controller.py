@@ -20,8 +20,9 @@ the DOB then fights. The DOB input is the torque actually sent (after limits), s
 Safety, always on: joint names of the model must be exactly the controller's (refusal names the joints); every
 command is finite (non-finite model output or estimate falls back to the static torque and resets the DOB); the
 command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`` per command, dt counted from the
-previous command (a state's stamp or the watchdog's time), so after a gap in the stamps, a stamp jump, the watchdog, a
-fault or a parameter change the command ramps instead of jumping, as seen on the wire; it is clamped
+previous command (a state's stamp or the watchdog's time; 0 when no time has passed: the command stays), so after a
+gap in the stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping, as
+seen on the wire; it is clamped
 to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
 watchdog's and the safe state's zero torque is never ramped). Watchdog:
 :meth:`FeedforwardController.check_watchdog` with no new measurement for ``watchdog_timeout`` holds the model's
@@ -213,6 +214,15 @@ class FeedforwardController:
         return self._desired  # holding: the desired state does not change (and is never written in place)
 
     # ----------------------------------------------------------------------------------------------------------
+    def _since_command(self, t: float) -> float:
+        """The dt [s] of the rate limit for a command at ``t`` [s]: the time since the previous command (a state's
+        stamp or the watchdog's time); 0 when ``t`` is not after it (the command then stays where it is); one
+        nominal period before the first command."""
+        t_cmd = self._t_cmd
+        if t_cmd is None:
+            return self._dt_nominal
+        return t - t_cmd if t > t_cmd else 0.0
+
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
         """NaN guard, then the rate limit around the previous command, then the effort clamp; returns a new array.
 
@@ -250,10 +260,12 @@ class FeedforwardController:
         status = self.status
         if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
             status.nonfinite_events += 1
+            t_now = t if math.isfinite(t) else self._t_cmd  # a non-finite stamp: no time has passed that we know of
+            dt_cmd = min(self._dt_nominal, self._since_command(t_now)) if t_now is not None else self._dt_nominal
             if self.safety.tripped:
-                return self._safe_command(t if math.isfinite(t) else self.safety.fault_time, self._dt_nominal)
+                return self._safe_command(t_now if t_now is not None else self.safety.fault_time, dt_cmd)
             hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero
-            return self._emit(self._limit(hold, self._dt_nominal), t if math.isfinite(t) else None)
+            return self._emit(self._limit(hold, dt_cmd), t if math.isfinite(t) else None)
         t_last = self._t_last
         if t_last is not None and t <= t_last:
             status.rejected_measurements += 1
@@ -275,9 +287,7 @@ class FeedforwardController:
         self._desired = (q_d, dq_d, ddq_d)
         e = np.subtract(q_d, q, out=self._e)
         status.tracking_error[:] = e
-        # the rate limit counts from the previous command, which may be a watchdog command later than t_last
-        t_cmd = self._t_cmd
-        dt_cmd = min(dt, t - t_cmd) if t_cmd is not None and t > t_cmd else min(dt, self._dt_nominal)
+        dt_cmd = min(dt, self._since_command(t))  # the previous command may be a watchdog's, later than t_last
         if self.safety.check(t, q, e):
             return self._safe_command(t, dt_cmd)
         de = np.subtract(dq_d, dq, out=self._de)
@@ -363,7 +373,7 @@ class FeedforwardController:
         age = now - self._t_last
         if age <= self.config.watchdog_timeout:
             return None
-        dt = now - self._t_cmd if self._t_cmd is not None and now > self._t_cmd else self._dt_nominal
+        dt = self._since_command(now)
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
             if self.safety.tripped:

@@ -131,7 +131,8 @@ class FeedforwardControllerNode(Node):
         self._parts_pub = self.create_publisher(Float64MultiArray, "~/torque_parts", 10)
         self._stamped_pub = None
         if self.node_config.stamped_command:
-            self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 10)
+            # deep: a checker that misses one command cannot tell the rate limit from the command stream
+            self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 1000)
             self._stamped_msg = JointState(name=list(cmd_names))
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
@@ -214,16 +215,19 @@ class FeedforwardControllerNode(Node):
         dq = np.asarray(msg.velocity)[idx]
         tau = self.controller.step(ns_to_s(stamp_ns), q, dq)
         compute = time.perf_counter() - c0
-        if self.controller.last_stamp == ns_to_s(stamp_ns):  # used (not rejected as stale or non-finite)
+        used = self.controller.last_stamp == ns_to_s(stamp_ns)  # not rejected as stale or non-finite
+        if used:
             self._steady_last_ns = time.monotonic_ns()
         self._publish(tau)
-        if self._stamped_pub is not None:
-            q_d = self.controller.desired[0]
-            self._publish_stamped(msg.header.stamp, q_d if self._command_identity else q_d[self._to_command])
+        if self._stamped_pub is not None:  # q_d only for a state the control law (and its limits) judged
+            q_d = self.controller.desired[0] if used else None
+            self._publish_stamped(msg.header.stamp, q_d if q_d is None or self._command_identity
+                                  else q_d[self._to_command])
         now_ns = self.get_clock().now().nanoseconds
-        if self._last_stamp_ns is not None:
-            self._periods.append(ns_to_s(stamp_ns - self._last_stamp_ns))
-        self._last_stamp_ns = stamp_ns
+        if self._last_stamp_ns is None or stamp_ns > self._last_stamp_ns:  # a stamp going back is no period
+            if self._last_stamp_ns is not None:
+                self._periods.append(ns_to_s(stamp_ns - self._last_stamp_ns))
+            self._last_stamp_ns = stamp_ns
         self._compute.append(compute)
         self._latency.append(ns_to_s(now_ns - stamp_ns))
         self._ticks += 1

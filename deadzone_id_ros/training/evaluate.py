@@ -16,7 +16,7 @@ import numpy as np
 from ..models.base import InverseDynamicsModel
 from .fit import Stacked
 
-__all__ = ["evaluate_model", "evaluate_predictions", "json_clean"]
+__all__ = ["check_model_joints", "evaluate_model", "evaluate_predictions", "json_clean"]
 
 
 def _rms(err: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -85,9 +85,18 @@ def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> d
     Raises:
         ValueError: the model's joints differ from the data's (names and order).
     """
+    check_model_joints(model, data)
+    return evaluate_predictions(model.predict(data.q, data.dq, data.ddq), data, **band)
+
+
+def check_model_joints(model: InverseDynamicsModel, data: Stacked) -> None:
+    """Refuse to evaluate ``model`` on ``data`` unless their joints are the same, in the same order.
+
+    Raises:
+        ValueError: the model's joints differ from the data's (names and order); the message lists both.
+    """
     if tuple(model.joint_names) != tuple(data.joint_names):
         raise ValueError(f"model joints {list(model.joint_names)} differ from data joints {list(data.joint_names)}")
-    return evaluate_predictions(model.predict(data.q, data.dq, data.ddq), data, **band)
 
 
 def json_clean(obj: Any) -> Any:

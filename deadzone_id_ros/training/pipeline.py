@@ -28,7 +28,7 @@ from ..models.predictor import METHODS
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
-from .evaluate import evaluate_predictions, json_clean
+from .evaluate import check_model_joints, evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
 
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
@@ -167,7 +167,12 @@ def rigid_body_for(methods: Sequence[str], inputs: TrainingInputs, data: Prepare
 def evaluate_on_test(fit: FitResult, data: PreparedData, band: dict[str, Any] | None = None) -> tuple[dict, np.ndarray]:
     """(metrics, prediction (N_test, J) [N·m]) of a fitted method on the test split: :func:`evaluate_predictions`
     (optionally with ``band_center`` / ``band_halfwidth``) plus ``seed``, ``usable_fraction``, ``train`` (the fit's
-    training summary) and ``missing`` (:func:`missing_figures`). The one evaluation of train and compare."""
+    training summary) and ``missing`` (:func:`missing_figures`). The one evaluation of train and compare.
+
+    Raises:
+        ValueError: the model's joints differ from the data's.
+    """
+    check_model_joints(fit.model, data.test)
     pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
     metrics = evaluate_predictions(pred, data.test, **(band or {}))
     metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
@@ -223,16 +228,17 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
         RobotDescriptionError: the URDF does not fit the data's joints.
     """
     data = prepare_data(inputs, config, log)
-    if method in ("rbd", "hybrid") and inputs.urdf_xml is None:
-        raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
-                        f"{inputs.urdf_source}; pass --urdf")
-    regressor: RigidBodyRegressor | None
-    if method in ("rbd", "hybrid"):  # a URDF that does not fit the joints raises its RobotDescriptionError here
+    regressor: RigidBodyRegressor | None = None
+    if METHODS[method][0]:  # rbd, hybrid: the rigid body is required; a URDF that does not fit raises here
+        if inputs.urdf_xml is None:
+            raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
+                            f"{inputs.urdf_source}; pass --urdf")
         regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-    else:
-        regressor, _ = rigid_body_for([method], inputs, data, config)
-        if method == "band" and regressor is None and inputs.urdf_xml is not None:
-            log("band: identifying the band without the rigid-body model (the URDF does not fit the joints)")
+    elif method == "band" and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
+        try:
+            regressor = rigid_body_regressor(inputs, data.dead_zone, config)
+        except RobotDescriptionError as err:
+            log(f"band: identifying the band without the rigid-body model ({err})")
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, regressor=regressor)

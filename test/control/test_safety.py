@@ -60,6 +60,18 @@ def test_rate_limit_counts_from_the_last_watchdog_command():
     np.testing.assert_allclose(np.abs(tau), 300.0 * 0.001, rtol=1e-9)
 
 
+def test_a_command_no_later_than_the_previous_one_does_not_move():
+    """No time since the previous command (a state stamped at the watchdog's time, or a non-finite stamp): the rate
+    limit allows no change at all."""
+    ctrl = make(torque_rate_limit=(300.0,) * 3, watchdog_timeout=0.05, watchdog_hold_time=10.0)
+    for k in range(5):
+        ctrl.step(0.001 * k, Q0, np.zeros(3))
+    held = ctrl.check_watchdog(0.5)  # hold: ramps from the last command toward the static torque
+    np.testing.assert_array_equal(ctrl.step(0.5, Q0 - 0.3, np.zeros(3)), held)
+    np.testing.assert_array_equal(ctrl.step(math.nan, Q0 - 0.3, np.zeros(3)), held)
+    assert np.any(ctrl.step(0.501, Q0 - 0.3, np.zeros(3)) != held)  # 1 ms later it moves again
+
+
 def test_rate_limit_holds_across_a_live_parameter_change():
     ctrl = make(tracking_error_limit=1.0)
     ctrl.step(0.0, Q0, np.zeros(3))

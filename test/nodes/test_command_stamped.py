@@ -109,7 +109,8 @@ def test_watchdog_commands_are_stamped_with_the_watchdogs_time(context):
         assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, 10.0)
         t0 = time.time_ns()
         pub.publish(_state(Time(sec=t0 // 10**9, nanosec=t0 % 10**9), 0))
-        assert _spin_until(ex, lambda: len(stamped) >= 4, 5.0), f"{len(stamped)} stamped commands"
+        assert _spin_until(ex, lambda: len(stamped) >= 4 and len(commands) >= 4, 5.0), \
+            f"{len(stamped)} stamped commands, {len(commands)} commands"
         first, *watchdog = stamped[:4]
         assert (first.header.stamp.sec, first.header.stamp.nanosec) == (t0 // 10**9, t0 % 10**9)
         assert len(first.position) == 3

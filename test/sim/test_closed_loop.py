@@ -99,6 +99,12 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
     (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
     with pytest.raises(DataError, match=r"report.json is not the report.json of `deadzone-id compare` \(KeyError"):
         read_pick(tmp_path)
+    (tmp_path / "report.json").write_text(json.dumps([1, 2]))
+    with pytest.raises(DataError, match=r"\(TypeError: a JSON list, not an object\)"):
+        read_pick(tmp_path)
+    doc = json.loads((_report(tmp_path, RMSE) / "report.json").read_text())
+    (tmp_path / "report.json").write_text(json.dumps({**doc, "pick": "masked"}))  # an early report's plain name
+    assert read_pick(tmp_path) == ("masked", "report.json `pick`")
     with pytest.raises(FileNotFoundError, match="report.json"):
         read_pick(tmp_path / "nowhere")
 

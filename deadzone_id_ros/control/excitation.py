@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import check_per_joint, check_positive
+from ..config import check_joint_names, check_per_joint, check_positive
 from ..errors import ConfigError
 from .trajectory import TrajectoryPoints
 
@@ -71,9 +71,7 @@ class ExcitationConfig:
     sample_period: float = 0.01
 
     def __post_init__(self) -> None:
-        n = len(self.joint_names)
-        if n == 0 or len(set(self.joint_names)) != n:
-            raise ValueError(f"joint_names must be non-empty and unique, got {list(self.joint_names)}")
+        n = check_joint_names(self.joint_names)
         for name in ("duration", "base_frequency", "move_duration", "transition", "sample_period"):
             check_positive(name, getattr(self, name))
         if not isinstance(self.harmonics, int) or self.harmonics < 1:

@@ -6,6 +6,7 @@ In one process over DDS (the node object and a probe node share a context), so t
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -41,12 +42,10 @@ def _spin_until(executor, pred, timeout: float) -> bool:
     return False
 
 
-@pytest.mark.parametrize("enabled", [True, False])
-def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
-    # Command order differs from the controller's joint order: effort follows command_joint_names, like the command.
-    overrides = [Parameter("stamped_command", value=enabled), Parameter("mode", value="pd_dob"),
-                 Parameter("command_joint_names", value=["joint3", "joint1", "joint2"]),
-                 Parameter("watchdog_timeout", value=5.0)]
+@contextlib.contextmanager
+def _graph(context, overrides):
+    """The controller node (with ``overrides``) and a probe in one executor: yields (executor, /joint_states
+    publisher, the commands, the ~/command_stamped messages), once the controller subscribes to /joint_states."""
     ctl = FeedforwardControllerNode(context=context, parameter_overrides=overrides)
     probe = Node("stamped_probe", context=context)
     commands: list[list[float]] = []
@@ -61,6 +60,20 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
     ex.add_node(probe)
     try:
         assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, 10.0)
+        yield ex, pub, commands, stamped
+    finally:
+        ex.shutdown()
+        probe.destroy_node()
+        ctl.destroy_node()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
+    # Command order differs from the controller's joint order: effort follows command_joint_names, like the command.
+    overrides = [Parameter("stamped_command", value=enabled), Parameter("mode", value="pd_dob"),
+                 Parameter("command_joint_names", value=["joint3", "joint1", "joint2"]),
+                 Parameter("watchdog_timeout", value=5.0)]
+    with _graph(context, overrides) as (ex, pub, commands, stamped):
         sent = []
         base = int(time.time()) + 1  # stamps ahead of the node's clock: the watchdog stays quiet
         for k in range(5):
@@ -77,10 +90,6 @@ def test_command_stamped_carries_the_answered_state_stamp(context, enabled):
         np.testing.assert_array_equal([list(m.effort) for m in stamped], commands)
         # q_d, in command order: no reference yet, so the position of the first state held ([0, 0.3, 0.6])
         np.testing.assert_array_equal([list(m.position) for m in stamped], [[0.6, 0.0, 0.3]] * 5)
-    finally:
-        ex.shutdown()
-        probe.destroy_node()
-        ctl.destroy_node()
 
 
 def _state(stamp: Time, k: int) -> JointState:
@@ -93,20 +102,7 @@ def test_watchdog_commands_are_stamped_with_the_watchdogs_time(context):
     """A state, then silence: the watchdog's hold commands go out on ~/command_stamped too, each stamped with the
     watchdog's time (after the state's stamp + watchdog_timeout) and without q_d, so a soak sees every command."""
     overrides = [Parameter("stamped_command", value=True), Parameter("watchdog_timeout", value=0.05)]
-    ctl = FeedforwardControllerNode(context=context, parameter_overrides=overrides)
-    probe = Node("stamped_probe", context=context)
-    commands: list[list[float]] = []
-    stamped: list[JointState] = []
-    probe.create_subscription(
-        Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(list(m.data)), 100
-    )
-    probe.create_subscription(JointState, "/feedforward_controller/command_stamped", stamped.append, 100)
-    pub = probe.create_publisher(JointState, "/joint_states", 10)
-    ex = rclpy.executors.SingleThreadedExecutor(context=context)
-    ex.add_node(ctl)
-    ex.add_node(probe)
-    try:
-        assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, 10.0)
+    with _graph(context, overrides) as (ex, pub, commands, stamped):
         t0 = time.time_ns()
         pub.publish(_state(Time(sec=t0 // 10**9, nanosec=t0 % 10**9), 0))
         assert _spin_until(ex, lambda: len(stamped) >= 4 and len(commands) >= 4, 5.0), \
@@ -118,7 +114,3 @@ def test_watchdog_commands_are_stamped_with_the_watchdogs_time(context):
         assert all(not m.position for m in watchdog)
         assert stamps[0] > t0 + 50_000_000 and all(b > a for a, b in zip(stamps, stamps[1:], strict=False)), stamps
         np.testing.assert_array_equal([list(m.effort) for m in stamped[:4]], commands[:4])
-    finally:
-        ex.shutdown()
-        probe.destroy_node()
-        ctl.destroy_node()

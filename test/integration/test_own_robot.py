@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import executable, wait_until
+from conftest import REPO, executable, wait_until
 
 from deadzone_id_ros.data.bag import read_recording
 from deadzone_id_ros.resources import share_dir
@@ -27,6 +27,13 @@ def _cli(*args: str, timeout: float = 150) -> subprocess.CompletedProcess:
 
 
 def test_readme_commands_for_your_own_robot(tmp_path):
+    # the commands run below are the ones the README gives (so the two cannot drift apart)
+    readme = (REPO / "README.md").read_text()
+    for documented in ("cp config/feedforward_controller.yaml my_controller.yaml",
+                       "`controller_params_file:=my_controller.yaml` to `sim_feedforward.launch.yaml`",
+                       "`deadzone-id record start`", "`deadzone-id record split`", "`deadzone-id record stop`",
+                       "`deadzone-id status`", "exit 1 if\n   the recorder refuses, 2 if it does not answer"):
+        assert documented in readme, documented
     # 1. copy the controller's parameter file and edit it (here: half the URDF effort limits)
     params = tmp_path / "my_controller.yaml"
     text = (share_dir() / "config" / "feedforward_controller.yaml").read_text()

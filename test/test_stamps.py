@@ -5,8 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
-from deadzone_id_ros.stamps import NS_PER_S, ns_to_s, ns_to_stamp, s_to_ns, stamp_to_ns, stamp_to_s
+from deadzone_id_ros.stamps import NS_PER_S, EpochSeconds, ns_to_s, ns_to_stamp, s_to_ns, stamp_to_ns, stamp_to_s
 
 EPOCH_NS = 1_700_000_000_123_456_789
 
@@ -38,3 +39,15 @@ def test_increasing_rows_skips_zero_repeated_and_older_stamps():
     np.testing.assert_array_equal(increasing_rows(np.array([0, 1_000_000, 2_000_000])), [1, 1, 1])  # sim time
     np.testing.assert_array_equal(increasing_rows(np.array([0, 1_700_000_000 * NS_PER_S])), [0, 1])  # unset stamp
     assert increasing_rows(np.zeros(0, dtype=np.int64)).shape == (0,)
+
+
+def test_epoch_seconds_keep_nanoseconds_at_wall_clock_times():
+    clock = EpochSeconds()
+    t0 = 1_796_092_750_997_751_480  # a wall-clock time [ns]
+    assert clock.to_s(t0) == pytest.approx(0.997751480, abs=1e-12) and clock.epoch_ns == 1_796_092_750_000_000_000
+    for dt in (1, 999_999, 1_000_007, 3_600_000_000_001):
+        assert clock.to_ns(clock.to_s(t0 + dt)) == t0 + dt  # exact round trip
+        assert clock.to_s(t0 + dt) - clock.to_s(t0) == pytest.approx(dt * 1e-9, rel=1e-9, abs=1e-15)
+    assert clock.text(clock.to_s(t0)) == "1796092750.997751480" and clock.text(None) == "?"
+    sim = EpochSeconds()
+    assert sim.to_s(350_000_000) == ns_to_s(350_000_000) and sim.epoch_ns == 0  # simulated time from 0: epoch 0

@@ -62,7 +62,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, TrajectoryPoints, build_controller
 from ..errors import SafetyError
-from ..stamps import ns_to_s, ns_to_stamp, s_to_ns, stamp_to_ns
+from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
 from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
@@ -109,6 +109,7 @@ class FeedforwardControllerNode(Node):
         self.controller = build_controller(self.config)
         self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
         self._last_stamp_ns: int | None = None
+        self._time = EpochSeconds()  # the controller's float seconds, precise at wall-clock stamps
         self._min_period_ns = int(0.5e9 / self.config.control_rate)
         self._ticks = 0
         self._bad_states = 0
@@ -155,7 +156,7 @@ class FeedforwardControllerNode(Node):
 
     # -------------------------------------------------------------------------------------------------------------
     def _now_s(self) -> float:
-        return ns_to_s(self.get_clock().now().nanoseconds)
+        return self._time.to_s(self.get_clock().now().nanoseconds)
 
     def _publish(self, tau: np.ndarray) -> None:
         # An array('d') is what the message's setter would make of a list, without its per-element checks (tau is
@@ -213,9 +214,10 @@ class FeedforwardControllerNode(Node):
         c0 = time.perf_counter()
         q = np.asarray(msg.position)[idx]
         dq = np.asarray(msg.velocity)[idx]
-        tau = self.controller.step(ns_to_s(stamp_ns), q, dq)
+        t = self._time.to_s(stamp_ns)
+        tau = self.controller.step(t, q, dq)
         compute = time.perf_counter() - c0
-        used = self.controller.last_stamp == ns_to_s(stamp_ns)  # not rejected as stale or non-finite
+        used = self.controller.last_stamp == t  # not rejected as stale or non-finite
         if used:
             self._steady_last_ns = time.monotonic_ns()
         self._publish(tau)
@@ -247,7 +249,7 @@ class FeedforwardControllerNode(Node):
         n, k = len(names), len(msg.points)
         start_ns = stamp_to_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
         try:
-            t = np.array([ns_to_s(start_ns + stamp_to_ns(p.time_from_start)) for p in msg.points])
+            t = np.array([self._time.to_s(start_ns + stamp_to_ns(p.time_from_start)) for p in msg.points])
             pos = _points_array(msg.points, "positions", n)
             vel = _points_array(msg.points, "velocities", n)
             acc = _points_array(msg.points, "accelerations", n) if vel is not None else None
@@ -281,7 +283,7 @@ class FeedforwardControllerNode(Node):
         if tau is not None:
             self._publish(tau)
             if self._stamped_pub is not None:
-                sec, nanosec = ns_to_stamp(s_to_ns(now))
+                sec, nanosec = ns_to_stamp(self._time.to_ns(now))
                 self._publish_stamped(Time(sec=sec, nanosec=nanosec), None)
         self._report_watchdog()
 
@@ -299,8 +301,8 @@ class FeedforwardControllerNode(Node):
         if safety.faults != self._faults_reported:  # a new fault (counted: two faults can have the same reason)
             if safety.fault:
                 self.get_logger().error(
-                    f"safe state at t = {safety.fault_time:.9f} s: {safety.fault}; holding the static torque for "
-                    f"{self.config.fault_hold_time:g} s, then zero torque, until "
+                    f"safe state at t = {self._time.text(safety.fault_time)} s: {safety.fault}; holding the static "
+                    f"torque for {self.config.fault_hold_time:g} s, then zero torque, until "
                     f"{self.get_fully_qualified_name()}/reset is called")
             self._faults_reported = safety.faults
 
@@ -314,8 +316,8 @@ class FeedforwardControllerNode(Node):
             response.message = f"reset refused: {reason}"
             self.get_logger().error(response.message)
         elif fault:
-            response.message = (f"fault cleared after the state of t = {self.controller.last_stamp:.9f} s; holding "
-                                "the current position until a new reference arrives")
+            response.message = (f"fault cleared after the state of t = {self._time.text(self.controller.last_stamp)} "
+                                "s; holding the current position until a new reference arrives")
             self.get_logger().warning(f"{response.message} (was: {fault})")
         else:
             response.message = "no fault latched"

@@ -114,3 +114,27 @@ def test_watchdog_commands_are_stamped_with_the_watchdogs_time(context):
         assert all(not m.position for m in watchdog)
         assert stamps[0] > t0 + 50_000_000 and all(b > a for a, b in zip(stamps, stamps[1:], strict=False)), stamps
         np.testing.assert_array_equal([list(m.effort) for m in stamped[:4]], commands[:4])
+
+
+def test_rate_limit_holds_to_the_nanosecond_at_wall_clock_stamps(context):
+    """Stamps of a real robot's wall clock (~1.8e9 s): the controller's time is kept relative to an epoch, so the rate
+    limit checked from outside with integer-nanosecond stamps holds to 1e-9 (in float seconds of the epoch a 1 ms
+    period is off by up to 2.4e-4 of itself, and so is the allowed step)."""
+    overrides = [Parameter("stamped_command", value=True), Parameter("mode", value="pd"),
+                 Parameter("watchdog_timeout", value=5.0)]
+    rate = 400.0  # joint1's torque_rate_limit in the bundled parameter file [N m/s]
+    with _graph(context, overrides) as (ex, pub, commands, stamped):
+        base = time.time_ns() + 10**9 + 123_457  # ahead of the node's clock (the watchdog stays quiet), odd ns
+        for k in range(12):
+            msg = JointState(name=NAMES, position=[0.3 if k else 0.0, 0.3, 0.6], velocity=[0.0] * 3,
+                             effort=[0.0] * 3)
+            t = base + k * 1_000_000 + 7 * k  # 1 ms periods, not round in float seconds
+            msg.header.stamp = Time(sec=t // 10**9, nanosec=t % 10**9)
+            pub.publish(msg)
+            assert _spin_until(ex, lambda k=k: len(stamped) == k + 1, 5.0), f"no answer to state {k}"
+        t_ns = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in stamped]
+        tau = [m.effort[0] for m in stamped]
+        ratios = [abs(b - a) / (rate * (tb - ta) * 1e-9) for a, b, ta, tb in zip(tau, tau[1:], t_ns, t_ns[1:],
+                                                                                   strict=False)]
+        assert sum(r > 0.99 for r in ratios) >= 5, ratios  # the 0.3 rad error keeps the limit active
+        assert max(ratios) <= 1 + 1e-9, ratios

@@ -36,8 +36,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ros import NAMES, REPO, log_tail, ros_env, start, stop  # noqa: E402
 
-FAULT_RE = re.compile(r"safe state at t = (\d+\.\d{9}) s: (tracking error|position)")
-RESET_RE = re.compile(r"fault cleared after the state of t = (\d+\.\d{9}) s")
+from deadzone_id_ros.stamps import NS_PER_S, ns_to_s, s_to_ns, stamp_to_ns  # noqa: E402
+
+FAULT_RE = re.compile(r"safe state at t = (\d+)\.(\d{9}) s: (tracking error|position)")
+RESET_RE = re.compile(r"fault cleared after the state of t = (\d+)\.(\d{9}) s")
 
 
 @dataclass
@@ -124,14 +126,14 @@ class _Soak:
         self.trigger = Trigger
 
     def _on_state(self, msg) -> None:
-        t = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        t = stamp_to_ns(msg.header.stamp)
         self.states.append((t, np.array(msg.position)))
         if t >= self.gap_until:
             self.relay.publish(msg)
             self.forwarded.add(t)
 
     def _on_answer(self, msg) -> None:
-        t = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        t = stamp_to_ns(msg.header.stamp)
         self.answers.append((t, np.array(msg.effort), np.array(msg.position)))
 
     @property
@@ -140,32 +142,20 @@ class _Soak:
 
     def send_reference(self, target: np.ndarray | None = None) -> None:
         """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
-        from builtin_interfaces.msg import Duration
-        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-        from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, generate_excitation
+        from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+        from deadzone_id_ros.nodes.excitation import reference_message
+        from deadzone_id_ros.sim.soak import ramp_points
 
         q = self.states[-1][1]
         if target is None:
             start_q = np.clip(q, self.desc.lower + 0.25, self.desc.upper - 0.25)
             pts = generate_excitation(ExcitationConfig(duration=6.0, seed=int(self.rng.integers(1 << 30)),
                                                        lead_in=0.1), start=start_q)
-            step = 10
+            rows = range(0, len(pts.t), 10)
         else:
-            s = np.linspace(0.0, 1.0, 41)[:, None]
-            pts = TrajectoryPoints(NAMES, np.linspace(0.0, 2.0, 41), q + s**3 * (10 - 15 * s + 6 * s**2) * (target - q))
-            step = 1
-        msg = JointTrajectory(joint_names=list(NAMES))
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.now_ns + 200_000_000, 1_000_000_000)
-        for k in range(0, len(pts.t), step):
-            sec, nsec = divmod(round(pts.t[k] * 1e9), 1_000_000_000)
-            point = JointTrajectoryPoint(positions=pts.position[k].tolist(), time_from_start=Duration(sec=sec,
-                                                                                                      nanosec=nsec))
-            if pts.velocity is not None and target is None:
-                point.velocities = pts.velocity[k].tolist()
-                point.accelerations = pts.acceleration[k].tolist()
-            msg.points.append(point)
-        self.ref_pub.publish(msg)
+            pts = ramp_points(NAMES, q, target)
+            rows = range(len(pts.t))
+        self.ref_pub.publish(reference_message(pts, self.now_ns + 200_000_000, rows))
 
     def send_parameters(self) -> None:
         """A random parameter set; a DOB cutoff above the Nyquist limit in 30% of them (the node must refuse it)."""
@@ -229,25 +219,25 @@ def check_commands(soak: _Soak) -> None:
         res.commands += 1
         if not np.all(np.isfinite(tau)):
             res.nonfinite += 1
-            _violate(res, f"t={t * 1e-9:.3f}: non-finite command {tau.tolist()}")
+            _violate(res, f"t={ns_to_s(t):.3f}: non-finite command {tau.tolist()}")
             continue
         res.max_clamp_ratio = max(res.max_clamp_ratio, float(np.max(np.abs(tau) / clamp)))
         if np.any(np.abs(tau) > clamp + 1e-9):
-            _violate(res, f"t={t * 1e-9:.3f}: command {tau.tolist()} beyond the clamp {clamp.tolist()}")
+            _violate(res, f"t={ns_to_s(t):.3f}: command {tau.tolist()} beyond the clamp {clamp.tolist()}")
         if prev is not None and np.any(tau != 0.0):
             lost = np.searchsorted(forwarded, t, "left") - np.searchsorted(forwarded, prev[0], "right") > 0
             if lost:
                 res.unjudged_pairs += 1
             else:
                 _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t)
-                allowed = rate_hi * min(max(t - prev[0], 0) * 1e-9, cfg.rate_limit_max_period)
+                allowed = rate_hi * min(ns_to_s(max(t - prev[0], 0)), cfg.rate_limit_max_period)
                 change = np.abs(tau - prev[1])
                 ratio = float(np.max(np.divide(change, allowed, out=np.where(change > 0, np.inf, 0.0),
                                                where=allowed > 0)))
                 res.max_rate_ratio = max(res.max_rate_ratio, ratio)
                 if ratio > 1 + 1e-9:
-                    _violate(res, f"t={t * 1e-9:.3f}: change {(tau - prev[1]).tolist()} beyond the rate limit "
-                                  f"{allowed.tolist()} (dt {(t - prev[0]) * 1e-9:.4f} s)")
+                    _violate(res, f"t={ns_to_s(t):.3f}: change {(tau - prev[1]).tolist()} beyond the rate limit "
+                                  f"{allowed.tolist()} (dt {ns_to_s(t - prev[0]):.4f} s)")
         prev = (max(t, prev[0]) if prev is not None else t, tau)
 
 
@@ -271,8 +261,8 @@ def check_safe_state(soak: _Soak, log: str) -> None:
     controller received while no fault was latched is judged here (crossing or not) and compared with the faults
     the controller logged; the latch follows the controller's own faults and resets."""
     res = soak.res
-    faults = {round(float(m.group(1)) * 1e9) for m in FAULT_RE.finditer(log)}
-    resets = sorted(round(float(m.group(1)) * 1e9) for m in RESET_RE.finditer(log))
+    faults = {int(m.group(1)) * NS_PER_S + int(m.group(2)) for m in FAULT_RE.finditer(log)}  # exact "sec.nanosec"
+    resets = sorted(int(m.group(1)) * NS_PER_S + int(m.group(2)) for m in RESET_RE.finditer(log))
     res.faults = len(faults)
     q_d_of = {t: q_d for t, _, q_d in soak.answers if q_d.size}
     latched_at: int | None = None
@@ -295,7 +285,7 @@ def check_safe_state(soak: _Soak, log: str) -> None:
             res.expected_faults += int(crossing)
             if crossing != (t in faults):
                 what = "crossing without a fault" if crossing else "fault without a crossing"
-                _violate(res, f"t={t * 1e-9:.3f}: {what} (|q_d - q| {np.abs(q_d - q).round(4).tolist()}, "
+                _violate(res, f"t={ns_to_s(t):.3f}: {what} (|q_d - q| {np.abs(q_d - q).round(4).tolist()}, "
                               f"q {q.round(4).tolist()})")
         if t in faults:
             latched_at = t
@@ -339,9 +329,9 @@ def live_soak(seconds: float, seed: int = 0, wall_limit: float | None = None) ->
         next_ref = next_set = 0.0
         next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
         wall_end = time.monotonic() + (wall_limit if wall_limit is not None else 40 * seconds + 60)
-        while soak.now_ns - t0 < seconds * 1e9 and time.monotonic() < wall_end:
+        while soak.now_ns - t0 < s_to_ns(seconds) and time.monotonic() < wall_end:
             ex.spin_once(timeout_sec=0.01)
-            now = (soak.now_ns - t0) * 1e-9
+            now = ns_to_s(soak.now_ns - t0)
             if now >= next_ref:
                 soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
                 soak.res.resets += 1
@@ -352,7 +342,7 @@ def live_soak(seconds: float, seed: int = 0, wall_limit: float | None = None) ->
                 soak.send_parameters()
                 next_set = now + float(rng.uniform(1.0, 3.0))
             if now >= next_gap:
-                soak.gap_until = soak.now_ns + int(rng.uniform(0.02, 0.15) * 1e9)
+                soak.gap_until = soak.now_ns + s_to_ns(float(rng.uniform(0.02, 0.15)))
                 soak.res.gaps += 1
                 next_gap = now + float(rng.uniform(1.5, 4.0))
             if now >= next_excursion:
@@ -365,7 +355,7 @@ def live_soak(seconds: float, seed: int = 0, wall_limit: float | None = None) ->
                 next_ref = now + 3.0
         for _ in range(50):  # the last answers and parameter responses
             ex.spin_once(timeout_sec=0.01)
-        soak.res.sim_seconds = (soak.now_ns - t0) * 1e-9
+        soak.res.sim_seconds = ns_to_s(soak.now_ns - t0)
     finally:
         node.destroy_node()
         rclpy.shutdown(context=ctx)

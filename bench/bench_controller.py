@@ -53,20 +53,9 @@ def train_artifact(tmp: Path, quick: bool) -> Path:
 
 def _reference_msg(points, t0_ns: int, rel: float, horizon: float = 2.0):
     """A JointTrajectory window as the excitation node publishes it: points from ``rel`` [s] to rel + horizon."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from deadzone_id_ros.nodes.excitation import reference_message, window_rows
 
-    lo = max(int(np.searchsorted(points.t, rel - 0.01)) - 1, 0)
-    hi = max(int(np.searchsorted(points.t, rel + horizon, side="right")), lo + 2)
-    msg = JointTrajectory()
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t0_ns, 1_000_000_000)
-    msg.joint_names = list(points.joint_names)
-    for k in range(lo, min(hi, len(points.t))):
-        sec, nsec = divmod(round(points.t[k] * 1e9), 1_000_000_000)
-        msg.points.append(JointTrajectoryPoint(
-            positions=points.position[k].tolist(), velocities=points.velocity[k].tolist(),
-            accelerations=points.acceleration[k].tolist(), time_from_start=Duration(sec=sec, nanosec=nsec)))
-    return msg
+    return reference_message(points, t0_ns, window_rows(points.t, rel, 0.01, horizon))
 
 
 def _excitation(seconds: float, start_q):

@@ -30,9 +30,39 @@ from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .excitation_params import ExcitationNodeConfig
 
-__all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main"]
+__all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main", "reference_message", "window_rows"]
 
 REFERENCE_TOPIC = "/feedforward_controller/reference"
+
+
+def window_rows(t: np.ndarray, rel: float, sample_period: float, horizon: float) -> range:
+    """The rows of a trajectory with times ``t`` (K,) [s] that one reference window at ``rel`` [s] publishes: from
+    the point before ``rel - sample_period`` to ``rel + horizon`` [s], at least two."""
+    lo = max(int(np.searchsorted(t, rel - sample_period)) - 1, 0)
+    hi = max(int(np.searchsorted(t, rel + horizon, side="right")), lo + 2)
+    return range(lo, min(hi, len(t)))
+
+
+def reference_message(points: TrajectoryPoints, t0_ns: int, rows: range | None = None) -> JointTrajectory:
+    """The JointTrajectory of ``points`` (all of them, or ``rows``) starting at ``t0_ns`` [ns] (its header stamp;
+    each point's time_from_start is its time in ``points``), with velocities and accelerations where ``points``
+    has them: the message the controller's ``~/reference`` takes."""
+    msg = JointTrajectory()
+    sec, nanosec = ns_to_stamp(t0_ns)
+    msg.header.stamp = Time(sec=sec, nanosec=nanosec)
+    msg.joint_names = list(points.joint_names)
+    velocity, acceleration = points.velocity, points.acceleration
+    for k in rows if rows is not None else range(len(points.t)):
+        p = JointTrajectoryPoint()
+        p.positions = points.position[k].tolist()
+        if velocity is not None:
+            p.velocities = velocity[k].tolist()
+        if acceleration is not None:
+            p.accelerations = acceleration[k].tolist()
+        sec, nanosec = ns_to_stamp(s_to_ns(points.t[k]))
+        p.time_from_start = Duration(sec=sec, nanosec=nanosec)
+        msg.points.append(p)
+    return msg
 
 
 class ExcitationNode(Node):
@@ -95,26 +125,11 @@ class ExcitationNode(Node):
     def _publish_window(self, now_ns: int) -> None:
         pts = self.points
         assert pts is not None
-        rel = ns_to_s(now_ns - self._t0_ns)
-        lo = max(int(np.searchsorted(pts.t, rel - self.config.sample_period)) - 1, 0)
-        hi = int(np.searchsorted(pts.t, rel + self.node_config.horizon, side="right"))
-        hi = max(hi, lo + 2)
-        msg = JointTrajectory()
-        msg.header.stamp = Time(**dict(zip(("sec", "nanosec"), ns_to_stamp(self._t0_ns))))
-        msg.joint_names = list(pts.joint_names)
-        velocity, acceleration = pts.velocity, pts.acceleration
-        if velocity is None or acceleration is None:
+        if pts.velocity is None or pts.acceleration is None:
             raise ValueError("excitation trajectory without velocity/acceleration")
-        for k in range(lo, min(hi, len(pts.t))):
-            p = JointTrajectoryPoint()
-            p.positions = pts.position[k].tolist()
-            p.velocities = velocity[k].tolist()
-            p.accelerations = acceleration[k].tolist()
-            sec, nsec = ns_to_stamp(s_to_ns(pts.t[k]))
-            p.time_from_start = Duration(sec=sec, nanosec=nsec)
-            msg.points.append(p)
-        self._pub.publish(msg)
-        if hi >= len(pts.t) and not self._finished:
+        rows = window_rows(pts.t, ns_to_s(now_ns - self._t0_ns), self.config.sample_period, self.node_config.horizon)
+        self._pub.publish(reference_message(pts, self._t0_ns, rows))
+        if rows.stop >= len(pts.t) and not self._finished:
             self._finished = True
             self.get_logger().info("excitation: last window published; the controller holds the final position")
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..config import check_positive
 
-__all__ = ["SoakResult", "run_soak"]
+__all__ = ["SoakResult", "ramp_points", "run_soak"]
 
 
 @dataclass
@@ -83,6 +83,17 @@ def _random_config(base, rng: np.random.Generator):
         dob_cutoff=tuple(float(rng.uniform(50.0, 300.0)) for _ in range(n)),
         tracking_error_limit=float(rng.choice([0.5, 0.5, 0.2, 0.01, 0.004, 0.002])),
     )
+
+
+def ramp_points(joint_names: tuple[str, ...], q: np.ndarray, target: np.ndarray, duration: float = 2.0):
+    """A slow straight ramp from ``q`` to ``target`` ((J,) [rad]) over ``duration`` [s], with the quintic
+    (minimum-jerk) shape 10 s^3 - 15 s^4 + 6 s^5 at 41 points: the excursion of both soaks (a TrajectoryPoints with
+    positions only)."""
+    from ..control import TrajectoryPoints
+
+    s = np.linspace(0.0, 1.0, 41)[:, None]
+    shape = s**3 * (10 - 15 * s + 6 * s**2)
+    return TrajectoryPoints(tuple(joint_names), np.linspace(0.0, duration, 41), q + shape * (target - q))
 
 
 def _state(ctrl) -> str:
@@ -200,7 +211,7 @@ class _SoakLoop:
     def new_reference(self, t: float, target: np.ndarray | None = None) -> None:
         """Give the controller, at ``t`` [s], a new reference starting 0.05-0.5 s ahead: a random excitation centred
         where the arm is, or (``target``, (J,) [rad]) a slow 2 s straight ramp there."""
-        from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
+        from ..control import ExcitationConfig, generate_excitation
 
         arm, desc, rng = self.arm, self.desc, self.rng
         q = arm.measure().q
@@ -208,10 +219,8 @@ class _SoakLoop:
             cfg = ExcitationConfig(joint_names=arm.joint_names, duration=float(rng.uniform(3.0, 12.0)),
                                    seed=int(rng.integers(1 << 30)), lead_in=0.05)
             pts = generate_excitation(cfg, start=np.clip(q, desc.lower + 0.25, desc.upper - 0.25))
-        else:  # a slow straight ramp to ``target``
-            s = np.linspace(0.0, 1.0, 41)[:, None]
-            shape = s**3 * (10 - 15 * s + 6 * s**2)
-            pts = TrajectoryPoints(arm.joint_names, np.linspace(0.0, 2.0, 41), q + shape * (target - q))
+        else:
+            pts = ramp_points(arm.joint_names, q, target)
         start = t + float(rng.uniform(0.05, 0.5))
         self.ctrl.set_reference(dataclasses.replace(pts, t=pts.t + start), now=t)
 

@@ -279,7 +279,7 @@ def verdict(report: CompareReport) -> list[str]:
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]
-        out.append(f"Best method {best} is {_num(ms[best].rmse_mean) / nf.rmse_mean:.2f}× the simulator's own noise "
+        out.append(f"Best method {best} is {_num(report.floor_ratio(best)):.2f}× the simulator's own noise "
                    f"floor ({_fmt(nf.rmse_mean)} {report.torque_unit}).")
         rbd_ratio = report.floor_ratio("rbd")
         if rbd_ratio is not None:

@@ -7,15 +7,16 @@ import re
 
 import numpy as np
 import pytest
-from builtin_interfaces.msg import Duration, Time
 from conftest import REPO, executable, wait_until
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
+from deadzone_id_ros.nodes.excitation import reference_message
+from deadzone_id_ros.stamps import stamp_to_s
 
 pytestmark = pytest.mark.integration
 
@@ -38,20 +39,7 @@ def probe(ros_probe):
 
 
 def _stamp_s(msg) -> float:
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
-
-def _trajectory_msg(points: TrajectoryPoints, t0_ns: int) -> JointTrajectory:
-    msg = JointTrajectory()
-    msg.header.stamp = Time(sec=t0_ns // 1_000_000_000, nanosec=t0_ns % 1_000_000_000)
-    msg.joint_names = list(points.joint_names)
-    for k in range(len(points)):
-        ns = int(round(points.t[k] * 1e9))
-        msg.points.append(JointTrajectoryPoint(
-            positions=points.position[k].tolist(), velocities=points.velocity[k].tolist(),
-            accelerations=points.acceleration[k].tolist(),
-            time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
-    return msg
+    return stamp_to_s(msg.header.stamp)
 
 
 def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
@@ -74,7 +62,7 @@ def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
     points = generate_excitation(ExcitationConfig(duration=seconds, seed=5, lead_in=0.2),
                                  start=[pos[j] for j in NAMES])
     t0_ns = round(_stamp_s(last) * 1e9) + 400_000_000  # simulated time, from sim_arm's stamps
-    probe.ref_pub.publish(_trajectory_msg(points, t0_ns))
+    probe.ref_pub.publish(reference_message(points, t0_ns))
     probe.states.clear()
     end = t0_ns * 1e-9 + seconds + 0.2
     assert wait_until(lambda: (probe.spin(0.05), bool(probe.states) and _stamp_s(probe.states[-1]) > end)[1],

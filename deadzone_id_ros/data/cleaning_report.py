@@ -1,9 +1,13 @@
 """What cleaning did to the data (core, no ROS): typed, frozen reports instead of free-form dicts.
 
-:class:`BagReport` holds one bag's (one JointState topic's) counts and warnings, as produced by
-:func:`~deadzone_id_ros.data.episodes.build_episodes`; :func:`merge_reports` sums them into the
-:class:`CleaningReport` of a :class:`~deadzone_id_ros.data.dataset.Dataset`. ``to_dict()`` gives the JSON form (the
-same keys the loader report has always had in ``report.json``).
+:class:`BagReport` holds one bag's (one JointState topic's) counts and warnings; it is built from the
+:class:`~deadzone_id_ros.data.cleaning_log.CleaningLog` the stages of :func:`~deadzone_id_ros.data.episodes.
+build_episodes` recorded into (:meth:`BagReport.from_log`), never filled field by field. :func:`merge_reports` sums
+them into the :class:`CleaningReport` of a :class:`~deadzone_id_ros.data.dataset.Dataset`. ``to_dict()`` gives the
+JSON form (the same keys the loader report has always had in ``report.json``).
+
+A count that a stage records under a name of its own (a new bag quirk) needs no field here: it is carried in
+``extra_counts``, summed over bags, written to JSON beside the other counts and listed by ``deadzone-id inspect``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .cleaning_log import CleaningLog
 
 __all__ = ["BagReport", "CleaningReport", "COUNT_FIELDS", "merge_reports"]
 
@@ -30,7 +36,20 @@ COUNT_FIELDS = (
     "messages_without_joints",
     "zero_stamps_dropped",
 )
-"""The integer counts that are summed over bags (and listed by ``deadzone-id inspect``)."""
+"""The integer counts with a report field of their own, summed over bags (and listed by ``deadzone-id inspect``);
+counts of other names are summed too (``extra_counts``)."""
+
+
+def _fields_dict(report: Any) -> dict[str, Any]:
+    """A report dataclass's fields as JSON-ready Python, its ``extra_counts`` spliced in at their place."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(report):
+        value = getattr(report, f.name)
+        if f.name == "extra_counts":
+            out.update(value)
+        else:
+            out[f.name] = _plain(value)
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -74,6 +93,8 @@ class BagReport:
         merge_unmatched: base messages without a message of every other publisher within the merge tolerance.
         messages_without_joints: messages naming none of the joints used (another publisher's joints).
         zero_stamps_dropped: messages with an unset (zero) header stamp among stamped ones.
+        extra_counts: ``{name: n}``, the counts a stage recorded under a name that has no field here (written to
+            JSON among the other counts, not as a nested entry).
         velocity_mismatch: ``{joint: {"gain": g, "correlation": r}}`` where the message velocity disagrees with the
             derivative of position.
     """
@@ -108,11 +129,37 @@ class BagReport:
     merge_unmatched: int = 0
     messages_without_joints: int = 0
     zero_stamps_dropped: int = 0
+    extra_counts: Mapping[str, int] = field(default_factory=dict)
     velocity_mismatch: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
+    @classmethod
+    def from_log(cls, log: CleaningLog) -> BagReport:
+        """The report of one bag from what its cleaning stages recorded: each note and count fills the field of its
+        name, counts of other names go to ``extra_counts``, ``warnings`` are the log's in order.
+
+        Raises:
+            ValueError: a note names no field of this report, or a name is both a note and a count.
+            TypeError: a field without a default was never recorded (a stage of the pipeline did not run).
+        """
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra_counts", "warnings"}
+        unknown = sorted(set(log.notes) - names)
+        if unknown:
+            raise ValueError(f"cleaning log notes {unknown} are not BagReport fields: give each decision a field")
+        both = sorted(set(log.notes) & set(log.counts))
+        if both:
+            raise ValueError(f"cleaning log names {both} are both notes and counts")
+        values: dict[str, Any] = {**log.notes, **{k: v for k, v in log.counts.items() if k in names}}
+        extra = {k: v for k, v in log.counts.items() if k not in names}
+        return cls(**values, warnings=log.warnings, extra_counts=extra)
+
+    def counts(self) -> dict[str, int]:
+        """``{name: n}``: the :data:`COUNT_FIELDS` in that order, then ``extra_counts``."""
+        return {**{k: getattr(self, k) for k in COUNT_FIELDS}, **self.extra_counts}
+
     def to_dict(self) -> dict[str, Any]:
-        """The report as plain JSON-ready Python (tuples become lists)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """The report as plain JSON-ready Python (tuples become lists; ``extra_counts`` spliced in as top-level
+        counts)."""
+        return _fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -125,6 +172,7 @@ class CleaningReport:
         episodes, samples, messages, messages_dropped, duplicates_dropped, same_stamp_conflicts_dropped,
             out_of_order_sorted, gaps_split, nan_samples_dropped, short_segments_dropped, resets_split,
             messages_merged, merge_unmatched, messages_without_joints, zero_stamps_dropped: sums over ``bags``.
+        extra_counts: the sums of the bags' ``extra_counts`` (JSON: among the other counts).
         log_time_fallback: bags whose header stamps were zero (log time used).
         recovered: bags read from a recovered copy.
         velocity_source: ``{bag: "message" | "savgol derivative of position"}``.
@@ -147,14 +195,16 @@ class CleaningReport:
     merge_unmatched: int = 0
     messages_without_joints: int = 0
     zero_stamps_dropped: int = 0
+    extra_counts: Mapping[str, int] = field(default_factory=dict)
     log_time_fallback: tuple[str, ...] = ()
     recovered: tuple[str, ...] = ()
     velocity_source: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as plain JSON-ready Python (per-bag reports nested as dicts, tuples as lists)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """The report as plain JSON-ready Python (per-bag reports nested as dicts, tuples as lists, ``extra_counts``
+        spliced in as top-level counts)."""
+        return _fields_dict(self)
 
 
 def merge_reports(reports: Sequence[BagReport], extra_warnings: Sequence[str] = ()) -> CleaningReport:
@@ -163,12 +213,17 @@ def merge_reports(reports: Sequence[BagReport], extra_warnings: Sequence[str] = 
     ``extra_warnings`` come first in ``warnings``, then each bag's warnings in order.
     """
     sums = {key: sum(getattr(r, key) for r in reports) for key in ("episodes", "samples", *COUNT_FIELDS)}
+    extra: dict[str, int] = {}
+    for rep in reports:
+        for key, n in rep.extra_counts.items():
+            extra[key] = extra.get(key, 0) + n
     warnings = list(extra_warnings)
     for rep in reports:
         warnings.extend(rep.warnings)
     return CleaningReport(
         bags={r.bag: r for r in reports},
         **sums,
+        extra_counts=extra,
         log_time_fallback=tuple(r.bag for r in reports if r.log_time_fallback),
         recovered=tuple(r.bag for r in reports if r.recovered),
         velocity_source={r.bag: r.velocity_source for r in reports},

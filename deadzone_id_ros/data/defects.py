@@ -1,10 +1,12 @@
-"""Recording defects that the cleaning stages of :func:`~deadzone_id_ros.data.episodes.build_episodes` handle
-(core, no ROS), one function per kind:
+"""Recording defects that the cleaning stages (:data:`~deadzone_id_ros.data.stages.STAGES`) handle (core, no ROS),
+one pure function per kind, each returning what it found plus its warnings so that it can be tested alone:
 
 - :func:`merge_split_publishers`: joints split across publishers (one driver per joint group, each message carrying
   a subset of the joints) are merged by name over time; the stated tolerance is ``DatasetConfig.merge_tolerance_s``;
 - :func:`find_resets`: time that jumps backwards by more than ``max_gap_s`` is a reset (simulation reset, clock
   reset, two runs appended); the data are split there, only smaller disorder is sorted;
+- :func:`sort_and_dedup`: messages out of stamp order are sorted, exact duplicates and same-stamp conflicts dropped;
+- :func:`drop_nan`: samples with NaN/inf or a missing value are dropped;
 - :func:`check_velocity`: a velocity field that is not the derivative of position (a constant, a configured
   maximum, wrong units, wrong sign) is found by comparing its integral with the change of q over short windows;
 - :func:`effort_problems`: effort beyond what the robot's effort limits allow is marked unusable (the numerically
@@ -14,7 +16,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,10 +23,10 @@ import numpy as np
 from ..errors import DataError
 from ..stamps import NS_PER_S, ns_to_s
 from .bag import JointStateSeries
+from .samples import Samples, subset_series
 
 if TYPE_CHECKING:
-    from .dataset import DatasetConfig
-    from .stages import Samples
+    from .dataset_config import DatasetConfig
 
 __all__ = [
     "EFFORT_LIMIT_FACTOR",
@@ -33,9 +34,11 @@ __all__ = [
     "VELOCITY_CORRELATION_MIN",
     "VELOCITY_GAIN_RANGE",
     "check_velocity",
+    "drop_nan",
     "effort_problems",
     "find_resets",
     "merge_split_publishers",
+    "sort_and_dedup",
     "subset_series",
 ]
 
@@ -53,13 +56,6 @@ def _named(series: JointStateSeries, cols: list[int]) -> np.ndarray:
     """(M, K) True where a message names joint ``cols[k]`` (carries a value in any field)."""
     missing = np.isnan(series.position[:, cols]) & np.isnan(series.velocity[:, cols]) & np.isnan(series.effort[:, cols])
     return ~missing
-
-
-def subset_series(series: JointStateSeries, rows: np.ndarray) -> JointStateSeries:
-    """The messages of ``series`` at ``rows`` (an index array or a boolean mask (M,))."""
-    return replace(series, stamp_ns=series.stamp_ns[rows], log_ns=series.log_ns[rows],
-                   position=series.position[rows], velocity=series.velocity[rows], effort=series.effort[rows],
-                   index=series.index[rows])
 
 
 def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: DatasetConfig,
@@ -163,6 +159,57 @@ def find_resets(t_ns: np.ndarray, msg_index: np.ndarray, max_back_s: float, wher
                 f"{int(msg_index[k + 1])} (a reset: simulation or clock reset, or runs appended); split into "
                 "separate episodes there" for k in jumps]
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)], warnings
+
+
+def sort_and_dedup(samples: Samples, where: str) -> tuple[Samples, np.ndarray, dict[str, int], list[str]]:
+    """Sort by stamp (stable) and mark repeated stamps.
+
+    A row repeating the previous row's stamp is dropped: an exact duplicate when every value matches (NaN equal
+    to NaN), else a same-stamp conflict (the first is kept).
+
+    Returns:
+        (sorted samples, keep (M,) bool mask of rows to keep, counts ``out_of_order_sorted``,
+        ``duplicates_dropped``, ``same_stamp_conflicts_dropped``, warnings).
+    """
+    t_ns, msg_index = samples.t_ns, samples.msg_index
+    warnings = []
+    back = np.diff(t_ns) < 0
+    if back.any():
+        warnings.append(f"{where}: {int(back.sum())} message(s) out of stamp order (first: message "
+                        f"{int(msg_index[1:][back][0])}); sorted by stamp")
+    s = samples.take(np.argsort(t_ns, kind="stable"))
+    same = np.concatenate([[False], np.diff(s.t_ns) == 0])
+    exact = same.copy()
+    if same.any():
+        rows = np.nonzero(same)[0]
+        prev = rows - 1
+        for arr in (s.q, s.tau, s.vel):
+            eq = (arr[rows] == arr[prev]) | (np.isnan(arr[rows]) & np.isnan(arr[prev]))
+            exact[rows] &= eq.all(axis=1)
+        warnings.append(
+            f"{where}: dropped {int(exact.sum())} exact duplicate(s) and {int((same & ~exact).sum())} message(s) "
+            f"repeating a stamp with other values (kept the first; first: message {int(s.msg_index[same][0])})"
+        )
+    counts = {"out_of_order_sorted": int(back.sum()), "duplicates_dropped": int(exact.sum()),
+              "same_stamp_conflicts_dropped": int((same & ~exact).sum())}
+    return s, ~same, counts, warnings
+
+
+def drop_nan(samples: Samples, keep: np.ndarray, use_msg_vel: bool, where: str) -> tuple[Samples, int, list[str]]:
+    """Keep the rows in ``keep`` whose q and tau (and the message velocity when used) are all finite.
+
+    Returns:
+        (kept samples, number of rows in ``keep`` dropped for NaN/inf, warnings).
+    """
+    finite = np.isfinite(samples.q).all(axis=1) & np.isfinite(samples.tau).all(axis=1)
+    if use_msg_vel:
+        finite &= np.isfinite(samples.vel).all(axis=1)
+    nan_rows = keep & ~finite
+    warnings = []
+    if nan_rows.any():
+        warnings.append(f"{where}: dropped {int(nan_rows.sum())} sample(s) with NaN/inf or a missing value "
+                        f"(first: message {int(samples.msg_index[nan_rows][0])})")
+    return samples.take(keep & finite), int(nan_rows.sum()), warnings
 
 
 def _increments(s: Samples, max_gap_s: float, window_s: float) -> tuple[np.ndarray, np.ndarray]:

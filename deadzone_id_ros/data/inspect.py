@@ -2,7 +2,7 @@
 
 For every topic: type, message count and rate. For every sensor_msgs/JointState topic: joints, which of
 position/velocity/effort are present and usable per joint, whether anything moves. For the topic a data set would
-be built from (:func:`~deadzone_id_ros.data.dataset.select_joint_state_topic`): samples, episodes, the dead-zone
+be built from (:func:`~deadzone_id_ros.data.bag.select_joint_state_topic`): samples, episodes, the dead-zone
 fraction per joint (``|dq_j| <= alpha * sigma_j``, Inami, Yamane, Sakaino, arXiv 2402.00393), the fraction of
 samples with every joint moving, the data-set report, and a note on effort units (JointState does not declare them).
 """
@@ -18,8 +18,8 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..stamps import ns_to_s
 from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
-from .cleaning_report import COUNT_FIELDS, BagReport
-from .dataset import DatasetConfig
+from .cleaning_report import BagReport
+from .dataset_config import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
 from .effort_units import FIX_HINT, NEWTON_METRE, effort_units, guess_effort_unit
 from .episodes import build_episodes
@@ -94,7 +94,7 @@ def _dataset_summary(path: str | Path, episodes: list, joints: tuple[str, ...], 
         "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
         "all_joints_moving_fraction": float(r.all(axis=1).mean()),
         "pairs_moving_fraction": float(r.mean()),
-        "counts": {k: getattr(rep, k) for k in COUNT_FIELDS},
+        "counts": rep.counts(),
         "joints_skipped": list(rep.joints_skipped),
         "warnings": list(rep.warnings),
     }

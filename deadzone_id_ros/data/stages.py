@@ -1,303 +1,313 @@
-"""The cleaning stages of :func:`~deadzone_id_ros.data.episodes.build_episodes` (core, no ROS), one pure function
-per stage (see that module's docstring for the order); each returns what it decided plus its warnings."""
+"""The cleaning stages (core, no ROS): ONE ordered list, :data:`STAGES`, that turns one decoded JointState topic
+into clean, uniformly resampled episodes.
+
+Every stage is a function ``stage(data, config, log) -> data``: it takes the topic's data so far
+(:class:`~deadzone_id_ros.data.samples.TopicData`), the :class:`~deadzone_id_ros.data.dataset_config.DatasetConfig`
+and the :class:`~deadzone_id_ros.data.cleaning_log.CleaningLog`, returns the data with its step done, and records
+what it did in the log: counts, notes (its decisions) and warnings. :func:`~deadzone_id_ros.data.episodes.
+build_episodes` runs them in this order and builds the bag's report from the log
+(:meth:`~deadzone_id_ros.data.cleaning_report.BagReport.from_log`). A stage that leaves nothing usable raises
+:class:`~deadzone_id_ros.errors.DataError` naming the bag, topic, message index, field and joint. The decisions and
+detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.defects`, :mod:`.resample`.
+
+1. :func:`check_messages`: messages the reader could not map by joint name (empty names, length mismatch) are
+   counted; joint-order changes (mapped by name) are warned about;
+2. :func:`stamp_time`: header stamps, falling back to log (receive) time when stamps are zero; a few unset stamps
+   among set ones are dropped;
+3. :func:`merge_publishers`: joints split across publishers are merged by name over time, on each run between
+   resets (never interpolating across one);
+4. :func:`pick_joints`: ``DatasetConfig.joints``, or every joint with usable position and effort;
+5. :func:`pick_velocity`: dq from the message when usable, else Savitzky–Golay differentiation of q;
+6. :func:`make_samples`: the chosen joints' rows (effort times ``DatasetConfig.torque_constants``);
+7. :func:`split_resets`: time that jumps back by more than ``max_gap_s`` is a reset: the runs between resets are
+   cleaned and resampled separately from here on;
+8. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
+9. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
+   derivative (``velocity="auto"``);
+10. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
+11. :func:`resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each segment
+    to ``rate_hz`` by linear interpolation, ddq (and dq when differentiated) by zero-phase Savitzky–Golay
+    differentiation (:func:`scipy.signal.savgol_filter`; never a raw finite difference of quantized encoder data);
+12. :func:`flag_still_joints`: joints that never move are warned about; nothing moving at all is an error.
+
+Adding a cleaning stage (a new bag quirk) is one function here and its entry in :data:`STAGES`: detect the quirk in
+``data``, drop or fix what it spoils, record it (``log.count("my_quirk_dropped", n)`` is summed over bags and shown
+under that name in report.json and ``deadzone-id inspect``'s counts; ``log.warn(f"{data.where}: ...")`` names the
+first message; ``log.note(name, value)`` for a decision, which needs a field of that name in
+:class:`~deadzone_id_ros.data.cleaning_report.BagReport`), and return the data. Nothing else needs editing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..errors import DataError
-from ..stamps import NS_PER_S, ns_to_s
-from .bag import JointStateSeries, field_usability, why_unusable
-from .defects import effort_problems
-from .types import Episode
-
-if TYPE_CHECKING:
-    from .dataset import DatasetConfig
+from ..stamps import ns_to_s
+from .bag import why_unusable
+from .cleaning_log import CleaningLog
+from .dataset_config import DatasetConfig
+from .decisions import choose_time, choose_velocity, select_joints
+from .defects import check_velocity, drop_nan, find_resets, merge_split_publishers, sort_and_dedup
+from .resample import Resampled, split_and_resample
+from .samples import Samples, TopicData, subset_series
 
 __all__ = [
-    "Resampled",
-    "Samples",
-    "choose_time",
-    "choose_velocity",
-    "drop_nan",
-    "edge_reach",
-    "select_joints",
-    "sort_and_dedup",
-    "split_and_resample",
+    "DIFFERENTIATED",
+    "FROM_MESSAGE",
+    "STAGES",
+    "Stage",
+    "check_messages",
+    "drop_invalid",
+    "flag_still_joints",
+    "make_samples",
+    "merge_publishers",
+    "pick_joints",
+    "pick_velocity",
+    "resample",
+    "sort_runs",
+    "split_resets",
+    "stamp_time",
+    "verify_velocity",
 ]
 
+Stage = Callable[[TopicData, DatasetConfig, CleaningLog], TopicData]
+"""A cleaning stage: (the topic's data so far, the settings, the log to record into) -> the data after it."""
 
-@dataclass(frozen=True)
-class Samples:
-    """Raw samples of the chosen joints, in a common row order.
-
-    Attributes:
-        t_ns: (M,) time stamps [ns].  msg_index: (M,) message index on the topic of each row.
-        q: (M, J) [rad].  tau: (M, J) [N·m].  vel: (M, J) message velocity [rad/s] (NaN where missing).
-    """
-
-    t_ns: np.ndarray
-    q: np.ndarray
-    tau: np.ndarray
-    vel: np.ndarray
-    msg_index: np.ndarray
-
-    def take(self, rows: np.ndarray) -> Samples:
-        """The samples at ``rows`` (an index array or a boolean mask of length M)."""
-        return Samples(self.t_ns[rows], self.q[rows], self.tau[rows], self.vel[rows], self.msg_index[rows])
+FROM_MESSAGE = "message"
+DIFFERENTIATED = "savgol derivative of position"
+"""The two values of the report's ``velocity_source``."""
 
 
-def select_joints(series: JointStateSeries, config: DatasetConfig) -> tuple[tuple[str, ...], list[str]]:
-    """Stage 1: the joints to train on, and warnings.
-
-    ``config.joints`` when given (each must be on the topic with usable position and effort); otherwise every joint
-    with usable position and effort, in topic order (skipped joints are warned about with the reason).
-
-    Returns:
-        (joints (J,), warnings).
+def check_messages(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Count what the reader dropped (messages it could not map by joint name) and the joint-order changes.
 
     Raises:
-        DataError: a requested joint is missing or unusable, or no joint is usable (names the field and joint).
+        DataError: no message could be mapped (names the bag, topic and why).
     """
-    where = series.where
-    pos_u, eff_u = field_usability(series, "position"), field_usability(series, "effort")
-    implausible = effort_problems(series, tuple(config.joints or series.joint_names), config.effort_limits,
-                                  config.torque_constants)
-    eff_u = {n: eff_u[n] or implausible.get(n) for n in eff_u}
-    if config.joints is not None:
-        missing = [j for j in config.joints if j not in series.joint_names]
-        if missing:
-            raise DataError(f"{where}: joint(s) {missing} not in the messages; joints: {list(series.joint_names)}")
-        for j in config.joints:
-            for fname, u in (("position", pos_u), ("effort", eff_u)):
-                if u[j] is not None:
-                    raise DataError(f"{where}: message 0..{len(series) - 1} field {fname} of joint {j}: {u[j]}")
-        return tuple(config.joints), []
-    joints = tuple(n for n in series.joint_names if pos_u[n] is None and eff_u[n] is None)
-    if not joints:
-        why = why_unusable(series) or "no joint with usable position and effort: field effort " + "; ".join(
-            f"of {n} {r}" for n, r in implausible.items())
-        raise DataError(f"{where}: message 0..{len(series) - 1}: {why}")
-    skipped = {n: eff_u[n] or pos_u[n] for n in series.joint_names if n not in joints}
-    warnings = []
-    if skipped:
-        warnings.append(f"{where}: skipped joint(s) without usable position/effort: "
-                        + ", ".join(f"{n} ({r})" for n, r in skipped.items()))
-    return joints, warnings
+    series = data.series
+    dropped = series.report.get("dropped", {})
+    order_changes = series.report.get("joint_order_changes", 0)
+    if len(series) == 0:
+        raise DataError(f"{data.where}: {why_unusable(series)}")
+    log.count("messages", series.report.get("messages", len(series)))
+    log.count("messages_dropped", sum(d["count"] for d in dropped.values()))
+    log.note("dropped", dropped)
+    log.note("joint_order_changes", order_changes)
+    log.warn(*(f"{data.where}: dropped {d['count']} message(s): {reason} (first: message {d['first_message']})"
+               for reason, d in dropped.items()))
+    if order_changes:
+        log.warn(f"{data.where}: joint order changed {order_changes} time(s); mapped by name")
+    return data
 
 
-def choose_velocity(series: JointStateSeries, joints: tuple[str, ...], config: DatasetConfig) -> tuple[bool, list[str]]:
-    """Stage 2: take dq from the message (True) or differentiate q (False), per ``config.velocity``.
-
-    Returns:
-        (use the message velocity, warnings).
+def stamp_time(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """The time of every message (:func:`~.decisions.choose_time`); messages with an unset header stamp among set
+    ones are dropped and counted (``zero_stamps_dropped``).
 
     Raises:
-        DataError: ``velocity="message"`` but the field is unusable for a joint (names the joints and reasons).
+        DataError: ``time_source="header"`` and a header stamp is zero.
     """
-    where = series.where
-    vel_u = field_usability(series, "velocity")
-    vel_ok = all(vel_u[j] is None for j in joints)
-    if config.velocity == "message":
-        bad = [f"{j} ({vel_u[j]})" for j in joints if vel_u[j] is not None]
-        if bad:
-            raise DataError(f"{where}: message 0..{len(series) - 1} field velocity unusable for {bad}; "
-                            "use --velocity differentiate (DatasetConfig.velocity)")
-        return True, []
-    if config.velocity == "auto" and not vel_ok:
-        return False, [f"{where}: field velocity unusable ("
-                       + ", ".join(f"{j}: {vel_u[j]}" for j in joints if vel_u[j] is not None)
-                       + "); dq from zero-phase Savitzky–Golay differentiation of position"]
-    return config.velocity == "auto" and vel_ok, []
+    t_ns, source, fallback, warnings = choose_time(data.series, config)
+    log.note("time_source", source)
+    log.note("log_time_fallback", fallback)
+    log.warn(*warnings)
+    stamped = t_ns >= 0  # -1: a header stamp left unset
+    log.count("zero_stamps_dropped", int((~stamped).sum()))
+    data = replace(data, t_ns=t_ns)
+    return data if stamped.all() else data.take_messages(stamped)
 
 
-def choose_time(series: JointStateSeries, config: DatasetConfig) -> tuple[np.ndarray, str, bool, list[str]]:
-    """Stage 3: the time stamps [ns] of every message, per ``config.time_source``.
-
-    A zero header stamp is a stamp left unset, except a first stamp of zero followed within 1 s by the next one
-    (simulated time starting at 0; :func:`~deadzone_id_ros.stamps.increasing_rows`). With ``"auto"``, when at most
-    half of the messages have an unset stamp the header stamps are used and those messages get t = -1 (the caller
-    drops them, counted); when more have one, log (receive) time replaces the header stamps for the whole topic.
-
-    Returns:
-        (t_ns (M,) [ns] (-1 where a header stamp is unset), ``"header"`` or ``"log"``, whether log time replaced zero
-        header stamps, warnings).
+def merge_publishers(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """:func:`~.defects.merge_split_publishers` on each run between resets (never interpolating across a reset).
 
     Raises:
-        DataError: ``time_source="header"`` and a header stamp is zero (names the message).
+        DataError: joints split across publishers cannot be merged within ``merge_tolerance_s`` in any run.
     """
-    where = series.where
-    zero = series.stamp_ns <= 0
-    if len(zero) > 1 and series.stamp_ns[0] == 0 and 0 < series.stamp_ns[1] < NS_PER_S:
-        zero[0] = False  # simulated time starting at 0
-    if config.time_source == "log" or (config.time_source == "auto" and zero.sum() > len(zero) / 2):
-        if config.time_source != "auto":
-            return series.log_ns.copy(), "log", False, []
-        return series.log_ns.copy(), "log", True, [
-            f"{where}: {int(zero.sum())} message(s) have a zero header stamp (first: message "
-            f"{int(series.index[np.argmax(zero)])}); using log (receive) time for this topic"
-        ]
-    if zero.any() and config.time_source == "header":
-        k = int(series.index[np.argmax(zero)])
-        raise DataError(f"{where}: message {k} field header.stamp is zero; use --time-source log "
-                        "(DatasetConfig.time_source)")
-    t = series.stamp_ns.copy()
-    t[zero] = -1
-    warnings = [] if not zero.any() else [
-        f"{where}: dropped {int(zero.sum())} message(s) with a zero header stamp (first: message "
-        f"{int(series.index[np.argmax(zero)])}); the other messages' header stamps are used"]
-    return t, "header", False, warnings
-
-
-def sort_and_dedup(samples: Samples, where: str) -> tuple[Samples, np.ndarray, dict[str, int], list[str]]:
-    """Stage 4: sort by stamp (stable) and mark repeated stamps.
-
-    A row repeating the previous row's stamp is dropped: an exact duplicate when every value matches (NaN equal
-    to NaN), else a same-stamp conflict (the first is kept).
-
-    Returns:
-        (sorted samples, keep (M,) bool mask of rows to keep, counts ``out_of_order_sorted``,
-        ``duplicates_dropped``, ``same_stamp_conflicts_dropped``, warnings).
-    """
-    t_ns, msg_index = samples.t_ns, samples.msg_index
-    warnings = []
-    back = np.diff(t_ns) < 0
-    if back.any():
-        warnings.append(f"{where}: {int(back.sum())} message(s) out of stamp order (first: message "
-                        f"{int(msg_index[1:][back][0])}); sorted by stamp")
-    s = samples.take(np.argsort(t_ns, kind="stable"))
-    same = np.concatenate([[False], np.diff(s.t_ns) == 0])
-    exact = same.copy()
-    if same.any():
-        rows = np.nonzero(same)[0]
-        prev = rows - 1
-        for arr in (s.q, s.tau, s.vel):
-            eq = (arr[rows] == arr[prev]) | (np.isnan(arr[rows]) & np.isnan(arr[prev]))
-            exact[rows] &= eq.all(axis=1)
-        warnings.append(
-            f"{where}: dropped {int(exact.sum())} exact duplicate(s) and {int((same & ~exact).sum())} message(s) "
-            f"repeating a stamp with other values (kept the first; first: message {int(s.msg_index[same][0])})"
-        )
-    counts = {"out_of_order_sorted": int(back.sum()), "duplicates_dropped": int(exact.sum()),
-              "same_stamp_conflicts_dropped": int((same & ~exact).sum())}
-    return s, ~same, counts, warnings
-
-
-def drop_nan(samples: Samples, keep: np.ndarray, use_msg_vel: bool, where: str) -> tuple[Samples, int, list[str]]:
-    """Stage 5: keep the rows in ``keep`` whose q and tau (and the message velocity when used) are all finite.
-
-    Returns:
-        (kept samples, number of rows in ``keep`` dropped for NaN/inf, warnings).
-    """
-    finite = np.isfinite(samples.q).all(axis=1) & np.isfinite(samples.tau).all(axis=1)
-    if use_msg_vel:
-        finite &= np.isfinite(samples.vel).all(axis=1)
-    nan_rows = keep & ~finite
-    warnings = []
-    if nan_rows.any():
-        warnings.append(f"{where}: dropped {int(nan_rows.sum())} sample(s) with NaN/inf or a missing value "
-                        f"(first: message {int(samples.msg_index[nan_rows][0])})")
-    return samples.take(keep & finite), int(nan_rows.sum()), warnings
-
-
-@dataclass(frozen=True)
-class Resampled:
-    """What :func:`split_and_resample` produced: episodes and the numbers behind them."""
-
-    episodes: list[Episode]
-    rate_hz: float
-    median_step_s: float
-    gaps_split: int
-    window: int
-    short_segments_dropped: int
-    warnings: list[str]
-
-
-def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_msg_vel: bool, order: int,
-                     ) -> tuple[np.ndarray, ...] | None:
-    """Resample rows a:b onto a uniform grid; returns (t0-relative grid [ns], q, dq, ddq, tau) or None if short."""
-    ts = s.t_ns[a:b]
-    dt_ns = NS_PER_S / rate
-    n_grid = int(np.floor((ts[-1] - ts[0]) / dt_ns + 1e-9)) + 1 if b - a > 1 else 1
-    if n_grid < window or b - a < window:  # too short, or too few real samples (mostly interpolation)
-        return None
-    g = np.arange(n_grid) * dt_ns  # [ns] since the segment start (small floats: no precision loss)
-    rel = (ts - ts[0]).astype(np.float64)
-    qg = _interp_cols(g, rel, s.q[a:b])
-    taug = _interp_cols(g, rel, s.tau[a:b])
-    dt = 1.0 / rate
-    if use_msg_vel:
-        dqg = _interp_cols(g, rel, s.vel[a:b])
+    series, t_ns = data.series, data.t_ns
+    slices, _ = find_resets(t_ns, series.index, config.max_gap_s, series.where)
+    if len(slices) == 1:
+        merged, t_merged, counts, warnings = merge_split_publishers(series, t_ns, config)
     else:
-        dqg = savgol_filter(qg, window, order, deriv=1, delta=dt, axis=0, mode="interp")
-    ddqg = savgol_filter(dqg, window, order, deriv=1, delta=dt, axis=0, mode="interp")
-    return g, qg, dqg, ddqg, taug
+        parts, errors = [], []
+        for sl in slices:
+            rows = np.arange(sl.start, sl.stop)
+            try:
+                parts.append(merge_split_publishers(subset_series(series, rows), t_ns[rows], config))
+            except DataError as err:
+                errors.append(err)
+        if not parts:
+            raise errors[0]
+        fields: dict[str, Any] = {f: np.concatenate([getattr(p[0], f) for p in parts]) for f in (
+            "stamp_ns", "log_ns", "position", "velocity", "effort", "index")}
+        merged, t_merged = replace(series, **fields), np.concatenate([p[1] for p in parts])
+        counts = {k: sum(p[2][k] for p in parts) for k in parts[0][2]}
+        warnings = list(dict.fromkeys([w for p in parts for w in p[3]] + [str(e) for e in errors]))
+    for name, n in counts.items():
+        log.count(name, n)
+    log.warn(*warnings)
+    return replace(data, series=merged, t_ns=t_merged)
 
 
-def edge_reach(window: int, use_msg_vel: bool) -> int:
-    """Samples on each side that dq/ddq at one sample depend on: the Savitzky–Golay half window for ddq (window
-    ``window`` samples), twice that when dq is differentiated from q as well, plus one for the linear resampling
-    (two neighbouring grid samples can interpolate the same message)."""
-    half = window // 2
-    return (1 if use_msg_vel else 2) * half + 1
-
-
-def split_and_resample(s: Samples, series: JointStateSeries, joints: tuple[str, ...], use_msg_vel: bool,
-                       config: DatasetConfig, first_episode: int = 0) -> Resampled:
-    """Stage 6: split at gaps longer than ``config.max_gap_s``, resample each segment, differentiate.
-
-    The rate is ``config.rate_hz`` or 1 / (median stamp step). Segments shorter than the Savitzky–Golay window
-    (in grid points or in real samples) are dropped and counted. Episode times ``t`` [s] are relative to the first
-    kept stamp of ``s``; episodes are numbered from ``first_episode`` (``<bag>#<n>``).
+def pick_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """The joints to train on (:func:`~.decisions.select_joints`); the others are noted as skipped.
 
     Raises:
-        DataError: no segment is longer than the Savitzky–Golay window.
+        DataError: a requested joint is missing or unusable, or no joint is usable.
     """
-    where = series.where
-    t_ns = s.t_ns
-    step = np.diff(t_ns)
-    median_dt = ns_to_s(float(np.median(step)))
-    rate = float(config.rate_hz) if config.rate_hz is not None else 1.0 / median_dt
-    gaps = np.nonzero(ns_to_s(step) > config.max_gap_s)[0]
-    warnings = []
-    if len(gaps):
-        warnings.append(
-            f"{where}: {len(gaps)} gap(s) longer than max_gap_s = {config.max_gap_s} s (largest "
-            f"{ns_to_s(step.max()):.3f} s, first before message {int(s.msg_index[gaps[0] + 1])}); split, not "
-            "interpolated"
-        )
-    bounds = np.concatenate([[0], gaps + 1, [len(t_ns)]])
-    window = config.window_samples(rate)
-    t0 = int(t_ns[0])
-    episodes: list[Episode] = []
-    short, short_samples = 0, 0
-    name = Path(series.bag).name
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        seg = _segment_episode(s, a, b, rate, window, use_msg_vel, config.savgol_order)
-        if seg is None:
-            short += 1
-            short_samples += int(b - a)
-            continue
-        g, qg, dqg, ddqg, taug = seg
-        episodes.append(Episode(name=f"{name}#{first_episode + len(episodes)}", source=str(series.bag),
-                                joint_names=joints,
-                                t=ns_to_s(int(t_ns[a]) - t0) + ns_to_s(g), q=qg, dq=dqg, ddq=ddqg, tau=taug,
-                                edge_reach=edge_reach(window, use_msg_vel)))
-    if short:
-        warnings.append(f"{where}: dropped {short} segment(s) ({short_samples} messages) shorter than the "
-                        f"Savitzky–Golay window of {window} samples")
-    if not episodes:
-        raise DataError(f"{where}: no segment is longer than the Savitzky–Golay window ({window} samples at "
-                        f"{rate:.1f} Hz); gaps split the data into {len(bounds) - 1} piece(s)")
-    return Resampled(episodes, rate, median_dt, int(len(gaps)), window, short, warnings)
+    joints, warnings = select_joints(data.series, config)
+    log.note("joints_skipped", tuple(n for n in data.series.joint_names if n not in joints))
+    log.warn(*warnings)
+    return replace(data, joints=joints)
 
 
+def pick_velocity(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """dq from the message or from q (:func:`~.decisions.choose_velocity`).
 
-def _interp_cols(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-    """Linear interpolation of every column of fp (n, J) from xp (n,) to x (m,); returns (m, J)."""
-    return np.stack([np.interp(x, xp, fp[:, j]) for j in range(fp.shape[1])], axis=1)
+    Raises:
+        DataError: ``velocity="message"`` but the field is unusable for a joint.
+    """
+    use_msg_vel, warnings = choose_velocity(data.series, data.joints, config)
+    log.note("velocity_source", FROM_MESSAGE if use_msg_vel else DIFFERENTIATED)
+    log.warn(*warnings)
+    return replace(data, use_msg_vel=use_msg_vel)
+
+
+def make_samples(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """The chosen joints' columns as rows of samples, effort [recorded unit] times the joint's torque constant."""
+    series, joints = data.series, data.joints
+    cols = [series.joint_names.index(j) for j in joints]
+    effort = series.effort[:, cols] * np.asarray([(config.torque_constants or {}).get(j, 1.0) for j in joints])
+    raw = Samples(data.t_ns, series.position[:, cols], effort, series.velocity[:, cols], series.index)
+    return replace(data, runs=(raw,))
+
+
+def split_resets(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Split the samples (bag order) into runs at each reset (:func:`~.defects.find_resets`), counted."""
+    raw = Samples.concat(data.runs)
+    slices, warnings = find_resets(raw.t_ns, raw.msg_index, config.max_gap_s, data.where)
+    log.count("resets_split", len(slices) - 1)
+    log.warn(*warnings)
+    return replace(data, runs=tuple(raw.take(np.arange(sl.start, sl.stop)) for sl in slices))
+
+
+def sort_runs(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Sort each run by stamp and drop repeated stamps (:func:`~.defects.sort_and_dedup`), counted."""
+    runs = []
+    for run in data.runs:
+        s, keep, counts, warnings = sort_and_dedup(run, data.where)
+        for name, n in counts.items():
+            log.count(name, n)
+        log.warn(*warnings)
+        runs.append(s.take(keep))
+    return replace(data, runs=tuple(runs))
+
+
+def verify_velocity(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Cross-check the message velocity with q (:func:`~.defects.check_velocity`) on the rows with finite values;
+    with ``velocity="auto"`` a field that disagrees is replaced by the Savitzky–Golay derivative of q."""
+    if not data.use_msg_vel:
+        return data
+    s = Samples.concat(data.runs)
+    s = s.take(np.isfinite(s.q).all(axis=1) & np.isfinite(s.tau).all(axis=1) & np.isfinite(s.vel).all(axis=1))
+    bad, warnings = check_velocity(s, data.joints, config, data.where)
+    log.note("velocity_mismatch", bad)
+    if bad and config.velocity == "auto":
+        data = replace(data, use_msg_vel=False)
+        log.note("velocity_source", DIFFERENTIATED)
+        warnings = [w + "; dq from zero-phase Savitzky–Golay differentiation of position instead" for w in warnings]
+    log.warn(*warnings)
+    return data
+
+
+def drop_invalid(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Drop samples with NaN/inf or a missing value (:func:`~.defects.drop_nan`), counted; runs left with fewer than
+    2 samples are dropped.
+
+    Raises:
+        DataError: no run has 2 usable samples (names the bag, topic and the warnings so far).
+    """
+    runs = []
+    for run in data.runs:
+        s, nan_dropped, warnings = drop_nan(run, np.ones(len(run.t_ns), dtype=bool), data.use_msg_vel, data.where)
+        log.count("nan_samples_dropped", nan_dropped)
+        log.warn(*warnings)
+        runs.append(s)
+    usable = tuple(s for s in runs if len(s.t_ns) >= 2)
+    if not usable:
+        raise DataError(f"{data.where}: fewer than 2 usable samples after cleaning (see report warnings: "
+                        f"{log.warnings_of(split_resets, sort_runs, drop_invalid)})")
+    return replace(data, runs=usable)
+
+
+def resample(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Split each run at gaps and resample it into episodes (:func:`~.resample.split_and_resample`) at
+    ``config.rate_hz``, or 1 / (median stamp step of every run); a run too short to give an episode is dropped
+    (counted in ``short_segments_dropped``, warned) when others remain.
+
+    Raises:
+        DataError: no run gives an episode (the first run's reason).
+    """
+    steps = np.concatenate([np.diff(s.t_ns) for s in data.runs])
+    median_step_s = ns_to_s(float(np.median(steps)))
+    if config.rate_hz is None:
+        config = replace(config, rate_hz=1.0 / median_step_s)
+    results: list[Resampled] = []
+    errors: list[DataError] = []
+    for s in data.runs:
+        try:
+            results.append(split_and_resample(s, data.series, data.joints, data.use_msg_vel, config,
+                                              first_episode=sum(len(r.episodes) for r in results)))
+        except DataError as err:
+            errors.append(err)
+    if not results:
+        raise errors[0]
+    episodes = tuple(e for r in results for e in r.episodes)
+    log.note("rate_hz", results[0].rate_hz)
+    log.note("median_step_s", median_step_s)
+    log.note("savgol_window_samples", results[0].window)
+    log.count("gaps_split", sum(r.gaps_split for r in results))
+    log.count("short_segments_dropped", sum(r.short_segments_dropped for r in results) + len(errors))
+    log.count("samples", sum(len(e) for e in episodes))
+    log.count("episodes", len(episodes))
+    log.warn(*(w for r in results for w in r.warnings), *(str(e) for e in errors))
+    return replace(data, episodes=episodes)
+
+
+def flag_still_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Note the joints whose position is constant or whose dq is zero throughout (always in the dead zone).
+
+    Raises:
+        DataError: that is every joint: no inverse-dynamics data (names the field, joints and messages).
+    """
+    joints, s = data.joints, Samples.concat(data.runs)
+    dq_all = np.concatenate([e.dq for e in data.episodes])
+    q_all = np.concatenate([e.q for e in data.episodes])
+    still = [j for k, j in enumerate(joints) if np.ptp(q_all[:, k]) == 0.0 or np.all(dq_all[:, k] == 0.0)]
+    if len(still) == len(joints):
+        raise DataError(f"{data.where}: nothing moves: field position is constant for every joint {list(joints)} "
+                        f"over messages {int(s.msg_index.min())}..{int(s.msg_index.max())}; no inverse-dynamics data")
+    log.note("joints_never_moving", tuple(still))
+    if still:
+        log.warn(f"{data.where}: joint(s) {still} never move (every sample is in the dead zone)")
+    return data
+
+
+STAGES: tuple[Stage, ...] = (
+    check_messages,
+    stamp_time,
+    merge_publishers,
+    pick_joints,
+    pick_velocity,
+    make_samples,
+    split_resets,
+    sort_runs,
+    verify_velocity,
+    drop_invalid,
+    resample,
+    flag_still_joints,
+)
+"""The cleaning stages in the order they run (see the module docstring)."""

@@ -5,7 +5,7 @@ Each stage of :data:`~deadzone_id_ros.data.stages.STAGES` records three kinds of
 field is filled by hand:
 
 - counts (:meth:`CleaningLog.count`): integers summed over the runs of a bag and over the bags of a data set
-  (report.json, ``deadzone-id inspect``'s counts line), under the name the stage gives them;
+  (``Dataset.report``, ``deadzone-id inspect``'s counts), under the name the stage gives them;
 - notes (:meth:`CleaningLog.note`): what a stage decided (time source, velocity source, rate, joints skipped...),
   each the value of the :class:`~deadzone_id_ros.data.cleaning_report.BagReport` field of the same name;
 - warnings (:meth:`CleaningLog.warn`): one sentence per problem naming the bag, topic and first message, in the

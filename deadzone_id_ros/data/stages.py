@@ -32,9 +32,10 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
 
 Adding a cleaning stage (a new bag quirk) is one function here and its entry in :data:`STAGES`: detect the quirk in
 ``data``, drop or fix what it spoils, record it (``log.count("my_quirk_dropped", n)`` is summed over bags and shown
-under that name in report.json and ``deadzone-id inspect``'s counts; ``log.warn(f"{data.where}: ...")`` names the
-first message; ``log.note(name, value)`` for a decision, which needs a field of that name in
-:class:`~deadzone_id_ros.data.cleaning_report.BagReport`), and return the data. Nothing else needs editing.
+under that name by ``deadzone-id inspect`` and in ``Dataset.report.to_dict()``; ``log.warn(f"{data.where}: ...")``
+names the first message and joins the loader warnings; ``log.note(name, value)`` for a decision, which needs a field
+of that name in :class:`~deadzone_id_ros.data.cleaning_report.BagReport`), and return the data. Nothing else needs
+editing (``test/data/test_cleaning_stages.py`` adds such a stage).
 """
 
 from __future__ import annotations

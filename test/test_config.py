@@ -59,3 +59,22 @@ def test_check_joint_names():
         check_joint_names((), "command_joint_names")
     with pytest.raises(ValueError, match=r"joint_names has duplicates: \['a', 'a'\]"):
         check_joint_names(("a", "a"))
+
+
+def test_exponent_floats_read_as_ros2_reads_them(tmp_path):
+    """YAML 1.1 (PyYAML) reads ``3e-4`` as a string; ROS 2's parameter parser and YAML 1.2 read a float (rclpy PR
+    1717). Every config the product loads goes through load_ros_parameters, so a training config and a node's
+    parameter file both take the exponent form; quoted values stay strings."""
+    from deadzone_id_ros.config import load_ros_parameters, load_yaml
+    from deadzone_id_ros.training.config import load_train_config
+
+    assert load_yaml("a: 3e-4\nb: 1E5\nc: '3e-4'\nd: 5\ne: -2.5e+1\nf: .5e-3") == {
+        "a": 3e-4, "b": 1e5, "c": "3e-4", "d": 5, "e": -25.0, "f": 5e-4}
+    train = tmp_path / "training.yaml"
+    train.write_text("deadzone_id:\n  ros__parameters:\n    learning_rate: 3e-4\n    dead_zone:\n      alpha: 1e-1\n")
+    cfg = load_train_config(train)
+    assert cfg.learning_rate == 3e-4 and cfg.dead_zone.alpha == 0.1
+    node = tmp_path / "controller.yaml"
+    node.write_text("/**:\n  ros__parameters:\n    watchdog_timeout: 5e-2\n    torque_rate_limit: 2E3\n")
+    params = load_ros_parameters(node, "feedforward_controller")
+    assert params == {"watchdog_timeout": 0.05, "torque_rate_limit": 2000.0}

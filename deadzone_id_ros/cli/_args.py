@@ -107,6 +107,10 @@ def add_robot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lock", nargs="+", default=None, metavar="URDF_JOINT=VALUE",
                    help="position [rad or m] of a URDF joint the recording lacks (every such joint is locked, "
                    "default 0)")
+    p.add_argument("--urdf-check", choices=("refuse", "warn", "off"), default="refuse",
+                   help="check the recording against the URDF before training: torque sign and scale against the "
+                   "nominal rigid body, positions against the limits. refuse (default): an effort sign opposite to "
+                   "the URDF's stops, the rest is warned; warn: everything is warned; off: no check")
 
 
 def robot_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, float]]:
@@ -228,4 +232,4 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
     dcfg = dataset_config_from_args(args)
     joint_map, locked = robot_options(args)
     return load_inputs(args.bag, dcfg, urdf=args.urdf, simulator=simulator, joint_map=joint_map, locked=locked,
-                       log=lambda m: print(m, file=sys.stderr))
+                       urdf_check=getattr(args, "urdf_check", "refuse"), log=lambda m: print(m, file=sys.stderr))

@@ -67,7 +67,8 @@ class FeedforwardController:
     Raises:
         SafetyError: the model's joints differ from ``config.joint_names`` (missing and extra joints named), or the
             description lacks joints.
-        FileNotFoundError, RobotDescriptionError: the URDF cannot be read.
+        FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or a controlled joint's effort limit is 0,
+            negative or missing (the joint and the fix are named).
     """
 
     def __init__(
@@ -99,6 +100,7 @@ class FeedforwardController:
                 f"robot description joints {list(description.joint_names)} differ from the controller's "
                 f"{list(self.joint_names)}"
             )
+        description.check_effort_limits()  # effort="0" (CAD exports) would clamp every command to 0 N·m
         self.description = description
         self.status = ControllerStatus(
             clamp_events=np.zeros(n, dtype=np.int64), rate_limit_events=np.zeros(n, dtype=np.int64),

@@ -3,7 +3,8 @@
 :func:`generate_excitation` builds a seeded excitation: per joint a Fourier series evaluated along a time-warped phase
 whose rate switches smoothly between moving (1), holding (0) and slow phases, so that recordings contain the dead-zone
 phases (stuck joints, stick-slip) that real demonstrations contain. Amplitudes are scaled to stay within the URDF
-position and velocity limits and a configured acceleration limit, each with a margin. The result is a
+position and velocity limits and a configured acceleration limit, each with a margin; a continuous joint (no position
+limit) moves within one turn each way of its centre. The result is a
 :class:`~deadzone_id_ros.control.trajectory.TrajectoryPoints` (positions, velocities and accelerations).
 
 Excitation trajectories in the style of Swevers et al., "Optimal robot excitation and identification", IEEE T-RA
@@ -199,6 +200,11 @@ def generate_excitation(
     desc = load_robot_description(config.urdf_path or default_urdf(), config.joint_names)
     n = desc.n_joints
     lo, hi = desc.lower + config.position_margin, desc.upper - config.position_margin
+    if np.any(desc.continuous):  # no position limit: one turn around the start (or the configured centre)
+        ref = np.asarray(start if config.center_from_start and start is not None else config.center, dtype=float)
+        if ref.shape == lo.shape:
+            lo = np.where(desc.continuous, ref - np.pi, lo)
+            hi = np.where(desc.continuous, ref + np.pi, hi)
     center = _excitation_center(config, lo, hi, start)
     rng = np.random.default_rng(config.seed)
     t = np.arange(0.0, config.duration + 0.5 * config.sample_period, config.sample_period)

@@ -10,6 +10,9 @@ Interface (the same for the Python controller and a C++ ros2_control controller 
   - ``ddq`` joint accelerations [rad/s²] (in the controller: the reference acceleration ddq_d + Kd e' + Kp e)
 
 - **Output**: ``tau`` float32 (N, J) [N·m], same joint order.
+- **Element types**: float32 as written by this package. A graph whose three inputs and output are all float64
+  (``tensor(double)``, as some converters write) is accepted and fed float64; any other element type, or a mix, is
+  refused at load naming the tensor and its type, never at the first control tick.
 - **Normalization lives inside the graph** (input (x - mean) / std, output y * std + mean): feed raw SI values and
   use the output as it is. No sidecar file is needed.
 - **Metadata** (ONNX ``metadata_props``, string key -> string value; onnxruntime:
@@ -37,13 +40,16 @@ from typing import Any
 
 from ..errors import ArtifactError
 
-__all__ = ["ONNX_FORMAT", "ONNX_FORMAT_VERSION", "ONNX_INPUTS", "onnx_manifest", "read_onnx_metadata", "write_onnx"]
+__all__ = ["ONNX_FORMAT", "ONNX_FORMAT_VERSION", "ONNX_INPUTS", "onnx_element_dtype", "onnx_manifest",
+           "read_onnx_metadata", "write_onnx"]
 
 ONNX_FORMAT = "deadzone_id_ros.inverse_dynamics_onnx"
 ONNX_FORMAT_VERSION = 1
 ONNX_INPUTS = ("q", "dq", "ddq")
 UNITS = {"q": "rad", "dq": "rad/s", "ddq": "rad/s^2", "tau": "N*m"}
 _PREFIX = "deadzone_id_ros."
+# onnxruntime's type strings of the element types the format accepts, and the numpy dtype each is fed with.
+_ELEMENT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64"}
 
 
 def write_onnx(model: Any, path: str | Path) -> Path:
@@ -102,11 +108,13 @@ def read_onnx_metadata(path: Path, session: Any) -> dict[str, Any]:
         session: an ``onnxruntime.InferenceSession`` of it.
 
     Returns:
-        {"joint_names": tuple of J str, "contents": "full" | "residual", "method": str}.
+        {"joint_names": tuple of J str, "contents": "full" | "residual", "method": str, "dtype": "float32" |
+        "float64" (the element type the network is fed, :func:`onnx_element_dtype`)}.
 
     Raises:
         ArtifactError: metadata missing or malformed (naming the key), a format version this package does not read,
-            inputs other than q, dq, ddq of width J, or units other than SI.
+            inputs other than q, dq, ddq of width J, units other than SI, or element types other than all float32 or
+            all float64 (naming the tensor and its type).
     """
     props = dict(session.get_modelmeta().custom_metadata_map)
     if props.get(_PREFIX + "format") != ONNX_FORMAT:
@@ -134,7 +142,37 @@ def read_onnx_metadata(path: Path, session: Any) -> dict[str, Any]:
     if [n for n, _ in inputs] != list(ONNX_INPUTS) or any(shape[-1] != len(names) for _, shape in inputs):
         raise ArtifactError(f"{path}: inputs {inputs} must be q, dq, ddq of shape (N, {len(names)}) "
                             f"for joints {list(names)}")
-    return {"joint_names": names, "contents": contents, "method": props.get(_PREFIX + "method", "")}
+    return {"joint_names": names, "contents": contents, "method": props.get(_PREFIX + "method", ""),
+            "dtype": onnx_element_dtype(path, session)}
+
+
+def onnx_element_dtype(path: Path, session: Any) -> str:
+    """The one element type of a session's inputs and output, as a numpy dtype name ("float32" or "float64").
+
+    onnxruntime refuses a feed whose element type differs from the graph's ("Unexpected input data type") only when
+    the network first runs; checking here moves that failure to load time, where it names the tensor.
+
+    Args:
+        path: the .onnx file (for messages).
+        session: an ``onnxruntime.InferenceSession`` of it.
+
+    Raises:
+        ArtifactError: an input or output whose element type is neither float32 nor float64 (naming the tensor and
+            its type), or inputs and output of different float types.
+    """
+    tensors = [("input", t.name, t.type) for t in session.get_inputs()]
+    tensors += [("output", t.name, t.type) for t in session.get_outputs()]
+    for kind, name, type_ in tensors:
+        if type_ not in _ELEMENT_TYPES:
+            raise ArtifactError(f"{path}: {kind} {name!r} has element type {type_}; the format takes float32 "
+                                f"(tensor(float)) or float64 (tensor(double)) tensors: re-export the network with "
+                                f"`deadzone-id export --onnx`")
+    kinds = {type_ for _, _, type_ in tensors}
+    if len(kinds) > 1:
+        listed = ", ".join(f"{kind} {name!r} {type_}" for kind, name, type_ in tensors)
+        raise ArtifactError(f"{path}: mixed element types ({listed}); inputs and output must all be float32 or all "
+                            f"float64")
+    return _ELEMENT_TYPES[kinds.pop()]
 
 
 def onnx_manifest(file_name: str, residual: bool) -> dict[str, Any]:

@@ -140,11 +140,12 @@ class OnnxModel:
 
     Attributes:
         joint_names: (J,) from the metadata. contents: "full" or "residual". method: the training method.
+        dtype: the element type the network is fed, float32 (this package's exports) or float64 (some converters).
 
     Raises:
         FileNotFoundError: the file does not exist.
         ArtifactError: onnxruntime cannot load the network, or it is not in the format (missing metadata key, other
-            inputs or widths, non-SI units).
+            inputs or widths, non-SI units, element types other than all float32 or all float64).
     """
 
     def __init__(self, onnx_path: str | Path) -> None:
@@ -167,7 +168,8 @@ class OnnxModel:
         self.contents: str = meta["contents"]
         self.method: str = meta["method"]
         self.path = onnx_path
-        self._buf = np.empty((3, 1, len(self.joint_names)), dtype=np.float32)
+        self.dtype = np.dtype(meta["dtype"])
+        self._buf = np.empty((3, 1, len(self.joint_names)), dtype=self.dtype)
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] from the network (float32 inside); raises ValueError on a shape mismatch."""
@@ -177,7 +179,7 @@ class OnnxModel:
             b[0, 0], b[1, 0], b[2, 0] = q, dq, ddq
             feed = {"q": b[0], "dq": b[1], "ddq": b[2]}
         else:
-            feed = {"q": q.astype(np.float32), "dq": dq.astype(np.float32), "ddq": ddq.astype(np.float32)}
+            feed = {"q": q.astype(self.dtype), "dq": dq.astype(self.dtype), "ddq": ddq.astype(self.dtype)}
         tau = np.asarray(self._session.run(None, feed)[0], dtype=float)
         return tau[0] if q.ndim == 1 else tau
 

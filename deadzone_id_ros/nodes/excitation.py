@@ -112,9 +112,18 @@ class ExcitationNode(Node):
         self._state_sub = None
         self.clock_watch.when_ready(lambda now_ns: self._start(start, now_ns))
 
-    def _start(self, start: np.ndarray | None, now_ns: int) -> None:
-        """Fix the trajectory start at ``now_ns`` [ns, node clock, after the first /clock] + ``start_delay``."""
+    def _start(self, start: np.ndarray | None, clock_ready_ns: int) -> None:
+        """Generate the trajectory, then fix its start at the node clock's time *after* generating + ``start_delay``.
+
+        ``clock_ready_ns`` [ns] is when the clock became ready (the first /clock under simulated time); the start is
+        not taken from it: generating a long excitation takes a noticeable wall time, and a simulator in lockstep
+        runs its clock several times faster than the wall, so a start fixed before generating lay seconds in the
+        past when the first window went out, and the controller joined the trajectory seconds into it (issue 22
+        item 9). Taken after, the first window starts at the trajectory's beginning.
+        """
+        del clock_ready_ns
         self.points = generate_excitation(self.config, start=None if start is None else start.tolist())
+        now_ns = self.get_clock().now().nanoseconds
         self._t0_ns = now_ns + s_to_ns(self.node_config.start_delay)
         self.get_logger().info(
             f"excitation: seed {self.config.seed}, {self.config.duration:g} s, centre "

@@ -107,7 +107,10 @@ class FeedforwardControllerNode(Node):
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
         self._command_identity = cmd_names == names
         self.controller = build_controller(self.config)
-        self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
+        # name list of a /joint_states message -> indices of the controlled joints in it (None: another publisher's)
+        self._name_cache: dict[tuple[str, ...], np.ndarray | None] = {}
+        self._foreign_states = 0  # messages that carry none of the controlled joints (another driver's, e.g. a gripper)
+        self._foreign_names: tuple[str, ...] = ()
         self._last_stamp_ns: int | None = None
         self._time = EpochSeconds()  # the controller's float seconds, precise at wall-clock stamps
         self._min_period_ns = int(0.5e9 / self.config.control_rate)
@@ -178,18 +181,36 @@ class FeedforwardControllerNode(Node):
         self._cmd_pub.wait_for_all_acked(RosDuration(seconds=0.5))  # deliver it before the node goes away
 
     def _map(self, msg: JointState) -> np.ndarray | None:
+        """Indices of the controlled joints in ``msg.name``, or None when the message is not this controller's.
+
+        A message that carries none of the controlled joints comes from another publisher on /joint_states (a
+        gripper driver beside the arm driver): it is counted and logged once per name set, never an error. A message
+        that carries some but not all of them is refused as an ERROR (throttled): the arm's own driver lost a joint.
+        """
         key = tuple(msg.name)
-        if self._name_cache is None or self._name_cache[0] != key:
+        if key not in self._name_cache:
             missing = [j for j in self.config.joint_names if j not in key]
-            if missing:
+            if len(missing) == len(self.config.joint_names):
+                self.get_logger().info(
+                    f"/joint_states from another publisher (joints {list(key)}, none of this controller's "
+                    f"{list(self.config.joint_names)}): ignored")
+                self._name_cache[key] = None
+            elif missing:
                 self._bad_states += 1
                 self.get_logger().error(
                     f"/joint_states lacks joint(s) {missing} (it has {list(key)}); not controlling",
                     throttle_duration_sec=1.0,
                 )
                 return None
-            self._name_cache = (key, np.array([key.index(j) for j in self.config.joint_names], dtype=int))
-        return self._name_cache[1]
+            else:
+                self._name_cache[key] = np.array([key.index(j) for j in self.config.joint_names], dtype=int)
+            if len(self._name_cache) > 16:  # name lists that change every message: keep the cache bounded
+                self._name_cache.pop(next(iter(self._name_cache)))
+        idx = self._name_cache.get(key)
+        if idx is None:
+            self._foreign_states += 1
+            self._foreign_names = key
+        return idx
 
     def _on_joint_state(self, msg: JointState) -> None:
         idx = self._map(msg)
@@ -362,7 +383,8 @@ class FeedforwardControllerNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
-            list(self._periods), list(self._compute), list(self._latency), self._bad_states)]
+            list(self._periods), list(self._compute), list(self._latency), self._bad_states,
+            foreign=(self._foreign_states, self._foreign_names))]
         self._diag_pub.publish(arr)
 
 

@@ -25,7 +25,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, controller: FeedforwardController,
                         periods: Sequence[float], compute: Sequence[float], latency: Sequence[float],
-                        bad_states: int) -> DiagnosticStatus:
+                        bad_states: int, foreign: tuple[int, Sequence[str]] = (0, ())) -> DiagnosticStatus:
     """The control loop's DiagnosticStatus: level, message and one key/value per figure.
 
     Args:
@@ -36,11 +36,13 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         compute: recent compute times of a tick [s].
         latency: recent state -> command latencies [s].
         bad_states: /joint_states messages refused (joints missing, lengths wrong).
+        foreign: (count, joint names of the latest) /joint_states messages that carried none of the controlled joints
+            (another publisher's, e.g. a gripper driver): ignored, and named while the controller waits.
 
     Returns:
         the status: ERROR in the safe state (names the fault) and when the watchdog commands zero; WARN while waiting
-        for /joint_states, while the watchdog holds, or with more than 0.5 % late ticks (> :data:`LATE_TICK_S`)
-        in the window; else OK.
+        for /joint_states (naming another publisher's joints when only those arrive), while the watchdog holds, or
+        with more than 0.5 % late ticks (> :data:`LATE_TICK_S`) in the window; else OK.
     """
     st = controller.status
     late = sum(1 for p in periods if p > LATE_TICK_S)
@@ -61,6 +63,7 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         "nonfinite_events": str(st.nonfinite_events),
         "rejected_measurements": str(st.rejected_measurements),
         "bad_joint_states": str(bad_states),
+        "foreign_joint_states": str(foreign[0]),
     }
     for i, j in enumerate(config.joint_names):
         values[f"dob_estimate.{j}"] = f"{controller.parts.dob[i]:.5f}"
@@ -74,6 +77,10 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
     if st.safe_state != "ok":
         level = DiagnosticStatus.ERROR
         message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
+    elif st.watchdog == "waiting" and foreign[0]:
+        level = DiagnosticStatus.WARN
+        message = (f"waiting for /joint_states with this controller's joints {list(config.joint_names)}: "
+                   f"{foreign[0]} received only carry another publisher's joints {list(foreign[1])}")
     elif st.watchdog == "waiting":
         level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
     elif st.watchdog == "hold":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,8 @@ class RobotDescription:
     Attributes:
         urdf_path: the file it was read from.
         joint_names: (J,) joint names, in the order of every array below.
-        lower, upper: (J,) position limits [rad].
+        lower, upper: (J,) position limits [rad]; -inf / +inf for a continuous joint (no position limit).
+        continuous: (J,) True for a continuous joint (pinocchio stores its angle as cos/sin: two q entries).
         velocity_limit: (J,) [rad/s].
         effort_limit: (J,) [N·m].
         friction: (J,) URDF ``<dynamics friction>`` (Coulomb/static friction) [N·m].
@@ -45,6 +46,27 @@ class RobotDescription:
     effort_limit: np.ndarray
     friction: np.ndarray
     damping: np.ndarray
+    continuous: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        if len(self.continuous) != len(self.joint_names):
+            object.__setattr__(self, "continuous", np.zeros(len(self.joint_names), dtype=bool))
+
+    def check_effort_limits(self) -> None:
+        """Refuse joints a controller cannot command: an effort limit of 0, negative or missing (not finite).
+
+        CAD-exported URDFs often carry ``effort="0"`` (dex-urdf issue 29); a controller that clamps to it commands
+        0 N·m forever without a word.
+
+        Raises:
+            RobotDescriptionError: names each such joint, its limit, and the fix.
+        """
+        bad = {j: float(e) for j, e in zip(self.joint_names, self.effort_limit) if not (np.isfinite(e) and e > 0)}
+        if bad:
+            raise RobotDescriptionError(
+                f"{self.urdf_path}: joint(s) {list(bad)} have effort limit(s) {list(bad.values())} N*m: every "
+                f"controlled joint needs a positive effort limit (the command is clamped to it); set "
+                f"<limit effort=\"...\"> in the URDF to the actuator's peak torque")
 
     @property
     def n_joints(self) -> int:
@@ -91,20 +113,30 @@ def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | N
     missing = [n for n in joint_names if n not in names]
     if missing:
         raise RobotDescriptionError(f"{path}: joint(s) {missing} not in the URDF (its joints: {names})")
-    idx = []
+    idx_q, idx_v, continuous = [], [], []
     for n in joint_names:
         joint = model.joints[model.getJointId(n)]
         if joint.nv != 1:
             raise RobotDescriptionError(f"{path}: joint '{n}' has {joint.nv} DOF; only 1-DOF joints are supported")
-        idx.append(joint.idx_v)
-    idx_arr = np.asarray(idx, dtype=int)
+        idx_q.append(joint.idx_q)
+        idx_v.append(joint.idx_v)
+        continuous.append(joint.nq == 2)  # a continuous joint: cos/sin in q, no position limit
+    # Position limits are indexed in q, the rest in v: they differ after a continuous joint (two q entries, one v),
+    # where indexing the position limits with v gave every later joint its predecessor's limits (ros2_controllers
+    # PR 2523 is the same bug).
+    cont = np.asarray(continuous, dtype=bool)
+    lower = np.asarray(model.lowerPositionLimit)[np.asarray(idx_q, dtype=int)].copy()
+    upper = np.asarray(model.upperPositionLimit)[np.asarray(idx_q, dtype=int)].copy()
+    lower[cont], upper[cont] = -np.inf, np.inf
+    v = np.asarray(idx_v, dtype=int)
     return RobotDescription(
         urdf_path=path,
         joint_names=tuple(joint_names),
-        lower=np.asarray(model.lowerPositionLimit)[idx_arr].copy(),
-        upper=np.asarray(model.upperPositionLimit)[idx_arr].copy(),
-        velocity_limit=np.asarray(model.velocityLimit)[idx_arr].copy(),
-        effort_limit=np.asarray(model.effortLimit)[idx_arr].copy(),
-        friction=np.asarray(model.friction)[idx_arr].copy(),
-        damping=np.asarray(model.damping)[idx_arr].copy(),
+        lower=lower,
+        upper=upper,
+        velocity_limit=np.asarray(model.velocityLimit)[v].copy(),
+        effort_limit=np.asarray(model.effortLimit)[v].copy(),
+        friction=np.asarray(model.friction)[v].copy(),
+        damping=np.asarray(model.damping)[v].copy(),
+        continuous=cont,
     )

@@ -28,6 +28,7 @@ from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .geared import inverse_with_friction
+from .urdf_load import spec_without_meshes
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
 
@@ -133,7 +134,7 @@ class SimArm:
     @staticmethod
     def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payload: float = 0.0) -> mujoco.MjModel:
         try:
-            spec = mujoco.MjSpec.from_file(str(urdf))
+            spec, _ = spec_without_meshes(urdf)  # meshes are geometry only; package:// paths do not load in MuJoCo
         except ValueError as err:
             raise RobotDescriptionError(f"{urdf}: MuJoCo cannot load this URDF: {err}") from err
         by_name = {j.name: j for j in spec.joints}

@@ -249,7 +249,7 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
 def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None, *,
                 urdf: str | Path | None = None, simulator: str | None = None,
                 joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
-                log: Callable[[str], None] = print) -> TrainingInputs:
+                urdf_check: str = "refuse", log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
@@ -261,8 +261,11 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         joint_map: bag joint name -> URDF joint name (``--joint-map``, see
             :func:`~deadzone_id_ros.robot.parse_joint_map`).
         locked: URDF joint -> lock position [rad or m] (``--lock``) for URDF joints the data lacks (default 0).
-        log: receives the simulator decision and its reason, which URDF joints were locked where, and the effort unit
-            when it is not N·m.
+        urdf_check: what a recording that contradicts its URDF gets (:func:`~deadzone_id_ros.robot.check_recording`:
+            torque sign and scale against the nominal rigid body, positions against the limits): "refuse" (a sign
+            convention opposite to the URDF's raises, the rest is logged), "warn" (everything logged) or "off".
+        log: receives the simulator decision and its reason, which URDF joints were locked where, the effort unit
+            when it is not N·m, and what the URDF check found.
 
     Raises:
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
@@ -270,6 +273,8 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         RobotDescriptionError: ``joint_map`` / ``locked`` given without ``urdf``; the URDF cannot be matched to the
             data's joints (the message lists the data's and the URDF's joints) or ``locked`` names a joint that is
             not a URDF joint the data lacks.
+        DataError: with ``urdf_check="refuse"``, a joint whose effort has the opposite sign convention to the URDF
+            (the joint, the evidence and the flag that fixes it).
     """
     from ..data.dataset import load_dataset
     from ..data.effort_units import FIX_HINT, NEWTON_METRE, unit_label
@@ -306,9 +311,33 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         from ..robot import build_reduced_model
 
         # checked here, before any training: a URDF that cannot be matched is refused with both name lists
-        note = build_reduced_model(urdf_xml, ds.joint_names, joint_map, locked, urdf_source).describe()
+        reduced = build_reduced_model(urdf_xml, ds.joint_names, joint_map, locked, urdf_source)
+        note = reduced.describe()
         log(f"URDF {urdf_source}: {note}")
+        _check_against_urdf(reduced, ds.episodes, ds.effort_units, urdf_source, urdf_check, log)
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
                           dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note,
                           effort_units=dict(ds.effort_units), torque_constants=torque_constants)
+
+
+def _check_against_urdf(reduced: Any, episodes: Sequence[Episode], effort_units: Mapping[str, str], source: str,
+                        mode: str, log: Callable[[str], None]) -> None:
+    """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
+    from ..data.effort_units import NEWTON_METRE
+    from ..robot.consistency import check_recording
+
+    if mode not in ("refuse", "warn", "off"):
+        raise ConfigError(f"urdf_check = {mode!r} must be 'refuse', 'warn' or 'off'")
+    if mode == "off" or not episodes:
+        return
+    q, dq, ddq, tau = (np.concatenate([getattr(e, k) for e in episodes]) for k in ("q", "dq", "ddq", "tau"))
+    findings = check_recording(reduced, q, dq, ddq, tau,
+                               effort_in_nm={j: u == NEWTON_METRE for j, u in effort_units.items()})
+    refused = [f for f in findings if f.refuse and mode == "refuse"]
+    for f in findings:
+        if f not in refused:
+            log(f"the recording contradicts URDF {source}: {f.message()}")
+    if refused:
+        raise DataError(f"the recording contradicts URDF {source}; not training on it: "
+                        + " | ".join(f.message() for f in refused))

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from ..config import load_yaml
 from ..errors import ConfigError, RobotDescriptionError
 
 __all__ = ["detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
@@ -59,7 +60,7 @@ def _episode_doc(path: Path) -> dict[str, Any] | None:
     for cand in (path / EPISODE_FILE, path.parent / EPISODE_FILE) if path.is_dir() else (path.parent / EPISODE_FILE,):
         if cand.is_file():
             try:
-                doc = yaml.safe_load(cand.read_text())
+                doc = load_yaml(cand.read_text())
             except yaml.YAMLError as err:
                 raise ConfigError(f"{cand}: malformed YAML: {err}") from err
             return doc if isinstance(doc, dict) else None

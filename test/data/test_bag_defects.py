@@ -118,6 +118,28 @@ def test_message_compressed_bag_reads(tmp_path, ref):
     _same(_read(tmp_path / "msgz")[0], ref[1])
 
 
+@pytest.mark.parametrize("storage", ["SQLITE3", "MCAP"])
+def test_message_compressed_bag_without_metadata_keeps_every_message(tmp_path, ref, storage):
+    """Issue 22 item 1 (rosbag2 issues 1619, 1623): a bag recorded with ``--compression-mode message`` whose
+    metadata.yaml was lost. It used to be read as damaged with 0 usable messages ("Invalid or unsupported CDR
+    encapsulation"), compression never named; every intact message is kept and the note names the compression."""
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+
+    src = read_source(ref[0])
+    bag = tmp_path / "msgz"
+    w = Writer(bag, version=9, storage_plugin=StoragePlugin[storage])
+    w.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
+    with w:
+        conn = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=typestore())
+        for _, t, data in src.messages:
+            w.write(conn, t, data)
+    (bag / "metadata.yaml").unlink()
+    series, notes = _read(bag)
+    _same(series, ref[1])
+    assert any(f"{N} message(s) were zstd-compressed one by one (rosbag2 compression_mode: message" in note
+               for note in notes), notes
+
+
 def test_unindexed_mcap_with_log_times_out_of_order(tmp_path, ref):
     """Item 9: no chunk index and log times out of order: was a traceback while reading; now read in time order."""
     src = read_source(ref[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -139,3 +140,72 @@ def test_check_joint_arrays_names_the_argument_and_both_shapes(kwargs, batch, ma
 def test_check_joint_arrays_returns_float64_in_order():
     q, dq = check_joint_arrays(2, q=[1, 2], dq=np.array([3, 4], dtype=np.float32))
     assert q.dtype == dq.dtype == np.float64 and q.tolist() == [1.0, 2.0] and dq.tolist() == [3.0, 4.0]
+
+
+def _to_float64(src, dst):
+    """Rewrite a float32 network of the format into float64 throughout, as converters such as skl2onnx can emit."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    proto = onnx.load(str(src))
+    graph = proto.graph
+
+    def doubled(tensor):
+        out = numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float64), tensor.name)
+        return out if tensor.data_type == TensorProto.FLOAT else tensor
+
+    for i, init in enumerate(graph.initializer):
+        graph.initializer[i].CopyFrom(doubled(init))
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.TENSOR:
+                attr.t.CopyFrom(doubled(attr.t))
+            if node.op_type == "Cast" and attr.name == "to" and attr.i == TensorProto.FLOAT:
+                attr.i = TensorProto.DOUBLE
+    for value in list(graph.input) + list(graph.output):
+        value.type.tensor_type.elem_type = TensorProto.DOUBLE
+    del graph.value_info[:]
+    onnx.save(proto, str(dst))
+    return dst
+
+
+def test_a_float64_network_is_fed_float64_from_load_on(tmp_path):
+    ref, path = _export(tmp_path)
+    double = _to_float64(path, tmp_path / "double.onnx")
+    model = OnnxModel(double)
+    rng = np.random.default_rng(2)
+    q, dq, ddq = rng.normal(size=(3, 4, 3))
+    np.testing.assert_allclose(model.predict(q, dq, ddq), ref.predict(q, dq, ddq), atol=1e-5)
+    # the control tick's path (one state, preallocated buffer), where onnxruntime raised on the first /joint_states
+    np.testing.assert_allclose(model.predict(q[1], dq[1], ddq[1]), ref.predict(q, dq, ddq)[1], atol=1e-5)
+    assert model.dtype == np.float64
+
+
+def test_mixed_or_integer_element_types_are_refused_at_load_naming_the_tensor(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from deadzone_id_ros.models.onnx_format import ONNX_FORMAT
+
+    def save(name, ddq_type, out_type, nodes):
+        inputs = [helper.make_tensor_value_info(n, t, ["N", 3])
+                  for n, t in (("q", TensorProto.DOUBLE), ("dq", TensorProto.DOUBLE), ("ddq", ddq_type))]
+        graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("tau", out_type, ["N", 3])])
+        proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        helper.set_model_props(proto, {
+            "deadzone_id_ros.format": ONNX_FORMAT, "deadzone_id_ros.format_version": "1",
+            "deadzone_id_ros.joint_names": json.dumps(list(NAMES)), "deadzone_id_ros.contents": "full",
+            "deadzone_id_ros.units": json.dumps({"q": "rad", "dq": "rad/s", "ddq": "rad/s^2", "tau": "N*m"})})
+        onnx.save(proto, str(tmp_path / name))
+        return tmp_path / name
+
+    mixed = save("mixed.onnx", TensorProto.FLOAT, TensorProto.DOUBLE, [
+        helper.make_node("Add", ["q", "dq"], ["s"]), helper.make_node("Cast", ["ddq"], ["d"], to=TensorProto.DOUBLE),
+        helper.make_node("Add", ["s", "d"], ["tau"])])
+    with pytest.raises(ArtifactError, match=r"mixed.onnx: mixed element types \(.*input 'ddq' tensor\(float\)"):
+        OnnxModel(mixed)
+    integer = save("int.onnx", TensorProto.INT64, TensorProto.DOUBLE, [
+        helper.make_node("Add", ["q", "dq"], ["s"]), helper.make_node("Cast", ["ddq"], ["d"], to=TensorProto.DOUBLE),
+        helper.make_node("Add", ["s", "d"], ["tau"])])
+    with pytest.raises(ArtifactError, match=r"int.onnx: input 'ddq' has element type tensor\(int64\)"):
+        OnnxModel(integer)

@@ -39,3 +39,46 @@ def test_bad_center_is_refused_without_traceback(processes):
     assert proc.wait(30) == 2
     log = processes.log(proc)
     assert "center [0.0, 1.55, 0.0] is outside the position limits" in log and "Traceback" not in log, log
+
+
+def test_start_is_taken_on_the_simulated_clock_after_the_trajectory_is_ready(monkeypatch):
+    """Issue 22 item 9: under simulated time the start used to be the clock's time *before* the trajectory was
+    generated; a lockstep simulator runs its clock faster than the wall, so the first window (stamped with that start)
+    lay seconds in the past on arrival and the controller joined the trajectory seconds into it. In process and
+    deterministic: the simulated clock is moved 3 s forward while the trajectory is generated (what a fast simulated
+    clock does during that wall time), and the start must be taken after it."""
+    import rclpy
+    from builtin_interfaces.msg import Time as TimeMsg
+    from rclpy.parameter import Parameter
+    from rclpy.time import Time
+
+    from deadzone_id_ros.nodes import excitation as node_module
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    sent: list[JointTrajectory] = []
+    try:
+        node = node_module.ExcitationNode(context=ctx, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("center_from_start", value=False),
+            Parameter("duration", value=5.0), Parameter("start_delay", value=0.5)])
+        try:
+            clock = node.get_clock()
+            real_generate = node_module.generate_excitation
+
+            def generate_while_the_clock_runs(*args, **kwargs):
+                points = real_generate(*args, **kwargs)
+                clock.set_ros_time_override(Time(seconds=1003.0, clock_type=clock.clock_type))
+                return points
+
+            monkeypatch.setattr(node_module, "generate_excitation", generate_while_the_clock_runs)
+            monkeypatch.setattr(node._pub, "publish", sent.append)
+            assert not node.clock_watch.ready  # no /clock yet: nothing started
+            clock.set_ros_time_override(Time(seconds=1000.0, clock_type=clock.clock_type))  # the first /clock
+            node.clock_watch.poll()
+            assert node.clock_watch.ready and len(sent) == 1
+            assert sent[0].header.stamp == TimeMsg(sec=1003, nanosec=500_000_000)  # after generating + start_delay
+            assert sent[0].points[0].time_from_start.sec == 0 and sent[0].points[0].time_from_start.nanosec == 0
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)

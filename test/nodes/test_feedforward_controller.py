@@ -211,3 +211,31 @@ def test_reset_service_over_dds_clears_the_safe_state_and_commands_resume(proces
     assert wait_until(lambda: (publish(), probe.spin(0.02), running())[2], 10.0), \
         f"commands did not resume after ~/reset: {probe.commands[-3:]}\n{processes.log(ctl)}"
     assert processes.stop(ctl) == 0
+
+
+def test_a_gripper_driver_on_joint_states_is_another_publisher_not_an_error(processes, probe):
+    """Issue 22 item 5 (motoman PR 59): a gripper driver publishes /joint_states beside the arm driver. Its messages
+    carry none of the controller's joints: ignored without an ERROR line, counted, and named by /diagnostics (so
+    `deadzone-id status` says why the controller still waits). A message with some of the joints stays an error."""
+    state_pub = probe.publisher(JointState, "/joint_states")
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "mode:=pd_dob"], "ffc_gripper")
+    gripper = JointState(name=["gripper_left", "gripper_right"], position=[0.01, 0.01], velocity=[0.0, 0.0],
+                         effort=[0.0, 0.0])
+
+    def named() -> bool:
+        return any("another publisher's joints ['gripper_left', 'gripper_right']" in s.message
+                   for m in probe.diagnostics for s in m.status)
+
+    assert wait_until(lambda: (state_pub.publish(gripper), probe.spin(0.1), named())[2], 30.0), processes.log(ctl)
+    status = next(s for m in probe.diagnostics for s in m.status if "another publisher" in s.message)
+    assert int({kv.key: kv.value for kv in status.values}["foreign_joint_states"]) > 0
+    assert probe.commands == [], "a gripper's state was answered with an arm command"
+    log = processes.log(ctl)
+    assert "ERROR" not in log and "lacks" not in log, log
+    assert log.count("from another publisher") == 1, log
+    partial = JointState(name=["joint1", "gripper_left"], position=[0.0, 0.0], velocity=[0.0, 0.0])
+    assert wait_until(lambda: (state_pub.publish(partial), probe.spin(0.1), "lacks joint(s)" in processes.log(ctl))[2],
+                      30.0), processes.log(ctl)
+    assert "ERROR" in processes.log(ctl)
+    assert processes.stop(ctl) == 0

@@ -24,6 +24,7 @@ __all__ = [
     "JOINT_STATE_TYPE",
     "REFERENCE_TYPE",
     "STORAGE_CHOICES",
+    "ZSTD_MAGIC",
     "detect_format",
     "is_zstd",
     "mcap_has_footer",
@@ -44,7 +45,7 @@ EPISODE_FILE = "episode.yaml"
 _MAGIC_ROS1 = b"#ROSBAG V2.0"
 _MAGIC_MCAP = b"\x89MCAP0\r\n"
 _MAGIC_SQLITE = b"SQLite format 3\x00"
-_MAGIC_ZSTD = b"\x28\xb5\x2f\xfd"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def typestore() -> Any:
@@ -86,7 +87,7 @@ def is_zstd(path: Path) -> bool:
     """True if ``path`` is a zstd frame (a rosbag2 storage file compressed as a whole)."""
     try:
         with path.open("rb") as f:
-            return f.read(4) == _MAGIC_ZSTD
+            return f.read(4) == ZSTD_MAGIC
     except OSError:
         return False
 
@@ -96,7 +97,7 @@ def _magic(path: Path) -> str | None:
     try:
         with path.open("rb") as f:
             head = f.read(16)
-        if head.startswith(_MAGIC_ZSTD):  # a whole-file compressed storage file: the format of what it holds
+        if head.startswith(ZSTD_MAGIC):  # a whole-file compressed storage file: the format of what it holds
             with zstd.open(path, "rb") as z:
                 head = z.read(16)
     except (OSError, EOFError, zstd.ZstdError):  # unreadable, or a broken zstd frame: not a bag file

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ...config import load_yaml
 from .format import is_zstd, zstd_module
 
 __all__ = ["declared_counts", "decompress_files", "load_metadata", "mcap_layout_problem"]
@@ -65,7 +66,7 @@ def load_metadata(directory: Path) -> tuple[dict[str, Any] | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text())
         info = doc["rosbag2_bagfile_information"]
         if not isinstance(info, dict):
             raise TypeError("rosbag2_bagfile_information is not a mapping")

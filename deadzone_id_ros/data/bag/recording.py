@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ...config import load_yaml
 from ...errors import DataError
 from ...stamps import ns_to_s, stamp_to_ns
 from ..types import Recording
@@ -269,7 +270,7 @@ def read_recording(
     meta: dict[str, Any] = {}
     ep = path / EPISODE_FILE if path.is_dir() else None
     if ep is not None and ep.is_file():
-        meta = yaml.safe_load(ep.read_text()) or {}
+        meta = load_yaml(ep.read_text()) or {}
     keep, stamps, base, zero = _state_time_base(series.stamp_ns, series.log_ns, path, joint_state_topic)
     return Recording(
         joint_names=names,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .format import STORAGE_CHOICES, detect_format, storage_files, typestore, zstd_module
+from .format import STORAGE_CHOICES, ZSTD_MAGIC, detect_format, storage_files, typestore, zstd_module
 
 __all__ = ["recover_bag", "recover_files"]
 
@@ -166,7 +166,10 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
         files: ``(path, "mcap" | "sqlite3")`` in bag order.
         dst: the new bag directory (must not exist).  storage: ``"mcap"`` or ``"sqlite3"`` for the output.
         label: the bag as the user named it (for the description).
-        message_zstd: each message is zstd-compressed on its own (rosbag2 ``compression_mode: message``).
+        message_zstd: each message is zstd-compressed on its own (rosbag2 ``compression_mode: message``), as the
+            bag's metadata says. Without it, a message that starts with the zstd frame magic is still decompressed
+            (a serialized CDR message starts with its encapsulation header, never with that magic), so a
+            message-compressed bag whose metadata.yaml was lost keeps every message; the description says so.
 
     Returns:
         the one-line description :func:`recover_bag` returns.
@@ -175,9 +178,10 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
 
     notes: list[str] = []
     skipped: dict[str, int] = {}
-    counts = 0
+    counts = sniffed = 0
+    corrupt: list[str] = []
     ts = typestore()
-    unzstd = zstd_module().decompress if message_zstd else None
+    unzstd = zstd_module().decompress
     with tempfile.TemporaryDirectory(prefix="dzid_sqlite_") as tmp:
         writer = Writer(dst, version=9, storage_plugin=StoragePlugin[storage.upper()])
         writer.open()
@@ -193,12 +197,25 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
                         name = f"{raw_conn.topic} ({raw_conn.msgtype})"
                         skipped[name] = skipped.get(name, 0) + 1
                         continue
-                    writer.write(conns[key], t_ns, unzstd(data) if unzstd is not None else data)
+                    if message_zstd or data[:4] == ZSTD_MAGIC:
+                        sniffed += not message_zstd
+                        try:
+                            data = bytes(unzstd(data))
+                        except Exception as err:  # noqa: BLE001 - each zstd module raises its own ZstdError
+                            corrupt.append(f"{raw_conn.topic} at {t_ns} ns ({err})")
+                            continue
+                    writer.write(conns[key], t_ns, data)
                     counts += 1
         except BaseException:
             writer.close()
             raise
         writer.close()
+    if sniffed:
+        notes.append(f"{sniffed} message(s) were zstd-compressed one by one (rosbag2 compression_mode: message, "
+                     f"not declared: no metadata) and were decompressed")
+    if corrupt:
+        notes.append(f"{len(corrupt)} message(s) lost: corrupt zstd frame(s): {'; '.join(corrupt[:3])}"
+                     + (" ..." if len(corrupt) > 3 else ""))
     msg = f"recovered {counts} message(s) from damaged bag {label} ({'; '.join(notes) or 'no notes'})"
     if skipped:
         listing = ", ".join(f"{name}: {n} message(s)" for name, n in sorted(skipped.items()))

@@ -14,21 +14,24 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
    counted; joint-order changes (mapped by name) are warned about;
 2. :func:`stamp_time`: header stamps, falling back to log (receive) time when stamps are zero; a few unset stamps
    among set ones are dropped;
-3. :func:`merge_publishers`: joints split across publishers are merged by name over time, on each run between
+3. :func:`drop_zero_publisher`: messages whose every position, velocity and effort is exactly 0.0, among messages
+   that are not, come from a second publisher filling placeholders (a driver's stub beside the real one): dropped,
+   counted (``zero_filled_dropped``) and warned about;
+4. :func:`merge_publishers`: joints split across publishers are merged by name over time, on each run between
    resets (never interpolating across one);
-4. :func:`pick_joints`: ``DatasetConfig.joints``, or every joint with usable position and effort;
-5. :func:`pick_velocity`: dq from the message when usable, else Savitzky–Golay differentiation of q;
-6. :func:`make_samples`: the chosen joints' rows (effort times ``DatasetConfig.torque_constants``);
-7. :func:`split_resets`: time that jumps back by more than ``max_gap_s`` is a reset: the runs between resets are
+5. :func:`pick_joints`: ``DatasetConfig.joints``, or every joint with usable position and effort;
+6. :func:`pick_velocity`: dq from the message when usable, else Savitzky–Golay differentiation of q;
+7. :func:`make_samples`: the chosen joints' rows (effort times ``DatasetConfig.torque_constants``);
+8. :func:`split_resets`: time that jumps back by more than ``max_gap_s`` is a reset: the runs between resets are
    cleaned and resampled separately from here on;
-8. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
-9. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
+9. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
+10. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
    derivative (``velocity="auto"``);
-10. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
-11. :func:`resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each segment
+11. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
+12. :func:`resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each segment
     to ``rate_hz`` by linear interpolation, ddq (and dq when differentiated) by zero-phase Savitzky–Golay
     differentiation (:func:`scipy.signal.savgol_filter`; never a raw finite difference of quantized encoder data);
-12. :func:`flag_still_joints`: joints that never move are warned about; nothing moving at all is an error.
+13. :func:`flag_still_joints`: joints that never move are warned about; nothing moving at all is an error.
 
 Adding a cleaning stage (a new bag quirk) is one function here and its entry in :data:`STAGES`: detect the quirk in
 ``data``, drop or fix what it spoils, record it (``log.count("my_quirk_dropped", n)`` is summed over bags and shown
@@ -63,6 +66,7 @@ __all__ = [
     "Stage",
     "check_messages",
     "drop_invalid",
+    "drop_zero_publisher",
     "flag_still_joints",
     "make_samples",
     "merge_publishers",
@@ -120,6 +124,35 @@ def stamp_time(data: TopicData, config: DatasetConfig, log: CleaningLog) -> Topi
     log.count("zero_stamps_dropped", int((~stamped).sum()))
     data = replace(data, t_ns=t_ns)
     return data if stamped.all() else data.take_messages(stamped)
+
+
+def drop_zero_publisher(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Drop messages that carry 0.0 in every position, velocity and effort field, when other messages do not.
+
+    A second publisher on the same topic that fills every field with zeros (a simulated or stub driver left running,
+    yahboom_rosmaster issue 4, xarm_ros issue 185) interleaves messages that read as the arm jumping to the zero pose
+    and back: radian-sized position errors and huge ddq, at a message rate that looks plausible. A real arm never
+    reports exactly 0.0 for every joint's position, velocity and effort at once while other messages say it moves, so
+    those messages are another publisher's: dropped, counted (``zero_filled_dropped``) and warned about with the
+    first message index and how often they came. A recording that is all zeros is left to the later stages (nothing
+    moves: an error there).
+    """
+    series = data.series
+    fields = [np.nan_to_num(getattr(series, f), nan=0.0) for f in ("position", "velocity", "effort")]
+    carried = ~np.isnan(series.position)
+    zero = np.all(fields[0] == 0.0, axis=1) & np.all(fields[1] == 0.0, axis=1) & np.all(fields[2] == 0.0, axis=1)
+    zero &= carried.any(axis=1)
+    n = int(zero.sum())
+    if n == 0 or n == len(zero):
+        return data
+    first = int(series.index[np.argmax(zero)])
+    every = len(zero) / n
+    log.count("zero_filled_dropped", n)
+    log.warn(f"{data.where}: {n} of {len(zero)} message(s) carry 0.0 in every position, velocity and effort field "
+             f"(about every {every:.3g}th message, first: message {first}) among messages that do not: a second "
+             "publisher filling zeros on this topic; dropped (stop that publisher, or record only the arm driver's "
+             "topic)")
+    return data.take_messages(~zero)
 
 
 def merge_publishers(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
@@ -300,6 +333,7 @@ def flag_still_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) 
 STAGES: tuple[Stage, ...] = (
     check_messages,
     stamp_time,
+    drop_zero_publisher,
     merge_publishers,
     pick_joints,
     pick_velocity,

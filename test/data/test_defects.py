@@ -203,3 +203,34 @@ def test_torque_constant_converts_effort_at_load_time(tmp_path):
     # the effort limits judge the converted effort: 3 "mA" x 0.1 N·m/mA is within 3 x 0.5 N·m
     limited = load_dataset([bag], DatasetConfig(effort_limits={"a": 0.5}, torque_constants={"a": 0.1}))
     assert limited.joint_names == ("a", "b")
+
+
+def test_a_second_publisher_filling_zeros_is_dropped_and_named(tmp_path):
+    """Issue 22 item 7 (yahboom_rosmaster issue 4, xarm_ros issue 185): every 10th /joint_states message carries 0.0
+    in every position, velocity and effort field for the arm's joints. It used to be read as one stream with no
+    warning (0.7 rad position errors, ddq three times the true maximum); it is dropped, counted and named."""
+    clean = sine_messages(n=880)
+    mixed = [dict(m) for m in clean]
+    zeros = np.zeros(2)
+    for k in range(5, len(mixed), 10):  # a second publisher's message between two of the arm's, same joints
+        t = (mixed[k - 1]["t"] + mixed[k]["t"]) // 2
+        mixed.insert(k, {"t": t, "name": ["a", "b"], "position": zeros, "velocity": zeros, "effort": zeros})
+    n_zero = len(mixed) - len(clean)
+    ref = load_dataset([write_joint_state_bag(tmp_path / "clean", clean)], DatasetConfig(rate_hz=200.0))
+    ds = load_dataset([write_joint_state_bag(tmp_path / "mixed", mixed)], DatasetConfig(rate_hz=200.0))
+    assert ds.report.to_dict()["zero_filled_dropped"] == n_zero
+    assert any(f"{n_zero} of {len(mixed)} message(s) carry 0.0 in every position, velocity and effort field" in w
+               and "second publisher filling zeros" in w for w in ds.report.warnings), ds.report.warnings
+    q, ref_q = np.concatenate([e.q for e in ds.episodes]), np.concatenate([e.q for e in ref.episodes])
+    np.testing.assert_allclose(q, ref_q, atol=1e-9)  # the arm's own stream, as if the zeros were never there
+    ddq = np.concatenate([e.ddq for e in ds.episodes])
+    assert np.abs(ddq).max() <= 1.05 * np.abs(np.concatenate([e.ddq for e in ref.episodes])).max()
+
+
+def test_an_arm_at_rest_reporting_zeros_only_is_not_dropped_as_another_publisher(tmp_path):
+    """All messages zero is not a second publisher: nothing is dropped here (a later stage says nothing moves)."""
+    zeros = np.zeros(2)
+    msgs = [{"t": T0 + k * 5_000_000, "name": ["a", "b"], "position": zeros, "velocity": zeros, "effort": zeros}
+            for k in range(200)]
+    with pytest.raises(DataError, match="position exactly zero in every message"):
+        load_dataset([write_joint_state_bag(tmp_path / "rest", msgs)], DatasetConfig(rate_hz=200.0))

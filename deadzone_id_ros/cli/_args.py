@@ -54,6 +54,9 @@ def add_loader_arguments(p: argparse.ArgumentParser) -> None:
     command that reads bags (train, evaluate, compare, inspect), so each judges a bag as training will."""
     p.add_argument("--topic", default=None, help="JointState topic (default: the only usable one)")
     p.add_argument("--joints", nargs="+", default=None, metavar="JOINT", help="joints to use, in this order")
+    p.add_argument("--rename-joint", nargs="+", default=None, metavar="BAG_NAME:NAME",
+                   help="bag-side joint map: read joint BAG_NAME as NAME in every message (joins the runs of a "
+                   "recording whose joint names changed part-way, e.g. a driver relaunched with a prefix)")
     p.add_argument("--savgol-window", type=float, default=None, metavar="SECONDS",
                    help="Savitzky–Golay window of ddq (and dq when differentiated) [s] (default 0.05; slow or "
                    "low-rate recordings want more, e.g. 0.1 at 100 Hz); evaluate a model with the window it was "
@@ -177,11 +180,22 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
         raise command_line_error(err) from err
 
 
+def _renames(items: list[str] | None) -> dict[str, str]:
+    """``--rename-joint`` items ``bag_name:name`` as a dict; raises ValueError naming a malformed item."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        old, sep, new = item.partition(":")
+        if not sep or not old.strip() or not new.strip():
+            raise ValueError(f"--rename-joint {item!r}: expected BAG_NAME:NAME")
+        out[old.strip()] = new.strip()
+    return out
+
+
 def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
                              torque_constants: dict[str, float] | None = None) -> DatasetConfig:
-    """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--savgol-window``, ``--velocity``,
-    ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit`` and, where the command has
-    it, ``--max-gap``.
+    """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--rename-joint``, ``--savgol-window``,
+    ``--velocity``, ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit`` and,
+    where the command has it, ``--max-gap``.
 
     Raises:
         ConfigError: a bad flag value, naming the flag.
@@ -192,8 +206,9 @@ def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
     constants = constants or dict(torque_constants or {})
     joints = joints or args.joints
     try:
+        renames = _renames(getattr(args, "rename_joint", None))
         dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints) if joints else None,
-                             torque_constants=constants or None, effort_unit=unit,
+                             torque_constants=constants or None, effort_unit=unit, joint_renames=renames or None,
                              velocity=getattr(args, "velocity", None) or "auto",
                              time_source=getattr(args, "time_source", None) or "auto")
         if getattr(args, "savgol_window", None) is not None:

@@ -45,6 +45,9 @@ class DatasetConfig:
         torque_constants: ``{joint: k [N·m per unit of the recorded effort]}`` (e.g. for motor current in mA), or
             None; the effort of each named joint is multiplied by its k when the data are loaded (its unit is then
             N·m).
+        joint_renames: ``{name in the bag: name to use}`` (a bag-side joint map), or None: applied to every message
+            before anything else, so a recording whose joints were renamed part-way (a driver relaunched with a
+            prefix) reads as one run. A message that carries both a name and its new name is refused.
         effort_unit: the unit of the recorded effort of the joints without a torque constant, as the user states it
             (e.g. "N*m", "mA"); None guesses it from the bag (:func:`~deadzone_id_ros.data.effort_units.
             guess_effort_unit`). Carried into the report, the model artifact and the controller's check.
@@ -64,6 +67,7 @@ class DatasetConfig:
     effort_limits: Mapping[str, float] | None = None
     torque_constants: Mapping[str, float] | None = None
     effort_unit: str | None = None
+    joint_renames: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -97,6 +101,12 @@ class DatasetConfig:
             if bad:
                 raise ValueError(f"DatasetConfig.torque_constants: constants {bad} must be finite and non-zero")
             object.__setattr__(self, "torque_constants", dict(self.torque_constants))
+        if self.joint_renames is not None:
+            renames = dict(self.joint_renames)
+            if not all(isinstance(k, str) and k and isinstance(v, str) and v and k != v for k, v in renames.items()):
+                raise ValueError(f"DatasetConfig.joint_renames = {renames!r} must map bag joint names to other, "
+                                 "non-empty names")
+            object.__setattr__(self, "joint_renames", renames)
         if self.effort_unit is not None and (not isinstance(self.effort_unit, str) or not self.effort_unit.strip()):
             raise ValueError(f"DatasetConfig.effort_unit = {self.effort_unit!r} must be a non-empty string or None")
 

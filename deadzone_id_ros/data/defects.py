@@ -123,6 +123,9 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
             getattr(merged, fname)[:, c] = np.where(ok, col, np.nan)
     counts["messages_merged"] = int(len(series) - len(tb))
     counts["merge_unmatched"] = int((~complete).sum())
+    renamed = _renamed_part_way(series, cols, groups, group_of)
+    if renamed:
+        raise DataError(f"{where}: {renamed}")
     if not complete.any():
         raise DataError(
             f"{where}: joints are split across publishers (messages carry {label} in turn) and no message of the "
@@ -135,6 +138,33 @@ def merge_split_publishers(series: JointStateSeries, t_ns: np.ndarray, config: D
         f"merge_tolerance_s = {config.merge_tolerance_s} s; {counts['merge_unmatched']} sample(s) without a match "
         "are dropped")
     return merged, tb, counts, warnings
+
+
+def _renamed_part_way(series: JointStateSeries, cols: list[int], groups: np.ndarray,
+                      group_of: np.ndarray) -> str | None:
+    """Why the name groups are one run renamed part-way, not two publishers, or None.
+
+    Two publishers interleave their messages; a driver relaunched with other joint names (a prefix, ros_kortex issue
+    188, Universal_Robots_ROS2_Driver issue 924) gives groups of the same size that follow each other, each one
+    contiguous block of messages with no joint in common.
+    """
+    if len(groups) < 2 or len({int(g.sum()) for g in groups}) != 1 or np.any(groups.sum(axis=0) > 1):
+        return None
+    blocks = []
+    for g in range(len(groups)):
+        rows = np.nonzero(group_of == g)[0]
+        if rows[-1] - rows[0] + 1 != len(rows):
+            return None  # interleaved: two publishers
+        blocks.append((int(rows[0]), g))
+    blocks.sort()
+    names = [[series.joint_names[cols[k]] for k in np.nonzero(groups[g])[0]] for _, g in blocks]
+    start = int(series.index[blocks[1][0]])
+    mapping = " ".join(f"{new}:{old}" for old, new in zip(names[0], names[1]))
+    return (f"joint names change at message {start}: {names[0]} before it, {names[1]} from it on"
+            + (f" ({len(blocks)} runs)" if len(blocks) > 2 else "")
+            + ": the driver was restarted with other joint names (a prefix?), not two publishers; join the runs with "
+            f"a bag-side joint map, --rename-joint {mapping} (in the order of the names; check it), or take one run "
+            "with --joints")
 
 
 def find_resets(t_ns: np.ndarray, msg_index: np.ndarray, max_back_s: float, where: str,

@@ -10,6 +10,8 @@ build_episodes` runs them in this order and builds the bag's report from the log
 :class:`~deadzone_id_ros.errors.DataError` naming the bag, topic, message index, field and joint. The decisions and
 detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.defects`, :mod:`.resample`.
 
+0. :func:`rename_joints`: ``DatasetConfig.joint_renames`` (a bag-side joint map) renames joints in every message,
+   joining the runs of a recording whose joint names changed part-way;
 1. :func:`check_messages`: messages the reader could not map by joint name (empty names, length mismatch) are
    counted; joint-order changes (mapped by name) are warned about;
 2. :func:`stamp_time`: header stamps, falling back to log (receive) time when stamps are zero; a few unset stamps
@@ -72,6 +74,7 @@ __all__ = [
     "merge_publishers",
     "pick_joints",
     "pick_velocity",
+    "rename_joints",
     "resample",
     "sort_runs",
     "split_resets",
@@ -85,6 +88,44 @@ Stage = Callable[[TopicData, DatasetConfig, CleaningLog], TopicData]
 FROM_MESSAGE = "message"
 DIFFERENTIATED = "savgol derivative of position"
 """The two values of the report's ``velocity_source``."""
+
+
+def rename_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Apply ``config.joint_renames`` (bag name -> name to use): columns of renamed joints are joined by name, so
+    a run recorded as ``arm_joint1`` continues a run recorded as ``joint1``; counted as ``messages_renamed``.
+
+    Raises:
+        DataError: a message carries both a joint and the name it is renamed to (names the message and both).
+    """
+    renames = dict(config.joint_renames or {})
+    series = data.series
+    present = {old: new for old, new in renames.items() if old in series.joint_names}
+    if not present:
+        return data
+    names = list(dict.fromkeys(present.get(n, n) for n in series.joint_names))
+    cols = {n: [i for i, old in enumerate(series.joint_names) if present.get(old, old) == n] for n in names}
+    fields = {}
+    for fname in ("position", "velocity", "effort"):
+        src = getattr(series, fname)
+        out = np.full((len(series), len(names)), np.nan)
+        for k, n in enumerate(names):
+            for i in cols[n]:
+                out[:, k] = np.where(np.isnan(out[:, k]), src[:, i], out[:, k])
+        fields[fname] = out
+    carried = ~np.isnan(series.position)
+    for n in names:
+        both = carried[:, cols[n]].sum(axis=1) > 1
+        if both.any():
+            row = int(np.argmax(both))
+            given = [series.joint_names[i] for i in cols[n] if carried[row, i]]
+            raise DataError(f"{data.where}: message {int(series.index[row])} carries {given}, which the joint map "
+                            f"renames to one joint {n!r}; rename only joints that never appear together")
+    renamed = int(carried[:, [i for i, old in enumerate(series.joint_names) if old in present]].any(axis=1).sum())
+    log.count("messages_renamed", renamed)
+    log.warn(f"{data.where}: joint(s) renamed by the joint map in {renamed} message(s): "
+             + ", ".join(f"{old} -> {new}" for old, new in present.items()))
+    return replace(data, series=replace(series, joint_names=tuple(names), position=fields["position"],
+                                        velocity=fields["velocity"], effort=fields["effort"]))
 
 
 def check_messages(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
@@ -331,6 +372,7 @@ def flag_still_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) 
 
 
 STAGES: tuple[Stage, ...] = (
+    rename_joints,
     check_messages,
     stamp_time,
     drop_zero_publisher,

@@ -234,3 +234,49 @@ def test_an_arm_at_rest_reporting_zeros_only_is_not_dropped_as_another_publisher
             for k in range(200)]
     with pytest.raises(DataError, match="position exactly zero in every message"):
         load_dataset([write_joint_state_bag(tmp_path / "rest", msgs)], DatasetConfig(rate_hz=200.0))
+
+
+def _renamed_mid_recording(tmp_path):
+    msgs = sine_messages(n=400)
+    for m in msgs[200:]:  # the driver relaunched with a prefix (UR driver tf_prefix, ros_kortex)
+        m["name"] = ["arm_a", "arm_b"]
+    return write_joint_state_bag(tmp_path / "renamed", msgs), msgs
+
+
+def test_joints_renamed_mid_recording_name_the_cause_and_a_joint_map_joins_the_runs(tmp_path):
+    """Issue 22 item 4 (ros_kortex issue 188, Universal_Robots_ROS2_Driver 924): joint names that change part-way
+    were refused as "split across publishers"; the cause is named with the message where it happens, and the
+    bag-side joint map it suggests joins the two runs into one."""
+    bag, msgs = _renamed_mid_recording(tmp_path)
+    with pytest.raises(DataError, match=r"joint names change at message 200: \['a', 'b'\] before it, \['arm_a', "
+                                        r"'arm_b'\] from it on: the driver was restarted .*not two publishers.*"
+                                        r"--rename-joint arm_a:a arm_b:b"):
+        load_dataset([bag], DatasetConfig(rate_hz=200.0))
+    ds = load_dataset([bag], DatasetConfig(rate_hz=200.0, joint_renames={"arm_a": "a", "arm_b": "b"}))
+    for m in msgs[200:]:
+        m["name"] = ["a", "b"]
+    ref = load_dataset([write_joint_state_bag(tmp_path / "one_name", msgs)], DatasetConfig(rate_hz=200.0))
+    assert ds.joint_names == ("a", "b") and ds.num_samples == ref.num_samples
+    np.testing.assert_array_equal(np.concatenate([e.q for e in ds.episodes]),
+                                  np.concatenate([e.q for e in ref.episodes]))
+    assert ds.report.to_dict()["messages_renamed"] == 200
+    assert any("arm_a -> a" in w for w in ds.report.warnings)
+
+
+def test_a_joint_map_onto_a_joint_the_same_message_carries_is_refused(tmp_path):
+    bag = write_joint_state_bag(tmp_path / "both", sine_messages(n=100))
+    with pytest.raises(DataError, match=r"message 0 carries \['a', 'b'\], which the joint map renames to one joint "
+                                        r"'a'"):
+        load_dataset([bag], DatasetConfig(rate_hz=200.0, joint_renames={"b": "a"}))
+
+
+def test_interleaved_publishers_are_not_called_a_rename(tmp_path):
+    msgs = sine_messages(n=400, names=("a", "b", "c", "d"))
+    for k, m in enumerate(msgs):  # two drivers, two joints each, in turn, too far apart in time to merge
+        keep = ["a", "b"] if k % 2 == 0 else ["c", "d"]
+        idx = [("a", "b", "c", "d").index(n) for n in keep]
+        m.update(name=keep, position=m["position"][idx], velocity=m["velocity"][idx], effort=m["effort"][idx])
+    with pytest.raises(DataError, match="split across publishers") as err:
+        load_dataset([write_joint_state_bag(tmp_path / "two", msgs)], DatasetConfig(rate_hz=200.0,
+                                                                                    merge_tolerance_s=1e-4))
+    assert "restarted" not in str(err.value)

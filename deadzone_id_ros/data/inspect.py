@@ -107,7 +107,8 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
     ``config`` decides how the bag becomes episodes, ``dead_zone`` the dead-zone thresholds (default alpha 0.1; pass
     the training configuration's so that inspect shows what training will use).
 
-    Keys: ``bag``, ``format``, ``recovered``, ``notes``, ``topics`` ({topic: {type, messages, rate_hz}}),
+    Keys: ``bag``, ``format``, ``recovered`` (read from a rebuilt copy), ``damaged``, ``losses`` (what was lost, one
+    line each), ``notes``, ``topics`` ({topic: {type, messages, rate_hz}}),
     ``joint_state_topics`` ({topic: {joints, fields: {position|velocity|effort: {joint: "usable" or reason}},
     moving_joints, dropped, trainable, why_not}}), ``selected_topic``, ``trainable`` (bool), ``why_not`` (str or
     None), and when trainable: ``dataset`` (samples, episodes, rate_hz, velocity_source, dead_zone_fraction per
@@ -123,6 +124,8 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
     with open_bag(path) as h:
         out["format"] = h.format
         out["recovered"] = h.recovered
+        out["damaged"] = h.damaged
+        out["losses"] = h.losses  # the list itself: losses found while reading the topics show too
         out["notes"] = h.notes  # the list itself: notes added while reading (count checks) show too
         out["topics"] = _rates(h)
         msgtypes = {c.msgtype for c in h.reader.connections}
@@ -171,9 +174,9 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
 
 def format_report(info: dict[str, Any]) -> str:
     """Human-readable text of an :func:`inspect_bag` result."""
-    lines = [
-        f"bag: {info['bag']}  (format: {info['format']}{', RECOVERED from a damaged bag' if info['recovered'] else ''})"
-    ]
+    how = (", RECOVERED from a damaged bag" if info.get("damaged") else
+           ", rebuilt to be read: a valid layout rosbags' reader cannot read as it is" if info["recovered"] else "")
+    lines = [f"bag: {info['bag']}  (format: {info['format']}{how})"]
     lines += [f"  note: {n}" for n in info["notes"]]
     lines.append("topics:")
     for topic, t in sorted(info["topics"].items()):
@@ -207,7 +210,8 @@ def format_report(info: dict[str, Any]) -> str:
         lines.append(f"  counts: {counts or 'nothing dropped, sorted or split'}")
         lines += [f"  warning: {w}" for w in d["warnings"]]
         lines.append(f"  effort units: {info['effort_note']}")
-        lines.append("TRAINABLE: yes")
+        lost = info.get("losses") or []
+        lines.append("TRAINABLE: yes" + (f", but data was lost: {'; '.join(lost)}" if lost else ""))
     else:
         lines.append(f"TRAINABLE: no - {info['why_not']}")
     return "\n".join(lines)

@@ -37,6 +37,11 @@ class BagHandle:
         format: ``"ros1"``, ``"mcap"`` or ``"sqlite3"`` (from content).
         reader: the open :class:`rosbags.highlevel.AnyReader`.
         recovered: True when the bag was damaged or in a layout rosbags cannot read, and read from a rebuilt copy.
+        damaged: True when the bag itself is damaged (no metadata.yaml in a rosbag2 directory, an unfinished MCAP, a
+            storage file rosbags cannot open, a chunk or page that cannot be read); False for a valid layout that was
+            only rebuilt to be read (a bare storage file, MCAP without indexes, message compression).
+        losses: what was lost while reading, one line each (unreadable chunks, a truncated end, fewer messages than
+            declared): a user must see these in the verdict, not only among the notes.
         notes: human-readable notes about opening and reading (decompression, recovery, topics or records lost,
             message counts that disagree with ``metadata.yaml`` or the MCAP summary).
         declared: ``{topic: message count}`` as ``metadata.yaml`` or the MCAP summary declares it (may be empty).
@@ -48,6 +53,8 @@ class BagHandle:
     reader: Any
     recovered: bool = False
     notes: list[str] = field(default_factory=list)
+    damaged: bool = False
+    losses: list[str] = field(default_factory=list)
     declared: dict[str, int] = field(default_factory=dict)
     declared_by: str = ""
 
@@ -78,6 +85,8 @@ class BagHandle:
             note = f"topic {topic}: read {len(items)} message(s), but the {self.declared_by} declares {want}"
             if note not in self.notes:
                 self.notes.append(note)
+                if len(items) < want:
+                    self.losses.append(f"topic {topic}: {want - len(items)} of {want} message(s) lost")
         return items
 
     def _read_all(self, topic: str) -> list[tuple[Any, int, bytes]]:
@@ -139,6 +148,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
             if fmt == "ros1" or handle.recovered:
                 raise DataError(f"{path}: cannot read bag: {_first_line(err)}") from err
             why = f"rosbags cannot open it as it is ({_first_line(err)[:200]})"
+            handle.damaged = True
             paths = [_recover(handle, files, tmpdir, message_zstd, why)]
             try:
                 reader = _open_reader(AnyReader, paths)
@@ -149,6 +159,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
         if fmt != "ros1" and not handle.recovered:
 
             def rebuild(why: str) -> Any:
+                handle.damaged = True  # reading failed in the middle: a chunk or page is damaged
                 new = _open_reader(AnyReader, [_recover(handle, files, tmpdir, message_zstd, why)])
                 stack.callback(new.close)
                 return new
@@ -191,11 +202,13 @@ def _prepare_ros2(handle: BagHandle, tmpdir: Any) -> tuple[list[tuple[Path, str]
         reasons.append("a bare storage file")
     elif meta is None:
         reasons.append("no usable metadata.yaml")
+        handle.damaged = True
     if message_zstd:
         reasons.append("messages compressed one by one (compression_mode: message)")
     for p, kind in files:
         if kind == "mcap":
             problem = "no summary/footer (unfinished)" if not mcap_has_footer(p) else mcap_layout_problem(p)
+            handle.damaged |= not mcap_has_footer(p)
             if problem:
                 reasons.append(f"{p.name}: {problem}")
     if meta is not None:
@@ -208,7 +221,11 @@ def _prepare_ros2(handle: BagHandle, tmpdir: Any) -> tuple[list[tuple[Path, str]
 def _recover(handle: BagHandle, files: list[tuple[Path, str]], tmpdir: Any, message_zstd: bool, why: str) -> Path:
     """Rebuild the bag from ``files`` by streaming (see :func:`recover_files`); one note says what and why."""
     out = tmpdir("dzid_recover_") / "bag"
-    text = recover_files(files, out, handle.format, label=str(handle.path), message_zstd=message_zstd)
+    losses: list[str] = []
+    text = recover_files(files, out, handle.format, label=str(handle.path), message_zstd=message_zstd, losses=losses,
+                         damaged=handle.damaged)
+    handle.losses += losses
+    handle.damaged |= bool(losses)
     handle.notes.append(f"{text}; read by streaming because: {why}")
     handle.recovered = True
     return out
@@ -229,3 +246,4 @@ def _check_topics(handle: BagHandle) -> None:
     for topic, n in sorted(handle.declared.items()):
         if n and topic not in present:
             handle.notes.append(f"topic {topic}: the {handle.declared_by} declares {n} message(s), none readable")
+            handle.losses.append(f"topic {topic}: all {n} declared message(s) lost")

@@ -159,7 +159,7 @@ def recover_bag(src: str | Path, dst: str | Path, storage: str | None = None) ->
 
 
 def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label: str,
-                  message_zstd: bool = False) -> str:
+                  message_zstd: bool = False, losses: list[str] | None = None, damaged: bool = True) -> str:
     """Copy every intact message of uncompressed storage ``files`` into a new standard rosbag2 directory ``dst``.
 
     Args:
@@ -170,6 +170,10 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
             bag's metadata says. Without it, a message that starts with the zstd frame magic is still decompressed
             (a serialized CDR message starts with its encapsulation header, never with that magic), so a
             message-compressed bag whose metadata.yaml was lost keeps every message; the description says so.
+        damaged: the source is damaged (the description says "recovered ... from damaged bag"); False for a valid
+            layout only rebuilt to be read ("rebuilt ... by streaming"), unless something was lost on the way.
+        losses: if given, receives one line per loss (unreadable chunks, a truncated end, a stopped SQLite read,
+            corrupt frames, topics left out): what the one-line verdict of a reader must show.
 
     Returns:
         the one-line description :func:`recover_bag` returns.
@@ -216,11 +220,26 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
     if corrupt:
         notes.append(f"{len(corrupt)} message(s) lost: corrupt zstd frame(s): {'; '.join(corrupt[:3])}"
                      + (" ..." if len(corrupt) > 3 else ""))
-    msg = f"recovered {counts} message(s) from damaged bag {label} ({'; '.join(notes) or 'no notes'})"
+    lost = [n for n in notes if _is_loss(n)] + [f"topic {name} left out (no usable type definition)"
+                                                for name in sorted(skipped)]
+    if losses is not None:
+        losses += lost
+    if damaged or lost:
+        msg = f"recovered {counts} message(s) from damaged bag {label} ({'; '.join(notes) or 'no notes'})"
+    else:
+        msg = f"rebuilt bag {label} by streaming: {counts} message(s), none lost ({'; '.join(notes) or 'no notes'})"
     if skipped:
         listing = ", ".join(f"{name}: {n} message(s)" for name, n in sorted(skipped.items()))
         msg += f"; skipped topics whose type has no usable definition: {listing}"
     return msg
+
+
+_LOSS_MARKERS = ("ends early", "lost", "read stopped")
+
+
+def _is_loss(note: str) -> bool:
+    """Whether a recovery note says that data was lost (rather than what was done)."""
+    return any(m in note for m in _LOSS_MARKERS)
 
 
 def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any) -> Any:

@@ -84,7 +84,9 @@ def select_joint_state_topic(handle: BagHandle, topic: str | None = None) -> Joi
     js_topics = sorted({c.topic for c in reader.connections if c.msgtype == JOINT_STATE_TYPE})
     if not js_topics:
         listing = ", ".join(f"{t} ({ty})" for t, ty in sorted({(c.topic, c.msgtype) for c in reader.connections}))
-        raise DataError(f"{handle.path}: no {JOINT_STATE_TYPE} topic in bag; topics: {listing or 'none'}")
+        lost = f"; data was lost while reading, which may have held it: {'; '.join(handle.losses)}" \
+            if handle.losses else ""
+        raise DataError(f"{handle.path}: no {JOINT_STATE_TYPE} topic in bag; topics: {listing or 'none'}{lost}")
     if len(js_topics) == 1:
         return read_joint_states(handle, js_topics[0])
     series = {t: read_joint_states(handle, t) for t in js_topics}

@@ -27,6 +27,7 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
 8. :func:`split_resets`: time that jumps back by more than ``max_gap_s`` is a reset: the runs between resets are
    cleaned and resampled separately from here on;
 9. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
+   :func:`unwrap_angles`: a joint whose angle wraps at ±pi (a continuous joint) is unwrapped, counted;
 10. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
    derivative (``velocity="auto"``);
 11. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
@@ -79,6 +80,7 @@ __all__ = [
     "sort_runs",
     "split_resets",
     "stamp_time",
+    "unwrap_angles",
     "verify_velocity",
 ]
 
@@ -281,6 +283,40 @@ def sort_runs(data: TopicData, config: DatasetConfig, log: CleaningLog) -> Topic
     return replace(data, runs=tuple(runs))
 
 
+WRAP_TOLERANCE = 0.5  # [rad] a jump is a wrap when it is this close to a multiple of 2 pi (the rest is motion)
+
+
+def unwrap_angles(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
+    """Unwrap joints whose angle wraps at ±pi (continuous joints reported in [-pi, pi), ros2_kortex PR 32).
+
+    A jump larger than pi between neighbouring samples, within :data:`WRAP_TOLERANCE` of a multiple of 2 pi, of a
+    joint whose positions all lie in [-pi, pi] is a wrap, not motion: left in, it made the velocity check call the
+    correct velocity field wrong and replace it (dq spiking to hundreds of rad/s). The joint is unwrapped
+    (:func:`numpy.unwrap`) on each run and the wraps are counted (``angle_wraps_unwrapped``) and named.
+    """
+    runs: list[Samples] = []
+    wrapped: dict[str, int] = {}
+    for run in data.runs:
+        q = run.q.copy()
+        for j, name in enumerate(data.joints):
+            col = q[:, j]
+            ok = np.isfinite(col)
+            if ok.sum() < 2 or np.nanmax(np.abs(col)) > np.pi + 1e-6:
+                continue
+            d = np.diff(col[ok])
+            wraps = (np.abs(d) > np.pi) & (np.abs(d - 2 * np.pi * np.round(d / (2 * np.pi))) < WRAP_TOLERANCE)
+            if wraps.any():
+                col[ok] = np.unwrap(col[ok])
+                wrapped[name] = wrapped.get(name, 0) + int(wraps.sum())
+        runs.append(replace(run, q=q))
+    if wrapped:
+        log.count("angle_wraps_unwrapped", sum(wrapped.values()))
+        log.warn(f"{data.where}: position of joint(s) {sorted(wrapped)} wraps at ±pi ("
+                 + ", ".join(f"{j}: {n} time(s)" for j, n in sorted(wrapped.items()))
+                 + "): a continuous joint; unwrapped")
+    return replace(data, runs=tuple(runs))
+
+
 def verify_velocity(data: TopicData, config: DatasetConfig, log: CleaningLog) -> TopicData:
     """Cross-check the message velocity with q (:func:`~.defects.check_velocity`) on the rows with finite values;
     with ``velocity="auto"`` a field that disagrees is replaced by the Savitzky–Golay derivative of q."""
@@ -382,6 +418,7 @@ STAGES: tuple[Stage, ...] = (
     make_samples,
     split_resets,
     sort_runs,
+    unwrap_angles,
     verify_velocity,
     drop_invalid,
     resample,

@@ -280,3 +280,27 @@ def test_interleaved_publishers_are_not_called_a_rename(tmp_path):
         load_dataset([write_joint_state_bag(tmp_path / "two", msgs)], DatasetConfig(rate_hz=200.0,
                                                                                     merge_tolerance_s=1e-4))
     assert "restarted" not in str(err.value)
+
+
+def test_a_continuous_joint_wrapped_at_pi_is_unwrapped_and_its_velocity_field_kept(tmp_path):
+    """Issue 20 item 4 (ros2_kortex PR 32): a continuous joint turning at 2 rad/s is reported in [-pi, pi). The
+    wrap used to make the velocity check call the (correct) velocity field wrong and replace it: dq spiked to
+    hundreds of rad/s and the samples stayed trainable. The angle is unwrapped, counted, and the field kept."""
+    rate, n = 200.0, 1200
+    msgs = []
+    for k in range(n):
+        t = k / rate
+        turn = 2.0 * t + 0.1 * np.sin(3.0 * t)  # a continuous wrist, always turning one way
+        arm = 0.5 * np.sin(2 * np.pi * 0.5 * t)
+        q = np.array([(turn + np.pi) % (2 * np.pi) - np.pi, arm])
+        dq = np.array([2.0 + 0.3 * np.cos(3.0 * t), 0.5 * 2 * np.pi * 0.5 * np.cos(2 * np.pi * 0.5 * t)])
+        msgs.append({"t": T0 + int(round(t * 1e9)), "name": ["wrist", "arm"], "position": q, "velocity": dq,
+                     "effort": np.array([0.1, 2 * q[1] + 1])})
+    ds = load_dataset([write_joint_state_bag(tmp_path / "wrap", msgs)], DatasetConfig(rate_hz=rate))
+    rep = ds.report.to_dict()
+    assert rep["angle_wraps_unwrapped"] == 2 and set(rep["velocity_source"].values()) == {"message"}, rep
+    assert any("wraps at ±pi" in w and "wrist" in w for w in ds.report.warnings), ds.report.warnings
+    dq = np.concatenate([e.dq for e in ds.episodes])
+    q = np.concatenate([e.q for e in ds.episodes])
+    assert np.abs(dq[:, 0]).max() < 2.5  # no spike at a wrap
+    assert np.all(np.diff(q[:, 0]) > 0)  # unwrapped: the wrist keeps turning

@@ -14,6 +14,8 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
+from typing import Any
 
 from ..launching import LaunchedGraph, load_launch_file, parse_launch_arguments
 from ..launching.graph import STOP_SIGNALS
@@ -36,7 +38,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-args", action="store_true", help="list the launch arguments with defaults and exit")
     p.add_argument("--shutdown-timeout", type=float, default=5.0,
                    help="seconds to wait for each node after SIGINT before escalating (default 5)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, take_extra=_take_launch_arguments)
+
+
+def _show_arguments(plan: Any) -> str:
+    """The launch arguments a user can set, by file: the launched file's first, then each included file's; an
+    argument its include sets is listed apart, with the value the include gives it (set that one instead)."""
+    by_file: dict[str, list[Any]] = {}
+    for a in plan.arguments:
+        by_file.setdefault(a.source.rsplit(": launch[", 1)[0], []).append(a)
+    lines = []
+    for file, specs in by_file.items():
+        own = [a for a in specs if not a.set_by]
+        lines.append(f"# {Path(file).name}" + ("" if file == str(plan.file) else " (included)"))
+        for a in own:
+            default = "(required)" if a.default is None else f"(default: {a.default!r})"
+            lines.append(f"{a.name} {default}\n    {a.description}")
+        lines += [f"  {a.name}: {a.set_by}" for a in specs if a.set_by]
+    return "\n".join(lines)
+
+
+def _take_launch_arguments(args: argparse.Namespace, extra: list[str]) -> bool:
+    """Accept ``name:=value`` tokens given after an option (``FILE --print a:=1``) as launch arguments."""
+    if not all(":=" in token and not token.startswith("-") for token in extra):
+        return False
+    args.arguments = [*args.arguments, *extra]
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,9 +73,7 @@ def run(args: argparse.Namespace) -> int:
     given = parse_launch_arguments(args.arguments)
     if args.show_args:
         plan = load_launch_file(args.file, given, strict=False, allow_missing=True)
-        for a in plan.arguments:
-            default = "(required)" if a.default is None else f"(default: {a.default!r})"
-            print(f"{a.name} {default}\n    {a.description}")
+        print(_show_arguments(plan))
         return 0
     plan = load_launch_file(args.file, given)
     if args.print_only:

@@ -73,7 +73,10 @@ def plain_text(doc: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``deadzone-id``; returns the process exit status (0 ok, 1 failed check, 2 user error, 130 interrupt)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    take_extra = getattr(args, "take_extra", None)  # a subcommand that takes tokens after its options (launch)
+    if extra and (take_extra is None or not take_extra(args, extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

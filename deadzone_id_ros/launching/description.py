@@ -31,6 +31,7 @@ inside an included file does not leak out.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -236,7 +237,13 @@ def _do_include(
         child[_text(item["name"], variables, iw + ".name")] = _text(item["value"], variables, iw + ".value")
     if not target.is_file():
         raise FileNotFoundError(f"{where}: included launch file {target} does not exist")
+    first = len(declared)
     _process_file(target, child, declared, nodes, (*stack, path), allow_missing=allow_missing)
+    raw = {str(item["name"]): str(item["value"]) for item in items}
+    for i in range(first, len(declared)):  # the included file's own arguments that this include sets
+        spec = declared[i]
+        if spec.name in raw and spec.source.startswith(f"{target}:") and not spec.set_by:
+            declared[i] = dataclasses.replace(spec, set_by=f"the include in {path.name} sets it to {raw[spec.name]}")
 
 
 def _param_value(value: Any, variables: Mapping[str, str], where: str) -> Any:

@@ -26,12 +26,15 @@ class ArgSpec:
         default: default value, or None when the argument is required.
         description: the documentation string of the ``arg`` entry.
         source: ``file: launch[i]`` where it is declared.
+        set_by: for an argument of an included file that its ``include`` entry sets: which file's include sets it
+            and to what (a command-line ``name:=value`` does not reach it); "" otherwise.
     """
 
     name: str
     default: str | None
     description: str
     source: str
+    set_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -178,4 +178,4 @@ def test_cli_print_and_show_args(fake_env):
     assert "# first\n" in out and "fake_node --ros-args -r __node:=first -p k:=3" in out
     out = subprocess.run([executable("deadzone-id"), "launch", str(launch), "--show-args"], capture_output=True,
                          text=True, timeout=30, check=True).stdout
-    assert out.splitlines()[:2] == ["n (default: '3')", "    a number"]
+    assert out.splitlines()[:3] == [f"# {launch.name}", "n (default: '3')", "    a number"]

@@ -36,6 +36,7 @@ from ..errors import DataError
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
+from .replay_report import replay_meaning
 
 __all__ = ["ReplayResult", "check_joints", "replay", "replay_bag", "write_report"]
 
@@ -146,7 +147,7 @@ def sim_config_for_urdf(urdf_path: str | Path, joint_names: tuple[str, ...] | li
 
 def _sim_config_from(recording: Recording, source: str, override: SimArmConfig | None) -> tuple[SimArmConfig, str]:
     if override is not None:
-        return override, "given by the caller"
+        return override, "the caller (--urdf: the URDF's own dynamics, ideal profile)"
     meta = recording.metadata.get("sim_config") if isinstance(recording.metadata, dict) else None
     if isinstance(meta, dict):
         from .config import sim_config_from_metadata
@@ -368,7 +369,8 @@ def write_report(result: ReplayResult, out_dir: str | Path) -> dict[str, Path]:
     for i, name in enumerate(result.joint_names):
         lines.append(f"| {name} | {result.rmse_q[i]:.3e} | {result.max_abs_q_error[i]:.3e} | "
                      f"{result.rmse_dq[i]:.3e} | {result.rmse_effort[i]:.3e} |")
-    lines += ["", "Notes:", *[f"- {n}" for n in result.notes], ""]
+    meaning = replay_meaning(result.mode, result.joint_names, result.max_abs_q_error, float(result.t[-1] - result.t[0]))
+    lines += ["", meaning, "", "Notes:", *[f"- {n}" for n in result.notes], ""]
     files["markdown"].write_text("\n".join(lines))
 
     j = len(result.joint_names)

@@ -155,7 +155,9 @@ def test_replay_takes_a_urdf_file_or_a_robot_model_name(sim_bag, tmp_path):
     proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", str(mine), "--out",
                            str(tmp_path / "mine")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and str(mine) in proc.stdout, proc.stdout + proc.stderr
-    assert "physics configuration from given by the caller" in (tmp_path / "mine" / "report.md").read_text()
+    report = (tmp_path / "mine" / "report.md").read_text()
+    assert "physics configuration from the caller (--urdf: the URDF's own dynamics" in report
+    assert "What this means: open loop" in report
     proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--urdf", "kuka_lwr4plus", "--out",
                            str(tmp_path / "kuka")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..errors import DataError
 from ..stamps import NS_PER_S, ns_to_s
@@ -231,6 +230,8 @@ def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_m
     qg = _interp_cols(g, rel, s.q[a:b])
     taug = _interp_cols(g, rel, s.tau[a:b])
     dt = 1.0 / rate
+    from scipy.signal import savgol_filter  # here, not at the top: `deadzone-id --help` must not load scipy
+
     if use_msg_vel:
         dqg = _interp_cols(g, rel, s.vel[a:b])
     else:

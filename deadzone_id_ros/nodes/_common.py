@@ -5,6 +5,7 @@ and a missing /clock is reported instead of waited on in silence)."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import signal
 import sys
 import time
@@ -332,11 +333,14 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
 def apply_node_realtime(node: Node, config: RealtimeConfig) -> RealtimeState:
     """Apply ``config`` (:func:`deadzone_id_ros.realtime.apply_realtime`) from the calling thread, which must be the
     one that spins ``node``; log what the kernel granted (info) and each refusal (warning: normal scheduling goes on).
+    With a priority, also move every object alive now out of the garbage collector's reach (``gc.freeze``).
 
     Returns:
         the state read back from the kernel.
     """
     state = apply_realtime(config)
+    if config.thread_priority > 0:
+        gc.freeze()  # what the node built at start is never garbage: the collector no longer walks it in the loop
     for warning in state.warnings:
         node.get_logger().warning(warning)
     if config != RealtimeConfig():

@@ -157,10 +157,17 @@ def numpy_forward(model_path: str):
 
 
 def reference_publisher(seconds: float):
-    """``stamp_loop``'s ``reference``: ``(node) -> send(now_ns)`` publishing excitation windows to the controller."""
+    """``stamp_loop``'s ``reference``: ``(node) -> send(now_ns)`` publishing excitation windows to the controller.
+
+    The windows (2 s of points from each multiple of 0.5 s of the trajectory) are built before the loop: building
+    one takes milliseconds of Python, which inside the 1 kHz loop would delay the stand-in's own states and answers
+    and count as the controller's late ticks. A send takes the window of the last multiple of 0.5 s before ``now``
+    and stamps it with the trajectory's start (the first send).
+    """
     from deadzone_id_ros.sim import SimArm
 
     points = _excitation(seconds + 5.0, SimArm().q)
+    windows = [_reference_msg(points, 0, 0.5 * k) for k in range(int(2 * (seconds + 10.0)) + 1)]
     t0 = {}
 
     def reference(node):
@@ -170,7 +177,9 @@ def reference_publisher(seconds: float):
 
         def send(now_ns: int) -> None:
             t0.setdefault("ns", now_ns)
-            pub.publish(_reference_msg(points, t0["ns"], (now_ns - t0["ns"]) * 1e-9))
+            msg = windows[min(len(windows) - 1, (now_ns - t0["ns"]) // 500_000_000)]
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t0["ns"], 1_000_000_000)
+            pub.publish(msg)
         return send
     return reference
 

@@ -5,6 +5,7 @@ process without permission warns and runs with normal scheduling, and a bad prio
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,10 +31,13 @@ needs_fifo = pytest.mark.skipif(not _may_use_fifo(), reason="this user may not u
 
 def _unprivileged() -> list[str]:
     """A command prefix for a process the kernel refuses SCHED_FIFO and mlockall: real-time priority limit 0 and a
-    64 KiB locked-memory limit (prlimit), and for root no CAP_SYS_NICE / CAP_IPC_LOCK (setpriv)."""
+    locked-memory limit of at most 4 MiB (prlimit; the node's Python process maps far more), and for root no
+    CAP_SYS_NICE / CAP_IPC_LOCK (setpriv)."""
     if not shutil.which("prlimit") or (os.geteuid() == 0 and not shutil.which("setpriv")):
         pytest.skip("needs prlimit (and setpriv as root) to start a process without real-time permission")
-    prefix = ["prlimit", "--rtprio=0", "--memlock=65536"]
+    hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]  # a limit may be lowered, never raised
+    memlock = 4 << 20 if hard == resource.RLIM_INFINITY else min(4 << 20, hard)
+    prefix = ["prlimit", "--rtprio=0", f"--memlock={memlock}"]
     return prefix + (["setpriv", "--bounding-set=-sys_nice,-ipc_lock"] if os.geteuid() == 0 else [])
 
 

@@ -64,11 +64,13 @@ def _excitation(seconds: float, start_q):
     return generate_excitation(ExcitationConfig(duration=seconds + 5.0, seed=0, lead_in=0.2), start=start_q)
 
 
-def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None) -> dict[str, np.ndarray]:
+def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
+               busy_wait: bool = True) -> dict[str, np.ndarray]:
     """Time the node's callbacks in this process at 1 kHz real time; returns tick and reference times [µs].
 
     With ``raw_forward`` (a callable on a (9,) input), it is timed right after each tick on that tick's state, so
-    the raw figure sees the same machine load as the tick ("raw" in the result).
+    the raw figure sees the same machine load as the tick ("raw" in the result). ``busy_wait`` False sleeps until
+    the next tick instead of spinning (a SCHED_FIFO process must not spin: it would hold its core).
     """
     import rclpy
     from rclpy.parameter import Parameter
@@ -125,6 +127,8 @@ def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None) ->
                 raw_us[k] = (time.perf_counter() - c0) * 1e6
             arm.step(np.asarray(node._cmd_msg.data)[cmd_order])
             t_next += 1e-3
+            if not busy_wait:
+                time.sleep(max(0.0, t_next - time.perf_counter()))
             while time.perf_counter() < t_next:
                 pass  # real time: the next state 1 ms after this one (busy wait, sleep is too coarse)
     finally:
@@ -152,11 +156,18 @@ def numpy_forward(model_path: str):
     return forward
 
 
-def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
-    """The controller process and the bare echo, each answering 1 kHz stamped states; figures of both."""
+def reference_publisher(seconds: float):
+    """``stamp_loop``'s ``reference``: ``(node) -> send(now_ns)`` publishing excitation windows to the controller.
+
+    The windows (2 s of points from each multiple of 0.5 s of the trajectory) are built before the loop: building
+    one takes milliseconds of Python, which inside the 1 kHz loop would delay the stand-in's own states and answers
+    and count as the controller's late ticks. A send takes the window of the last multiple of 0.5 s before ``now``
+    and stamps it with the trajectory's start (the first send).
+    """
     from deadzone_id_ros.sim import SimArm
 
     points = _excitation(seconds + 5.0, SimArm().q)
+    windows = [_reference_msg(points, 0, 0.5 * k) for k in range(int(2 * (seconds + 10.0)) + 1)]
     t0 = {}
 
     def reference(node):
@@ -166,9 +177,16 @@ def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
 
         def send(now_ns: int) -> None:
             t0.setdefault("ns", now_ns)
-            pub.publish(_reference_msg(points, t0["ns"], (now_ns - t0["ns"]) * 1e-9))
+            msg = windows[min(len(windows) - 1, (now_ns - t0["ns"]) // 500_000_000)]
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t0["ns"], 1_000_000_000)
+            pub.publish(msg)
         return send
+    return reference
 
+
+def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
+    """The controller process and the bare echo, each answering 1 kHz stamped states; figures of both."""
+    reference = reference_publisher(seconds)
     out: dict[str, float] = {}
     exe = str(Path(sys.prefix) / "bin" / "feedforward_controller")
     runs = (("raw", [sys.executable, str(Path(__file__).with_name("_echo.py"))], "/bench_echo", None),

@@ -10,6 +10,7 @@ Layout (the ROS-free core never imports rclpy):
 - ``models``    MLP, losses, rigid-body baseline, model artifacts, fast inference, runtime models (core)
 - ``training``  training loops, evaluation, comparison report (core)
 - ``control``   computed-torque control, disturbance observer, safety, trajectories (core)
+- ``realtime``  SCHED_FIFO priority, locked memory and CPU affinity of a node process, as ros2_control_node's
 - ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
 - ``nodes``     thin rclpy adapters, one executable per module; each node's parameters beside it (``*_params``,
                 no rclpy)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
     from ..training.pipeline import TrainingInputs
 
 __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_loader_arguments",
-           "add_robot_arguments",
+           "add_robot_arguments", "check_bags",
            "command_line_error", "dataset_config_from_args", "dead_zone_from_args", "effort_options", "load_bags",
            "robot_options", "train_config_from_args", "training_inputs"]
 
@@ -220,6 +223,23 @@ def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
     return dcfg
 
 
+def check_bags(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
+    """Fail at once on a bag that does not exist or is no bag, before the command loads its heavy libraries (a missing
+    file is reported in well under a second): :func:`~deadzone_id_ros.data.bag.format.detect_format` of each path.
+
+    Args:
+        paths: a bag path or a list of them (ROS 1 .bag files, rosbag2 directories, .mcap/.db3 files).
+
+    Raises:
+        FileNotFoundError: ``"bag PATH does not exist"``.
+        DataError: the path holds no ROS 1 bag, MCAP file or SQLite database (names the path).
+    """
+    from ..data.bag.format import detect_format
+
+    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
+        detect_format(Path(path))
+
+
 def load_bags(args: argparse.Namespace, joints: Any = None,
               torque_constants: dict[str, float] | None = None) -> Dataset:
     """Load ``args.bag`` with the data loader (:func:`dataset_config_from_args`); returns the Dataset.
@@ -228,6 +248,7 @@ def load_bags(args: argparse.Namespace, joints: Any = None,
         FileNotFoundError / DataError: from the loader, naming the bag, topic, message index and field.
         ConfigError: a bad flag value, naming the flag.
     """
+    check_bags(args.bag)
     from ..data.dataset import load_dataset
 
     return load_dataset(args.bag, dataset_config_from_args(args, joints, torque_constants))
@@ -242,6 +263,7 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
         ConfigError: a bad data flag (the message names the flag).
         RobotDescriptionError: a malformed ``--joint-map`` / ``--lock``, or a URDF whose joints cannot be matched.
     """
+    check_bags(args.bag)
     from ..training.pipeline import load_inputs
 
     dcfg = dataset_config_from_args(args)

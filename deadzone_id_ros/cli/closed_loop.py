@@ -186,14 +186,14 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
-    from ..sim.closed_loop import controller_specs
-    from ..training.report_plots import reversal_error_plot
-
     if not seeds:
         raise ValueError("closed loop needs at least one seed")
     if not 0 < weak_dob_fraction < 1:
         raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
-    pick, pick_source = read_pick(compare_dir)
+    pick, pick_source = read_pick(compare_dir)  # a missing report: said before MuJoCo and matplotlib are loaded
+    from ..sim.closed_loop import controller_specs
+    from ..training.report_plots import reversal_error_plot
+
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
     specs = controller_specs(models, pick, available)

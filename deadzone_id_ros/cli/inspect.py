@@ -8,8 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..data.inspect import format_report, inspect_bag
-from ._args import add_dead_zone_arguments, add_loader_arguments, dataset_config_from_args, dead_zone_from_args
+from ._args import (
+    add_dead_zone_arguments,
+    add_loader_arguments,
+    check_bags,
+    dataset_config_from_args,
+    dead_zone_from_args,
+)
 
 __all__ = ["register", "run"]
 
@@ -36,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Inspect each bag; returns 0 if all are trainable, else 1."""
+    check_bags(args.bags)  # a missing bag: said at once, before the readers are loaded
+    from ..data.inspect import format_report, inspect_bag
     from ..training.config import load_train_config
 
     config = dataset_config_from_args(args)

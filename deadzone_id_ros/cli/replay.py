@@ -45,8 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replay, print the per-joint errors and the report paths; returns the exit status."""
-    from ..data.bag import read_recording
     from ..outputs import check_output_dir, output_dir
+    from ._args import check_bags
+
+    check_bags(args.bag)  # a missing bag: said at once, before MuJoCo and the bag readers are loaded
+    from ..data.bag import read_recording
     from ..sim.replay import replay, write_report
 
     topics = {k: v for k, v in (("joint_state_topic", args.joint_state_topic), ("command_topic", args.command_topic),

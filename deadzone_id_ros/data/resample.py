@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.signal import savgol_filter
 
 from ..errors import DataError
 from ..stamps import NS_PER_S, ns_to_s
@@ -40,6 +39,8 @@ class Resampled:
 def _segment_episode(s: Samples, a: int, b: int, rate: float, window: int, use_msg_vel: bool, order: int,
                      ) -> tuple[np.ndarray, ...] | None:
     """Resample rows a:b onto a uniform grid; returns (t0-relative grid [ns], q, dq, ddq, tau) or None if short."""
+    from scipy.signal import savgol_filter  # here, not at the top: `deadzone-id --help` must not load scipy
+
     ts = s.t_ns[a:b]
     dt_ns = NS_PER_S / rate
     n_grid = int(np.floor((ts[-1] - ts[0]) / dt_ns + 1e-9)) + 1 if b - a > 1 else 1

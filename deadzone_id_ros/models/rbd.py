@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from ..errors import RobotDescriptionError
 from .base import check_joint_arrays
@@ -165,6 +164,8 @@ class RigidBodyRegressor:
         norms = np.linalg.norm(W, axis=0)
         live = norms > 1e-12 * max(norms.max(), 1e-300)
         Ws = W[:, live] / norms[live]
+        import scipy.linalg  # here, not at the top: `deadzone-id --help` must not load scipy
+
         _, R, piv = scipy.linalg.qr(Ws, mode="economic", pivoting=True)
         d = np.abs(np.diag(R))
         rank = int(np.sum(d > tol * d[0])) if d.size else 0
@@ -284,6 +285,8 @@ def fit_rigid_body(
         if not (isinstance(folds, int) and folds >= 2):
             raise ValueError(f"folds = {folds!r} must be an integer >= 2")
         return _fit_with_prior(regressor, q, dq, ddq, tau, mask, prior_weight, folds)
+    import scipy.linalg  # here, not at the top: `deadzone-id --help` must not load scipy
+
     R: np.ndarray | None = None
     for s in range(0, len(q), _CHUNK):
         sl = slice(s, s + _CHUNK)
@@ -335,6 +338,8 @@ def _fit_with_prior(regressor: RigidBodyRegressor, q: np.ndarray, dq: np.ndarray
     var_j = np.where(n_j > 1, (yy.sum(0) - s1 ** 2 / np.maximum(n_j, 1)) / np.maximum(n_j, 1), 0.0)
     scale = np.sqrt(np.maximum(var_j, 1e-12 * max(float(var_j.max()), 1e-300)))
     w = np.where(n_j > 0, 1.0 / scale ** 2, 0.0)
+
+    import scipy.linalg  # here, not at the top: `deadzone-id --help` must not load scipy
 
     def solve(Ak: np.ndarray, bk: np.ndarray, rows: float, lam: float) -> np.ndarray:
         G = np.einsum("j,jpq->pq", w, Ak) / rows

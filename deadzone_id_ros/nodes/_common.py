@@ -5,6 +5,7 @@ and a missing /clock is reported instead of waited on in silence)."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import signal
 import sys
 import time
@@ -21,10 +22,12 @@ from rclpy.node import Node
 
 from ..config import dataclass_from_dict
 from ..errors import ConfigError, DeadzoneIdError
+from ..realtime import RealtimeConfig, RealtimeState, apply_realtime
 
 __all__ = [
     "CLOCK_WARN_AFTER",
     "SimClockWatch",
+    "apply_node_realtime",
     "attribute_descriptions",
     "check_range",
     "declare_dataclass_parameters",
@@ -327,15 +330,38 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
             signal.signal(sig, handler)
 
 
+def apply_node_realtime(node: Node, config: RealtimeConfig) -> RealtimeState:
+    """Apply ``config`` (:func:`deadzone_id_ros.realtime.apply_realtime`) from the calling thread, which must be the
+    one that spins ``node``; log what the kernel granted (info) and each refusal (warning: normal scheduling goes on).
+    With a priority, also move every object alive now out of the garbage collector's reach (``gc.freeze``).
+
+    Returns:
+        the state read back from the kernel.
+    """
+    state = apply_realtime(config)
+    if config.thread_priority > 0:
+        gc.freeze()  # what the node built at start is never garbage: the collector no longer walks it in the loop
+    for warning in state.warnings:
+        node.get_logger().warning(warning)
+    if config != RealtimeConfig():
+        node.get_logger().info(
+            f"scheduling: {state.policy} priority {state.priority}, memory locked {str(state.memory_locked).lower()}, "
+            f"CPUs {list(state.cpu_affinity)}")
+    return state
+
+
 def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[[N], bool] | None = None,
              on_exit: Callable[[N], None] | None = None, watch_clock: bool = True) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
-    ``on_exit(node)`` runs while the context is still valid (a controller publishes its safe command there, a
-    recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError) prints one line naming
-    the node and exits 2 without a traceback. Every node gets a :class:`SimClockWatch` (attribute ``clock_watch``,
-    unless the node made its own; ``watch_clock=False`` opts out), so each one warns when it uses simulated time and
-    no /clock arrives; a watch with a timeout that expires stops the node with exit status 1.
+    A node with a ``realtime_config`` attribute (a :class:`~deadzone_id_ros.realtime.RealtimeConfig`) gets it applied
+    in the spinning thread before the first spin (:func:`apply_node_realtime`); the state read back is stored in its
+    ``realtime_state`` attribute. ``on_exit(node)`` runs while the context is still valid (a controller publishes
+    its safe command there, a recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError)
+    prints one line naming the node and exits 2 without a traceback. Every node gets a :class:`SimClockWatch`
+    (attribute ``clock_watch``, unless the node made its own; ``watch_clock=False`` opts out), so each one warns
+    when it uses simulated time and no /clock arrives; a watch with a timeout that expires stops the node with exit
+    status 1.
 
     Returns:
         the process exit status: 0, 1 when the node's clock watch failed, or 2 on a configuration error.
@@ -351,6 +377,9 @@ def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[
         if not isinstance(watch, SimClockWatch):
             watch = SimClockWatch(node) if watch_clock else None
             node.clock_watch = watch  # type: ignore[attr-defined]
+        realtime = getattr(node, "realtime_config", None)
+        if isinstance(realtime, RealtimeConfig):
+            node.realtime_state = apply_node_realtime(node, realtime)  # type: ignore[attr-defined]
         spin_until_shutdown(node, until=lambda: (watch is not None and watch.poll()) or bool(until and until(node)))
         if watch is not None and watch.failed:
             print(f"{name}: error: {watch.failed}", file=sys.stderr)

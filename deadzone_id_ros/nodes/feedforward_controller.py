@@ -14,7 +14,8 @@ Topics:
   ``command_joint_names`` order, the effort controller's joint list).
 - publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) at ``diagnostics_rate``: loop period stats, late ticks
   (> 2 ms), compute time, state->command latency, DOB estimate, tracking error, watchdog state, clamp/rate-limit/NaN
-  events (built in :mod:`.feedforward_controller_diagnostics`).
+  events, scheduling (policy, priority, memory locked, CPUs; :mod:`deadzone_id_ros.realtime`, applied by
+  ``thread_priority``, ``lock_memory``, ``cpu_affinity``) (built in :mod:`.feedforward_controller_diagnostics`).
 - publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
 - publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: every command again, in
@@ -62,6 +63,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, TrajectoryPoints, build_controller
 from ..errors import SafetyError
+from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
@@ -107,6 +109,9 @@ class FeedforwardControllerNode(Node):
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
         self._command_identity = cmd_names == names
         self.controller = build_controller(self.config)
+        nc = self.node_config  # run_node applies realtime_config in the spin thread, then sets realtime_state
+        self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
+        self.realtime_state: RealtimeState = current_state()
         # name list of a /joint_states message -> indices of the controlled joints in it (None: another publisher's)
         self._name_cache: dict[tuple[str, ...], np.ndarray | None] = {}
         self._foreign_states = 0  # messages that carry none of the controlled joints (another driver's, e.g. a gripper)
@@ -383,7 +388,7 @@ class FeedforwardControllerNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
-            list(self._periods), list(self._compute), list(self._latency), self._bad_states,
+            list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
             foreign=(self._foreign_states, self._foreign_names))]
         self._diag_pub.publish(arr)
 

@@ -13,6 +13,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from ..control import ControllerConfig, FeedforwardController
+from ..realtime import RealtimeState
 
 __all__ = ["LATE_TICK_S", "control_loop_status"]
 
@@ -25,7 +26,8 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, controller: FeedforwardController,
                         periods: Sequence[float], compute: Sequence[float], latency: Sequence[float],
-                        bad_states: int, foreign: tuple[int, Sequence[str]] = (0, ())) -> DiagnosticStatus:
+                        bad_states: int, realtime: RealtimeState | None = None,
+                        foreign: tuple[int, Sequence[str]] = (0, ())) -> DiagnosticStatus:
     """The control loop's DiagnosticStatus: level, message and one key/value per figure.
 
     Args:
@@ -36,13 +38,16 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         compute: recent compute times of a tick [s].
         latency: recent state -> command latencies [s].
         bad_states: /joint_states messages refused (joints missing, lengths wrong).
+        realtime: the scheduling the process has (reported as scheduling_policy, thread_priority, memory_locked,
+            cpu_affinity and, when something asked was refused, realtime_warning); None: not reported.
         foreign: (count, joint names of the latest) /joint_states messages that carried none of the controlled joints
             (another publisher's, e.g. a gripper driver): ignored, and named while the controller waits.
 
     Returns:
         the status: ERROR in the safe state (names the fault) and when the watchdog commands zero; WARN while waiting
-        for /joint_states (naming another publisher's joints when only those arrive), while the watchdog holds, or
-        with more than 0.5 % late ticks (> :data:`LATE_TICK_S`) in the window; else OK.
+        for /joint_states (naming another publisher's joints when only those arrive), while the watchdog holds, with
+        more than 0.5 % late ticks (> :data:`LATE_TICK_S`) in the window, or when real-time scheduling was asked and
+        refused; else OK.
     """
     st = controller.status
     late = sum(1 for p in periods if p > LATE_TICK_S)
@@ -70,6 +75,12 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         values[f"tracking_error.{j}"] = f"{st.tracking_error[i]:.6f}"
         values[f"clamp_events.{j}"] = str(int(st.clamp_events[i]))
         values[f"rate_limit_events.{j}"] = str(int(st.rate_limit_events[i]))
+    if realtime is not None:
+        values.update(scheduling_policy=realtime.policy, thread_priority=str(realtime.priority),
+                      memory_locked=str(realtime.memory_locked).lower(),
+                      cpu_affinity=",".join(map(str, realtime.cpu_affinity)))
+        if realtime.warnings:
+            values["realtime_warning"] = " ".join(realtime.warnings)
     values["safe_state"] = st.safe_state
     values["fault"] = st.fault
     values["faults"] = str(st.faults)
@@ -89,5 +100,7 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
     elif periods and late / len(periods) > 0.005:
         level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
+    elif realtime is not None and realtime.warnings:
+        level, message = DiagnosticStatus.WARN, "real-time scheduling refused: " + realtime.warnings[0]
     return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
                             values=[KeyValue(key=k, value=v) for k, v in values.items()])

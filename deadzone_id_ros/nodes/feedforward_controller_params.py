@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..config import check_positive, load_node_configs
 from ..control.config import ControllerConfig
+from ..realtime import check_realtime
 
 __all__ = ["LIVE_PARAMETERS", "PARAMETER_RANGES", "ControllerNodeConfig", "load_controller_config"]
 
@@ -34,6 +35,7 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "diagnostics_rate": (0.0, 100.0),
     "debug_decimation": (0, 1_000_000),
     "watchdog_steady_timeout": (1e-3, 60.0),
+    "thread_priority": (0, 99),
 }
 
 # Parameters a running node applies when set (validated first; a bad value is refused with the reason). Every other
@@ -58,6 +60,10 @@ class ControllerNodeConfig:
             for latency measurement and soak checks.
         watchdog_steady_timeout: steady-clock backstop of the watchdog [s]: no /joint_states for this long in
             wall time starts the watchdog even when the ROS clock (simulated time, /clock) has stopped.
+        thread_priority: SCHED_FIFO priority (1..99) of the node's threads, as ros2_control_node's
+            ``thread_priority``; 0 keeps normal scheduling. Refused by the kernel: a warning, normal scheduling.
+        lock_memory: mlockall(MCL_CURRENT | MCL_FUTURE) at start (no page faults in the loop); refused: a warning.
+        cpu_affinity: CPUs the node's threads may run on (empty: any CPU); refused: a warning.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -68,8 +74,12 @@ class ControllerNodeConfig:
     debug_decimation: int = 10
     stamped_command: bool = False
     watchdog_steady_timeout: float = 2.0
+    thread_priority: int = 0
+    lock_memory: bool = False
+    cpu_affinity: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
         if len(set(self.command_joint_names)) != len(self.command_joint_names):
             raise ValueError(f"command_joint_names has duplicates: {list(self.command_joint_names)}")
         check_positive("diagnostics_rate", self.diagnostics_rate)

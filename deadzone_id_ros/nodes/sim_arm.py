@@ -8,6 +8,9 @@ without one it applies zero torque; before the first command the joints sit on t
 ``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the
 wrong length or with NaN/inf (throttled error) and keeps the last good one.
 
+Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
+applied before the node spins; off by default (a simulator in lockstep needs none).
+
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader: .sim_arm_params).
 """
 
@@ -24,6 +27,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..errors import DeadzoneIdError
+from ..realtime import RealtimeConfig
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
 from ..stamps import ns_to_stamp, s_to_ns
@@ -46,7 +50,10 @@ class SimArmNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("sim_arm", **kwargs)
         self.sim_config = declare_dataclass_parameters(self, SimArmConfig, read_only=("urdf_path", "joint_names"))
-        self.node_config = declare_dataclass_parameters(self, SimArmNodeConfig, read_only=("clock_mode",))
+        self.node_config = declare_dataclass_parameters(
+            self, SimArmNodeConfig, read_only=("clock_mode", "thread_priority", "lock_memory", "cpu_affinity"))
+        nc = self.node_config  # run_node applies it in the spin thread (nodes._common.apply_node_realtime)
+        self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         with warnings.catch_warnings(record=True) as caught:  # e.g. friction that overrides the URDF's: to the log
             warnings.simplefilter("always", FrictionSourceWarning)
             self.arm = SimArm(self.sim_config)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
+from ..realtime import check_realtime
 from ..sim.config import SimArmConfig
 
 __all__ = ["SimArmNodeConfig", "load_sim_config"]
@@ -31,6 +32,10 @@ class SimArmNodeConfig:
             not depend on CPU load; time then runs at most ``real_time_factor``. Simulated time stays at zero (the
             initial state repeated at 10 Hz) until the first command arrives.
         lockstep_timeout: lockstep only: wall seconds to wait for that command before stepping without it [s].
+        thread_priority: SCHED_FIFO priority (1..99) of the node's threads, as ros2_control_node's
+            ``thread_priority``; 0 keeps normal scheduling. Refused by the kernel: a warning, normal scheduling.
+        lock_memory: mlockall(MCL_CURRENT | MCL_FUTURE) at start; refused: a warning.
+        cpu_affinity: CPUs the node's threads may run on (empty: any CPU); refused: a warning.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -43,8 +48,12 @@ class SimArmNodeConfig:
     brake_until_first_command: bool = True
     lockstep: bool = False
     lockstep_timeout: float = 1.0
+    thread_priority: int = 0
+    lock_memory: bool = False
+    cpu_affinity: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
         for name in ("brake_until_first_command", "lockstep"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} = {getattr(self, name)!r} must be true or false")

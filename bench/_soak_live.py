@@ -93,7 +93,7 @@ class _ParamSet:
 
 def _config_and_limits():
     """(ControllerConfig of the bundled parameter file, the bundled arm's RobotDescription)."""
-    from deadzone_id_ros.nodes.feedforward_controller_params import load_controller_config
+    from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.robot.description import load_robot_description
 

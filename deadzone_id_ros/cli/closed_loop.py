@@ -77,7 +77,7 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
 def _default_configs() -> tuple[Any, Any]:
     """(SimArmConfig of the bundled config/sim_arm.yaml, the default ControllerConfig for its joints)."""
     from ..control import ControllerConfig
-    from ..nodes.sim_arm_params import load_sim_config
+    from ..sim.sim_arm_params import load_sim_config
 
     sim, _ = load_sim_config(None)
     return sim, ControllerConfig(joint_names=sim.joint_names)

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         ConfigError: duration/rate not positive, the rate not a whole number of physics steps, or a bad
             ``--sim-profile`` / ``--sim-config``.
     """
-    from ..nodes.sim_arm_params import load_sim_config
+    from ..sim.sim_arm_params import load_sim_config
     from ..sim.record import simulate_bag
 
     if not args.duration > 0:

@@ -1,6 +1,6 @@
 """Configuration of the control law (frozen dataclass). The node-only settings and the parameter-file loaders are
-beside their nodes: :mod:`deadzone_id_ros.nodes.feedforward_controller_params` and
-:mod:`deadzone_id_ros.nodes.excitation_params`."""
+beside it (ROS-free, used by the nodes): :mod:`deadzone_id_ros.control.feedforward_controller_params` and
+:mod:`deadzone_id_ros.control.excitation_params`."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
-from ..sim.config import SimArmConfig
+from .config import SimArmConfig
 
 __all__ = ["SimArmNodeConfig", "load_sim_config"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.nodes.sim_arm_params import SimArmNodeConfig, load_sim_config
+from deadzone_id_ros.sim.sim_arm_params import SimArmNodeConfig, load_sim_config
 from deadzone_id_ros.sim import SimArmConfig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deadzone_id_ros.nodes.bag_replay_params import BagReplayNodeConfig
+from deadzone_id_ros.sim.bag_replay_params import BagReplayNodeConfig
 
 
 @pytest.mark.parametrize(

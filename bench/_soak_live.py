@@ -143,8 +143,8 @@ class _Soak:
     def send_reference(self, target: np.ndarray | None = None) -> None:
         """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
         from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+        from deadzone_id_ros.experiments.soak import ramp_points
         from deadzone_id_ros.nodes.excitation import reference_message
-        from deadzone_id_ros.sim.soak import ramp_points
 
         q = self.states[-1][1]
         if target is None:

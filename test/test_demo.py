@@ -107,7 +107,7 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
 
 
 def _compare_report(rmse: dict[str, float | None]):
-    from deadzone_id_ros.training.results import CompareReport, MethodResult
+    from deadzone_id_ros.experiments.compare_results import CompareReport, MethodResult
 
     methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [], f"models/{m}")
                for m, v in rmse.items()}
@@ -121,8 +121,8 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 
 
 def test_demo_report_json_keeps_its_keys():
-    from deadzone_id_ros.sim.closed_loop import ClosedLoopSummary
-    from deadzone_id_ros.training.results import ClosedLoopResult, DemoReport
+    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSummary
+    from deadzone_id_ros.experiments.demo_results import DemoReport
 
     live = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10,
                             0.01)
@@ -149,8 +149,9 @@ def test_demo_report_json_keeps_its_keys():
 
 
 def test_demo_report_names_the_pick_to_deploy():
-    from deadzone_id_ros.training.report_demo import _deploy_lines
-    from deadzone_id_ros.training.results import DemoReport, Pick
+    from deadzone_id_ros.experiments.compare_results import Pick
+    from deadzone_id_ros.experiments.demo_report import _deploy_lines
+    from deadzone_id_ros.experiments.demo_results import DemoReport
 
     cmp = _compare_report({"masked": 0.3, "hybrid": 0.2})
     report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {}, {}, {})
@@ -164,8 +165,8 @@ def test_demo_report_names_the_pick_to_deploy():
 @pytest.mark.parametrize("quick", [True, False])
 def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, quick):
     """Issue 12 item 10: a --quick report says its learned controllers are under-trained; a full one does not."""
-    from deadzone_id_ros.training.report_demo import demo_markdown
-    from deadzone_id_ros.training.results import DemoReport
+    from deadzone_id_ros.experiments.demo_report import demo_markdown
+    from deadzone_id_ros.experiments.demo_results import DemoReport
 
     cfg = {"quick": quick, "sim_seeds": [1, 2], "sim_duration": 10.0, "live_duration": 5.0}
     report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), _compare_report({"masked": 0.3}), "masked",

@@ -39,9 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..data.effort_units import unit_label
+    from ..experiments.compare import compare_config, run_compare
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
-    from ..training.compare import compare_config, run_compare
     from ._args import command_line_error, train_config_from_args, training_inputs
 
     try:

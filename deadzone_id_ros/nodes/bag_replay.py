@@ -33,10 +33,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from ..sim.bag_replay_params import BagReplayNodeConfig
 from ..sim.replay import check_joints
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
-from ..sim.bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
 

@@ -26,9 +26,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
+from ..control.excitation_params import ExcitationNodeConfig
 from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
-from ..control.excitation_params import ExcitationNodeConfig
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main", "reference_message", "window_rows"]
 

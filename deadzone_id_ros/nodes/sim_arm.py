@@ -8,7 +8,8 @@ without one it applies zero torque; before the first command the joints sit on t
 ``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the
 wrong length or with NaN/inf (throttled error) and keeps the last good one.
 
-Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader: deadzone_id_ros.sim.sim_arm_params).
+Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
+deadzone_id_ros.sim.sim_arm_params).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from std_msgs.msg import Float64MultiArray
 from ..errors import DeadzoneIdError
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
+from ..sim.sim_arm_params import SimArmNodeConfig
 from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
-from ..sim.sim_arm_params import SimArmNodeConfig
 
 __all__ = ["SimArmNode", "main"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from deadzone_id_ros.control import ExcitationConfig
-from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.control.excitation_params import ExcitationNodeConfig, load_excitation_config
+from deadzone_id_ros.errors import ConfigError
 
 
 def test_bundled_file_loads_into_both_configs(tmp_path):

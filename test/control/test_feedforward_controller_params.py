@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from deadzone_id_ros.control import ControllerConfig
-from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.control.feedforward_controller_params import ControllerNodeConfig, load_controller_config
+from deadzone_id_ros.errors import ConfigError
 
 NAMES = ("joint1", "joint2", "joint3")
 

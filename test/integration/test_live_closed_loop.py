@@ -23,8 +23,8 @@ def test_live_run_tracks_like_the_in_process_loop(tmp_path):
     arm sagging under gravity until the DOB takes the load (joint3: 3.4 mrad RMS in the first 0.25 s), which the live
     run does during its start delay, outside the metric: measured ratios 0.49-0.68.
     """
-    from deadzone_id_ros.cli.closed_loop import live_closed_loop
-    from deadzone_id_ros.sim.closed_loop import ControllerSpec
+    from deadzone_id_ros.experiments.closed_loop import live_closed_loop
+    from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec
 
     spec = ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", "ctc_dob", "rbd")
     duration = 1.5

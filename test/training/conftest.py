@@ -53,8 +53,8 @@ def tiny_config():
 @pytest.fixture(scope="session")
 def compared(sim_dataset, tmp_path_factory):
     """One comparison on the simulator data, every method, 2 seeds: (output folder, report.json, config)."""
+    from deadzone_id_ros.experiments.compare import run_compare
     from deadzone_id_ros.resources import default_urdf
-    from deadzone_id_ros.training.compare import run_compare
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,

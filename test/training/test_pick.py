@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.training.efficiency import efficiency_rows
-from deadzone_id_ros.training.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
-from deadzone_id_ros.training.results import CompareReport, DataEfficiency, MethodResult
+from deadzone_id_ros.experiments.compare_results import CompareReport, DataEfficiency, MethodResult
+from deadzone_id_ros.experiments.efficiency import efficiency_rows
+from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
 
 
 def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
@@ -66,7 +66,7 @@ def test_efficiency_rows_merge_fractions_that_select_the_same_blocks():
 
 
 def test_merged_rows_are_named_in_the_table():
-    from deadzone_id_ros.training.report_pick import fraction_cell
+    from deadzone_id_ros.experiments.pick_report import fraction_cell
 
     de = DataEfficiency([0.1, 1.0], [500, 2000], [2, 4], merged=[[0.1, 0.3], []])
     rep = CompareReport(["j"], {}, {}, {}, {}, data_efficiency=de)
@@ -100,7 +100,7 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     assert len(band) == 3 and all(b > 0 for b in band)
     assert np.isfinite(report["methods"]["band"]["rmse_mean"])
     # demo-real's summary names the pick of each recording, its test error and where it was exported
-    from deadzone_id_ros.training.report_demo import real_markdown
+    from deadzone_id_ros.experiments.demo_report import real_markdown
 
     summary = real_markdown({"rec": CompareReport.from_dict(report)}, {"rec": "A recording"})
     assert f"**Deploy: {pick['method']}** (seed {pick['seed']})" in summary

@@ -1,6 +1,6 @@
 """Reports in one place: the comparison's report.md (tables, verdict) and the number formatting every report
-shares. Everything here reads the typed results of :mod:`.results`; the demo's and demo-real's report.md are in
-:mod:`.report_demo`, the plots in :mod:`.report_plots`.
+shares. Everything here reads the typed results of :mod:`.compare_results`; the demo's and demo-real's report.md are in
+:mod:`.demo_report`, the plots in :mod:`.plots`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .blocks import MISSING
-from .report_pick import fraction_cell, pick_section
-from .report_plots import compare_plots
-from .results import CompareReport, MethodResult
+from ..training.blocks import MISSING
+from .compare_results import CompareReport, MethodResult
+from .pick_report import fraction_cell, pick_section
+from .plots import compare_plots
 
 if TYPE_CHECKING:
-    from .fit import Stacked
+    from ..training.fit import Stacked
 
 __all__ = ["compare_markdown", "fmt_joints", "num", "verdict", "write_report"]
 

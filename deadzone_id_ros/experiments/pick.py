@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .results import PICK_DIR, DataDiagnosis, MethodResult, Pick
+from .compare_results import PICK_DIR, DataDiagnosis, MethodResult, Pick
 
 __all__ = ["PREDICTABLE_RATIO", "choose_pick", "diagnose_stuck", "pick_seed"]
 

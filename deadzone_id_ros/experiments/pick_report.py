@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..data.effort_units import FIX_HINT
-from .results import CompareReport
+from .compare_results import CompareReport
 
 __all__ = ["band_lines", "fraction_cell", "pick_section"]
 

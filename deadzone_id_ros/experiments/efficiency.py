@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataError
-from .config import TrainConfig
-from .fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
-from .results import DataEfficiency, EfficiencyCurve
+from ..training.config import TrainConfig
+from ..training.fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
+from .compare_results import DataEfficiency, EfficiencyCurve
 
 __all__ = ["EfficiencyRow", "collect_efficiency", "efficiency_rows", "plan_efficiency"]
 

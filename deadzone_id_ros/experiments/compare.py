@@ -1,5 +1,5 @@
 """The comparison experiment: every method on the same split over several seeds, as a typed :class:`CompareReport`
-written to report.json, report.md and plots (rendering: :mod:`.report`, :mod:`.report_plots`).
+written to report.json, report.md and plots (rendering: :mod:`.compare_report`, :mod:`.plots`).
 
 Reproduces the experiment of Inami, Yamane, Sakaino (arXiv 2402.00393, Sec. IV) and adds the rigid-body and hybrid
 baselines, a data-efficiency curve and, on simulator data, the noise floor (the simulator's own inverse dynamics
@@ -34,13 +34,11 @@ import numpy as np
 from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError
 from ..models.predictor import METHODS
-from .blocks import MISSING, fmt_values
-from .config import TrainConfig
-from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
-from .evaluate import evaluate_model, evaluate_predictions
-from .fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
-from .pick import choose_pick, diagnose_stuck, pick_seed
-from .pipeline import (
+from ..training.blocks import MISSING, fmt_values
+from ..training.config import TrainConfig
+from ..training.evaluate import evaluate_model, evaluate_predictions
+from ..training.fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
+from ..training.pipeline import (
     MethodRun,
     PreparedData,
     TrainingInputs,
@@ -50,8 +48,10 @@ from .pipeline import (
     rigid_body_for,
     save_method,
 )
-from .report import write_report
-from .results import PICK_DIR, CompareReport, MethodResult, NoiseFloor, Pick
+from .compare_report import write_report
+from .compare_results import PICK_DIR, CompareReport, MethodResult, NoiseFloor, Pick
+from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
+from .pick import choose_pick, diagnose_stuck, pick_seed
 
 __all__ = ["quick_config", "run_compare"]
 

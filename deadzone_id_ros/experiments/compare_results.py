@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .evaluate import json_clean
+from ..training.evaluate import json_clean
 
-if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
-
-__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
-           "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick",
-           "closed_loop_sections"]
+__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "CompareReport", "DataDiagnosis", "DataEfficiency",
+           "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick"]
 
 REPORT_VERSION = 1
 #: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
@@ -260,94 +256,3 @@ class CompareReport:
         if entry is None or entry.rmse_mean is None or floor is None or not floor.rmse_mean:
             return None
         return entry.rmse_mean / floor.rmse_mean
-
-
-@dataclass
-class ClosedLoopResult:
-    """Tracking and effort figures of one live closed-loop run over DDS on a held-out reference.
-
-    Attributes:
-        mode, model: the controller mode and model.  artifact: the learned model's directory or None.  bag: the
-        recording.  joint_names: (J,).  tracking_rmse_per_joint (J,) [rad]; tracking_rmse_mean [rad] (mean over
-        joints of the per-joint RMSE); max_abs_error_per_joint (J,) [rad]: reference minus measured position.
-        reversal_rmse_per_joint (J,), reversal_rmse_mean [rad]: the same near reversals of the reference velocity.
-        effort_rms_per_joint (J,) [N·m]: applied torque.  samples: /joint_states samples inside the reference's
-        span.  seconds: that span [s].  time_base: "header" (the states' header stamps).  zero_stamp_states: states
-        stamped zero in the bag (not used).  zero_stamp_states_dropped: those the recorder did not record.
-        inprocess_tracking_rmse_mean [rad]: the same controller, seed and duration run in-process (the check that
-        the nodes behave like the in-process loop), or None.
-    """
-
-    mode: str
-    model: str
-    artifact: str | None
-    bag: str
-    joint_names: list[str]
-    tracking_rmse_per_joint: list[float]
-    tracking_rmse_mean: float
-    max_abs_error_per_joint: list[float]
-    reversal_rmse_per_joint: list[float]
-    reversal_rmse_mean: float
-    effort_rms_per_joint: list[float]
-    samples: int
-    seconds: float
-    time_base: str = "header"
-    zero_stamp_states: int = 0
-    zero_stamp_states_dropped: int = 0
-    inprocess_tracking_rmse_mean: float | None = None
-
-
-@dataclass
-class DemoReport:
-    """What ``deadzone-id demo`` measured; :meth:`to_dict` is its report.json.
-
-    Attributes:
-        config: the demo's sizes (DemoConfig as a dict).  simulated_bags, live_bag: the recordings.  compare_dir:
-        the comparison's folder.  compare: its report.  best_learned: the learned method exported to ONNX.
-        closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
-        (:class:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary`), default and weak DOB.
-        closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
-        fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
-        stage_seconds: wall time of each stage [s].
-        seconds: wall time of the demo [s].
-    """
-
-    config: dict[str, Any]
-    simulated_bags: list[str]
-    live_bag: str
-    compare_dir: str
-    compare: CompareReport
-    best_learned: str
-    closed_loop: dict[str, ClosedLoopSummary] = field(default_factory=dict)
-    seconds: float = 0.0
-    closed_loop_weak_dob: dict[str, ClosedLoopSummary] = field(default_factory=dict)
-    closed_loop_live: dict[str, ClosedLoopResult] = field(default_factory=dict)
-    closed_loop_settings: dict[str, Any] = field(default_factory=dict)
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """report.json: ``config``, ``data``, ``compare`` (dir, best_learned, methods, noise_floor,
-        data_efficiency), ``closed_loop``, ``closed_loop_weak_dob``, ``closed_loop_live``,
-        ``closed_loop_settings``, ``stage_seconds`` and ``seconds``."""
-        cmp = self.compare.to_dict()
-        return json_clean({
-            "config": self.config,
-            "data": {"simulated_bags": self.simulated_bags, "live_bag": self.live_bag},
-            "compare": {"dir": self.compare_dir, "best_learned": self.best_learned, "methods": cmp["methods"],
-                        "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency")},
-            **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
-                                   self.closed_loop_settings),
-            "stage_seconds": self.stage_seconds,
-            "seconds": self.seconds,
-        })
-
-
-def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
-                         live: dict[str, ClosedLoopResult], settings: dict[str, Any]) -> dict[str, Any]:
-    """The closed-loop keys of report.json and closed_loop.json: ``closed_loop`` and ``closed_loop_weak_dob``
-    (controller -> :meth:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary.report_entry`, in mrad),
-    ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
-    return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
-            "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
-            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in live.items()},
-            "closed_loop_settings": settings}

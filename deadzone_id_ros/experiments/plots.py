@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
-    from .fit import Stacked
-    from .results import ClosedLoopResult, CompareReport
+    from ..training.fit import Stacked
+    from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary
+    from .compare_results import CompareReport
 
 __all__ = ["closed_loop_plot", "compare_plots", "reversal_error_plot"]
 

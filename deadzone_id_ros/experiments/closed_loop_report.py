@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .results import ClosedLoopResult
+from .closed_loop_results import ClosedLoopResult
 
 if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
+    from .closed_loop_results import ClosedLoopSummary
 
 __all__ = ["closed_loop_markdown", "closed_loop_targets", "in_process_table", "live_table"]
 

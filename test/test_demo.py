@@ -107,11 +107,16 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
 
 
 def _compare_report(rmse: dict[str, float | None]):
-    from deadzone_id_ros.experiments.compare_results import CompareReport, MethodResult
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.experiments.compare_results import CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.records import DataRecord
 
-    methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [], f"models/{m}")
-               for m, v in rmse.items()}
-    return CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods)
+    methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], MethodDeadZone(), [],
+                               f"models/{m}") for m, v in rmse.items()}
+    joints = ("j1", "j2", "j3")
+    dz = DeadZoneSummary(DeadZone(joints, 0.1, np.zeros(3), np.zeros(3)))
+    return CompareReport(list(joints), {}, DataRecord(), dz, TrainConfig(), methods)
 
 
 def test_best_learned_skips_rbd_and_unmeasured_methods():
@@ -123,9 +128,10 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 def test_demo_report_json_keeps_its_keys():
     from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSummary
     from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.sim.tracking import TrackingMetrics
 
-    live = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10,
-                            0.01)
+    live = ClosedLoopResult("pd_dob", "none", None, "bag",
+                            TrackingMetrics(["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10, 0.01))
     names = ["pd_dob", "ctc_dob_rbd_nominal", "ctc_dob_rbd", "ctc_dob_masked", "ctc_dob_conventional", "ctc_dob_pick"]
     j3 = [0.0] * 3
     summaries = {n: ClosedLoopSummary(n, n, "ctc_dob", "rbd", "", ["j1", "j2", "j3"], [999, 1000, 1001],

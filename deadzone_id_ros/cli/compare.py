@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} {unit_label(inputs.effort_units)}, "
               f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
-    for joint, why in report.data["split"].get("missing", {}).items():
+    for joint, why in report.data.split.missing.items():
         print(f"{joint}: {MISSING} ({why})")
     print(f"report: {args.out}/report.md")
     return 0

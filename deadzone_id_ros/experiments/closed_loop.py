@@ -12,7 +12,6 @@ OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -54,7 +53,7 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
         DataError: report.json is not a comparison's report (names the missing or unknown key).
     """
     from ..errors import DataError
-    from .compare_results import CompareReport
+    from .compare_results import Pick, best_learned
 
     path = Path(compare_dir) / "report.json"
     if not path.is_file():
@@ -63,15 +62,16 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
         doc = json.loads(path.read_text())
         if not isinstance(doc, dict):
             raise TypeError(f"a JSON {type(doc).__name__}, not an object")
-        if isinstance(doc.get("pick"), str):  # an early report named only the method
-            doc["pick"] = {"method": doc["pick"], "reason": "", "validation_rmse_mean": None}
-        report = CompareReport.from_dict(doc)
+        doc["joint_names"]  # a key every comparison's report has
+        pick = doc.get("pick")
+        method = pick if isinstance(pick, str) else Pick(**pick).method if pick else None  # str: an early report
+        test_rmse = {m: e["rmse_mean"] for m, e in doc["methods"].items()}
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise DataError(f"{path} is not the report.json of `deadzone-id compare` ({type(err).__name__}: {err})") \
             from err
-    if report.pick is not None:
-        return report.pick.method, "report.json `pick`"
-    best = report.best_learned()
+    if method is not None:
+        return method, "report.json `pick`"
+    best = best_learned(test_rmse)
     if best is None:
         return None, "no learned method in report.json"
     return best, "lowest test RMSE among learned methods (report.json has no `pick`)"
@@ -149,12 +149,12 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
             continue
         inproc = run_controller(spec, [seed], duration, sim, base)
         r = ClosedLoopResult(mode=spec.mode, model=spec.model, artifact=spec.model_path or None, bag=str(bag),
-                             **dataclasses.asdict(closed_loop_metrics(bag)),
-                             inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
+                             metrics=closed_loop_metrics(bag), inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
         results[spec.name] = r
-        log(f"  {spec.label:34s} live {r.tracking_rmse_mean * 1e3:7.3f} mrad, in-process "
-            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {r.time_base}; zero-stamp states: "
-            f"{r.zero_stamp_states_dropped} not recorded, {r.zero_stamp_states} in the bag)")
+        m = r.metrics
+        log(f"  {spec.label:34s} live {m.tracking_rmse_mean * 1e3:7.3f} mrad, in-process "
+            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {m.time_base}; zero-stamp states: "
+            f"{m.zero_stamp_states_dropped} not recorded, {m.zero_stamp_states} in the bag)")
     return results, failures
 
 

@@ -43,8 +43,9 @@ def live_table(live: dict[str, ClosedLoopResult]) -> list[str]:
     lines = ["| controller | live over DDS: tracking RMSE per joint [mrad] | live mean [mrad] | in-process mean, same "
              "seed and duration [mrad] | live / in-process | time base | zero-stamp states: not recorded / in bag |",
              "|---|---|---|---|---|---|---|"]
-    for name, r in live.items():
-        inproc = r.inprocess_tracking_rmse_mean
+    for name, live_run in live.items():
+        r = live_run.metrics
+        inproc = live_run.inprocess_tracking_rmse_mean
         ratio = f"{r.tracking_rmse_mean / inproc:.2f}" if inproc else "n/a"
         inproc_txt = f"{inproc * 1e3:.3f}" if inproc is not None else "n/a"
         lines.append(f"| {name} | {_joints([x * 1e3 for x in r.tracking_rmse_per_joint], 3)} | "

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sim.tracking import TrackingFigures
+from ..sim.tracking import TrackingFigures, TrackingMetrics
 
 __all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSummary", "closed_loop_sections"]
 
@@ -72,18 +72,14 @@ class ClosedLoopSummary:
                 "rate_limit_fraction": self.rate_limit_fraction, "clamp_fraction": self.clamp_fraction}
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClosedLoopResult:
     """Tracking and effort figures of one live closed-loop run over DDS on a held-out reference.
 
     Attributes:
         mode, model: the controller mode and model.  artifact: the learned model's directory or None.  bag: the
-        recording.  joint_names: (J,).  tracking_rmse_per_joint (J,) [rad]; tracking_rmse_mean [rad] (mean over
-        joints of the per-joint RMSE); max_abs_error_per_joint (J,) [rad]: reference minus measured position.
-        reversal_rmse_per_joint (J,), reversal_rmse_mean [rad]: the same near reversals of the reference velocity.
-        effort_rms_per_joint (J,) [N·m]: applied torque.  samples: /joint_states samples inside the reference's
-        span.  seconds: that span [s].  time_base: "header" (the states' header stamps).  zero_stamp_states: states
-        stamped zero in the bag (not used).  zero_stamp_states_dropped: those the recorder did not record.
+        recording.  metrics: its tracking and effort figures
+        (:class:`~deadzone_id_ros.sim.tracking.TrackingMetrics`, the type of every recorded run).
         inprocess_tracking_rmse_mean [rad]: the same controller, seed and duration run in-process (the check that
         the nodes behave like the in-process loop), or None.
     """
@@ -92,20 +88,14 @@ class ClosedLoopResult:
     model: str
     artifact: str | None
     bag: str
-    joint_names: list[str]
-    tracking_rmse_per_joint: list[float]
-    tracking_rmse_mean: float
-    max_abs_error_per_joint: list[float]
-    reversal_rmse_per_joint: list[float]
-    reversal_rmse_mean: float
-    effort_rms_per_joint: list[float]
-    samples: int
-    seconds: float
-    time_base: str = "header"
-    zero_stamp_states: int = 0
-    zero_stamp_states_dropped: int = 0
+    metrics: TrackingMetrics
     inprocess_tracking_rmse_mean: float | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """closed_loop.json's ``closed_loop_live.<name>``: ``mode``, ``model``, ``artifact``, ``bag``, the metrics'
+        fields and ``inprocess_tracking_rmse_mean``, flat."""
+        return {"mode": self.mode, "model": self.model, "artifact": self.artifact, "bag": self.bag,
+                **dataclasses.asdict(self.metrics), "inprocess_tracking_rmse_mean": self.inprocess_tracking_rmse_mean}
 
 
 @dataclasses.dataclass
@@ -131,5 +121,5 @@ def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, C
     ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
     return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
             "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
-            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in live.items()},
+            "closed_loop_live": {k: v.to_dict() for k, v in live.items()},
             "closed_loop_settings": settings}

@@ -71,12 +71,23 @@ def test_controller_specs_names_and_missing_methods(tmp_path):
 
 
 def _report(tmp_path, rmse, pick=None):
-    from deadzone_id_ros.experiments.compare_results import CompareReport, MethodResult, Pick
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.experiments.compare_results import (
+        CompareReport,
+        DeadZoneSummary,
+        MethodDeadZone,
+        MethodResult,
+        Pick,
+    )
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.records import DataRecord
 
-    methods = {m: MethodResult([v or 0.0] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [],
-                               f"models/{m}") for m, v in rmse.items()}
-    report = CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods,
-                           pick=Pick(pick, "lowest validation RMSE", 0.1) if pick else None)
+    methods = {m: MethodResult([v or 0.0] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0],
+                               MethodDeadZone(), [], f"models/{m}") for m, v in rmse.items()}
+    joints = ("j1", "j2", "j3")
+    report = CompareReport(list(joints), {}, DataRecord(), DeadZoneSummary(DeadZone(joints, 0.1, np.zeros(3),
+                                                                                    np.zeros(3))),
+                           TrainConfig(), methods, pick=Pick(pick, "lowest validation RMSE", 0.1) if pick else None)
     (tmp_path / "report.json").write_text(json.dumps(report.to_dict()))
     return tmp_path
 

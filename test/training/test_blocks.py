@@ -51,7 +51,7 @@ def test_missing_figures_show_a_dash_and_why_in_report_and_cli(kuka_inputs, tmp_
                       progress=False, block_seconds=5.0, efficiency_fractions=(1.0,))
     logged: list[str] = []
     report = run_compare(kuka_inputs, tmp_path / "cmp", cfg, methods=["masked"], log=logged.append)
-    missing = report.data["split"]["missing"]
+    missing = report.data.split.missing
     assert missing and all("no test pair where" in why and "threshold" in why for why in missing.values())
     md = (tmp_path / "cmp" / "report.md").read_text()
     for joint, why in missing.items():
@@ -77,8 +77,9 @@ def test_a_5s_recording_can_be_compared(sim_recordings, tmp_path):
                       progress=False, efficiency_fractions=(1.0,))
     inputs = TrainingInputs([short], tuple(ds.joint_names))
     report = run_compare(inputs, tmp_path / "cmp", cfg, methods=["masked"], log=lambda m: None)
-    split = report.data["split"]
-    assert split["block_seconds_source"] == "data" and split["block_seconds"] < 5.0
+    blocks = report.data.split.blocks
+    assert blocks is not None and blocks.source == "data" and blocks.block_seconds is not None
+    assert blocks.block_seconds < 5.0 and report.data.split.block_seconds_used == blocks.block_seconds
     assert all(np.isfinite(v) for v in report.methods["masked"].rmse_per_joint)
 
 

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         report = run_compare(inputs, out, cfg, methods=args.methods,
                              log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     for m, e in report.methods.items():
-        print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} {unit_label(inputs.effort_units)}, "
+        print(f"{m:>13s}: mean test RMSE {fmt_values([e.rmse_mean])} ± {fmt_values([e.rmse_mean_std])} "
+              f"{unit_label(inputs.effort_units)}, "
               f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
     for joint, why in report.data.split.missing.items():
         print(f"{joint}: {MISSING} ({why})")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..control.config import ControlMode
 from ..sim.tracking import TrackingFigures, reversal_mask, tracking_figures
 from .closed_loop_results import ClosedLoopSummary
 
@@ -30,15 +31,20 @@ class ControllerSpec:
 
     Attributes:
         name: report key (``pd_dob``, ``ctc_dob_rbd_nominal``, ...).  label: for tables and plots.
-        mode: controller mode (pd_dob, ctc_dob, ...).  model: none, rbd or learned.  model_path: artifact directory
-        for "learned" ("" otherwise).
+        control: the law's structure (feedforward source, DOB on/off).  model: the inverse-dynamics model, "none",
+        "rbd" (the URDF's nominal rigid body) or "learned" (``model_path``, an artifact directory; "" otherwise).
     """
 
     name: str
     label: str
-    mode: str
+    control: ControlMode
     model: str
     model_path: str = ""
+
+    @property
+    def mode(self) -> str:
+        """The controller's mode as its parameter files name it (``pd_dob``, ``ctc_dob``, ...)."""
+        return self.control.name
 
 
 def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str]) -> list[ControllerSpec]:
@@ -52,15 +58,16 @@ def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str
         pd_dob, ctc_dob_rbd_nominal (URDF parameters), ctc_dob_rbd (identified rigid body), ctc_dob_masked,
         ctc_dob_conventional, ctc_dob_pick (in that order, those that can run).
     """
-    specs = [ControllerSpec("pd_dob", "pd_dob", "pd_dob", "none"),
-             ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", "ctc_dob", "rbd")]
+    pd_dob, ctc_dob = ControlMode("nominal_inertia", dob=True), ControlMode("model", dob=True)
+    specs = [ControllerSpec("pd_dob", "pd_dob", pd_dob, "none"),
+             ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ctc_dob, "rbd")]
     for name, method in (("ctc_dob_rbd", "rbd"), ("ctc_dob_masked", "masked"),
                          ("ctc_dob_conventional", "conventional"), ("ctc_dob_pick", pick)):
         if method is not None and method in available:
             label = f"ctc_dob + {method}" + (" (pick)" if name == "ctc_dob_pick" else "")
             if name == "ctc_dob_rbd":
                 label = "ctc_dob + rbd (identified)"
-            specs.append(ControllerSpec(name, label, "ctc_dob", "learned", str(models_dir / method)))
+            specs.append(ControllerSpec(name, label, ctc_dob, "learned", str(models_dir / method)))
     return specs
 
 

@@ -1,4 +1,5 @@
-"""excitation node parameters (nodes/excitation_params.py): the bundled file, the loader's errors, node-only config."""
+"""excitation node parameters (control/excitation_params.py): the bundled file, the loader's errors, node-only
+config."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""feedforward_controller node parameters (nodes/feedforward_controller_params.py): the file loader, node-only
+"""feedforward_controller node parameters (control/feedforward_controller_params.py): the file loader, node-only
 config."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig
+from deadzone_id_ros.control import ControllerConfig, ControlMode
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.experiments.closed_loop import read_pick
 from deadzone_id_ros.experiments.closed_loop_report import closed_loop_targets
@@ -44,7 +44,7 @@ def test_tracking_figures_per_joint():
 def test_run_controller_over_seeds_and_a_weak_dob():
     """Two seeds give two different runs and a spread; the weak DOB really lowers the cutoff and tracks worse."""
     sim = SimArmConfig()
-    spec = ControllerSpec("pd_dob", "pd_dob", "pd_dob", "none")
+    spec = ControllerSpec("pd_dob", "pd_dob", ControlMode("nominal_inertia", dob=True), "none")
     strong = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig())
     weak = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig(), dob_scale=0.2)
     assert strong.seeds == [999, 1000] and len(strong.per_seed) == 2
@@ -66,6 +66,8 @@ def test_controller_specs_names_and_missing_methods(tmp_path):
     assert [s.name for s in specs] == ["pd_dob", "ctc_dob_rbd_nominal", "ctc_dob_rbd", "ctc_dob_masked",
                                        "ctc_dob_conventional", "ctc_dob_pick"]
     assert specs[-1].model_path == str(tmp_path / "hybrid") and specs[1].model == "rbd" and not specs[1].model_path
+    assert [s.mode for s in specs] == ["pd_dob"] + ["ctc_dob"] * 5 and specs[0].control.feedforward == "nominal_inertia"
+    assert all(s.control == ControlMode("model", dob=True) for s in specs[1:])
     assert [s.name for s in controller_specs(tmp_path, None, ["masked"])] == ["pd_dob", "ctc_dob_rbd_nominal",
                                                                               "ctc_dob_masked"]
 

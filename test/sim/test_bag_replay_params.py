@@ -1,4 +1,4 @@
-"""bag_replay node parameters (nodes/bag_replay_params.py): validation names the field."""
+"""bag_replay node parameters (sim/bag_replay_params.py): validation names the field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""sim_arm node parameters (nodes/sim_arm_params.py): the bundled file, the loader's errors, the timing config."""
+"""sim_arm node parameters (sim/sim_arm_params.py): the bundled file, the loader's errors, the timing config."""
 
 from __future__ import annotations
 

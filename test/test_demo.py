@@ -126,7 +126,7 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 
 
 def test_demo_report_json_keeps_its_keys():
-    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSummary
+    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
     from deadzone_id_ros.experiments.demo_results import DemoReport
     from deadzone_id_ros.sim.tracking import TrackingMetrics
 
@@ -139,7 +139,8 @@ def test_demo_report_json_keeps_its_keys():
                                       0.002, 0.0, j3, j3)
                  for k, n in enumerate(names)}
     doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
-                     summaries, 1.0, summaries, {"pd_dob": live}, {"seeds": [999]}, {"1_compare": 3.0}).to_dict()
+                     summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
+                     {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["config", "data", "compare", "closed_loop", "closed_loop_weak_dob", "closed_loop_live",
                          "closed_loop_settings", "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
@@ -160,7 +161,7 @@ def test_demo_report_names_the_pick_to_deploy():
     from deadzone_id_ros.experiments.demo_results import DemoReport
 
     cmp = _compare_report({"masked": 0.3, "hybrid": 0.2})
-    report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {}, {}, {})
+    report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {})
     assert _deploy_lines(report, "compare") == ["Best learned model exported to ONNX: `compare/models/hybrid`.", ""]
     cmp.pick = Pick("hybrid", "lowest mean validation RMSE", 0.1, onnx="pick/residual.onnx")
     text = " ".join(_deploy_lines(report, "compare"))
@@ -176,7 +177,7 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
 
     cfg = {"quick": quick, "sim_seeds": [1, 2], "sim_duration": 10.0, "live_duration": 5.0}
     report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), _compare_report({"masked": 0.3}), "masked",
-                        {}, 1.0, {}, {}, {}, {})
+                        {}, 1.0, {}, {})
     text = demo_markdown(report, tmp_path)
     assert ("under-trained" in text) is quick
     assert ("Run --quick" in text) is quick

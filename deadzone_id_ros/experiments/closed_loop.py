@@ -27,6 +27,7 @@ from .closed_loop_results import (
     IN_PROCESS_TIME_BASE,
     ClosedLoopResult,
     ClosedLoopRun,
+    ClosedLoopSettings,
     ClosedLoopSummary,
     closed_loop_sections,
 )
@@ -192,11 +193,11 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     if live_duration > 0:
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
         live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log)
-    settings = {"seeds": [int(s) for s in seeds], "duration_s": float(duration),
-                "weak_dob_fraction": float(weak_dob_fraction), "live_seed": int(seeds[0]),
-                "live_duration_s": float(live_duration), "pick": pick, "pick_source": pick_source,
-                "live_failures": failures, "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
-                "sim_profile": _default_configs()[0].profile, "time_base": IN_PROCESS_TIME_BASE}
+    settings = ClosedLoopSettings(
+        seeds=[int(s) for s in seeds], duration_s=float(duration), weak_dob_fraction=float(weak_dob_fraction),
+        live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
+        live_failures=failures, missing=sorted(set(("rbd", "masked", "conventional")) - set(available)),
+        sim_profile=_default_configs()[0].profile, time_base=IN_PROCESS_TIME_BASE)
     return ClosedLoopRun(strong, weak, live, settings)
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..sim.tracking import TrackingFigures, TrackingMetrics
 
-__all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSummary", "closed_loop_sections"]
+__all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSettings", "ClosedLoopSummary",
+           "closed_loop_sections"]
 
 #: Time base of the in-process runs (``closed_loop_settings.time_base``): the loop's own simulated time, one control
 #: tick per 1/rate_hz; the live runs' is "header" (the recorded states' header stamps, ClosedLoopResult.time_base).
@@ -98,6 +99,35 @@ class ClosedLoopResult:
                 **dataclasses.asdict(self.metrics), "inprocess_tracking_rmse_mean": self.inprocess_tracking_rmse_mean}
 
 
+@dataclass(frozen=True)
+class ClosedLoopSettings:
+    """How a closed-loop comparison ran (report.json / closed_loop.json ``closed_loop_settings``).
+
+    Attributes:
+        seeds: held-out excitation seeds.  duration_s: in-process run per seed [s].  weak_dob_fraction: the weak
+        DOB's cutoff over the default.  live_seed, live_duration_s [s]: the live runs' seed and length (0: none).
+        pick, pick_source: the comparison's pick and where it came from.  live_failures: controller -> why its live
+        run failed.  missing: methods without an artifact (their controllers left out).  sim_profile: the simulator's
+        profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).
+    """
+
+    seeds: list[int] = field(default_factory=list)
+    duration_s: float = 0.0
+    weak_dob_fraction: float = 0.0
+    live_seed: int | None = None
+    live_duration_s: float = 0.0
+    pick: str | None = None
+    pick_source: str = ""
+    live_failures: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    sim_profile: str = "?"
+    time_base: str = IN_PROCESS_TIME_BASE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, keys as the fields."""
+        return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass
 class ClosedLoopRun:
     """Everything :func:`~deadzone_id_ros.experiments.closed_loop.run_closed_loop` measured.
@@ -111,15 +141,15 @@ class ClosedLoopRun:
     summaries: dict[str, ClosedLoopSummary]
     summaries_weak: dict[str, ClosedLoopSummary]
     live: dict[str, ClosedLoopResult]
-    settings: dict[str, Any]
+    settings: ClosedLoopSettings
 
 
 def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
-                         live: dict[str, ClosedLoopResult], settings: dict[str, Any]) -> dict[str, Any]:
+                         live: dict[str, ClosedLoopResult], settings: ClosedLoopSettings) -> dict[str, Any]:
     """The closed-loop keys of report.json and closed_loop.json: ``closed_loop`` and ``closed_loop_weak_dob``
     (controller -> :meth:`ClosedLoopSummary.report_entry`, in mrad),
     ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
     return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
             "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
             "closed_loop_live": {k: v.to_dict() for k, v in live.items()},
-            "closed_loop_settings": settings}
+            "closed_loop_settings": settings.to_dict()}

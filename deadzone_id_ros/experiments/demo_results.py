@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..training.evaluate import json_clean
-from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary, closed_loop_sections
+from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
 from .compare_results import CompareReport
 
 __all__ = ["DemoReport"]
@@ -37,7 +37,7 @@ class DemoReport:
     seconds: float = 0.0
     closed_loop_weak_dob: dict[str, ClosedLoopSummary] = field(default_factory=dict)
     closed_loop_live: dict[str, ClosedLoopResult] = field(default_factory=dict)
-    closed_loop_settings: dict[str, Any] = field(default_factory=dict)
+    closed_loop_settings: ClosedLoopSettings = field(default_factory=ClosedLoopSettings)
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..sim.tracking import TrackingFigures, TrackingMetrics
+if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports this module and must not load MuJoCo
+    from ..sim.tracking import TrackingFigures, TrackingMetrics
 
 __all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSettings", "ClosedLoopSummary",
            "closed_loop_sections"]

@@ -54,7 +54,7 @@ def num(v: float | None, spec: str) -> str:
 
 def _dead_zone_section(report: CompareReport) -> list[str]:
     names, dz, data, cfg = report.joint_names, report.dead_zone, report.data, report.config
-    src = ", ".join(f"`{s.get('path')}`" for s in data.sources) or "(in-memory episodes)"
+    src = ", ".join(f"`{s.path}`" for s in data.sources) or "(in-memory episodes)"
     rule = (f"|dq| > alpha·sigma with alpha = {dz.dead_zone.alpha} (sigma: velocity std on the training split)"
             if dz.dead_zone.alpha is not None else "|dq| exceeds the per-joint thresholds set in the configuration "
             "(dead_zone.absolute_thresholds)")

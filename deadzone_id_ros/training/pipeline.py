@@ -31,6 +31,7 @@ from .config import TrainConfig
 from .evaluate import check_model_joints, evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
 from .records import DataRecord, RunMetrics, SampleCounts, SplitRecord
+from .sources import BagSource
 
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
            "run_method", "save_method", "train_one"]
@@ -43,7 +44,7 @@ class TrainingInputs:
     Attributes:
         episodes: all episodes (split inside).
         joint_names: (J,) joint order.
-        sources: one dict per bag: ``path`` and ``sha256`` (see :func:`~deadzone_id_ros.training.fingerprint`).
+        sources: one record per bag (:func:`~deadzone_id_ros.training.fingerprint`).
         simulator: the data came from the simulated arm (enables the noise floor and the friction band in compare);
             None: not determined (``train``).
         sim_config: the simulator's physics (a SimArmConfig) when ``simulator``; None uses the default.
@@ -59,7 +60,7 @@ class TrainingInputs:
 
     episodes: list[Episode]
     joint_names: tuple[str, ...]
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[BagSource] = field(default_factory=list)
     simulator: bool | None = False
     sim_config: Any = None
     urdf_xml: str | None = None

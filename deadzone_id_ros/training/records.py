@@ -11,6 +11,7 @@ from typing import Any
 
 from .blocks import BlockChoice
 from .evaluate import TorqueMetrics
+from .sources import BagSource
 
 __all__ = ["DataRecord", "RunMetrics", "SampleCounts", "SplitRecord"]
 
@@ -67,13 +68,13 @@ class DataRecord:
     """The training-data record of report.json (``data``) and model.json (``training_data``).
 
     Attributes:
-        sources: one entry per bag: ``path`` and ``sha256``.  simulator: the data came from the simulated arm (None:
+        sources: one entry per bag (path, sha256, size).  simulator: the data came from the simulated arm (None:
         not determined).  samples: per split.  split: how.  loader_report: the loader's counts and warnings
         (``samples``, ``episodes``, ``messages``, ``messages_dropped``, ``warnings``, ``velocity_source``).
         effort_units: {joint: unit of its torque label}.  torque_constants: {joint: k [N·m per recorded unit]}.
     """
 
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[BagSource] = field(default_factory=list)
     simulator: bool | None = None
     samples: SampleCounts = SampleCounts()
     split: SplitRecord = SplitRecord()
@@ -83,9 +84,10 @@ class DataRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record, keys as the fields."""
-        return {"sources": self.sources, "simulator": self.simulator, "samples": dataclasses.asdict(self.samples),
-                "split": self.split.to_dict(), "loader_report": self.loader_report,
-                "effort_units": dict(self.effort_units), "torque_constants": dict(self.torque_constants)}
+        return {"sources": [s.to_dict() for s in self.sources], "simulator": self.simulator,
+                "samples": dataclasses.asdict(self.samples), "split": self.split.to_dict(),
+                "loader_report": self.loader_report, "effort_units": dict(self.effort_units),
+                "torque_constants": dict(self.torque_constants)}
 
 
 @dataclass(frozen=True)

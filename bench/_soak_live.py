@@ -93,7 +93,7 @@ class _ParamSet:
 
 def _config_and_limits():
     """(ControllerConfig of the bundled parameter file, the bundled arm's RobotDescription)."""
-    from deadzone_id_ros.nodes.feedforward_controller_params import load_controller_config
+    from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.robot.description import load_robot_description
 
@@ -143,8 +143,8 @@ class _Soak:
     def send_reference(self, target: np.ndarray | None = None) -> None:
         """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
         from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+        from deadzone_id_ros.experiments.soak import ramp_points
         from deadzone_id_ros.nodes.excitation import reference_message
-        from deadzone_id_ros.sim.soak import ramp_points
 
         q = self.states[-1][1]
         if target is None:

@@ -12,8 +12,9 @@ Layout (the ROS-free core never imports rclpy):
 - ``control``   computed-torque control, disturbance observer, safety, trajectories (core)
 - ``realtime``  SCHED_FIFO priority, locked memory and CPU affinity of a node process, as ros2_control_node's
 - ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
-- ``nodes``     thin rclpy adapters, one executable per module; each node's parameters beside it (``*_params``,
-                no rclpy)
+- ``experiments`` compare, closed-loop comparison, soak, demo reports: each with its results and report (core)
+- ``nodes``     thin rclpy adapters, one executable per module (their parameter dataclasses and loaders,
+                ``*_params``, are ROS-free and live in ``control`` and ``sim``)
 - ``cli``       the ``deadzone-id`` command
 """
 

@@ -107,11 +107,16 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
 
 
 def _compare_report(rmse: dict[str, float | None]):
-    from deadzone_id_ros.training.results import CompareReport, MethodResult
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.experiments.compare_results import CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.records import DataRecord
 
-    methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [], f"models/{m}")
-               for m, v in rmse.items()}
-    return CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods)
+    methods = {m: MethodResult([v] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], MethodDeadZone(), [],
+                               f"models/{m}") for m, v in rmse.items()}
+    joints = ("j1", "j2", "j3")
+    dz = DeadZoneSummary(DeadZone(joints, 0.1, np.zeros(3), np.zeros(3)))
+    return CompareReport(list(joints), {}, DataRecord(), dz, TrainConfig(), methods)
 
 
 def test_best_learned_skips_rbd_and_unmeasured_methods():
@@ -121,11 +126,12 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 
 
 def test_demo_report_json_keeps_its_keys():
-    from deadzone_id_ros.sim.closed_loop import ClosedLoopSummary
-    from deadzone_id_ros.training.results import ClosedLoopResult, DemoReport
+    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
+    from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.sim.tracking import TrackingMetrics
 
-    live = ClosedLoopResult("pd_dob", "none", None, "bag", ["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10,
-                            0.01)
+    live = ClosedLoopResult("pd_dob", "none", None, "bag",
+                            TrackingMetrics(["j1"], [0.001], 0.001, [0.002], [0.003], 0.003, [1.0], 10, 0.01))
     names = ["pd_dob", "ctc_dob_rbd_nominal", "ctc_dob_rbd", "ctc_dob_masked", "ctc_dob_conventional", "ctc_dob_pick"]
     j3 = [0.0] * 3
     summaries = {n: ClosedLoopSummary(n, n, "ctc_dob", "rbd", "", ["j1", "j2", "j3"], [999, 1000, 1001],
@@ -133,7 +139,8 @@ def test_demo_report_json_keeps_its_keys():
                                       0.002, 0.0, j3, j3)
                  for k, n in enumerate(names)}
     doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
-                     summaries, 1.0, summaries, {"pd_dob": live}, {"seeds": [999]}, {"1_compare": 3.0}).to_dict()
+                     summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
+                     {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["config", "data", "compare", "closed_loop", "closed_loop_weak_dob", "closed_loop_live",
                          "closed_loop_settings", "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
@@ -149,11 +156,12 @@ def test_demo_report_json_keeps_its_keys():
 
 
 def test_demo_report_names_the_pick_to_deploy():
-    from deadzone_id_ros.training.report_demo import _deploy_lines
-    from deadzone_id_ros.training.results import DemoReport, Pick
+    from deadzone_id_ros.experiments.compare_results import Pick
+    from deadzone_id_ros.experiments.demo_report import _deploy_lines
+    from deadzone_id_ros.experiments.demo_results import DemoReport
 
     cmp = _compare_report({"masked": 0.3, "hybrid": 0.2})
-    report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {}, {}, {})
+    report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {})
     assert _deploy_lines(report, "compare") == ["Best learned model exported to ONNX: `compare/models/hybrid`.", ""]
     cmp.pick = Pick("hybrid", "lowest mean validation RMSE", 0.1, onnx="pick/residual.onnx")
     text = " ".join(_deploy_lines(report, "compare"))
@@ -164,12 +172,12 @@ def test_demo_report_names_the_pick_to_deploy():
 @pytest.mark.parametrize("quick", [True, False])
 def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, quick):
     """Issue 12 item 10: a --quick report says its learned controllers are under-trained; a full one does not."""
-    from deadzone_id_ros.training.report_demo import demo_markdown
-    from deadzone_id_ros.training.results import DemoReport
+    from deadzone_id_ros.experiments.demo_report import demo_markdown
+    from deadzone_id_ros.experiments.demo_results import DemoReport
 
     cfg = {"quick": quick, "sim_seeds": [1, 2], "sim_duration": 10.0, "live_duration": 5.0}
     report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), _compare_report({"masked": 0.3}), "masked",
-                        {}, 1.0, {}, {}, {}, {})
+                        {}, 1.0, {}, {})
     text = demo_markdown(report, tmp_path)
     assert ("under-trained" in text) is quick
     assert ("Run --quick" in text) is quick

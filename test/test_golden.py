@@ -57,8 +57,8 @@ RTOL = 1e-6
 def _simulate_bags(folder: Path) -> list[Path]:
     """Stage 1: the offline simulated episodes as rosbag2 directories (what ``deadzone-id simulate`` writes)."""
     from deadzone_id_ros.data import write_recording
-    from deadzone_id_ros.nodes.sim_arm_params import load_sim_config
     from deadzone_id_ros.sim.offline import simulate
+    from deadzone_id_ros.sim.sim_arm_params import load_sim_config
 
     sim_config, _ = load_sim_config(SIM_CONFIG, {"profile": "ideal"})  # the arm the numbers were recorded on
     bags = []

@@ -6,212 +6,18 @@ simulator code of the nodes, no DDS, faster than real time), with the default DO
 fraction of the default, where the feedforward has to carry the load). Optionally one live run per controller
 over DDS (sim_feedforward.launch.yaml in lockstep) on the first seed, beside the in-process run of the same seed
 and duration: the check that the nodes behave like the in-process loop. Writes OUT/closed_loop.json,
-OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png.
+OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png (the experiment:
+:mod:`deadzone_id_ros.experiments.closed_loop`).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SEEDS", "IN_PROCESS_TIME_BASE", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "register",
-           "run", "run_in_process"]
+from ..experiments.closed_loop import DEFAULT_SEEDS, WEAK_DOB_FRACTION
 
-if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary, ControllerSpec
-    from ..training.results import ClosedLoopResult
-
-DEFAULT_SEEDS = (999, 1000, 1001)  # held out: the demo trains on seeds 1..5 and 100
-WEAK_DOB_FRACTION = 0.2
-#: Time base of the in-process runs (``closed_loop_settings.time_base``): the loop's own simulated time, one control
-#: tick per 1/rate_hz; the live runs' is "header" (the recorded states' header stamps, ClosedLoopResult.time_base).
-IN_PROCESS_TIME_BASE = "sim_time"
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def read_pick(compare_dir: Path) -> tuple[str | None, str]:
-    """The comparison's pick (a method with an artifact in ``compare_dir``/models) and where it came from.
-
-    The report's :attr:`~deadzone_id_ros.training.results.CompareReport.pick` when it has one; otherwise its
-    :meth:`~deadzone_id_ros.training.results.CompareReport.best_learned` (lowest mean test RMSE among the learned
-    methods).
-
-    Raises:
-        FileNotFoundError: ``compare_dir``/report.json is missing.
-        DataError: report.json is not a comparison's report (names the missing or unknown key).
-    """
-    from ..errors import DataError
-    from ..training.results import CompareReport
-
-    path = Path(compare_dir) / "report.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist (run `deadzone-id compare --out {compare_dir}` first)")
-    try:
-        doc = json.loads(path.read_text())
-        if not isinstance(doc, dict):
-            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
-        if isinstance(doc.get("pick"), str):  # an early report named only the method
-            doc["pick"] = {"method": doc["pick"], "reason": "", "validation_rmse_mean": None}
-        report = CompareReport.from_dict(doc)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise DataError(f"{path} is not the report.json of `deadzone-id compare` ({type(err).__name__}: {err})") \
-            from err
-    if report.pick is not None:
-        return report.pick.method, "report.json `pick`"
-    best = report.best_learned()
-    if best is None:
-        return None, "no learned method in report.json"
-    return best, "lowest test RMSE among learned methods (report.json has no `pick`)"
-
-
-def _default_configs() -> tuple[Any, Any]:
-    """(SimArmConfig of the bundled config/sim_arm.yaml, the default ControllerConfig for its joints)."""
-    from ..control import ControllerConfig
-    from ..nodes.sim_arm_params import load_sim_config
-
-    sim, _ = load_sim_config(None)
-    return sim, ControllerConfig(joint_names=sim.joint_names)
-
-
-def _one(args: tuple) -> ClosedLoopSummary:
-    from ..sim.closed_loop import run_controller
-
-    return run_controller(*args)
-
-
-def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
-                   dob_fractions: Sequence[float], workers: int = 2,
-                   log: Callable[[str], None] = _log) -> list[dict[str, ClosedLoopSummary]]:
-    """Each controller on each seed, once per DOB fraction, over ``workers`` processes (1: in this process).
-
-    Uses the bundled config/sim_arm.yaml (the live sim_arm's physics) and the default ControllerConfig.
-
-    Returns:
-        one {name: summary} per entry of ``dob_fractions``, in spec order.
-    """
-    sim, base = _default_configs()
-    jobs = [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            results = list(pool.map(_one, jobs))
-    else:
-        results = [_one(j) for j in jobs]
-    out: list[dict[str, ClosedLoopSummary]] = []
-    for k, f in enumerate(dob_fractions):
-        chunk = results[k * len(specs):(k + 1) * len(specs)]
-        log(f"DOB cutoff x{f:g}:")
-        for s in chunk:
-            log(f"  {s.label:34s} tracking RMSE {s.tracking_rmse_mean * 1e3:8.3f} ± {s.tracking_rmse_std * 1e3:.3f} "
-                f"mrad, at reversals {s.reversal_rmse_mean * 1e3:8.3f} mrad ({len(seeds)} seeds)")
-        out.append({s.name: s for s in chunk})
-    return out
-
-
-def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float, out: Path,
-                     log: Callable[[str], None] = _log) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
-    """One live run per controller over DDS (lockstep), beside the in-process run of the same seed and duration.
-
-    Returns:
-        (name -> result, name -> why the live run failed): a live run that fails twice (a node died, lockstep
-        stalls under load; logs under ``out``/logs) is reported, not fatal, since the in-process runs measure.
-    """
-    from ..errors import DeadzoneIdError
-    from ..launching.live import closed_loop_metrics, live_run
-    from ..sim.closed_loop import run_controller
-    from ..training.results import ClosedLoopResult
-
-    sim, base = _default_configs()
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    results: dict[str, ClosedLoopResult] = {}
-    failures: dict[str, str] = {}
-    for spec in specs:
-        args = {"mode": spec.mode, "model": spec.model, "seed": str(seed)}
-        if spec.model_path:
-            args["model_path"] = spec.model_path
-        try:
-            bag = live_run(out / "closed_loop" / spec.name, args, duration,
-                           out / "logs" / f"closed_loop_{spec.name}.log")
-        except DeadzoneIdError as err:
-            failures[spec.name] = str(err)
-            log(f"  {spec.label:34s} live run FAILED: {err}")
-            continue
-        inproc = run_controller(spec, [seed], duration, sim, base)
-        r = ClosedLoopResult(mode=spec.mode, model=spec.model, artifact=spec.model_path or None, bag=str(bag),
-                             **dataclasses.asdict(closed_loop_metrics(bag)),
-                             inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
-        results[spec.name] = r
-        log(f"  {spec.label:34s} live {r.tracking_rmse_mean * 1e3:7.3f} mrad, in-process "
-            f"{inproc.tracking_rmse_mean * 1e3:7.3f} mrad (time base {r.time_base}; zero-stamp states: "
-            f"{r.zero_stamp_states_dropped} not recorded, {r.zero_stamp_states} in the bag)")
-    return results, failures
-
-
-@dataclasses.dataclass
-class ClosedLoopRun:
-    """Everything :func:`run_closed_loop` measured.
-
-    Attributes:
-        summaries, summaries_weak: name -> ClosedLoopSummary, default and weak DOB.  live: name -> live run.
-        settings: seeds, durations, DOB fraction, pick and its source, simulator profile, the in-process runs' time
-        base (:data:`IN_PROCESS_TIME_BASE`).
-    """
-
-    summaries: dict[str, ClosedLoopSummary]
-    summaries_weak: dict[str, ClosedLoopSummary]
-    live: dict[str, ClosedLoopResult]
-    settings: dict[str, Any]
-
-
-def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT_SEEDS, duration: float = 8.0,
-                    weak_dob_fraction: float = WEAK_DOB_FRACTION, live_duration: float = 0.0, workers: int = 2,
-                    log: Callable[[str], None] = _log) -> ClosedLoopRun:
-    """The closed-loop comparison for the models of ``compare_dir``; plots go to ``out``/plots.
-
-    Args:
-        compare_dir: a ``deadzone-id compare`` output (report.json, models/).  seeds: held-out excitation seeds
-        (>= 1).  duration: per seed [s].  weak_dob_fraction: the weak DOB's cutoff as a fraction of the default,
-        in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes.
-
-    Raises:
-        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
-            report.json is not a comparison's report.
-    """
-    if not seeds:
-        raise ValueError("closed loop needs at least one seed")
-    if not 0 < weak_dob_fraction < 1:
-        raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
-    pick, pick_source = read_pick(compare_dir)  # a missing report: said before MuJoCo and matplotlib are loaded
-    from ..sim.closed_loop import controller_specs
-    from ..training.report_plots import reversal_error_plot
-
-    models = Path(compare_dir) / "models"
-    available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
-    specs = controller_specs(models, pick, available)
-    strong, weak = run_in_process(specs, seeds, duration, (1.0, weak_dob_fraction), workers, log)
-    (out / "plots").mkdir(parents=True, exist_ok=True)
-    reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
-                        out / "plots" / "closed_loop_reversals.png")
-    live: dict[str, ClosedLoopResult] = {}
-    failures: dict[str, str] = {}
-    if live_duration > 0:
-        log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
-        live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log)
-    settings = {"seeds": [int(s) for s in seeds], "duration_s": float(duration),
-                "weak_dob_fraction": float(weak_dob_fraction), "live_seed": int(seeds[0]),
-                "live_duration_s": float(live_duration), "pick": pick, "pick_source": pick_source,
-                "live_failures": failures, "missing": sorted(set(("rbd", "masked", "conventional")) - set(available)),
-                "sim_profile": _default_configs()[0].profile, "time_base": IN_PROCESS_TIME_BASE}
-    return ClosedLoopRun(strong, weak, live, settings)
+__all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -235,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the comparison, write closed_loop.json and closed_loop.md, print the table; returns 0.
 
     Raises:
-        ConfigError: a bad --duration or --workers.
+        ConfigError: a bad --duration, --workers, --seeds or --weak-dob-fraction.
     """
     from ..errors import ConfigError
-    from ..training.report_closed_loop import closed_loop_markdown
+    from ..experiments.closed_loop import run_closed_loop, write_closed_loop
 
     if not args.duration > 0 or args.workers < 1:
         raise ConfigError(f"--duration ({args.duration}) must be > 0 s and --workers ({args.workers}) >= 1")
@@ -248,13 +54,5 @@ def run(args: argparse.Namespace) -> int:
                               args.live_duration, args.workers)
     except ValueError as err:
         raise ConfigError(str(err)) from err
-    from ..training.evaluate import json_clean
-    from ..training.results import closed_loop_sections
-
-    doc = closed_loop_sections(res.summaries, res.summaries_weak, res.live, res.settings)
-    (out / "closed_loop.json").write_text(json.dumps(json_clean(doc), indent=2, allow_nan=False) + "\n")
-    text = "\n".join(closed_loop_markdown(res.summaries, res.summaries_weak, res.live, res.settings,
-                                          "plots/closed_loop_reversals.png"))
-    (out / "closed_loop.md").write_text(text + "\n")
-    print(text)
+    print(write_closed_loop(out, res))
     return 0

@@ -39,9 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..data.effort_units import unit_label
+    from ..experiments.compare import compare_config, run_compare
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
-    from ..training.compare import compare_config, run_compare
     from ._args import command_line_error, train_config_from_args, training_inputs
 
     try:
@@ -55,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
         report = run_compare(inputs, out, cfg, methods=args.methods,
                              log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     for m, e in report.methods.items():
-        print(f"{m:>13s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} {unit_label(inputs.effort_units)}, "
+        print(f"{m:>13s}: mean test RMSE {fmt_values([e.rmse_mean])} ± {fmt_values([e.rmse_mean_std])} "
+              f"{unit_label(inputs.effort_units)}, "
               f"usable {e.usable_fraction:.1%}; per joint {fmt_values(e.rmse_per_joint)}")
-    for joint, why in report.data["split"].get("missing", {}).items():
+    for joint, why in report.data.split.missing.items():
         print(f"{joint}: {MISSING} ({why})")
     print(f"report: {args.out}/report.md")
     return 0

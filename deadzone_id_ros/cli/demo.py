@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING
 __all__ = ["DemoConfig", "RealRun", "register", "run", "run_demo", "run_demo_real", "run_real"]
 
 if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
-    from ..training.results import CompareReport, DemoReport
-    from .closed_loop import ClosedLoopRun
+    from ..experiments.closed_loop_results import ClosedLoopRun
+    from ..experiments.compare_results import CompareReport
+    from ..experiments.demo_results import DemoReport
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _compare(bags: list[Path], out: Path, *, quick: bool, seeds: int | None = No
              block_seconds: float | None = None) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT [--quick] [--seeds N] [--simulator S] [--block-seconds B]``
     does with the bundled training configuration."""
-    from ..training.compare import compare_config, run_compare
+    from ..experiments.compare import compare_config, run_compare
     from ..training.config import load_train_config
     from ..training.pipeline import load_inputs
 
@@ -170,8 +171,8 @@ def _compare_stage(cfg: DemoConfig, bags: list[Path], compare_dir: Path) -> tupl
 
 
 def _closed_loop_stage(cfg: DemoConfig, out: Path, compare_dir: Path) -> ClosedLoopRun:
-    from ..training.report_plots import closed_loop_plot
-    from .closed_loop import run_closed_loop
+    from ..experiments.closed_loop import run_closed_loop
+    from ..experiments.plots import closed_loop_plot
 
     res = run_closed_loop(compare_dir, out, cfg.closed_loop_seeds, cfg.closed_loop_duration, cfg.weak_dob_fraction,
                           cfg.closed_loop_live_duration, log=print)
@@ -198,8 +199,8 @@ def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool =
 
 
 def _run_demo(out: Path, cfg: DemoConfig) -> DemoReport:
-    from ..training.report_demo import demo_markdown
-    from ..training.results import DemoReport
+    from ..experiments.demo_report import demo_markdown
+    from ..experiments.demo_results import DemoReport
 
     (out / "logs").mkdir(parents=True)
     stages = _Stages(5)
@@ -280,8 +281,8 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT --simulator no --urdf U [--joint-map ...] --block-seconds B
     --savgol-window W [--quick]`` does with the bundled training configuration."""
     from ..data.dataset import DatasetConfig
+    from ..experiments.compare import quick_config, run_compare
     from ..robot import parse_joint_map
-    from ..training.compare import quick_config, run_compare
     from ..training.config import load_train_config
     from ..training.pipeline import load_inputs
 
@@ -325,7 +326,7 @@ def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
 
 
 def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict[str, CompareReport]:
-    from ..training.report_demo import real_markdown
+    from ..experiments.demo_report import real_markdown
 
     stages = _Stages(3 + len(csvs))
     stages.start(f"convert {len(csvs)} DFKI double-pendulum CSVs to rosbag2 (deadzone-id convert)")

@@ -108,24 +108,23 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate_model(model, data)
     print(f"model {args.model} ({model.method}) on {len(data)} samples of {len(args.bag)} bag(s)")
     print(f"{'joint':>16s} {f'RMSE [{unit}]':>11s} {'nRMSE':>7s} {'moving':>8s} {'stuck RMSE':>11s} {'stuck':>7s}")
-    metrics["missing"] = {}
+    missing: dict[str, str] = {}
     for j, n in enumerate(model.joint_names):
-        if metrics["n_moving_per_joint"][j] == 0:
+        if metrics.n_moving_per_joint[j] == 0:
             peak = float(np.abs(data.dq[:, j]).max()) if len(data) else 0.0
-            metrics["missing"][n] = (f"no sample where {n} moves: |dq| peaks at {peak:.3g} rad/s against the "
-                                     f"model's dead-zone threshold {float(dz.threshold[j]):.3g} rad/s")
-        cells = [fmt_values([v]) for v in (metrics["rmse_per_joint"][j], metrics["nrmse_per_joint"][j],
-                                           metrics["dead_zone"]["rmse_vs_measured_per_joint"][j])]
-        print(f"{n:>16s} {cells[0]:>11s} {cells[1]:>7s} {metrics['n_moving_per_joint'][j]:8d} {cells[2]:>11s} "
-              f"{metrics['dead_zone']['n_stuck_per_joint'][j]:7d}" + (f"  {metrics['missing'][n]}"
-                                                                       if n in metrics["missing"] else ""))
-    print(f"mean RMSE {metrics['rmse_mean']:.4f} {unit}, mean nRMSE {metrics['nrmse_mean']:.3f}")
+            missing[n] = (f"no sample where {n} moves: |dq| peaks at {peak:.3g} rad/s against the "
+                          f"model's dead-zone threshold {float(dz.threshold[j]):.3g} rad/s")
+        cells = [fmt_values([v]) for v in (metrics.rmse_per_joint[j], metrics.nrmse_per_joint[j],
+                                           metrics.dead_zone.rmse_vs_measured_per_joint[j])]
+        print(f"{n:>16s} {cells[0]:>11s} {cells[1]:>7s} {metrics.n_moving_per_joint[j]:8d} {cells[2]:>11s} "
+              f"{metrics.dead_zone.n_stuck_per_joint[j]:7d}" + (f"  {missing[n]}" if n in missing else ""))
+    print(f"mean RMSE {metrics.rmse_mean:.4f} {unit}, mean nRMSE {metrics.nrmse_mean:.3f}")
     for w in warnings:
         print(w)
     if args.json:
         doc = {"model": str(args.model), "method": model.method, "bags": list(args.bag),
                "joint_names": list(model.joint_names), "evaluated_on_training_data": bool(seen),
-               "training_bags_evaluated": seen, "warnings": warnings, **metrics}
+               "training_bags_evaluated": seen, "warnings": warnings, **metrics.to_dict(), "missing": missing}
         with open(args.json, "w") as f:
             json.dump(json_clean(doc), f, indent=2)
     return 0

@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         ConfigError: duration/rate not positive, the rate not a whole number of physics steps, or a bad
             ``--sim-profile`` / ``--sim-config``.
     """
-    from ..nodes.sim_arm_params import load_sim_config
     from ..sim.record import simulate_bag
+    from ..sim.sim_arm_params import load_sim_config
 
     if not args.duration > 0:
         raise ConfigError(f"--duration = {args.duration} must be > 0 s")

@@ -53,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
     head = f"test RMSE [{unit_label(inputs.effort_units)}]"
     print(f"{'joint':>16s} {head:>16s} {'nRMSE':>8s} {'moving pairs':>13s}")
     for j, n in enumerate(inputs.joint_names):
-        if n in metrics["missing"]:
-            print(f"{n:>16s} {MISSING:>16s} {MISSING:>8s} {0:13d}  {metrics['missing'][n]}")
+        if n in metrics.missing:
+            print(f"{n:>16s} {MISSING:>16s} {MISSING:>8s} {0:13d}  {metrics.missing[n]}")
             continue
-        print(f"{n:>16s} {metrics['rmse_per_joint'][j]:16.4f} {metrics['nrmse_per_joint'][j]:8.3f} "
-              f"{metrics['n_moving_per_joint'][j]:13d}")
+        print(f"{n:>16s} {metrics.test.rmse_per_joint[j]:16.4f} {metrics.test.nrmse_per_joint[j]:8.3f} "
+              f"{metrics.test.n_moving_per_joint[j]:13d}")
     print(f"usable data {result.fit.usable_fraction:.1%}; artifact written to {args.out}")
     onnx = json.loads((Path(args.out) / "model.json").read_text()).get("onnx") or {}
     if not args.no_onnx and onnx.get("exportable") is False and result.fit.model.mlp is not None:

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from .build import build_controller
-from .config import FIXED_FIELDS, MODES, ControllerConfig, dob_cutoff_limit
+from .config import FEEDFORWARD_SOURCES, FIXED_FIELDS, MODES, ControllerConfig, ControlMode, dob_cutoff_limit
 from .controller import FeedforwardController
 from .dob import DisturbanceObserver
 from .excitation import ExcitationConfig, generate_excitation
@@ -21,10 +21,12 @@ from .status import WATCHDOG_STATES, ControllerStatus, TorqueParts
 from .trajectory import TrajectoryPoints, TrajectorySampler
 
 __all__ = [
+    "FEEDFORWARD_SOURCES",
     "FIXED_FIELDS",
     "MODES",
     "SAFE_STATES",
     "WATCHDOG_STATES",
+    "ControlMode",
     "ControllerConfig",
     "ControllerStatus",
     "DisturbanceObserver",

@@ -1,6 +1,6 @@
 """Configuration of the control law (frozen dataclass). The node-only settings and the parameter-file loaders are
-beside their nodes: :mod:`deadzone_id_ros.nodes.feedforward_controller_params` and
-:mod:`deadzone_id_ros.nodes.excitation_params`."""
+beside it (ROS-free, used by the nodes): :mod:`deadzone_id_ros.control.feedforward_controller_params` and
+:mod:`deadzone_id_ros.control.excitation_params`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,59 @@ from dataclasses import dataclass
 
 from ..config import check_joint_names, check_per_joint, check_positive
 
-__all__ = ["FIXED_FIELDS", "MODES", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
+__all__ = ["FEEDFORWARD_SOURCES", "FIXED_FIELDS", "MODES", "ControlMode", "ControllerConfig", "check_fixed_fields",
+           "dob_cutoff_limit"]
 
-MODES = ("pd", "pd_dob", "ctc", "ctc_dob")
+#: Where the feedforward torque comes from: "nominal_inertia" (tau_ff = Jn ddq_ref) or "model" (tau_ff =
+#: f(q, dq, ddq_ref), computed torque with the configured model).
+FEEDFORWARD_SOURCES = ("nominal_inertia", "model")
+
+
+@dataclass(frozen=True)
+class ControlMode:
+    """The structure of the control law as separate fields.
+
+    Attributes:
+        feedforward: one of :data:`FEEDFORWARD_SOURCES`.  dob: with the disturbance observer.
+
+    The parameter files, the CLI and the launch files name a mode by its string (:attr:`name`: ``pd``, ``pd_dob``,
+    ``ctc``, ``ctc_dob``); :meth:`parse` is the one place such a string is read.
+
+    Raises:
+        ValueError: an unknown feedforward source or a non-bool ``dob``.
+    """
+
+    feedforward: str
+    dob: bool
+
+    def __post_init__(self) -> None:
+        if self.feedforward not in FEEDFORWARD_SOURCES:
+            raise ValueError(f"feedforward = {self.feedforward!r} must be one of {list(FEEDFORWARD_SOURCES)}")
+        if not isinstance(self.dob, bool):
+            raise ValueError(f"dob = {self.dob!r} must be true or false")
+
+    @property
+    def name(self) -> str:
+        """The mode's name in parameter files (``pd``, ``pd_dob``, ``ctc``, ``ctc_dob``)."""
+        return next(name for name, mode in _MODE_NAMES.items() if mode == self)
+
+    @classmethod
+    def parse(cls, text: str) -> ControlMode:
+        """The mode a parameter string names (one of :data:`MODES`).
+
+        Raises:
+            ValueError: an unknown name; the message lists the known ones.
+        """
+        try:
+            return _MODE_NAMES[text]
+        except (KeyError, TypeError):
+            raise ValueError(f"mode = {text!r} must be one of {list(MODES)}") from None
+
+
+_MODE_NAMES = {"pd": ControlMode("nominal_inertia", False), "pd_dob": ControlMode("nominal_inertia", True),
+               "ctc": ControlMode("model", False), "ctc_dob": ControlMode("model", True)}
+#: The mode names accepted in parameter files and on the command line (:meth:`ControlMode.parse`).
+MODES = tuple(_MODE_NAMES)
 MODEL_KINDS = ("none", "rbd", "learned")
 # Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
 FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
@@ -51,7 +101,8 @@ class ControllerConfig:
     Attributes:
         joint_names: (J,) controlled joints, by name (checked against the model and the URDF at start-up).
         urdf_path: URDF giving effort limits and the rbd model; "" = the bundled arm.
-        mode: "pd" (Jn ddq_ref), "pd_dob" (+ DOB), "ctc" (model f(q, dq, ddq_ref)), "ctc_dob" (+ DOB).
+        mode: "pd" (Jn ddq_ref), "pd_dob" (+ DOB), "ctc" (model f(q, dq, ddq_ref)), "ctc_dob" (+ DOB): the name of a
+            :class:`ControlMode` (:attr:`control_mode` holds its fields).
         model: "none", "rbd" (URDF nominal rigid body) or "learned" (``model_path``). ctc modes need one; in pd modes
             a model, if given, only supplies the static torque the watchdog holds.
         model_path: learned model: artifact directory, or an .onnx file in the project format (models.onnx_format).
@@ -103,11 +154,10 @@ class ControllerConfig:
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
-        if self.mode not in MODES:
-            raise ValueError(f"mode = {self.mode!r} must be one of {list(MODES)}")
+        control = ControlMode.parse(self.mode)
         if self.model not in MODEL_KINDS:
             raise ValueError(f"model = {self.model!r} must be one of {list(MODEL_KINDS)}")
-        if self.mode.startswith("ctc") and self.model == "none":
+        if control.feedforward == "model" and self.model == "none":
             raise ValueError(f"mode = {self.mode!r} needs a model ('rbd' or 'learned'), got model = 'none'")
         if self.model == "learned" and not self.model_path:
             raise ValueError("model = 'learned' needs model_path")
@@ -130,14 +180,19 @@ class ControllerConfig:
             raise ValueError(f"effort_limit_scale = {self.effort_limit_scale} must be <= 1")
 
     @property
+    def control_mode(self) -> ControlMode:
+        """:attr:`mode` as separate fields (feedforward source, DOB on/off)."""
+        return ControlMode.parse(self.mode)
+
+    @property
     def uses_dob(self) -> bool:
         """True in the modes with a disturbance observer."""
-        return self.mode.endswith("_dob")
+        return self.control_mode.dob
 
     @property
     def uses_model(self) -> bool:
         """True in the computed-torque modes (the model gives the feedforward)."""
-        return self.mode.startswith("ctc")
+        return self.control_mode.feedforward == "model"
 
 
 def check_fixed_fields(old: ControllerConfig, new: ControllerConfig) -> None:

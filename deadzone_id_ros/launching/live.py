@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataError
+from ..sim.tracking import TrackingMetrics, reversal_mask, tracking_figures
 from ..stamps import increasing_rows, ns_to_s
 
 __all__ = ["LOCKSTEP_STALL", "TrackingMetrics", "closed_loop_metrics", "live_run", "next_domain_id"]
@@ -90,36 +90,6 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     return episodes[-1]
 
 
-@dataclass(frozen=True)
-class TrackingMetrics:
-    """Tracking and effort figures of one closed-loop recording.
-
-    Attributes:
-        joint_names: (J,).  tracking_rmse_per_joint (J,) [rad]; tracking_rmse_mean [rad]: the mean over joints of
-        the per-joint RMSE; max_abs_error_per_joint (J,) [rad]: reference minus measured position.
-        reversal_rmse_per_joint (J,) [rad] (NaN: no reversal) and reversal_rmse_mean [rad]: the same within
-        REVERSAL_WINDOW_S of a reversal of the reference velocity.  effort_rms_per_joint (J,) [N·m]: applied
-        torque.  samples: /joint_states samples inside the reference's span.  seconds: that span [s].
-        time_base: "header" (JointState header stamps) or "log" (receive time: no state carried a stamp).
-        zero_stamp_states: states with a zero header stamp in the bag (left out of the metric).
-        zero_stamp_states_dropped: states with a zero header stamp the recorder saw and did not record (its
-        episode.yaml; lockstep's states before the first command).
-    """
-
-    joint_names: list[str]
-    tracking_rmse_per_joint: list[float]
-    tracking_rmse_mean: float
-    max_abs_error_per_joint: list[float]
-    reversal_rmse_per_joint: list[float]
-    reversal_rmse_mean: float
-    effort_rms_per_joint: list[float]
-    samples: int
-    seconds: float
-    time_base: str
-    zero_stamp_states: int
-    zero_stamp_states_dropped: int
-
-
 def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     """Tracking and effort figures of one closed-loop recording.
 
@@ -133,7 +103,6 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     import warnings
 
     from ..data import read_recording
-    from ..sim.closed_loop import reversal_mask, tracking_figures
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zero stamps are counted in the result instead
@@ -159,11 +128,11 @@ def closed_loop_metrics(bag: Path) -> TrackingMetrics:
     figs = tracking_figures(err, reversal_mask(dq_ref, rate_hz))
     return TrackingMetrics(
         joint_names=list(rec.joint_names),
-        tracking_rmse_per_joint=figs["rmse"],
-        tracking_rmse_mean=float(np.mean(figs["rmse"])),
-        max_abs_error_per_joint=figs["max_abs"],
-        reversal_rmse_per_joint=figs["reversal_rmse"],
-        reversal_rmse_mean=float(np.nanmean(figs["reversal_rmse"])) if np.isfinite(figs["reversal_rmse"]).any()
+        tracking_rmse_per_joint=figs.rmse,
+        tracking_rmse_mean=float(np.mean(figs.rmse)),
+        max_abs_error_per_joint=figs.max_abs,
+        reversal_rmse_per_joint=figs.reversal_rmse,
+        reversal_rmse_mean=float(np.nanmean(figs.reversal_rmse)) if np.isfinite(figs.reversal_rmse).any()
         else float("nan"),
         effort_rms_per_joint=np.sqrt(np.mean(rec.effort[inside] ** 2, axis=0)).tolist(),
         samples=int(inside.sum()),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "check_newton_metres", "export_onnx", "load_artifact", "model_effort_units",
-           "save_artifact", "sha256_file"]
+           "SavedArtifact", "save_artifact", "sha256_file"]
 
 FORMAT = "deadzone_id_ros.inverse_dynamics_model"
 FORMAT_VERSION = 1
@@ -88,9 +89,25 @@ def export_onnx(model: LearnedModel, path: str | Path) -> Path:
     return write_onnx(model, path)
 
 
+@dataclass(frozen=True)
+class SavedArtifact:
+    """What :func:`save_artifact` wrote.
+
+    Attributes:
+        path: the artifact directory.  files: {file name: sha256} of every file beside model.json.
+        onnx_file: the ONNX file's name inside ``path`` (``model.onnx``, or ``residual.onnx`` for a model with a
+        rigid-body part), or None when none was written.  onnx_reason: why not ("" when written).
+    """
+
+    path: Path
+    files: dict[str, str]
+    onnx_file: str | None = None
+    onnx_reason: str = ""
+
+
 def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str, Any] | None = None,
                   training_data: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-                  onnx: bool = True) -> Path:
+                  onnx: bool = True) -> SavedArtifact:
     """Write ``model`` as an artifact directory (created if needed; files inside are overwritten).
 
     Args:
@@ -104,7 +121,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         onnx: also export ONNX when the model has an MLP and predicts N·m (the ONNX file is for a controller).
 
     Returns:
-        the directory path.
+        what was written: the directory, the files and the ONNX file's name (:class:`SavedArtifact`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -165,7 +182,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     meta.update(extra or {})
     meta["files"] = files
     (out / "model.json").write_text(json.dumps(_plain(meta), indent=2, allow_nan=False) + "\n")
-    return out
+    return SavedArtifact(out, dict(files), meta["onnx"].get("file"), meta["onnx"].get("reason", ""))
 
 
 def _check_file(root: Path, name: str, files: dict[str, str]) -> Path:

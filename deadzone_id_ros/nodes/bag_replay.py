@@ -18,7 +18,7 @@ state's header stamp, and a simulator in lockstep waits for that answer before i
 on a loaded machine and matches ``deadzone-id replay`` (deadzone_id_ros.sim.replay), the exact offline open-loop
 replay, given the bag's seed.
 
-Parameters: see :class:`.bag_replay_params.BagReplayNodeConfig`.
+Parameters: see :class:`deadzone_id_ros.sim.bag_replay_params.BagReplayNodeConfig`.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from ..sim.bag_replay_params import BagReplayNodeConfig
 from ..sim.replay import check_joints
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
-from .bag_replay_params import BagReplayNodeConfig
 
 __all__ = ["BagReplayNode", "main"]
 

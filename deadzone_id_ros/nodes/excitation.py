@@ -10,7 +10,7 @@ cover the next ``horizon`` seconds. After the end, the last window is published 
 its clock passes the end of the motion it logs "excitation: motion finished" once (what a live run waits for).
 
 Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`, the latter and the file
-loader in :mod:`.excitation_params`). Time comes from the
+loader in :mod:`deadzone_id_ros.control.excitation_params`). Time comes from the
 node clock (``use_sim_time`` respected), the same clock as the controller's stamps; under simulated time the start
 time is fixed only after the first /clock message (:class:`._common.SimClockWatch`), never at time 0.
 """
@@ -26,9 +26,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import ExcitationConfig, TrajectoryPoints, generate_excitation
+from ..control.excitation_params import ExcitationNodeConfig
 from ..stamps import ns_to_s, ns_to_stamp, s_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
-from .excitation_params import ExcitationNodeConfig
 
 __all__ = ["ExcitationNode", "REFERENCE_TOPIC", "main", "reference_message", "window_rows"]
 

@@ -32,11 +32,12 @@ state (hold, then zero torque), logged and reported as ERROR on /diagnostics wit
 service ``~/reset`` clears it. On shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
 
 Parameters that shape what the node built at start (joints, model, mode, rates, publishers) are read-only; gains,
-limits and timeouts (:data:`.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a set-parameters request is
-validated as a whole (ranges, then the config dataclasses) and refused with the reason, or applied at once.
+limits and timeouts (:data:`deadzone_id_ros.control.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a
+set-parameters request is validated as a whole (ranges, then the config dataclasses) and refused with the reason, or
+applied at once.
 
 Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
-and the file loader in :mod:`.feedforward_controller_params`).
+and the file loader in :mod:`deadzone_id_ros.control.feedforward_controller_params`).
 """
 
 from __future__ import annotations
@@ -62,12 +63,12 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, TrajectoryPoints, build_controller
+from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
-from .feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 
 __all__ = ["FeedforwardControllerNode", "main"]
 

@@ -11,7 +11,8 @@ wrong length or with NaN/inf (throttled error) and keeps the last good one.
 Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
 applied before the node spins; off by default (a simulator in lockstep needs none).
 
-Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader: .sim_arm_params).
+Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
+deadzone_id_ros.sim.sim_arm_params).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from ..errors import DeadzoneIdError
 from ..realtime import RealtimeConfig
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
+from ..sim.sim_arm_params import SimArmNodeConfig
 from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
-from .sim_arm_params import SimArmNodeConfig
 
 __all__ = ["SimArmNode", "main"]
 

@@ -1,5 +1,5 @@
 """Configuration of the simulated arm (physics), from config/sim_arm.yaml. The sim_arm node's own settings (timing)
-and the parameter-file loader are beside the node: :mod:`deadzone_id_ros.nodes.sim_arm_params`."""
+and the parameter-file loader are beside it: :mod:`deadzone_id_ros.sim.sim_arm_params` (ROS-free, used by the node)."""
 
 from __future__ import annotations
 

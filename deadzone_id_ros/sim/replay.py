@@ -153,7 +153,7 @@ def _sim_config_from(recording: Recording, source: str, override: SimArmConfig |
         from .config import sim_config_from_metadata
 
         return sim_config_from_metadata(meta, f"{source}: episode.yaml sim_config"), "the bag's episode.yaml"
-    from ..nodes.sim_arm_params import load_sim_config
+    from .sim_arm_params import load_sim_config
 
     return load_sim_config()[0], "the package's config/sim_arm.yaml (the bag has no sim_config)"
 

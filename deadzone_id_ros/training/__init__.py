@@ -1,4 +1,5 @@
-"""Training, evaluation and the comparison report (core, no ROS).
+"""Training and evaluation (core, no ROS); the comparison experiment and its report are in
+:mod:`deadzone_id_ros.experiments`.
 
 Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393.
 """
@@ -6,22 +7,16 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 from __future__ import annotations
 
 from .batched import MLPSpec, train_mlps
-from .compare import quick_config, run_compare
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes, usable_fraction
 from .pipeline import MethodRun, PreparedData, TrainingInputs, prepare_data, run_method, train_one
-from .results import ClosedLoopResult, CompareReport, DemoReport, MethodResult
 from .sources import detect_simulator, fingerprint, resolve_urdf
 from .trainer import TrainArrays, TrainInfo, train_mlp
 
 __all__ = [
-    "ClosedLoopResult",
-    "CompareReport",
-    "DemoReport",
     "FitResult",
     "MLPSpec",
-    "MethodResult",
     "MethodRun",
     "PreparedData",
     "Stacked",
@@ -37,9 +32,7 @@ __all__ = [
     "json_clean",
     "load_train_config",
     "prepare_data",
-    "quick_config",
     "resolve_urdf",
-    "run_compare",
     "run_method",
     "stack_episodes",
     "train_mlp",

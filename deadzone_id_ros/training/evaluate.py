@@ -8,7 +8,9 @@ predictions inside the friction band when the band is known, e.g. on simulator d
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +18,56 @@ import numpy as np
 from ..models.base import InverseDynamicsModel
 from .fit import Stacked
 
-__all__ = ["check_model_joints", "evaluate_model", "evaluate_predictions", "json_clean"]
+__all__ = ["StuckMetrics", "TorqueMetrics", "check_model_joints", "evaluate_model", "evaluate_predictions",
+           "json_clean"]
+
+
+@dataclass(frozen=True)
+class StuckMetrics:
+    """What a model predicts inside the dead zone (pairs with r = 0), per joint (J,) in joint order; NaN where a
+    joint has no stuck pair.
+
+    Attributes:
+        rmse_vs_measured_per_joint [N·m]: RMSE against the measured torque.  n_stuck_per_joint: stuck pairs.
+        pred_within_band_per_joint, measured_within_band_per_joint [1]: fraction of the stuck pairs whose prediction
+        / measured torque lies in the friction band, band_halfwidth_per_joint [N·m]: that band's half width; None
+        when no band was given.
+    """
+
+    rmse_vs_measured_per_joint: tuple[float, ...]
+    n_stuck_per_joint: tuple[int, ...]
+    pred_within_band_per_joint: tuple[float, ...] | None = None
+    measured_within_band_per_joint: tuple[float, ...] | None = None
+    band_halfwidth_per_joint: tuple[float, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``dead_zone`` of the metrics), without the band keys when no band was given."""
+        return {k: list(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class TorqueMetrics:
+    """Torque errors of one model on one split: per joint (J,) in joint order on pairs where the joint moves (r = 1);
+    NaN where a joint has no such pair.
+
+    Attributes:
+        rmse_per_joint [N·m]; nrmse_per_joint [1] (RMSE / std of the measured torque over the same pairs);
+        rmse_mean [N·m], nrmse_mean [1]: their means over the joints that have pairs (NaN when none has);
+        n_moving_per_joint: moving pairs; dead_zone: the stuck pairs (:class:`StuckMetrics`).
+    """
+
+    rmse_per_joint: tuple[float, ...]
+    nrmse_per_joint: tuple[float, ...]
+    rmse_mean: float
+    nrmse_mean: float
+    n_moving_per_joint: tuple[int, ...]
+    dead_zone: StuckMetrics
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form written to model.json ``metrics`` and report.json ``per_seed`` (same keys as the fields)."""
+        return {"rmse_per_joint": list(self.rmse_per_joint), "nrmse_per_joint": list(self.nrmse_per_joint),
+                "rmse_mean": self.rmse_mean, "nrmse_mean": self.nrmse_mean,
+                "n_moving_per_joint": list(self.n_moving_per_joint), "dead_zone": self.dead_zone.to_dict()}
 
 
 def _rms(err: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -26,7 +77,7 @@ def _rms(err: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.ndarray | None = None,
-                         band_halfwidth: np.ndarray | None = None) -> dict[str, Any]:
+                         band_halfwidth: np.ndarray | None = None) -> TorqueMetrics:
     """Metrics of ``pred`` against ``data.tau``.
 
     Args:
@@ -36,11 +87,7 @@ def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.nda
         band_halfwidth: (J,) half width of the band (static friction torque) [N·m], optional.
 
     Returns:
-        dict with, per joint (lists in joint order): ``rmse_per_joint`` [N·m] and ``nrmse_per_joint`` (RMSE / std of
-        the measured torque over the same pairs) on pairs with r = 1, ``n_moving_per_joint``; their means
-        ``rmse_mean`` / ``nrmse_mean``; and ``dead_zone``: ``rmse_vs_measured_per_joint`` on pairs with r = 0,
-        ``n_stuck_per_joint``, and with a band ``pred_within_band_per_joint`` / ``measured_within_band_per_joint``.
-        Joints without such pairs give NaN.
+        the metrics (:class:`TorqueMetrics`); with a band its ``dead_zone`` has the in-band fractions.
 
     Raises:
         ValueError: pred is not (N, J) like data.tau.
@@ -57,29 +104,27 @@ def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         nrmse = np.where(std_t > 0, rmse / std_t, np.nan)
     stuck = ~r
-    dz: dict[str, Any] = {
-        "rmse_vs_measured_per_joint": _rms(err, stuck).tolist(),
-        "n_stuck_per_joint": stuck.sum(axis=0).astype(int).tolist(),
-    }
+    dz = StuckMetrics(tuple(_rms(err, stuck).tolist()), tuple(stuck.sum(axis=0).astype(int).tolist()))
     if band_center is not None and band_halfwidth is not None:
         hw = np.asarray(band_halfwidth, dtype=np.float64)
         n_st = np.maximum(stuck.sum(axis=0), 1)
         inside_p = (np.abs(pred - band_center) <= hw) & stuck
         inside_m = (np.abs(data.tau - band_center) <= hw) & stuck
-        dz["pred_within_band_per_joint"] = np.where(stuck.any(0), inside_p.sum(0) / n_st, np.nan).tolist()
-        dz["measured_within_band_per_joint"] = np.where(stuck.any(0), inside_m.sum(0) / n_st, np.nan).tolist()
-        dz["band_halfwidth_per_joint"] = hw.tolist()
-    return {
-        "rmse_per_joint": rmse.tolist(),
-        "nrmse_per_joint": nrmse.tolist(),
-        "rmse_mean": float(np.nanmean(rmse)) if np.isfinite(rmse).any() else float("nan"),
-        "nrmse_mean": float(np.nanmean(nrmse)) if np.isfinite(nrmse).any() else float("nan"),
-        "n_moving_per_joint": n_mov.astype(int).tolist(),
-        "dead_zone": dz,
-    }
+        dz = dataclasses.replace(
+            dz, pred_within_band_per_joint=tuple(np.where(stuck.any(0), inside_p.sum(0) / n_st, np.nan).tolist()),
+            measured_within_band_per_joint=tuple(np.where(stuck.any(0), inside_m.sum(0) / n_st, np.nan).tolist()),
+            band_halfwidth_per_joint=tuple(hw.tolist()))
+    return TorqueMetrics(
+        rmse_per_joint=tuple(rmse.tolist()),
+        nrmse_per_joint=tuple(nrmse.tolist()),
+        rmse_mean=float(np.nanmean(rmse)) if np.isfinite(rmse).any() else float("nan"),
+        nrmse_mean=float(np.nanmean(nrmse)) if np.isfinite(nrmse).any() else float("nan"),
+        n_moving_per_joint=tuple(n_mov.astype(int).tolist()),
+        dead_zone=dz,
+    )
 
 
-def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> dict[str, Any]:
+def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> TorqueMetrics:
     """:func:`evaluate_predictions` of ``model.predict(data.q, data.dq, data.ddq)``.
 
     Raises:

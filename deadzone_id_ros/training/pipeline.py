@@ -23,13 +23,15 @@ from ..data.deadzone import DeadZone
 from ..data.split import Split
 from ..data.types import Episode
 from ..errors import ConfigError, DataError, RobotDescriptionError
-from ..models.artifact import save_artifact
+from ..models.artifact import SavedArtifact, save_artifact
 from ..models.predictor import METHODS
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
 from .evaluate import check_model_joints, evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes
+from .records import DataRecord, RunMetrics, SampleCounts, SplitRecord
+from .sources import BagSource
 
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
            "run_method", "save_method", "train_one"]
@@ -42,7 +44,7 @@ class TrainingInputs:
     Attributes:
         episodes: all episodes (split inside).
         joint_names: (J,) joint order.
-        sources: one dict per bag: ``path`` and ``sha256`` (see :func:`~deadzone_id_ros.training.fingerprint`).
+        sources: one record per bag (:func:`~deadzone_id_ros.training.fingerprint`).
         simulator: the data came from the simulated arm (enables the noise floor and the friction band in compare);
             None: not determined (``train``).
         sim_config: the simulator's physics (a SimArmConfig) when ``simulator``; None uses the default.
@@ -58,7 +60,7 @@ class TrainingInputs:
 
     episodes: list[Episode]
     joint_names: tuple[str, ...]
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[BagSource] = field(default_factory=list)
     simulator: bool | None = False
     sim_config: Any = None
     urdf_xml: str | None = None
@@ -83,29 +85,24 @@ class PreparedData:
     test: Stacked
     blocks: BlockChoice | None = None
 
-    def fingerprint(self, inputs: TrainingInputs, config: TrainConfig) -> dict[str, Any]:
+    def fingerprint(self, inputs: TrainingInputs, config: TrainConfig) -> DataRecord:
         """The training-data record of report.json and model.json: sources, sample counts, split, loader report."""
-        return {
-            "sources": inputs.sources,
-            "simulator": inputs.simulator,
-            "samples": {"train": len(self.train), "val": len(self.val), "test": len(self.test)},
-            "split": {"fractions": list(config.split_fractions), "block_seconds": config.block_seconds,
-                      "split_seed": config.split_seed, "guard_samples": self.split.guard_samples,
-                      **(self.blocks.to_dict() if self.blocks else {})},
-            "loader_report": {k: v for k, v in inputs.dataset_report.items() if k in (
+        return DataRecord(
+            sources=list(inputs.sources), simulator=inputs.simulator,
+            samples=SampleCounts(len(self.train), len(self.val), len(self.test)),
+            split=SplitRecord(tuple(config.split_fractions), config.block_seconds, config.split_seed,
+                              self.split.guard_samples, self.blocks),
+            loader_report={k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
-            "effort_units": dict(inputs.effort_units),
-            "torque_constants": dict(inputs.torque_constants),
-        }
+            effort_units=dict(inputs.effort_units), torque_constants=dict(inputs.torque_constants))
 
 
 @dataclass
 class MethodRun:
-    """One fitted and evaluated method: the fit and its test metrics (:func:`evaluate_on_test`: with ``seed``,
-    ``usable_fraction``, ``train`` (the fit's training summary) and ``missing``)."""
+    """One fitted and evaluated method: the fit and its metrics (:func:`evaluate_on_test`)."""
 
     fit: FitResult
-    metrics: dict[str, Any]
+    metrics: RunMetrics
 
 
 def prepare_data(inputs: TrainingInputs, config: TrainConfig,
@@ -164,9 +161,10 @@ def rigid_body_for(methods: Sequence[str], inputs: TrainingInputs, data: Prepare
         return None, {m: str(err) for m in needs}
 
 
-def evaluate_on_test(fit: FitResult, data: PreparedData, band: dict[str, Any] | None = None) -> tuple[dict, np.ndarray]:
+def evaluate_on_test(fit: FitResult, data: PreparedData,
+                     band: dict[str, Any] | None = None) -> tuple[RunMetrics, np.ndarray]:
     """(metrics, prediction (N_test, J) [N·m]) of a fitted method on the test split: :func:`evaluate_predictions`
-    (optionally with ``band_center`` / ``band_halfwidth``) plus ``seed``, ``usable_fraction``, ``train`` (the fit's
+    (optionally with ``band_center`` / ``band_halfwidth``) with ``seed``, ``usable_fraction``, ``train`` (the fit's
     training summary) and ``missing`` (:func:`missing_figures`). The one evaluation of train and compare.
 
     Raises:
@@ -174,9 +172,9 @@ def evaluate_on_test(fit: FitResult, data: PreparedData, band: dict[str, Any] | 
     """
     check_model_joints(fit.model, data.test)
     pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
-    metrics = evaluate_predictions(pred, data.test, **(band or {}))
-    metrics.update({"seed": fit.info["seed"], "usable_fraction": fit.usable_fraction, "train": fit.info,
-                    "missing": missing_figures(data, metrics["rmse_per_joint"])})
+    test = evaluate_predictions(pred, data.test, **(band or {}))
+    metrics = RunMetrics(test, int(fit.info["seed"]), float(fit.usable_fraction), json_clean(fit.info),
+                         missing_figures(data, test.rmse_per_joint))
     return metrics, pred
 
 
@@ -204,11 +202,11 @@ def run_method(method: str, data: PreparedData, config: TrainConfig, *,
 
 
 def save_method(run: MethodRun, out_dir: str | Path, inputs: TrainingInputs, data: PreparedData,
-                config: TrainConfig, *, onnx: bool) -> Path:
-    """Write the artifact of ``run`` (metrics, training-data record, training configuration) to ``out_dir``."""
-    metrics = {k: v for k, v in run.metrics.items() if k != "train"}
-    return save_artifact(run.fit.model, out_dir, metrics=json_clean(metrics),
-                         training_data=json_clean(data.fingerprint(inputs, config)),
+                config: TrainConfig, *, onnx: bool) -> SavedArtifact:
+    """Write the artifact of ``run`` (metrics, training-data record, training configuration) to ``out_dir``; returns
+    what was written."""
+    return save_artifact(run.fit.model, out_dir, metrics=json_clean(run.metrics.to_dict(with_train=False)),
+                         training_data=json_clean(data.fingerprint(inputs, config).to_dict()),
                          extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info)},
                          onnx=onnx)
 

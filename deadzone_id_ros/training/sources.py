@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +14,26 @@ import yaml
 from ..config import load_yaml
 from ..errors import ConfigError, RobotDescriptionError
 
-__all__ = ["detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
+__all__ = ["BagSource", "detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
+
+
+@dataclass(frozen=True)
+class BagSource:
+    """One recording trained on: ``path`` (absolute), ``sha256`` of its content and its size [bytes]."""
+
+    path: str
+    sha256: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record (model.json / report.json ``sources`` entries): keys as the fields."""
+        return dataclasses.asdict(self)
 
 EPISODE_FILE = "episode.yaml"
 
 
-def fingerprint(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """One dict per bag: ``path`` (absolute), ``sha256`` and ``bytes``.
+def fingerprint(paths: Sequence[str | Path]) -> list[BagSource]:
+    """One :class:`BagSource` per bag: ``path`` (absolute), ``sha256`` and ``bytes``.
 
     A file is hashed as is; a directory (rosbag2) is hashed over its files in sorted order (relative name and
     content), so renaming or editing any file changes the hash.
@@ -41,11 +56,11 @@ def fingerprint(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     h.update(chunk)
                     size += len(chunk)
-        out.append({"path": str(path.resolve()), "sha256": h.hexdigest(), "bytes": size})
+        out.append(BagSource(str(path.resolve()), h.hexdigest(), size))
     return out
 
 
-def training_overlap(training_data: dict[str, Any] | None, sources: list[dict[str, Any]]) -> list[str]:
+def training_overlap(training_data: dict[str, Any] | None, sources: Sequence[BagSource]) -> list[str]:
     """Paths of ``sources`` (from :func:`fingerprint`) whose sha256 is among the training bags of an artifact.
 
     Args:
@@ -53,7 +68,7 @@ def training_overlap(training_data: dict[str, Any] | None, sources: list[dict[st
         sources: the bags about to be evaluated.
     """
     trained = {s.get("sha256") for s in (training_data or {}).get("sources") or [] if isinstance(s, dict)}
-    return [s["path"] for s in sources if s["sha256"] in trained]
+    return [s.path for s in sources if s.sha256 in trained]
 
 
 def _episode_doc(path: Path) -> dict[str, Any] | None:

@@ -176,3 +176,28 @@ def test_build_controller_loads_the_configured_model_and_uses_the_given_descript
         build_controller(ControllerConfig(model="learned", model_path="/nonexistent/model"))
     with pytest.raises(SafetyError, match="robot description joints"):
         build_controller(ControllerConfig(model="none"), load_robot_description(default_urdf(), ("joint1", "joint2")))
+
+
+def test_mode_strings_parse_into_separate_fields_in_one_place():
+    """Today's mode strings are accepted and become a feedforward source and a DOB switch; nothing else parses them."""
+    from deadzone_id_ros.control import MODES, ControlMode
+
+    fields = {m: (ControlMode.parse(m).feedforward, ControlMode.parse(m).dob) for m in MODES}
+    assert fields == {"pd": ("nominal_inertia", False), "pd_dob": ("nominal_inertia", True),
+                      "ctc": ("model", False), "ctc_dob": ("model", True)}
+    assert all(ControlMode.parse(m).name == m for m in MODES)
+    cfg = ControllerConfig(mode="ctc_dob", model="rbd")
+    assert cfg.control_mode == ControlMode("model", dob=True) and cfg.uses_model and cfg.uses_dob
+    assert not ControllerConfig(mode="pd").uses_dob and not ControllerConfig(mode="pd").uses_model
+    with pytest.raises(ValueError, match=r"mode = 'ctc_dob_rbd_nominal' must be one of \['pd', 'pd_dob'"):
+        ControllerConfig(mode="ctc_dob_rbd_nominal")
+    with pytest.raises(ValueError, match=r"feedforward = 'rbd' must be one of \['nominal_inertia', 'model'\]"):
+        ControlMode("rbd", dob=True)
+    # the mode strings are parsed in exactly one place: no startswith/endswith on a mode anywhere in the package
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "deadzone_id_ros"
+    hits = [f"{p}:{n}" for p in package.rglob("*.py") for n, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"mode\.(startswith|endswith)\(", line)]
+    assert not hits, hits

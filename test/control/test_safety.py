@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.control import ControllerConfig, FeedforwardController, SafetyMonitor, dob_cutoff_limit
+from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
 from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel
-from deadzone_id_ros.nodes.feedforward_controller_params import load_controller_config
 from deadzone_id_ros.resources import default_urdf
 
 NAMES = ("joint1", "joint2", "joint3")

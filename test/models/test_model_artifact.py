@@ -58,7 +58,7 @@ def rbd_model():
 
 
 def test_round_trip_in_a_fresh_process(trained, tmp_path):
-    art = save_artifact(trained, tmp_path / "art", metrics={"rmse_mean": 0.1}, training_data={"sources": []})
+    art = save_artifact(trained, tmp_path / "art", metrics={"rmse_mean": 0.1}, training_data={"sources": []}).path
     q, dq, ddq, _ = _data(64, seed=7)
     np.savez(tmp_path / "in.npz", q=q, dq=dq, ddq=ddq)
     code = (
@@ -85,7 +85,7 @@ def test_round_trip_in_a_fresh_process(trained, tmp_path):
 def test_onnx_matches_numpy(trained, tmp_path):
     import onnxruntime as ort
 
-    art = save_artifact(trained, tmp_path / "art")
+    art = save_artifact(trained, tmp_path / "art").path
     q, dq, ddq, _ = _data(100, seed=8)
     sess = ort.InferenceSession(str(art / "model.onnx"), providers=["CPUExecutionProvider"])
     got = sess.run(None, {"q": q.astype(np.float32), "dq": dq.astype(np.float32), "ddq": ddq.astype(np.float32)})[0]
@@ -95,21 +95,25 @@ def test_onnx_matches_numpy(trained, tmp_path):
 def test_rbd_and_hybrid_round_trip(trained, rbd_model, tmp_path):
     q, dq, ddq, _ = _data(20, seed=9)
     rbd = LearnedModel(JOINTS, "rbd", rbd=rbd_model)
-    art = save_artifact(rbd, tmp_path / "rbd")
-    assert not (art / "model.onnx").exists()
+    saved = save_artifact(rbd, tmp_path / "rbd")
+    art = saved.path
+    assert not (art / "model.onnx").exists() and saved.onnx_file is None and "not exportable" in saved.onnx_reason
     assert json.loads((art / "model.json").read_text())["onnx"]["exportable"] is False
     np.testing.assert_allclose(load_artifact(art).predict(q, dq, ddq), rbd.predict(q, dq, ddq), atol=1e-12)
     with pytest.raises(ArtifactError, match="not exportable to ONNX"):
         export_onnx(rbd, tmp_path / "x.onnx")
     hybrid = LearnedModel(JOINTS, "hybrid", mlp=trained.mlp, rbd=rbd_model)
-    art = save_artifact(hybrid, tmp_path / "hybrid")
-    assert (art / "residual.onnx").exists()
+    saved = save_artifact(hybrid, tmp_path / "hybrid")
+    art = saved.path
+    # what save_artifact says it wrote is what model.json records and what is on disk
+    assert saved.onnx_file == "residual.onnx" == json.loads((art / "model.json").read_text())["onnx"]["file"]
+    assert (art / "residual.onnx").exists() and set(saved.files) == {"robot.urdf", "weights.npz", "residual.onnx"}
     np.testing.assert_allclose(load_artifact(art).predict(q, dq, ddq),
                                rbd_model.predict(q, dq, ddq) + trained.mlp.forward(np.c_[q, dq, ddq]), atol=1e-9)
 
 
 def test_tampered_weights_are_refused(trained, tmp_path):
-    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    art = save_artifact(trained, tmp_path / "art", onnx=False).path
     with np.load(art / "weights.npz") as npz:
         arrays = {k: npz[k] for k in npz.files}
     arrays["mlp.layer0.weight"] = arrays["mlp.layer0.weight"] * 1.01
@@ -119,7 +123,7 @@ def test_tampered_weights_are_refused(trained, tmp_path):
 
 
 def test_tampered_normalization_in_json_is_refused(trained, tmp_path):
-    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    art = save_artifact(trained, tmp_path / "art", onnx=False).path
     meta = json.loads((art / "model.json").read_text())
     meta["normalization"]["input_mean"][0] += 1.0
     (art / "model.json").write_text(json.dumps(meta))
@@ -138,7 +142,7 @@ def test_tampered_normalization_in_json_is_refused(trained, tmp_path):
     ],
 )
 def test_wrong_version_or_metadata_is_refused(trained, tmp_path, edit, match):
-    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    art = save_artifact(trained, tmp_path / "art", onnx=False).path
     meta = json.loads((art / "model.json").read_text())
     edit(meta)
     (art / "model.json").write_text(json.dumps(meta))
@@ -152,11 +156,11 @@ def test_missing_or_malformed_artifact(tmp_path, trained):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ArtifactError, match="model.json is missing"):
         load_artifact(tmp_path / "empty")
-    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    art = save_artifact(trained, tmp_path / "art", onnx=False).path
     (art / "model.json").write_text("{not json")
     with pytest.raises(ArtifactError, match="not valid JSON"):
         load_artifact(art)
-    art2 = save_artifact(trained, tmp_path / "art2", onnx=False)
+    art2 = save_artifact(trained, tmp_path / "art2", onnx=False).path
     (art2 / "weights.npz").unlink()
     with pytest.raises(ArtifactError, match="weights.npz is missing"):
         load_artifact(art2)
@@ -175,7 +179,7 @@ def test_predict_shape_errors(trained):
 
 def test_model_json_is_strict_json_with_numpy_metrics(trained, tmp_path):
     art = save_artifact(trained, tmp_path / "art", onnx=False,
-                        metrics={"rmse_per_joint": np.array([0.1, np.nan, 0.2]), "n": np.int64(5)})
+                        metrics={"rmse_per_joint": np.array([0.1, np.nan, 0.2]), "n": np.int64(5)}).path
     text = (art / "model.json").read_text()
     assert "NaN" not in text
     assert json.loads(text)["metrics"] == {"rmse_per_joint": [0.1, None, 0.2], "n": 5}
@@ -204,7 +208,7 @@ def test_exported_onnx_runs_in_the_controller_like_numpy(trained, rbd_model, tmp
     from deadzone_id_ros.models.export import export_artifact_onnx
     from deadzone_id_ros.models.runtime import RigidBodyPlusOnnx, load_model
 
-    art = save_artifact(trained, tmp_path / "art", onnx=False)
+    art = save_artifact(trained, tmp_path / "art", onnx=False).path
     standalone = tmp_path / "elsewhere" / "model.onnx"
     standalone.parent.mkdir()
     assert export_artifact_onnx(art, standalone).ok
@@ -220,7 +224,7 @@ def test_exported_onnx_runs_in_the_controller_like_numpy(trained, rbd_model, tmp
     assert json.loads((art / "model.json").read_text())["onnx"]["format"] == "deadzone_id_ros.inverse_dynamics_onnx"
     np.testing.assert_allclose(_controller_feedforward(art / "model.onnx", q, dq)[0], want, rtol=0, atol=1e-5)
 
-    hybrid_art = save_artifact(LearnedModel(JOINTS, "hybrid", mlp=trained.mlp, rbd=rbd_model), tmp_path / "hybrid")
+    hybrid_art = save_artifact(LearnedModel(JOINTS, "hybrid", mlp=trained.mlp, rbd=rbd_model), tmp_path / "hybrid").path
     from deadzone_id_ros.control import ControllerConfig
 
     cfg = ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned",

@@ -112,7 +112,7 @@ def test_artifact_keeps_joint_map_and_lock_positions(tmp_path):
     q, dq, ddq = reg.random_states(150, seed=3)
     tau = reg.regressor(q, dq, ddq) @ reg.true_parameters(np.full(6, 0.1), np.full(6, 0.5), np.full(6, 0.3))
     model = LearnedModel(data_names, "rbd", rbd=fit_rigid_body(reg, q, dq, ddq, tau))
-    loaded = load_artifact(save_artifact(model, tmp_path / "rbd"))
+    loaded = load_artifact(save_artifact(model, tmp_path / "rbd").path)
     assert loaded.rbd.regressor.locked == {"lwr_arm_5_joint": 0.5}
     assert loaded.rbd.regressor.joint_map == jmap
     np.testing.assert_allclose(loaded.predict(q, dq, ddq), model.predict(q, dq, ddq), atol=1e-10)

@@ -14,8 +14,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from deadzone_id_ros.control.feedforward_controller_params import PARAMETER_RANGES
 from deadzone_id_ros.nodes.feedforward_controller import FeedforwardControllerNode
-from deadzone_id_ros.nodes.feedforward_controller_params import PARAMETER_RANGES
 
 NAMES = ["joint1", "joint2", "joint3"]
 Q0 = [0.0, 0.3, 0.6]

@@ -74,13 +74,14 @@ def test_parameter_files_are_read_from_the_ros_arguments_only():
 
 
 def test_node_parameter_modules_import_without_rclpy():
-    """Each node's parameters and loader sit beside it in a module usable without ROS (no rclpy import)."""
+    """Each node's parameters and loader sit beside the core config they load, usable without ROS (no rclpy)."""
     import subprocess
     import sys
 
-    modules = ["feedforward_controller_params", "excitation_params", "sim_arm_params", "bag_replay_params"]
+    modules = ["control.feedforward_controller_params", "control.excitation_params", "sim.sim_arm_params",
+               "sim.bag_replay_params"]
     code = ("import sys\n"
-            f"for m in {modules!r}: __import__('deadzone_id_ros.nodes.' + m)\n"
+            f"for m in {modules!r}: __import__('deadzone_id_ros.' + m)\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces'))\n"
             "assert not bad, bad\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

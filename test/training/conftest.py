@@ -52,9 +52,10 @@ def tiny_config():
 
 @pytest.fixture(scope="session")
 def compared(sim_dataset, tmp_path_factory):
-    """One comparison on the simulator data, every method, 2 seeds: (output folder, report.json, config)."""
+    """One comparison on the simulator data, every method, 2 seeds: (output folder, report.json, config, the typed
+    report run_compare returned)."""
+    from deadzone_id_ros.experiments.compare import run_compare
     from deadzone_id_ros.resources import default_urdf
-    from deadzone_id_ros.training.compare import run_compare
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=150, eval_interval=50, patience=3, batch_size=256,
@@ -62,14 +63,14 @@ def compared(sim_dataset, tmp_path_factory):
     out = tmp_path_factory.mktemp("compare")
     inputs = TrainingInputs(sim_dataset.episodes, sim_dataset.joint_names, simulator=True,
                            urdf_xml=default_urdf().read_text(), urdf_source="three_dof_arm.urdf")
-    report = run_compare(inputs, out, cfg, log=lambda m: None).to_dict()
-    return out, report, cfg
+    typed = run_compare(inputs, out, cfg, log=lambda m: None)
+    return out, typed.to_dict(), cfg, typed
 
 
 @pytest.fixture(scope="session")
 def compared_report(compared):
-    """(output folder, report.json) of the shared comparison."""
-    return compared[0], compared[1]
+    """(output folder, report.json, the typed report) of the shared comparison."""
+    return compared[0], compared[1], compared[3]
 
 
 @pytest.fixture(scope="module")

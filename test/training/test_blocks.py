@@ -45,13 +45,13 @@ def test_kuka_41s_gets_blocks_with_moving_pairs_in_every_split(kuka_inputs):
 
 
 def test_missing_figures_show_a_dash_and_why_in_report_and_cli(kuka_inputs, tmp_path, capsys):
-    from deadzone_id_ros.training.compare import run_compare
+    from deadzone_id_ros.experiments.compare import run_compare
 
     cfg = TrainConfig(hidden_sizes=(16, 16), max_steps=40, eval_interval=20, batch_size=256, seeds=1,
                       progress=False, block_seconds=5.0, efficiency_fractions=(1.0,))
     logged: list[str] = []
     report = run_compare(kuka_inputs, tmp_path / "cmp", cfg, methods=["masked"], log=logged.append)
-    missing = report.data["split"]["missing"]
+    missing = report.data.split.missing
     assert missing and all("no test pair where" in why and "threshold" in why for why in missing.values())
     md = (tmp_path / "cmp" / "report.md").read_text()
     for joint, why in missing.items():
@@ -65,7 +65,7 @@ def test_missing_figures_show_a_dash_and_why_in_report_and_cli(kuka_inputs, tmp_
 
 def test_a_5s_recording_can_be_compared(sim_recordings, tmp_path):
     from deadzone_id_ros.data.dataset import dataset_from_recordings
-    from deadzone_id_ros.training.compare import run_compare
+    from deadzone_id_ros.experiments.compare import run_compare
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     ds = dataset_from_recordings(sim_recordings[:1])
@@ -77,8 +77,9 @@ def test_a_5s_recording_can_be_compared(sim_recordings, tmp_path):
                       progress=False, efficiency_fractions=(1.0,))
     inputs = TrainingInputs([short], tuple(ds.joint_names))
     report = run_compare(inputs, tmp_path / "cmp", cfg, methods=["masked"], log=lambda m: None)
-    split = report.data["split"]
-    assert split["block_seconds_source"] == "data" and split["block_seconds"] < 5.0
+    blocks = report.data.split.blocks
+    assert blocks is not None and blocks.source == "data" and blocks.block_seconds is not None
+    assert blocks.block_seconds < 5.0 and report.data.split.block_seconds_used == blocks.block_seconds
     assert all(np.isfinite(v) for v in report.methods["masked"].rmse_per_joint)
 
 

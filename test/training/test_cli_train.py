@@ -27,7 +27,7 @@ def trained(bag, config_file, tmp_path_factory):
 
 def test_train_writes_an_artifact_with_the_bag_fingerprint(trained, bag):
     meta = json.loads((trained / "model.json").read_text())
-    assert meta["training_data"]["sources"] == fingerprint([bag])
+    assert meta["training_data"]["sources"] == [s.to_dict() for s in fingerprint([bag])]
     assert meta["train_config"]["hidden_sizes"] == [16, 16] and meta["train_config"]["max_steps"] == 60
     assert meta["metrics"]["rmse_mean"] > 0 and (trained / "model.onnx").is_file()
 
@@ -73,7 +73,7 @@ def test_compare_on_a_simulated_bag_reports_the_noise_floor(bag, config_file, tm
     report = json.loads((out / "report.json").read_text())
     assert set(report["methods"]) == {"masked", "conventional", "rbd"}
     assert report["data"]["simulator"] is True and "noise_floor" in report
-    assert report["data"]["sources"] == fingerprint([bag])
+    assert report["data"]["sources"] == [s.to_dict() for s in fingerprint([bag])]
     assert "simulator data: yes" in capsys.readouterr().err
 
 

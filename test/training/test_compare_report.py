@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.data.split import split_episodes
+from deadzone_id_ros.experiments.compare import run_compare
 from deadzone_id_ros.models import METHODS, load_artifact
 from deadzone_id_ros.sim import SimArm
-from deadzone_id_ros.training.compare import run_compare
 from deadzone_id_ros.training.pipeline import TrainingInputs
 
 
@@ -19,7 +19,7 @@ def _test_split(sim_dataset, cfg):
 
 
 def test_report_has_the_stable_keys(compared):
-    out, report, cfg = compared
+    out, report, cfg, _ = compared
     on_disk = json.loads((out / "report.json").read_text())
     assert on_disk == report
     assert set(report["methods"]) == set(METHODS)
@@ -43,7 +43,7 @@ def test_report_has_the_stable_keys(compared):
 
 
 def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
-    out, report, cfg = compared
+    out, report, cfg, _ = compared
     model = load_artifact(out / "models" / "masked")
     assert model.metadata["metrics"]["seed"] == cfg.seed
     test = _test_split(sim_dataset, cfg).test
@@ -59,7 +59,7 @@ def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
 
 
 def test_usable_fractions_recomputed(compared, sim_dataset):
-    out, report, cfg = compared
+    out, report, cfg, _ = compared
     train = _test_split(sim_dataset, cfg).train
     dq = np.concatenate([e.dq for e in train])
     thr = np.asarray(report["dead_zone"]["threshold"])

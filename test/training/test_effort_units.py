@@ -57,7 +57,7 @@ def test_current_effort_is_carried_as_its_unit_and_the_controller_refuses_it(cur
     assert main(["export", "--model", str(out), "--onnx"]) == 2
     assert "not N·m" in capsys.readouterr().err and not (out / "model.onnx").exists()
     # saving the loaded model again (no training data given) keeps its unit: it does not become N·m
-    again = save_artifact(load_artifact(out), tmp_path / "again")
+    again = save_artifact(load_artifact(out), tmp_path / "again").path
     meta = json.loads((again / "model.json").read_text())
     assert meta["units"]["tau"] == "unknown" and "not the N·m a controller commands" in meta["onnx"]["reason"]
     with pytest.raises(ArtifactError, match=r"not N·m"):

@@ -7,14 +7,25 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.training.efficiency import efficiency_rows
-from deadzone_id_ros.training.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
-from deadzone_id_ros.training.results import CompareReport, DataEfficiency, MethodResult
+from deadzone_id_ros.experiments.compare_results import DataEfficiency, MethodDeadZone, MethodResult
+from deadzone_id_ros.experiments.efficiency import efficiency_rows
+from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
 
 
 def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
-    return MethodResult([test], [0.0], test, 0.0, [1.0], [0.0], 1.0, 1.0, [0], {}, [{}], "models/x",
+    return MethodResult([test], [0.0], test, 0.0, [1.0], [0.0], 1.0, 1.0, [0], MethodDeadZone(), [], "models/x",
                         validation_rmse_mean=val, validation_rmse_per_seed=list(val_per_seed))
+
+
+def _report_of(joints, methods=None, **kw):
+    """A CompareReport with an empty data record, a zero dead zone and the default configuration."""
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.experiments.compare_results import CompareReport, DeadZoneSummary
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.records import DataRecord
+
+    dz = DeadZoneSummary(DeadZone(tuple(joints), 0.1, np.zeros(len(joints)), np.zeros(len(joints))))
+    return CompareReport(list(joints), {}, DataRecord(), dz, TrainConfig(), methods or {}, **kw)
 
 
 def test_validation_not_test_decides_the_pick():
@@ -40,7 +51,11 @@ def test_pick_seed_is_the_lowest_validation_seed():
 
 
 def _val_metrics(moving, stuck):
-    return {"rmse_per_joint": moving, "dead_zone": {"rmse_vs_measured_per_joint": stuck}}
+    from deadzone_id_ros.training.evaluate import StuckMetrics, TorqueMetrics
+
+    n = len(moving)
+    return TorqueMetrics(tuple(moving), (1.0,) * n, float(np.mean(moving)), 1.0, (10,) * n,
+                         StuckMetrics(tuple(stuck), (10,) * n))
 
 
 def test_diagnosis_predictable_vs_friction_band():
@@ -66,20 +81,19 @@ def test_efficiency_rows_merge_fractions_that_select_the_same_blocks():
 
 
 def test_merged_rows_are_named_in_the_table():
-    from deadzone_id_ros.training.report_pick import fraction_cell
+    from deadzone_id_ros.experiments.pick_report import fraction_cell
 
     de = DataEfficiency([0.1, 1.0], [500, 2000], [2, 4], merged=[[0.1, 0.3], []])
-    rep = CompareReport(["j"], {}, {}, {}, {}, data_efficiency=de)
+    rep = _report_of(["j"], data_efficiency=de)
     assert fraction_cell(rep, 0) == "10% = 30% (same 2 blocks, trained once)"
     assert fraction_cell(rep, 1) == "100%"
-    back = CompareReport.from_dict(json.loads(json.dumps(rep.to_dict())))
-    assert back.data_efficiency is not None and back.data_efficiency.merged == [[0.1, 0.3], []]
+    assert json.loads(json.dumps(rep.to_dict()))["data_efficiency"]["merged"] == [[0.1, 0.3], []]
 
 
 def test_compare_report_carries_and_exports_the_pick(compared_report):
     from deadzone_id_ros.models import load_artifact
 
-    out, report = compared_report
+    out, report, typed = compared_report
     pick = report["pick"]
     assert {"method", "reason", "validation_rmse_mean"} <= set(pick)
     vals = {m: e["validation_rmse_mean"] for m, e in report["methods"].items()}
@@ -100,9 +114,11 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     assert len(band) == 3 and all(b > 0 for b in band)
     assert np.isfinite(report["methods"]["band"]["rmse_mean"])
     # demo-real's summary names the pick of each recording, its test error and where it was exported
-    from deadzone_id_ros.training.report_demo import real_markdown
+    from deadzone_id_ros.experiments.demo_report import real_markdown
 
-    summary = real_markdown({"rec": CompareReport.from_dict(report)}, {"rec": "A recording"})
+    # the typed report run_compare returned is what report.json holds (no round trip through from_dict)
+    assert typed.to_dict() == report and typed.pick is not None and typed.pick.onnx == pick["onnx"]
+    summary = real_markdown({"rec": typed}, {"rec": "A recording"})
     assert f"**Deploy: {pick['method']}** (seed {pick['seed']})" in summary
     assert f"Its test RMSE {pick['test_rmse_mean']:.4f} N·m" in summary
     assert f"`rec/{pick['onnx'] or 'pick/'}`" in summary

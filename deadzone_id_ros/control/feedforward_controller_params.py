@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
-from ..control.config import ControllerConfig
 from ..realtime import check_realtime
+from .config import ControllerConfig
 
 __all__ = ["LIVE_PARAMETERS", "PARAMETER_RANGES", "ControllerNodeConfig", "load_controller_config"]
 

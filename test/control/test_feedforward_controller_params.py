@@ -1,4 +1,4 @@
-"""feedforward_controller node parameters (nodes/feedforward_controller_params.py): the file loader, node-only
+"""feedforward_controller node parameters (control/feedforward_controller_params.py): the file loader, node-only
 config."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from deadzone_id_ros.control import ControllerConfig
+from deadzone_id_ros.control.feedforward_controller_params import ControllerNodeConfig, load_controller_config
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.nodes.feedforward_controller_params import ControllerNodeConfig, load_controller_config
 
 NAMES = ("joint1", "joint2", "joint3")
 

@@ -13,16 +13,16 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-__all__ = ["REVERSAL_WINDOW_S", "ControllerSpec", "ClosedLoopSummary", "controller_specs", "reversal_mask",
-           "run_controller", "tracking_figures"]
+from ..control.config import ControlMode
+from ..sim.tracking import TrackingFigures, reversal_mask, tracking_figures
+from .closed_loop_results import ClosedLoopSummary
 
-REVERSAL_WINDOW_S = 0.05  # samples within this many seconds of a reversal of the reference velocity count as "at"
+__all__ = ["ControllerSpec", "controller_specs", "run_controller"]
 
 
 @dataclass(frozen=True)
@@ -31,15 +31,20 @@ class ControllerSpec:
 
     Attributes:
         name: report key (``pd_dob``, ``ctc_dob_rbd_nominal``, ...).  label: for tables and plots.
-        mode: controller mode (pd_dob, ctc_dob, ...).  model: none, rbd or learned.  model_path: artifact directory
-        for "learned" ("" otherwise).
+        control: the law's structure (feedforward source, DOB on/off).  model: the inverse-dynamics model, "none",
+        "rbd" (the URDF's nominal rigid body) or "learned" (``model_path``, an artifact directory; "" otherwise).
     """
 
     name: str
     label: str
-    mode: str
+    control: ControlMode
     model: str
     model_path: str = ""
+
+    @property
+    def mode(self) -> str:
+        """The controller's mode as its parameter files name it (``pd_dob``, ``ctc_dob``, ...)."""
+        return self.control.name
 
 
 def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str]) -> list[ControllerSpec]:
@@ -53,111 +58,17 @@ def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str
         pd_dob, ctc_dob_rbd_nominal (URDF parameters), ctc_dob_rbd (identified rigid body), ctc_dob_masked,
         ctc_dob_conventional, ctc_dob_pick (in that order, those that can run).
     """
-    specs = [ControllerSpec("pd_dob", "pd_dob", "pd_dob", "none"),
-             ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", "ctc_dob", "rbd")]
+    pd_dob, ctc_dob = ControlMode("nominal_inertia", dob=True), ControlMode("model", dob=True)
+    specs = [ControllerSpec("pd_dob", "pd_dob", pd_dob, "none"),
+             ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ctc_dob, "rbd")]
     for name, method in (("ctc_dob_rbd", "rbd"), ("ctc_dob_masked", "masked"),
                          ("ctc_dob_conventional", "conventional"), ("ctc_dob_pick", pick)):
         if method is not None and method in available:
             label = f"ctc_dob + {method}" + (" (pick)" if name == "ctc_dob_pick" else "")
             if name == "ctc_dob_rbd":
                 label = "ctc_dob + rbd (identified)"
-            specs.append(ControllerSpec(name, label, "ctc_dob", "learned", str(models_dir / method)))
+            specs.append(ControllerSpec(name, label, ctc_dob, "learned", str(models_dir / method)))
     return specs
-
-
-def reversal_mask(dq_ref: np.ndarray, rate_hz: float, window_s: float = REVERSAL_WINDOW_S) -> np.ndarray:
-    """Samples near a velocity reversal of the reference, per joint.
-
-    Args:
-        dq_ref: (N, J) reference velocity [rad/s].  rate_hz: sample rate [Hz].  window_s: half-width [s].
-
-    Returns:
-        (N, J) bool: True within ``window_s`` of a sign change of ``dq_ref`` (zero samples carry the previous sign).
-    """
-    n, j = dq_ref.shape
-    half = max(int(round(window_s * rate_hz)), 0)
-    kernel = np.ones(2 * half + 1)
-    out = np.zeros((n, j), dtype=bool)
-    for k in range(j):
-        s = np.sign(dq_ref[:, k])
-        nz = np.flatnonzero(s)
-        if nz.size < 2:
-            continue
-        s_filled = s[nz[np.maximum(np.searchsorted(nz, np.arange(n), side="right") - 1, 0)]]
-        flips = np.zeros(n)
-        flips[1:] = s_filled[1:] != s_filled[:-1]
-        out[:, k] = np.convolve(flips, kernel, mode="same") > 0
-    return out
-
-
-def tracking_figures(err: np.ndarray, near_reversal: np.ndarray) -> dict[str, list[float]]:
-    """Per-joint figures of one run.
-
-    Args:
-        err: (N, J) tracking error [rad].  near_reversal: (N, J) bool from :func:`reversal_mask`.
-
-    Returns:
-        ``rmse`` (J,), ``max_abs`` (J,), ``reversal_rmse`` (J,; NaN for a joint without reversal), all [rad].
-    """
-    rev = [float(np.sqrt(np.mean(err[m, k] ** 2))) if (m := near_reversal[:, k]).any() else float("nan")
-           for k in range(err.shape[1])]
-    return {"rmse": np.sqrt(np.mean(err**2, axis=0)).tolist(), "max_abs": np.max(np.abs(err), axis=0).tolist(),
-            "reversal_rmse": rev}
-
-
-@dataclass
-class ClosedLoopSummary:
-    """One controller over several held-out seeds (in-process). Errors in [rad].
-
-    Attributes:
-        name, label, mode, model, model_path: the controller.  joint_names: (J,).  seeds: reference/noise seeds.
-        dob_cutoff: (J,) the DOB cutoff used [rad/s].  duration: per seed [s].
-        tracking_rmse_per_joint, tracking_rmse_per_joint_std: (J,) mean and std over seeds.
-        tracking_rmse_mean, tracking_rmse_std: mean over joints of the per-joint RMSE, then mean/std over seeds.
-        max_abs_error_per_joint: (J,) largest |e| over all seeds.
-        reversal_rmse_per_joint: (J,) mean over seeds; reversal_rmse_mean, reversal_rmse_std as above.
-        rate_limit_fraction, clamp_fraction: (J,) share of ticks whose command was rate limited / clamped.
-        per_seed: the figures of each seed (see :func:`tracking_figures`).
-        reversal_profile: (T,) times from the reversal [s] and (T, J) mean |e| there [rad] (seed of the first run),
-            for the plot.
-    """
-
-    name: str
-    label: str
-    mode: str
-    model: str
-    model_path: str
-    joint_names: list[str]
-    seeds: list[int]
-    dob_cutoff: list[float]
-    duration: float
-    tracking_rmse_per_joint: list[float]
-    tracking_rmse_per_joint_std: list[float]
-    tracking_rmse_mean: float
-    tracking_rmse_std: float
-    max_abs_error_per_joint: list[float]
-    reversal_rmse_per_joint: list[float]
-    reversal_rmse_mean: float
-    reversal_rmse_std: float
-    rate_limit_fraction: list[float]
-    clamp_fraction: list[float]
-    per_seed: list[dict[str, Any]] = field(default_factory=list)
-    reversal_profile: dict[str, list] = field(default_factory=dict)
-
-    def report_entry(self) -> dict[str, Any]:
-        """report.json's ``closed_loop.<name>``: the keys of issue 15 in mrad, plus per-joint detail."""
-        mrad = lambda v: [round(x * 1e3, 5) for x in v]  # noqa: E731
-        return {"label": self.label, "mode": self.mode, "model": self.model, "model_path": self.model_path,
-                "seeds": self.seeds, "duration_s": self.duration, "dob_cutoff": self.dob_cutoff,
-                "tracking_rmse_mean_mrad": self.tracking_rmse_mean * 1e3,
-                "tracking_rmse_std_mrad": self.tracking_rmse_std * 1e3,
-                "reversal_rmse_mean_mrad": self.reversal_rmse_mean * 1e3,
-                "reversal_rmse_std_mrad": self.reversal_rmse_std * 1e3,
-                "tracking_rmse_per_joint_mrad": mrad(self.tracking_rmse_per_joint),
-                "tracking_rmse_per_joint_std_mrad": mrad(self.tracking_rmse_per_joint_std),
-                "max_abs_error_per_joint_mrad": mrad(self.max_abs_error_per_joint),
-                "reversal_rmse_per_joint_mrad": mrad(self.reversal_rmse_per_joint),
-                "rate_limit_fraction": self.rate_limit_fraction, "clamp_fraction": self.clamp_fraction}
 
 
 def _reversal_profile(err: np.ndarray, dq_ref: np.ndarray, rate_hz: float,
@@ -188,7 +99,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
     Raises:
         ValueError: no seeds, or dob_scale not > 0.  FileNotFoundError, ArtifactError: the model cannot be loaded.
     """
-    from .offline import simulate
+    from ..sim.offline import simulate
 
     if not seeds:
         raise ValueError("run_controller needs at least one seed")
@@ -197,7 +108,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
     cutoff = tuple(float(g) * dob_scale for g in base_config.dob_cutoff)
     cfg = dataclasses.replace(base_config, mode=spec.mode, model=spec.model, model_path=spec.model_path,
                               dob_cutoff=cutoff)
-    per_seed: list[dict[str, Any]] = []
+    per_seed: list[TrackingFigures] = []
     profile: dict[str, list] = {}
     n_j = len(sim_config.joint_names)
     rate_ev, clamp_ev = np.zeros(n_j), np.zeros(n_j)
@@ -205,17 +116,15 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         rec = simulate(duration, int(seed), sim_config, cfg, rate_hz=rate_hz)
         assert rec.reference_position is not None and rec.reference_velocity is not None  # simulate records them
         err = rec.reference_position - rec.position
-        figs: dict[str, Any] = dict(tracking_figures(err, reversal_mask(rec.reference_velocity, rate_hz)))
-        figs["seed"] = int(seed)
-        per_seed.append(figs)
+        per_seed.append(tracking_figures(err, reversal_mask(rec.reference_velocity, rate_hz), int(seed)))
         stats = rec.metadata["stats"]
         rate_ev += np.asarray(stats["rate_limit_events"], float) / len(err)
         clamp_ev += np.asarray(stats["clamp_events"], float) / len(err)
         if not profile:
             t, prof = _reversal_profile(err, rec.reference_velocity, rate_hz)
             profile = {"t": t.tolist(), "mean_abs_error": prof.tolist()}
-    rmse = np.array([s["rmse"] for s in per_seed])
-    rev = np.array([s["reversal_rmse"] for s in per_seed], dtype=float)
+    rmse = np.array([s.rmse for s in per_seed])
+    rev = np.array([s.reversal_rmse for s in per_seed], dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a run without any reversal: NaN, reported as such
         rev_joint, rev_mean = np.nanmean(rev, axis=0), np.nanmean(rev, axis=1)
@@ -227,7 +136,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         duration=float(duration), tracking_rmse_per_joint=rmse.mean(axis=0).tolist(),
         tracking_rmse_per_joint_std=rmse.std(axis=0).tolist(), tracking_rmse_mean=float(per_seed_mean.mean()),
         tracking_rmse_std=float(per_seed_mean.std()),
-        max_abs_error_per_joint=np.max([s["max_abs"] for s in per_seed], axis=0).tolist(),
+        max_abs_error_per_joint=np.max([s.max_abs for s in per_seed], axis=0).tolist(),
         reversal_rmse_per_joint=rev_joint.tolist(), reversal_rmse_mean=rev_all, reversal_rmse_std=rev_std,
         rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
         clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
-from ..control.excitation import ExcitationConfig
+from .excitation import ExcitationConfig
 
 __all__ = ["ExcitationNodeConfig", "load_excitation_config"]
 

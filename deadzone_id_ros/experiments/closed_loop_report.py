@@ -3,12 +3,12 @@ held-out seeds (default and weak DOB), the live-vs-in-process check and the verd
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .results import ClosedLoopResult
+from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings
 
 if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
+    from .closed_loop_results import ClosedLoopSummary
 
 __all__ = ["closed_loop_markdown", "closed_loop_targets", "in_process_table", "live_table"]
 
@@ -43,8 +43,9 @@ def live_table(live: dict[str, ClosedLoopResult]) -> list[str]:
     lines = ["| controller | live over DDS: tracking RMSE per joint [mrad] | live mean [mrad] | in-process mean, same "
              "seed and duration [mrad] | live / in-process | time base | zero-stamp states: not recorded / in bag |",
              "|---|---|---|---|---|---|---|"]
-    for name, r in live.items():
-        inproc = r.inprocess_tracking_rmse_mean
+    for name, live_run in live.items():
+        r = live_run.metrics
+        inproc = live_run.inprocess_tracking_rmse_mean
         ratio = f"{r.tracking_rmse_mean / inproc:.2f}" if inproc else "n/a"
         inproc_txt = f"{inproc * 1e3:.3f}" if inproc is not None else "n/a"
         lines.append(f"| {name} | {_joints([x * 1e3 for x in r.tracking_rmse_per_joint], 3)} | "
@@ -86,37 +87,36 @@ def _ranking(entries: dict[str, ClosedLoopSummary]) -> str:
 
 
 def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
-                         live: dict[str, ClosedLoopResult], settings: dict[str, Any], plot: str) -> list[str]:
+                         live: dict[str, ClosedLoopResult], settings: ClosedLoopSettings, plot: str) -> list[str]:
     """The closed-loop section: settings, both in-process tables, targets, rankings, the live check, the plot."""
-    seeds = settings.get("seeds", [])
-    lines = [f"Held-out excitation seeds {seeds} (in no training data), {settings.get('duration_s', 0):g} s each, "
-             f"simulator profile `{settings.get('sim_profile', '?')}` (config/sim_arm.yaml, the live sim_arm's "
+    lines = [f"Held-out excitation seeds {settings.seeds} (in no training data), {settings.duration_s:g} s each, "
+             f"simulator profile `{settings.sim_profile}` (config/sim_arm.yaml, the live sim_arm's "
              "physics), run in-process: the nodes' FeedforwardController and SimArm code without DDS. Every "
              "controller shares the PD gains, DOB and limits of config/feedforward_controller.yaml; ctc_dob adds the "
              "model's torque as feedforward. Errors are reference minus measured position; \"mean\" is the mean "
              "over joints of the per-joint RMSE, then mean ± std over seeds. At reversals: within 50 ms of a sign "
              "change of the reference velocity (where the dead zone acts).",
              "",
-             f"Pick: `{settings.get('pick')}` ({settings.get('pick_source', '')}).",
+             f"Pick: `{settings.pick}` ({settings.pick_source}).",
              ""]
-    if settings.get("missing"):
-        lines += [f"Not trained, so left out: {settings['missing']}.", ""]
+    if settings.missing:
+        lines += [f"Not trained, so left out: {settings.missing}.", ""]
     lines += ["### Default DOB", "", *in_process_table(closed), "", *closed_loop_targets(closed), "",
               f"Ranking (mean tracking RMSE, mrad): {_ranking(closed)}." if closed else "", "",
-              f"### Weak DOB (cutoff x{settings.get('weak_dob_fraction', 0):g} of the default)", "",
+              f"### Weak DOB (cutoff x{settings.weak_dob_fraction:g} of the default)", "",
               "A lower DOB cutoff, as a user with a noisy velocity sensor would set it: the feedforward has to carry "
               "more of the load.", "", *in_process_table(weak), "",
               f"Ranking (mean tracking RMSE, mrad): {_ranking(weak)}." if weak else "", "",
               f"![tracking error around velocity reversals]({plot})", ""]
     if live:
-        lines += [f"### Live over DDS (one run each, seed {settings.get('live_seed')}, "
-                  f"{settings.get('live_duration_s', 0):g} s, lockstep)", "",
+        lines += [f"### Live over DDS (one run each, seed {settings.live_seed}, "
+                  f"{settings.live_duration_s:g} s, lockstep)", "",
                   "sim_arm, excitation, feedforward_controller and recorder as separate processes in simulated time "
                   "(the simulator waits for each command). The metric uses the states' header stamps; states "
                   "stamped zero (lockstep's state before the first command) are not recorded and are counted. The "
                   "live run starts from the arm held on its brakes and its reference starts after a start delay, so "
                   "it is not sample-for-sample the in-process run; a ratio near 1 says the nodes behave like the "
                   "in-process loop.", "", *live_table(live), ""]
-    for name, why in settings.get("live_failures", {}).items():
+    for name, why in settings.live_failures.items():
         lines += [f"Live run of {name} failed (twice): {why}", ""]
     return lines

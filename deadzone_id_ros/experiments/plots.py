@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
-    from .fit import Stacked
-    from .results import ClosedLoopResult, CompareReport
+    from ..training.fit import Stacked
+    from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary
+    from .compare_results import CompareReport
 
 __all__ = ["closed_loop_plot", "compare_plots", "reversal_error_plot"]
 
@@ -161,14 +161,14 @@ def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
     """Tracking RMSE [mrad] and applied torque RMS [N·m] per joint of each closed-loop run, as grouped bars."""
     plt = _pyplot()
     labels = list(results)
-    joints = results[labels[0]].joint_names
+    joints = results[labels[0]].metrics.joint_names
     x = np.arange(len(joints))
     width = 0.8 / len(labels)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for i, label in enumerate(labels):
         r = results[label]
-        axes[0].bar(x + i * width, np.asarray(r.tracking_rmse_per_joint) * 1e3, width, label=label)
-        axes[1].bar(x + i * width, r.effort_rms_per_joint, width, label=label)
+        axes[0].bar(x + i * width, np.asarray(r.metrics.tracking_rmse_per_joint) * 1e3, width, label=label)
+        axes[1].bar(x + i * width, r.metrics.effort_rms_per_joint, width, label=label)
     for ax, title, unit in ((axes[0], "tracking RMSE (held-out reference)", "mrad"),
                             (axes[1], "applied torque RMS", "N·m")):
         ax.set_xticks(x + 0.4 - width / 2, joints)

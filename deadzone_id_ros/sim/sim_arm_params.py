@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config import check_positive, load_node_configs
 from ..realtime import check_realtime
-from ..sim.config import SimArmConfig
+from .config import SimArmConfig
 
 __all__ = ["SimArmNodeConfig", "load_sim_config"]
 

@@ -7,18 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.cli.closed_loop import read_pick
-from deadzone_id_ros.control import ControllerConfig
+from deadzone_id_ros.control import ControllerConfig, ControlMode
 from deadzone_id_ros.errors import DataError
+from deadzone_id_ros.experiments.closed_loop import read_pick
+from deadzone_id_ros.experiments.closed_loop_report import closed_loop_targets
+from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec, controller_specs, run_controller
 from deadzone_id_ros.sim import SimArmConfig
-from deadzone_id_ros.sim.closed_loop import (
-    ControllerSpec,
-    controller_specs,
-    reversal_mask,
-    run_controller,
-    tracking_figures,
-)
-from deadzone_id_ros.training.report_closed_loop import closed_loop_targets
+from deadzone_id_ros.sim.tracking import reversal_mask, tracking_figures
 
 ISSUE_KEYS = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
 
@@ -41,23 +36,23 @@ def test_tracking_figures_per_joint():
     near = np.zeros((100, 2), dtype=bool)
     near[:4, 0] = True
     f = tracking_figures(err, near)
-    np.testing.assert_allclose(f["rmse"], [0.002, 0.005])
-    np.testing.assert_allclose(f["max_abs"], [0.002, 0.05])
-    assert f["reversal_rmse"][0] == pytest.approx(0.002) and np.isnan(f["reversal_rmse"][1])
+    np.testing.assert_allclose(f.rmse, [0.002, 0.005])
+    np.testing.assert_allclose(f.max_abs, [0.002, 0.05])
+    assert f.reversal_rmse[0] == pytest.approx(0.002) and np.isnan(f.reversal_rmse[1])
 
 
 def test_run_controller_over_seeds_and_a_weak_dob():
     """Two seeds give two different runs and a spread; the weak DOB really lowers the cutoff and tracks worse."""
     sim = SimArmConfig()
-    spec = ControllerSpec("pd_dob", "pd_dob", "pd_dob", "none")
+    spec = ControllerSpec("pd_dob", "pd_dob", ControlMode("nominal_inertia", dob=True), "none")
     strong = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig())
     weak = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig(), dob_scale=0.2)
     assert strong.seeds == [999, 1000] and len(strong.per_seed) == 2
-    assert strong.per_seed[0]["rmse"] != strong.per_seed[1]["rmse"] and strong.tracking_rmse_std > 0
+    assert strong.per_seed[0].rmse != strong.per_seed[1].rmse and strong.tracking_rmse_std > 0
     assert weak.dob_cutoff == pytest.approx([30.0, 30.0, 30.0]) and strong.dob_cutoff == pytest.approx([150.0] * 3)
     assert weak.tracking_rmse_mean > 1.5 * strong.tracking_rmse_mean
     # "mean" is the mean over joints of the per-joint RMSE, then over seeds
-    assert strong.tracking_rmse_mean == pytest.approx(np.mean([np.mean(s["rmse"]) for s in strong.per_seed]))
+    assert strong.tracking_rmse_mean == pytest.approx(np.mean([np.mean(s.rmse) for s in strong.per_seed]))
     entry = strong.report_entry()
     assert ISSUE_KEYS <= set(entry)
     assert entry["tracking_rmse_mean_mrad"] == pytest.approx(strong.tracking_rmse_mean * 1e3)
@@ -71,17 +66,30 @@ def test_controller_specs_names_and_missing_methods(tmp_path):
     assert [s.name for s in specs] == ["pd_dob", "ctc_dob_rbd_nominal", "ctc_dob_rbd", "ctc_dob_masked",
                                        "ctc_dob_conventional", "ctc_dob_pick"]
     assert specs[-1].model_path == str(tmp_path / "hybrid") and specs[1].model == "rbd" and not specs[1].model_path
+    assert [s.mode for s in specs] == ["pd_dob"] + ["ctc_dob"] * 5 and specs[0].control.feedforward == "nominal_inertia"
+    assert all(s.control == ControlMode("model", dob=True) for s in specs[1:])
     assert [s.name for s in controller_specs(tmp_path, None, ["masked"])] == ["pd_dob", "ctc_dob_rbd_nominal",
                                                                               "ctc_dob_masked"]
 
 
 def _report(tmp_path, rmse, pick=None):
-    from deadzone_id_ros.training.results import CompareReport, MethodResult, Pick
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.experiments.compare_results import (
+        CompareReport,
+        DeadZoneSummary,
+        MethodDeadZone,
+        MethodResult,
+        Pick,
+    )
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.records import DataRecord
 
-    methods = {m: MethodResult([v or 0.0] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0], {}, [],
-                               f"models/{m}") for m, v in rmse.items()}
-    report = CompareReport(["j1", "j2", "j3"], {}, {}, {}, {}, methods,
-                           pick=Pick(pick, "lowest validation RMSE", 0.1) if pick else None)
+    methods = {m: MethodResult([v or 0.0] * 3, [0.0] * 3, v, 0.0, [0.5] * 3, [0.0] * 3, 0.5, 0.7, [0],
+                               MethodDeadZone(), [], f"models/{m}") for m, v in rmse.items()}
+    joints = ("j1", "j2", "j3")
+    report = CompareReport(list(joints), {}, DataRecord(), DeadZoneSummary(DeadZone(joints, 0.1, np.zeros(3),
+                                                                                    np.zeros(3))),
+                           TrainConfig(), methods, pick=Pick(pick, "lowest validation RMSE", 0.1) if pick else None)
     (tmp_path / "report.json").write_text(json.dumps(report.to_dict()))
     return tmp_path
 
@@ -93,7 +101,7 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
     assert read_pick(_report(tmp_path, RMSE))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
     assert read_pick(_report(tmp_path, RMSE, pick="masked")) == ("masked", "report.json `pick`")
     assert read_pick(_report(tmp_path, RMSE, pick="rbd"))[0] == "rbd"
-    # every learned method of the comparison counts, band included (one list: training.results.LEARNED_METHODS)
+    # every learned method counts, band included (one list: experiments.compare_results.LEARNED_METHODS)
     assert read_pick(_report(tmp_path, {**RMSE, "band": 0.1}))[0] == "band"
     assert read_pick(_report(tmp_path, {"rbd": 0.01})) == (None, "no learned method in report.json")
     (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))
@@ -111,7 +119,7 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
 
 def _entry(mean, std):
     """A ClosedLoopSummary with a mean ± std tracking RMSE of ``mean`` ± ``std`` mrad (the rest zero)."""
-    from deadzone_id_ros.sim.closed_loop import ClosedLoopSummary
+    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopSummary
 
     zeros = [0.0] * 3
     return ClosedLoopSummary("x", "x", "pd_dob", "none", "", ["j1", "j2", "j3"], [999], [150.0] * 3, 1.0, zeros,

@@ -15,13 +15,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import SupportsFloat
 
 import numpy as np
 
 from ..errors import DataError
-from .config import TrainConfig
-from .fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
-from .results import DataEfficiency, EfficiencyCurve
+from ..training.blocks import fmt_values
+from ..training.config import TrainConfig
+from ..training.fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
+from .compare_results import DataEfficiency, EfficiencyCurve
 
 __all__ = ["EfficiencyRow", "collect_efficiency", "efficiency_rows", "plan_efficiency"]
 
@@ -41,6 +43,12 @@ class EfficiencyRow:
     full: bool
     data: Stacked | None = None
     plans: dict[str, list[FitPlan] | str] = field(default_factory=dict)
+
+
+def _finite(v: SupportsFloat) -> float | None:
+    """``v``, or None where it could not be measured (NaN)."""
+    f = float(v)
+    return f if math.isfinite(f) else None
 
 
 def efficiency_rows(fractions: list[float] | tuple[float, ...], n_blocks: int) -> list[tuple[list[float], int]]:
@@ -99,11 +107,11 @@ def collect_efficiency(rows: list[EfficiencyRow], fits: dict[int, FitResult], ma
             fail = plans if isinstance(plans, str) else ""
             vals = main_rmse[m] if row.full else ([] if fail else [test_rmse(fits[id(p)]) for p in plans])
             c = out.curves[m]
-            c.rmse_mean.append(float(np.mean(vals)) if vals else float("nan"))
-            c.rmse_mean_std.append(float(np.std(vals)) if vals else float("nan"))
+            c.rmse_mean.append(_finite(np.mean(vals)) if vals else None)
+            c.rmse_mean_std.append(_finite(np.std(vals)) if vals else None)
             c.usable_samples.append(int(sub.r.all(axis=1).sum()) if m == "conventional" else int(sub.r.sum()))
             c.failed.append(fail)
             log(f"data efficiency {'/'.join(f'{f:.0%}' for f in row.fractions)} ({len(sub)} samples): {m} mean "
-                f"RMSE {c.rmse_mean[-1]:.4f}{' (' + fail + ')' if fail else ''}")
+                f"RMSE {fmt_values([c.rmse_mean[-1]])}{' (' + fail + ')' if fail else ''}")
     out.usable_samples_note = "masked: (sample, joint) pairs with r = 1; conventional: samples with all joints moving"
     return out

@@ -1,5 +1,5 @@
 """The demo's and demo-real's report.md: the comparison table, the data-efficiency table and the live closed-loop
-table with its reading, from the typed results of :mod:`.results`."""
+table with its reading, from the typed results of :mod:`.compare_results`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import fmt_joints, num
-from .report_closed_loop import closed_loop_markdown
-from .report_pick import fraction_cell
-from .results import CompareReport, DemoReport
+from .closed_loop_report import closed_loop_markdown
+from .compare_report import fmt_joints, num
+from .compare_results import CompareReport
+from .demo_results import DemoReport
+from .pick_report import fraction_cell
 
 __all__ = ["compare_table", "dead_zone_line", "demo_markdown", "pick_line", "real_markdown"]
 

@@ -1,12 +1,13 @@
-"""excitation node parameters (nodes/excitation_params.py): the bundled file, the loader's errors, node-only config."""
+"""excitation node parameters (control/excitation_params.py): the bundled file, the loader's errors, node-only
+config."""
 
 from __future__ import annotations
 
 import pytest
 
 from deadzone_id_ros.control import ExcitationConfig
+from deadzone_id_ros.control.excitation_params import ExcitationNodeConfig, load_excitation_config
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.nodes.excitation_params import ExcitationNodeConfig, load_excitation_config
 
 
 def test_bundled_file_loads_into_both_configs(tmp_path):

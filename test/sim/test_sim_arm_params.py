@@ -1,12 +1,12 @@
-"""sim_arm node parameters (nodes/sim_arm_params.py): the bundled file, the loader's errors, the timing config."""
+"""sim_arm node parameters (sim/sim_arm_params.py): the bundled file, the loader's errors, the timing config."""
 
 from __future__ import annotations
 
 import pytest
 
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.nodes.sim_arm_params import SimArmNodeConfig, load_sim_config
 from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.sim.sim_arm_params import SimArmNodeConfig, load_sim_config
 
 
 def test_default_config_file_loads_and_matches_dataclass_defaults():

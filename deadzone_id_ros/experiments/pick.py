@@ -13,12 +13,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .results import PICK_DIR, DataDiagnosis, MethodResult, Pick
+from ..training.evaluate import TorqueMetrics
+from .compare_results import PICK_DIR, DataDiagnosis, MethodResult, Pick
 
 __all__ = ["PREDICTABLE_RATIO", "choose_pick", "diagnose_stuck", "pick_seed"]
 
 #: Stuck-pair RMSE / moving-pair RMSE at or below which the torques of stuck joints count as predictable.
 PREDICTABLE_RATIO = 1.5
+
+
+def _opts(values: np.ndarray) -> list[float | None]:
+    """The values as floats, None where not finite (a joint without pairs)."""
+    return [float(v) if np.isfinite(v) else None for v in values]
 
 
 def _ok(v: float | None) -> bool:
@@ -53,7 +59,8 @@ def pick_seed(result: MethodResult) -> int:
     return int(np.argmin(vals)) if vals else 0
 
 
-def diagnose_stuck(methods: Mapping[str, MethodResult], val_metrics: Mapping[str, dict]) -> DataDiagnosis | None:
+def diagnose_stuck(methods: Mapping[str, MethodResult],
+                   val_metrics: Mapping[str, TorqueMetrics]) -> DataDiagnosis | None:
     """Whether the torques of stuck joints are predictable, from a model fitted on moving pairs only.
 
     Args:
@@ -69,8 +76,8 @@ def diagnose_stuck(methods: Mapping[str, MethodResult], val_metrics: Mapping[str
         return None
     model = min(cands, key=lambda m: methods[m].validation_rmse_mean)  # type: ignore[arg-type, return-value]
     vm = val_metrics[model]
-    moving = np.asarray(vm["rmse_per_joint"], dtype=float)
-    stuck = np.asarray(vm["dead_zone"]["rmse_vs_measured_per_joint"], dtype=float)
+    moving = np.asarray(vm.rmse_per_joint, dtype=float)
+    stuck = np.asarray(vm.dead_zone.rmse_vs_measured_per_joint, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(moving > 0, stuck / moving, np.nan)
     have = np.isfinite(ratio)
@@ -87,4 +94,4 @@ def diagnose_stuck(methods: Mapping[str, MethodResult], val_metrics: Mapping[str
                 f"only, misses the stuck validation pairs by far more than the moving ones (stuck / moving RMSE per "
                 f"joint: {nums}; threshold {PREDICTABLE_RATIO}), as expected when a stuck joint's torque is any value "
                 "in its static-friction band. Masking (or the band loss) keeps that arbitrary part out of the fit.")
-    return DataDiagnosis(model, moving.tolist(), stuck.tolist(), ratio.tolist(), PREDICTABLE_RATIO, predictable, note)
+    return DataDiagnosis(model, _opts(moving), _opts(stuck), _opts(ratio), PREDICTABLE_RATIO, predictable, note)

@@ -132,8 +132,8 @@ class _SoakLoop:
 
     def __init__(self, seed: int, mode: str, progress: bool) -> None:
         from ..control import ControllerConfig, build_controller
-        from .arm import SimArm
-        from .config import SimArmConfig
+        from ..sim.arm import SimArm
+        from ..sim.config import SimArmConfig
 
         self.rng = np.random.default_rng(seed)
         self.arm = SimArm(SimArmConfig(seed=seed))

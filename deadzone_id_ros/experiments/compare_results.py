@@ -1,4 +1,4 @@
-"""Typed results of the comparison; report.json is written from these and read back into them.
+"""Typed results of the comparison; report.json is written from these (:meth:`CompareReport.to_dict`).
 
 Numbers that could not be measured (a joint that never moves in the test split, a failed fit) are None, as in
 report.json. The JSON keys are stable (``methods.<name>.rmse_per_joint``, ``.rmse_mean``, ``.nrmse_mean``,
@@ -15,17 +15,17 @@ Artifacts of a comparison folder (paths relative to report.json, stable; the dem
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .evaluate import json_clean
+from ..data.deadzone import DeadZone
+from ..training.config import TrainConfig
+from ..training.evaluate import json_clean
+from ..training.records import DataRecord, RunMetrics
 
-if TYPE_CHECKING:
-    from ..sim.closed_loop import ClosedLoopSummary
-
-__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
-           "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick",
-           "closed_loop_sections"]
+__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "CompareReport", "DataDiagnosis", "DataEfficiency",
+           "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
 
 REPORT_VERSION = 1
 #: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
@@ -33,6 +33,51 @@ LEARNED_METHODS = ("masked", "conventional", "mse_all", "band", "hybrid")
 #: Folder of the picked model's artifact inside a comparison folder.
 PICK_DIR = "pick"
 Floats = list[float | None]
+
+
+@dataclass(frozen=True)
+class MethodDeadZone:
+    """One method's errors on stuck test pairs, over its seeds.
+
+    Attributes:
+        rmse_vs_measured_per_joint, rmse_vs_measured_per_joint_std: (J,) [N·m] mean and std over seeds of the RMSE
+        against the measured torque.  pred_within_band_per_joint: (J,) mean fraction of predictions inside the
+        friction band (None: no band known).
+    """
+
+    rmse_vs_measured_per_joint: Floats = field(default_factory=list)
+    rmse_vs_measured_per_joint_std: Floats = field(default_factory=list)
+    pred_within_band_per_joint: Floats | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """report.json's ``methods.<name>.dead_zone`` (no band key without a band)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class DeadZoneSummary:
+    """The dead zone fitted on the training split and how much of the data moves.
+
+    Attributes:
+        dead_zone: the fitted thresholds.  moving_fraction_train_per_joint, moving_fraction_test_per_joint: (J,) share
+        of samples where each joint moves.  all_moving_fraction_train: share of training samples with every joint
+        moving (what the conventional method keeps).  pairs_moving_fraction_train: share of (sample, joint) pairs
+        with r = 1 (what the masked loss uses).
+    """
+
+    dead_zone: DeadZone
+    moving_fraction_train_per_joint: list[float] = field(default_factory=list)
+    all_moving_fraction_train: float = 0.0
+    pairs_moving_fraction_train: float = 0.0
+    moving_fraction_test_per_joint: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """report.json's ``dead_zone``: the dead zone's keys (``alpha``, ``sigma``, ``threshold``, ...) and the
+        fractions."""
+        return {**self.dead_zone.to_dict(), "moving_fraction_train_per_joint": self.moving_fraction_train_per_joint,
+                "all_moving_fraction_train": self.all_moving_fraction_train,
+                "pairs_moving_fraction_train": self.pairs_moving_fraction_train,
+                "moving_fraction_test_per_joint": self.moving_fraction_test_per_joint}
 
 
 @dataclass
@@ -43,8 +88,8 @@ class MethodResult:
         rmse_per_joint, rmse_per_joint_std: (J,) mean and std over seeds.  rmse_mean, rmse_mean_std: of the
         per-seed mean over joints.  nrmse_*: the same for RMSE / std of the measured torque.  usable_fraction: share
         of the training data the method learns from.  seeds: the training seeds.  dead_zone: errors on stuck pairs
-        (``rmse_vs_measured_per_joint`` (J,) [N·m], its ``_std``, and with a known band
-        ``pred_within_band_per_joint``).  per_seed: the metrics of each seed (see evaluate_model).  artifact: the
+        (:class:`MethodDeadZone`).  per_seed: the metrics of each seed
+        (:class:`~deadzone_id_ros.training.records.RunMetrics`).  artifact: the
         seed-0 model directory, relative to the report.  validation_rmse_mean [N·m], validation_rmse_per_joint (J,)
         [N·m], validation_nrmse_mean: the same errors on the validation split (moving pairs), mean over seeds; what
         the pick uses.  validation_rmse_per_seed: per seed.
@@ -59,13 +104,19 @@ class MethodResult:
     nrmse_mean: float | None
     usable_fraction: float
     seeds: list[int]
-    dead_zone: dict[str, Any]
-    per_seed: list[dict[str, Any]]
+    dead_zone: MethodDeadZone
+    per_seed: list[RunMetrics]
     artifact: str
     validation_rmse_mean: float | None = None
     validation_rmse_per_joint: Floats = field(default_factory=list)
     validation_nrmse_mean: float | None = None
     validation_rmse_per_seed: Floats = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """report.json's ``methods.<name>``: the fields under their names, ``dead_zone`` and ``per_seed`` as JSON."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out.update(dead_zone=self.dead_zone.to_dict(), per_seed=[r.to_dict() for r in self.per_seed])
+        return out
 
 
 @dataclass
@@ -170,14 +221,6 @@ class DataEfficiency:
         out["usable_samples_note"] = self.usable_samples_note
         return out
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DataEfficiency:
-        """Inverse of :meth:`to_dict`."""
-        known = ("fractions", "train_samples", "train_blocks", "usable_samples_note", "merged")
-        curves = {m: EfficiencyCurve(**v) for m, v in d.items() if m not in known}
-        return cls(d.get("fractions", []), d.get("train_samples", []), d.get("train_blocks", []), curves,
-                   d.get("usable_samples_note", ""), d.get("merged", []))
-
 
 @dataclass
 class CompareReport:
@@ -185,17 +228,17 @@ class CompareReport:
 
     Attributes:
         joint_names: (J,).  units: of the numbers.  data: training-data record (sources, samples, split, loader
-        report).  dead_zone: the fitted dead zone (``alpha``, ``sigma``, ``threshold``) and the moving fractions.
-        config: the training configuration.  methods: per method.  skipped_methods: method -> reason.
+        report).  dead_zone: the fitted dead zone and the moving fractions.  config: the training configuration.
+        methods: per method.  skipped_methods: method -> reason.
         noise_floor: simulator data only.  data_efficiency: the curve.  seconds: wall time of the comparison [s].
         pick: the model to deploy (by validation error).  data_diagnosis: whether stuck torques are predictable.
     """
 
     joint_names: list[str]
     units: dict[str, str]
-    data: dict[str, Any]
-    dead_zone: dict[str, Any]
-    config: dict[str, Any]
+    data: DataRecord
+    dead_zone: DeadZoneSummary
+    config: TrainConfig
     methods: dict[str, MethodResult] = field(default_factory=dict)
     skipped_methods: dict[str, str] = field(default_factory=dict)
     noise_floor: NoiseFloor | None = None
@@ -211,14 +254,15 @@ class CompareReport:
         units") when it was trained as recorded (:mod:`deadzone_id_ros.data.effort_units`)."""
         from ..data.effort_units import unit_label
 
-        return unit_label(self.data.get("effort_units") or {"": self.units.get("rmse", "N*m")})
+        return unit_label(self.data.effort_units or {"": self.units.get("rmse", "N*m")})
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready report (NaN -> None), with the stable keys of report.json."""
         out: dict[str, Any] = {
             "report_version": self.report_version, "joint_names": self.joint_names, "units": self.units,
-            "data": self.data, "dead_zone": self.dead_zone, "config": self.config,
-            "methods": {m: dataclasses.asdict(r) for m, r in self.methods.items()},
+            "data": self.data.to_dict(), "dead_zone": self.dead_zone.to_dict(),
+            "config": dataclasses.asdict(self.config),
+            "methods": {m: r.to_dict() for m, r in self.methods.items()},
             "skipped_methods": self.skipped_methods,
         }
         if self.noise_floor is not None:
@@ -230,28 +274,10 @@ class CompareReport:
         out["seconds"] = self.seconds
         return json_clean(out)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CompareReport:
-        """Read a report.json back.
-
-        Raises:
-            KeyError: a stable key is missing.  TypeError: a method entry has unknown keys.
-        """
-        nf = d.get("noise_floor")
-        de = d.get("data_efficiency")
-        return cls(list(d["joint_names"]), dict(d["units"]), d["data"], d["dead_zone"], d["config"],
-                   {m: MethodResult(**e) for m, e in d["methods"].items()}, dict(d.get("skipped_methods", {})),
-                   NoiseFloor(**nf) if nf else None, DataEfficiency.from_dict(de) if de else None,
-                   float(d.get("seconds", 0.0)), int(d.get("report_version", REPORT_VERSION)),
-                   Pick(**d["pick"]) if d.get("pick") else None,
-                   DataDiagnosis(**d["data_diagnosis"]) if d.get("data_diagnosis") else None)
-
     def best_learned(self) -> str | None:
         """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE, or None (for display; the
         model to deploy is :attr:`pick`, chosen by validation error)."""
-        learned = {m: e.rmse_mean for m, e in self.methods.items()
-                   if m in LEARNED_METHODS and e.rmse_mean is not None}
-        return min(learned, key=lambda m: learned[m]) if learned else None
+        return best_learned({m: e.rmse_mean for m, e in self.methods.items()})
 
     def floor_ratio(self, method: str) -> float | None:
         """``method``'s mean test RMSE over the noise floor's [1], or None when either is missing (or the floor is
@@ -262,92 +288,8 @@ class CompareReport:
         return entry.rmse_mean / floor.rmse_mean
 
 
-@dataclass
-class ClosedLoopResult:
-    """Tracking and effort figures of one live closed-loop run over DDS on a held-out reference.
-
-    Attributes:
-        mode, model: the controller mode and model.  artifact: the learned model's directory or None.  bag: the
-        recording.  joint_names: (J,).  tracking_rmse_per_joint (J,) [rad]; tracking_rmse_mean [rad] (mean over
-        joints of the per-joint RMSE); max_abs_error_per_joint (J,) [rad]: reference minus measured position.
-        reversal_rmse_per_joint (J,), reversal_rmse_mean [rad]: the same near reversals of the reference velocity.
-        effort_rms_per_joint (J,) [N·m]: applied torque.  samples: /joint_states samples inside the reference's
-        span.  seconds: that span [s].  time_base: "header" (the states' header stamps).  zero_stamp_states: states
-        stamped zero in the bag (not used).  zero_stamp_states_dropped: those the recorder did not record.
-        inprocess_tracking_rmse_mean [rad]: the same controller, seed and duration run in-process (the check that
-        the nodes behave like the in-process loop), or None.
-    """
-
-    mode: str
-    model: str
-    artifact: str | None
-    bag: str
-    joint_names: list[str]
-    tracking_rmse_per_joint: list[float]
-    tracking_rmse_mean: float
-    max_abs_error_per_joint: list[float]
-    reversal_rmse_per_joint: list[float]
-    reversal_rmse_mean: float
-    effort_rms_per_joint: list[float]
-    samples: int
-    seconds: float
-    time_base: str = "header"
-    zero_stamp_states: int = 0
-    zero_stamp_states_dropped: int = 0
-    inprocess_tracking_rmse_mean: float | None = None
-
-
-@dataclass
-class DemoReport:
-    """What ``deadzone-id demo`` measured; :meth:`to_dict` is its report.json.
-
-    Attributes:
-        config: the demo's sizes (DemoConfig as a dict).  simulated_bags, live_bag: the recordings.  compare_dir:
-        the comparison's folder.  compare: its report.  best_learned: the learned method exported to ONNX.
-        closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
-        (:class:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary`), default and weak DOB.
-        closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
-        fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
-        stage_seconds: wall time of each stage [s].
-        seconds: wall time of the demo [s].
-    """
-
-    config: dict[str, Any]
-    simulated_bags: list[str]
-    live_bag: str
-    compare_dir: str
-    compare: CompareReport
-    best_learned: str
-    closed_loop: dict[str, ClosedLoopSummary] = field(default_factory=dict)
-    seconds: float = 0.0
-    closed_loop_weak_dob: dict[str, ClosedLoopSummary] = field(default_factory=dict)
-    closed_loop_live: dict[str, ClosedLoopResult] = field(default_factory=dict)
-    closed_loop_settings: dict[str, Any] = field(default_factory=dict)
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """report.json: ``config``, ``data``, ``compare`` (dir, best_learned, methods, noise_floor,
-        data_efficiency), ``closed_loop``, ``closed_loop_weak_dob``, ``closed_loop_live``,
-        ``closed_loop_settings``, ``stage_seconds`` and ``seconds``."""
-        cmp = self.compare.to_dict()
-        return json_clean({
-            "config": self.config,
-            "data": {"simulated_bags": self.simulated_bags, "live_bag": self.live_bag},
-            "compare": {"dir": self.compare_dir, "best_learned": self.best_learned, "methods": cmp["methods"],
-                        "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency")},
-            **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
-                                   self.closed_loop_settings),
-            "stage_seconds": self.stage_seconds,
-            "seconds": self.seconds,
-        })
-
-
-def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
-                         live: dict[str, ClosedLoopResult], settings: dict[str, Any]) -> dict[str, Any]:
-    """The closed-loop keys of report.json and closed_loop.json: ``closed_loop`` and ``closed_loop_weak_dob``
-    (controller -> :meth:`~deadzone_id_ros.sim.closed_loop.ClosedLoopSummary.report_entry`, in mrad),
-    ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
-    return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
-            "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
-            "closed_loop_live": {k: dataclasses.asdict(v) for k, v in live.items()},
-            "closed_loop_settings": settings}
+def best_learned(test_rmse: Mapping[str, float | None]) -> str | None:
+    """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE [N·m] among ``test_rmse`` (method
+    -> its mean test RMSE, None when missing), or None when there is none (ties: the first listed)."""
+    learned = {m: v for m, v in test_rmse.items() if m in LEARNED_METHODS and v is not None}
+    return min(learned, key=lambda m: learned[m]) if learned else None

@@ -1,10 +1,10 @@
-"""bag_replay node parameters (nodes/bag_replay_params.py): validation names the field."""
+"""bag_replay node parameters (sim/bag_replay_params.py): validation names the field."""
 
 from __future__ import annotations
 
 import pytest
 
-from deadzone_id_ros.nodes.bag_replay_params import BagReplayNodeConfig
+from deadzone_id_ros.sim.bag_replay_params import BagReplayNodeConfig
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The comparison experiment: every method on the same split over several seeds, as a typed :class:`CompareReport`
-written to report.json, report.md and plots (rendering: :mod:`.report`, :mod:`.report_plots`).
+written to report.json, report.md and plots (rendering: :mod:`.compare_report`, :mod:`.plots`).
 
 Reproduces the experiment of Inami, Yamane, Sakaino (arXiv 2402.00393, Sec. IV) and adds the rigid-body and hybrid
 baselines, a data-efficiency curve and, on simulator data, the noise floor (the simulator's own inverse dynamics
@@ -23,35 +23,37 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import SupportsFloat
 
 import numpy as np
 
 from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError
 from ..models.predictor import METHODS
-from .blocks import MISSING, fmt_values
-from .config import TrainConfig
-from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
-from .evaluate import evaluate_model, evaluate_predictions
-from .fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
-from .pick import choose_pick, diagnose_stuck, pick_seed
-from .pipeline import (
+from ..training.blocks import MISSING, fmt_values
+from ..training.config import TrainConfig
+from ..training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
+from ..training.fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
+from ..training.pipeline import (
     MethodRun,
     PreparedData,
     TrainingInputs,
-    config_dict,
     evaluate_on_test,
     prepare_data,
     rigid_body_for,
     save_method,
 )
-from .report import write_report
-from .results import PICK_DIR, CompareReport, MethodResult, NoiseFloor, Pick
+from ..training.records import RunMetrics
+from .compare_report import write_report
+from .compare_results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
+from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
+from .pick import choose_pick, diagnose_stuck, pick_seed
 
 __all__ = ["quick_config", "run_compare"]
 
@@ -74,15 +76,27 @@ def compare_config(config: TrainConfig, *, quick: bool, seeds: int | None = None
     return (quick_config(config) if quick else config).with_overrides(seeds=seeds)
 
 
-def _mean_std(values: list[list[float]]) -> tuple[list[float | None], list[float | None]]:
+def _opt(v: SupportsFloat) -> float | None:
+    """``v`` as a float, or None where it could not be measured (NaN, inf): how the results hold a missing figure."""
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _opts(values: Sequence[float]) -> list[float | None]:
+    """:func:`_opt` of each value."""
+    return [_opt(v) for v in values]
+
+
+def _mean_std(values: Sequence[Sequence[float | None]]) -> tuple[list[float | None], list[float | None]]:
+    """Per-column mean and std over the rows of ``values`` (None and NaN left out; a column without any: None)."""
     import warnings
 
-    a = np.asarray(values, dtype=float)
+    a = np.asarray([[np.nan if v is None else v for v in row] for row in values], dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a joint that never moves in test)
-        mean: list[float | None] = [float(v) for v in np.atleast_1d(np.nanmean(a, axis=0))]
+        mean = _opts(np.atleast_1d(np.nanmean(a, axis=0)).tolist())
         spread = np.nanstd(a, axis=0) if len(a) > 1 else np.zeros(a.shape[1:])
-        std: list[float | None] = [float(v) for v in np.atleast_1d(spread)]
+        std = _opts(np.atleast_1d(spread).tolist())
     return mean, std
 
 
@@ -114,7 +128,7 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
     if band is None:
         return None
     # Tolerance of the band test: the exact simulator model's own RMSE on moving pairs (measurement noise).
-    tol = np.nan_to_num(np.asarray(evaluate_predictions(band[0], test)["rmse_per_joint"], dtype=float))
+    tol = np.nan_to_num(np.asarray(evaluate_predictions(band[0], test).rmse_per_joint, dtype=float))
     return band[0], band[1], band[2] + tol
 
 
@@ -143,12 +157,11 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
     return plans
 
 
-def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[dict, dict, np.ndarray]:
-    """(test metrics, validation metrics, test prediction) of one fit; each split predicted once."""
+def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[RunMetrics, np.ndarray]:
+    """(metrics on the test and validation splits, test prediction) of one fit; each split predicted once."""
     metrics, pred = evaluate_on_test(fit, data, {"band_center": band[1], "band_halfwidth": band[2]} if band else None)
     val = evaluate_predictions(fit.model.predict(data.val.q, data.val.dq, data.val.ddq), data.val)
-    metrics.update({"validation_rmse_mean": val["rmse_mean"], "validation_rmse_per_joint": val["rmse_per_joint"]})
-    return metrics, val, pred
+    return dataclasses.replace(metrics, validation=val), pred
 
 
 def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, plans: dict[str, list[FitPlan]],
@@ -164,19 +177,20 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
     fits = dict(zip(map(id, flat), fit_plans(flat, config)))
     runs: dict[str, list[MethodRun]] = {}
     preds: dict[str, np.ndarray] = {}
-    val_metrics: dict[str, dict] = {}
+    val_metrics: dict[str, TorqueMetrics] = {}
     for method, ps in plans.items():
         runs[method] = []
         for s, plan in enumerate(ps):
             fit = fits[id(plan)]
-            metrics, val, pred = _evaluate(fit, data, band)
+            metrics, pred = _evaluate(fit, data, band)
             run = MethodRun(fit, metrics)
             runs[method].append(run)
-            m = run.metrics
-            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(m['rmse_per_joint'])} "
+            val = metrics.validation
+            assert val is not None  # _evaluate fills it
+            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(metrics.test.rmse_per_joint)} "
                 f"{unit_label(inputs.effort_units)} (mean "
-                f"{m['rmse_mean']:.4f}); validation {fmt_values([m['validation_rmse_mean']])}"
-                + "".join(f"; {j}: {MISSING} ({why})" for j, why in m["missing"].items()))
+                f"{metrics.test.rmse_mean:.4f}); validation {fmt_values([val.rmse_mean])}"
+                + "".join(f"; {j}: {MISSING} ({why})" for j, why in metrics.missing.items()))
             if s == 0:
                 preds[method], val_metrics[method] = pred, val
                 save_method(run, out / "models" / method, inputs, data, config.with_overrides(seed=plan.seed),
@@ -185,25 +199,27 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
 
 
 def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodResult:
+    """One method's result over its seeds (missing figures as None)."""
     per_seed = [r.metrics for r in runs]
-    mean, std = _mean_std([r["rmse_per_joint"] for r in per_seed])
-    nmean, nstd = _mean_std([r["nrmse_per_joint"] for r in per_seed])
-    dzm, dzs = _mean_std([r["dead_zone"]["rmse_vs_measured_per_joint"] for r in per_seed])
-    dead_zone: dict[str, Any] = {"rmse_vs_measured_per_joint": dzm, "rmse_vs_measured_per_joint_std": dzs}
-    if band is not None:
-        dead_zone["pred_within_band_per_joint"] = _mean_std(
-            [r["dead_zone"]["pred_within_band_per_joint"] for r in per_seed])[0]
+    tests = [r.test for r in per_seed]
+    vals = [r.validation for r in per_seed if r.validation is not None]
+    mean, std = _mean_std([t.rmse_per_joint for t in tests])
+    nmean, nstd = _mean_std([t.nrmse_per_joint for t in tests])
+    dzm, dzs = _mean_std([t.dead_zone.rmse_vs_measured_per_joint for t in tests])
+    in_band = [t.dead_zone.pred_within_band_per_joint for t in tests]
+    dead_zone = MethodDeadZone(dzm, dzs, _mean_std([b for b in in_band if b is not None])[0]
+                               if band is not None else None)
     return MethodResult(
         rmse_per_joint=mean, rmse_per_joint_std=std,
-        rmse_mean=float(np.mean([r["rmse_mean"] for r in per_seed])),
-        rmse_mean_std=float(np.std([r["rmse_mean"] for r in per_seed])),
+        rmse_mean=_opt(np.mean([t.rmse_mean for t in tests])),
+        rmse_mean_std=_opt(np.std([t.rmse_mean for t in tests])),
         nrmse_per_joint=nmean, nrmse_per_joint_std=nstd,
-        nrmse_mean=float(np.mean([r["nrmse_mean"] for r in per_seed])),
-        usable_fraction=per_seed[0]["usable_fraction"], seeds=[r["seed"] for r in per_seed],
+        nrmse_mean=_opt(np.mean([t.nrmse_mean for t in tests])),
+        usable_fraction=per_seed[0].usable_fraction, seeds=[r.seed for r in per_seed],
         dead_zone=dead_zone, per_seed=per_seed, artifact=str(Path("models") / method),
-        validation_rmse_mean=float(np.mean([r["validation_rmse_mean"] for r in per_seed])),
-        validation_rmse_per_joint=_mean_std([r["validation_rmse_per_joint"] for r in per_seed])[0],
-        validation_rmse_per_seed=[r["validation_rmse_mean"] for r in per_seed])
+        validation_rmse_mean=_opt(np.mean([v.rmse_mean for v in vals])),
+        validation_rmse_per_joint=_mean_std([v.rmse_per_joint for v in vals])[0],
+        validation_rmse_per_seed=_opts([v.rmse_mean for v in vals]))
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:
@@ -212,19 +228,17 @@ def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:
         description="RMSE of the simulator's own inverse dynamics (rigid body + armature + viscous + dry friction "
                     "with its Stribeck and load terms + ripple, as configured) fed the same measured q, dq, ddq, on "
                     "the same test pairs",
-        rmse_per_joint=floor["rmse_per_joint"], rmse_mean=floor["rmse_mean"],
-        nrmse_per_joint=floor["nrmse_per_joint"],
-        measured_within_band_per_joint=floor["dead_zone"].get("measured_within_band_per_joint"),
-        band_halfwidth_per_joint=band[2].tolist())
+        rmse_per_joint=_opts(floor.rmse_per_joint), rmse_mean=_opt(floor.rmse_mean),
+        nrmse_per_joint=_opts(floor.nrmse_per_joint),
+        measured_within_band_per_joint=None if floor.dead_zone.measured_within_band_per_joint is None
+        else _opts(floor.dead_zone.measured_within_band_per_joint),
+        band_halfwidth_per_joint=_opts(band[2].tolist()))
 
 
-def _dead_zone_summary(data: PreparedData) -> dict[str, Any]:
+def _dead_zone_summary(data: PreparedData) -> DeadZoneSummary:
     train, test = data.train, data.test
-    return {**data.dead_zone.to_dict(),
-            "moving_fraction_train_per_joint": train.r.mean(axis=0).tolist(),
-            "all_moving_fraction_train": float(train.r.all(axis=1).mean()),
-            "pairs_moving_fraction_train": float(train.r.mean()),
-            "moving_fraction_test_per_joint": test.r.mean(axis=0).tolist()}
+    return DeadZoneSummary(data.dead_zone, train.r.mean(axis=0).tolist(), float(train.r.all(axis=1).mean()),
+                           float(train.r.mean()), test.r.mean(axis=0).tolist())
 
 
 def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig, *,
@@ -268,14 +282,14 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     report = CompareReport(
         joint_names=list(inputs.joint_names),
         units={"rmse": tau_unit(inputs.effort_units), "nrmse": "1 (RMSE / std of the measured torque)"},
-        data=data.fingerprint(inputs, config), dead_zone=_dead_zone_summary(data), config=config_dict(config),
+        data=data.fingerprint(inputs, config), dead_zone=_dead_zone_summary(data), config=config,
         methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped)
     if band is not None:
         report.noise_floor = _noise_floor(band, data.test)
         preds["noise floor (simulator ID)"] = band[0]
     report.data_efficiency = collect_efficiency(
-        eff_rows, eff_fits, {m: [r.metrics["rmse_mean"] for r in runs[m]] for m in eff_methods}, data.train,
-        lambda fit: evaluate_model(fit.model, data.test)["rmse_mean"], eff_methods, log)
+        eff_rows, eff_fits, {m: [r.metrics.test.rmse_mean for r in runs[m]] for m in eff_methods}, data.train,
+        lambda fit: evaluate_model(fit.model, data.test).rmse_mean, eff_methods, log)
     if runs:
         try:
             report.pick = _export_pick(report, runs, inputs, data, config, out, log)
@@ -283,7 +297,6 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
             log(f"no pick: {err}; set --block-seconds so that every joint moves in the validation blocks")
         report.data_diagnosis = diagnose_stuck(report.methods, val_metrics)
     report.seconds = time.perf_counter() - t_start
-    report = CompareReport.from_dict(report.to_dict())  # NaN -> None, numpy -> Python: what report.json holds
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     n_plots = write_report(out, report, data.test, preds, band)
     log(f"wrote {out / 'report.md'}, {out / 'report.json'} and {n_plots} plots in {report.seconds:.1f} s")
@@ -295,12 +308,11 @@ def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs
     """Choose the model to deploy by validation RMSE, export it to ``out``/pick (ONNX when it has a network)."""
     pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()}, report.torque_unit)
     run = runs[pick.method][pick_seed(report.methods[pick.method])]
-    pick.seed = int(run.metrics["seed"])
-    pick.test_rmse_mean, pick.test_nrmse_mean = run.metrics["rmse_mean"], run.metrics["nrmse_mean"]
+    pick.seed = run.metrics.seed
+    pick.test_rmse_mean, pick.test_nrmse_mean = _opt(run.metrics.test.rmse_mean), _opt(run.metrics.test.nrmse_mean)
     has_net = run.fit.model.mlp is not None
-    save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
-    onnx_file = json.loads((out / PICK_DIR / "model.json").read_text())["onnx"].get("file")
-    pick.onnx = f"{PICK_DIR}/{onnx_file}" if onnx_file else None
+    saved = save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
+    pick.onnx = f"{PICK_DIR}/{saved.onnx_file}" if saved.onnx_file else None
     log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} "
         f"{unit_label(inputs.effort_units)}; "
         f"exported to {out / PICK_DIR}")

@@ -1,6 +1,6 @@
 """Reports in one place: the comparison's report.md (tables, verdict) and the number formatting every report
-shares. Everything here reads the typed results of :mod:`.results`; the demo's and demo-real's report.md are in
-:mod:`.report_demo`, the plots in :mod:`.report_plots`.
+shares. Everything here reads the typed results of :mod:`.compare_results`; the demo's and demo-real's report.md are in
+:mod:`.demo_report`, the plots in :mod:`.plots`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .blocks import MISSING
-from .report_pick import fraction_cell, pick_section
-from .report_plots import compare_plots
-from .results import CompareReport, MethodResult
+from ..training.blocks import MISSING
+from .compare_results import CompareReport, MethodResult
+from .pick_report import fraction_cell, pick_section
+from .plots import compare_plots
 
 if TYPE_CHECKING:
-    from .fit import Stacked
+    from ..training.fit import Stacked
 
 __all__ = ["compare_markdown", "fmt_joints", "num", "verdict", "write_report"]
 
@@ -54,15 +54,15 @@ def num(v: float | None, spec: str) -> str:
 
 def _dead_zone_section(report: CompareReport) -> list[str]:
     names, dz, data, cfg = report.joint_names, report.dead_zone, report.data, report.config
-    src = ", ".join(f"`{s.get('path')}`" for s in data["sources"]) or "(in-memory episodes)"
-    rule = (f"|dq| > alpha·sigma with alpha = {dz['alpha']} (sigma: velocity std on the training split)"
-            if dz["alpha"] is not None else "|dq| exceeds the per-joint thresholds set in the configuration "
+    src = ", ".join(f"`{s.path}`" for s in data.sources) or "(in-memory episodes)"
+    rule = (f"|dq| > alpha·sigma with alpha = {dz.dead_zone.alpha} (sigma: velocity std on the training split)"
+            if dz.dead_zone.alpha is not None else "|dq| exceeds the per-joint thresholds set in the configuration "
             "(dead_zone.absolute_thresholds)")
     lines = [
-        f"Data: {src}; {'simulated arm' if data['simulator'] else 'real robot'}; joints {', '.join(names)}.",
-        f"Split by time blocks of {data['split'].get('block_seconds', cfg['block_seconds'])} s "
-        f"(seed {cfg['split_seed']}; {data['split'].get('note', 'set in the configuration')}): "
-        f"{data['samples']['train']} train / {data['samples']['val']} validation / {data['samples']['test']} test "
+        f"Data: {src}; {'simulated arm' if data.simulator else 'real robot'}; joints {', '.join(names)}.",
+        f"Split by time blocks of {data.split.block_seconds_used} s "
+        f"(seed {cfg.split_seed}; {data.split.note}): "
+        f"{data.samples.train} train / {data.samples.val} validation / {data.samples.test} test "
         "samples. Nothing was tuned on the test split.",
         "",
         "## The dead zone in this data",
@@ -73,19 +73,19 @@ def _dead_zone_section(report: CompareReport) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for j, n in enumerate(names):
-        lines.append(f"| {n} | {_fmt(dz['sigma'][j])} | {_fmt(dz['threshold'][j])} | "
-                     f"{_fmt(dz['moving_fraction_train_per_joint'][j], digits=3)} | "
-                     f"{_fmt(dz['moving_fraction_test_per_joint'][j], digits=3)} |")
-    return lines + ["", f"Pairs with r = 1 (what the masked loss uses): **{dz['pairs_moving_fraction_train']:.1%}**; "
+        lines.append(f"| {n} | {_fmt(float(dz.dead_zone.sigma[j]))} | {_fmt(float(dz.dead_zone.threshold[j]))} | "
+                     f"{_fmt(dz.moving_fraction_train_per_joint[j], digits=3)} | "
+                     f"{_fmt(dz.moving_fraction_test_per_joint[j], digits=3)} |")
+    return lines + ["", f"Pairs with r = 1 (what the masked loss uses): **{dz.pairs_moving_fraction_train:.1%}**; "
                     f"samples with every joint moving (what the conventional method keeps): "
-                    f"**{dz['all_moving_fraction_train']:.1%}** (the paper reports about 70% vs 34%).", ""]
+                    f"**{dz.all_moving_fraction_train:.1%}** (the paper reports about 70% vs 34%).", ""]
 
 
 def _accuracy_section(report: CompareReport) -> list[str]:
     names, nf = report.joint_names, report.noise_floor
     lines = ["## Accuracy on held-out samples where the joint moves", "",
              f"Torque RMSE [{report.torque_unit}] on test pairs with r_ij = 1, mean ± std over seeds "
-             f"({report.config['seeds']} seeds; rbd is deterministic). nRMSE = RMSE / std of the measured torque "
+             f"({report.config.seeds} seeds; rbd is deterministic). nRMSE = RMSE / std of the measured torque "
              "of that joint on the same pairs.", ""]
     head = "| method | usable data | " + " | ".join(f"RMSE {n}" for n in names) + " | mean RMSE | mean nRMSE |"
     lines += [head, "|" + "---|" * (len(names) + 4)]
@@ -99,7 +99,7 @@ def _accuracy_section(report: CompareReport) -> list[str]:
                      f"{_fmt(float(np.nanmean([v for v in nf.nrmse_per_joint if v is not None])), digits=3)} |")
     for m, why in report.skipped_methods.items():
         lines.append(f"| {m} | skipped: {why} |" + " |" * (len(names) + 2))
-    missing = report.data.get("split", {}).get("missing", {})
+    missing = report.data.split.missing
     if missing:
         lines += [""] + [f"{MISSING} {joint}: {why}." for joint, why in missing.items()]
     lines += ["", "Usable data: masked/hybrid = fraction of (sample, joint) pairs with r = 1; conventional = fraction "
@@ -154,9 +154,9 @@ def _inside_dead_zone_section(report: CompareReport) -> list[str]:
         head += " | " + " | ".join(f"{n} in band" for n in names)
     lines += [head + " |", "|" + "---|" * (1 + len(names) * (2 if nf else 1))]
     for m, e in report.methods.items():
-        row = f"| {m} | " + " | ".join(_fmt(v) for v in e.dead_zone["rmse_vs_measured_per_joint"])
+        row = f"| {m} | " + " | ".join(_fmt(v) for v in e.dead_zone.rmse_vs_measured_per_joint)
         if nf:
-            row += " | " + " | ".join(_fmt(v, digits=2) for v in e.dead_zone.get("pred_within_band_per_joint", []))
+            row += " | " + " | ".join(_fmt(v, digits=2) for v in e.dead_zone.pred_within_band_per_joint or [])
         lines.append(row + " |")
     if nf and nf.measured_within_band_per_joint:
         lines.append("| (measured torque) | " + " | ".join("—" for _ in names) + " | "
@@ -177,7 +177,7 @@ def compare_markdown(report: CompareReport, plots: list[str]) -> str:
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     lines += ["## How to reproduce", "",
-              f"Models of seed {report.config['seed']} are in `models/<method>/` (load with "
+              f"Models of seed {report.config.seed} are in `models/<method>/` (load with "
               "`deadzone_id_ros.models.load_artifact`); every number above is in `report.json` under stable keys "
               "(`methods.<name>.rmse_per_joint`, `.rmse_mean`, `.validation_rmse_mean`, `.usable_fraction`, "
               "`noise_floor.rmse_per_joint`, `data_efficiency`, `pick`, `data_diagnosis`); the model to deploy is in "
@@ -216,10 +216,10 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
         out.append(f"The masked loss does NOT beat the conventional method here ({-diff:.1%} worse, "
                    f"{'beyond' if clear else 'within'} twice the seed-to-seed spread).")
         why = []
-        if dz["all_moving_fraction_train"] > 0.6:
-            why.append(f"most samples have every joint moving ({dz['all_moving_fraction_train']:.0%}), so "
+        if dz.all_moving_fraction_train > 0.6:
+            why.append(f"most samples have every joint moving ({dz.all_moving_fraction_train:.0%}), so "
                        "dropping the others costs little data")
-        if report.data["samples"]["train"] > 50000:
+        if report.data.samples.train > 50000:
             why.append("the training set is large, so the extra data of the masked loss adds little; see the "
                        "data-efficiency table for the small-data regime")
         out.append("Why: " + ("; ".join(why) if why else "the extra pairs the masked loss uses come from "
@@ -239,7 +239,7 @@ def _mse_all_lines(masked: MethodResult, mse_all: MethodResult) -> list[str]:
               "no clear effect of the stuck labels here." if not significant else
               "here the stuck labels did not hurt on moving pairs.")]
     if c <= a:
-        dz_err = mse_all.dead_zone["rmse_vs_measured_per_joint"]
+        dz_err = mse_all.dead_zone.rmse_vs_measured_per_joint
         pairs = [(d, m) for d, m in zip(dz_err, mse_all.rmse_per_joint) if d is not None and m is not None]
         if pairs:
             ratio = float(np.mean([d / m for d, m in pairs if m > 0]))
@@ -266,7 +266,7 @@ def verdict(report: CompareReport) -> list[str]:
         out.append(f"**Caution:** the best mean nRMSE is {best_n:.2f}"
                    + (" (worse than predicting each joint's mean torque)" if best_n >= 1 else "")
                    + ": no model generalizes well to the held-out blocks. With "
-                   f"{report.data['samples']['train']} training samples for {len(report.joint_names)} joints "
+                   f"{report.data.samples.train} training samples for {len(report.joint_names)} joints "
                    "the test blocks visit states the training blocks do not cover, so the differences between "
                    "methods below say little about the loss functions.")
     if "masked" in ms and "conventional" in ms:

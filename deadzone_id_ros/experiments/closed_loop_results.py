@@ -1,0 +1,156 @@
+"""Results of the closed-loop comparison: the in-process summary of one controller over its seeds
+(:class:`ClosedLoopSummary`), one live run over DDS (:class:`ClosedLoopResult`), everything one comparison measured
+(:class:`ClosedLoopRun`), and their JSON sections (:func:`closed_loop_sections`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports this module and must not load MuJoCo
+    from ..sim.tracking import TrackingFigures, TrackingMetrics
+
+__all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSettings", "ClosedLoopSummary",
+           "closed_loop_sections"]
+
+#: Time base of the in-process runs (``closed_loop_settings.time_base``): the loop's own simulated time, one control
+#: tick per 1/rate_hz; the live runs' is "header" (the recorded states' header stamps, ClosedLoopResult.time_base).
+IN_PROCESS_TIME_BASE = "sim_time"
+
+
+@dataclass
+class ClosedLoopSummary:
+    """One controller over several held-out seeds (in-process). Errors in [rad].
+
+    Attributes:
+        name, label, mode, model, model_path: the controller.  joint_names: (J,).  seeds: reference/noise seeds.
+        dob_cutoff: (J,) the DOB cutoff used [rad/s].  duration: per seed [s].
+        tracking_rmse_per_joint, tracking_rmse_per_joint_std: (J,) mean and std over seeds.
+        tracking_rmse_mean, tracking_rmse_std: mean over joints of the per-joint RMSE, then mean/std over seeds.
+        max_abs_error_per_joint: (J,) largest |e| over all seeds.
+        reversal_rmse_per_joint: (J,) mean over seeds; reversal_rmse_mean, reversal_rmse_std as above.
+        rate_limit_fraction, clamp_fraction: (J,) share of ticks whose command was rate limited / clamped.
+        per_seed: the figures of each seed (:func:`~deadzone_id_ros.sim.tracking.tracking_figures`).
+        reversal_profile: (T,) times from the reversal [s] and (T, J) mean |e| there [rad] (seed of the first run),
+            for the plot.
+    """
+
+    name: str
+    label: str
+    mode: str
+    model: str
+    model_path: str
+    joint_names: list[str]
+    seeds: list[int]
+    dob_cutoff: list[float]
+    duration: float
+    tracking_rmse_per_joint: list[float]
+    tracking_rmse_per_joint_std: list[float]
+    tracking_rmse_mean: float
+    tracking_rmse_std: float
+    max_abs_error_per_joint: list[float]
+    reversal_rmse_per_joint: list[float]
+    reversal_rmse_mean: float
+    reversal_rmse_std: float
+    rate_limit_fraction: list[float]
+    clamp_fraction: list[float]
+    per_seed: list[TrackingFigures] = field(default_factory=list)
+    reversal_profile: dict[str, list] = field(default_factory=dict)
+
+    def report_entry(self) -> dict[str, Any]:
+        """report.json's ``closed_loop.<name>``: the keys of issue 15 in mrad, plus per-joint detail."""
+        mrad = lambda v: [round(x * 1e3, 5) for x in v]  # noqa: E731
+        return {"label": self.label, "mode": self.mode, "model": self.model, "model_path": self.model_path,
+                "seeds": self.seeds, "duration_s": self.duration, "dob_cutoff": self.dob_cutoff,
+                "tracking_rmse_mean_mrad": self.tracking_rmse_mean * 1e3,
+                "tracking_rmse_std_mrad": self.tracking_rmse_std * 1e3,
+                "reversal_rmse_mean_mrad": self.reversal_rmse_mean * 1e3,
+                "reversal_rmse_std_mrad": self.reversal_rmse_std * 1e3,
+                "tracking_rmse_per_joint_mrad": mrad(self.tracking_rmse_per_joint),
+                "tracking_rmse_per_joint_std_mrad": mrad(self.tracking_rmse_per_joint_std),
+                "max_abs_error_per_joint_mrad": mrad(self.max_abs_error_per_joint),
+                "reversal_rmse_per_joint_mrad": mrad(self.reversal_rmse_per_joint),
+                "rate_limit_fraction": self.rate_limit_fraction, "clamp_fraction": self.clamp_fraction}
+
+
+@dataclass(frozen=True)
+class ClosedLoopResult:
+    """Tracking and effort figures of one live closed-loop run over DDS on a held-out reference.
+
+    Attributes:
+        mode, model: the controller mode and model.  artifact: the learned model's directory or None.  bag: the
+        recording.  metrics: its tracking and effort figures
+        (:class:`~deadzone_id_ros.sim.tracking.TrackingMetrics`, the type of every recorded run).
+        inprocess_tracking_rmse_mean [rad]: the same controller, seed and duration run in-process (the check that
+        the nodes behave like the in-process loop), or None.
+    """
+
+    mode: str
+    model: str
+    artifact: str | None
+    bag: str
+    metrics: TrackingMetrics
+    inprocess_tracking_rmse_mean: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """closed_loop.json's ``closed_loop_live.<name>``: ``mode``, ``model``, ``artifact``, ``bag``, the metrics'
+        fields and ``inprocess_tracking_rmse_mean``, flat."""
+        return {"mode": self.mode, "model": self.model, "artifact": self.artifact, "bag": self.bag,
+                **dataclasses.asdict(self.metrics), "inprocess_tracking_rmse_mean": self.inprocess_tracking_rmse_mean}
+
+
+@dataclass(frozen=True)
+class ClosedLoopSettings:
+    """How a closed-loop comparison ran (report.json / closed_loop.json ``closed_loop_settings``).
+
+    Attributes:
+        seeds: held-out excitation seeds.  duration_s: in-process run per seed [s].  weak_dob_fraction: the weak
+        DOB's cutoff over the default.  live_seed, live_duration_s [s]: the live runs' seed and length (0: none).
+        pick, pick_source: the comparison's pick and where it came from.  live_failures: controller -> why its live
+        run failed.  missing: methods without an artifact (their controllers left out).  sim_profile: the simulator's
+        profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).
+    """
+
+    seeds: list[int] = field(default_factory=list)
+    duration_s: float = 0.0
+    weak_dob_fraction: float = 0.0
+    live_seed: int | None = None
+    live_duration_s: float = 0.0
+    pick: str | None = None
+    pick_source: str = ""
+    live_failures: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    sim_profile: str = "?"
+    time_base: str = IN_PROCESS_TIME_BASE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, keys as the fields."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class ClosedLoopRun:
+    """Everything :func:`~deadzone_id_ros.experiments.closed_loop.run_closed_loop` measured.
+
+    Attributes:
+        summaries, summaries_weak: name -> ClosedLoopSummary, default and weak DOB.  live: name -> live run.
+        settings: seeds, durations, DOB fraction, pick and its source, simulator profile, the in-process runs' time
+        base (:data:`IN_PROCESS_TIME_BASE`).
+    """
+
+    summaries: dict[str, ClosedLoopSummary]
+    summaries_weak: dict[str, ClosedLoopSummary]
+    live: dict[str, ClosedLoopResult]
+    settings: ClosedLoopSettings
+
+
+def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
+                         live: dict[str, ClosedLoopResult], settings: ClosedLoopSettings) -> dict[str, Any]:
+    """The closed-loop keys of report.json and closed_loop.json: ``closed_loop`` and ``closed_loop_weak_dob``
+    (controller -> :meth:`ClosedLoopSummary.report_entry`, in mrad),
+    ``closed_loop_live`` (controller -> :class:`ClosedLoopResult` fields) and ``closed_loop_settings``."""
+    return {"closed_loop": {k: v.report_entry() for k, v in strong.items()},
+            "closed_loop_weak_dob": {k: v.report_entry() for k, v in weak.items()},
+            "closed_loop_live": {k: v.to_dict() for k, v in live.items()},
+            "closed_loop_settings": settings.to_dict()}

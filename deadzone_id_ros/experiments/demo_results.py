@@ -1,0 +1,57 @@
+"""Results of ``deadzone-id demo``: :class:`DemoReport`, written to its report.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..training.evaluate import json_clean
+from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
+from .compare_results import CompareReport
+
+__all__ = ["DemoReport"]
+
+
+@dataclass
+class DemoReport:
+    """What ``deadzone-id demo`` measured; :meth:`to_dict` is its report.json.
+
+    Attributes:
+        config: the demo's sizes (DemoConfig as a dict).  simulated_bags, live_bag: the recordings.  compare_dir:
+        the comparison's folder.  compare: its report.  best_learned: the learned method exported to ONNX.
+        closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
+        (:class:`~deadzone_id_ros.experiments.closed_loop_results.ClosedLoopSummary`), default and weak DOB.
+        closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
+        fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
+        stage_seconds: wall time of each stage [s].
+        seconds: wall time of the demo [s].
+    """
+
+    config: dict[str, Any]
+    simulated_bags: list[str]
+    live_bag: str
+    compare_dir: str
+    compare: CompareReport
+    best_learned: str
+    closed_loop: dict[str, ClosedLoopSummary] = field(default_factory=dict)
+    seconds: float = 0.0
+    closed_loop_weak_dob: dict[str, ClosedLoopSummary] = field(default_factory=dict)
+    closed_loop_live: dict[str, ClosedLoopResult] = field(default_factory=dict)
+    closed_loop_settings: ClosedLoopSettings = field(default_factory=ClosedLoopSettings)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """report.json: ``config``, ``data``, ``compare`` (dir, best_learned, methods, noise_floor,
+        data_efficiency), ``closed_loop``, ``closed_loop_weak_dob``, ``closed_loop_live``,
+        ``closed_loop_settings``, ``stage_seconds`` and ``seconds``."""
+        cmp = self.compare.to_dict()
+        return json_clean({
+            "config": self.config,
+            "data": {"simulated_bags": self.simulated_bags, "live_bag": self.live_bag},
+            "compare": {"dir": self.compare_dir, "best_learned": self.best_learned, "methods": cmp["methods"],
+                        "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency")},
+            **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
+                                   self.closed_loop_settings),
+            "stage_seconds": self.stage_seconds,
+            "seconds": self.seconds,
+        })

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import networkx as nx
-import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "deadzone_id_ros"
 

@@ -41,9 +41,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the comparison, write closed_loop.json and closed_loop.md, print the table; returns 0.
 
     Raises:
+        FileNotFoundError: ``--compare``/report.json is missing.
         ConfigError: a bad --duration, --workers, --seeds or --weak-dob-fraction.
     """
     from ..errors import ConfigError
+
+    report = Path(args.compare) / "report.json"
+    if not report.is_file():  # before the heavy imports: a wrong folder is answered at once
+        raise FileNotFoundError(f"{report} does not exist (run `deadzone-id compare --out {args.compare}` first)")
     from ..experiments.closed_loop import run_closed_loop, write_closed_loop
 
     if not args.duration > 0 or args.workers < 1:

@@ -95,6 +95,10 @@ def processes(tmp_path):
     group.stop_all()
 
 
+#: Wall seconds without any progress after which a progress-based wait in a test fails [s].
+STALL_TIMEOUT = 30.0
+
+
 def wait_until(predicate, timeout: float, period: float = 0.05) -> bool:
     """Poll ``predicate`` until it returns True or ``timeout`` [s] passes; returns its last value."""
     deadline = time.monotonic() + timeout
@@ -177,6 +181,24 @@ class RosProbe:
                 return future.result()
             client.remove_pending_request(future)
         raise AssertionError(f"{service} did not answer {attempts} request(s) in {timeout:g} s\n{log()}")
+
+    def spin_for_counts(self, counts: Callable[[], tuple[int, ...]], targets: tuple[int, ...],
+                        stall_timeout: float = STALL_TIMEOUT, log: Callable[[], str] = lambda: "") -> tuple[int, ...]:
+        """Spin until every ``counts()`` entry reaches its ``targets`` entry; returns the counts.
+
+        No wall-clock window: a slow machine only takes longer. Fails the test (naming the counts and ``log()``)
+        only when no count has grown for ``stall_timeout`` wall seconds, i.e. the flow stopped.
+        """
+        last, changed = counts(), time.monotonic()
+        while any(c < t for c, t in zip(last, targets)):
+            self.executor.spin_once(timeout_sec=0.01)
+            now = counts()
+            if now != last:
+                last, changed = now, time.monotonic()
+            elif time.monotonic() - changed > stall_timeout:
+                raise AssertionError(f"counts {now} stopped growing for {stall_timeout:g} s short of {targets}\n"
+                                     f"{log()}")
+        return last
 
     def close(self) -> None:
         """Destroy the node and shut its context down."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..stamps import increasing_rows, ns_to_s, s_to_ns
-from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, process_state
+from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, process_state
 
 if TYPE_CHECKING:
     from ..nodes.clock_listener import ClockListener
@@ -54,9 +54,9 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
     not depend on how busy the machine is; wall time is at least the simulated time, and there is no wall-clock
     deadline: the run ends when the excitation reports, in simulated time, that its motion is over. It fails only
     when simulated time (``/clock``, followed by :class:`~deadzone_id_ros.nodes.clock_listener.ClockListener`), or
-    before it starts the nodes' start-up output, makes no progress for ``stall_timeout`` wall seconds, or when the
-    excitation has not started within :data:`START_LIMIT_SIM_S` or not finished within its length plus
-    :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS domain. If the controller stops
+    before it starts the nodes' start-up (their output, and the CPU time of nodes still importing), makes no progress
+    for ``stall_timeout`` wall seconds, or when the excitation has not started within :data:`START_LIMIT_SIM_S` or
+    not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS domain. If the controller stops
     answering (sim_arm reports lockstep stalls) or the run stalls, the attempt is abandoned and run again once, and
     the log says so.
 
@@ -113,7 +113,8 @@ def _wait_for_motion(graph: LaunchedGraph, clock: ClockListener, motion_s: float
     """Return once the excitation reports the end of its motion (``motion_s`` [s] of simulated time from its start).
 
     Progress is simulated time once it runs; before that (nodes importing, the controller not yet answering, so
-    sim_arm holds time at zero), any new output line of a node.
+    sim_arm holds time at zero), any new output line, or CPU time used by a node that has printed nothing yet (one
+    that imports; an idle node that spins uses CPU time too, so it does not count once it has spoken).
 
     Raises:
         LaunchError: a node died.  DataError: lockstep stalls.  StallError: see :func:`live_run`.
@@ -139,7 +140,9 @@ def _wait_for_motion(graph: LaunchedGraph, clock: ClockListener, motion_s: float
         if started_at is not None and now - started_at > s_to_ns(motion_s + MOTION_SLACK_S):
             raise StallError(f"the excitation did not finish its {motion_s:g} s motion within {MOTION_SLACK_S:g} s "
                              f"more of simulated time (excitation: {_describe(graph.node('excitation'))}); {where}")
-        watch.update(now if running else ("start-up", latest, sum(n.lines_total for n in graph.nodes)))
+        # start-up progress: output, and the CPU time of nodes still silent (importing: torch, MuJoCo, rclpy)
+        watch.update(now if running else ("start-up", latest, sum(n.lines_total for n in graph.nodes),
+                                          sum(cpu_ticks(n.process.pid) for n in graph.nodes if not n.lines_total)))
         if watch.stalled():
             raise StallError(_stall_message(graph, latest, watch, log))
         time.sleep(0.2)
@@ -157,7 +160,7 @@ def _stall_message(graph: LaunchedGraph, now: int | None, watch: ProgressWatch, 
         where = "sim_arm (it owns simulated time) published no /clock"
     elif now == 0:
         where = ("simulated time never started (sim_arm holds it at 0 until feedforward_controller answers its "
-                 "first /joint_states) and no node printed anything")
+                 "first /joint_states) and no node printed anything or used CPU time")
     else:
         where = (f"simulated time stopped at {ns_to_s(now):.3f} s: sim_arm (it owns simulated time) published no "
                  "newer /clock")

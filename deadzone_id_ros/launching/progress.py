@@ -3,7 +3,7 @@
 A lockstep run takes as long as the machine needs: on a busy or slow machine each simulated millisecond costs more
 wall time, and that is not an error. What is an error is no progress at all. :class:`ProgressWatch` keeps the wall
 time of the last change of a progress key (simulated time, or before simulated time starts, the count of output
-lines of the starting processes) and says when it has not changed for ``stall_timeout`` seconds.
+lines and CPU time of the starting processes) and says when it has not changed for ``stall_timeout`` seconds.
 (Core, no rclpy: the simulated time comes from :class:`deadzone_id_ros.nodes.clock_listener.ClockListener` or from
 stamps the caller observes.)
 """
@@ -15,7 +15,7 @@ from collections.abc import Hashable
 
 from ..errors import DataError
 
-__all__ = ["DEFAULT_STALL_TIMEOUT", "ProgressWatch", "StallError", "process_state"]
+__all__ = ["DEFAULT_STALL_TIMEOUT", "ProgressWatch", "StallError", "cpu_ticks", "process_state"]
 
 #: Wall seconds without any progress after which a lockstep wait gives up [s].
 DEFAULT_STALL_TIMEOUT = 30.0
@@ -73,3 +73,14 @@ def process_state(pid: int) -> str:
         return "unknown"
     code = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else "?"
     return _STATES.get(code, f"state {code}")
+
+
+def cpu_ticks(pid: int) -> int:
+    """CPU time process ``pid`` has used so far (user + system, in clock ticks, from /proc/PID/stat); 0 when it is
+    gone. A process that imports, loads or computes uses CPU time; one that is stopped or deadlocked does not."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()  # noqa: SIM115 - one short read
+    except OSError:
+        return 0
+    fields = stat.rsplit(")", 1)[-1].split()
+    return int(fields[11]) + int(fields[12]) if len(fields) > 12 else 0

@@ -29,13 +29,15 @@ class ClockListener:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import qos_profile_sensor_data
+        from rclpy.signals import SignalHandlerOptions
         from rosgraph_msgs.msg import Clock
 
         self.latest_ns: int | None = None
         self.messages = 0
         self._rclpy = rclpy
         self._context = rclpy.Context()
-        rclpy.init(context=self._context, domain_id=int(domain_id))
+        # no rclpy signal handlers: Ctrl-C and SIGTERM stay the caller's (a KeyboardInterrupt that cleans up)
+        rclpy.init(context=self._context, domain_id=int(domain_id), signal_handler_options=SignalHandlerOptions.NO)
         self._node = rclpy.create_node("deadzone_id_clock_listener", context=self._context)
         self._node.create_subscription(Clock, topic, self._on_clock, qos_profile_sensor_data)
         self._executor = SingleThreadedExecutor(context=self._context)
@@ -51,8 +53,13 @@ class ClockListener:
             self.latest_ns = t
 
     def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
         while not self._stop.is_set():
-            self._executor.spin_once(timeout_sec=0.05)
+            try:
+                self._executor.spin_once(timeout_sec=0.05)
+            except ExternalShutdownException:
+                return
 
     def close(self) -> None:
         """Stop the thread and leave the ROS domain (safe to call twice)."""

@@ -56,9 +56,9 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
     when simulated time (``/clock``, followed by :class:`~deadzone_id_ros.nodes.clock_listener.ClockListener`), or
     before it starts the nodes' start-up (their output, and the CPU time of nodes still importing), makes no progress
     for ``stall_timeout`` wall seconds, or when the excitation has not started within :data:`START_LIMIT_SIM_S` or
-    not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS domain. If the controller stops
-    answering (sim_arm reports lockstep stalls) or the run stalls, the attempt is abandoned and run again once, and
-    the log says so.
+    not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS
+    domain. If the controller stops answering (sim_arm reports lockstep stalls) or the run stalls, the attempt is
+    abandoned and run again once, and the log says so.
 
     Args:
         out_dir: the recorder's output folder.  args: further launch arguments (mode, model, seed, model_path,

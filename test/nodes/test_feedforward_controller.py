@@ -106,14 +106,24 @@ def test_watchdog_reports_hold_then_zero_when_joint_states_stop(processes, probe
                            "-p", "watchdog_hold_time:=0.3"], "ffc")
     assert wait_until(lambda: (probe.spin(0.05), len(probe.commands) > 50)[1], 30.0), processes.log(ctl)
     processes.stop(sim)
-    probe.spin(1.5)
-    assert probe.commands[-1] == [0.0, 0.0, 0.0]
+    n_stop = len(probe.commands)
+    # wait for the event, not for a wall-clock window (the hold and the steady-clock timeout are the watchdog's own
+    # wall-time semantics; how late its timer fires on a loaded machine is not this test's subject): the bound only
+    # ends a hung test
+    assert wait_until(lambda: (probe.spin(0.05), "watchdog: hold -> zero" in processes.log(ctl)
+                               and bool(probe.commands) and probe.commands[-1] == [0.0, 0.0, 0.0])[1], 60.0), \
+        processes.log(ctl)
     log = processes.log(ctl)
-    assert "watchdog: running -> hold" in log and "watchdog: hold -> zero" in log, log
+    assert log.index("watchdog: running -> hold") < log.index("watchdog: hold -> zero"), log
     states = [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
-    assert states and states[-1] == "zero"
-    # a holding command (gravity on the shoulder) preceded the zero
-    assert any(abs(c[1]) > 0.5 for c in probe.commands[-600:])
+    seen = [v for k, v in enumerate(states) if k == 0 or v != states[k - 1]]
+    assert seen[-1] == "zero" and seen.index("running") < len(seen) - 1, seen  # running ... then zero, in order
+    # order of the commands after the simulator stopped: holding ones (gravity on the shoulder) first, then zeros
+    # only
+    after = probe.commands[max(n_stop - 600, 0):]
+    first_zero = next(k for k, c in enumerate(after) if c == [0.0, 0.0, 0.0])
+    assert any(abs(c[1]) > 0.5 for c in after[:first_zero]), after[:first_zero][-5:]
+    assert all(c == [0.0, 0.0, 0.0] for c in after[first_zero:]), "a non-zero command after the watchdog zeroed"
     assert processes.stop(ctl) == 0
     probe.spin(0.3)
     assert probe.commands[-1] == [0.0, 0.0, 0.0], "no zero command after shutdown"

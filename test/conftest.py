@@ -99,6 +99,20 @@ def processes(tmp_path):
 STALL_TIMEOUT = 30.0
 
 
+def wait_for_progress(done: Callable[[], bool], progress: Callable[[], Any], stall_timeout: float = STALL_TIMEOUT,
+                      period: float = 0.05, log: Callable[[], str] = lambda: "") -> None:
+    """Poll until ``done()``; fail the test (with ``log()``) only when ``progress()`` (simulated time, a count) has
+    not changed for ``stall_timeout`` wall seconds. No wall-clock deadline: a slow machine only takes longer."""
+    last, changed = progress(), time.monotonic()
+    while not done():
+        time.sleep(period)
+        now = progress()
+        if now != last:
+            last, changed = now, time.monotonic()
+        elif time.monotonic() - changed > stall_timeout:
+            raise AssertionError(f"no progress for {stall_timeout:g} s (stuck at {now!r})\n{log()}")
+
+
 def wait_until(predicate, timeout: float, period: float = 0.05) -> bool:
     """Poll ``predicate`` until it returns True or ``timeout`` [s] passes; returns its last value."""
     deadline = time.monotonic() + timeout

@@ -22,7 +22,7 @@ from ..stamps import increasing_rows, ns_to_s, s_to_ns
 from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, process_state
 
 if TYPE_CHECKING:
-    from ..nodes.clock_listener import ClockListener
+    from ..nodes.sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph, NodeProcess
 
 __all__ = ["LOCKSTEP_STALL", "MOTION_SLACK_S", "START_LIMIT_SIM_S", "StallError", "TrackingMetrics",
@@ -53,7 +53,8 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
     The simulator owns time (``use_sim_time:=true``) and runs in lockstep with the controller, so the result does
     not depend on how busy the machine is; wall time is at least the simulated time, and there is no wall-clock
     deadline: the run ends when the excitation reports, in simulated time, that its motion is over. It fails only
-    when simulated time (``/clock``, followed by :class:`~deadzone_id_ros.nodes.clock_listener.ClockListener`), or
+    when simulated time (sim_arm's ``/clock``, followed through the controller's ``/diagnostics`` stamps by
+    :class:`~deadzone_id_ros.nodes.sim_time_listener.SimTimeListener`), or
     before it starts the nodes' start-up (their output, and the CPU time of nodes still importing), makes no progress
     for ``stall_timeout`` wall seconds, or when the excitation has not started within :data:`START_LIMIT_SIM_S` or
     not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS
@@ -83,7 +84,7 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
 
 
 def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Path, stall_timeout: float) -> Path:
-    from ..nodes.clock_listener import ClockListener
+    from ..nodes.sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     env = {"ROS_DOMAIN_ID": domain}
     with log.open("w") as sink, \
             LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink, env=env) as graph, \
-            ClockListener(int(domain)) as clock:
+            SimTimeListener(int(domain)) as clock:
         _wait_for_motion(graph, clock, float(launch_args["start_delay"]) + seconds, stall_timeout, log)
         time.sleep(horizon_wait)
         graph.raise_if_died()
@@ -108,7 +109,7 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     return episodes[-1]
 
 
-def _wait_for_motion(graph: LaunchedGraph, clock: ClockListener, motion_s: float, stall_timeout: float,
+def _wait_for_motion(graph: LaunchedGraph, clock: SimTimeListener, motion_s: float, stall_timeout: float,
                      log: Path) -> None:
     """Return once the excitation reports the end of its motion (``motion_s`` [s] of simulated time from its start).
 
@@ -157,13 +158,13 @@ def _describe(node: NodeProcess) -> str:
 def _stall_message(graph: LaunchedGraph, now: int | None, watch: ProgressWatch, log: Path) -> str:
     """Where a lockstep run stalled: the process that holds time, the last simulated time, every node, the log."""
     if now is None:
-        where = "sim_arm (it owns simulated time) published no /clock"
+        where = "simulated time never reached feedforward_controller's /diagnostics (sim_arm owns it)"
     elif now == 0:
         where = ("simulated time never started (sim_arm holds it at 0 until feedforward_controller answers its "
                  "first /joint_states) and no node printed anything or used CPU time")
     else:
-        where = (f"simulated time stopped at {ns_to_s(now):.3f} s: sim_arm (it owns simulated time) published no "
-                 "newer /clock")
+        where = (f"simulated time stopped at {ns_to_s(now):.3f} s: sim_arm (it owns simulated time) moved it no "
+                 "further (seen in feedforward_controller's /diagnostics stamps)")
     nodes = "; ".join(f"{n.label}: {_describe(n)}" for n in graph.nodes)
     return (f"lockstep run stalled: {where} for {watch.stalled_for():.0f} s of wall time (stall timeout "
             f"{watch.stall_timeout:g} s); processes: {nodes}; see {log}")

@@ -92,4 +92,5 @@ def test_a_stalled_lockstep_run_fails_naming_the_process_the_time_and_the_log(tm
     # controller's /diagnostics: 0.2 s of simulated time, a few wall seconds at worst under load)
     assert failed_after >= 5.0, f"failed {failed_after:.1f} s after the stall, before the stall timeout"
     text = log.read_text()
-    assert "[launch] sim_arm exited with status" in text, "sim_arm (stopped) was not ended cleanly"
+    # the stopped node got SIGCONT with its SIGINT and shut down by itself (not killed after the timeouts)
+    assert "[launch] sim_arm exited with status 0" in text, text[-3000:]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .graph import LaunchedGraph, NodeProcess
 
 __all__ = ["LOCKSTEP_STALL", "MOTION_SLACK_S", "START_LIMIT_SIM_S", "StallError", "TrackingMetrics",
-           "closed_loop_metrics", "live_run", "next_domain_id"]
+           "closed_loop_metrics", "domains_in_use", "live_run", "next_domain_id"]
 
 LOCKSTEP_STALL = "lockstep: no effort command"
 MOTION_FINISHED = "excitation: motion finished"
@@ -40,10 +40,37 @@ _RUN_COUNTER = {"n": 0}
 
 def next_domain_id() -> str:
     """A ROS_DOMAIN_ID of its own for each live run (10..99, offset from the caller's), so that no participant of a
-    previous run, still known to DDS discovery, can reach the next one."""
+    previous run, still known to DDS discovery, can reach the next one; a domain in which any process on this host
+    has a DDS port open (:func:`domains_in_use`) is skipped."""
     base = int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
-    _RUN_COUNTER["n"] += 1
-    return str((base - 10 + _RUN_COUNTER["n"]) % 90 + 10)
+    busy = domains_in_use()
+    for _ in range(90):
+        _RUN_COUNTER["n"] += 1
+        domain = (base - 10 + _RUN_COUNTER["n"]) % 90 + 10
+        if domain not in busy:
+            return str(domain)
+    return str(domain)  # every one busy: the next in turn, as before
+
+
+def domains_in_use() -> set[int]:
+    """The ROS domains in which a process on this host has a UDP port open, from /proc/net/udp{,6}.
+
+    RTPS puts every port of domain d in [7400 + 250 d, 7650 + 250 d) (PB 7400, DG 250: the DDS-RTPS port mapping),
+    so a bound port there is a participant of that domain, whoever runs it: another user's graph on a shared PC, a
+    test run in parallel. Two graphs in one domain talk to each other (states and commands of one reach the other's
+    nodes), which made lockstep runs stall on a machine shared by parallel test runs. Empty where /proc is missing.
+    """
+    ports: set[int] = set()
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 1 and ":" in fields[1]:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return {(port - 7400) // 250 for port in ports if 7400 <= port < 7400 + 250 * 233}
 
 
 def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, attempts: int = 2, *,

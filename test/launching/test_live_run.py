@@ -65,9 +65,8 @@ def test_a_stalled_lockstep_run_fails_naming_the_process_the_time_and_the_log(tm
     def stop_sim_arm() -> None:
         while not done.is_set():
             pid = _started_pid(log, "sim_arm")
-            if pid is not None and "receiving effort commands" in log.read_text() \
-                    and "starting in" in log.read_text():
-                time.sleep(0.5)  # simulated time is running
+            if pid is not None and "following reference #1" in log.read_text():
+                time.sleep(3.0)  # simulated time runs, and the controller's /diagnostics (every 0.2 s) carry it
                 os.kill(pid, signal.SIGSTOP)
                 stopped["at"] = time.monotonic()
                 return
@@ -94,3 +93,20 @@ def test_a_stalled_lockstep_run_fails_naming_the_process_the_time_and_the_log(tm
     text = log.read_text()
     # the stopped node got SIGCONT with its SIGINT and shut down by itself (not killed after the timeouts)
     assert "[launch] sim_arm exited with status 0" in text, text[-3000:]
+
+
+def test_a_live_run_skips_a_ros_domain_another_process_uses(monkeypatch):
+    """Two graphs in one domain talk to each other (another user's, a parallel test run's): a domain with a bound
+    DDS port on this host is not chosen."""
+    import socket
+
+    from deadzone_id_ros.launching import live
+
+    monkeypatch.setenv("ROS_DOMAIN_ID", "50")
+    monkeypatch.setitem(live._RUN_COUNTER, "n", 0)
+    free = live.next_domain_id()  # what the next run would take
+    monkeypatch.setitem(live._RUN_COUNTER, "n", 0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 7410 + 250 * int(free)))  # a participant's unicast discovery port in that domain
+        assert int(free) in live.domains_in_use()
+        assert live.next_domain_id() != free

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..stamps import increasing_rows, ns_to_s, s_to_ns
-from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, process_state
+from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, domain_processes, process_state
 
 if TYPE_CHECKING:
     from ..nodes.sim_time_listener import SimTimeListener
@@ -127,7 +127,10 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     with log.open("w") as sink, \
             LaunchedGraph("sim_feedforward.launch.yaml", launch_args, sink=sink, env=env) as graph, \
             SimTimeListener(int(domain)) as clock:
-        _wait_for_motion(graph, clock, float(launch_args["start_delay"]) + seconds, stall_timeout, log)
+        try:
+            _wait_for_motion(graph, clock, float(launch_args["start_delay"]) + seconds, stall_timeout, log)
+        except DataError as err:
+            raise type(err)(f"{err}{_strangers(graph, int(domain))}") from err
         time.sleep(horizon_wait)
         graph.raise_if_died()
     episodes = sorted(p for p in out_dir.iterdir() if (p / "metadata.yaml").is_file())
@@ -174,6 +177,16 @@ def _wait_for_motion(graph: LaunchedGraph, clock: SimTimeListener, motion_s: flo
         if watch.stalled():
             raise StallError(_stall_message(graph, latest, watch, log))
         time.sleep(0.2)
+
+
+def _strangers(graph: LaunchedGraph, domain: int) -> str:
+    """``; other processes in ROS domain D: ...`` when processes outside this run (and this process) have DDS ports
+    in its domain (another graph talks to this one's nodes), else empty."""
+    ours = {os.getpid(), *(n.process.pid for n in graph.nodes)}
+    others = {pid: cmd for pid, cmd in domain_processes(domain).items() if pid not in ours}
+    if not others:
+        return ""
+    return f"; other processes in ROS domain {domain}: " + "; ".join(f"pid {p}: {c}" for p, c in others.items())
 
 
 def _describe(node: NodeProcess) -> str:

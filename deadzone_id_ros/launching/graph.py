@@ -89,6 +89,7 @@ class NodeProcess:
         stop_requested: the launcher asked it to stop (an exit after this is expected).
         killed: it had to be killed (SIGKILL) during shutdown.
         lines_total: how many output lines it printed so far (``lines`` keeps only the last ones).
+        info_total: how many of them are ``[INFO]`` log lines (start-up progress; a repeated warning is none).
     """
 
     spec: NodeSpec
@@ -100,6 +101,7 @@ class NodeProcess:
     killed: bool = False
     reader: threading.Thread | None = None
     lines_total: int = 0
+    info_total: int = 0
 
     @property
     def returncode(self) -> int | None:
@@ -221,6 +223,7 @@ class LaunchedGraph:
             line = raw.rstrip("\n")
             node.lines.append(line)
             node.lines_total += 1
+            node.info_total += "[INFO]" in line
             self._emit(f"[{node.label}] {line}")
         stream.close()
 

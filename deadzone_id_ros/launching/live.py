@@ -82,7 +82,7 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
     deadline: the run ends when the excitation reports, in simulated time, that its motion is over. It fails only
     when simulated time (sim_arm's ``/clock``, followed through the controller's ``/diagnostics`` stamps by
     :class:`~deadzone_id_ros.nodes.sim_time_listener.SimTimeListener`), or
-    before it starts the nodes' start-up (their output, and the CPU time of nodes still importing), makes no progress
+    before it starts the nodes' start-up (their INFO lines, the CPU time of nodes still importing), makes no progress
     for ``stall_timeout`` wall seconds, or when the excitation has not started within :data:`START_LIMIT_SIM_S` or
     not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS
     domain. If the controller stops answering (sim_arm reports lockstep stalls) or the run stalls, the attempt is
@@ -144,8 +144,9 @@ def _wait_for_motion(graph: LaunchedGraph, clock: SimTimeListener, motion_s: flo
     """Return once the excitation reports the end of its motion (``motion_s`` [s] of simulated time from its start).
 
     Progress is simulated time once it runs; before that (nodes importing, the controller not yet answering, so
-    sim_arm holds time at zero), any new output line, or CPU time used by a node that has printed nothing yet (one
-    that imports; an idle node that spins uses CPU time too, so it does not count once it has spoken).
+    sim_arm holds time at zero), a new ``[INFO]`` line (a warning repeated while waiting is no progress), or CPU time
+    used by a node that has printed nothing yet (one that imports; an idle node that spins uses CPU time too, so it
+    does not count once it has spoken).
 
     Raises:
         LaunchError: a node died.  DataError: lockstep stalls.  StallError: see :func:`live_run`.
@@ -171,8 +172,9 @@ def _wait_for_motion(graph: LaunchedGraph, clock: SimTimeListener, motion_s: flo
         if started_at is not None and now - started_at > s_to_ns(motion_s + MOTION_SLACK_S):
             raise StallError(f"the excitation did not finish its {motion_s:g} s motion within {MOTION_SLACK_S:g} s "
                              f"more of simulated time (excitation: {_describe(graph.node('excitation'))}); {where}")
-        # start-up progress: output, and the CPU time of nodes still silent (importing: torch, MuJoCo, rclpy)
-        watch.update(now if running else ("start-up", latest, sum(n.lines_total for n in graph.nodes),
+        # start-up progress: INFO lines (a warning repeated every 10 s, "no /clock yet", is none), and the CPU time of
+        # nodes still silent (importing: torch, MuJoCo, rclpy)
+        watch.update(now if running else ("start-up", latest, sum(n.info_total for n in graph.nodes),
                                           sum(cpu_ticks(n.process.pid) for n in graph.nodes if not n.lines_total)))
         if watch.stalled():
             raise StallError(_stall_message(graph, latest, watch, log))

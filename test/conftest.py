@@ -31,12 +31,38 @@ def _fastdds_files() -> set[str]:
     return set(glob.glob("/dev/shm/fastdds_*")) | set(glob.glob("/dev/shm/sem.fastdds_*"))
 
 
+def held_fastdds_files() -> set[str]:
+    """/dev/shm/fastdds_* (and sem.fastdds_*) files that some live process holds open or mapped, with each
+    segment's ``_el`` lock file."""
+    held: set[str] = set()
+    for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if "/dev/shm/" in target and "fastdds_" in target:
+            held.add(target)
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        try:
+            text = Path(maps).read_text()
+        except OSError:
+            continue
+        held.update(line.split()[-1] for line in text.splitlines() if "/dev/shm/" in line and "fastdds_" in line)
+    return held | {f"{h}_el" for h in held}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _cleanup_fastdds_shm():
-    """Remove the /dev/shm/fastdds_* files that processes of this run left behind (killed processes leave them)."""
+    """Remove the /dev/shm/fastdds_* files that processes of this run left behind (killed processes leave them).
+
+    Only files no live process holds: a file that appeared during this session may belong to another test run
+    working in parallel (another checkout, another user), and deleting a segment or port file under a running
+    participant cuts every participant that starts later off from it (measured: nodes of parallel runs stopped
+    receiving /joint_states and /clock).
+    """
     before = _fastdds_files()
     yield
-    for path in _fastdds_files() - before:
+    for path in _fastdds_files() - before - held_fastdds_files():
         try:
             os.remove(path)
         except OSError:

@@ -10,7 +10,7 @@ from conftest import REPO, executable, wait_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from deadzone_id_ros.stamps import stamp_to_s
+from deadzone_id_ros.stamps import stamp_to_ns, stamp_to_s
 
 pytestmark = pytest.mark.integration
 
@@ -54,8 +54,9 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     # with several), never faster than real time. The rate a loaded machine keeps is measured by bench/bench_sim.py.
     probe.msgs.clear()
     probe.spin_for_counts(lambda: (len(probe.msgs),), (1000,), log=lambda: processes.log(proc))
-    stamps = np.array([stamp_to_s(m.header.stamp) for _, m in probe.msgs])
-    steps = np.diff(stamps) / 1e-3
+    stamps_ns = np.array([stamp_to_ns(m.header.stamp) for _, m in probe.msgs], dtype=np.int64)
+    stamps = (stamps_ns - stamps_ns[0]) * 1e-9
+    steps = np.diff(stamps_ns) / 1e6  # [physics steps of 1 ms], exact in integer nanoseconds
     assert np.all(steps >= 1 - 1e-6) and np.allclose(steps, np.round(steps), atol=1e-3), steps[:20]
     assert steps.min() == pytest.approx(1.0)  # at 1 kHz: a tick on time steps once (at 500 Hz: never below 2)
     wall = np.array([t for t, _ in probe.msgs])

@@ -112,12 +112,15 @@ def test_watchdog_reports_hold_then_zero_when_joint_states_stop(processes, probe
     # wait for the event, not for a wall-clock window (the hold and the steady-clock timeout are the watchdog's own
     # wall-time semantics; how late its timer fires on a loaded machine is not this test's subject): the bound only
     # ends a hung test
+    def watchdog_states() -> list[str]:
+        return [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
+
     assert wait_until(lambda: (probe.spin(0.05), "watchdog: hold -> zero" in processes.log(ctl)
-                               and bool(probe.commands) and probe.commands[-1] == [0.0, 0.0, 0.0])[1], 60.0), \
-        processes.log(ctl)
+                               and bool(probe.commands) and probe.commands[-1] == [0.0, 0.0, 0.0]
+                               and watchdog_states()[-1:] == ["zero"])[1], 60.0), processes.log(ctl)
     log = processes.log(ctl)
     assert log.index("watchdog: running -> hold") < log.index("watchdog: hold -> zero"), log
-    states = [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
+    states = watchdog_states()
     seen = [v for k, v in enumerate(states) if k == 0 or v != states[k - 1]]
     assert seen[-1] == "zero" and seen.index("running") < len(seen) - 1, seen  # running ... then zero, in order
     # order of the commands after the simulator stopped: holding ones (gravity on the shoulder) first, then zeros

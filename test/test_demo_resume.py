@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from deadzone_id_ros.experiments.demo import STATE_FILE, DemoConfig, Stage, run_demo
+from deadzone_id_ros.experiments.demo import STATE_FILE, DemoConfig, DemoInterrupted, Stage, run_demo
 from deadzone_id_ros.outputs import INCOMPLETE, OutputError, incomplete, output_lock
 
 pytestmark = pytest.mark.integration
@@ -132,7 +132,7 @@ def test_a_failed_stage_keeps_the_folder_and_a_new_run_into_it_is_refused(tmp_pa
         raise RuntimeError("the simulator diverged")
 
     stages = (Stage("one", lambda c: "one", lambda ctx: {"n": 1}), Stage("two", lambda c: "two", broken))
-    with pytest.raises(OutputError, match=r"stage 'two' failed: RuntimeError: the simulator diverged\. Kept"):
+    with pytest.raises(DemoInterrupted, match=r"stage 'two' failed: RuntimeError: the simulator diverged\. Kept"):
         run_demo(out, DemoConfig.quick_run(), stages=stages, log=lambda line: None)
     marker = incomplete(out)
     assert marker is not None and marker["stage"] == "two" and marker["logs"] == ["logs/broken.log"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import DeadzoneIdError
 from ..outputs import INCOMPLETE, OutputError, incomplete, mark_incomplete, output_dir, output_lock
 from .demo_stages import DEMO_STAGES, DemoConfig, Stage, StageContext
 
@@ -30,7 +31,7 @@ __all__ = ["DEMO_STAGES", "STATE_FILE", "DemoConfig", "DemoInterrupted", "Stage"
 STATE_FILE = "demo_state.json"
 
 
-class DemoInterrupted(OutputError):
+class DemoInterrupted(DeadzoneIdError):
     """A demo stage failed or was interrupted; the output folder was kept, marked incomplete.
 
     Attributes:

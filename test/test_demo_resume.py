@@ -69,12 +69,17 @@ def _alive(pid: int) -> bool:
 def test_sigint_mid_stage_keeps_the_folder_marked_and_resume_finishes_it(tmp_path):
     out = tmp_path / "demo"
     proc = _demo(tmp_path, out, "new")
-    live_log = out / "logs" / "live_recording.log"
+    def running_log() -> Path | None:  # the live attempt whose excitation runs (a retry has its own log)
+        for log in sorted((out / "logs").glob("live_recording*.log")) if (out / "logs").is_dir() else ():
+            if "excitation: seed" in log.read_text():
+                return log
+        return None
+
     try:
         # the middle of the live stage: its nodes are up and the excitation runs in simulated time (an event, no
         # count in a window: the bound only ends a hung test)
         deadline = time.monotonic() + 600
-        while not (live_log.exists() and "excitation: seed" in live_log.read_text()):
+        while (live_log := running_log()) is None:
             assert proc.poll() is None, (tmp_path / "demo_new.out").read_text()
             assert time.monotonic() < deadline, "the live stage never started"
             time.sleep(0.2)
@@ -86,7 +91,7 @@ def test_sigint_mid_stage_keeps_the_folder_marked_and_resume_finishes_it(tmp_pat
     printed = (tmp_path / "demo_new.out").read_text()
     marker = incomplete(out)
     assert marker is not None and marker["stage"] == "live" and "interrupted" in marker["reason"], printed
-    assert "logs/live_recording.log" in marker["logs"] and marker["resume"] == f"deadzone-id demo --resume {out}"
+    assert str(live_log.relative_to(out)) in marker["logs"] and marker["resume"] == f"deadzone-id demo --resume {out}"
     for name in marker["logs"]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     assert f"Kept {out}" in printed and f"deadzone-id demo --resume {out}" in printed
@@ -109,7 +114,7 @@ def test_sigint_mid_stage_keeps_the_folder_marked_and_resume_finishes_it(tmp_pat
     assert sim_bag.stat().st_mtime_ns == sim_mtime  # the finished stage was not run again
     summary = json.loads((out / "summary.json").read_text())
     assert summary["live_states"] > 1000, summary  # 2 s of 1 kHz states in simulated time, recorded
-    kept = out / ".partial" / "live-1" / "logs" / "live_recording.log"
+    kept = out / ".partial" / "live-1" / live_log.relative_to(out)
     assert kept.is_file() and "excitation: seed" in kept.read_text()  # the interrupted attempt's log is kept
 
 

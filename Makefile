@@ -1,7 +1,8 @@
 # deadzone_id_ros: two commands for a newcomer.
 #   make demo   create .venv, install everything pinned, run the main job on the simulated arm
 #   make test   same install, then make lint and the whole test suite
-# Other targets: make install, make install-robots, make demo-real, make bench, make clean. See README.md.
+# Other targets: make install, make install-robots, make demo-real, make bench, make clean, make test-under-load,
+# make demo-quick-under-load (the same under 4 busy processes). See README.md.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -16,7 +17,7 @@ ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
 RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
            PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
 
-.PHONY: install install-robots lint test demo demo-quick demo-real bench clean
+.PHONY: install install-robots lint test test-under-load demo demo-quick demo-quick-under-load demo-real bench clean
 
 $(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +44,22 @@ lint: $(STAMP)
 
 test: lint install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test
+
+# The suite and the quick demo while LOAD_PROCS busy processes (default 4, pure Python spin loops) compete for the
+# CPUs, as on a shared lab PC. The busy processes run niced at 0 like the tests, are bounded by LOAD_SECONDS (default
+# 1 h) and are killed when the target ends, fails or is interrupted (trap on EXIT).
+LOAD_PROCS ?= 4
+LOAD_SECONDS ?= 3600
+UNDER_LOAD = pids=(); trap 'kill $${pids[@]} 2>/dev/null; wait $${pids[@]} 2>/dev/null' EXIT; \
+	for i in $$(seq $(LOAD_PROCS)); do \
+	  timeout $(LOAD_SECONDS) $(PYTHON) -c 'while True: pass' & pids+=($$!); \
+	done; echo "$(LOAD_PROCS) busy processes running (pids $${pids[*]})";
+
+test-under-load: lint install $(ROBOTS_STAMP)
+	$(UNDER_LOAD) $(MAKE) --no-print-directory test
+
+demo-quick-under-load: install
+	$(UNDER_LOAD) $(MAKE) --no-print-directory demo-quick
 
 demo: install
 	$(RUN_ENV) $(VENV)/bin/deadzone-id demo --out $(OUT)/demo

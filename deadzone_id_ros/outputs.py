@@ -13,15 +13,23 @@ Rules (:func:`output_dir`):
   output is moved aside to a hidden sibling first and the command writes at the final path; on failure the partial
   output is removed and the old one put back.
 
+- ``keep_on_failure=True`` (the demo) never deletes what a run wrote: a failed or interrupted run leaves its partial
+  output at ``path`` (the caller marks it with :func:`mark_incomplete`, naming the stage, the reason and the logs) and
+  an earlier output it would have replaced is kept beside it as ``NAME.previous``;
+- :func:`output_lock` (an ``fcntl.flock`` on the sibling ``.NAME.lock``, which holds the PID of its owner) lets one
+  run at a time write a directory; a second is refused with the PID of the first.
+
 Single files (``export --out FILE``) use :func:`output_file`: an existing file is replaced only with ``--force``, a
 directory is refused, and the file appears only complete (written to a sibling, then renamed).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,9 +39,12 @@ from pathlib import Path
 from . import __version__
 from .errors import DeadzoneIdError
 
-__all__ = ["MARKER", "OutputError", "check_output_dir", "output_dir", "output_file", "owner"]
+__all__ = ["INCOMPLETE", "MARKER", "OutputError", "check_output_dir", "incomplete", "mark_incomplete", "output_dir",
+           "output_file", "output_lock", "owner"]
 
 MARKER = ".deadzone-id-output.json"
+#: Marker file of an output whose run failed or was interrupted (JSON: stage, reason, logs, how to resume).
+INCOMPLETE = "INCOMPLETE.json"
 
 
 class OutputError(DeadzoneIdError):
@@ -81,6 +92,11 @@ def check_output_dir(path: str | Path, command: str, *, force: bool = False) -> 
     if not any(p.iterdir()):
         return True
     found = owner(p)
+    left = incomplete(p)
+    if left is not None and not force:
+        raise OutputError(f"--out {p}: holds an incomplete run of `deadzone-id {found}` (stage {left.get('stage')!r}: "
+                          f"{left.get('reason')}); continue it with `{left.get('resume')}`, or pass --force to "
+                          "start over")
     if found == command or force:
         return True
     what = f"the output of `deadzone-id {found}`" if found else "not the output of a deadzone-id command"
@@ -98,6 +114,15 @@ def _sibling(path: Path, tag: str) -> Path:
     return path.parent / f".{path.name}.{tag}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def _free_name(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``, ... whichever does not exist yet."""
+    k, candidate = 1, path
+    while candidate.exists() or candidate.is_symlink():
+        k += 1
+        candidate = path.with_name(f"{path.name}-{k}")
+    return candidate
+
+
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
@@ -105,8 +130,59 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def incomplete(path: str | Path) -> dict | None:
+    """The :data:`INCOMPLETE` marker of ``path`` as a dict, or None (none there, or unreadable)."""
+    try:
+        doc = json.loads((Path(path) / INCOMPLETE).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def mark_incomplete(path: str | Path, stage: str, reason: str, logs: list[str], resume: str) -> Path:
+    """Write ``path``/:data:`INCOMPLETE`: the stage that failed or was interrupted, why, the logs the run wrote
+    (paths relative to ``path``) and the command that continues it; returns the marker's path."""
+    marker = Path(path) / INCOMPLETE
+    doc = {"stage": stage, "reason": reason, "logs": logs, "resume": resume, "pid": os.getpid(),
+           "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    marker.write_text(json.dumps(doc, indent=2) + "\n")
+    return marker
+
+
 @contextmanager
-def output_dir(path: str | Path, command: str, *, force: bool = False, in_place: bool = False) -> Iterator[Path]:
+def output_lock(path: str | Path) -> Iterator[Path]:
+    """Hold an exclusive ``fcntl.flock`` on ``path``'s sibling ``.NAME.lock`` (created if missing; it holds this
+    process's PID and command line) for the block; yields the lock file. The kernel releases the lock when the
+    process ends, however it ends, so a stale lock file never blocks a later run.
+
+    Raises:
+        OutputError: another process holds the lock (names its PID and command line from the lock file).
+    """
+    final = Path(path).absolute()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    lock = final.parent / f".{final.name}.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "(unknown)"
+        os.close(fd)
+        pid = holder.split()[0]
+        raise OutputError(f"--out {path}: in use by process {pid} (`{holder}` holds {lock}); wait for it to end or "
+                          f"stop it (kill {pid}), or choose another directory") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv)}\n".encode(), 0)
+        yield lock
+    finally:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+@contextmanager
+def output_dir(path: str | Path, command: str, *, force: bool = False, in_place: bool = False,
+               keep_on_failure: bool = False) -> Iterator[Path]:
     """Context manager giving the directory ``command`` writes into; the output appears at ``path`` on success only.
 
     Args:
@@ -114,6 +190,8 @@ def output_dir(path: str | Path, command: str, *, force: bool = False, in_place:
         command: the command's name, written into the marker file (e.g. ``"train"``).
         force: replace a non-empty directory that is not this command's output (``--force``).
         in_place: write at ``path`` itself (the old output is kept aside until the command succeeds).
+        keep_on_failure: with ``in_place``: on failure keep what was written at ``path`` and the old output as
+            ``NAME.previous`` (a free name: ``NAME.previous-2``, ...), instead of restoring the old one.
 
     Yields:
         the directory to write into (a temporary sibling of ``path``, or ``path`` with ``in_place``), created and
@@ -137,6 +215,10 @@ def output_dir(path: str | Path, command: str, *, force: bool = False, in_place:
         _write_marker(work, command)
         yield work
     except BaseException:
+        if keep_on_failure and in_place:
+            if old is not None:
+                old.rename(_free_name(final.parent / f"{final.name}.previous"))
+            raise
         _remove(work)
         if in_place and old is not None:
             old.rename(final)

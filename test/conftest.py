@@ -31,12 +31,38 @@ def _fastdds_files() -> set[str]:
     return set(glob.glob("/dev/shm/fastdds_*")) | set(glob.glob("/dev/shm/sem.fastdds_*"))
 
 
+def held_fastdds_files() -> set[str]:
+    """/dev/shm/fastdds_* (and sem.fastdds_*) files that some live process holds open or mapped, with each
+    segment's ``_el`` lock file."""
+    held: set[str] = set()
+    for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if "/dev/shm/" in target and "fastdds_" in target:
+            held.add(target)
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        try:
+            text = Path(maps).read_text()
+        except OSError:
+            continue
+        held.update(line.split()[-1] for line in text.splitlines() if "/dev/shm/" in line and "fastdds_" in line)
+    return held | {f"{h}_el" for h in held}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _cleanup_fastdds_shm():
-    """Remove the /dev/shm/fastdds_* files that processes of this run left behind (killed processes leave them)."""
+    """Remove the /dev/shm/fastdds_* files that processes of this run left behind (killed processes leave them).
+
+    Only files no live process holds: a file that appeared during this session may belong to another test run
+    working in parallel (another checkout, another user), and deleting a segment or port file under a running
+    participant cuts every participant that starts later off from it (measured: nodes of parallel runs stopped
+    receiving /joint_states and /clock).
+    """
     before = _fastdds_files()
     yield
-    for path in _fastdds_files() - before:
+    for path in _fastdds_files() - before - held_fastdds_files():
         try:
             os.remove(path)
         except OSError:
@@ -93,6 +119,24 @@ def processes(tmp_path):
     group = ProcessGroup(tmp_path)
     yield group
     group.stop_all()
+
+
+#: Wall seconds without any progress after which a progress-based wait in a test fails [s].
+STALL_TIMEOUT = 30.0
+
+
+def wait_for_progress(done: Callable[[], bool], progress: Callable[[], Any], stall_timeout: float = STALL_TIMEOUT,
+                      period: float = 0.05, log: Callable[[], str] = lambda: "") -> None:
+    """Poll until ``done()``; fail the test (with ``log()``) only when ``progress()`` (simulated time, a count) has
+    not changed for ``stall_timeout`` wall seconds. No wall-clock deadline: a slow machine only takes longer."""
+    last, changed = progress(), time.monotonic()
+    while not done():
+        time.sleep(period)
+        now = progress()
+        if now != last:
+            last, changed = now, time.monotonic()
+        elif time.monotonic() - changed > stall_timeout:
+            raise AssertionError(f"no progress for {stall_timeout:g} s (stuck at {now!r})\n{log()}")
 
 
 def wait_until(predicate, timeout: float, period: float = 0.05) -> bool:
@@ -177,6 +221,24 @@ class RosProbe:
                 return future.result()
             client.remove_pending_request(future)
         raise AssertionError(f"{service} did not answer {attempts} request(s) in {timeout:g} s\n{log()}")
+
+    def spin_for_counts(self, counts: Callable[[], tuple[int, ...]], targets: tuple[int, ...],
+                        stall_timeout: float = STALL_TIMEOUT, log: Callable[[], str] = lambda: "") -> tuple[int, ...]:
+        """Spin until every ``counts()`` entry reaches its ``targets`` entry; returns the counts.
+
+        No wall-clock window: a slow machine only takes longer. Fails the test (naming the counts and ``log()``)
+        only when no count has grown for ``stall_timeout`` wall seconds, i.e. the flow stopped.
+        """
+        last, changed = counts(), time.monotonic()
+        while any(c < t for c, t in zip(last, targets)):
+            self.executor.spin_once(timeout_sec=0.01)
+            now = counts()
+            if now != last:
+                last, changed = now, time.monotonic()
+            elif time.monotonic() - changed > stall_timeout:
+                raise AssertionError(f"counts {now} stopped growing for {stall_timeout:g} s short of {targets}\n"
+                                     f"{log()}")
+        return last
 
     def close(self) -> None:
         """Destroy the node and shut its context down."""

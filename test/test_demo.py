@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deadzone_id_ros.cli.demo import DemoConfig
 from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.types import Recording
 from deadzone_id_ros.errors import DataError
+from deadzone_id_ros.experiments.demo import DemoConfig
 from deadzone_id_ros.launching.live import closed_loop_metrics
 from deadzone_id_ros.stamps import ns_to_s
 

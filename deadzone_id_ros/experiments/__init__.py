@@ -7,7 +7,8 @@
   controllers and the in-process runs :mod:`.closed_loop_sim`; results :mod:`.closed_loop_results`; report
   :mod:`.closed_loop_report`);
 - ``soak``: the controller against the simulated arm under random events, every command checked (:mod:`.soak`);
-- ``demo``: the demo's results and report.md (:mod:`.demo_results`, :mod:`.demo_report`).
+- ``demo``: the demo's stages, resumable, with an output lock (:mod:`.demo`, :mod:`.demo_stages`); its results
+  and report.md (:mod:`.demo_results`, :mod:`.demo_report`).
 
 The names below are imported on first use (PEP 562), so that ``deadzone-id --help`` does not load torch.
 """

@@ -4,7 +4,8 @@ What ``ros2 launch`` does for the project's launch files, without launch/launch_
 process (own session, so a terminal's Ctrl-C reaches the children only through the launcher, in order), its
 stdout/stderr lines are prefixed with ``[label]``, and shutdown sends SIGINT to the nodes in reverse start order,
 waits up to a timeout for each, then escalates to SIGTERM and SIGKILL (launch's ExecuteProcess does the same,
-``sigterm_timeout``/``sigkill_timeout``).
+``sigterm_timeout``/``sigkill_timeout``); each SIGINT and SIGTERM is followed by SIGCONT, so that a node stopped
+with SIGSTOP (a debugger, ^Z) handles it instead of waiting for SIGKILL.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class NodeProcess:
         lines: the last output lines (stdout and stderr merged), without the prefix.
         stop_requested: the launcher asked it to stop (an exit after this is expected).
         killed: it had to be killed (SIGKILL) during shutdown.
+        lines_total: how many output lines it printed so far (``lines`` keeps only the last ones).
+        info_total: how many of them are ``[INFO]`` log lines (start-up progress; a repeated warning is none).
     """
 
     spec: NodeSpec
@@ -97,6 +100,8 @@ class NodeProcess:
     stop_requested: bool = False
     killed: bool = False
     reader: threading.Thread | None = None
+    lines_total: int = 0
+    info_total: int = 0
 
     @property
     def returncode(self) -> int | None:
@@ -217,6 +222,8 @@ class LaunchedGraph:
         for raw in stream:
             line = raw.rstrip("\n")
             node.lines.append(line)
+            node.lines_total += 1
+            node.info_total += "[INFO]" in line
             self._emit(f"[{node.label}] {line}")
         stream.close()
 
@@ -319,6 +326,8 @@ class LaunchedGraph:
                     node.killed = True
                 try:
                     os.killpg(proc.pid, sig)  # the node's own session: it and nothing else
+                    if sig != signal.SIGKILL:
+                        os.killpg(proc.pid, signal.SIGCONT)  # a stopped node (SIGSTOP, ^Z) must run to handle it
                 except ProcessLookupError:
                     break
                 try:

@@ -49,12 +49,6 @@ def _open_shm_files() -> set[str]:
     return held | {f"{h}_el" for h in held}
 
 
-def arrival_rate(probe, topic: str, since: float) -> float:
-    """Messages per second on ``topic`` that arrived at the probe after ``since`` (time.monotonic()) [Hz]."""
-    t = [a for a, _ in probe.messages[topic] if a >= since]
-    return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 2 else 0.0
-
-
 def declared_parameters(probe, node_name: str) -> set[str]:
     """Names of the parameters ``/node_name`` declares (its list_parameters service)."""
     from rcl_interfaces.srv import ListParameters
@@ -141,18 +135,20 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert_parameters_declared(graphs[2], probe)
         trigger(probe, "/recorder/start")
         t_start = time.monotonic()
-        probe.spin(3.0)
-        trigger(probe, "/recorder/stop")
+        # Wall-time run: rates and loop health depend on the machine (the real-time figures are measured by
+        # bench/bench_controller.py and bench/bench_sim.py). Here: the data flows, counted, not timed: 1000 states
+        # and 1000 commands more after the start (a stall of the flow fails), whatever share of the rate a loaded
+        # machine keeps.
+        js_n0, cmd_n0 = len(probe.messages["/joint_states"]), len(probe.messages["/effort_controller/commands"])
+        probe.spin_for_counts(lambda: (len(probe.messages["/joint_states"]) - js_n0,
+                                       len(probe.messages["/effort_controller/commands"]) - cmd_n0), (1000, 1000),
+                              log=lambda: "\n".join(g.output(n.label) for g in graphs for n in g.nodes))
         t_stop = time.monotonic()
+        trigger(probe, "/recorder/stop")
         for g in graphs:
             g.raise_if_died()
         js = [m for a, m in probe.messages["/joint_states"]]
         assert list(js[-1].name) == ["joint1", "joint2", "joint3"]
-        # Wall-time run: rates and loop health depend on the machine; the real-time figures are measured by
-        # bench/bench_controller.py and bench/bench_sim.py. Here: the data flows at a good share of the rate, and the
-        # controller reports itself healthy (it says WARN with a count while ticks are late).
-        assert arrival_rate(probe, "/joint_states", t_start) > 0.5 * rate
-        assert arrival_rate(probe, "/effort_controller/commands", t_start) > 0.5 * rate
         statuses = [s for _, m in probe.messages["/diagnostics"] for s in m.status if "control loop" in s.name]
         assert statuses, "no /diagnostics from the controller"
         # Healthy: the watchdog says running, nothing is an error, and a warning (if any) is only about late ticks
@@ -165,6 +161,10 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
             [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
         probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                  for _, m in probe.messages["/joint_states"]], dtype=np.int64)
+        # the states the probe received while the recorder was surely recording (after start answered, before
+        # stop was called)
+        between = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+                            for a, m in probe.messages["/joint_states"] if t_start <= a <= t_stop], dtype=np.int64)
     finally:
         stop_cleanly(graphs, before)
     bags = sorted((tmp_path / "rec").glob("*/metadata.yaml"))
@@ -174,7 +174,9 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     # depends on the service round trips), and it covered most of the time between start and stop.
     span = (probe_stamps >= rec.state_t_ns[0]) & (probe_stamps <= rec.state_t_ns[-1])
     assert len(rec.state_t_ns) >= 0.99 * span.sum(), (len(rec.state_t_ns), int(span.sum()))
-    assert (rec.state_t_ns[-1] - rec.state_t_ns[0]) * 1e-9 > 0.5 * (t_stop - t_start)
+    # and it recorded the states of the whole time it was on (counted, not timed: >= 1000 of them)
+    assert len(between) >= 1000 and np.isin(between, rec.state_t_ns).mean() >= 0.99, \
+        (len(between), float(np.isin(between, rec.state_t_ns).mean()))
     assert rec.command is not None and len(rec.command) > 0.7 * len(rec.state_t_ns)
     assert abs(rec.state_t_ns[0] * 1e-9 - time.time()) < 120  # wall-clock stamps in a wall-time run
 
@@ -208,12 +210,17 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
         graph.raise_if_died()
         assert_parameters_declared(graph, probe)
         t0 = time.monotonic()
-        probe.spin(3.0)
+        n0 = len(probe.messages["/joint_states"])
+        # 1000 states more, counted in simulated time's own ticks (a stall of simulated time fails, a slow machine
+        # only takes longer)
+        probe.spin_for_counts(lambda: (len(probe.messages["/joint_states"]) - n0,), (1000,),
+                              log=lambda: "\n".join(graph.output(n.label) for n in graph.nodes))
+        t1 = time.monotonic()
         graph.raise_if_died()
         # Lockstep: every state is answered by one command before time moves on, however busy the machine is.
-        n_states = sum(1 for a, _ in probe.messages["/joint_states"] if a >= t0)
-        n_commands = sum(1 for a, _ in probe.messages["/effort_controller/commands"] if a >= t0)
-        assert n_states > 300, f"only {n_states} /joint_states in 3 s"
+        n_states = sum(1 for a, _ in probe.messages["/joint_states"] if t0 <= a <= t1)
+        n_commands = sum(1 for a, _ in probe.messages["/effort_controller/commands"] if t0 <= a <= t1)
+        assert n_states >= 1000
         assert abs(n_commands - n_states) <= 0.02 * n_states + 5, (n_commands, n_states)
         clock = np.array([m.clock.sec + m.clock.nanosec * 1e-9 for _, m in probe.messages["/clock"]])
         stamps = np.array(
@@ -250,7 +257,7 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     assert zero <= 10 * (t_first_stamped - t_launch) + 1, (zero, t_first_stamped - t_launch)
     assert episode["messages_skipped"] == ({"/joint_states: zero header stamp": zero} if zero else {}), episode
     assert rec.reference_t_ns is not None and len(rec.reference_t_ns) > 0
-    assert len(rec.state_t_ns) > 300  # lockstep: how far simulated time got in 3 s depends on the machine
+    assert len(rec.state_t_ns) >= 1000  # the recorder has the 1000 simulated ticks the probe counted
 
 
 def test_replay_launch_plays_a_simulated_bag_over_dds(tmp_path):

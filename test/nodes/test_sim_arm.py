@@ -10,7 +10,7 @@ from conftest import REPO, executable, wait_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from deadzone_id_ros.stamps import stamp_to_s
+from deadzone_id_ros.stamps import stamp_to_ns, stamp_to_s
 
 pytestmark = pytest.mark.integration
 
@@ -49,14 +49,18 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     assert list(first.effort) == [0.0, 0.0, 0.0]
     np.testing.assert_allclose(first.position, [0.0, 0.3, 0.6], atol=1e-4)
 
-    # Rate: over one second of reception, header stamps advance 1 ms per message (1 kHz).
+    # 1000 messages, counted (a stall of the flow fails, a loaded machine only takes longer): header stamps advance
+    # by whole 1 ms physics steps (one step per message at 1 kHz when the machine keeps up; a late tick catches up
+    # with several), never faster than real time. The rate a loaded machine keeps is measured by bench/bench_sim.py.
     probe.msgs.clear()
-    probe.spin(1.0)
-    stamps = np.array([stamp_to_s(m.header.stamp) for _, m in probe.msgs])
-    assert len(stamps) > 300, f"only {len(stamps)} /joint_states messages in 1 s"
-    assert np.median(np.diff(stamps)) == pytest.approx(1e-3, abs=1e-5)
+    probe.spin_for_counts(lambda: (len(probe.msgs),), (1000,), log=lambda: processes.log(proc))
+    stamps_ns = np.array([stamp_to_ns(m.header.stamp) for _, m in probe.msgs], dtype=np.int64)
+    stamps = (stamps_ns - stamps_ns[0]) * 1e-9
+    steps = np.diff(stamps_ns) / 1e6  # [physics steps of 1 ms], exact in integer nanoseconds
+    assert np.all(steps >= 1 - 1e-6) and np.allclose(steps, np.round(steps), atol=1e-3), steps[:20]
+    assert steps.min() == pytest.approx(1.0)  # at 1 kHz: a tick on time steps once (at 500 Hz: never below 2)
     wall = np.array([t for t, _ in probe.msgs])
-    assert (stamps[-1] - stamps[0]) == pytest.approx(wall[-1] - wall[0], abs=0.1)  # real time, not faster
+    assert stamps[-1] - stamps[0] <= wall[-1] - wall[0] + 0.1  # real time, not faster
 
     # 1 N·m on the waist (far above its 0.12 N·m friction; no gravity on a yaw joint): it turns positive;
     # 50 N·m on joint2 is clamped to its 10 N·m limit and reported as applied effort.

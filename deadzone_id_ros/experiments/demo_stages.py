@@ -1,0 +1,249 @@
+"""The five stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
+command a user could run by hand:
+
+1. ``simulate``: bulk data from the offline simulator (``deadzone-id simulate``, several simulated minutes, no DDS);
+2. ``live``: a live ROS 2 run through ``sim_feedforward.launch.yaml`` (sim_arm, excitation, feedforward_controller
+   with pd_dob, recorder, as separate processes over DDS, in lockstep), the path a user takes on real hardware;
+3. ``compare``: ``deadzone-id compare`` on all recordings (every method, several seeds) and an ONNX export of the
+   best learned model;
+4. ``closed_loop``: ``deadzone-id closed-loop``: pd_dob and ctc_dob with the URDF's nominal rigid body, the identified
+   rigid body, the masked, conventional and picked models on held-out references (in-process, default and weak
+   DOB), plus one short live run per controller over DDS;
+5. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
+
+Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo` records, so that a
+resumed run rebuilds what later stages need without running the stage again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Sizes of the demo's stages.
+
+    Attributes:
+        sim_seeds: excitation/noise seeds of the offline-simulated episodes (one bag each).
+        sim_duration: simulated seconds per offline episode [s].
+        live_duration: excitation length of the live recording [s].
+        live_seed: excitation seed of the live recording.
+        closed_loop_seeds: held-out reference seeds of the closed-loop comparison (in no training data).
+        closed_loop_duration: in-process closed-loop run per seed and controller [s].
+        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s].
+        weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
+        compare_seeds: training seeds per method.
+        quick: shorter training (``compare --quick``): under-trained models, said so in the report.
+
+    Raises:
+        ValueError: an empty seed list, a duration <= 0, a weak-DOB fraction outside (0, 1), or a closed-loop seed
+            that is also a training seed.
+    """
+
+    sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
+    sim_duration: float = 60.0
+    live_duration: float = 20.0
+    live_seed: int = 100
+    closed_loop_seeds: tuple[int, ...] = (999, 1000, 1001)
+    closed_loop_duration: float = 6.0
+    closed_loop_live_duration: float = 4.0
+    weak_dob_fraction: float = 0.2
+    compare_seeds: int = 3
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.sim_seeds:
+            raise ValueError("sim_seeds is empty")
+        if not self.closed_loop_seeds:
+            raise ValueError("closed_loop_seeds is empty")
+        for name in ("sim_duration", "live_duration", "closed_loop_duration", "closed_loop_live_duration"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
+        if not 0 < self.weak_dob_fraction < 1:
+            raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
+        for seed in self.closed_loop_seeds:
+            if seed in self.sim_seeds or seed == self.live_seed:
+                raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
+
+    @classmethod
+    def quick_run(cls) -> DemoConfig:
+        """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
+        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
+                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
+
+
+@dataclass
+class StageContext:
+    """What a stage sees.
+
+    Attributes:
+        out: the output folder.  cfg: the sizes.  results: stage name -> JSON result of every finished stage (this
+        run's and, on resume, the earlier run's).  log: prints a line.  stage_seconds: ``"<n>_<stage>"`` -> wall
+        time of each finished stage [s].  objects: stage name -> the typed result of a stage finished in this process
+        (the comparison's report, the closed-loop run), for the report stage; on resume the report stage reads
+        what is missing back from the files those stages wrote.
+    """
+
+    out: Path
+    cfg: DemoConfig
+    results: dict[str, Any]
+    log: Callable[[str], None] = print
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    objects: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a resumable run.
+
+    Attributes:
+        name: its key in demo_state.json and INCOMPLETE.json.  title: (config) -> the header line.
+        run: (context) -> its JSON-able result.  owns: glob patterns (relative to the output folder) of what it
+        writes, moved aside before it runs again after an interruption.
+    """
+
+    name: str
+    title: Callable[[DemoConfig], str]
+    run: Callable[[StageContext], Any]
+    owns: tuple[str, ...] = ()
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _rel(ctx: StageContext, path: Path) -> str:
+    return str(Path(path).relative_to(ctx.out))
+
+
+def simulate(ctx: StageContext) -> dict[str, Any]:
+    """Stage 1: one offline-simulated bag per seed; result ``{"bags": [...]}``."""
+    from ..sim.record import simulate_bag
+
+    bags = []
+    for seed in ctx.cfg.sim_seeds:
+        result = simulate_bag(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", progress=True)
+        ctx.log(f"wrote {result.path}: {len(result.recording.state_t_ns)} samples, {ctx.cfg.sim_duration:g} s "
+                f"simulated in {result.sim_seconds:.1f} s")
+        bags.append(_rel(ctx, result.path))
+    return {"bags": bags}
+
+
+def live(ctx: StageContext) -> dict[str, Any]:
+    """Stage 2: the live recording (lockstep, no wall-clock deadline); result ``{"bag": ...}``.
+
+    Raises:
+        DataError: the recording cannot be trained on, or the run stalled (:func:`~..launching.live.live_run`).
+    """
+    from ..data.dataset import DatasetConfig
+    from ..data.inspect import format_report, inspect_bag
+    from ..errors import DataError
+    from ..launching.live import live_run
+    from ..training.config import load_train_config
+
+    (ctx.out / "logs").mkdir(exist_ok=True)
+    bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed)},
+                   ctx.cfg.live_duration, ctx.out / "logs" / "live_recording.log")
+    ctx.log(f"recorded {bag}")
+    info = inspect_bag(bag, DatasetConfig(), load_train_config().dead_zone)
+    ctx.log(format_report(info))
+    if not info["trainable"]:
+        raise DataError(f"the live recording {bag} cannot be trained on: {info['why_not']}")
+    return {"bag": _rel(ctx, bag)}
+
+
+def compare(ctx: StageContext) -> dict[str, Any]:
+    """Stage 3: compare every method on every recording, export the best learned model to ONNX; result
+    ``{"compare_dir": "compare", "best": METHOD}`` (the report is compare/report.json).
+
+    Raises:
+        DataError: no learned model, or the ONNX export check failed.
+    """
+    from ..errors import DataError
+    from ..experiments.compare import compare_config, run_compare
+    from ..models.export import export_artifact_onnx
+    from ..training.config import load_train_config
+    from ..training.pipeline import load_inputs
+
+    bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + [ctx.out / ctx.results["live"]["bag"]]
+    compare_dir = ctx.out / "compare"
+    cfg = compare_config(load_train_config(), quick=ctx.cfg.quick, seeds=ctx.cfg.compare_seeds)
+    # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
+    report = run_compare(load_inputs(bags, simulator="yes", log=_log), compare_dir, cfg, log=_log)
+    ctx.objects["compare"] = report
+    best = report.best_learned()
+    if best is None:
+        raise DataError("compare produced no learned model to export")
+    export = export_artifact_onnx(compare_dir / "models" / best)
+    ctx.log(f"wrote {export.path}; onnxruntime vs numpy: max |diff| = {export.max_abs_diff:.2e} N*m")
+    if not export.ok:
+        raise DataError(f"ONNX export check failed: onnxruntime differs by {export.max_abs_diff:.3g} N*m")
+    ctx.log(f"best learned model: {best} -> {compare_dir / 'models' / best}")
+    return {"compare_dir": _rel(ctx, compare_dir), "best": best}
+
+
+def closed_loop(ctx: StageContext) -> dict[str, Any]:
+    """Stage 4: the closed-loop comparison; result: the summaries, live runs and settings as dicts."""
+    from .closed_loop import run_closed_loop
+    from .plots import closed_loop_plot
+
+    cfg = ctx.cfg
+    res = run_closed_loop(ctx.out / ctx.results["compare"]["compare_dir"], ctx.out, cfg.closed_loop_seeds,
+                          cfg.closed_loop_duration, cfg.weak_dob_fraction, cfg.closed_loop_live_duration,
+                          log=ctx.log)
+    if res.live:
+        closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
+    ctx.objects["closed_loop"] = res
+    return {"closed_loop_json": "closed_loop.json" if (ctx.out / "closed_loop.json").is_file() else None}
+
+
+def report(ctx: StageContext) -> dict[str, Any]:
+    """Stage 5: report.json and report.md from the recorded results of stages 1-4; result ``{"report": ...}``."""
+    from ..errors import DataError
+    from .demo_report import demo_markdown
+    from .demo_results import DemoReport
+
+    r = ctx.results
+    compare_dir = ctx.out / r["compare"]["compare_dir"]
+    cmp, closed = ctx.objects.get("compare"), ctx.objects.get("closed_loop")
+    if cmp is None or closed is None:
+        raise DataError("the report needs the comparison and the closed-loop runs of this process; they finished in "
+                        "an earlier run, whose typed results cannot be read back yet: run the demo again with --force "
+                        f"(kept: {compare_dir}, {ctx.out / 'closed_loop.json'})")
+    doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
+                     simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
+                     live_bag=str(ctx.out / r["live"]["bag"]), compare_dir=str(compare_dir), compare=cmp,
+                     best_learned=r["compare"]["best"], closed_loop=closed.summaries,
+                     closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
+                     closed_loop_settings=closed.settings, stage_seconds=ctx.stage_seconds,
+                     seconds=sum(ctx.stage_seconds.values()))
+    (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")
+    (ctx.out / "report.md").write_text(demo_markdown(doc, ctx.out))
+    ctx.log("stage times [s]: " + ", ".join(f"{k} {v:.0f}" for k, v in ctx.stage_seconds.items()))
+    ctx.log(f"Read {ctx.out / 'report.md'} (plots in {ctx.out / 'plots'} and {compare_dir / 'plots'}).")
+    return {"report": "report.md"}
+
+
+DEMO_STAGES: tuple[Stage, ...] = (
+    Stage("simulate", lambda c: f"offline simulation: {len(c.sim_seeds)} episodes x {c.sim_duration:g} s "
+          "(deadzone-id simulate)", simulate, ("data/sim_seed*",)),
+    Stage("live", lambda c: f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {c.live_duration:g} s "
+          "excitation (sim_arm, excitation, feedforward_controller, recorder as processes over DDS; simulated time, "
+          "lockstep)", live, ("data/live*", "logs/live_recording*.log")),
+    Stage("compare", lambda c: "compare every method on all recordings (deadzone-id compare)", compare,
+          ("compare",)),
+    Stage("closed_loop", lambda c: f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s "
+          "in-process, default and weak DOB, one live run of "
+          f"{c.closed_loop_live_duration:g} s per controller over DDS (deadzone-id closed-loop)", closed_loop,
+          ("closed_loop", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
+    Stage("report", lambda c: "report", report, ("report.json", "report.md")),
+)

@@ -22,7 +22,7 @@ from ..stamps import increasing_rows, ns_to_s, s_to_ns
 from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, domain_processes, process_state
 
 if TYPE_CHECKING:
-    from ..nodes.sim_time_listener import SimTimeListener
+    from .sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph, NodeProcess
 
 __all__ = ["LOCKSTEP_STALL", "MOTION_SLACK_S", "START_LIMIT_SIM_S", "StallError", "TrackingMetrics",
@@ -81,7 +81,7 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
     not depend on how busy the machine is; wall time is at least the simulated time, and there is no wall-clock
     deadline: the run ends when the excitation reports, in simulated time, that its motion is over. It fails only
     when simulated time (sim_arm's ``/clock``, followed through the controller's ``/diagnostics`` stamps by
-    :class:`~deadzone_id_ros.nodes.sim_time_listener.SimTimeListener`), or
+    :class:`~deadzone_id_ros.launching.sim_time_listener.SimTimeListener`), or
     before it starts the nodes' start-up (their INFO lines, the CPU time of nodes still importing), makes no progress
     for ``stall_timeout`` wall seconds, or when the excitation has not started within :data:`START_LIMIT_SIM_S` or
     not finished within its length plus :data:`MOTION_SLACK_S` of simulated time. Each attempt runs in its own ROS
@@ -111,7 +111,7 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
 
 
 def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Path, stall_timeout: float) -> Path:
-    from ..nodes.sim_time_listener import SimTimeListener
+    from .sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ A lockstep run takes as long as the machine needs: on a busy or slow machine eac
 wall time, and that is not an error. What is an error is no progress at all. :class:`ProgressWatch` keeps the wall
 time of the last change of a progress key (simulated time, or before simulated time starts, the count of output
 lines and CPU time of the starting processes) and says when it has not changed for ``stall_timeout`` seconds.
-(Core, no rclpy: the simulated time comes from :class:`deadzone_id_ros.nodes.sim_time_listener.SimTimeListener` or
+(Core, no rclpy: the simulated time comes from :class:`deadzone_id_ros.launching.sim_time_listener.SimTimeListener` or
 stamps the caller observes.)
 """
 

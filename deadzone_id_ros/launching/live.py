@@ -22,8 +22,8 @@ from ..stamps import increasing_rows, ns_to_s, s_to_ns
 from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, domain_processes, process_state
 
 if TYPE_CHECKING:
-    from .sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph, NodeProcess
+    from .sim_time_listener import SimTimeListener
 
 __all__ = ["LOCKSTEP_STALL", "MOTION_SLACK_S", "START_LIMIT_SIM_S", "StallError", "TrackingMetrics",
            "closed_loop_metrics", "domains_in_use", "live_run", "next_domain_id"]
@@ -111,8 +111,8 @@ def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, att
 
 
 def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Path, stall_timeout: float) -> Path:
-    from .sim_time_listener import SimTimeListener
     from .graph import LaunchedGraph
+    from .sim_time_listener import SimTimeListener
 
     out_dir.mkdir(parents=True, exist_ok=True)
     # The excitation logs "motion finished" once its clock (simulated time, driven by the lockstep simulator) passes

@@ -70,7 +70,7 @@ def test_graph_prefixes_output_and_stops_in_reverse_order(fake_env):
     launch, stops = fake_env
     lines: list[str] = []
     with LaunchedGraph(launch, {"n": "5"}, sink=lines.append) as graph:
-        assert wait_until(lambda: all("second line" in graph.output(x) for x in ("first", "second", "third")), 10)
+        assert wait_until(lambda: all("second line" in graph.output(x) for x in ("first", "second", "third")), 90.0)
         assert graph.output("first").splitlines()[0] == "args --ros-args -r __node:=first -p k:=5"
         assert "-r /a:=/b" in graph.output("second")
         assert graph.died() == []
@@ -85,7 +85,7 @@ def test_stubborn_node_is_killed_after_the_timeouts(fake_env, monkeypatch):
     launch, _ = fake_env
     monkeypatch.setenv("FAKE_MODE_second", "stubborn")
     graph = LaunchedGraph(launch, sink=None).start()
-    assert wait_until(lambda: all("second line" in graph.output(x) for x in ("first", "second", "third")), 10)
+    assert wait_until(lambda: all("second line" in graph.output(x) for x in ("first", "second", "third")), 90.0)
     time.sleep(0.3)  # the fake nodes install their signal handlers after printing
     t0 = time.monotonic()
     status = graph.shutdown(timeout=0.3, sigterm_timeout=0.3)

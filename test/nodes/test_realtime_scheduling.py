@@ -97,7 +97,7 @@ def test_a_priority_outside_1_to_99_is_refused_at_start(processes, exe):
 def test_sim_arm_runs_sched_fifo_when_asked(processes):
     sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", SIM_PARAMS,
                            "-p", f"thread_priority:={PRIORITY}"], "sim_rt")
-    assert wait_until(lambda: "scheduling: SCHED_FIFO" in processes.log(sim), 30.0), processes.log(sim)
+    assert wait_until(lambda: "scheduling: SCHED_FIFO" in processes.log(sim), 90.0), processes.log(sim)
     assert os.sched_getscheduler(sim.pid) == os.SCHED_FIFO
     assert os.sched_getparam(sim.pid).sched_priority == PRIORITY
     assert processes.stop(sim) == 0

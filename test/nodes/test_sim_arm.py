@@ -39,7 +39,7 @@ def test_sim_arm_publishes_joint_states_and_follows_effort_commands(processes, p
     proc = processes.start(
         [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml")], "sim_arm"
     )
-    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 90.0), processes.log(proc)
 
     # Motors off at start: no command yet, so the applied torque is zero, and the brakes hold the initial position
     # against gravity (config/sim_arm.yaml: initial_position [0.0, 0.3, 0.6]) however long the controller takes.
@@ -117,7 +117,7 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
     proc = processes.start(
         [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
          "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=30.0"], "sim_arm_lockstep")
-    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 90.0), processes.log(proc)
 
     def stamp(m) -> float:
         return stamp_to_s(m.header.stamp)
@@ -159,7 +159,7 @@ def test_lockstep_applies_each_command_the_configured_number_of_ticks_later(proc
         [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
          "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=30.0",
          "-p", f"actuation_delay:={delay * 0.001}", "-p", "measurement_delay:=0.0"], "sim_arm_lockstep_delay")
-    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 20.0), processes.log(proc)
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) > 0)[1], 90.0), processes.log(proc)
 
     def tick(m) -> int:
         return round((stamp_to_s(m.header.stamp)) * 1000)

@@ -5,7 +5,6 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 
 from __future__ import annotations
 
-from .batched import MLPSpec, train_mlps
 from .compare import quick_config, run_compare
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
@@ -13,12 +12,13 @@ from .fit import FitResult, Stacked, fit_method, stack_episodes, usable_fraction
 from .pipeline import MethodRun, PreparedData, TrainingInputs, prepare_data, run_method, train_one
 from .results import ClosedLoopResult, CompareReport, DemoReport, MethodResult
 from .sources import detect_simulator, fingerprint, resolve_urdf
-from .trainer import TrainArrays, TrainInfo, train_mlp
+from .trainer import EarlyStopping, MLPSpec, TrainArrays, TrainInfo, train_mlp, train_mlps
 
 __all__ = [
     "ClosedLoopResult",
     "CompareReport",
     "DemoReport",
+    "EarlyStopping",
     "FitResult",
     "MLPSpec",
     "MethodResult",

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError
-from ..models.predictor import METHODS
+from ..models.methods import METHODS
 from .blocks import MISSING, fmt_values
 from .config import TrainConfig
 from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
@@ -122,12 +122,13 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
                   skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m") -> dict[str, list[FitPlan]]:
     """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
     rbd = None
-    if regressor is not None and any(m in methods for m in ("rbd", "hybrid", "band")):
+    needs_band = [m for m in methods if (c := METHODS[m].loss_class) is not None and c.needs_band]
+    if regressor is not None and (any(METHODS[m].rigid_body for m in methods) or needs_band):
         try:
             rbd = fit_rbd("rbd", data.train, regressor)
         except DataError as err:
-            skipped.update({m: str(err) for m in methods if METHODS[m][0]})
-    band = identify_band_halfwidth(data.train, rbd) if "band" in methods else None
+            skipped.update({m: str(err) for m in methods if METHODS[m].rigid_body})
+    band = identify_band_halfwidth(data.train, rbd) if needs_band else None
     if band is not None:
         log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} {unit} "
             f"({'rbd residual' if rbd is not None else 'linear-model residual'} on stuck training pairs, 95% quantile)")
@@ -203,7 +204,8 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         dead_zone=dead_zone, per_seed=per_seed, artifact=str(Path("models") / method),
         validation_rmse_mean=float(np.mean([r["validation_rmse_mean"] for r in per_seed])),
         validation_rmse_per_joint=_mean_std([r["validation_rmse_per_joint"] for r in per_seed])[0],
-        validation_rmse_per_seed=[r["validation_rmse_mean"] for r in per_seed])
+        validation_rmse_per_seed=[r["validation_rmse_mean"] for r in per_seed],
+        steps_per_seed=[int(r["train"]["steps"]) for r in per_seed if "steps" in r["train"]])
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

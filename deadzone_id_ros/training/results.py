@@ -18,18 +18,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..models.methods import METHODS
 from .evaluate import json_clean
 
 if TYPE_CHECKING:
     from ..sim.closed_loop import ClosedLoopSummary
 
-__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
+__all__ = ["PICK_DIR", "REPORT_VERSION", "ClosedLoopResult", "CompareReport", "DataDiagnosis",
            "DataEfficiency", "DemoReport", "EfficiencyCurve", "MethodResult", "NoiseFloor", "Pick",
            "closed_loop_sections"]
 
 REPORT_VERSION = 1
-#: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
-LEARNED_METHODS = ("masked", "conventional", "mse_all", "band", "hybrid")
 #: Folder of the picked model's artifact inside a comparison folder.
 PICK_DIR = "pick"
 Floats = list[float | None]
@@ -47,7 +46,8 @@ class MethodResult:
         ``pred_within_band_per_joint``).  per_seed: the metrics of each seed (see evaluate_model).  artifact: the
         seed-0 model directory, relative to the report.  validation_rmse_mean [N·m], validation_rmse_per_joint (J,)
         [N·m], validation_nrmse_mean: the same errors on the validation split (moving pairs), mean over seeds; what
-        the pick uses.  validation_rmse_per_seed: per seed.
+        the pick uses.  validation_rmse_per_seed: per seed.  steps_per_seed: the gradient steps each seed's
+        network took before its validation loss stopped improving (or the maximum); empty for rbd (no network).
     """
 
     rmse_per_joint: Floats
@@ -66,6 +66,7 @@ class MethodResult:
     validation_rmse_per_joint: Floats = field(default_factory=list)
     validation_nrmse_mean: float | None = None
     validation_rmse_per_seed: Floats = field(default_factory=list)
+    steps_per_seed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -247,10 +248,10 @@ class CompareReport:
                    DataDiagnosis(**d["data_diagnosis"]) if d.get("data_diagnosis") else None)
 
     def best_learned(self) -> str | None:
-        """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE, or None (for display; the
+        """The learned method (``METHODS[m].learned``) with the lowest mean test RMSE, or None (for display; the
         model to deploy is :attr:`pick`, chosen by validation error)."""
         learned = {m: e.rmse_mean for m, e in self.methods.items()
-                   if m in LEARNED_METHODS and e.rmse_mean is not None}
+                   if m in METHODS and METHODS[m].learned and e.rmse_mean is not None}
         return min(learned, key=lambda m: learned[m]) if learned else None
 
     def floor_ratio(self, method: str) -> float | None:

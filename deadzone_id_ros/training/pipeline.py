@@ -248,6 +248,11 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, regressor=regressor)
+    info = run.fit.info
+    if "steps" in info:
+        log(f"{method}: {info['steps']} training steps ("
+            + ("validation loss stopped improving" if info["stopped_early"] else f"the maximum, {config.max_steps}")
+            + f"; best weights at step {info['best_step']})")
     save_method(run, out_dir, inputs, data, config, onnx=onnx)
     return run, data
 

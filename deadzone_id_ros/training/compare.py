@@ -12,7 +12,7 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
   split with the method's own loss; rbd is deterministic and fitted once, and hybrid and band reuse that fit (band
   identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
 - every network of the comparison (methods x seeds and the data-efficiency points) is trained in one batched run
-  (:func:`~.batched.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
+  (:func:`~.trainer.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
   alone up to float32 rounding (test/training/test_batched.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
 - the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;

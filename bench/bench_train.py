@@ -6,7 +6,7 @@
    torch loop (the same nn.Sequential, torch.optim.Adam, random batches, the masked loss written inline, nothing
    else) -> ``raw_torch_samples_per_s``; ``train_ratio_raw_torch`` = train_mlp / bare loop (2 threads).
    ``train_batched_speedup``: wall time of 6 models (3 seeds x masked/mse) trained one by one with train_mlp over
-   the wall time of the same 6 with :func:`deadzone_id_ros.training.batched.train_mlps` (same steps, 1 thread).
+   the wall time of the same 6 with :func:`deadzone_id_ros.training.trainer.train_mlps` (same steps, 1 thread).
 2. ``compare_seconds_10min``: :func:`deadzone_id_ros.sim.offline.simulate` for 600 s at 1 kHz, the data pipeline
    (:func:`deadzone_id_ros.data.dataset.dataset_from_recordings`), then :func:`run_compare` with every method and the
    bundled config/training.yaml (3 seeds, data-efficiency curve). Only the compare itself is timed (the simulation
@@ -81,7 +81,7 @@ def raw_torch_throughput(threads: int, steps: int) -> float:
 
 def batched_speedup(steps: int) -> tuple[float, float]:
     """(seconds one by one, seconds batched) for 6 models of the default size, 1 thread, no early stop."""
-    from deadzone_id_ros.training.batched import MLPSpec, train_mlps
+    from deadzone_id_ros.training.trainer import MLPSpec, train_mlps
 
     x, y, r = _data(50_000)
     arrays = TrainArrays(x, y, r)

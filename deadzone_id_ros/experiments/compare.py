@@ -12,7 +12,7 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
   split with the method's own loss; rbd is deterministic and fitted once, and hybrid and band reuse that fit (band
   identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
 - every network of the comparison (methods x seeds and the data-efficiency points) is trained in one batched run
-  (:func:`~.batched.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
+  (:func:`~.trainer.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
   alone up to float32 rounding (test/training/test_batched.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
 - the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError
-from ..models.predictor import METHODS
+from ..models.methods import METHODS
 from ..training.blocks import MISSING, fmt_values
 from ..training.config import TrainConfig
 from ..training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
@@ -136,12 +136,13 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
                   skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m") -> dict[str, list[FitPlan]]:
     """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
     rbd = None
-    if regressor is not None and any(m in methods for m in ("rbd", "hybrid", "band")):
+    needs_band = [m for m in methods if (c := METHODS[m].loss_class) is not None and c.needs_band]
+    if regressor is not None and (any(METHODS[m].rigid_body for m in methods) or needs_band):
         try:
             rbd = fit_rbd("rbd", data.train, regressor)
         except DataError as err:
-            skipped.update({m: str(err) for m in methods if METHODS[m][0]})
-    band = identify_band_halfwidth(data.train, rbd) if "band" in methods else None
+            skipped.update({m: str(err) for m in methods if METHODS[m].rigid_body})
+    band = identify_band_halfwidth(data.train, rbd) if needs_band else None
     if band is not None:
         log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} {unit} "
             f"({'rbd residual' if rbd is not None else 'linear-model residual'} on stuck training pairs, 95% quantile)")
@@ -219,7 +220,8 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         dead_zone=dead_zone, per_seed=per_seed, artifact=str(Path("models") / method),
         validation_rmse_mean=_opt(np.mean([v.rmse_mean for v in vals])),
         validation_rmse_per_joint=_mean_std([v.rmse_per_joint for v in vals])[0],
-        validation_rmse_per_seed=_opts([v.rmse_mean for v in vals]))
+        validation_rmse_per_seed=_opts([v.rmse_mean for v in vals]),
+        steps_per_seed=[int(r.train["steps"]) for r in per_seed if "steps" in r.train])
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

@@ -105,6 +105,11 @@ def _accuracy_section(report: CompareReport) -> list[str]:
     lines += ["", "Usable data: masked/hybrid = fraction of (sample, joint) pairs with r = 1; conventional = fraction "
               "of samples with all joints moving; mse_all = everything (stuck labels included); rbd = per-joint "
               "moving rows.", ""]
+    steps = [f"{m} {'/'.join(map(str, e.steps_per_seed))}" for m, e in report.methods.items() if e.steps_per_seed]
+    if steps:
+        lines += [f"Training steps per network, per seed (each stops when its validation loss has not improved for "
+                  f"{report.config.patience} evaluations {report.config.eval_interval} steps apart, "
+                  f"at most {report.config.max_steps}): {'; '.join(steps)}.", ""]
     if nf:
         lines += [
             "The noise floor is the simulator's own inverse dynamics (exact rigid body, armature, viscous and "

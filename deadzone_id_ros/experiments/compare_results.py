@@ -20,16 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.deadzone import DeadZone
+from ..models.methods import METHODS
 from ..training.config import TrainConfig
 from ..training.evaluate import json_clean
 from ..training.records import DataRecord, RunMetrics
 
-__all__ = ["LEARNED_METHODS", "PICK_DIR", "REPORT_VERSION", "CompareReport", "DataDiagnosis", "DataEfficiency",
+__all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
 
 REPORT_VERSION = 1
-#: The methods with a learned network (every method but rbd), where a "best learned" or a fallback pick is sought.
-LEARNED_METHODS = ("masked", "conventional", "mse_all", "band", "hybrid")
 #: Folder of the picked model's artifact inside a comparison folder.
 PICK_DIR = "pick"
 Floats = list[float | None]
@@ -92,7 +91,8 @@ class MethodResult:
         (:class:`~deadzone_id_ros.training.records.RunMetrics`).  artifact: the
         seed-0 model directory, relative to the report.  validation_rmse_mean [N·m], validation_rmse_per_joint (J,)
         [N·m], validation_nrmse_mean: the same errors on the validation split (moving pairs), mean over seeds; what
-        the pick uses.  validation_rmse_per_seed: per seed.
+        the pick uses.  validation_rmse_per_seed: per seed.  steps_per_seed: the gradient steps each seed's
+        network took before its validation loss stopped improving (or the maximum); empty for rbd (no network).
     """
 
     rmse_per_joint: Floats
@@ -111,6 +111,7 @@ class MethodResult:
     validation_rmse_per_joint: Floats = field(default_factory=list)
     validation_nrmse_mean: float | None = None
     validation_rmse_per_seed: Floats = field(default_factory=list)
+    steps_per_seed: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """report.json's ``methods.<name>``: the fields under their names, ``dead_zone`` and ``per_seed`` as JSON."""
@@ -275,7 +276,7 @@ class CompareReport:
         return json_clean(out)
 
     def best_learned(self) -> str | None:
-        """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE, or None (for display; the
+        """The learned method (``METHODS[m].learned``) with the lowest mean test RMSE, or None (for display; the
         model to deploy is :attr:`pick`, chosen by validation error)."""
         return best_learned({m: e.rmse_mean for m, e in self.methods.items()})
 
@@ -289,7 +290,8 @@ class CompareReport:
 
 
 def best_learned(test_rmse: Mapping[str, float | None]) -> str | None:
-    """The learned method (:data:`LEARNED_METHODS`) with the lowest mean test RMSE [N·m] among ``test_rmse`` (method
-    -> its mean test RMSE, None when missing), or None when there is none (ties: the first listed)."""
-    learned = {m: v for m, v in test_rmse.items() if m in LEARNED_METHODS and v is not None}
+    """The learned method (``METHODS[m].learned`` in the method registry) with the lowest mean test RMSE [N·m] among
+    ``test_rmse`` (method -> its mean test RMSE, None when missing), or None when there is none (ties: the first
+    listed)."""
+    learned = {m: v for m, v in test_rmse.items() if m in METHODS and METHODS[m].learned and v is not None}
     return min(learned, key=lambda m: learned[m]) if learned else None

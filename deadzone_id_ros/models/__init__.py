@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from .artifact import export_onnx, load_artifact, save_artifact, sha256_file
 from .base import InverseDynamicsModel, check_joint_arrays
-from .losses import LOSSES, band_mse, conventional_keep, identify_band, masked_mse, mse
+from .losses import (
+    LOSSES,
+    BandLoss,
+    Loss,
+    MaskedLoss,
+    MSELoss,
+    conventional_keep,
+    identify_band,
+    make_loss,
+    register_loss,
+)
+from .methods import Method, get_method, register_method
 from .mlp import ACTIVATIONS, MLPConfig, MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch, torch_from_mlp
 from .predictor import METHODS, LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
@@ -18,9 +29,14 @@ __all__ = [
     "ACTIVATIONS",
     "LOSSES",
     "METHODS",
+    "BandLoss",
     "InverseDynamicsModel",
     "LearnedModel",
+    "Loss",
     "MLPConfig",
+    "MSELoss",
+    "MaskedLoss",
+    "Method",
     "MLPWeights",
     "NominalRigidBodyModel",
     "OnnxModel",
@@ -28,18 +44,19 @@ __all__ = [
     "RigidBodyRegressor",
     "Standardizer",
     "ZeroModel",
-    "band_mse",
     "build_torch_mlp",
     "check_joint_arrays",
     "conventional_keep",
     "export_onnx",
     "fit_rigid_body",
+    "get_method",
     "identify_band",
     "load_artifact",
     "load_model",
-    "masked_mse",
+    "make_loss",
     "mlp_from_torch",
-    "mse",
+    "register_loss",
+    "register_method",
     "save_artifact",
     "sha256_file",
     "torch_from_mlp",

@@ -250,7 +250,7 @@ def load_artifact(path: str | Path) -> LearnedModel:
             arrays = {k: npz[k] for k in npz.files}
     except (ValueError, OSError) as err:
         raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
-    want_rbd, want_mlp = METHODS[method]
+    want_rbd, want_mlp = METHODS[method].rigid_body, METHODS[method].learned
     try:
         mlp = _mlp_part(meta, arrays, meta_path) if want_mlp else None
         rbd = _rbd_part(root, meta, files, arrays, joint_names, weights_path) if want_rbd else None

@@ -9,20 +9,11 @@ import numpy as np
 
 from ..data.deadzone import DeadZone
 from .base import check_joint_arrays, is_joint_vector
+from .methods import METHODS, get_method
 from .mlp import MLPWeights
 from .rbd import RigidBodyModel
 
 __all__ = ["METHODS", "LearnedModel"]
-
-#: Every method name, and which parts it has: (rigid body, MLP).
-METHODS: dict[str, tuple[bool, bool]] = {
-    "masked": (False, True),
-    "conventional": (False, True),
-    "mse_all": (False, True),
-    "band": (False, True),
-    "rbd": (True, False),
-    "hybrid": (True, True),
-}
 
 
 class LearnedModel:
@@ -30,7 +21,7 @@ class LearnedModel:
 
     Args:
         joint_names: (J,) joint order of every array in and out.
-        method: one of :data:`METHODS`.
+        method: one of :data:`~deadzone_id_ros.models.methods.METHODS` (its entry says which parts it has).
         mlp: the network (inputs [q, dq, ddq], 3J; outputs J torques [N·m]) or None.
         rbd: the identified rigid-body model or None.
         dead_zone: the thresholds the model was trained with (kept for evaluation and the artifact).
@@ -43,9 +34,8 @@ class LearnedModel:
     def __init__(self, joint_names: Sequence[str], method: str, mlp: MLPWeights | None = None,
                  rbd: RigidBodyModel | None = None, dead_zone: DeadZone | None = None,
                  metadata: dict[str, Any] | None = None) -> None:
-        if method not in METHODS:
-            raise ValueError(f"method = {method!r} must be one of {list(METHODS)}")
-        want_rbd, want_mlp = METHODS[method]
+        entry = get_method(method)
+        want_rbd, want_mlp = entry.rigid_body, entry.learned
         if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):
             raise ValueError(
                 f"method {method!r} needs rbd={'yes' if want_rbd else 'no'} and mlp={'yes' if want_mlp else 'no'}"

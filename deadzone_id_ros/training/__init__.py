@@ -6,15 +6,15 @@ Method: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural 
 
 from __future__ import annotations
 
-from .batched import MLPSpec, train_mlps
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
 from .fit import FitResult, Stacked, fit_method, stack_episodes, usable_fraction
 from .pipeline import MethodRun, PreparedData, TrainingInputs, prepare_data, run_method, train_one
 from .sources import detect_simulator, fingerprint, resolve_urdf
-from .trainer import TrainArrays, TrainInfo, train_mlp
+from .trainer import EarlyStopping, MLPSpec, TrainArrays, TrainInfo, train_mlp, train_mlps
 
 __all__ = [
+    "EarlyStopping",
     "FitResult",
     "MLPSpec",
     "MethodRun",

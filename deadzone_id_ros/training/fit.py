@@ -11,13 +11,13 @@ import numpy as np
 from ..data.deadzone import DeadZone
 from ..data.types import Episode
 from ..errors import DataError
-from ..models.losses import LOSSES, conventional_keep, identify_band
+from ..models.losses import identify_band
+from ..models.methods import get_method
 from ..models.mlp import MLPWeights
-from ..models.predictor import METHODS, LearnedModel
+from ..models.predictor import LearnedModel
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
-from .batched import MLPSpec, train_mlps
 from .config import TrainConfig
-from .trainer import TrainArrays, TrainInfo, train_mlp
+from .trainer import MLPSpec, TrainArrays, TrainInfo, train_mlps
 
 __all__ = ["FitPlan", "FitResult", "Stacked", "fit_method", "fit_plans", "fit_rbd", "identify_band_halfwidth",
            "plan_fits", "stack_episodes", "usable_fraction"]
@@ -78,24 +78,13 @@ def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
 
 
 def usable_fraction(method: str, r: np.ndarray) -> float:
-    """Fraction of the training data a method learns from.
-
-    masked / hybrid / rbd: fraction of (sample, joint) pairs with r_ij = 1 (rbd: per-joint moving rows);
-    conventional: fraction of samples with every joint moving; mse_all and band: 1 (band uses the stuck pairs
-    through its band).
+    """Fraction of the training data ``method`` learns from, for the mask r (N, J)
+    (:meth:`~deadzone_id_ros.models.methods.Method.usable_fraction`).
 
     Raises:
         ValueError: unknown method.
     """
-    if method not in METHODS:
-        raise ValueError(f"method = {method!r} must be one of {list(METHODS)}")
-    if r.size == 0:
-        return 0.0
-    if method == "conventional":
-        return float(conventional_keep(r).mean())
-    if method in ("mse_all", "band"):
-        return 1.0
-    return float(np.asarray(r, bool).mean())
+    return get_method(method).usable_fraction(r)
 
 
 @dataclass
@@ -181,59 +170,64 @@ def identify_band_halfwidth(train: Stacked, rbd: RigidBodyModel | None) -> np.nd
 def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, dead_zone: DeadZone, *,
               regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
               band: np.ndarray | None = None, desc: str | None = None) -> list[FitPlan]:
-    """Prepare ``method`` for each seed: the seeds share the rigid-body fit, the target arrays and the band.
+    """Prepare ``method`` for each seed from its registry entry (:data:`~deadzone_id_ros.models.METHODS`): the
+    rows it trains on, its rigid-body part (the network then learns the residual), its loss; the seeds share the
+    rigid-body fit, the target arrays and the loss.
 
     Args:
-        method: one of :data:`~deadzone_id_ros.models.METHODS`.  seeds: training seeds (rbd: the first only).
+        method: a registered method.  seeds: training seeds (no network: the first only).
         train, val: stacked splits (from :func:`stack_episodes` with the same dead zone).
-        regressor: rigid-body structure (needed by rbd/hybrid unless ``rbd`` is given; band uses it if given).
+        regressor: rigid-body structure (needed by methods with a rigid body unless ``rbd`` is given; a loss that
+            needs the band identifies it with it if given).
         rbd: an already identified rigid-body model to reuse.
-        band: (J,) tau_s,j [N·m] for the band method (default: :func:`identify_band_halfwidth`).
+        band: (J,) tau_s,j [N·m] for a loss that needs it (default: :func:`identify_band_halfwidth`).
         desc: label prefix for errors.
 
     Raises:
         ValueError: unknown method.
-        DataError: rbd/hybrid without a URDF; conventional with no sample where every joint moves; too little data.
+        DataError: a rigid body without a URDF; no training row left (conventional: no sample where every joint
+            moves); too little data.
     """
-    if method not in METHODS:
-        raise ValueError(f"method = {method!r} must be one of {list(METHODS)}")
-    want_rbd, want_mlp = METHODS[method]
+    entry = get_method(method)
+    loss_cls = entry.loss_class
+    needs_band = loss_cls is not None and loss_cls.needs_band
     info: dict[str, Any] = {"method": method}
-    if rbd is None and (want_rbd or (method == "band" and band is None and regressor is not None)):
+    if rbd is None and (entry.rigid_body or (needs_band and band is None and regressor is not None)):
         rbd = fit_rbd(method, train, regressor)
         info["rbd_rows"] = int(train.r.sum())
-    usable = usable_fraction(method, train.r)
-    if not want_mlp:
+    usable = entry.usable_fraction(train.r)
+    if loss_cls is None:
         return [FitPlan(method, seeds[0], train.joint_names, dead_zone, rbd, None, usable, {**info, "seed": seeds[0]})]
-    loss = LOSSES[method]
     tr, va = train, val
-    if method == "conventional":
-        keep = conventional_keep(train.r)
-        if not keep.any():
-            raise DataError("conventional: no training sample has every joint outside its dead zone "
+    rows = entry.train_rows(train.r)
+    if rows is not None:
+        if not rows.any():
+            raise DataError(f"{method}: no training sample has every joint outside its dead zone "
                             f"(alpha = {dead_zone.alpha}); the method has nothing to learn from")
-        tr, va = train.subset(keep), val.subset(conventional_keep(val.r))
+        val_rows = entry.train_rows(val.r)
+        tr, va = train.subset(rows), (val if val_rows is None else val.subset(val_rows))
     y_tr, y_va = tr.tau, va.tau
-    if want_rbd and rbd is not None:  # hybrid: learn the residual
+    if entry.rigid_body and rbd is not None:  # rigid body + network: the network learns the residual
         y_tr = tr.tau - rbd.predict(tr.q, tr.dq, tr.ddq)
         y_va = va.tau - rbd.predict(va.q, va.dq, va.ddq) if len(va) else va.tau
-    if method == "band":
-        band = identify_band_halfwidth(train, rbd) if band is None else np.asarray(band, dtype=np.float64)
-        info["band_halfwidth"] = band.tolist()
-    r_tr = tr.r if loss in ("masked", "band") else np.ones_like(tr.r)
-    r_va = va.r if loss in ("masked", "band") else np.ones_like(va.r)
+    params: dict[str, Any] = {}
+    if needs_band:
+        params["band"] = identify_band_halfwidth(train, rbd) if band is None else np.asarray(band, dtype=np.float64)
+        info["band_halfwidth"] = params["band"].tolist()
+    loss = entry.make_loss(**params)
+    r_tr = tr.r if loss_cls.uses_mask else np.ones_like(tr.r)
+    r_va = va.r if loss_cls.uses_mask else np.ones_like(va.r)
     arr_tr, arr_va = TrainArrays(tr.x, y_tr, r_tr), TrainArrays(va.x, y_va, r_va)
-    info.update(train_samples=len(tr), val_samples=len(va))
-    keep_rbd = rbd if want_rbd else None
+    info.update(loss=entry.loss, train_samples=len(tr), val_samples=len(va))
+    keep_rbd = rbd if entry.rigid_body else None
     return [FitPlan(method, s, train.joint_names, dead_zone, keep_rbd,
-                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or method} seed {s}",
-                            band=band if method == "band" else None),
+                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or method} seed {s}"),
                     usable, {**info, "seed": s}) for s in seeds]
 
 
 def fit_plans(plans: Sequence[FitPlan], config: TrainConfig) -> list[FitResult]:
-    """Train the networks of ``plans`` together (:func:`~deadzone_id_ros.training.batched.train_mlps`, one batched
-    run per batch size) and finish each plan; results in the order of ``plans``, each what it gets alone.
+    """Train the networks of ``plans`` together (:func:`~deadzone_id_ros.training.trainer.train_mlps`, one run per
+    batch size) and finish each plan; results in the order of ``plans``, each what it gets alone.
 
     Raises:
         DataError: a model without training data.
@@ -252,25 +246,22 @@ def fit_plans(plans: Sequence[FitPlan], config: TrainConfig) -> list[FitResult]:
 def fit_method(method: str, train: Stacked, val: Stacked, dead_zone: DeadZone, config: TrainConfig, *,
                regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
                desc: str | None = None) -> FitResult:
-    """Fit ``method`` on ``train`` (early stopping on ``val``), alone, with ``config.seed``
-    (:func:`~deadzone_id_ros.training.trainer.train_mlp`; ``compare`` batches its fits with :func:`fit_plans`).
+    """Fit ``method`` on ``train`` (early stopping on ``val``), alone, with ``config.seed``: :func:`plan_fits`
+    then :func:`fit_plans` with one plan (``compare`` plans every method and seed and fits them in one run).
 
     Args:
-        method: masked | conventional | mse_all | band | rbd | hybrid.
+        method: a registered method (masked | conventional | mse_all | band | rbd | hybrid).
         train, val: stacked splits (from :func:`stack_episodes` with the same dead zone).
         dead_zone: stored with the model.
-        config: training settings (seed, architecture, optimizer).
+        config: training settings (seed, architecture, optimizer, budget).
         regressor: rigid-body structure (needed by rbd/hybrid unless ``rbd`` is given; band identifies its band
             with it when given).
         rbd: an already identified rigid-body model to reuse (it is deterministic, so seeds can share it).
-        desc: progress-bar label.
+        desc: label for errors.
 
     Raises:
         ValueError: unknown method.
         DataError: rbd/hybrid without a URDF; conventional with no sample where every joint moves; too little data.
     """
     plan = plan_fits(method, [config.seed], train, val, dead_zone, regressor=regressor, rbd=rbd, desc=desc)[0]
-    if plan.spec is None:
-        return plan.finish(None)
-    s = plan.spec
-    return plan.finish(train_mlp(s.train, s.val, s.loss, config, desc=desc or method, band=s.band))
+    return fit_plans([plan], config)[0]

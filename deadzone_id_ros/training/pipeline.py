@@ -24,7 +24,7 @@ from ..data.split import Split
 from ..data.types import Episode
 from ..errors import ConfigError, DataError, RobotDescriptionError
 from ..models.artifact import SavedArtifact, save_artifact
-from ..models.predictor import METHODS
+from ..models.methods import METHODS
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
@@ -152,13 +152,19 @@ def rigid_body_for(methods: Sequence[str], inputs: TrainingInputs, data: Prepare
     Returns:
         (regressor or None, {method: reason}); the regressor is None when no method uses it or it cannot be built.
     """
-    needs = [m for m in methods if METHODS[m][0]]
-    if not needs and "band" not in methods:
+    needs = [m for m in methods if METHODS[m].rigid_body]
+    if not needs and not any(_needs_band(m) for m in methods):
         return None, {}
     try:
         return rigid_body_regressor(inputs, data.dead_zone, config), {}
     except (DataError, RobotDescriptionError) as err:
         return None, {m: str(err) for m in needs}
+
+
+def _needs_band(method: str) -> bool:
+    """The method's loss needs the static-friction band (identified from the rigid-body fit when there is one)."""
+    cls = METHODS[method].loss_class
+    return cls is not None and cls.needs_band
 
 
 def evaluate_on_test(fit: FitResult, data: PreparedData,
@@ -227,19 +233,24 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
     """
     data = prepare_data(inputs, config, log)
     regressor: RigidBodyRegressor | None = None
-    if METHODS[method][0]:  # rbd, hybrid: the rigid body is required; a URDF that does not fit raises here
+    if METHODS[method].rigid_body:  # rbd, hybrid: the rigid body is required; a URDF that does not fit raises here
         if inputs.urdf_xml is None:
             raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
                             f"{inputs.urdf_source}; pass --urdf")
         regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-    elif method == "band" and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
+    elif _needs_band(method) and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
         try:
             regressor = rigid_body_regressor(inputs, data.dead_zone, config)
         except RobotDescriptionError as err:
-            log(f"band: identifying the band without the rigid-body model ({err})")
+            log(f"{method}: identifying the band without the rigid-body model ({err})")
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, regressor=regressor)
+    info = run.fit.info
+    if "steps" in info:
+        log(f"{method}: {info['steps']} training steps ("
+            + ("validation loss stopped improving" if info["stopped_early"] else f"the maximum, {config.max_steps}")
+            + f"; best weights at step {info['best_step']})")
     save_method(run, out_dir, inputs, data, config, onnx=onnx)
     return run, data
 

@@ -1,65 +1,36 @@
-"""Adam training of the MLP with the dead-zone (masked) loss or plain MSE, early stopping on validation loss.
+"""The one training loop: Adam on one or several MLPs, each with its own loss, data, seed and early stopping.
 
-Deterministic on CPU for a fixed seed and thread count: the weight init and the batch order come from seeded torch
-generators, and the best weights (lowest validation loss) are returned.
+:func:`train_mlps` trains M networks together as one stacked model (:class:`~.batched.StackedMLP`: layer k of all
+networks is one batched matmul, one backward pass, one ``torch.optim.Adam``); :func:`train_mlp` is the same loop with
+one network. Each network keeps what it would get alone: its own weight init (``torch.manual_seed(seed)`` then
+:func:`build_torch_mlp`), batch order (a generator seeded with ``seed``), standardization, loss
+(:class:`~deadzone_id_ros.models.losses.Loss`), validation split and early stopping (:class:`EarlyStopping`).
+
+Budget (issue 19 item 5): a network trains until its validation loss has not improved by ``min_delta`` (relative)
+for ``patience`` evaluations, ``eval_interval`` steps apart, or ``max_steps``; then it leaves the stack with its best
+weights (lowest validation loss) and stops costing anything. :attr:`TrainInfo.steps` is the steps it took.
+Deterministic on CPU for fixed seeds and thread count.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
-from ..models.losses import band_mse, masked_mse, mse
-from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp, mlp_from_torch
+from ..models.losses import Loss, make_loss
+from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp
+from .batched import StackedMLP, forward_one
 from .config import TrainConfig
 
-__all__ = ["LOSS_NAMES", "TrainArrays", "TrainInfo", "check_loss", "loss_of", "loss_sums", "train_mlp"]
+__all__ = ["EarlyStopping", "MLPSpec", "TrainArrays", "TrainInfo", "train_mlp", "train_mlps"]
 
-#: Losses the trainers know (models/losses.py): the masked loss of the paper, plain MSE and the band extension.
-LOSS_NAMES = ("masked", "mse", "band")
-
-
-def check_loss(loss: str, band: np.ndarray | None, n_joints: int, desc: str) -> None:
-    """Refuse an unknown loss name, or a ``band`` loss without a (J,) finite, non-negative band.
-
-    Raises:
-        ValueError: naming ``desc``, the loss and the band's shape.
-    """
-    if loss not in LOSS_NAMES:
-        raise ValueError(f"{desc}: loss = {loss!r} must be one of {list(LOSS_NAMES)}")
-    if loss == "band":
-        b = None if band is None else np.asarray(band, dtype=np.float64)
-        if b is None or b.shape != (n_joints,) or not np.all(np.isfinite(b)) or np.any(b < 0):
-            raise ValueError(f"{desc}: the band loss needs band = (J,) = ({n_joints},) finite values >= 0 [N·m], "
-                             f"got {None if b is None else b.shape}")
-
-
-def loss_of(loss: str, pred, y, r, band_s):
-    """The training loss of one model on a batch (torch): masked_mse, mse or band_mse (``band_s``: (J,) band in
-    standardized torque units, only for "band")."""
-    if loss == "masked":
-        return masked_mse(pred, y, r)
-    if loss == "band":
-        return band_mse(pred, y, r, band_s)
-    return mse(pred, y)
-
-
-def loss_sums(loss: str, pred, y, r, band_s) -> tuple[float, float]:
-    """(sum of the loss terms, their count) of a validation chunk, so chunks add up to :func:`loss_of`."""
-    import torch
-
-    if loss == "masked":
-        return float((r * (pred - y) ** 2).sum()), float(r.sum())
-    if loss == "band":
-        e = pred - y
-        out = torch.clamp(e.abs() - band_s, min=0.0)
-        return float((r * e ** 2 + (1.0 - r) * out ** 2).sum()), float(y.numel())
-    return float(((pred - y) ** 2).sum()), float(y.numel())
-
+_CHUNK = 65536  # validation samples per forward pass
 
 @dataclass
 class TrainArrays:
@@ -110,54 +81,135 @@ class TrainInfo:
                                                "stopped_early", "seconds", "samples_per_s")}
 
 
-def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: str, config: TrainConfig,
-              desc: str = "train", band: np.ndarray | None = None) -> tuple[MLPWeights, TrainInfo]:
-    """Train an MLP on ``train`` and keep the weights with the lowest validation loss.
+@dataclass
+class EarlyStopping:
+    """The stopping rule of one network, fed its validation loss at each evaluation.
 
-    Args:
-        train: training arrays; for ``loss="masked"`` ``train.r`` is the dead-zone mask r_ij.
-        val: validation arrays (same loss); None or empty trains for ``config.max_steps`` and keeps the last weights.
-        loss: "masked" (Inami et al. Eq. (3): sum r (y - f)^2 / max(1, sum r)), "mse", or "band"
-            (:func:`~deadzone_id_ros.models.losses.band_mse`; ``train.r`` marks the moving pairs).
-        config: architecture, optimizer, early stopping, seed, threads, progress bar.
-        desc: progress-bar label.
-        band: (J,) static-friction half-width tau_s,j [N·m] of the band loss (only for ``loss="band"``).
+    The weights kept are those of the lowest loss seen (any decrease). Patience counts evaluations since the last
+    *significant* improvement: a loss below ``(1 - min_delta)`` times the loss of that improvement; after
+    ``patience`` evaluations without one, training stops (only when there is a validation split: without one the
+    training loss is tracked and the network trains to the maximum).
 
-    Inputs are standardized with the training split's mean/std; targets with the mean/std of the pairs the loss
-    uses as ground truth (r_ij = 1 for masked and band). The loss is computed on standardized torques, so joints of
-    different torque scale weigh alike; the band is divided by the same per-joint output std.
-
-    Returns:
-        (weights, info).
-
-    Raises:
-        DataError: no training sample, or (masked) no pair with r_ij = 1.
-        ValueError: unknown loss name, or a band loss without a valid band.
+    Attributes:
+        patience: evaluations without significant improvement before stopping (>= 1).  min_delta: relative
+        improvement that counts (>= 0).  best: lowest loss so far.  best_step: its step.  reference: loss of the
+        last significant improvement.  bad: evaluations since then.
     """
-    import torch
 
-    check_loss(loss, band, train.y.shape[1], desc)
-    if len(train) == 0:
-        raise DataError(f"{desc}: no training samples")
-    if loss == "masked" and not train.r.any():
-        raise DataError(f"{desc}: every (sample, joint) pair of the training split is inside the dead zone")
-    torch.set_num_threads(config.num_threads)
-    torch.manual_seed(config.seed)
-    gen = torch.Generator().manual_seed(config.seed)
+    patience: int
+    min_delta: float = 0.0
+    best: float = math.inf
+    best_step: int = 0
+    reference: float = math.inf
+    bad: int = 0
 
-    x_norm = Standardizer.fit(train.x)
-    y_norm = Standardizer.fit(train.y, train.r if loss in ("masked", "band") else None)
-    band_s = torch.from_numpy((np.asarray(band) / y_norm.std).astype(np.float32)) if loss == "band" else None
-    train_t = _tensors(train, x_norm, y_norm)
-    has_val = val is not None and len(val) > 0 and (loss != "masked" or bool(val.r.any()))
-    val_t = _tensors(val, x_norm, y_norm) if val is not None and has_val else None
+    def update(self, loss: float, step: int, can_stop: bool = True) -> tuple[bool, bool]:
+        """Record ``loss`` at ``step``; returns (keep these weights: new lowest loss, stop now)."""
+        keep = loss < self.best or self.best_step == 0
+        if keep:
+            self.best, self.best_step = loss, step
+        if loss < self.reference * (1.0 - self.min_delta) or self.reference == math.inf:
+            self.reference, self.bad = loss, 0
+        else:
+            self.bad += 1
+        return keep, can_stop and self.bad >= self.patience
 
-    net = build_torch_mlp(train.x.shape[1], train.y.shape[1], config.mlp)
-    opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    info, best_state = _fit(net, opt, gen, train_t, val_t, loss, band_s, config, desc)
-    if best_state is not None:
-        net.load_state_dict(best_state)
-    return mlp_from_torch(net, config.activation, x_norm, y_norm), info
+
+@dataclass
+class MLPSpec:
+    """One network of a training run.
+
+    Attributes:
+        train: training arrays (x (N, D), y (N, J), r (N, J)); D and J must be the same for every spec of a run.
+        val: validation arrays, or None (then trains ``max_steps`` and keeps the weights of the lowest training loss).
+        loss: a :class:`~deadzone_id_ros.models.losses.Loss`, or the name of a registered loss without parameters.
+        seed: weight-init and batch-order seed (``config.seed`` is not used by :func:`train_mlps`).
+        desc: label for errors.
+
+    Specs that share a TrainArrays object (the seeds of one method) share its standardized tensors.
+    """
+
+    train: TrainArrays
+    val: TrainArrays | None
+    loss: Loss | str
+    seed: int
+    desc: str = "train"
+
+
+class _Net:
+    """One network's data (standardized tensors), loss, batch order and stopping state."""
+
+    def __init__(self, spec: MLPSpec, config: TrainConfig, cache: dict[tuple[int, ...], Any]) -> None:
+        import torch
+
+        loss = make_loss(spec.loss) if isinstance(spec.loss, str) else spec.loss
+        loss.check(spec.train.y.shape[1], spec.desc)
+        if len(spec.train) == 0:
+            raise DataError(f"{spec.desc}: no training samples")
+        needs_moving = not type(loss).learns_stuck
+        if needs_moving and not spec.train.r.any():
+            raise DataError(f"{spec.desc}: every (sample, joint) pair of the training split is inside the dead zone")
+        val = spec.val
+        self.desc = spec.desc
+        self.has_val = val is not None and len(val) > 0 and (not needs_moving or bool(val.r.any()))
+        key = (id(spec.train), id(val), int(type(loss).uses_mask), int(self.has_val))
+        if key not in cache:  # the seeds of one method standardize the same arrays once
+            x_norm = Standardizer.fit(spec.train.x)
+            y_norm = Standardizer.fit(spec.train.y, spec.train.r if type(loss).uses_mask else None)
+            tv = _tensors(val, x_norm, y_norm) if val is not None and self.has_val else None
+            cache[key] = (x_norm, y_norm, _tensors(spec.train, x_norm, y_norm), tv)
+        self.x_norm, self.y_norm, (self.xt, self.yt, self.rt), self.val_t = cache[key]
+        self.loss = loss.in_units(self.y_norm.std)
+        torch.manual_seed(spec.seed)
+        self.init = [t.detach().clone() for t in build_torch_mlp(spec.train.x.shape[1], spec.train.y.shape[1],
+                                                                 config.mlp).parameters()]
+        self.gen = torch.Generator().manual_seed(spec.seed)
+        self.n = len(self.xt)
+        self.perm = torch.randperm(self.n, generator=self.gen)
+        self.pos = 0
+        self.info = TrainInfo()
+        self.stop = EarlyStopping(config.patience, config.min_delta)
+        self.best_state: list[np.ndarray] | None = None
+        self.running: list[float] = []
+
+    def next_batch(self, bs: int) -> tuple[Any, Any, Any]:
+        """The next ``bs`` training rows (a new permutation of this network's generator when one runs out)."""
+        import torch
+
+        if self.pos + bs > self.n:
+            self.perm = torch.randperm(self.n, generator=self.gen)
+            self.pos = 0
+        idx = self.perm[self.pos:self.pos + bs]
+        self.pos += bs
+        return self.xt[idx], self.yt[idx], self.rt[idx]
+
+    def val_loss(self, params: list[Any], activation: Any) -> float:
+        """The loss on the validation split, summed in chunks (:meth:`Loss.sums`) in float64."""
+        import torch
+
+        xv, yv, rv = self.val_t
+        total, count = 0.0, 0.0
+        with torch.no_grad():
+            for s in range(0, len(xv), _CHUNK):
+                t, c = self.loss.sums(forward_one(params, xv[s:s + _CHUNK], activation), yv[s:s + _CHUNK],
+                                      rv[s:s + _CHUNK])
+                total += float(t)
+                count += float(c)
+        return total / max(count, 1.0)
+
+    def evaluate(self, params: list[Any], activation: Any, step: int) -> bool:
+        """Evaluation at ``step``: history, best weights, the stopping rule; True when this network stops now."""
+        train_l = sum(self.running) / len(self.running)
+        self.running = []
+        self.info.final_train_loss = train_l
+        v = self.val_loss(params, activation) if self.has_val else train_l
+        self.info.history.append({"step": step, "train_loss": train_l, "val_loss": v})
+        keep, stop = self.stop.update(v, step, can_stop=self.has_val)
+        if keep:
+            self.best_state = [p.clone().numpy() for p in params]
+            self.info.best_step = step
+        self.info.stopped_early = stop
+        return stop
 
 
 def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tuple[Any, Any, Any]:
@@ -166,100 +218,100 @@ def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tupl
 
     x = torch.from_numpy(((a.x - x_norm.mean) / x_norm.std).astype(np.float32))
     y = torch.from_numpy(((a.y - y_norm.mean) / y_norm.std).astype(np.float32))
-    r = torch.from_numpy(a.r.astype(np.float32))
-    return x, y, r
+    return x, y, torch.from_numpy(a.r.astype(np.float32))
 
 
-def _val_loss(net: Any, loss: str, val_t: tuple[Any, Any, Any], band_s: Any) -> float:
-    """The validation loss of ``net`` on the standardized ``val_t`` = (x, y, r), summed in chunks of 65536 samples."""
-    import torch
+def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPWeights, TrainInfo]]:
+    """Train one MLP per spec in one loop (the one training loop of the package).
 
-    xv, yv, rv = val_t
-    net.eval()
-    with torch.no_grad():
-        total, weight = 0.0, 0.0
-        for s in range(0, len(xv), 65536):
-            t, w = loss_sums(loss, net(xv[s:s + 65536]), yv[s:s + 65536], rv[s:s + 65536], band_s)
-            total += t
-            weight += w
-    net.train()
-    return total / max(weight, 1.0)
+    Inputs are standardized with each training split's mean/std; targets with the mean/std of the pairs the loss
+    uses as ground truth (r_ij = 1 when :attr:`Loss.uses_mask`). The loss is computed on standardized torques, so
+    joints of different torque scale weigh alike (:meth:`Loss.in_units` rescales a loss's parameters). Each step
+    draws every running network's batch, one stacked forward/backward and one Adam step; every
+    ``config.eval_interval`` steps (and at the last) each network is evaluated on its validation split and may stop
+    (:class:`EarlyStopping`); a stopped network leaves the stack.
 
-
-@dataclass
-class _Best:
-    """Early-stopping memory: the lowest evaluation loss, the weights that gave it, evaluations since then."""
-
-    loss: float = float("inf")
-    state: dict[str, Any] | None = None
-    bad: int = 0
-
-    def update(self, v: float, net: Any, step: int, info: TrainInfo, config: TrainConfig, has_val: bool) -> bool:
-        """Record the evaluation loss ``v`` of ``net`` at ``step``; True when training stops (only with validation:
-        ``config.patience`` evaluations without a relative improvement of ``config.min_delta``)."""
-        if v < self.loss * (1.0 - config.min_delta) or self.state is None:
-            self.loss, self.bad = v, 0
-            self.state = {k: t.detach().clone() for k, t in net.state_dict().items()}
-            info.best_step = step
-            return False
-        self.bad += 1
-        return has_val and self.bad >= config.patience
-
-
-def _fit(net: Any, opt: Any, gen: Any, train_t: tuple[Any, Any, Any], val_t: tuple[Any, Any, Any] | None, loss: str,
-         band_s: Any, config: TrainConfig, desc: str) -> tuple[TrainInfo, dict[str, Any] | None]:
-    """The training loop: Adam steps on batches in the order of ``gen`` (a new permutation when one runs out), an
-    evaluation every ``config.eval_interval`` steps and at the last, early stopping on ``val_t`` (None: train loss).
+    Args:
+        specs: the networks (same input width D and output width J; data, loss, seed and validation per network).
+        config: architecture, optimizer, steps, early stopping, threads (shared; ``config.seed`` is not used).
 
     Returns:
-        (info, the best weights' state dict or None).
+        [(best weights, info)] in the order of ``specs``; ``info.steps`` is the steps each network took;
+        ``info.seconds`` and ``info.samples_per_s`` are those of the whole run (every network's samples counted).
+
+    Raises:
+        ValueError: no spec, different D or J among the specs, an unknown loss or one whose parameters do not fit J,
+            or different batch sizes (``min(batch_size, N)`` must be the same for every network).
+        DataError: a network without training samples, or (a loss that ignores stuck pairs) without a moving pair.
     """
     import torch
-    from tqdm.auto import tqdm
 
-    xt, yt, rt = train_t
-    info = TrainInfo()
-    n = len(xt)
-    bs = min(config.batch_size, n)
-    best = _Best()
-    running = 0.0
-    running_n = 0
-    perm = torch.randperm(n, generator=gen)
-    pos = 0
+    if not specs:
+        raise ValueError("train_mlps needs at least one spec")
+    shapes = {(s.train.x.shape[1], s.train.y.shape[1]) for s in specs}
+    if len(shapes) != 1:
+        raise ValueError(f"every spec needs the same input and output widths, got {sorted(shapes)}")
+    torch.set_num_threads(config.num_threads)
+    cache: dict[tuple[int, ...], Any] = {}
+    nets = [_Net(s, config, cache) for s in specs]
+    sizes = {min(config.batch_size, m.n) for m in nets}
+    if len(sizes) != 1:
+        raise ValueError(f"batch sizes differ between models ({sorted(sizes)}): train those with N < batch_size apart")
+    bs = sizes.pop()
+    stack = StackedMLP([m.init for m in nets], config.activation, config.learning_rate, config.weight_decay)
+    alive = list(range(len(nets)))
     t0 = time.perf_counter()
     samples = 0
-    bar = tqdm(total=config.max_steps, desc=desc, disable=not config.progress, leave=False, unit="step")
-    try:
-        net.train()
-        for step in range(1, config.max_steps + 1):
-            if pos + bs > n:
-                perm = torch.randperm(n, generator=gen)
-                pos = 0
-            idx = perm[pos:pos + bs]
-            pos += bs
-            batch_loss = loss_of(loss, net(xt[idx]), yt[idx], rt[idx], band_s)
-            opt.zero_grad(set_to_none=True)
-            batch_loss.backward()
-            opt.step()
-            samples += bs
-            running += float(batch_loss.detach())
-            running_n += 1
-            info.steps = step
-            if step % config.eval_interval == 0 or step == config.max_steps:
-                train_l = running / running_n
-                running, running_n = 0.0, 0
-                info.final_train_loss = train_l
-                v = _val_loss(net, loss, val_t, band_s) if val_t is not None else train_l
-                info.history.append({"step": step, "train_loss": train_l, "val_loss": v})
-                bar.set_postfix(train=f"{train_l:.4f}", val=f"{v:.4f}", best=f"{min(best.loss, v):.4f}")
-                if best.update(v, net, step, info, config, val_t is not None):
-                    info.stopped_early = True
-                    bar.update(1)
-                    break
-            bar.update(1)
-    finally:
-        bar.close()
-    info.seconds = time.perf_counter() - t0
-    info.samples_per_s = samples / max(info.seconds, 1e-9)
-    info.best_val_loss = best.loss
-    return info, best.state
+    for step in range(1, config.max_steps + 1):
+        batches = [nets[i].next_batch(bs) for i in alive]
+        pred = stack.forward(torch.stack([b[0] for b in batches]))
+        losses = torch.stack([nets[i].loss(pred[j], b[1], b[2]) for j, (i, b) in enumerate(zip(alive, batches))])
+        stack.step(losses)
+        samples += bs * len(alive)
+        evaluate = step % config.eval_interval == 0 or step == config.max_steps
+        stopped = []
+        for j, (i, v) in enumerate(zip(alive, losses.detach().tolist())):
+            nets[i].running.append(v)
+            nets[i].info.steps = step
+            if evaluate and nets[i].evaluate(stack.network(j), stack.act, step):
+                stopped.append(j)
+        if stopped:
+            alive = [i for j, i in enumerate(alive) if j not in stopped]
+            if not alive:
+                break
+            stack.keep([j for j in range(len(stack)) if j not in stopped])
+    return _results(nets, time.perf_counter() - t0, samples, config.activation)
+
+
+def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: Loss | str, config: TrainConfig,
+              desc: str = "train") -> tuple[MLPWeights, TrainInfo]:
+    """Train one MLP: :func:`train_mlps` with the single spec ``MLPSpec(train, val, loss, config.seed, desc)``.
+
+    Args:
+        train: training arrays; ``train.r`` is the dead-zone mask r_ij for a loss that reads it.
+        val: validation arrays (same loss); None or empty trains for ``config.max_steps``.
+        loss: e.g. ``MaskedLoss()`` (Inami et al. Eq. (3)), ``"mse"``, ``BandLoss(band)``.
+        config: architecture, optimizer, early stopping, seed, threads.
+        desc: label for errors.
+
+    Returns:
+        (best weights, info).
+
+    Raises:
+        DataError, ValueError: as :func:`train_mlps`.
+    """
+    return train_mlps([MLPSpec(train, val, loss, config.seed, desc)], config)[0]
+
+
+def _results(nets: list[_Net], seconds: float, samples: int, activation: str) -> list[tuple[MLPWeights, TrainInfo]]:
+    """[(best weights, info)] per network; every info gets the whole run's ``seconds`` [s] and throughput."""
+    out = []
+    for m in nets:
+        m.info.seconds = seconds
+        m.info.samples_per_s = samples / max(seconds, 1e-9)
+        m.info.best_val_loss = m.stop.best
+        state = m.best_state if m.best_state is not None else [p.numpy() for p in m.init]
+        out.append((MLPWeights(tuple(np.asarray(w, dtype=np.float32).copy() for w in state[0::2]),
+                               tuple(np.asarray(b, dtype=np.float32).copy() for b in state[1::2]), activation,
+                               m.x_norm, m.y_norm), m.info))
+    return out

@@ -101,7 +101,7 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
     assert read_pick(_report(tmp_path, RMSE))[0] == "hybrid"  # no pick yet: the best learned method, never rbd
     assert read_pick(_report(tmp_path, RMSE, pick="masked")) == ("masked", "report.json `pick`")
     assert read_pick(_report(tmp_path, RMSE, pick="rbd"))[0] == "rbd"
-    # every learned method counts, band included (one list: experiments.compare_results.LEARNED_METHODS)
+    # every learned method of the comparison counts, band included (the registry: models.METHODS[m].learned)
     assert read_pick(_report(tmp_path, {**RMSE, "band": 0.1}))[0] == "band"
     assert read_pick(_report(tmp_path, {"rbd": 0.01})) == (None, "no learned method in report.json")
     (tmp_path / "report.json").write_text(json.dumps({"methods": {}}))

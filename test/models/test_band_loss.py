@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from deadzone_id_ros.models import LOSSES, band_mse, identify_band, mse
+from deadzone_id_ros.models import LOSSES, BandLoss, MSELoss, identify_band
+
+
+def band_mse(pred, target, mask, band):
+    return BandLoss(band)(pred, target, mask)
+
+
+def mse(a, b):
+    return MSELoss()(a, b, torch.ones_like(a))
 
 torch.set_num_threads(1)
 
@@ -46,7 +54,7 @@ def test_value_limits_zero_band_is_mse_and_moving_pairs_ignore_the_band():
     v = band_mse(torch.tensor([[0.75, 1.0], [0.0, 0.0]]), torch.zeros(2, 2), torch.tensor([[0.0, 1.0], [0.0, 0.0]]),
                  torch.tensor([0.5, 0.5]))
     assert float(v) == pytest.approx((0.25 ** 2 + 1.0) / 4)
-    assert LOSSES["band"] == "band"
+    assert LOSSES["band"] is BandLoss
 
 
 def test_band_loss_rejects_bad_input():

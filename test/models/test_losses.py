@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from deadzone_id_ros.models import MLPConfig, build_torch_mlp, conventional_keep, masked_mse, mse
+from deadzone_id_ros.models import MaskedLoss, MLPConfig, MSELoss, build_torch_mlp, conventional_keep
+
+masked_mse = MaskedLoss()
+
+
+def mse(a, b):
+    return MSELoss()(a, b, torch.ones_like(a))
 
 torch.set_num_threads(1)
 

@@ -105,3 +105,22 @@ def test_band_method_trains_on_every_pair_with_an_identified_band(sim_dataset, t
     arrays = TrainArrays(data.x, data.tau, data.r)
     with pytest.raises(ValueError, match="band loss needs band"):
         train_mlp(arrays, None, "band", tiny_config)
+
+
+def test_stopping_rule_patience_min_delta_and_best_weights():
+    """The rule alone, on a fixed sequence of validation losses (no floats from training: nothing can flip)."""
+    from deadzone_id_ros.training.trainer import EarlyStopping
+
+    rule = EarlyStopping(patience=2, min_delta=0.01)
+    seq = [1.0, 0.9, 0.895, 0.893]  # 0.895 and 0.893: lower, but by less than 1 % of 0.9
+    out = [rule.update(v, step) for step, v in zip((100, 200, 300, 400), seq)]
+    assert out == [(True, False), (True, False), (True, False), (True, True)]  # kept (new lowest), then stop
+    assert (rule.best, rule.best_step, rule.reference) == (0.893, 400, 0.9)
+    assert rule.update(0.5, 500) == (True, False) and rule.bad == 0  # a real improvement resets the count
+    plain = EarlyStopping(patience=1)
+    assert [plain.update(v, s) for s, v in ((1, 1.0), (2, 1.0), (3, 0.5))] == [(True, False), (False, True),
+                                                                                 (True, False)]
+    assert EarlyStopping(patience=1).update(2.0, 1, can_stop=False) == (True, False)
+    no_val = EarlyStopping(patience=1)
+    no_val.update(1.0, 1, can_stop=False)
+    assert no_val.update(1.0, 2, can_stop=False) == (False, False)  # without validation: never stops

@@ -22,7 +22,6 @@ from deadzone_id_ros.experiments.closed_loop_report import (
     closed_loop_targets,
     in_process_table,
     live_table,
-    run_flag,
 )
 from deadzone_id_ros.experiments.closed_loop_results import (
     ClosedLoopResult,
@@ -30,7 +29,7 @@ from deadzone_id_ros.experiments.closed_loop_results import (
     ClosedLoopSummary,
 )
 from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec, run_controller
-from deadzone_id_ros.experiments.compare_report import compare_markdown, efficiency_reading, verdict
+from deadzone_id_ros.experiments.compare_report import compare_markdown, verdict
 from deadzone_id_ros.experiments.compare_results import (
     CompareReport,
     DataDiagnosis,
@@ -42,13 +41,6 @@ from deadzone_id_ros.experiments.compare_results import (
     Pick,
 )
 from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO
-from deadzone_id_ros.experiments.plots import (
-    _closed_loop_figure,
-    _reversal_figure,
-    _tracking_figure,
-    method_colour,
-    tracking_plot,
-)
 from deadzone_id_ros.sim import SimArmConfig
 from deadzone_id_ros.sim.tracking import TrackingMetrics
 from deadzone_id_ros.training.config import TrainConfig
@@ -62,10 +54,12 @@ PD_DOB = ControllerSpec("pd_dob", "pd_dob", ControlMode("nominal_inertia", dob=T
 def _summary(name: str, mean_mrad: float, max_mrad: float, seeds=(999, 1000), faults=()) -> ClosedLoopSummary:
     j = [mean_mrad * 1e-3] * 3
     prof = {"t": [-0.01, 0.0, 0.01], "mean_abs_error": [[1e-3] * 3] * 3}
-    return ClosedLoopSummary(name, name.replace("ctc_dob_", "ctc_dob + "), "ctc_dob", "learned", "", JOINTS,
-                             list(seeds), [150.0] * 3, 1.0, j, [0.0] * 3, mean_mrad * 1e-3, 1e-5,
-                             [max_mrad * 1e-3] * 3, j, mean_mrad * 1e-3, 0.0, [0.0] * 3, [0.0] * 3,
-                             reversal_profile=prof, faults=list(faults))
+    s = ClosedLoopSummary(name, name.replace("ctc_dob_", "ctc_dob + "), "ctc_dob", "learned", "", JOINTS,
+                          list(seeds), [150.0] * 3, 1.0, j, [0.0] * 3, mean_mrad * 1e-3, 1e-5,
+                          [max_mrad * 1e-3] * 3, j, mean_mrad * 1e-3, 0.0, [0.0] * 3, [0.0] * 3,
+                          reversal_profile=prof)
+    s.faults = list(faults)
+    return s
 
 
 # --- 1. runs that ran away, hit a limit or faulted ------------------------------------------------------------------
@@ -87,6 +81,8 @@ def test_a_run_whose_controller_faulted_is_marked_with_its_reason(tmp_path):
 
 def test_a_run_beyond_the_tracking_error_limit_is_marked_even_without_a_fault():
     """The weak-DOB case of issue 22: 1238 mrad RMSE, 3.5 rad max, limit 0.5 rad, and no fault recorded."""
+    from deadzone_id_ros.experiments.closed_loop_report import run_flag
+
     ran_away = _summary("ctc_dob_conventional", 1238.0, 3500.0)
     assert run_flag([], ran_away.max_abs_error_per_joint, ran_away.tracking_rmse_per_joint, 0.5) == (
         "RAN AWAY (joint 1: max |error| 3500 mrad above the tracking-error limit 500 mrad)")
@@ -113,6 +109,8 @@ def _live(rmse: float) -> ClosedLoopResult:
 def test_each_controller_has_one_colour_in_every_closed_loop_plot():
     """The live bars and the reversal lines list the controllers in different orders and subsets (as the demo
     does); each controller still has the one colour of the map."""
+    from deadzone_id_ros.experiments.plots import _closed_loop_figure, _reversal_figure, _tracking_figure, method_colour
+
     bars = _closed_loop_figure({"ctc_dob_masked": _live(0.002), "pd_dob": _live(0.003)})
     lines = _reversal_figure({"default DOB": {n: _summary(n, 1, 2) for n in
                                               ("pd_dob", "ctc_dob_rbd", "ctc_dob_conventional", "ctc_dob_masked")}})
@@ -200,6 +198,8 @@ def test_stuck_torques_get_one_answer_in_the_whole_report(predictable):
 
 def test_the_data_efficiency_reading_follows_its_numbers():
     """6: "Positive gain" defines the sign only; who is lower is counted; another winner is named."""
+    from deadzone_id_ros.experiments.compare_report import efficiency_reading
+
     de = DataEfficiency([0.25, 1.0], [100, 400], [1, 4],
                         {"masked": EfficiencyCurve([0.5, 0.3], [0.0, 0.0]),
                          "conventional": EfficiencyCurve([0.6, 0.28], [0.0, 0.0])})
@@ -247,6 +247,8 @@ def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
 # --- 7. the tracking plot -------------------------------------------------------------------------------------------
 
 def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
+    from deadzone_id_ros.experiments.plots import tracking_plot
+
     run = run_controller(PD_DOB, [999, 1000], 0.5, SimArmConfig(), ControllerConfig())
     t, q, q_d = (np.asarray(run.trace[k]) for k in ("t", "q", "q_d"))
     assert q.shape == q_d.shape == (50, 3) and t[1] - t[0] == pytest.approx(0.01)

@@ -39,7 +39,7 @@ def run_flag(faults: list[str], max_abs_error: list[float], rmse: list[float], l
     worst = max(range(len(max_abs_error)), key=lambda k: max_abs_error[k], default=None)
     if limit is not None and worst is not None and max_abs_error[worst] > limit:
         return (f"RAN AWAY (joint {worst + 1}: max |error| {max_abs_error[worst] * 1e3:.0f} mrad above the "
-                f"tracking-error limit {limit * 1e3:.0f} mrad)")
+                f"tracking-error limit {limit * 1e3:.4g} mrad)")
     if not all(math.isfinite(x) for x in [*max_abs_error, *rmse]):
         return "DIVERGED (a non-finite tracking error)"
     return ""
@@ -72,9 +72,11 @@ def flagged_lines(entries: dict[str, ClosedLoopSummary], limit: float | None) ->
     out = []
     for e in entries.values():
         flag = _flag(e, limit)
-        if flag:
-            out.append(f"- **{e.label}: {flag}.** Its figures measure an arm that left the reference (and, after a "
-                       "fault, the safe state's hold then zero torque), not the tracking of its control law.")
+        if flag.startswith("FAULT"):
+            out.append(f"- **{e.label}: {flag}.** From the fault on, the controller held the static torque, then "
+                       "zero torque (its safe state): the figures measure that, not the tracking of its control law.")
+        elif flag:
+            out.append(f"- **{e.label}: {flag}.** The figures measure an arm that left the reference, not tracking.")
     return out
 
 
@@ -156,7 +158,7 @@ def _flagged(entries: dict[str, ClosedLoopSummary], limit: float | None) -> list
     lines = flagged_lines(entries, limit)
     if not lines:
         return []
-    limit_txt = f" (tracking-error limit {limit * 1e3:.0f} mrad)" if limit is not None else ""
+    limit_txt = f" (tracking-error limit {limit * 1e3:.4g} mrad)" if limit is not None else ""
     return [f"Runs that did not track{limit_txt}:", "", *lines, ""]
 
 

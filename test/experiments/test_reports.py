@@ -75,13 +75,14 @@ def test_a_run_whose_controller_faulted_is_marked_with_its_reason(tmp_path):
                                         "plots/r.png"))
     row_default, row_weak = [line for line in md.splitlines() if line.startswith("| pd_dob |")]
     assert row_default.endswith("| **FAULT** |") and row_weak.endswith("| ok |")
-    assert f"**pd_dob: FAULT ({faulted.faults[0]}).**" in md and "did not track" in md
+    assert f"**pd_dob: FAULT ({faulted.faults[0]}).** From the fault on" in md
+    assert "Runs that did not track (tracking-error limit" not in md.split("### Weak DOB")[1]
     assert "pd_dob (" in md and ", FAULT)" in md  # the ranking says so too
 
 
 def test_a_run_beyond_the_tracking_error_limit_is_marked_even_without_a_fault():
     """The weak-DOB case of issue 22: 1238 mrad RMSE, 3.5 rad max, limit 0.5 rad, and no fault recorded."""
-    from deadzone_id_ros.experiments.closed_loop_report import run_flag
+    from deadzone_id_ros.experiments.closed_loop_report import flagged_lines, run_flag
 
     ran_away = _summary("ctc_dob_conventional", 1238.0, 3500.0)
     assert run_flag([], ran_away.max_abs_error_per_joint, ran_away.tracking_rmse_per_joint, 0.5) == (
@@ -91,6 +92,10 @@ def test_a_run_beyond_the_tracking_error_limit_is_marked_even_without_a_fault():
     table = in_process_table({"ctc_dob_conventional": ran_away, "ctc_dob_masked": _summary("ctc_dob_masked", 2, 9)},
                              0.5)
     assert table[2].endswith("| **RAN AWAY** |") and table[3].endswith("| ok |")
+    assert flagged_lines({"ctc_dob_conventional": ran_away, "ctc_dob_masked": _summary("ctc_dob_masked", 2, 9)},
+                         0.5) == ["- **ctc_dob + conventional: RAN AWAY (joint 1: max |error| 3500 mrad above the "
+                                  "tracking-error limit 500 mrad).** The figures measure an arm that left the "
+                                  "reference, not tracking."]
     targets = closed_loop_targets({"ctc_dob_masked": _summary("ctc_dob_masked", 2, 9),
                                    "ctc_dob_conventional": ran_away}, 0.5)
     assert "ctc_dob + conventional did not track" in targets[0]

@@ -86,6 +86,11 @@ def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dic
 
 def _rmse_bars(folder: Path, report: CompareReport) -> str:
     """RMSE per joint, mean ± std over seeds, and the noise floor."""
+    _save(_rmse_figure(report), folder / "rmse_per_joint.png", 110)
+    return "plots/rmse_per_joint.png"
+
+
+def _rmse_figure(report: CompareReport):
     plt = _pyplot()
     names, methods, floor = report.joint_names, list(report.methods), report.noise_floor
     J = len(names)
@@ -104,8 +109,7 @@ def _rmse_bars(folder: Path, report: CompareReport) -> str:
     ax.set_ylabel(f"test RMSE where the joint moves [{report.torque_unit}]")
     ax.set_title("Torque RMSE per joint (mean ± std over seeds)")
     ax.legend(fontsize=8)
-    _save(fig, folder / "rmse_per_joint.png", 110)
-    return "plots/rmse_per_joint.png"
+    return fig
 
 
 def _efficiency(folder: Path, report: CompareReport) -> str:

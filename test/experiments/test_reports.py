@@ -131,6 +131,11 @@ def test_each_controller_has_one_colour_in_every_closed_loop_plot():
     assert to_rgba(track_colour["ctc_dob + masked"]) == bar_colour["ctc_dob_masked"]
     assert to_rgba(line_colour["pd_dob"]) == bar_colour["pd_dob"] == to_rgba(method_colour("pd_dob"))
     assert to_rgba(track_colour["ctc_dob + conventional"]) == to_rgba(line_colour["ctc_dob + conventional"])
+    from deadzone_id_ros.experiments.plots import _rmse_figure
+
+    rmse = _rmse_figure(_report({"conventional": _method(0.3), "masked": _method(0.2)}))  # the comparison's bars
+    assert {c.get_label(): c.patches[0].get_facecolor() for c in rmse.axes[0].containers
+            if hasattr(c, "patches")}["masked"] == bar_colour["ctc_dob_masked"]
     assert len({method_colour(m) for m in ("masked", "conventional", "mse_all", "rbd", "hybrid", "band", "pd_dob",
                                            "ctc_dob_rbd_nominal", "ctc_dob_pick")}) == 9
     assert method_colour("some_new_method") == method_colour("some_new_method")

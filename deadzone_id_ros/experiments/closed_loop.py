@@ -20,8 +20,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SEEDS", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "run_closed_loop", "run_in_process",
-           "write_closed_loop"]
+__all__ = ["DEFAULT_SEEDS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "run_closed_loop",
+           "run_in_process", "write_closed_loop"]
 
 from .closed_loop_results import (
     IN_PROCESS_TIME_BASE,
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 DEFAULT_SEEDS = (999, 1000, 1001)  # held out: the demo trains on seeds 1..5 and 100
 WEAK_DOB_FRACTION = 0.2
+#: The tracking plot's file under the output's plots/ (q and q_d over time per joint, and the error).
+TRACKING_PLOT = "closed_loop_tracking.png"
 
 
 def _log(message: str) -> None:
@@ -174,7 +176,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
             report.json is not a comparison's report.
     """
     from .closed_loop_sim import controller_specs
-    from .plots import reversal_error_plot
+    from .plots import reversal_error_plot, tracking_plot
 
     if not seeds:
         raise ValueError("closed loop needs at least one seed")
@@ -188,6 +190,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     (out / "plots").mkdir(parents=True, exist_ok=True)
     reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
                         out / "plots" / "closed_loop_reversals.png")
+    tracking_plot(strong, out / "plots" / TRACKING_PLOT)
     live: dict[str, ClosedLoopResult] = {}
     failures: dict[str, str] = {}
     if live_duration > 0:
@@ -197,7 +200,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         seeds=[int(s) for s in seeds], duration_s=float(duration), weak_dob_fraction=float(weak_dob_fraction),
         live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
         live_failures=failures, missing=sorted(set(("rbd", "masked", "conventional")) - set(available)),
-        sim_profile=_default_configs()[0].profile, time_base=IN_PROCESS_TIME_BASE)
+        sim_profile=_default_configs()[0].profile, time_base=IN_PROCESS_TIME_BASE,
+        tracking_error_limit=float(_default_configs()[1].tracking_error_limit))
     return ClosedLoopRun(strong, weak, live, settings)
 
 
@@ -213,6 +217,6 @@ def write_closed_loop(out: Path, res: ClosedLoopRun) -> str:
     doc = closed_loop_sections(res.summaries, res.summaries_weak, res.live, res.settings)
     (out / "closed_loop.json").write_text(json.dumps(json_clean(doc), indent=2, allow_nan=False) + "\n")
     text = "\n".join(closed_loop_markdown(res.summaries, res.summaries_weak, res.live, res.settings,
-                                          "plots/closed_loop_reversals.png"))
+                                          "plots/closed_loop_reversals.png", f"plots/{TRACKING_PLOT}"))
     (out / "closed_loop.md").write_text(text + "\n")
     return text

@@ -34,6 +34,11 @@ class ClosedLoopSummary:
         per_seed: the figures of each seed (:func:`~deadzone_id_ros.sim.tracking.tracking_figures`).
         reversal_profile: (T,) times from the reversal [s] and (T, J) mean |e| there [rad] (seed of the first run),
             for the plot.
+        faults: one line per seed whose controller latched a fault (runaway: tracking error or position limit,
+            :mod:`~deadzone_id_ros.control.safety`), naming the seed, the control time and the controller's reason;
+            empty when no run faulted.
+        trace: the first seed's run for the tracking plot, at most 100 Hz: ``t`` (T,) [s], ``q`` and ``q_d``
+            (T, J) [rad] (measured and reference position); empty when not recorded.
     """
 
     name: str
@@ -57,6 +62,8 @@ class ClosedLoopSummary:
     clamp_fraction: list[float]
     per_seed: list[TrackingFigures] = field(default_factory=list)
     reversal_profile: dict[str, list] = field(default_factory=dict)
+    faults: list[str] = field(default_factory=list)
+    trace: dict[str, list] = field(default_factory=dict)
 
     def report_entry(self) -> dict[str, Any]:
         """report.json's ``closed_loop.<name>``: the keys of issue 15 in mrad, plus per-joint detail."""
@@ -71,7 +78,8 @@ class ClosedLoopSummary:
                 "tracking_rmse_per_joint_std_mrad": mrad(self.tracking_rmse_per_joint_std),
                 "max_abs_error_per_joint_mrad": mrad(self.max_abs_error_per_joint),
                 "reversal_rmse_per_joint_mrad": mrad(self.reversal_rmse_per_joint),
-                "rate_limit_fraction": self.rate_limit_fraction, "clamp_fraction": self.clamp_fraction}
+                "rate_limit_fraction": self.rate_limit_fraction, "clamp_fraction": self.clamp_fraction,
+                "faults": self.faults}
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,9 @@ class ClosedLoopSettings:
         DOB's cutoff over the default.  live_seed, live_duration_s [s]: the live runs' seed and length (0: none).
         pick, pick_source: the comparison's pick and where it came from.  live_failures: controller -> why its live
         run failed.  missing: methods without an artifact (their controllers left out).  sim_profile: the simulator's
-        profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).
+        profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).  tracking_error_limit: the
+        controllers' runaway limit on |q_d - q| [rad] (``ControllerConfig.tracking_error_limit``; None: not known),
+        against which the report marks a run whose largest error is above it.
     """
 
     seeds: list[int] = field(default_factory=list)
@@ -123,6 +133,7 @@ class ClosedLoopSettings:
     missing: list[str] = field(default_factory=list)
     sim_profile: str = "?"
     time_base: str = IN_PROCESS_TIME_BASE
+    tracking_error_limit: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields."""

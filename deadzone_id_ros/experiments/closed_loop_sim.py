@@ -110,6 +110,8 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
                               dob_cutoff=cutoff)
     per_seed: list[TrackingFigures] = []
     profile: dict[str, list] = {}
+    trace: dict[str, list] = {}
+    faults: list[str] = []
     n_j = len(sim_config.joint_names)
     rate_ev, clamp_ev = np.zeros(n_j), np.zeros(n_j)
     for seed in seeds:
@@ -120,9 +122,14 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         stats = rec.metadata["stats"]
         rate_ev += np.asarray(stats["rate_limit_events"], float) / len(err)
         clamp_ev += np.asarray(stats["clamp_events"], float) / len(err)
+        if stats.get("fault"):
+            faults.append(f"seed {int(seed)} at {stats['fault_time_s']:.3f} s: {stats['fault']}")
         if not profile:
             t, prof = _reversal_profile(err, rec.reference_velocity, rate_hz)
             profile = {"t": t.tolist(), "mean_abs_error": prof.tolist()}
+            every = max(1, int(round(rate_hz / 100.0)))
+            trace = {"t": (np.arange(0, len(err), every) / rate_hz).tolist(),
+                     "q": rec.position[::every].tolist(), "q_d": rec.reference_position[::every].tolist()}
     rmse = np.array([s.rmse for s in per_seed])
     rev = np.array([s.reversal_rmse for s in per_seed], dtype=float)
     with warnings.catch_warnings():
@@ -139,4 +146,5 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         max_abs_error_per_joint=np.max([s.max_abs for s in per_seed], axis=0).tolist(),
         reversal_rmse_per_joint=rev_joint.tolist(), reversal_rmse_mean=rev_all, reversal_rmse_std=rev_std,
         rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
-        clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile)
+        clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile,
+        faults=faults, trace=trace)

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..training.blocks import MISSING
-from .compare_results import CompareReport, MethodResult
+from .compare_results import CompareReport, DataDiagnosis, MethodResult
+from .pick import PREDICTABLE_RATIO
 from .pick_report import fraction_cell, pick_section
 from .plots import compare_plots
 
 if TYPE_CHECKING:
     from ..training.fit import Stacked
 
-__all__ = ["compare_markdown", "fmt_joints", "num", "verdict", "write_report"]
+__all__ = ["compare_markdown", "data_origin", "efficiency_reading", "fmt_joints", "num", "verdict", "write_report"]
 
 
 def write_report(out: Path, report: CompareReport, test: Stacked, preds: dict[str, np.ndarray],
@@ -50,6 +51,13 @@ def num(v: float | None, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+def data_origin(simulator: bool | None) -> str:
+    """What the report calls its data, from the comparison's simulator flag (True: this project's simulator)."""
+    if simulator:
+        return "simulated arm (this project's simulator)"
+    return "recorded data, not marked as simulator data (no noise floor, friction band unknown)"
+
+
 # --- compare: report.md ---------------------------------------------------------------------------------------------
 
 def _dead_zone_section(report: CompareReport) -> list[str]:
@@ -59,7 +67,7 @@ def _dead_zone_section(report: CompareReport) -> list[str]:
             if dz.dead_zone.alpha is not None else "|dq| exceeds the per-joint thresholds set in the configuration "
             "(dead_zone.absolute_thresholds)")
     lines = [
-        f"Data: {src}; {'simulated arm' if data.simulator else 'real robot'}; joints {', '.join(names)}.",
+        f"Data: {src}; {data_origin(data.simulator)}; joints {', '.join(names)}.",
         f"Split by time blocks of {data.split.block_seconds_used} s "
         f"(seed {cfg.split_seed}; {data.split.note}): "
         f"{data.samples.train} train / {data.samples.val} validation / {data.samples.test} test "
@@ -143,7 +151,34 @@ def _efficiency_section(report: CompareReport) -> list[str]:
         fails = [x for x in de.curves[m].failed if x]
         if fails:
             lines.append(f"\n{m} could not train at some fractions: {fails[0]}")
-    return lines + ["", "Positive gain: the masked loss has the lower error.", ""]
+    return lines + ["", *efficiency_reading(report, dm), ""]
+
+
+def efficiency_reading(report: CompareReport, methods: Sequence[str]) -> list[str]:
+    """What the data-efficiency table says, from its numbers: the gain's sign per fraction (masked vs conventional
+    only) and, when another method beats masked on the full test, that method; empty without both curves."""
+    de = report.data_efficiency
+    if de is None or len(methods) != 2:
+        return []
+    rows: list[tuple[str, float, float]] = []
+    for i in range(len(de.fractions)):
+        a, b = de.curves["masked"].rmse_mean[i], de.curves["conventional"].rmse_mean[i]
+        if a is not None and b is not None:
+            rows.append((fraction_cell(report, i), a, b))
+    lower = [f for f, a, b in rows if a < b]
+    higher = [f for f, a, b in rows if a > b]
+    out = ["Gain = (conventional − masked) / conventional: positive where the masked loss has the lower error. "
+           + (f"Masked is lower at {len(lower)} of {len(rows)} training shares"
+              + (f" ({', '.join(lower)})" if lower and higher else "")
+              + (f", conventional at {len(higher)} ({', '.join(higher)})" if higher else "") + "."
+              if rows else "No training share has both errors.")]
+    ms = report.methods
+    ranked = sorted((m for m in ms if ms[m].rmse_mean is not None), key=lambda m: _num(ms[m].rmse_mean))
+    if "masked" in ms and ranked and ranked[0] != "masked":
+        out.append(f"The table compares masked with conventional only: on the full training set {ranked[0]} has "
+                   f"the lowest test error ({_fmt(ms[ranked[0]].rmse_mean)} vs masked {_fmt(ms['masked'].rmse_mean)} "
+                   f"{report.torque_unit}).")
+    return out
 
 
 def _inside_dead_zone_section(report: CompareReport) -> list[str]:
@@ -214,12 +249,14 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
                    f"{a.usable_fraction:.0%} of the pairs instead of {b.usable_fraction:.0%} of the samples.")
     elif diff > 0:
         out.append(f"Masked and conventional are not clearly different here: masked is {diff:.1%} lower, but "
-                   "within twice the seed-to-seed spread (it learns from "
-                   f"{a.usable_fraction:.0%} of the pairs, conventional from {b.usable_fraction:.0%} of the "
-                   "samples).")
+                   + ("one seed cannot show whether that is more than seed-to-seed variation" if one_seed else
+                      "within twice the seed-to-seed spread")
+                   + f" (it learns from {a.usable_fraction:.0%} of the pairs, conventional from "
+                   f"{b.usable_fraction:.0%} of the samples).")
     else:
-        out.append(f"The masked loss does NOT beat the conventional method here ({-diff:.1%} worse, "
-                   f"{'beyond' if clear else 'within'} twice the seed-to-seed spread).")
+        spread = ("one seed: no spread to judge by" if one_seed else
+                  f"{'beyond' if clear else 'within'} twice the seed-to-seed spread")
+        out.append(f"The masked loss does NOT beat the conventional method here ({-diff:.1%} worse, {spread}).")
         why = []
         if dz.all_moving_fraction_train > 0.6:
             why.append(f"most samples have every joint moving ({dz.all_moving_fraction_train:.0%}), so "
@@ -233,27 +270,41 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
     return out
 
 
-def _mse_all_lines(masked: MethodResult, mse_all: MethodResult) -> list[str]:
+def _mse_all_lines(masked: MethodResult, mse_all: MethodResult, diagnosis: DataDiagnosis | None) -> list[str]:
+    """mse_all against masked on moving pairs and, when mse_all is not worse, whether stuck torques are predictable:
+    the verdict of ``diagnosis`` (the report's one answer, :func:`~deadzone_id_ros.experiments.pick.diagnose_stuck`)
+    when there is one, else mse_all's own stuck / moving ratio against the same threshold."""
     a, c = _num(masked.rmse_mean), _num(mse_all.rmse_mean)
     spread = 2 * math.hypot(masked.rmse_mean_std or 0.0, mse_all.rmse_mean_std or 0.0)
     seeds_ok = len(masked.seeds or []) >= 2 and len(mse_all.seeds or []) >= 2
     significant = seeds_ok and abs(c - a) > spread
+    caveat = ("" if significant else " (not beyond twice the seed-to-seed spread)" if seeds_ok else
+              " (one seed: no spread to judge by)")
     out = [f"Plain MSE on all samples (stuck labels included) has {(c - a) / a:+.1%} error relative to "
-           "masked" + ("" if significant else " (not beyond twice the seed-to-seed spread)") + ": "
+           "masked" + caveat + ": "
            + ("the stuck labels hurt, as the paper predicts." if c > a and significant else
               "no clear effect of the stuck labels here." if not significant else
               "here the stuck labels did not hurt on moving pairs.")]
     if c <= a:
         dz_err = mse_all.dead_zone.rmse_vs_measured_per_joint
-        pairs = [(d, m) for d, m in zip(dz_err, mse_all.rmse_per_joint) if d is not None and m is not None]
+        pairs = [(d, m) for d, m in zip(dz_err, mse_all.rmse_per_joint) if d is not None and m is not None and m > 0]
         if pairs:
-            ratio = float(np.mean([d / m for d, m in pairs if m > 0]))
-            out.append(f"Inside the dead zone mse_all's error against the measured torque is {ratio:.2f}× its "
-                       "error on moving pairs (mean over joints). "
-                       + ("A ratio near or below one means the torques recorded while a joint is stuck are as "
-                          "predictable as the others: this torque signal shows no friction band to mask, as "
-                          "with a link-side joint-torque sensor, which measures after the gear friction." if
-                          ratio < 1.5 else "The stuck labels are less predictable, yet still helped the fit."))
+            ratio = float(np.mean([d / m for d, m in pairs]))
+            line = (f"Inside the dead zone mse_all's error against the measured torque is {ratio:.2f}× its error on "
+                    "moving pairs (mean over joints). ")
+            if diagnosis is not None:
+                line += ("As the diagnosis below finds, the torques recorded while a joint is stuck are predictable "
+                         "here, so masking them only discards data." if diagnosis.stuck_predictable else
+                         "The diagnosis below finds the stuck torques not predictable from (q, dq, ddq), yet "
+                         "including them did not hurt mse_all on moving pairs.")
+            elif ratio <= PREDICTABLE_RATIO:
+                line += (f"A ratio at or below {PREDICTABLE_RATIO} means the torques recorded while a joint is stuck "
+                         "are as predictable as the others: this torque signal shows no friction band to mask, as "
+                         "with a link-side joint-torque sensor, which measures after the gear friction.")
+            else:
+                line += (f"Above {PREDICTABLE_RATIO} the stuck labels are less predictable, yet including them did "
+                         "not hurt the fit on moving pairs.")
+            out.append(line)
     return out
 
 
@@ -277,7 +328,7 @@ def verdict(report: CompareReport) -> list[str]:
     if "masked" in ms and "conventional" in ms:
         out += _masked_vs_conventional(report)
     if "mse_all" in ms and "masked" in ms:
-        out += _mse_all_lines(ms["masked"], ms["mse_all"])
+        out += _mse_all_lines(ms["masked"], ms["mse_all"], report.data_diagnosis)
     if "rbd" in ms and "masked" in ms:
         out.append(f"The rigid-body model (identified base parameters + friction) reaches {_fmt(ms['rbd'].rmse_mean)} "
                    f"{report.torque_unit} mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")

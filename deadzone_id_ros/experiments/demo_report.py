@@ -7,13 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .closed_loop import TRACKING_PLOT
 from .closed_loop_report import closed_loop_markdown
 from .compare_report import fmt_joints, num
 from .compare_results import CompareReport
 from .demo_results import DemoReport
 from .pick_report import fraction_cell
 
-__all__ = ["compare_table", "dead_zone_line", "demo_markdown", "pick_line", "real_markdown"]
+__all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
+           "real_markdown"]
 
 def compare_table(report: CompareReport) -> list[str]:
     """Markdown rows: per method torque RMSE per joint, mean ± std over seeds, nRMSE, usable data; the noise floor."""
@@ -105,12 +107,32 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
         "",
         *_quick_note(cfg),
         *closed_loop_markdown(report.closed_loop, report.closed_loop_weak_dob, report.closed_loop_live,
-                              report.closed_loop_settings, "plots/closed_loop_reversals.png"),
+                              report.closed_loop_settings, "plots/closed_loop_reversals.png",
+                              f"plots/{TRACKING_PLOT}"),
         *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
         *_stage_lines(report),
         *_deploy_lines(report, rel(compare_dir)),
     ]
     return "\n".join(lines)
+
+
+#: Launch arguments the README asks for, per launch file, beside the model's: on the simulated arm lockstep in
+#: simulated time ("When you need lockstep"); on a robot the controller's own parameter file ("Control").
+NEXT_LAUNCH_ARGS: dict[str, dict[str, str]] = {
+    "sim_feedforward.launch.yaml": {"use_sim_time": "true", "lockstep": "true"},
+    "feedforward.launch.yaml": {"params_file": "my_controller.yaml"},
+}
+
+
+def launch_command(launch_file: str, model_path: str) -> str:
+    """``deadzone-id launch FILE ...`` running a learned model (``model_path``: its artifact directory or .onnx)
+    with ``mode:=ctc_dob model:=learned`` and the file's :data:`NEXT_LAUNCH_ARGS`; ``model_path`` comes last.
+
+    Raises:
+        KeyError: ``launch_file`` is not in :data:`NEXT_LAUNCH_ARGS`.
+    """
+    args = {**NEXT_LAUNCH_ARGS[launch_file], "mode": "ctc_dob", "model": "learned", "model_path": model_path}
+    return f"deadzone-id launch {launch_file} " + " ".join(f"{k}:={v}" for k, v in args.items())
 
 
 def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
@@ -119,11 +141,13 @@ def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
     if pick is None:
         return [f"Best learned model exported to ONNX: `{compare_dir}/models/{report.best_learned}`.", ""]
     onnx = f" (ONNX `{compare_dir}/{pick.onnx}`)" if pick.onnx else ""
+    model = f"{compare_dir}/{pick.artifact}"
     return ["## Next", "",
-            f"The model to deploy is **{pick.method}** in `{compare_dir}/{pick.artifact}/`{onnx}: {pick.reason}. Run "
-            "it on the simulated arm, from this folder, with `deadzone-id launch sim_feedforward.launch.yaml "
-            f"mode:=ctc_dob model:=learned model_path:={compare_dir}/{pick.artifact}`, or record your own arm "
-            "(README, \"Use it on your own robot\").", ""]
+            f"The model to deploy is **{pick.method}** in `{model}/`{onnx}: {pick.reason}. Run it on the simulated "
+            f"arm, from this folder, with `{launch_command('sim_feedforward.launch.yaml', model)}`; on your own "
+            f"arm, with `{launch_command('feedforward.launch.yaml', model)}` once `my_controller.yaml` names its "
+            "joints, URDF and gains (README, \"Use it on your own robot\"; its model must be trained on that arm's "
+            "recording).", ""]
 
 
 def dead_zone_line(report: CompareReport) -> list[str]:
@@ -137,11 +161,15 @@ def dead_zone_line(report: CompareReport) -> list[str]:
 
 def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> str:
     """demo-real's report.md: for each recording (name -> its compare report) the table and the dead-zone line."""
-    lines = ["# deadzone_id_ros on real robot data", "",
-             "Every method of `deadzone-id compare` on recordings made by other people on real robots "
-             "(`../shared/data/real`). Torque RMSE on held-out time blocks, counted where each joint moves.", ""]
+    simulated = [name for name, rep in reports.items() if rep.data.simulator]
+    real = "recordings" if simulated else "recordings made by other people on real robots"
+    lines = [f"# deadzone_id_ros on {'recorded' if simulated else 'real robot'} data", "",
+             f"Every method of `deadzone-id compare` on {real} (`../shared/data/real`). Torque RMSE on held-out time "
+             "blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
-        lines += [f"## {titles[name]}", "", *compare_table(rep), "", *dead_zone_line(rep), "", *pick_line(rep, name),
+        origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
+        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *dead_zone_line(rep), "",
+                  *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]
     return "\n".join(lines)
 

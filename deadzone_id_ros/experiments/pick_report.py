@@ -70,7 +70,7 @@ def band_lines(report: CompareReport) -> list[str]:
         return []
     spread = 2 * math.hypot(b.rmse_mean_std or 0.0, m.rmse_mean_std or 0.0)
     diff = (m.rmse_mean - b.rmse_mean) / m.rmse_mean
-    clear = len(b.seeds) >= 2 and abs(m.rmse_mean - b.rmse_mean) > spread
+    clear = len(b.seeds) >= 2 and len(m.seeds) >= 2 and abs(m.rmse_mean - b.rmse_mean) > spread
     band = b.per_seed[0].train.get("band_halfwidth") or [] if b.per_seed else []
     verdict = ("helps" if diff > 0 and clear else "hurts" if diff < 0 and clear else "makes no clear difference")
     unit = report.torque_unit
@@ -78,4 +78,5 @@ def band_lines(report: CompareReport) -> list[str]:
             f"band (stuck pairs penalized only outside ±tau_s,j; tau_s = {', '.join(_f(v, 3) for v in band)} {unit}) "
             f"vs masked: mean test RMSE {_f(b.rmse_mean)} ± {_f(b.rmse_mean_std)} vs {_f(m.rmse_mean)} ± "
             f"{_f(m.rmse_mean_std)} {unit} ({diff:+.1%} in band's favour): the band loss **{verdict}** here "
-            "(clear = beyond twice the seed-to-seed spread).", ""]
+            + ("(clear = beyond twice the seed-to-seed spread)." if len(b.seeds) >= 2 and len(m.seeds) >= 2 else
+               "(one seed: no spread to judge a difference by)."), ""]

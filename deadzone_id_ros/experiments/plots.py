@@ -1,4 +1,6 @@
-"""Plots of the reports: the comparison's four figures and the demo's closed-loop bars (matplotlib, Agg)."""
+"""Plots of the reports: the comparison's four figures, the closed-loop reversal and tracking plots and the demo's
+closed-loop bars (matplotlib, Agg). Every plot colours a method or controller with :func:`method_colour`, so one
+method has one colour across every plot of every report."""
 
 from __future__ import annotations
 
@@ -13,9 +15,37 @@ if TYPE_CHECKING:
     from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary
     from .compare_results import CompareReport
 
-__all__ = ["closed_loop_plot", "compare_plots", "reversal_error_plot"]
+__all__ = ["METHOD_COLOURS", "closed_loop_plot", "compare_plots", "method_colour", "reversal_error_plot",
+           "tracking_plot"]
 
 Band = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+#: The one colour map of every report: training method or controller name -> matplotlib colour. A controller that
+#: runs a method's model (``ctc_dob_<method>``) takes the method's colour; the pick has its own.
+METHOD_COLOURS: dict[str, str] = {
+    "masked": "tab:blue", "conventional": "tab:orange", "mse_all": "tab:green", "rbd": "tab:red",
+    "hybrid": "tab:purple", "band": "tab:brown", "pd_dob": "tab:gray", "ctc_dob_rbd_nominal": "tab:pink",
+    "ctc_dob_pick": "tab:olive", "noise floor": "black",
+}
+_SPARE = ("tab:cyan", "darkgoldenrod", "teal", "indigo", "crimson", "darkseagreen")
+
+
+def method_colour(name: str) -> str:
+    """The colour of a method or controller in every plot (:data:`METHOD_COLOURS`).
+
+    ``ctc_dob_<method>`` (a controller running that method's model) takes the method's colour; a noise-floor label
+    is black; a name not in the map gets a spare colour chosen by a stable hash of the name (the same in every plot
+    and every run).
+    """
+    if name in METHOD_COLOURS:
+        return METHOD_COLOURS[name]
+    if name.startswith("ctc_dob_") and name[len("ctc_dob_"):] in METHOD_COLOURS:
+        return METHOD_COLOURS[name[len("ctc_dob_"):]]
+    if name.startswith("noise floor"):
+        return METHOD_COLOURS["noise floor"]
+    import zlib
+
+    return _SPARE[zlib.crc32(name.encode()) % len(_SPARE)]
 
 
 def _pyplot():
@@ -56,6 +86,11 @@ def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dic
 
 def _rmse_bars(folder: Path, report: CompareReport) -> str:
     """RMSE per joint, mean ± std over seeds, and the noise floor."""
+    _save(_rmse_figure(report), folder / "rmse_per_joint.png", 110)
+    return "plots/rmse_per_joint.png"
+
+
+def _rmse_figure(report: CompareReport):
     plt = _pyplot()
     names, methods, floor = report.joint_names, list(report.methods), report.noise_floor
     J = len(names)
@@ -65,16 +100,16 @@ def _rmse_bars(folder: Path, report: CompareReport) -> str:
     for k, m in enumerate(methods):
         e = report.methods[m]
         ax.bar(x + k * width, np.nan_to_num(np.asarray(e.rmse_per_joint, float)), width,
-               yerr=np.nan_to_num(np.asarray(e.rmse_per_joint_std, float)), capsize=3, label=m)
+               yerr=np.nan_to_num(np.asarray(e.rmse_per_joint_std, float)), capsize=3, label=m,
+               color=method_colour(m))
     if floor is not None:
         ax.bar(x + len(methods) * width, np.nan_to_num(np.asarray(floor.rmse_per_joint, float)),
-               width, color="k", alpha=0.4, label="noise floor")
+               width, color=method_colour("noise floor"), alpha=0.4, label="noise floor")
     ax.set_xticks(x + width * (len(methods) - 1) / 2, names)
     ax.set_ylabel(f"test RMSE where the joint moves [{report.torque_unit}]")
     ax.set_title("Torque RMSE per joint (mean ± std over seeds)")
     ax.legend(fontsize=8)
-    _save(fig, folder / "rmse_per_joint.png", 110)
-    return "plots/rmse_per_joint.png"
+    return fig
 
 
 def _efficiency(folder: Path, report: CompareReport) -> str:
@@ -87,7 +122,7 @@ def _efficiency(folder: Path, report: CompareReport) -> str:
         if m in de.curves:
             y = np.asarray(de.curves[m].rmse_mean, dtype=float)
             ax.errorbar(de.train_samples, y, yerr=np.asarray(de.curves[m].rmse_mean_std, dtype=float),
-                        marker="o", capsize=3, label=m)
+                        marker="o", capsize=3, label=m, color=method_colour(m))
     ax.set_xscale("log")
     ax.set_xlabel("training samples (all, before any dropping)")
     ax.set_ylabel(f"mean test RMSE [{report.torque_unit}]")
@@ -110,7 +145,7 @@ def _pred_vs_measured(folder: Path, names: Sequence[str], test: Stacked, preds: 
             idx = np.flatnonzero(test.r[:, j])
             if idx.size > 3000:
                 idx = rng.choice(idx, 3000, replace=False)
-            ax.plot(test.tau[idx, j], preds[m][idx, j], ".", ms=1.5, alpha=0.4)
+            ax.plot(test.tau[idx, j], preds[m][idx, j], ".", ms=1.5, alpha=0.4, color=method_colour(m))
             lo, hi = (float(test.tau[:, j].min()), float(test.tau[:, j].max())) if len(test) else (0.0, 1.0)
             ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
             if i == 0:
@@ -148,7 +183,7 @@ def _dead_zone_timeseries(folder: Path, report: CompareReport, test: Stacked, pr
         ax.plot(t, test.tau[sl, j], "k-", lw=1.0, label="measured" if j == 0 else None)
         for m in preds:
             if m in report.methods:  # the simulator's exact sign() friction chatters here: not drawn
-                ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None)
+                ax.plot(t, preds[m][sl, j], lw=0.8, label=m if j == 0 else None, color=method_colour(m))
         ax.set_ylabel(f"{names[j]} [{report.torque_unit}]", fontsize=8)
     axes[-1, 0].set_xlabel("test sample")
     axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
@@ -158,7 +193,12 @@ def _dead_zone_timeseries(folder: Path, report: CompareReport, test: Stacked, pr
 
 
 def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
-    """Tracking RMSE [mrad] and applied torque RMS [N·m] per joint of each closed-loop run, as grouped bars."""
+    """Tracking RMSE [mrad] and applied torque RMS [N·m] per joint of each closed-loop run (controller name -> run),
+    as grouped bars, each controller in its :func:`method_colour`; written to the PNG ``path``."""
+    _save(_closed_loop_figure(results), path, 110)
+
+
+def _closed_loop_figure(results: dict[str, ClosedLoopResult]):
     plt = _pyplot()
     labels = list(results)
     joints = results[labels[0]].metrics.joint_names
@@ -167,8 +207,10 @@ def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for i, label in enumerate(labels):
         r = results[label]
-        axes[0].bar(x + i * width, np.asarray(r.metrics.tracking_rmse_per_joint) * 1e3, width, label=label)
-        axes[1].bar(x + i * width, r.metrics.effort_rms_per_joint, width, label=label)
+        colour = method_colour(label)
+        axes[0].bar(x + i * width, np.asarray(r.metrics.tracking_rmse_per_joint) * 1e3, width, label=label,
+                    color=colour)
+        axes[1].bar(x + i * width, r.metrics.effort_rms_per_joint, width, label=label, color=colour)
     for ax, title, unit in ((axes[0], "tracking RMSE (held-out reference)", "mrad"),
                             (axes[1], "applied torque RMS", "N·m")):
         ax.set_xticks(x + 0.4 - width / 2, joints)
@@ -176,7 +218,7 @@ def closed_loop_plot(results: dict[str, ClosedLoopResult], path: Path) -> None:
         ax.set_ylabel(unit)
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(fontsize=8)
-    _save(fig, path, 110)
+    return fig
 
 
 def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path: Path) -> None:
@@ -185,24 +227,30 @@ def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path:
     Args:
         settings: setting label (e.g. "default DOB") -> {controller name: summary with ``reversal_profile``}; one row
             of panels per setting, one panel per joint, one line per controller (the first seed's reversals).
-        path: PNG to write.
+        path: PNG to write (nothing is written when no setting has a run).
     """
+    fig = _reversal_figure(settings)
+    if fig is not None:
+        _save(fig, path, 100)
+
+
+def _reversal_figure(settings: dict[str, dict[str, ClosedLoopSummary]]):
     plt = _pyplot()
     rows = [(label, runs) for label, runs in settings.items() if runs]
     if not rows:
-        return
+        return None
     joints = next(iter(rows[0][1].values())).joint_names
     fig, axes = plt.subplots(len(rows), len(joints), figsize=(4 * len(joints), 3.2 * len(rows)), squeeze=False)
     for r, (setting, runs) in enumerate(rows):
         positive = [False] * len(joints)
-        for s in runs.values():
+        for name, s in runs.items():
             prof = s.reversal_profile
             if not prof:
                 continue
             t = np.asarray(prof["t"]) * 1e3
             err = np.asarray(prof["mean_abs_error"], dtype=float) * 1e3
             for k in range(len(joints)):
-                axes[r, k].plot(t, err[:, k], label=s.label, lw=1.2)
+                axes[r, k].plot(t, err[:, k], label=s.label, lw=1.2, color=method_colour(name))
                 positive[k] |= bool(np.any(err[:, k] > 0))
         for k, joint in enumerate(joints):
             ax = axes[r, k]
@@ -214,4 +262,48 @@ def reversal_error_plot(settings: dict[str, dict[str, ClosedLoopSummary]], path:
                 ax.set_yscale("log")
             ax.grid(alpha=0.3, which="both")
     axes[0, 0].legend(fontsize=7)
-    _save(fig, path, 100)
+    return fig
+
+
+def tracking_plot(runs: dict[str, ClosedLoopSummary], path: Path) -> bool:
+    """The tracking itself: reference q_d and measured q over time per joint [rad], and the error q_d - q [mrad]
+    below, one colour per controller (:func:`method_colour`), from each summary's ``trace`` (its first seed).
+
+    Args:
+        runs: controller name -> summary.  path: PNG to write.
+
+    Returns:
+        True when written; False when no summary carries a trace (nothing is written).
+    """
+    have = {n: s for n, s in runs.items() if s.trace}
+    if not have:
+        return False
+    _save(_tracking_figure(have), path, 100)
+    return True
+
+
+def _tracking_figure(runs: dict[str, ClosedLoopSummary]):
+    plt = _pyplot()
+    joints = next(iter(runs.values())).joint_names
+    fig, axes = plt.subplots(2, len(joints), figsize=(4.5 * len(joints), 6), sharex=True, squeeze=False)
+    first = True
+    for name, s in runs.items():
+        t = np.asarray(s.trace["t"], dtype=float)
+        q, q_d = np.asarray(s.trace["q"], dtype=float), np.asarray(s.trace["q_d"], dtype=float)
+        if first:  # every controller follows the same reference (same seed)
+            for k in range(len(joints)):
+                axes[0, k].plot(t, q_d[:, k], "k--", lw=1.0, label="q_d (reference)")
+            first = False
+        for k in range(len(joints)):
+            axes[0, k].plot(t, q[:, k], lw=0.9, color=method_colour(name), label=s.label)
+            axes[1, k].plot(t, (q_d[:, k] - q[:, k]) * 1e3, lw=0.9, color=method_colour(name), label=s.label)
+    for k, joint in enumerate(joints):
+        axes[0, k].set_title(joint, fontsize=9)
+        axes[0, k].set_ylabel("q [rad]")
+        axes[1, k].set_ylabel("error q_d - q [mrad]")
+        axes[1, k].set_xlabel("time [s]")
+        for ax in axes[:, k]:
+            ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle("Tracking on the first held-out seed: measured q against the reference q_d, and the error")
+    return fig

@@ -224,7 +224,8 @@ def _run_stats(
     trace: _Trace, controller: FeedforwardController, arm: SimArm, duration: float, wall: float
 ) -> dict[str, Any]:
     """The ``stats`` of the metadata: stuck fractions (true |dq| < 1e-3 rad/s), tracking RMSE [rad], limit events,
-    real-time factor, payload [kg]."""
+    real-time factor, payload [kg], and the controller's latched fault: ``fault`` (its reason, "" when none) and
+    ``fault_time_s`` (its control time [s], None when none)."""
     stuck = np.abs(trace.true_dq) < 1e-3
     err = trace.ref_q - trace.pos
     return {
@@ -235,4 +236,6 @@ def _run_stats(
         "rate_limit_events": controller.status.rate_limit_events.tolist(),
         "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
         "payload_mass_kg": arm.payload_mass,
+        "fault": controller.safety.fault,
+        "fault_time_s": float(controller.safety.fault_time) if controller.safety.tripped else None,
     }

@@ -118,11 +118,12 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
 
 
 def _entry(mean, std):
-    """A ClosedLoopSummary with a mean ± std tracking RMSE of ``mean`` ± ``std`` mrad (the rest zero)."""
+    """A ClosedLoopSummary over two seeds with a mean ± std tracking RMSE of ``mean`` ± ``std`` mrad (the rest
+    zero)."""
     from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopSummary
 
     zeros = [0.0] * 3
-    return ClosedLoopSummary("x", "x", "pd_dob", "none", "", ["j1", "j2", "j3"], [999], [150.0] * 3, 1.0, zeros,
+    return ClosedLoopSummary("x", "x", "pd_dob", "none", "", ["j1", "j2", "j3"], [999, 1000], [150.0] * 3, 1.0, zeros,
                              zeros, mean * 1e-3, std * 1e-3, zeros, zeros, 0.0, 0.0, zeros, zeros)
 
 
@@ -151,3 +152,6 @@ def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
     assert doc["closed_loop_settings"]["time_base"] == "sim_time"  # the loop's simulated time (live: "header")
     assert "### Weak DOB" in (tmp_path / "closed_loop.md").read_text()
     assert (tmp_path / "plots" / "closed_loop_reversals.png").is_file()
+    assert (tmp_path / "plots" / "closed_loop_tracking.png").is_file()
+    assert "(plots/closed_loop_tracking.png)" in (tmp_path / "closed_loop.md").read_text()
+    assert doc["closed_loop_settings"]["tracking_error_limit"] == 0.5 and doc["closed_loop"]["pd_dob"]["faults"] == []

@@ -76,6 +76,10 @@ def test_a_malformed_file_names_the_file_and_the_key(compared, closed, tmp_path)
     bad.write_text(json.dumps(doc))
     with pytest.raises(DataError, match=rf"{bad}: key 'dead_zone': missing key 'sigma'"):
         CompareReport.read(bad)
+    doc = json.loads((compared[0] / "report.json").read_text())
+    bad.write_text(json.dumps({**doc, "report_version": 2}))
+    with pytest.raises(DataError, match=rf"{bad}: key 'report_version': 2 is not 1, the version this package reads"):
+        CompareReport.read(bad)
     doc = json.loads((closed[0] / "closed_loop.json").read_text())
     doc["summaries"]["pd_dob"]["warp"] = 1
     bad = tmp_path / "closed_loop.json"

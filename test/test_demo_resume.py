@@ -166,3 +166,50 @@ def test_a_second_run_into_a_locked_folder_is_refused_naming_the_pid(tmp_path, c
         holder.wait()
     with output_lock(out):  # the kernel released the dead holder's lock
         pass
+
+
+def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have(tmp_path):
+    """A run interrupted in its report stage, after compare and closed loop had finished (simulated by taking the
+    report's record out of demo_state.json, as an interrupt leaves it): ``--resume`` runs only the report, which reads
+    the comparison and the closed-loop run back from compare/report.json and closed_loop.json (no typed object of
+    the first run is left), and writes report.md and report.json byte for byte as the uninterrupted run did.
+
+    The demo's own simulate, closed_loop and report stages run; live and compare are cut short (no DDS, a tiny
+    training configuration; the live stage's interrupt is the test above): "live" records the second simulated bag
+    as the live one, "compare" is the real stage's run_compare on the recordings with a 32-32 net and 100 steps,
+    handing its typed report on in process as the real stage does.
+    """
+    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.demo import DEMO_STAGES
+    from deadzone_id_ros.training.config import TrainConfig
+    from deadzone_id_ros.training.pipeline import load_inputs
+
+    def compare(ctx):
+        bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]]
+        cfg = TrainConfig(hidden_sizes=(32, 32), max_steps=100, eval_interval=50, batch_size=256, num_threads=1,
+                          seeds=1, progress=False, block_seconds=3.0, efficiency_fractions=(1.0,))
+        report = run_compare(load_inputs(bags, simulator="yes", log=lambda m: None), ctx.out / "compare", cfg,
+                             log=lambda m: None)
+        ctx.objects["compare"] = report
+        return {"compare_dir": "compare", "best": report.best_learned()}
+
+    real = {s.name: s for s in DEMO_STAGES}
+    live = Stage("live", lambda c: "live", lambda ctx: {"bag": ctx.results["simulate"]["bags"][1]})
+    stages = (real["simulate"], live, Stage("compare", lambda c: "compare", compare, ("compare",)),
+              real["closed_loop"], real["report"])
+    cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=12.0, live_duration=1.0, closed_loop_seeds=(999,),
+                     closed_loop_duration=0.6, closed_loop_live_duration=0.0, compare_seeds=1, quick=True)
+    out = tmp_path / "demo"
+    run_demo(out, cfg, stages=stages, log=lambda line: None)
+    first = {name: (out / name).read_bytes() for name in ("report.md", "report.json")}
+    assert (out / "closed_loop.json").is_file() and b"ctc_dob_masked" in first["report.json"]
+
+    state = json.loads((out / STATE_FILE).read_text())
+    del state["done"]["report"]  # what an interrupt in the report stage leaves
+    (out / STATE_FILE).write_text(json.dumps(state))
+    printed: list[str] = []
+    run_demo(out, resume=True, stages=stages, log=printed.append)
+    assert sum("done in an earlier run" in line for line in printed) == 4, printed
+    for name, text in first.items():
+        assert (out / name).read_bytes() == text, name
+        assert (out / ".partial" / "report-1" / name).read_bytes() == text  # the interrupted attempt's, set aside

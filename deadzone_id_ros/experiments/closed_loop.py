@@ -29,7 +29,6 @@ from .closed_loop_results import (
     ClosedLoopRun,
     ClosedLoopSettings,
     ClosedLoopSummary,
-    closed_loop_sections,
 )
 
 if TYPE_CHECKING:
@@ -206,16 +205,15 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
 
 
 def write_closed_loop(out: Path, res: ClosedLoopRun) -> str:
-    """Write ``out``/closed_loop.json and ``out``/closed_loop.md for ``res``; returns the markdown text.
+    """Write ``out``/closed_loop.json (:meth:`ClosedLoopRun.to_dict`, read back by :meth:`ClosedLoopRun.read`) and
+    ``out``/closed_loop.md for ``res``; returns the markdown text.
 
     Raises:
         ValueError: a non-finite number left in the JSON document (NaN is written as null).
     """
-    from ..training.evaluate import json_clean
     from .closed_loop_report import closed_loop_markdown
 
-    doc = closed_loop_sections(res.summaries, res.summaries_weak, res.live, res.settings)
-    (out / "closed_loop.json").write_text(json.dumps(json_clean(doc), indent=2, allow_nan=False) + "\n")
+    (out / "closed_loop.json").write_text(json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n")
     text = "\n".join(closed_loop_markdown(res.summaries, res.summaries_weak, res.live, res.settings,
                                           "plots/closed_loop_reversals.png", f"plots/{TRACKING_PLOT}"))
     (out / "closed_loop.md").write_text(text + "\n")

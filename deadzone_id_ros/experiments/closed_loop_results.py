@@ -1,12 +1,21 @@
 """Results of the closed-loop comparison: the in-process summary of one controller over its seeds
 (:class:`ClosedLoopSummary`), one live run over DDS (:class:`ClosedLoopResult`), everything one comparison measured
-(:class:`ClosedLoopRun`), and their JSON sections (:func:`closed_loop_sections`)."""
+(:class:`ClosedLoopRun`), and their JSON sections (:func:`closed_loop_sections`).
+
+closed_loop.json is :meth:`ClosedLoopRun.to_dict`: the stable sections of :func:`closed_loop_sections` (in mrad, for
+people and consumers that read keys) and, under ``summaries`` / ``summaries_weak``, every in-process summary at full
+precision in [rad] (:meth:`ClosedLoopSummary.to_dict`), which :meth:`ClosedLoopRun.read` reads back (a resumed demo
+builds its report from it)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports this module and must not load MuJoCo
     from ..sim.tracking import TrackingFigures, TrackingMetrics
@@ -65,6 +74,26 @@ class ClosedLoopSummary:
     faults: list[str] = field(default_factory=list)
     trace: dict[str, list] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form at full precision (closed_loop.json ``summaries.<name>``): keys as the fields, ``per_seed``
+        as :meth:`TrackingFigures.to_dict`."""
+        from ..training.evaluate import json_clean
+
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["per_seed"] = [s.to_dict() for s in self.per_seed]
+        return json_clean(out)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> ClosedLoopSummary:
+        """The inverse of :meth:`to_dict` (NaN written as null read back as NaN).
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        from ..sim.tracking import TrackingFigures  # a resumed report only: --help never gets here
+
+        return record_from_dict(cls, d, key, localns={"TrackingFigures": TrackingFigures})
+
     def report_entry(self) -> dict[str, Any]:
         """report.json's ``closed_loop.<name>``: the keys of issue 15 in mrad, plus per-joint detail."""
         mrad = lambda v: [round(x * 1e3, 5) for x in v]  # noqa: E731
@@ -107,9 +136,24 @@ class ClosedLoopResult:
         return {"mode": self.mode, "model": self.model, "artifact": self.artifact, "bag": self.bag,
                 **dataclasses.asdict(self.metrics), "inprocess_tracking_rmse_mean": self.inprocess_tracking_rmse_mean}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> ClosedLoopResult:
+        """The inverse of :meth:`to_dict`: every key that is not a field of this class is a metric.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        from ..sim.tracking import TrackingMetrics
+
+        own = {f.name for f in dataclasses.fields(cls)} - {"metrics"}
+        metrics = TrackingMetrics.from_dict({k: v for k, v in as_object(d, key, cls.__name__).items()
+                                             if k not in own}, key)
+        return record_from_dict(cls, {k: v for k, v in d.items() if k in own}, key,
+                                localns={"TrackingMetrics": TrackingMetrics}, metrics=metrics)
+
 
 @dataclass(frozen=True)
-class ClosedLoopSettings:
+class ClosedLoopSettings(JsonRecord):
     """How a closed-loop comparison ran (report.json / closed_loop.json ``closed_loop_settings``).
 
     Attributes:
@@ -140,7 +184,7 @@ class ClosedLoopSettings:
         return dataclasses.asdict(self)
 
 
-@dataclasses.dataclass
+@dataclass
 class ClosedLoopRun:
     """Everything :func:`~deadzone_id_ros.experiments.closed_loop.run_closed_loop` measured.
 
@@ -154,6 +198,40 @@ class ClosedLoopRun:
     summaries_weak: dict[str, ClosedLoopSummary]
     live: dict[str, ClosedLoopResult]
     settings: ClosedLoopSettings
+
+    def to_dict(self) -> dict[str, Any]:
+        """closed_loop.json: :func:`closed_loop_sections` and, at full precision, ``summaries`` and
+        ``summaries_weak`` (name -> :meth:`ClosedLoopSummary.to_dict`); NaN written as null."""
+        from ..training.evaluate import json_clean
+
+        return json_clean({**closed_loop_sections(self.summaries, self.summaries_weak, self.live, self.settings),
+                           "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
+                           "summaries_weak": {k: v.to_dict() for k, v in self.summaries_weak.items()}})
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> ClosedLoopRun:
+        """The inverse of :meth:`to_dict`: the summaries from ``summaries`` / ``summaries_weak``, the live runs from
+        ``closed_loop_live``, the settings from ``closed_loop_settings`` (the mrad sections ``closed_loop`` and
+        ``closed_loop_weak_dob`` are derived from the summaries and not read).
+
+        Raises:
+            DataError: a missing or malformed key (named).
+        """
+        as_object(d, key, cls.__name__)
+        return cls(take(d, "summaries", dict[str, ClosedLoopSummary], key),
+                   take(d, "summaries_weak", dict[str, ClosedLoopSummary], key),
+                   take(d, "closed_loop_live", dict[str, ClosedLoopResult], key),
+                   take(d, "closed_loop_settings", ClosedLoopSettings, key))
+
+    @classmethod
+    def read(cls, path: str | Path) -> ClosedLoopRun:
+        """closed_loop.json (:func:`~deadzone_id_ros.experiments.closed_loop.write_closed_loop`) read back.
+
+        Raises:
+            FileNotFoundError: no such file.  DataError: not JSON or not a closed-loop comparison's record (names the
+                file and the key).
+        """
+        return read_record(path, cls.from_dict)
 
 
 def closed_loop_sections(strong: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],

@@ -17,9 +17,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..data.deadzone import DeadZone
+from ..errors import DataError
+from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, sub_key, take
 from ..models.methods import METHODS
 from ..training.config import TrainConfig
 from ..training.evaluate import json_clean
@@ -35,7 +40,7 @@ Floats = list[float | None]
 
 
 @dataclass(frozen=True)
-class MethodDeadZone:
+class MethodDeadZone(JsonRecord):
     """One method's errors on stuck test pairs, over its seeds.
 
     Attributes:
@@ -78,9 +83,27 @@ class DeadZoneSummary:
                 "pairs_moving_fraction_train": self.pairs_moving_fraction_train,
                 "moving_fraction_test_per_joint": self.moving_fraction_test_per_joint}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> DeadZoneSummary:
+        """The inverse of :meth:`to_dict`: the dead zone from its keys, the fractions from theirs.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        as_object(d, key, cls.__name__)
+        dead_zone = DeadZone(tuple(take(d, "joint_names", list[str], key)), take(d, "alpha", float | None, key),
+                             np.asarray(take(d, "sigma", list[float], key), dtype=float),
+                             np.asarray(take(d, "threshold", list[float], key), dtype=float))
+        return record_from_dict(cls, {k: v for k, v in d.items() if k not in _DEAD_ZONE_KEYS}, key,
+                                dead_zone=dead_zone)
+
+
+#: The keys of :meth:`DeadZone.to_dict` inside report.json's ``dead_zone``.
+_DEAD_ZONE_KEYS = ("joint_names", "alpha", "sigma", "threshold")
+
 
 @dataclass
-class MethodResult:
+class MethodResult(JsonRecord):
     """One method over its training seeds; torque errors [N·m] on test pairs where the joint moves.
 
     Attributes:
@@ -121,7 +144,7 @@ class MethodResult:
 
 
 @dataclass
-class Pick:
+class Pick(JsonRecord):
     """The model to deploy, chosen by validation error (never test).
 
     Attributes:
@@ -143,7 +166,7 @@ class Pick:
 
 
 @dataclass
-class DataDiagnosis:
+class DataDiagnosis(JsonRecord):
     """Are the torques of stuck joints predictable? (then masking them cannot help).
 
     A model fitted on moving pairs only (``model``: the best of masked / hybrid / rbd by validation RMSE) is
@@ -168,7 +191,7 @@ class DataDiagnosis:
 
 
 @dataclass
-class NoiseFloor:
+class NoiseFloor(JsonRecord):
     """The simulator's own inverse dynamics on the same measured inputs and test pairs (simulator data only).
 
     Attributes:
@@ -188,7 +211,7 @@ class NoiseFloor:
 
 
 @dataclass
-class EfficiencyCurve:
+class EfficiencyCurve(JsonRecord):
     """One method's points of the data-efficiency curve (one entry per training fraction).
 
     Attributes:
@@ -221,6 +244,18 @@ class DataEfficiency:
         out.update({m: dataclasses.asdict(c) for m, c in self.curves.items()})
         out["usable_samples_note"] = self.usable_samples_note
         return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> DataEfficiency:
+        """The inverse of :meth:`to_dict`: every key that is not a field is a method's curve.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        own = ("fractions", "train_samples", "train_blocks", "merged", "usable_samples_note")
+        curves = {m: EfficiencyCurve.from_dict(v, sub_key(key, m))
+                  for m, v in as_object(d, key, cls.__name__).items() if m not in own}
+        return record_from_dict(cls, {k: d[k] for k in own if k in d}, key, curves=curves)
 
 
 @dataclass
@@ -274,6 +309,33 @@ class CompareReport:
         out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None
         out["seconds"] = self.seconds
         return json_clean(out)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> CompareReport:
+        """The inverse of :meth:`to_dict` (report.json): ``data_efficiency`` {} is None; ``noise_floor.rbd_ratio``
+        is read as written (:meth:`to_dict` computes it again).
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named), or another ``report_version``.
+        """
+        version = take(as_object(d, key, cls.__name__), "report_version", int, key)
+        if version != REPORT_VERSION:
+            raise DataError(f"key {sub_key(key, 'report_version')!r}: {version} is not {REPORT_VERSION}, the "
+                            "version this package reads")
+        eff = d.get("data_efficiency")
+        return record_from_dict(cls, {k: v for k, v in d.items() if k != "data_efficiency"}, key,
+                                data_efficiency=DataEfficiency.from_dict(eff, sub_key(key, "data_efficiency"))
+                                if eff else None)
+
+    @classmethod
+    def read(cls, path: str | Path) -> CompareReport:
+        """A comparison's report.json (``deadzone-id compare``) read back.
+
+        Raises:
+            FileNotFoundError: no such file.  DataError: not JSON or not a comparison's report (names the file and
+                the key).
+        """
+        return read_record(path, cls.from_dict)
 
     def best_learned(self) -> str | None:
         """The learned method (``METHODS[m].learned``) with the lowest mean test RMSE, or None (for display; the

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+
+#: The closed-loop stage's record in the output folder (:meth:`.closed_loop_results.ClosedLoopRun.read`).
+CLOSED_LOOP_JSON = "closed_loop.json"
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,15 @@ class DemoConfig:
         live_seed: excitation seed of the live recording.
         closed_loop_seeds: held-out reference seeds of the closed-loop comparison (in no training data).
         closed_loop_duration: in-process closed-loop run per seed and controller [s].
-        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s].
+        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s]; 0: none (the
+            in-process comparison only).
         weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
         compare_seeds: training seeds per method.
         quick: shorter training (``compare --quick``): under-trained models, said so in the report.
 
     Raises:
-        ValueError: an empty seed list, a duration <= 0, a weak-DOB fraction outside (0, 1), or a closed-loop seed
-            that is also a training seed.
+        ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
+            (0, 1), or a closed-loop seed that is also a training seed.
     """
 
     sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -65,9 +69,12 @@ class DemoConfig:
             raise ValueError("sim_seeds is empty")
         if not self.closed_loop_seeds:
             raise ValueError("closed_loop_seeds is empty")
-        for name in ("sim_duration", "live_duration", "closed_loop_duration", "closed_loop_live_duration"):
+        for name in ("sim_duration", "live_duration", "closed_loop_duration"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
+        if not self.closed_loop_live_duration >= 0:
+            raise ValueError(f"closed_loop_live_duration = {self.closed_loop_live_duration} must be >= 0 s (0: no "
+                             "live run)")
         if not 0 < self.weak_dob_fraction < 1:
             raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
         for seed in self.closed_loop_seeds:
@@ -192,8 +199,9 @@ def compare(ctx: StageContext) -> dict[str, Any]:
 
 
 def closed_loop(ctx: StageContext) -> dict[str, Any]:
-    """Stage 4: the closed-loop comparison; result: the summaries, live runs and settings as dicts."""
-    from .closed_loop import run_closed_loop
+    """Stage 4: the closed-loop comparison, written to closed_loop.json (read back by a resumed report stage) and
+    closed_loop.md; result ``{"closed_loop_json": "closed_loop.json"}``."""
+    from .closed_loop import run_closed_loop, write_closed_loop
     from .plots import closed_loop_plot
 
     cfg = ctx.cfg
@@ -202,23 +210,30 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
                           log=ctx.log)
     if res.live:
         closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
+    write_closed_loop(ctx.out, res)
     ctx.objects["closed_loop"] = res
-    return {"closed_loop_json": "closed_loop.json" if (ctx.out / "closed_loop.json").is_file() else None}
+    return {"closed_loop_json": CLOSED_LOOP_JSON}
 
 
 def report(ctx: StageContext) -> dict[str, Any]:
-    """Stage 5: report.json and report.md from the recorded results of stages 1-4; result ``{"report": ...}``."""
-    from ..errors import DataError
+    """Stage 5: report.json and report.md from the recorded results of stages 1-4; result ``{"report": ...}``.
+
+    The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
+    when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
+    closed_loop.json); the report is the same either way.
+
+    Raises:
+        FileNotFoundError: a file to read back is missing.  DataError: it is malformed (names the file and key).
+    """
+    from .closed_loop_results import ClosedLoopRun
+    from .compare_results import CompareReport
     from .demo_report import demo_markdown
     from .demo_results import DemoReport
 
     r = ctx.results
     compare_dir = ctx.out / r["compare"]["compare_dir"]
-    cmp, closed = ctx.objects.get("compare"), ctx.objects.get("closed_loop")
-    if cmp is None or closed is None:
-        raise DataError("the report needs the comparison and the closed-loop runs of this process; they finished in "
-                        "an earlier run, whose typed results cannot be read back yet: run the demo again with --force "
-                        f"(kept: {compare_dir}, {ctx.out / 'closed_loop.json'})")
+    cmp = ctx.objects.get("compare") or CompareReport.read(compare_dir / "report.json")
+    closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
     doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
                      simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
                      live_bag=str(ctx.out / r["live"]["bag"]), compare_dir=str(compare_dir), compare=cmp,
@@ -244,6 +259,6 @@ DEMO_STAGES: tuple[Stage, ...] = (
     Stage("closed_loop", lambda c: f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s "
           "in-process, default and weak DOB, one live run of "
           f"{c.closed_loop_live_duration:g} s per controller over DDS (deadzone-id closed-loop)", closed_loop,
-          ("closed_loop", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
+          ("closed_loop", CLOSED_LOOP_JSON, "closed_loop.md", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..jsonrecord import JsonRecord
+
 __all__ = ["REVERSAL_WINDOW_S", "TrackingFigures", "TrackingMetrics", "reversal_mask", "tracking_figures"]
 
 REVERSAL_WINDOW_S = 0.05  # samples within this many seconds of a reversal of the reference velocity count as "at"
@@ -44,7 +46,7 @@ def reversal_mask(dq_ref: np.ndarray, rate_hz: float, window_s: float = REVERSAL
 
 
 @dataclass(frozen=True)
-class TrackingFigures:
+class TrackingFigures(JsonRecord):
     """Per-joint figures of one run, all (J,) [rad].
 
     Attributes:
@@ -82,7 +84,7 @@ def tracking_figures(err: np.ndarray, near_reversal: np.ndarray, seed: int | Non
 
 
 @dataclass(frozen=True)
-class TrackingMetrics:
+class TrackingMetrics(JsonRecord):
     """Tracking and effort figures of one closed-loop recording.
 
     Attributes:

@@ -11,7 +11,7 @@ candidate that covers the most (split, joint) cells and says, per uncovered cell
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,8 @@ import numpy as np
 from ..data.deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
 from ..data.split import Split, split_episodes
 from ..data.types import Episode
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
+from ..jsonrecord import decode, record_from_dict, sub_key
 
 __all__ = ["BLOCK_CANDIDATES", "MIN_MOVING_PAIRS", "MISSING", "SPLITS", "BlockChoice", "choose_split", "fmt_values",
            "moving_pairs"]
@@ -56,6 +57,19 @@ class BlockChoice:
         """The JSON record (report.json / model.json ``training_data.split``)."""
         return {"block_seconds": self.block_seconds, "block_seconds_source": self.source, "note": self.note,
                 "moving_pairs": self.moving_pairs, "missing": self.missing, "warnings": self.warnings}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> BlockChoice:
+        """The inverse of :meth:`to_dict` (``block_seconds_source`` is :attr:`source`).
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        name = "block_seconds_source"
+        if name not in d:
+            raise DataError(f"key {sub_key(key, name)!r} is missing")
+        return record_from_dict(cls, {k: v for k, v in d.items() if k != name}, key,
+                                source=decode(str, d[name], sub_key(key, name)))
 
 
 def _fit(train: list[Episode], config: DeadZoneConfig) -> DeadZone:

@@ -12,13 +12,14 @@ if TYPE_CHECKING:
 
 from ..config import check_positive, dataclass_from_dict, load_ros_parameters
 from ..data.deadzone import DeadZoneConfig
+from ..jsonrecord import JsonRecord
 from ..models.mlp import ACTIVATIONS, MLPConfig
 
 __all__ = ["TrainConfig", "load_train_config"]
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(JsonRecord):
     """Everything that decides a training run and the comparison.
 
     Attributes:

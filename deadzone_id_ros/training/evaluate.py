@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..jsonrecord import JsonRecord
 from ..models.base import InverseDynamicsModel
 from .fit import Stacked
 
@@ -23,7 +24,7 @@ __all__ = ["StuckMetrics", "TorqueMetrics", "check_model_joints", "evaluate_mode
 
 
 @dataclass(frozen=True)
-class StuckMetrics:
+class StuckMetrics(JsonRecord):
     """What a model predicts inside the dead zone (pairs with r = 0), per joint (J,) in joint order; NaN where a
     joint has no stuck pair.
 
@@ -46,7 +47,7 @@ class StuckMetrics:
 
 
 @dataclass(frozen=True)
-class TorqueMetrics:
+class TorqueMetrics(JsonRecord):
     """Torque errors of one model on one split: per joint (J,) in joint order on pairs where the joint moves (r = 1);
     NaN where a joint has no such pair.
 

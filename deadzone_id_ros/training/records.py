@@ -6,9 +6,11 @@ in their ``to_dict``, where JSON is written.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsonrecord import JsonRecord, decode, record_from_dict, sub_key
 from .blocks import BlockChoice
 from .evaluate import TorqueMetrics
 from .sources import BagSource
@@ -17,7 +19,7 @@ __all__ = ["DataRecord", "RunMetrics", "SampleCounts", "SplitRecord"]
 
 
 @dataclass(frozen=True)
-class SampleCounts:
+class SampleCounts(JsonRecord):
     """Samples per split after the block guards."""
 
     train: int = 0
@@ -62,9 +64,25 @@ class SplitRecord:
         return {"fractions": list(self.fractions), "block_seconds": self.block_seconds, "split_seed": self.split_seed,
                 "guard_samples": self.guard_samples, **(self.blocks.to_dict() if self.blocks else {})}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> SplitRecord:
+        """The inverse of :meth:`to_dict`. With a block record, ``block_seconds`` is the length used; the configured
+        one was that length when the record's source is ``"config"`` (0 for whole episodes, written as null) and
+        None when the length was chosen from the data.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        own = ("fractions", "block_seconds", "split_seed", "guard_samples")
+        if "block_seconds_source" not in d:
+            return record_from_dict(cls, d, key)
+        blocks = BlockChoice.from_dict({k: v for k, v in d.items() if k not in own or k == "block_seconds"}, key)
+        configured = (blocks.block_seconds or 0.0) if blocks.source == "config" else None
+        return record_from_dict(cls, {k: d[k] for k in own if k in d}, key, block_seconds=configured, blocks=blocks)
+
 
 @dataclass(frozen=True)
-class DataRecord:
+class DataRecord(JsonRecord):
     """The training-data record of report.json (``data``) and model.json (``training_data``).
 
     Attributes:
@@ -110,7 +128,8 @@ class RunMetrics:
     def to_dict(self, *, with_train: bool = True) -> dict[str, Any]:
         """The JSON form (report.json ``per_seed``; model.json ``metrics`` without ``train``): the test metrics'
         keys, ``seed``, ``usable_fraction``, ``train``, ``missing`` and, when evaluated, ``validation_rmse_mean`` /
-        ``validation_rmse_per_joint``."""
+        ``validation_rmse_per_joint`` and the validation metrics' other keys with the same ``validation_`` prefix (so
+        that :meth:`from_dict` reads them back whole)."""
         out: dict[str, Any] = {**self.test.to_dict(), "seed": self.seed, "usable_fraction": self.usable_fraction}
         if with_train:
             out["train"] = self.train
@@ -118,4 +137,25 @@ class RunMetrics:
         if self.validation is not None:
             out["validation_rmse_mean"] = self.validation.rmse_mean
             out["validation_rmse_per_joint"] = list(self.validation.rmse_per_joint)
+            out.update({f"{_VALIDATION}{k}": v for k, v in self.validation.to_dict().items()
+                        if f"{_VALIDATION}{k}" not in out})
         return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> RunMetrics:
+        """The inverse of :meth:`to_dict` with ``train``: the test metrics from their flat keys, the validation
+        metrics from the ``validation_`` ones (None without), ``train`` as written.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        own = ("seed", "usable_fraction", "train", "missing")
+        val = {k[len(_VALIDATION):]: v for k, v in d.items() if k.startswith(_VALIDATION)}
+        test = TorqueMetrics.from_dict({k: v for k, v in d.items()
+                                        if k not in own and not k.startswith(_VALIDATION)}, key)
+        validation = TorqueMetrics.from_dict(val, sub_key(key, "validation_*")) if val else None
+        return record_from_dict(cls, {k: d[k] for k in own if k in d}, key, test=test, validation=validation,
+                                train=decode(dict[str, Any], d.get("train", {}), sub_key(key, "train")))
+
+
+_VALIDATION = "validation_"

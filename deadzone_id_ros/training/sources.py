@@ -13,12 +13,13 @@ import yaml
 
 from ..config import load_yaml
 from ..errors import ConfigError, RobotDescriptionError
+from ..jsonrecord import JsonRecord
 
 __all__ = ["BagSource", "detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
 
 
 @dataclass(frozen=True)
-class BagSource:
+class BagSource(JsonRecord):
     """One recording trained on: ``path`` (absolute), ``sha256`` of its content and its size [bytes]."""
 
     path: str

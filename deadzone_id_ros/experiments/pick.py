@@ -74,11 +74,17 @@ def choose_pick(validation_rmse: Mapping[str, float | None], unit: str = "N·m",
 
 def margin_spread(best: Sequence[Sequence[float | None]] | None,
                   other: Sequence[Sequence[float | None]] | None) -> float | None:
-    """Std (ddof 1) [N·m] of ``other - best`` paired by fold and seed (None: fewer than two finite pairs)."""
+    """Std (ddof 1) [N·m] of ``other - best`` paired by fold and seed (None: fewer than two finite pairs).
+
+    A row of one value (rbd: deterministic, fitted once) stands for every seed of the other method's row.
+    """
     if best is None or other is None:
         return None
-    diffs = [o - b for rb, ro in zip(best, other) for b, o in zip(rb, ro)
-             if b is not None and o is not None and math.isfinite(b) and math.isfinite(o)]
+    diffs = []
+    for rb, ro in zip(best, other):
+        n = max(len(rb), len(ro))
+        rb, ro = (list(rb) * n if len(rb) == 1 else rb), (list(ro) * n if len(ro) == 1 else ro)
+        diffs += [o - b for b, o in zip(rb, ro) if b is not None and o is not None and math.isfinite(b - o)]
     return float(np.std(diffs, ddof=1)) if len(diffs) >= 2 else None
 
 
@@ -89,7 +95,8 @@ def confidence(pick: Pick, unit: str = "N·m") -> str:
     over = "seeds" if pick.selection == "validation" else "folds and seeds"
     head = f"margin {pick.margin:.4g} {unit} over {pick.runner_up}"
     if pick.spread is None:
-        return (f"{head}, with no spread to judge it by (one seed on one validation split): how sure the pick is "
+        return (f"{head}, with no spread to judge it by (one value per method: one seed on one validation split): "
+                "how sure the pick is "
                 f"cannot be said; choosing {pick.method} by its lower mean")
     if pick.tie:
         return (f"{head}, within the spread {pick.spread:.4g} {unit} of their difference over {over}: a tie; "

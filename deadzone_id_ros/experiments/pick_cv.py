@@ -60,8 +60,9 @@ def needs_cv(split: Split) -> str | None:
 
 
 def _order(block: Episode) -> tuple[str, float]:
-    """Time order of a block: its episode, then its start time."""
-    return block.name.rsplit("/block", 1)[0], float(block.t[0]) if len(block) else 0.0
+    """Time order of a block: its episode (the name before the first "/block" of :func:`time_blocks`), then its
+    start time [s]."""
+    return block.name.split("/block", 1)[0], float(block.t[0]) if len(block) else 0.0
 
 
 def cv_folds(split: Split, folds: int = CV_FOLDS) -> list[tuple[list[Episode], list[Episode]]]:
@@ -86,8 +87,8 @@ def cv_folds(split: Split, folds: int = CV_FOLDS) -> list[tuple[list[Episode], l
     k = min(folds, len(pool))
     if k < 2:
         raise DataError(f"cannot cross-validate: train+validation is {len(pool)} block(s)")
-    groups = np.array_split(np.arange(len(pool)), k)
-    return [([pool[i] for i in range(len(pool)) if i not in set(g)], [pool[i] for i in g]) for g in groups]
+    groups = [set(g.tolist()) for g in np.array_split(np.arange(len(pool)), k)]
+    return [([b for i, b in enumerate(pool) if i not in g], [b for i, b in enumerate(pool) if i in g]) for g in groups]
 
 
 def _fold_plans(train_eps: list[Episode], val_eps: list[Episode], methods: Sequence[str], seeds: list[int],

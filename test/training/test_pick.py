@@ -72,6 +72,9 @@ def test_a_clear_margin_and_no_spread_are_said_so():
     one = choose_pick({"masked": 0.5, "mse_all": 0.6}, scores={"masked": [[0.5]], "mse_all": [[0.6]]})
     assert one.spread is None and one.tie is None and "cannot be said" in one.confidence
     assert "only method" in choose_pick({"rbd": 0.4}).confidence
+    # rbd is deterministic (one fit for every seed): its one value is paired with each seed of the other method
+    rbd = choose_pick({"rbd": 0.5, "hybrid": 0.52}, scores={"rbd": [[0.5]], "hybrid": [[0.51, 0.53]]})
+    assert rbd.spread == pytest.approx(np.std([0.01, 0.03], ddof=1)) and rbd.tie is False  # margin 0.02 > 0.014
 
 
 def test_pick_seed_is_the_lowest_validation_seed():

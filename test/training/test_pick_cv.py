@@ -18,14 +18,18 @@ def _names(blocks):
     return {b.name for b in blocks}
 
 
-def test_folds_hold_out_contiguous_train_val_blocks_and_never_test(sim_dataset):
+@pytest.mark.parametrize(("fractions", "block", "pooled"), [
+    ((0.2, 0.4, 0.4), 3.0, 4),  # 2 train+val blocks of 3 s, each cut in two (with guards) -> 4
+    ((0.8, 0.1, 0.1), 1.0, 11),  # 12 blocks of 1 s, 1 in test: block10, block11 must sort after block9
+])
+def test_folds_hold_out_contiguous_train_val_blocks_and_never_test(sim_dataset, fractions, block, pooled):
     ep = sim_dataset.episodes[0]  # 12 s at 1 kHz
-    split = split_episodes([ep], (0.2, 0.4, 0.4), 3.0, seed=0)
+    split = split_episodes([ep], fractions, block, seed=0)
     assert len(split.val) < MIN_VAL_BLOCKS and "fewer than 3" in needs_cv(split)
     folds = cv_folds(split)
-    assert len(folds) == 3  # 2 train+val blocks, each cut in two (with guards) -> 4 blocks, 3 folds
+    assert len(folds) == 3
     held = [b for _, va in folds for b in va]
-    assert len(held) == len(_names(held)) == 4  # every block held out exactly once
+    assert len(held) == len(_names(held)) == pooled  # every block held out exactly once
     pooled_t = np.concatenate([b.t for b in (*split.train, *split.val)])
     test_t = np.concatenate([b.t for b in split.test])
     reach = ep.edge_reach * ep.dt

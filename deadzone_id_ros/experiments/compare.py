@@ -16,7 +16,10 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
   alone up to float32 rounding (test/training/test_batched.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
 - the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
-  its test error is reported, never used to choose;
+  its test error is reported, never used to choose. With fewer than 3 validation blocks it is the lowest
+  cross-validation RMSE over time blocks of train+validation instead (:mod:`.pick_cv`, every method refitted per
+  fold); either way the pick states its margin over the runner-up against the seed (and fold) spread;
+- a training split smaller than the validation or test split is warned about (log, report.json, report.md);
 - data efficiency: masked vs conventional trained on the first 10-100% of the (shuffled) training blocks, one row
   per distinct training size (:mod:`.efficiency`).
 """

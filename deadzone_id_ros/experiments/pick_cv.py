@@ -28,7 +28,6 @@ from ..data.deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
 from ..data.split import Split, time_blocks
 from ..data.types import Episode
 from ..errors import DataError
-from ..models.predictor import METHODS
 from ..training.config import TrainConfig
 from ..training.evaluate import evaluate_predictions
 from ..training.fit import FitPlan, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits, stack_episodes
@@ -101,7 +100,7 @@ def _fold_plans(train_eps: list[Episode], val_eps: list[Episode], methods: Seque
         raise DataError(f"cross-validation fold dead zone: {err}") from err
     train, val = stack_episodes(train_eps, dz), stack_episodes(val_eps, dz)
     rbd = None
-    if regressor_for is not None and any(METHODS[m][0] or m == "band" for m in methods):
+    if regressor_for is not None:  # rbd, hybrid and band use it; one least-squares fit, shared by the seeds
         try:
             rbd = fit_rbd("rbd", train, regressor_for(dz))
         except DataError:

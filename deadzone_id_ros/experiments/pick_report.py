@@ -58,7 +58,7 @@ def _cv_intro(report: CompareReport) -> list[str]:
     cv = report.pick.cv if report.pick is not None else None
     if cv is None:
         return []
-    return [f"Chosen by cross-validation because {cv.reason}: train+validation cut into {cv.folds} folds of "
+    return [f"Chosen by cross-validation because {cv.reason}. Train+validation were cut into {cv.folds} folds of "
             f"contiguous time blocks ({', '.join(map(str, cv.held_out_samples))} held-out samples; the test blocks "
             f"untouched), every method refitted per fold with seeds {cv.seeds}; the CV column is the mean ± std of "
             "the held-out RMSE over folds and seeds.", ""]

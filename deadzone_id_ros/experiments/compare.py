@@ -16,7 +16,10 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
   alone up to float32 rounding (test/training/test_batched.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
 - the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
-  its test error is reported, never used to choose;
+  its test error is reported, never used to choose. With fewer than 3 validation blocks it is the lowest
+  cross-validation RMSE over time blocks of train+validation instead (:mod:`.pick_cv`, every method refitted per
+  fold); either way the pick states its margin over the runner-up against the seed (and fold) spread;
+- a training split smaller than the validation or test split is warned about (log, report.json, report.md);
 - data efficiency: masked vs conventional trained on the first 10-100% of the (shuffled) training blocks, one row
   per distinct training size (:mod:`.efficiency`).
 """
@@ -47,6 +50,7 @@ from ..training.pipeline import (
     evaluate_on_test,
     prepare_data,
     rigid_body_for,
+    rigid_body_regressor,
     save_method,
 )
 from ..training.records import RunMetrics
@@ -54,6 +58,7 @@ from .compare_report import write_report
 from .compare_results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
 from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .pick import choose_pick, diagnose_stuck, pick_seed
+from .pick_cv import cross_validate, needs_cv, share_warnings
 
 __all__ = ["quick_config", "run_compare"]
 
@@ -273,6 +278,9 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     log(f"split: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples "
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
         f"{list(inputs.joint_names)}")
+    shares = share_warnings(len(data.train), len(data.val), len(data.test))
+    for line in shares:
+        log(f"WARNING: {line}")
     regressor, skipped = rigid_body_for(methods, inputs, data, config)
     plans = _plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
     for m, why in skipped.items():
@@ -285,7 +293,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
         joint_names=list(inputs.joint_names),
         units={"rmse": tau_unit(inputs.effort_units), "nrmse": "1 (RMSE / std of the measured torque)"},
         data=data.fingerprint(inputs, config), dead_zone=_dead_zone_summary(data), config=config,
-        methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped)
+        methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped, split_warnings=shares)
     if band is not None:
         report.noise_floor = _noise_floor(band, data.test)
         preds["noise floor (simulator ID)"] = band[0]
@@ -307,8 +315,22 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
 
 def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs: TrainingInputs,
                  data: PreparedData, config: TrainConfig, out: Path, log: Callable[[str], None]) -> Pick:
-    """Choose the model to deploy by validation RMSE, export it to ``out``/pick (ONNX when it has a network)."""
-    pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()}, report.torque_unit)
+    """Choose the model to deploy by validation RMSE (by cross-validation when the validation split has too few
+    blocks: :mod:`.pick_cv`), export it to ``out``/pick (ONNX when it has a network)."""
+    why_cv = needs_cv(data.split)
+    cv = None
+    if why_cv is not None:
+        reg = (lambda dz: rigid_body_regressor(inputs, dz, config)) if inputs.urdf_xml is not None else None
+        try:
+            cv = cross_validate(data.split, list(runs), config, why_cv, reg, log)
+        except DataError as err:
+            log(f"WARNING: no cross-validation ({err}); picking on the {len(data.split.val)} validation block(s)")
+    if cv is None:
+        pick = choose_pick({m: e.validation_rmse_mean for m, e in report.methods.items()}, report.torque_unit,
+                           scores={m: [e.validation_rmse_per_seed] for m, e in report.methods.items()})
+    else:
+        pick = choose_pick(cv.rmse_mean, report.torque_unit, scores=cv.rmse_per_fold, basis="cross-validation")
+        pick.cv, pick.validation_rmse_mean = cv, report.methods[pick.method].validation_rmse_mean
     run = runs[pick.method][pick_seed(report.methods[pick.method])]
     pick.seed = run.metrics.seed
     pick.test_rmse_mean, pick.test_nrmse_mean = _opt(run.metrics.test.rmse_mean), _opt(run.metrics.test.nrmse_mean)
@@ -317,5 +339,5 @@ def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs
     pick.onnx = f"{PICK_DIR}/{saved.onnx_file}" if saved.onnx_file else None
     log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} "
         f"{unit_label(inputs.effort_units)}; "
-        f"exported to {out / PICK_DIR}")
+        f"exported to {out / PICK_DIR}; how sure: {pick.confidence}")
     return pick

@@ -30,7 +30,7 @@ from ..training.config import TrainConfig
 from ..training.evaluate import json_clean
 from ..training.records import DataRecord, RunMetrics
 
-__all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "DataDiagnosis", "DataEfficiency",
+__all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
 
 REPORT_VERSION = 1
@@ -144,15 +144,43 @@ class MethodResult(JsonRecord):
 
 
 @dataclass
+class CrossValidation(JsonRecord):
+    """The cross-validation the pick was made by when the validation split had too few blocks
+    (:mod:`.pick_cv`).
+
+    Attributes:
+        reason: why it was used.  folds: number of folds.  seeds: the training seeds of every fold.
+        held_out_blocks: per fold, the names of its held-out (contiguous) train+validation blocks.
+        held_out_samples: per fold, their samples.  rmse_mean, rmse_std [N·m]: per method, mean and std (ddof 1)
+        of the held-out RMSE on moving pairs over folds x seeds (None: the method could not be fitted on a fold).
+        rmse_per_fold [N·m]: per method, fold x seed.
+    """
+
+    reason: str
+    folds: int
+    seeds: list[int]
+    held_out_blocks: list[list[str]]
+    held_out_samples: list[int]
+    rmse_mean: dict[str, float | None]
+    rmse_std: dict[str, float | None]
+    rmse_per_fold: dict[str, list[Floats]]
+
+
+@dataclass
 class Pick(JsonRecord):
     """The model to deploy, chosen by validation error (never test).
 
     Attributes:
-        method: the method with the lowest ``validation_rmse_mean`` (mean over seeds).  reason: why, in words, with
-        the numbers.  validation_rmse_mean [N·m]: that method's.  seed: the seed exported (its lowest validation
-        RMSE).  test_rmse_mean [N·m] / test_nrmse_mean: the exported model's test error, reported after the choice.
+        method: the method with the lowest ``validation_rmse_mean`` (mean over seeds), or with the lowest
+        cross-validation RMSE when ``cv`` is set.  reason: why, in words, with the numbers.  validation_rmse_mean
+        [N·m]: that method's on the validation split.  seed: the seed exported (its lowest validation RMSE).
+        test_rmse_mean [N·m] / test_nrmse_mean: the exported model's test error, reported after the choice.
         artifact: its folder relative to report.json (:data:`PICK_DIR`).  onnx: ``pick/model.onnx``,
-        ``pick/residual.onnx`` (hybrid) or None (rbd); see the module docstring.
+        ``pick/residual.onnx`` (hybrid) or None (rbd); see the module docstring.  selection: ``"validation"`` or
+        ``"cross-validation"``.  runner_up: the second-best method (None: only one).  margin [N·m]: runner-up's
+        error minus the pick's.  spread [N·m]: std of that difference over seeds (and folds), paired by seed and
+        fold (None: one value only).  tie: margin within the spread (None: no spread to judge by).  confidence: the
+        sentence saying how sure the pick is.  cv: the cross-validation, when used.
     """
 
     method: str
@@ -163,6 +191,13 @@ class Pick(JsonRecord):
     test_nrmse_mean: float | None = None
     artifact: str = PICK_DIR
     onnx: str | None = None
+    selection: str = "validation"
+    runner_up: str | None = None
+    margin: float | None = None
+    spread: float | None = None
+    tie: bool | None = None
+    confidence: str = ""
+    cv: CrossValidation | None = None
 
 
 @dataclass
@@ -268,6 +303,7 @@ class CompareReport:
         methods: per method.  skipped_methods: method -> reason.
         noise_floor: simulator data only.  data_efficiency: the curve.  seconds: wall time of the comparison [s].
         pick: the model to deploy (by validation error).  data_diagnosis: whether stuck torques are predictable.
+        split_warnings: warnings on the split's shares (a training split smaller than validation or test).
     """
 
     joint_names: list[str]
@@ -283,6 +319,7 @@ class CompareReport:
     report_version: int = REPORT_VERSION
     pick: Pick | None = None
     data_diagnosis: DataDiagnosis | None = None
+    split_warnings: list[str] = field(default_factory=list)
 
     @property
     def torque_unit(self) -> str:
@@ -307,6 +344,7 @@ class CompareReport:
         out["data_efficiency"] = self.data_efficiency.to_dict() if self.data_efficiency is not None else {}
         out["pick"] = dataclasses.asdict(self.pick) if self.pick is not None else None
         out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None
+        out["split_warnings"] = self.split_warnings
         out["seconds"] = self.seconds
         return json_clean(out)
 

@@ -27,37 +27,62 @@ def fraction_cell(report: CompareReport, i: int) -> str:
 def pick_section(report: CompareReport) -> list[str]:
     """"## Which model to deploy": the pick, the validation errors it was chosen by, its test error, the export,
     and the data diagnosis."""
+    warn = [f"**Warning:** {w}." for w in report.split_warnings] + ([""] if report.split_warnings else [])
     p = report.pick
     if p is None:
-        return []
+        return ["## Which model to deploy", "", *warn] if warn else []
     if p.onnx:
         onnx = f", ONNX `{p.onnx}`"
     elif report.torque_unit != "N·m":
         onnx = f", no ONNX: it predicts {report.torque_unit}, not N·m"
     else:
         onnx = ", no network: load it with `load_artifact`"
-    lines = ["## Which model to deploy", "",
+    lines = ["## Which model to deploy", "", *warn,
              f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`{onnx}): "
              f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} "
              f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
              *([f"**The controller refuses this model**: the effort was recorded in {report.torque_unit}, not N·m. "
                 f"Train again with {FIX_HINT}.", ""] if report.torque_unit != "N·m" else []),
-             "| method | validation RMSE (mean over seeds) | test RMSE |", "|---|---|---|"]
-    def val(m: str) -> float:
-        v = report.methods[m].validation_rmse_mean
-        return math.inf if v is None else v
-
-    order = sorted(report.methods, key=val)
-    for m in order:
-        e = report.methods[m]
-        mark = " **(pick)**" if m == p.method else ""
-        lines.append(f"| {m}{mark} | {_f(e.validation_rmse_mean)} | {_f(e.rmse_mean)} |")
-    lines += ["", "The pick uses the validation split only; the test column is the honest estimate of what the "
+             f"How sure: {p.confidence}.", "", *_cv_intro(report), *_table(report)]
+    chosen = "the validation split only" if p.cv is None else "cross-validation over train+validation blocks only"
+    lines += ["", f"The pick uses {chosen}; the test column is the honest estimate of what the "
               "picked model will do, not a second chance to choose.", ""]
     d = report.data_diagnosis
     if d is not None:
         lines += ["### Are stuck torques predictable?", "", d.note, ""]
     return lines + band_lines(report)
+
+
+def _cv_intro(report: CompareReport) -> list[str]:
+    """The sentence on the cross-validation, when the pick was made by it."""
+    cv = report.pick.cv if report.pick is not None else None
+    if cv is None:
+        return []
+    return [f"Chosen by cross-validation because {cv.reason}. Train+validation were cut into {cv.folds} folds of "
+            f"contiguous time blocks ({', '.join(map(str, cv.held_out_samples))} held-out samples; the test blocks "
+            f"untouched), every method refitted per fold with seeds {cv.seeds}; the CV column is the mean ± std of "
+            "the held-out RMSE over folds and seeds.", ""]
+
+
+def _table(report: CompareReport) -> list[str]:
+    """The methods' validation (and cross-validation) and test RMSE, best pick criterion first."""
+    p = report.pick
+    assert p is not None
+    cv = p.cv
+
+    def key(m: str) -> float:
+        v = cv.rmse_mean.get(m) if cv is not None else report.methods[m].validation_rmse_mean
+        return math.inf if v is None else v
+
+    head = "| method | validation RMSE (mean over seeds) | test RMSE |"
+    lines = [head.replace(" | test", " | CV RMSE (mean ± std) | test") if cv else head,
+             "|---|---|---|---|" if cv else "|---|---|---|"]
+    for m in sorted(report.methods, key=key):
+        e = report.methods[m]
+        mark = " **(pick)**" if m == p.method else ""
+        cv_cell = f" {_f(cv.rmse_mean.get(m))} ± {_f(cv.rmse_std.get(m))} |" if cv else ""
+        lines.append(f"| {m}{mark} | {_f(e.validation_rmse_mean)} |{cv_cell} {_f(e.rmse_mean)} |")
+    return lines
 
 
 def band_lines(report: CompareReport) -> list[str]:

@@ -45,6 +45,38 @@ def test_pick_skips_missing_validation_and_refuses_none():
         choose_pick({"a": None})
 
 
+def test_a_tie_is_reported_as_a_tie():
+    # the Franka case: two methods 0.0001 N·m apart, their seed-to-seed difference spread 0.02
+    scores = {"masked": [[0.7200, 0.7400, 0.7001]], "hybrid": [[0.7301, 0.7000, 0.7303]]}
+    means = {m: float(np.mean(v)) for m, v in scores.items()}
+    pick = choose_pick(means, scores=scores)
+    assert pick.method == "masked" and pick.runner_up == "hybrid" and pick.tie is True
+    assert pick.margin == pytest.approx(means["hybrid"] - means["masked"]) and pick.margin < 0.001
+    assert pick.spread == pytest.approx(np.std(np.subtract(scores["hybrid"], scores["masked"]), ddof=1))
+    assert pick.spread > 0.01
+    assert f"within the spread {pick.spread:.4g} N·m" in pick.confidence and ": a tie; choosing masked" in (
+        pick.confidence)
+    report = _report_of(["j1"], {m: _result(1.0, means[m], scores[m][0]) for m in scores}, pick=pick)
+    from deadzone_id_ros.experiments.pick_report import pick_section
+
+    assert f"How sure: {pick.confidence}." in "\n".join(pick_section(report))
+    assert json.loads(json.dumps(report.to_dict()))["pick"]["tie"] is True
+
+
+def test_a_clear_margin_and_no_spread_are_said_so():
+    scores = {"masked": [[0.50, 0.52], [0.61, 0.60]], "mse_all": [[0.60, 0.63], [0.70, 0.71]]}  # fold x seed
+    pick = choose_pick({m: float(np.mean(v)) for m, v in scores.items()}, scores=scores, basis="cross-validation")
+    assert pick.method == "masked" and pick.tie is False and pick.selection == "cross-validation"
+    assert "a clear pick" in pick.confidence and "over folds and seeds" in pick.confidence
+    assert "cross-validation" in pick.reason and "never the test split" in pick.reason
+    one = choose_pick({"masked": 0.5, "mse_all": 0.6}, scores={"masked": [[0.5]], "mse_all": [[0.6]]})
+    assert one.spread is None and one.tie is None and "cannot be said" in one.confidence
+    assert "only method" in choose_pick({"rbd": 0.4}).confidence
+    # rbd is deterministic (one fit for every seed): its one value is paired with each seed of the other method
+    rbd = choose_pick({"rbd": 0.5, "hybrid": 0.52}, scores={"rbd": [[0.5]], "hybrid": [[0.51, 0.53]]})
+    assert rbd.spread == pytest.approx(np.std([0.01, 0.03], ddof=1)) and rbd.tie is False  # margin 0.02 > 0.014
+
+
 def test_pick_seed_is_the_lowest_validation_seed():
     assert pick_seed(_result(1.0, 1.0, (0.3, 0.1, 0.2))) == 1
     assert pick_seed(_result(1.0, 1.0, (None, 0.5))) == 1
@@ -97,8 +129,10 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     pick = report["pick"]
     assert {"method", "reason", "validation_rmse_mean"} <= set(pick)
     vals = {m: e["validation_rmse_mean"] for m, e in report["methods"].items()}
-    assert pick["method"] == min(vals, key=vals.get) and pick["validation_rmse_mean"] == pytest.approx(
+    ranked_by = pick["cv"]["rmse_mean"] if pick["cv"] else vals  # few validation blocks: cross-validation decides
+    assert pick["method"] == min(ranked_by, key=ranked_by.get) and pick["validation_rmse_mean"] == pytest.approx(
         vals[pick["method"]])
+    assert pick["selection"] == ("cross-validation" if pick["cv"] else "validation") and pick["confidence"]
     model = load_artifact(out / pick["artifact"])
     assert model.method == pick["method"] and model.metadata["metrics"]["seed"] == pick["seed"]
     assert model.metadata["metrics"]["rmse_mean"] == pytest.approx(pick["test_rmse_mean"])

@@ -23,6 +23,9 @@ class ExcitationNodeConfig:
         start_delay: the trajectory starts this long after the node has its start position [s] (>= 0).
         publish_period: a new JointTrajectory window is published this often [s] (> 0).
         horizon: each window covers this much of the future [s] (> publish_period).
+        wait_for_subscribers: start the trajectory only once the reference topic has at least this many subscribers
+            (e.g. 2: the controller and the recorder), so that a recording holds the whole reference even when DDS
+            matches a subscriber late on a busy machine; 0 starts at once (>= 0).
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -31,11 +34,14 @@ class ExcitationNodeConfig:
     start_delay: float = 2.0
     publish_period: float = 0.5
     horizon: float = 2.0
+    wait_for_subscribers: int = 0
 
     def __post_init__(self) -> None:
         check_positive("start_delay", self.start_delay, allow_zero=True)
         check_positive("publish_period", self.publish_period)
         check_positive("horizon", self.horizon)
+        if not isinstance(self.wait_for_subscribers, int) or self.wait_for_subscribers < 0:
+            raise ValueError(f"wait_for_subscribers = {self.wait_for_subscribers!r} must be an integer >= 0")
         if self.horizon <= self.publish_period:
             raise ValueError(f"horizon = {self.horizon} must be > publish_period = {self.publish_period}")
 

@@ -83,6 +83,8 @@ class ExcitationNode(Node):
         self._t0_ns = 0
         self._finished = False  # the last window is out
         self._motion_done = False  # the node clock has passed the end of the motion
+        self._pending_start: tuple[np.ndarray | None] | None = None  # a start waiting for the subscribers
+        self._waiting_logged = False
         self._pub = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
         self._state_sub = None
         self.clock_watch = SimClockWatch(self)
@@ -112,6 +114,17 @@ class ExcitationNode(Node):
         self._state_sub = None
         self.clock_watch.when_ready(lambda now_ns: self._start(start, now_ns))
 
+    def _subscribers_ready(self) -> bool:
+        """True once the reference topic has ``wait_for_subscribers`` subscribers (logged once while it waits)."""
+        want, have = self.node_config.wait_for_subscribers, self._pub.get_subscription_count()
+        if have >= want:
+            return True
+        if not self._waiting_logged:
+            self._waiting_logged = True
+            self.get_logger().info(f"excitation: waiting for {want} subscriber(s) of {REFERENCE_TOPIC} (have {have}) "
+                                   "before starting")
+        return False
+
     def _start(self, start: np.ndarray | None, clock_ready_ns: int) -> None:
         """Generate the trajectory, then fix its start at the node clock's time *after* generating + ``start_delay``.
 
@@ -122,6 +135,10 @@ class ExcitationNode(Node):
         item 9). Taken after, the first window starts at the trajectory's beginning.
         """
         del clock_ready_ns
+        if not self._subscribers_ready():  # the timer tries again until they are matched
+            self._pending_start = (start,)
+            return
+        self._pending_start = None
         self.points = generate_excitation(self.config, start=None if start is None else start.tolist())
         now_ns = self.get_clock().now().nanoseconds
         self._t0_ns = now_ns + s_to_ns(self.node_config.start_delay)
@@ -143,6 +160,8 @@ class ExcitationNode(Node):
             self.get_logger().info("excitation: last window published; the controller holds the final position")
 
     def _on_timer(self) -> None:
+        if self.points is None and self._pending_start is not None:
+            self._start(self._pending_start[0], self.get_clock().now().nanoseconds)
         if self.points is None or self._motion_done:
             return
         now_ns = self.get_clock().now().nanoseconds

@@ -82,3 +82,24 @@ def test_start_is_taken_on_the_simulated_clock_after_the_trajectory_is_ready(mon
             node.destroy_node()
     finally:
         rclpy.shutdown(context=ctx)
+
+
+def test_the_excitation_waits_for_its_subscribers_before_starting(processes, ros_probe):
+    """With wait_for_subscribers (2 in sim_feedforward.launch.yaml: the controller and the recorder) the excitation
+    starts only once both take the reference, so a recording holds all of it even when DDS matches the recorder late
+    (a live run recorded 0 references while the controller followed them). Its first window starts at t = 0."""
+    msgs = ros_probe.listen("/feedforward_controller/reference", JointTrajectory, qos=10, keep=lambda m: m)
+    proc = processes.start([executable("excitation"), "--ros-args", "--params-file",
+                            str(REPO / "config" / "excitation.yaml"), "-p", "center_from_start:=false",
+                            "-p", "duration:=5.0", "-p", "publish_period:=0.2", "-p", "start_delay:=0.2",
+                            "-p", "wait_for_subscribers:=2"], "excitation_wait")
+    ros_probe.spin(90.0, until=lambda: "waiting for 2 subscriber(s)" in processes.log(proc), step=0.05)
+    assert "waiting for 2 subscriber(s) of /feedforward_controller/reference (have " in processes.log(proc), \
+        processes.log(proc)
+    ros_probe.spin(1.0, step=0.05)
+    assert msgs == [], "the excitation started with one of its two subscribers"
+    second = ros_probe.listen("/feedforward_controller/reference", JointTrajectory, qos=10, keep=lambda m: m)
+    assert ros_probe.spin(90.0, until=lambda: len(second) >= 2, step=0.05), processes.log(proc)
+    first = msgs[0] if msgs else second[0]
+    t0 = first.points[0].time_from_start
+    assert (t0.sec, t0.nanosec) == (0, 0)

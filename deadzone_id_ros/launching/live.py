@@ -19,7 +19,15 @@ import numpy as np
 from ..errors import DataError
 from ..sim.tracking import TrackingMetrics, reversal_mask, tracking_figures
 from ..stamps import increasing_rows, ns_to_s, s_to_ns
-from .progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, StallError, cpu_ticks, domain_processes, process_state
+from .progress import (
+    DEFAULT_STALL_TIMEOUT,
+    ProgressWatch,
+    StallError,
+    cpu_ticks,
+    domain_processes,
+    process_state,
+    udp_sockets,
+)
 
 if TYPE_CHECKING:
     from .graph import LaunchedGraph, NodeProcess
@@ -60,16 +68,7 @@ def domains_in_use() -> set[int]:
     test run in parallel. Two graphs in one domain talk to each other (states and commands of one reach the other's
     nodes), which made lockstep runs stall on a machine shared by parallel test runs. Empty where /proc is missing.
     """
-    ports: set[int] = set()
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if len(fields) > 1 and ":" in fields[1]:
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    ports = {port for port, _ in udp_sockets()}
     return {(port - 7400) // 250 for port in ports if 7400 <= port < 7400 + 250 * 233}
 
 

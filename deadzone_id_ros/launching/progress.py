@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..errors import DataError
 
-__all__ = ["DEFAULT_STALL_TIMEOUT", "ProgressWatch", "StallError", "cpu_ticks", "domain_processes", "process_state"]
+__all__ = ["DEFAULT_STALL_TIMEOUT", "ProgressWatch", "StallError", "cpu_ticks", "domain_processes", "process_state",
+           "udp_sockets"]
 
 #: Wall seconds without any progress after which a lockstep wait gives up [s].
 DEFAULT_STALL_TIMEOUT = 30.0
@@ -88,12 +89,10 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12]) if len(fields) > 12 else 0
 
 
-def domain_processes(domain: int) -> dict[int, str]:
-    """The processes on this host with a UDP port of ROS domain ``domain`` open (RTPS ports [7400 + 250 d,
-    7650 + 250 d)): pid -> command line (shortened). From /proc; empty where it cannot be read. Used to name the
-    processes of another graph that share a run's domain (two graphs in one domain talk to each other)."""
-    inodes: set[str] = set()
-    low = 7400 + 250 * int(domain)
+def udp_sockets() -> list[tuple[int, str]]:
+    """(local port, socket inode) of every UDP socket on this host, from /proc/net/udp{,6}; empty where /proc is
+    missing."""
+    out: list[tuple[int, str]] = []
     for table in ("/proc/net/udp", "/proc/net/udp6"):
         try:
             rows = Path(table).read_text().splitlines()[1:]
@@ -101,8 +100,17 @@ def domain_processes(domain: int) -> dict[int, str]:
             continue
         for row in rows:
             fields = row.split()
-            if len(fields) > 9 and ":" in fields[1] and low <= int(fields[1].rsplit(":", 1)[1], 16) < low + 250:
-                inodes.add(f"socket:[{fields[9]}]")
+            if len(fields) > 9 and ":" in fields[1]:
+                out.append((int(fields[1].rsplit(":", 1)[1], 16), fields[9]))
+    return out
+
+
+def domain_processes(domain: int) -> dict[int, str]:
+    """The processes on this host with a UDP port of ROS domain ``domain`` open (RTPS ports [7400 + 250 d,
+    7650 + 250 d)): pid -> command line (shortened). From /proc; empty where it cannot be read. Used to name the
+    processes of another graph that share a run's domain (two graphs in one domain talk to each other)."""
+    low = 7400 + 250 * int(domain)
+    inodes = {f"socket:[{inode}]" for port, inode in udp_sockets() if low <= port < low + 250}
     found: dict[int, str] = {}
     for entry in os.listdir("/proc") if inodes else ():
         if not entry.isdigit():

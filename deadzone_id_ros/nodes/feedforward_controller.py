@@ -64,6 +64,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, TrajectoryPoints, build_controller
 from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
+from ..control.state_names import StateNameMap
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
@@ -114,9 +115,7 @@ class FeedforwardControllerNode(Node):
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         self.realtime_state: RealtimeState = current_state()
         # name list of a /joint_states message -> indices of the controlled joints in it (None: another publisher's)
-        self._name_cache: dict[tuple[str, ...], np.ndarray | None] = {}
-        self._foreign_states = 0  # messages that carry none of the controlled joints (another driver's, e.g. a gripper)
-        self._foreign_names: tuple[str, ...] = ()
+        self._names = StateNameMap(self.config.joint_names, self._on_foreign_states, self._on_missing_joints)
         self._last_stamp_ns: int | None = None
         self._time = EpochSeconds()  # the controller's float seconds, precise at wall-clock stamps
         self._min_period_ns = int(0.5e9 / self.config.control_rate)
@@ -186,40 +185,17 @@ class FeedforwardControllerNode(Node):
         self._publish(np.zeros(len(self.config.joint_names)))
         self._cmd_pub.wait_for_all_acked(RosDuration(seconds=0.5))  # deliver it before the node goes away
 
-    def _map(self, msg: JointState) -> np.ndarray | None:
-        """Indices of the controlled joints in ``msg.name``, or None when the message is not this controller's.
+    def _on_foreign_states(self, names: tuple[str, ...]) -> None:
+        self.get_logger().info(f"/joint_states from another publisher (joints {list(names)}, none of this "
+                               f"controller's {list(self.config.joint_names)}): ignored")
 
-        A message that carries none of the controlled joints comes from another publisher on /joint_states (a
-        gripper driver beside the arm driver): it is counted and logged once per name set, never an error. A message
-        that carries some but not all of them is refused as an ERROR (throttled): the arm's own driver lost a joint.
-        """
-        key = tuple(msg.name)
-        if key not in self._name_cache:
-            missing = [j for j in self.config.joint_names if j not in key]
-            if len(missing) == len(self.config.joint_names):
-                self.get_logger().info(
-                    f"/joint_states from another publisher (joints {list(key)}, none of this controller's "
-                    f"{list(self.config.joint_names)}): ignored")
-                self._name_cache[key] = None
-            elif missing:
-                self._bad_states += 1
-                self.get_logger().error(
-                    f"/joint_states lacks joint(s) {missing} (it has {list(key)}); not controlling",
-                    throttle_duration_sec=1.0,
-                )
-                return None
-            else:
-                self._name_cache[key] = np.array([key.index(j) for j in self.config.joint_names], dtype=int)
-            if len(self._name_cache) > 16:  # name lists that change every message: keep the cache bounded
-                self._name_cache.pop(next(iter(self._name_cache)))
-        idx = self._name_cache.get(key)
-        if idx is None:
-            self._foreign_states += 1
-            self._foreign_names = key
-        return idx
+    def _on_missing_joints(self, missing: list[str], names: tuple[str, ...]) -> None:
+        self._bad_states += 1
+        self.get_logger().error(f"/joint_states lacks joint(s) {missing} (it has {list(names)}); not controlling",
+                                throttle_duration_sec=1.0)
 
     def _on_joint_state(self, msg: JointState) -> None:
-        idx = self._map(msg)
+        idx = self._names.indices(msg.name)
         if idx is None:
             return
         n = len(msg.name)
@@ -390,7 +366,7 @@ class FeedforwardControllerNode(Node):
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
             list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
-            foreign=(self._foreign_states, self._foreign_names))]
+            foreign=(self._names.foreign_states, self._names.foreign_names))]
         self._diag_pub.publish(arr)
 
 

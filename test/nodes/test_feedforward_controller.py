@@ -106,14 +106,17 @@ def test_watchdog_reports_hold_then_zero_when_joint_states_stop(processes, probe
     sim = processes.start([executable("sim_arm")], "sim_arm")
     ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
                            "-p", "watchdog_hold_time:=0.3"], "ffc")
-    assert wait_until(lambda: (probe.spin(0.05), len(probe.commands) > 50)[1], 90.0), processes.log(ctl)
+    def watchdog_states() -> list[str]:
+        return [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
+
+    # running, as commands and as /diagnostics say (on an idle machine 50 commands come before the first status)
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.commands) > 50 and "running" in watchdog_states())[1],
+                      90.0), processes.log(ctl)
     processes.stop(sim)
     n_stop = len(probe.commands)
     # wait for the event, not for a wall-clock window (the hold and the steady-clock timeout are the watchdog's own
     # wall-time semantics; how late its timer fires on a loaded machine is not this test's subject): the bound only
     # ends a hung test
-    def watchdog_states() -> list[str]:
-        return [kv.value for d in probe.diagnostics for s in d.status for kv in s.values if kv.key == "watchdog"]
 
     assert wait_until(lambda: (probe.spin(0.05), "watchdog: hold -> zero" in processes.log(ctl)
                                and bool(probe.commands) and probe.commands[-1] == [0.0, 0.0, 0.0]

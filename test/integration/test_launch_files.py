@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import held_fastdds_files
 
 from deadzone_id_ros.launching import LaunchedGraph, load_launch_file
 
@@ -27,26 +28,6 @@ SHUTDOWN_LIMIT_S = 6.0
 # ------------------------------------------------------------------------------------------------------ helpers
 def _fastdds_files() -> set[str]:
     return set(glob.glob("/dev/shm/fastdds_*")) - set(glob.glob("/dev/shm/fastdds_port*"))
-
-
-def _open_shm_files() -> set[str]:
-    """/dev/shm/fastdds_* files some live process holds open or mapped (the probe maps the nodes' segments)."""
-    held: set[str] = set()
-    for fd in glob.glob("/proc/[0-9]*/fd/*"):
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("/dev/shm/fastdds_"):
-            held.add(target)
-    for maps in glob.glob("/proc/[0-9]*/maps"):
-        try:
-            text = Path(maps).read_text()
-        except OSError:
-            continue
-        held.update(line.split()[-1] for line in text.splitlines() if "/dev/shm/fastdds_" in line)
-    # a segment's lock file goes with it
-    return held | {f"{h}_el" for h in held}
 
 
 def declared_parameters(probe, node_name: str) -> set[str]:
@@ -100,7 +81,7 @@ def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
         for node in graph.nodes:
             with pytest.raises(ProcessLookupError):
                 os.kill(node.process.pid, 0)
-    leaked = (_fastdds_files() - before_shm) - _open_shm_files()
+    leaked = (_fastdds_files() - before_shm) - held_fastdds_files()
     assert not leaked, f"/dev/shm files left behind: {sorted(leaked)}"
 
 

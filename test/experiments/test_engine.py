@@ -8,6 +8,7 @@ that none of their processes outlives the run. They are skipped only when Ray is
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -39,18 +40,26 @@ def _die_once(marker: str) -> int:
     return os.getpid()
 
 
+def _readlink(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # the file was closed meanwhile
+        return ""
+
+
 def _processes_of(session: str) -> list[str]:
-    """'pid cmdline' of every process whose command line names the Ray ``session`` (its raylet, gcs_server,
-    workers)."""
+    """'pid cmdline' of every process whose command line or one of whose open files names the Ray ``session``: its
+    gcs_server and raylet (command line), its agents and workers (renamed ``ray::...``, their logs open)."""
     found = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or str(os.getpid()) == proc.name:
             continue
         try:
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            files = [_readlink(fd) for fd in (proc / "fd").iterdir()]
+        except OSError:  # the process ended, or is not ours to read
             continue
-        if session in cmd and str(os.getpid()) != proc.name:
+        if session in cmd or any(session in f for f in files):
             found.append(f"{proc.name} {cmd[:120]}")
     return found
 
@@ -100,43 +109,55 @@ def test_ray_missing_says_what_to_install(monkeypatch, tmp_path, capsys):
     assert capsys.readouterr().err.strip() == f"deadzone-id compare: error: {RAY_MISSING}"
 
 
-@pytest.fixture(scope="module")
-def tiny_inputs():
-    """Two 10 s runs of the simulated arm (offline, no ROS) as training inputs with the bundled URDF."""
-    from deadzone_id_ros.data.dataset import dataset_from_recordings
-    from deadzone_id_ros.resources import default_urdf
-    from deadzone_id_ros.sim.offline import simulate
-    from deadzone_id_ros.training.pipeline import TrainingInputs
+CONFIG = """\
+/**:
+  ros__parameters:
+    hidden_sizes: [16, 16]
+    max_steps: 60
+    eval_interval: 20
+    patience: 3
+    batch_size: 256
+    seeds: 2
+    block_seconds: 3.0
+    progress: false
+    efficiency_fractions: [1.0]
+"""
 
-    ds = dataset_from_recordings([simulate(10.0, seed=s) for s in (1, 2)])
-    return TrainingInputs(ds.episodes, ds.joint_names, simulator=True, urdf_xml=default_urdf().read_text(),
-                          urdf_source="three_dof_arm.urdf")
+
+@pytest.fixture(scope="module")
+def two_bags(tmp_path_factory):
+    """Two 8 s recordings of the simulated arm (offline, no ROS) as rosbag2 folders with episode.yaml."""
+    from deadzone_id_ros.sim.record import simulate_bag
+
+    root = tmp_path_factory.mktemp("bags")
+    return [str(simulate_bag(8.0, s, root / f"run{s}").path) for s in (1, 2)]
 
 
 @needs_ray
-def test_compare_on_ray_equals_in_process_and_leaves_no_ray_process(tiny_inputs, tmp_path):
-    from deadzone_id_ros.experiments.compare_cell import run_compare_on
-    from deadzone_id_ros.training.config import TrainConfig
-
-    cfg = TrainConfig(hidden_sizes=(16, 16), max_steps=60, eval_interval=20, patience=3, batch_size=256,
-                      num_threads=1, seeds=2, progress=False, block_seconds=3.0, efficiency_fractions=(1.0,))
-    methods = ["masked", "conventional", "rbd"]
-    here = run_compare_on("local", tiny_inputs, tmp_path / "here", cfg, methods=methods, log=lambda m: None)
-    lines: list[str] = []
-    there = run_compare_on("ray", tiny_inputs, tmp_path / "ray", cfg, methods=methods, address="local", num_cpus=2,
-                           log=lines.append)
-    session = _session_of(lines)
-    _assert_no_processes_left(session)
-    assert set(here.methods) == set(there.methods) == set(methods)
-    for m in methods:
-        a, b = here.methods[m], there.methods[m]
-        assert [s.test.rmse_per_joint for s in a.per_seed] == [s.test.rmse_per_joint for s in b.per_seed], m
-        assert a.validation_rmse_per_seed == b.validation_rmse_per_seed, m
-        assert a.steps_per_seed == b.steps_per_seed, m
-    assert here.pick is not None and there.pick is not None and here.pick.method == there.pick.method
-    for name in ("report.md", "report.json", "models/masked/model.json"):
+def test_compare_on_ray_equals_in_process_and_leaves_no_ray_process(two_bags, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "training.yaml").write_text(CONFIG)
+    args = ["compare", "--bag", *two_bags, "--config", str(tmp_path / "training.yaml"), "--methods", "masked",
+            "conventional", "rbd"]
+    assert main([*args, "--out", str(tmp_path / "here")]) == 0
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "ray"), "--engine", "ray", "--address", "local", "--num-cpus",
+                 "2"]) == 0
+    err = capsys.readouterr().err
+    assert "ray: started a local cluster" in err and "2 CPUs" in err
+    _assert_no_processes_left(_session_of(err.splitlines()))
+    here, there = (json.loads((tmp_path / d / "report.json").read_text()) for d in ("here", "ray"))
+    assert set(here["methods"]) == set(there["methods"]) == {"masked", "conventional", "rbd"}
+    for m, a in here["methods"].items():
+        b = there["methods"][m]
+        for key in ("rmse_per_joint", "rmse_mean", "validation_rmse_per_seed", "steps_per_seed", "usable_fraction"):
+            assert a[key] == b[key], (m, key)
+        assert [s["rmse_per_joint"] for s in a["per_seed"]] == [s["rmse_per_joint"]
+                                                                        for s in b["per_seed"]]
+    assert here["pick"]["method"] == there["pick"]["method"]
+    for name in ("report.md", "models/masked/model.json", "pick/model.json"):
         assert (tmp_path / "ray" / name).is_file(), name
-    assert any(line.startswith("wrote ") and str(tmp_path / "ray") in line for line in lines)
+    assert f"wrote {tmp_path / 'ray' / 'report.md'}" in err  # the log names the final folder, not the task's
 
 
 @needs_ray

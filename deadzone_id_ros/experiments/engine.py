@@ -138,7 +138,11 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable
         raise ConfigError(f"num_cpus = {num_cpus}: the CPUs of an existing cluster (address {addr!r}) are set by "
                           "`ray start --num-cpus`, not here")
     t0 = time.perf_counter()
-    context = ray.init(**kwargs)
+    try:
+        context = ray.init(**kwargs)
+    except ConnectionError as err:
+        raise ConfigError(f"--address {addr}: no running Ray cluster found ({err}); start one with `ray start --head` "
+                          "or use --address local") from err
     info = getattr(context, "address_info", {}) or {}
     log(f"ray: {'started a local cluster' if addr == 'local' else f'attached to {addr}'} in "
         f"{time.perf_counter() - t0:.1f} s; {ray.cluster_resources().get('CPU', 0):g} CPUs; session "
@@ -199,8 +203,9 @@ def run_cells(fn: Callable[[Any], T], cells: Mapping[str, Any], *, engine: str =
         log: progress messages (cluster start, session directory).
 
     Raises:
-        ConfigError: an unknown engine; Ray missing (:data:`RAY_MISSING`); ``num_cpus`` with an existing cluster.
-        ConnectionError: from Ray, when ``address`` names no running cluster.
+        ConfigError: an unknown engine; Ray missing (:data:`RAY_MISSING`); ``num_cpus`` with an existing cluster;
+            ``address`` ``"auto"`` with no cluster running (Ray's ConnectionError; a HOST:PORT where nothing listens
+            is waited on by Ray for minutes first).
     """
     if engine not in ENGINES:
         raise ConfigError(f"engine = {engine!r} must be one of {list(ENGINES)}")

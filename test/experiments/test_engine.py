@@ -161,6 +161,16 @@ def test_compare_on_ray_equals_in_process_and_leaves_no_ray_process(two_bags, tm
 
 
 @needs_ray
+def test_address_auto_without_a_cluster_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))  # where Ray looks for the cluster last started on this machine
+    with pytest.raises(ConfigError, match=r"--address auto: no running Ray cluster found .*ray start --head"):
+        run_cells(_square, {"a": 1}, engine="ray", address="auto")
+    with pytest.raises(ConfigError, match="num_cpus = 2: the CPUs of an existing cluster"):
+        run_cells(_square, {"a": 1}, engine="ray", address="auto", num_cpus=2)
+
+
+@needs_ray
 def test_ray_retries_a_killed_cell_and_reports_a_failing_one(tmp_path):
     import ray.cloudpickle
 

@@ -4,9 +4,10 @@
 
 Each cell (a data set x an alpha x a data fraction) is one ``compare`` of its methods x seeds, trained batched; its
 report lands in DIR/cells/<cell>/, the table of every cell in DIR/report.md, report.json and plots/rmse_vs_alpha.png.
-A cell that fails is reported and the others go on; running the same sweep into the same DIR again skips the cells
-that finished. ``--engine ray`` runs one Ray task per cell on a fresh local cluster or on ``--address`` (README:
-Running on a cluster). The file's keys: :mod:`deadzone_id_ros.experiments.sweep_config`.
+A cell that fails is reported and the others go on; running the sweep into the same DIR again skips the cells that
+finished with the same settings (training configuration, methods, data set) and runs the rest. ``--engine ray`` runs
+one Ray task per cell on a fresh local cluster or on ``--address`` (README: Running on a cluster). The file's keys:
+:mod:`deadzone_id_ros.experiments.sweep_config`.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments.engine import require_ray
     from ..experiments.sweep import run_sweep
     from ..experiments.sweep_config import load_sweep
+    from ..outputs import output_lock
 
     sweep = load_sweep(args.sweep)
     if args.engine == "ray":
         require_ray()  # say what to install before loading anything
-    report = run_sweep(sweep, args.out, engine=args.engine, address=args.address, num_cpus=args.num_cpus,
-                       log=lambda m: print(m, file=sys.stderr))
+    with output_lock(args.out):  # one run at a time writes DIR
+        report = run_sweep(sweep, args.out, engine=args.engine, address=args.address, num_cpus=args.num_cpus,
+                           log=lambda m: print(m, file=sys.stderr))
     for key in report.failed:
         print(f"failed: {key} (see {args.out}/cells/{key}/error.txt)")
     print(f"report: {args.out}/report.md ({len(report.cells)} cells, {len(report.ran)} run, "

@@ -15,6 +15,7 @@ as each cell finishes; the sweep's table is ``OUT/report.md`` / ``report.json`` 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..jsonrecord import read_record
+from ..training.config import TrainConfig
 from ..training.pipeline import TrainingInputs
 from .compare_cell import CompareJob, CompareOutput, compare_cell
 from .engine import CellOutcome, run_cells, unpack_dir
@@ -67,30 +69,38 @@ def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None]) -> Trai
     return load_inputs(bags, simulator="auto", log=lambda m: log(f"{spec.name}: {m}"))
 
 
-def _finished(cell_dir: Path) -> SweepCell | None:
-    """The cell's record when it finished in an earlier run, else None."""
+def _settings(config: TrainConfig, methods: tuple[str, ...], spec: DataSpec) -> str:
+    """Fingerprint of what decides a cell: its training configuration, methods and data set (sha256, 16 hex)."""
+    doc = {"config": dataclasses.asdict(config), "methods": list(methods), "data": dataclasses.asdict(spec)}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _finished(cell_dir: Path, settings: str) -> SweepCell | None:
+    """The cell's record when it finished in an earlier run with the same ``settings``, else None."""
     try:
         cell = read_record(cell_dir / CELL_FILE, SweepCell.from_dict)
     except (FileNotFoundError, DataError):
         return None
-    return cell if cell.status == "done" and (cell_dir / "report.json").is_file() else None
+    ok = cell.status == "done" and cell.settings == settings and (cell_dir / "report.json").is_file()
+    return cell if ok else None
 
 
-def _record(outcome: CellOutcome[CompareOutput], where: tuple[str, float, float], cell_dir: Path) -> SweepCell:
+def _record(outcome: CellOutcome[CompareOutput], where: tuple[str, float, float], cell_dir: Path,
+            settings: str) -> SweepCell:
     """Write a finished or failed cell's folder and cell.json; return its record."""
     data, alpha, fraction = where
     shutil.rmtree(cell_dir, ignore_errors=True)
     if outcome.result is None:
         err = outcome.error
         cell = SweepCell(outcome.key, data, alpha, fraction, "failed", outcome.seconds,
-                         error=f"{type(err).__name__}: {err}")
+                         error=f"{type(err).__name__}: {err}", settings=settings)
         cell_dir.mkdir(parents=True)
         (cell_dir / "error.txt").write_text(outcome.detail or cell.error)
     else:
         rep = outcome.result.report
         methods = {m: CellMethod(e.rmse_mean, e.rmse_mean_std, e.usable_fraction) for m, e in rep.methods.items()}
         cell = SweepCell(outcome.key, data, alpha, fraction, "done", outcome.seconds, unit=rep.torque_unit,
-                         pick=rep.pick.method if rep.pick else "", methods=methods)
+                         pick=rep.pick.method if rep.pick else "", methods=methods, settings=settings)
         tmp = cell_dir.with_name(cell_dir.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
         unpack_dir(outcome.result.files, tmp)
@@ -130,18 +140,21 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
         raise ConfigError("sweep: dead_zone.absolute_thresholds is set in the training configuration; a sweep over "
                           "alpha needs it unset")
     grid = {cell_key(d.name, a, f): (d, a, f) for d, a, f in sweep.cells()}
-    earlier = {k: c for k in grid if (c := _finished(out / "cells" / k)) is not None}
+    configs = {k: cfg.with_overrides(dead_zone=dataclasses.replace(cfg.dead_zone, alpha=a)) for k, (_, a, _) in
+               grid.items()}
+    settings = {k: _settings(configs[k], sweep.methods, grid[k][0]) for k in grid}
+    earlier = {k: c for k in grid if (c := _finished(out / "cells" / k, settings[k])) is not None}
     todo = [k for k in grid if k not in earlier]
-    log(f"sweep: {len(grid)} cells, {len(earlier)} finished earlier (skipped), {len(todo)} to run on {engine}")
+    log(f"sweep: {len(grid)} cells, {len(earlier)} finished earlier with these settings (skipped), {len(todo)} to "
+        f"run on {engine}")
     inputs = {d.name: load_data_set(d, out, log) for d in sweep.data if any(grid[k][0] is d for k in todo)}
-    jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]),
-                          cfg.with_overrides(dead_zone=dataclasses.replace(cfg.dead_zone, alpha=grid[k][1])),
-                          sweep.methods or None) for k in todo}
+    jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]), configs[k], sweep.methods or None)
+            for k in todo}
     cells: dict[str, SweepCell] = dict(earlier)
 
     def done(o: CellOutcome[CompareOutput]) -> None:
         d, a, f = grid[o.key]
-        cells[o.key] = _record(o, (d.name, a, f), out / "cells" / o.key)
+        cells[o.key] = _record(o, (d.name, a, f), out / "cells" / o.key, settings[o.key])
         log(f"cell {o.key}: {cells[o.key].status} in {o.seconds:.1f} s"
             + (f" ({cells[o.key].error})" if cells[o.key].error else ""))
 

@@ -41,6 +41,8 @@ class SweepCell(JsonRecord):
         status: "done" or "failed".  seconds: wall time of the cell [s] (with Ray: from submission).
         error: why it failed ("" when done).  pick: the method its compare picked ("" when none).
         methods: {method: figures}.  unit: the torque unit of the RMSE.
+        settings: fingerprint of what decided the cell (training configuration, methods, data set): a re-run skips
+            the cell only when it is unchanged.
     """
 
     key: str
@@ -53,6 +55,7 @@ class SweepCell(JsonRecord):
     pick: str = ""
     unit: str = "N·m"
     methods: dict[str, CellMethod] = field(default_factory=dict)
+    settings: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The cell's JSON form (``dataclasses.asdict``, NaN as null)."""

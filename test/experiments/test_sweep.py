@@ -61,6 +61,14 @@ def test_sweep_reports_each_cell_goes_on_after_a_failure_and_resumes(tmp_path, c
     assert done_report.stat().st_mtime_ns == before  # not run again
     assert [c["methods"] for c in second["cells"]] == [c["methods"] for c in first["cells"]]
 
+    # changed settings: the cell is run again, not taken from the earlier run
+    (tmp_path / "sweep.yaml").write_text(SWEEP.replace("max_steps: 40", "max_steps: 30").replace(
+        "alpha: [0.1, 0.3]", "alpha: [0.1]").replace("fractions: [0.1, 1.0]", "fractions: [1.0]"))
+    assert main(["sweep", str(tmp_path / "sweep.yaml"), "--out", str(out)]) == 0
+    third = json.loads((out / "report.json").read_text())
+    assert third["ran"] == [keys[1]] and third["skipped"] == []
+    assert done_report.stat().st_mtime_ns != before
+
 
 def test_sweep_file_refuses_unknown_keys_and_bad_values(tmp_path):
     path = tmp_path / "s.yaml"

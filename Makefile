@@ -1,7 +1,7 @@
 # deadzone_id_ros: two commands for a newcomer.
 #   make demo   create .venv, install everything pinned, run the main job on the simulated arm
 #   make test   same install, then make lint and the whole test suite
-# Other targets: make install, make install-robots, make demo-real, make bench, make clean, make test-under-load,
+# Other targets: make install, make install-robots, make install-ray, make demo-real, make bench, make clean, make test-under-load,
 # make demo-quick-under-load (the same under 4 busy processes). See README.md.
 
 SHELL := /bin/bash
@@ -11,13 +11,14 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.deps-installed
 ROBOTS_STAMP := $(VENV)/.robots-installed
+RAY_STAMP := $(VENV)/.ray-installed
 OUT ?= out
 # Per-run DDS isolation: loopback only, and a domain id derived from the make process id.
 ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
 RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
            PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
 
-.PHONY: install install-robots lint test test-under-load demo demo-quick demo-quick-under-load demo-real bench clean
+.PHONY: install install-robots install-ray lint test test-under-load demo demo-quick demo-quick-under-load demo-real bench clean
 
 $(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,12 +38,19 @@ $(ROBOTS_STAMP): $(STAMP) requirements-robots.txt constraints.txt
 
 install-robots: $(ROBOTS_STAMP)
 
+# Optional extra (about 260 MB): Ray core, for `--engine ray` on compare and sweep (README "Running on a cluster").
+$(RAY_STAMP): $(STAMP) requirements-ray.txt constraints.txt
+	$(PIP) install --quiet -r requirements-ray.txt -c constraints.txt
+	touch $(RAY_STAMP)
+
+install-ray: $(RAY_STAMP)
+
 # ruff (style, import order) and mypy (types) on the package, configured in pyproject.toml.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: lint install $(ROBOTS_STAMP)
+test: lint install $(ROBOTS_STAMP) $(RAY_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test
 
 # The suite and the quick demo while LOAD_PROCS busy processes (default 4, pure Python spin loops) compete for the
@@ -55,7 +63,7 @@ UNDER_LOAD = pids=(); trap 'kill $${pids[@]} 2>/dev/null; wait $${pids[@]} 2>/de
 	  timeout $(LOAD_SECONDS) $(PYTHON) -c 'while True: pass' & pids+=($$!); \
 	done; echo "$(LOAD_PROCS) busy processes running (pids $${pids[*]})";
 
-test-under-load: lint install $(ROBOTS_STAMP)
+test-under-load: lint install $(ROBOTS_STAMP) $(RAY_STAMP)
 	$(UNDER_LOAD) $(MAKE) --no-print-directory test
 
 demo-quick-under-load: install

@@ -19,6 +19,8 @@ setup(
         (f"share/{package_name}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=["setuptools"],
+    # `pip install 'deadzone_id_ros[ray]'`: Ray core for --engine ray (compare, sweep); pinned in constraints.txt
+    extras_require={"ray": ["ray>=2.50"]},
     zip_safe=False,
     maintainer="deadzone_id_ros maintainers",
     maintainer_email="maintainers@deadzone-id-ros.invalid",

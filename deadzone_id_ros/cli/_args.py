@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from ..training.config import TrainConfig
     from ..training.pipeline import TrainingInputs
 
-__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_loader_arguments",
+__all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_engine_arguments",
+           "add_loader_arguments",
            "add_robot_arguments", "check_bags",
            "command_line_error", "dataset_config_from_args", "dead_zone_from_args", "effort_options", "load_bags",
            "robot_options", "train_config_from_args", "training_inputs"]
@@ -49,6 +50,17 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
     p.add_argument("--bag", nargs="+", required=bag_required, metavar="BAG",
                    help="ROS 1 .bag files or rosbag2 directories (sqlite3/MCAP); all must have the same joints")
     add_loader_arguments(p)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """--engine, --address, --num-cpus: where the coarse cells run (:mod:`~deadzone_id_ros.experiments.engine`)."""
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: in this process (default); ray: one Ray task per cell (needs `make install-ray`)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --engine ray: local (a fresh local cluster), auto, or a head node's HOST:PORT "
+                   "(default: $RAY_ADDRESS, else local)")
+    p.add_argument("--num-cpus", type=int, default=None, metavar="N",
+                   help="with --engine ray and a local cluster: its CPUs (default: the CPUs this process may use)")
 
 
 def add_loader_arguments(p: argparse.ArgumentParser) -> None:

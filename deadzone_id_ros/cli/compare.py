@@ -1,11 +1,13 @@
 """``deadzone-id compare``: every method on the same split over several seeds; writes report.md/json and plots.
 
     deadzone-id compare --bag BAG [BAG ...] --out DIR [--seeds N] [--quick] [--methods M ...] [--urdf URDF]
+                        [--engine ray [--address ADDR] [--num-cpus N]]
 
 Methods: masked (the dead-zone loss of Inami et al., arXiv 2402.00393), conventional, mse_all, rbd, hybrid. rbd and
 hybrid need a URDF with the data's joints (the bundled arm is used when its joints match); without one they are
 skipped and the report says why. On simulator data (``episode.yaml`` says so, or ``--simulator yes``) the report
-adds the noise floor and the friction band.
+adds the noise floor and the friction band. ``--engine ray`` runs the comparison as one Ray task (a fresh local
+cluster, or ``--address`` of a running one) with the same metrics as in-process.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
     from ..models.predictor import METHODS
-    from ._args import add_config_arguments, add_data_arguments
+    from ._args import add_config_arguments, add_data_arguments, add_engine_arguments
 
     p = subparsers.add_parser("compare", help="compare every method on bags and write a report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -33,13 +35,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", choices=("auto", "yes", "no"), default="auto",
                    help="data from the simulated arm (noise floor); auto reads episode.yaml")
     add_config_arguments(p)
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..data.effort_units import unit_label
-    from ..experiments.compare import compare_config, run_compare
+    from ..experiments.compare import compare_config
+    from ..experiments.compare_cell import run_compare_on
+    from ..experiments.engine import require_ray
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
     from ._args import command_line_error, train_config_from_args, training_inputs
@@ -49,11 +54,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise command_line_error(err) from err
     check_output_dir(args.out, "compare", force=args.force)  # refuse before loading anything
+    if args.engine == "ray":
+        require_ray()  # say what to install before loading anything
     inputs = training_inputs(args, simulator=args.simulator)
     with output_dir(args.out, "compare", force=args.force) as out:
         # the work goes to a temporary sibling renamed at the end: the log names the final folder
-        report = run_compare(inputs, out, cfg, methods=args.methods,
-                             log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
+        report = run_compare_on(args.engine, inputs, out, cfg, methods=args.methods, address=args.address,
+                                num_cpus=args.num_cpus,
+                                log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {fmt_values([e.rmse_mean])} ± {fmt_values([e.rmse_mean_std])} "
               f"{unit_label(inputs.effort_units)}, "

@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evaluate": "evaluate",
     "export": "export",
     "compare": "compare",
+    "sweep": "sweep",
     "launch": "launch",
     "replay": "replay",
     "demo": "demo",

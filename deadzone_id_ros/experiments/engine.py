@@ -1,0 +1,233 @@
+"""Where coarse cells of work run: in this process (default) or as Ray core tasks on a local or remote cluster.
+
+A *cell* is one unit of an experiment that trains its networks batched (one ``compare``; one sweep cell: a bag set x
+a data fraction x an alpha, its methods x seeds batched as in ``compare``). Cells are coarse on purpose: measured on
+2 cores (issue 24), six seeded 9-256-256-3 trainings took 12.6 s in-process, 21 s as Ray core tasks and 136 s as Ray
+Tune trials, and every path gave bit-identical losses with one torch thread and a seed per task. So one Ray task per
+cell, never one per network, and no Ray Tune.
+
+Ray (an optional extra, ``make install-ray``) is imported only here and only when ``engine="ray"``. Choices:
+- ``address``: ``"local"`` starts a fresh local cluster (never attaches to a leftover one), with an explicit
+  ``num_cpus`` (cgroups can make Ray count the host's CPUs) and no dashboard; ``"auto"`` or ``"HOST:PORT"``
+  attach to a running cluster (``ray start --head``). None: ``RAY_ADDRESS`` when it is set, as Ray users expect,
+  else ``"local"``. ``ray.shutdown()`` runs in a ``finally``.
+- each task sets one torch thread and seeds torch, numpy and random from the cell's key; results are returned
+  through Ray's object store, so a cell may run on another node (its files travel back: :func:`pack_dir`).
+- a task that raises an unexpected exception or whose worker dies is retried ``max_retries`` times; a
+  :class:`~deadzone_id_ros.errors.DeadzoneIdError` (bad data or configuration: the same on every try) is not
+  retried. Either way the cell is reported failed in its :class:`CellOutcome` and the other cells go on.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import tarfile
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from ..errors import ConfigError, DeadzoneIdError
+
+__all__ = ["ENGINES", "RAY_MISSING", "CellOutcome", "pack_dir", "require_ray", "run_cells", "unpack_dir"]
+
+ENGINES = ("local", "ray")
+RAY_MISSING = ("--engine ray needs Ray, an optional extra: `make install-ray` in a checkout, or "
+               "`pip install 'deadzone_id_ros[ray]'`")
+
+T = TypeVar("T")
+
+
+@dataclass
+class CellOutcome(Generic[T]):
+    """What one cell gave.
+
+    Attributes:
+        key: the cell's name (its key in ``cells``).
+        result: ``fn``'s return value, or None when the cell failed.
+        error: the exception that ended the cell (the original one, not Ray's wrapper), or None.
+        detail: the traceback or Ray's account of a worker death ("" when it succeeded).
+        seconds: wall time from submission to the result [s] (with Ray: includes queueing).
+    """
+
+    key: str
+    result: T | None = None
+    error: BaseException | None = None
+    detail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """The cell finished and returned a result."""
+        return self.error is None
+
+
+def require_ray() -> Any:
+    """The ``ray`` module. Raises ConfigError saying how to install it when it is missing."""
+    try:
+        import ray
+    except ModuleNotFoundError as err:
+        if err.name != "ray":
+            raise
+        raise ConfigError(RAY_MISSING) from err
+    return ray
+
+
+def cell_seed(key: str) -> int:
+    """A stable 32-bit seed from a cell's key (crc32: the same on every node and Python run)."""
+    return zlib.crc32(key.encode())
+
+
+def _prepare_task(key: str) -> None:
+    """Seed torch, numpy and random from ``key`` (the training code seeds its own generators as configured too)."""
+    import numpy as np
+    import torch
+
+    seed = cell_seed(key)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class _Failed:
+    """A cell's DeadzoneIdError carried back as a value, so that Ray does not retry it."""
+
+    def __init__(self, error: DeadzoneIdError, detail: str) -> None:
+        self.error, self.detail = error, detail
+
+
+def _ray_task(fn: Callable[[Any], Any], key: str, arg: Any) -> Any:
+    """The body of one Ray task: one torch thread, the cell's seed, then ``fn(arg)``."""
+    import torch
+
+    torch.set_num_threads(1)
+    _prepare_task(key)
+    try:
+        return fn(arg)
+    except DeadzoneIdError as err:
+        return _Failed(err, traceback.format_exc())
+
+
+def _run_local(fn: Callable[[Any], T], cells: Mapping[str, Any],
+               on_done: Callable[[CellOutcome[T]], None]) -> list[CellOutcome[T]]:
+    out = []
+    for key, arg in cells.items():
+        t0 = time.perf_counter()
+        _prepare_task(key)
+        try:
+            outcome = CellOutcome(key, fn(arg), seconds=time.perf_counter() - t0)
+        except Exception as err:  # noqa: BLE001 - reported in the outcome; the other cells go on
+            outcome = CellOutcome(key, None, err, traceback.format_exc(), time.perf_counter() - t0)
+        on_done(outcome)
+        out.append(outcome)
+    return out
+
+
+def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable[[str], None]) -> None:
+    """``ray.init`` as the module docstring says."""
+    addr = address or os.environ.get("RAY_ADDRESS") or "local"
+    kwargs: dict[str, Any] = {"address": addr, "include_dashboard": False, "log_to_driver": True}
+    if addr == "local":
+        kwargs["num_cpus"] = num_cpus or len(os.sched_getaffinity(0))
+    elif num_cpus is not None:
+        raise ConfigError(f"num_cpus = {num_cpus}: the CPUs of an existing cluster (address {addr!r}) are set by "
+                          "`ray start --num-cpus`, not here")
+    t0 = time.perf_counter()
+    try:
+        context = ray.init(**kwargs)
+    except ConnectionError as err:
+        raise ConfigError(f"--address {addr}: no running Ray cluster found ({err}); start one with `ray start --head` "
+                          "or use --address local") from err
+    info = getattr(context, "address_info", {}) or {}
+    log(f"ray: {'started a local cluster' if addr == 'local' else f'attached to {addr}'} in "
+        f"{time.perf_counter() - t0:.1f} s; {ray.cluster_resources().get('CPU', 0):g} CPUs; session "
+        f"{info.get('session_dir', '?')}")
+
+
+def _run_ray(fn: Callable[[Any], T], cells: Mapping[str, Any], address: str | None, num_cpus: int | None,
+             max_retries: int, on_done: Callable[[CellOutcome[T]], None],
+             log: Callable[[str], None]) -> list[CellOutcome[T]]:
+    ray = require_ray()
+    from ray.exceptions import RayError, RayTaskError
+
+    _init_ray(ray, address, num_cpus, log)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=True)(_ray_task)
+        fn_ref = ray.put(fn)
+        t0 = time.perf_counter()
+        refs = {remote.remote(fn_ref, key, arg): key for key, arg in cells.items()}
+        done: dict[str, CellOutcome[T]] = {}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            key = refs[ready[0]]
+            try:
+                value = ray.get(ready[0])
+                if isinstance(value, _Failed):
+                    outcome: CellOutcome[T] = CellOutcome(key, None, value.error, value.detail)
+                else:
+                    outcome = CellOutcome(key, value)
+            except RayTaskError as err:  # the task raised on every try: hand back the original exception
+                cause = err.cause if isinstance(getattr(err, "cause", None), BaseException) else err
+                outcome = CellOutcome(key, None, cause, str(err))
+            except RayError as err:  # worker died on every try, node lost, object lost
+                outcome = CellOutcome(key, None, err, str(err))
+            outcome.seconds = time.perf_counter() - t0
+            on_done(outcome)
+            done[key] = outcome
+        return [done[k] for k in cells]
+    finally:
+        ray.shutdown()
+
+
+def run_cells(fn: Callable[[Any], T], cells: Mapping[str, Any], *, engine: str = "local",
+              address: str | None = None, num_cpus: int | None = None, max_retries: int = 2,
+              on_done: Callable[[CellOutcome[T]], None] | None = None,
+              log: Callable[[str], None] = print) -> list[CellOutcome[T]]:
+    """Run ``fn(arg)`` for every ``key: arg`` of ``cells``; one outcome per cell, in the order of ``cells``.
+
+    Args:
+        fn: a module-level function that every Ray node can import (the package installed there: Ray pickles it by
+            reference); its return value and ``arg`` must pickle.
+        cells: {cell key: argument}; the key seeds the task (:func:`cell_seed`) and names it in the outcome.
+        engine: ``"local"`` (in this process, one cell after the other) or ``"ray"`` (one Ray task per cell).
+        address: Ray only: ``"local"``, ``"auto"``, ``"HOST:PORT"``, or None (``RAY_ADDRESS``, else local).
+        num_cpus: Ray with a local cluster only: its CPUs (default: the CPUs this process may use).
+        max_retries: Ray only: tries after the first for a worker death or an unexpected exception.
+        on_done: called with each outcome as it arrives (in completion order), e.g. to write a cell's report.
+        log: progress messages (cluster start, session directory).
+
+    Raises:
+        ConfigError: an unknown engine; Ray missing (:data:`RAY_MISSING`); ``num_cpus`` with an existing cluster;
+            ``address`` ``"auto"`` with no cluster running (Ray's ConnectionError; a HOST:PORT where nothing listens
+            is waited on by Ray for minutes first).
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine = {engine!r} must be one of {list(ENGINES)}")
+    if max_retries < 0:
+        raise ConfigError(f"max_retries = {max_retries} must be >= 0")
+    on_done = on_done or (lambda _o: None)
+    if engine == "local":
+        return _run_local(fn, cells, on_done)
+    return _run_ray(fn, cells, address, num_cpus, max_retries, on_done, log)
+
+
+def pack_dir(path: str | Path) -> bytes:
+    """The files under ``path`` as an in-memory tar archive (gzip), so that a cell's output can travel back from
+    another node through Ray's object store."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(str(path), arcname=".")
+    return buf.getvalue()
+
+
+def unpack_dir(archive: bytes, dest: str | Path) -> None:
+    """Write :func:`pack_dir`'s archive under ``dest`` (created); refuses members that would land outside it."""
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        tar.extractall(str(dest), filter="data")

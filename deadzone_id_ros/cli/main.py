@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo-real": "demo",
     "closed-loop": "closed_loop",
     "robots": "robots",
+    "robot": "robot",
     "record": "record",
     "status": "status",
 }

@@ -81,11 +81,11 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
 
 def _default_configs() -> tuple[Any, Any]:
     """(SimArmConfig of the bundled config/sim_arm.yaml, the default ControllerConfig for its joints)."""
-    from ..control import ControllerConfig
+    from ..robot_configs import controller_config, robot_for
     from ..sim.sim_arm_params import load_sim_config
 
     sim, _ = load_sim_config(None)
-    return sim, ControllerConfig(joint_names=sim.joint_names)
+    return sim, controller_config(robot_for(sim.urdf_path, sim.joint_names, sim.initial_position))
 
 
 def _one(args: tuple) -> ClosedLoopSummary:

@@ -165,7 +165,12 @@ def declare_dataclass_parameters(
     values: dict[str, Any] = {}
     source = _parameter_source(node)
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:  # a required field (joint names, per-joint values): declared unset, given by the parameter file
+            default = ()
         if isinstance(default, tuple):
             default = list(default)
         element = _element_type(hints.get(f.name))
@@ -194,6 +199,13 @@ def declare_dataclass_parameters(
         if reason:
             raise ConfigError(f"{source}: {reason}")
         values[f.name] = value
+    from ..robot.defaults import fill_required
+
+    try:  # required fields left unset (joint names, per-joint values): from the robot profile of the joints
+        joints = node.get_parameter("joint_names").value if node.has_parameter("joint_names") else None
+        values = fill_required(cls, values, joint_names=joints)
+    except DeadzoneIdError as err:
+        raise ConfigError(f"{source}: {err}") from err
     return dataclass_from_dict(cls, values, source)
 
 

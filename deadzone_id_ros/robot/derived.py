@@ -152,8 +152,6 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
         RobotDescriptionError: the URDF lacks a controlled or locked joint, or a controlled joint has an effort
             limit of 0 or none (names the joint and the fix).
     """
-    from ..control.config import dob_cutoff_limit
-
     urdf_path = resolve_profile_urdf(profile)
     desc = load_robot_description(urdf_path, profile.joint_names)
     desc.check_effort_limits()
@@ -171,7 +169,7 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     armature = pick("armature", np.zeros(n), "derived", "armature")
     mass = _mass_diagonal(urdf_path, profile, home)
     w = pick("bandwidth", np.full(n, profile.bandwidth), "derived", "bandwidth")
-    g_max = dob_cutoff_limit(profile.control_rate, "zoh")[0]
+    g_max = math.pi * profile.control_rate  # the Nyquist bound of control.config.dob_cutoff_limit (zoh)
     span = np.where(desc.continuous, 2 * math.pi, desc.upper - desc.lower)
     return DerivedRobot(
         profile=profile, urdf_path=urdf_path, description=desc, home=home, mass_diagonal=mass, armature=armature,

@@ -37,6 +37,7 @@ __all__ = [
     "load_node_configs",
     "load_ros_parameters",
     "load_yaml",
+    "parameter_default",
 ]
 
 T = TypeVar("T")
@@ -159,6 +160,18 @@ def dataclass_from_dict(
         return cls(**kwargs)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{source}: {err}") from err
+
+
+def parameter_default(f: dataclasses.Field) -> Any:
+    """The default of a dataclass field as a ROS parameter value: its value or its factory's value, a tuple as a
+    list, and ``[]`` for a required field (no default)."""
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        value = []
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _is_tuple_type(tp: Any) -> bool:

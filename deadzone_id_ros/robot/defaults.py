@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError, DeadzoneIdError
 from .derived import DerivedRobot, derive_robot
 from .profile import RobotProfile, resolve_profile
 
@@ -78,7 +79,8 @@ def profile_values(robot: DerivedRobot, fields: Sequence[str]) -> dict[str, Any]
     return {f: robot.values(FIELD_VALUES[f]) for f in fields if f in FIELD_VALUES}
 
 
-def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None) -> dict[str, Any]:
+def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
+                  source: str = "") -> dict[str, Any]:
     """``values`` with every required field of the dataclass ``cls`` that is missing or empty filled in.
 
     - ``command_joint_names``: ``values["joint_names"]`` (else the ``joint_names`` argument: the controlled joints
@@ -88,8 +90,16 @@ def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[st
       :func:`robot_for` (``urdf_path``, ``joint_names``, ``initial_position`` or ``center`` as home).
 
     Raises:
-        RobotDescriptionError: the implicit profile cannot be derived (a joint the URDF lacks, an effort limit of 0).
+        ConfigError: the implicit profile cannot be derived (a joint the URDF lacks, an effort limit of 0); the
+            message starts with ``source`` (the parameter file or node) when given.
     """
+    try:
+        return _fill(cls, values, joint_names)
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        raise ConfigError(f"{source}: {err}" if source else str(err)) from err
+
+
+def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None) -> dict[str, Any]:
     required = [f.name for f in dataclasses.fields(cls)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
     missing = [k for k in required if values.get(k) in (None, (), [])]

@@ -16,6 +16,7 @@ setup(
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/launch", glob("launch/*.launch.yaml")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
+        (f"share/{package_name}/config/robots", glob("config/robots/*.yaml")),
         (f"share/{package_name}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=["setuptools"],

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ros import NAMES, REPO, log_tail, ros_env, start, stop  # noqa: E402
 
 from deadzone_id_ros.launching.progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, process_state  # noqa: E402
+from deadzone_id_ros.robot_configs import bundled_excitation_config
 from deadzone_id_ros.stamps import NS_PER_S, ns_to_s, s_to_ns, stamp_to_ns  # noqa: E402
 
 FAULT_RE = re.compile(r"safe state at t = (\d+)\.(\d{9}) s: (tracking error|position)")
@@ -144,14 +145,14 @@ class _Soak:
 
     def send_reference(self, target: np.ndarray | None = None) -> None:
         """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
-        from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+        from deadzone_id_ros.control import generate_excitation
         from deadzone_id_ros.experiments.soak import ramp_points
         from deadzone_id_ros.nodes.excitation import reference_message
 
         q = self.states[-1][1]
         if target is None:
             start_q = np.clip(q, self.desc.lower + 0.25, self.desc.upper - 0.25)
-            pts = generate_excitation(ExcitationConfig(duration=6.0, seed=int(self.rng.integers(1 << 30)),
+            pts = generate_excitation(bundled_excitation_config(duration=6.0, seed=int(self.rng.integers(1 << 30)),
                                                        lead_in=0.1), start=start_q)
             rows = range(0, len(pts.t), 10)
         else:

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from deadzone_id_ros.robot_configs import bundled_excitation_config
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ros import NAMES, REPO, log_tail, ros_env, stamp_loop, start, stop  # noqa: E402
 
@@ -59,9 +61,9 @@ def _reference_msg(points, t0_ns: int, rel: float, horizon: float = 2.0):
 
 
 def _excitation(seconds: float, start_q):
-    from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+    from deadzone_id_ros.control import generate_excitation
 
-    return generate_excitation(ExcitationConfig(duration=seconds + 5.0, seed=0, lead_in=0.2), start=start_q)
+    return generate_excitation(bundled_excitation_config(duration=seconds + 5.0, seed=0, lead_in=0.2), start=start_q)
 
 
 def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from deadzone_id_ros.sim import SimArm, SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.sim import SimArm
 from deadzone_id_ros.stamps import ns_to_s, stamp_to_ns
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 def realtime_factor(sim_seconds: float, profile: str = "geared_desktop_arm") -> float:
     """Simulated seconds per wall second for SimArm (``profile``) under a sinusoidal torque (step + measure per
     1 ms)."""
-    arm = SimArm(SimArmConfig(profile=profile))
+    arm = SimArm(bundled_sim_config(profile=profile))
     n = int(sim_seconds / arm.dt)
     tau = np.zeros(arm.n_joints)
     t0 = time.perf_counter()

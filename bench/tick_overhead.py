@@ -13,13 +13,14 @@ import time
 
 import numpy as np
 
-from deadzone_id_ros.control import ControllerConfig, TrajectoryPoints, build_controller
+from deadzone_id_ros.control import TrajectoryPoints, build_controller
+from deadzone_id_ros.robot_configs import bundled_controller_config
 from deadzone_id_ros.sim.offline import simulate
 
 
 def time_mode(mode: str, model: str, rec, repeats: int = 3) -> tuple[float, float]:
     """Median and p99 of one ``step`` [µs], best of ``repeats`` passes over the recording ``rec``."""
-    cfg = ControllerConfig(mode=mode, model=model)
+    cfg = bundled_controller_config(mode=mode, model=model)
     t = rec.state_t_ns * 1e-9
     best = None
     for _ in range(repeats):
@@ -41,7 +42,7 @@ def time_mode(mode: str, model: str, rec, repeats: int = 3) -> tuple[float, floa
 
 def commands(mode: str, model: str, rec) -> np.ndarray:
     """(N, J) commands [N·m] of one pass over the recording (to compare two versions bit for bit)."""
-    cfg = ControllerConfig(mode=mode, model=model)
+    cfg = bundled_controller_config(mode=mode, model=model)
     t = rec.state_t_ns * 1e-9
     ctrl = build_controller(cfg)
     ctrl.set_reference(TrajectoryPoints(rec.joint_names, t, rec.reference_position, rec.reference_velocity,

@@ -21,6 +21,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +37,7 @@ __all__ = [
     "load_node_configs",
     "load_ros_parameters",
     "load_yaml",
+    "parameter_default",
 ]
 
 T = TypeVar("T")
@@ -160,6 +162,18 @@ def dataclass_from_dict(
         raise ConfigError(f"{source}: {err}") from err
 
 
+def parameter_default(f: dataclasses.Field) -> Any:
+    """The default of a dataclass field as a ROS parameter value: its value or its factory's value, a tuple as a
+    list, and ``[]`` for a required field (no default)."""
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        value = []
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _is_tuple_type(tp: Any) -> bool:
     if tp is None:
         return False
@@ -174,6 +188,7 @@ def _is_tuple_type(tp: Any) -> bool:
 def load_node_configs(
     core_cls: type[T], node_cls: type[U], node_name: str, default_file: str,
     path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+    fill: Callable[[type, dict[str, Any]], dict[str, Any]] | None = None,
 ) -> tuple[T, U]:
     """Load one node's parameter file into its two configs: the ROS-free core one and the node-only one.
 
@@ -183,6 +198,8 @@ def load_node_configs(
         node_name: the node's section in the file (``/**`` applies too).
         default_file: file name under the package's ``config/`` used when ``path`` is None.
         overrides: parameter name -> value applied on top of the file.
+        fill: ``fill(cls, values)`` completes the required fields of ``cls`` the file leaves out (joint names,
+            per-joint values: :func:`deadzone_id_ros.robot.defaults.fill_required`); it sees every key of the file.
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -195,10 +212,13 @@ def load_node_configs(
     params.update(overrides or {})
     core_keys = {f.name for f in dataclasses.fields(core_cls)}  # type: ignore[arg-type]
     node_keys = {f.name for f in dataclasses.fields(node_cls)}  # type: ignore[arg-type]
-    core = dataclass_from_dict(core_cls, {k: v for k, v in params.items() if k not in node_keys}, str(path),
-                               ignore=NODE_ONLY_PARAMETERS)
-    node = dataclass_from_dict(node_cls, {k: v for k, v in params.items() if k not in core_keys}, str(path),
-                               ignore=NODE_ONLY_PARAMETERS)
+    core_values = {k: v for k, v in params.items() if k not in node_keys}
+    node_values = {k: v for k, v in params.items() if k not in core_keys}
+    if fill is not None:
+        core_values = {k: v for k, v in fill(core_cls, params).items() if k not in node_keys}
+        node_values = {k: v for k, v in fill(node_cls, params).items() if k not in core_keys}
+    core = dataclass_from_dict(core_cls, core_values, str(path), ignore=NODE_ONLY_PARAMETERS)
+    node = dataclass_from_dict(node_cls, node_values, str(path), ignore=NODE_ONLY_PARAMETERS)
     return core, node
 
 

@@ -162,6 +162,9 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
         "only for simulator data whose joints match)",
     )
     add_robot_arguments(p)
+    p.add_argument("--robot", default=None, metavar="NAME|FILE",
+                   help="robot profile (`deadzone-id robot show`): its URDF and locked joints for rbd/hybrid "
+                   "(--urdf and --lock override)")
 
 
 def dead_zone_from_args(args: argparse.Namespace, base: DeadZoneConfig) -> DeadZoneConfig:
@@ -280,5 +283,12 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
 
     dcfg = dataset_config_from_args(args)
     joint_map, locked = robot_options(args)
-    return load_inputs(args.bag, dcfg, urdf=args.urdf, simulator=simulator, joint_map=joint_map, locked=locked,
+    urdf = args.urdf
+    if getattr(args, "robot", None):
+        from ..robot import derive_robot, resolve_profile
+
+        robot = derive_robot(resolve_profile(args.robot))
+        urdf = urdf or str(robot.urdf_path)
+        locked = {**robot.profile.locked, **locked}
+    return load_inputs(args.bag, dcfg, urdf=urdf, simulator=simulator, joint_map=joint_map, locked=locked,
                        urdf_check=getattr(args, "urdf_check", "refuse"), log=lambda m: print(m, file=sys.stderr))

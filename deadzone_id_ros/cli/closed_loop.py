@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--live-duration", type=float, default=0.0, metavar="S",
                    help="also one live run over DDS per controller of this length (default 0: none)")
     p.add_argument("--workers", type=int, default=2, help="processes for the in-process runs (default 2)")
+    p.add_argument("--robot", default=None, metavar="NAME|FILE",
+                   help="robot profile (`deadzone-id robot show`) of the simulated arm and the controller "
+                   "(default: the bundled arm); in-process runs only")
     p.set_defaults(func=run)
 
 
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or args.compare
     try:
         res = run_closed_loop(args.compare, out, args.seeds, args.duration, args.weak_dob_fraction,
-                              args.live_duration, args.workers)
+                              args.live_duration, args.workers, robot=args.robot)
     except ValueError as err:
         raise ConfigError(str(err)) from err
     print(write_closed_loop(out, res))

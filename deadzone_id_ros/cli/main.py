@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo-real": "demo",
     "closed-loop": "closed_loop",
     "robots": "robots",
+    "robot": "robot",
     "record": "record",
     "status": "status",
 }

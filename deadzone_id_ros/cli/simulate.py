@@ -40,7 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "constant Coulomb friction, no delays); other physics keys come from --sim-config",
     )
     p.add_argument("--sim-config", default=None, metavar="FILE",
-                   help="sim_arm parameter file (default: the package's config/sim_arm.yaml)")
+                   help="sim_arm parameter file (default: the package's config/sim_arm.yaml); with --robot, its keys "
+                   "override the profile's")
+    p.add_argument("--robot", default=None, metavar="NAME|FILE",
+                   help="robot profile (`deadzone-id robot show`): the simulated arm, its controller and its "
+                   "excitation (default: the bundled arm)")
     p.add_argument("--notes", default="", help="free text for episode.yaml")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -60,13 +64,44 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--duration = {args.duration} must be > 0 s")
     try:
         overrides = {"profile": args.sim_profile} if args.sim_profile else None
-        sim_config, _ = load_sim_config(args.sim_config, overrides)
+        configs: dict = {}
+        if args.robot:
+            configs = _robot_configs(args.robot, args.sim_config, overrides or {})
+            sim_config = configs.pop("sim_config")
+        else:
+            sim_config, _ = load_sim_config(args.sim_config, overrides)
         result = simulate_bag(args.duration, args.seed, args.out, storage=args.storage, rate_hz=args.rate,
                               start_time=args.start_time, notes=args.notes, progress=not args.no_progress,
-                              sim_config=sim_config, reference_topic=args.reference_topic)
+                              sim_config=sim_config, reference_topic=args.reference_topic, **configs)
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
     rec, sim_s = result.recording, result.sim_seconds
     print(f"wrote {result.path} ({args.storage}): {len(rec.state_t_ns)} samples, {args.duration:g} s simulated in "
           f"{sim_s:.1f} s ({args.duration / max(sim_s, 1e-9):.0f}x real time), joints {list(rec.joint_names)}")
     return 0
+
+
+def _robot_configs(spec: str, sim_file: str | None, overrides: dict) -> dict:
+    """sim_config, controller_config, excitation_config and robot name of the profile ``spec``; the keys of
+    ``sim_file`` (a sim_arm parameter file) and ``overrides`` override the profile's simulator values.
+
+    Raises:
+        ConfigError: an unknown key or a bad value in ``sim_file``.
+    """
+    import dataclasses
+
+    from ..config import dataclass_from_dict, load_ros_parameters
+    from ..robot_configs import controller_config, excitation_config, load_robot, sim_config
+    from ..sim.config import SimArmConfig
+    from ..sim.sim_arm_params import SimArmNodeConfig
+
+    robot = load_robot(spec)
+    sim = sim_config(robot)
+    if sim_file or overrides:
+        node_keys = {f.name for f in dataclasses.fields(SimArmNodeConfig)}
+        given = {k: v for k, v in (load_ros_parameters(sim_file, "sim_arm") if sim_file else {}).items()
+                 if k not in node_keys}
+        sim = dataclass_from_dict(SimArmConfig, {**dataclasses.asdict(sim), **given, **overrides},
+                                  str(sim_file or "--sim-profile"), ignore=("use_sim_time",))
+    return {"sim_config": sim, "controller_config": controller_config(robot),
+            "excitation_config": excitation_config(robot), "robot": robot.profile.name}

@@ -5,7 +5,7 @@ beside it (ROS-free, used by the nodes): :mod:`deadzone_id_ros.control.feedforwa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import check_joint_names, check_per_joint, check_positive
 
@@ -98,6 +98,10 @@ def dob_cutoff_limit(control_rate: float, discretization: str) -> tuple[float, s
 class ControllerConfig:
     """The control law and its safety limits. Per-joint tuples follow ``joint_names``.
 
+    ``joint_names`` and the per-joint tuples have no default (keyword-only, required): build the config for a robot
+    from its profile with :func:`deadzone_id_ros.robot_configs.controller_config` (the bundled arm:
+    :func:`~deadzone_id_ros.robot_configs.bundled_controller_config`).
+
     Attributes:
         joint_names: (J,) controlled joints, by name (checked against the model and the URDF at start-up).
         urdf_path: URDF giving effort limits and the rbd model; "" = the bundled arm.
@@ -130,21 +134,21 @@ class ControllerConfig:
             stay below the Nyquist limit ``pi * control_rate`` (:func:`dob_cutoff_limit`; lower for bilinear).
     """
 
-    joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    joint_names: tuple[str, ...] = field(kw_only=True)
     urdf_path: str = ""
     mode: str = "pd_dob"
     model: str = "rbd"
     model_path: str = ""
     model_friction: bool = False
     friction_velocity: float = 0.01
-    kp: tuple[float, ...] = (400.0, 400.0, 400.0)
-    kd: tuple[float, ...] = (40.0, 40.0, 40.0)
-    nominal_inertia: tuple[float, ...] = (0.03, 0.09, 0.011)
-    dob_cutoff: tuple[float, ...] = (150.0, 150.0, 150.0)
+    kp: tuple[float, ...] = field(kw_only=True)
+    kd: tuple[float, ...] = field(kw_only=True)
+    nominal_inertia: tuple[float, ...] = field(kw_only=True)
+    dob_cutoff: tuple[float, ...] = field(kw_only=True)
     dob_discretization: str = "zoh"
     control_rate: float = 1000.0
     effort_limit_scale: float = 1.0
-    torque_rate_limit: tuple[float, ...] = (400.0, 1000.0, 500.0)
+    torque_rate_limit: tuple[float, ...] = field(kw_only=True)
     watchdog_timeout: float = 0.05
     watchdog_hold_time: float = 0.5
     rate_limit_max_period: float = 0.002

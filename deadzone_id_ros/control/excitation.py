@@ -14,7 +14,7 @@ Excitation trajectories in the style of Swevers et al., "Optimal robot excitatio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,9 @@ __all__ = ["ExcitationConfig", "generate_excitation"]
 @dataclass(frozen=True)
 class ExcitationConfig:
     """Excitation trajectory: Fourier series per joint along a time-warped phase with hold and slow phases.
+
+    ``joint_names``, ``center``, ``acceleration_limit`` and ``amplitude`` have no default (keyword-only, required):
+    build the config for a robot from its profile with :func:`deadzone_id_ros.robot_configs.excitation_config`.
 
     Attributes:
         joint_names: (J,) joints, by name.
@@ -51,18 +54,18 @@ class ExcitationConfig:
         sample_period: period of the generated points [s] (> 0).
     """
 
-    joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    joint_names: tuple[str, ...] = field(kw_only=True)
     urdf_path: str = ""
     duration: float = 60.0
     seed: int = 0
     base_frequency: float = 0.1
     harmonics: int = 5
-    center: tuple[float, ...] = (0.0, 0.3, 0.6)
+    center: tuple[float, ...] = field(kw_only=True)
     center_from_start: bool = True
     position_margin: float = 0.2
     velocity_fraction: float = 0.6
-    acceleration_limit: tuple[float, ...] = (8.0, 8.0, 10.0)
-    amplitude: tuple[float, ...] = (1.2, 0.8, 1.0)
+    acceleration_limit: tuple[float, ...] = field(kw_only=True)
+    amplitude: tuple[float, ...] = field(kw_only=True)
     hold_fraction: float = 0.15
     slow_fraction: float = 0.15
     slow_rate: float = 0.05

@@ -59,4 +59,7 @@ def load_excitation_config(
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
     """
-    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides)
+    from ..robot.defaults import fill_required
+
+    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides,
+                             fill=fill_required)

@@ -6,7 +6,7 @@ The parameter file (config/feedforward_controller.yaml) holds two configs: the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
@@ -52,7 +52,8 @@ class ControllerNodeConfig:
 
     Attributes:
         command_joint_names: (J,) joint order of /effort_controller/commands (the effort controller's joint list);
-            must hold the same joints as ``joint_names`` (any order; mapped by name).
+            must hold the same joints as ``joint_names`` (any order; mapped by name). Required (no default): a
+            robot profile's ``command_joints`` (:func:`deadzone_id_ros.robot_configs.controller_node_config`).
         diagnostics_rate: /diagnostics publication rate [Hz], in (0, 100].
         debug_decimation: publish ~/torque_parts every this many ticks; 0 disables it.
         stamped_command: also publish ~/command_stamped (sensor_msgs/JointState, effort = every command, stamped
@@ -69,7 +70,7 @@ class ControllerNodeConfig:
         ValueError: a bad value; the message names the field and the value.
     """
 
-    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    command_joint_names: tuple[str, ...] = field(kw_only=True)
     diagnostics_rate: float = 5.0
     debug_decimation: int = 10
     stamped_command: bool = False
@@ -109,5 +110,8 @@ def load_controller_config(
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key or a bad value (names the file and key).
     """
+    from ..robot.defaults import fill_required
+
     return load_node_configs(ControllerConfig, ControllerNodeConfig, "feedforward_controller",
-                             "feedforward_controller.yaml", path, overrides)
+                             "feedforward_controller.yaml", path, overrides,
+                             fill=fill_required)

@@ -79,13 +79,17 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     return best, "lowest test RMSE among learned methods (report.json has no `pick`)"
 
 
-def _default_configs() -> tuple[Any, Any]:
-    """(SimArmConfig of the bundled config/sim_arm.yaml, the default ControllerConfig for its joints)."""
-    from ..control import ControllerConfig
+def _default_configs(robot: str | None = None) -> tuple[Any, Any]:
+    """(SimArmConfig, ControllerConfig): of the robot profile ``robot`` (name or file), else the bundled
+    config/sim_arm.yaml and the default ControllerConfig for its joints."""
+    from ..robot_configs import controller_config, load_robot, robot_for, sim_config
     from ..sim.sim_arm_params import load_sim_config
 
+    if robot:
+        derived = load_robot(robot)
+        return sim_config(derived), controller_config(derived)
     sim, _ = load_sim_config(None)
-    return sim, ControllerConfig(joint_names=sim.joint_names)
+    return sim, controller_config(robot_for(sim.urdf_path, sim.joint_names, sim.initial_position))
 
 
 def _one(args: tuple) -> ClosedLoopSummary:
@@ -96,15 +100,16 @@ def _one(args: tuple) -> ClosedLoopSummary:
 
 def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                    dob_fractions: Sequence[float], workers: int = 2,
-                   log: Callable[[str], None] = _log) -> list[dict[str, ClosedLoopSummary]]:
+                   log: Callable[[str], None] = _log, robot: str | None = None) -> list[dict[str, ClosedLoopSummary]]:
     """Each controller on each seed, once per DOB fraction, over ``workers`` processes (1: in this process).
 
-    Uses the bundled config/sim_arm.yaml (the live sim_arm's physics) and the default ControllerConfig.
+    Uses the robot profile ``robot`` (name or file) when given, else the bundled config/sim_arm.yaml (the live
+    sim_arm's physics) and the default ControllerConfig.
 
     Returns:
         one {name: summary} per entry of ``dob_fractions``, in spec order.
     """
-    sim, base = _default_configs()
+    sim, base = _default_configs(robot)
     jobs = [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
@@ -162,16 +167,18 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
 
 def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT_SEEDS, duration: float = 8.0,
                     weak_dob_fraction: float = WEAK_DOB_FRACTION, live_duration: float = 0.0, workers: int = 2,
-                    log: Callable[[str], None] = _log) -> ClosedLoopRun:
+                    log: Callable[[str], None] = _log, robot: str | None = None) -> ClosedLoopRun:
     """The closed-loop comparison for the models of ``compare_dir``; plots go to ``out``/plots.
 
     Args:
         compare_dir: a ``deadzone-id compare`` output (report.json, models/).  seeds: held-out excitation seeds
         (>= 1).  duration: per seed [s].  weak_dob_fraction: the weak DOB's cutoff as a fraction of the default,
         in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes.
+        robot: a robot profile (name or file) for the in-process runs; None: the bundled arm.
 
     Raises:
-        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
+        ValueError: no seeds, weak_dob_fraction outside (0, 1), or live runs asked for with ``robot`` (the launch
+            files take the bundled arm only).  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
     from .closed_loop_sim import controller_specs
@@ -181,11 +188,14 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         raise ValueError("closed loop needs at least one seed")
     if not 0 < weak_dob_fraction < 1:
         raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
+    if robot and live_duration > 0:
+        raise ValueError("live closed-loop runs take the bundled arm only (--robot works in process; drop "
+                         "--live-duration)")
     pick, pick_source = read_pick(compare_dir)
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
     specs = controller_specs(models, pick, available)
-    strong, weak = run_in_process(specs, seeds, duration, (1.0, weak_dob_fraction), workers, log)
+    strong, weak = run_in_process(specs, seeds, duration, (1.0, weak_dob_fraction), workers, log, robot)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
                         out / "plots" / "closed_loop_reversals.png")
@@ -199,8 +209,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         seeds=[int(s) for s in seeds], duration_s=float(duration), weak_dob_fraction=float(weak_dob_fraction),
         live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
         live_failures=failures, missing=sorted(set(("rbd", "masked", "conventional")) - set(available)),
-        sim_profile=_default_configs()[0].profile, time_base=IN_PROCESS_TIME_BASE,
-        tracking_error_limit=float(_default_configs()[1].tracking_error_limit))
+        sim_profile=_default_configs(robot)[0].profile, time_base=IN_PROCESS_TIME_BASE,
+        tracking_error_limit=float(_default_configs(robot)[1].tracking_error_limit))
     return ClosedLoopRun(strong, weak, live, settings)
 
 

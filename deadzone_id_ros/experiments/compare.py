@@ -113,9 +113,10 @@ def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:
     fed the measured inputs. The half width is per joint: the static (breakaway) friction plus the load term at the
     median band centre of the data.
     """
-    from ..sim import SimArm, SimArmConfig
+    from ..robot_configs import bundled_sim_config
+    from ..sim import SimArm
 
-    cfg = inputs.sim_config or SimArmConfig()
+    cfg = inputs.sim_config or bundled_sim_config()
     if set(cfg.joint_names) != set(data.joint_names):
         return None
     arm = SimArm(cfg)

@@ -131,13 +131,13 @@ class _SoakLoop:
     """
 
     def __init__(self, seed: int, mode: str, progress: bool) -> None:
-        from ..control import ControllerConfig, build_controller
+        from ..control import build_controller
+        from ..robot_configs import bundled_controller_config, bundled_sim_config
         from ..sim.arm import SimArm
-        from ..sim.config import SimArmConfig
 
         self.rng = np.random.default_rng(seed)
-        self.arm = SimArm(SimArmConfig(seed=seed))
-        self.base = ControllerConfig(joint_names=self.arm.joint_names, mode=mode, model="rbd")
+        self.arm = SimArm(bundled_sim_config(seed=seed))
+        self.base = bundled_controller_config(mode=mode, model="rbd")
         self.ctrl = build_controller(self.base, self.arm.description)
         self.desc = self.arm.description
         self.progress = progress
@@ -211,12 +211,13 @@ class _SoakLoop:
     def new_reference(self, t: float, target: np.ndarray | None = None) -> None:
         """Give the controller, at ``t`` [s], a new reference starting 0.05-0.5 s ahead: a random excitation centred
         where the arm is, or (``target``, (J,) [rad]) a slow 2 s straight ramp there."""
-        from ..control import ExcitationConfig, generate_excitation
+        from ..control import generate_excitation
+        from ..robot_configs import bundled_excitation_config
 
         arm, desc, rng = self.arm, self.desc, self.rng
         q = arm.measure().q
         if target is None:
-            cfg = ExcitationConfig(joint_names=arm.joint_names, duration=float(rng.uniform(3.0, 12.0)),
+            cfg = bundled_excitation_config(duration=float(rng.uniform(3.0, 12.0)),
                                    seed=int(rng.integers(1 << 30)), lead_in=0.05)
             pts = generate_excitation(cfg, start=np.clip(q, desc.lower + 0.25, desc.upper - 0.25))
         else:

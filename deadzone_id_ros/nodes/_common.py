@@ -20,9 +20,10 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 
-from ..config import dataclass_from_dict
+from ..config import dataclass_from_dict, parameter_default
 from ..errors import ConfigError, DeadzoneIdError
 from ..realtime import RealtimeConfig, RealtimeState, apply_realtime
+from ..robot.defaults import fill_required
 
 __all__ = [
     "CLOCK_WARN_AFTER",
@@ -165,9 +166,7 @@ def declare_dataclass_parameters(
     values: dict[str, Any] = {}
     source = _parameter_source(node)
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]
-        if isinstance(default, tuple):
-            default = list(default)
+        default = parameter_default(f)  # [] for a required field (joint names, per-joint values): declared unset
         element = _element_type(hints.get(f.name))
         # Float fields accept integers too ("duration:=10" on a command line or in a launch file is an INTEGER).
         numeric = element is float
@@ -194,6 +193,8 @@ def declare_dataclass_parameters(
         if reason:
             raise ConfigError(f"{source}: {reason}")
         values[f.name] = value
+    joints = node.get_parameter("joint_names").value if node.has_parameter("joint_names") else None
+    values = fill_required(cls, values, joints, source=source)  # unset required fields: from the joints' profile
     return dataclass_from_dict(cls, values, source)
 
 

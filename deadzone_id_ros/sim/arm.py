@@ -67,8 +67,9 @@ class SimArm:
 
     def __init__(self, config: SimArmConfig | None = None) -> None:
         from ..resources import default_urdf
+        from ..robot_configs import bundled_sim_config
 
-        config = config or SimArmConfig()
+        config = config or bundled_sim_config()
         urdf = Path(config.urdf_path) if config.urdf_path else default_urdf()
         self.description: RobotDescription = load_robot_description(urdf, config.joint_names)
         self.config = config = resolve_urdf_friction(config, self.description)

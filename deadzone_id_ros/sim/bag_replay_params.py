@@ -5,7 +5,7 @@ The node has no parameter file of its own; its parameters come from launch/repla
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import check_positive
 
@@ -18,7 +18,9 @@ class BagReplayNodeConfig:
 
     Attributes:
         bag: the bag to play (directory or file); required.
-        command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``).
+        command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``); required
+            (no default): a robot profile's ``command_joints``
+            (:func:`deadzone_id_ros.robot_configs.bag_replay_config`).
         joint_state_topic: JointState topic inside the bag.
         command_topic: command topic inside the bag.
         start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0); not used
@@ -42,7 +44,7 @@ class BagReplayNodeConfig:
     """
 
     bag: str = ""
-    command_joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    command_joint_names: tuple[str, ...] = field(kw_only=True)
     joint_state_topic: str = "/joint_states"
     command_topic: str = "/effort_controller/commands"
     start_delay: float = 0.5

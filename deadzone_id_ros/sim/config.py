@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -50,6 +50,10 @@ PER_JOINT_PROFILE_KEYS = ("friction_stribeck_ratio", "stribeck_velocity", "load_
 @dataclass(frozen=True)
 class SimArmConfig:
     """Physics of the simulated arm. Per-joint tuples have length J and follow ``joint_names``.
+
+    ``joint_names``, ``armature``, the noise tuples and ``initial_position`` have no default (keyword-only,
+    required): build the config for a robot from its profile with :func:`deadzone_id_ros.robot_configs.sim_config`
+    (the bundled arm: :func:`~deadzone_id_ros.robot_configs.bundled_sim_config`).
 
     Profiles: ``profile`` picks the defaults of every geared-joint effect (:data:`PROFILES`): "geared_desktop_arm"
     (default) or "ideal" (the plain rigid arm with Coulomb friction, bit for bit the simulator before profiles
@@ -95,12 +99,12 @@ class SimArmConfig:
 
     profile: str = "geared_desktop_arm"
     urdf_path: str = ""
-    joint_names: tuple[str, ...] = ("joint1", "joint2", "joint3")
+    joint_names: tuple[str, ...] = field(kw_only=True)
     timestep: float = 0.001
     frictionloss: tuple[float, ...] | None = None
     damping: tuple[float, ...] | None = None
-    armature: tuple[float, ...] = (0.002, 0.003, 0.001)
-    torque_noise_std: tuple[float, ...] = (0.005, 0.01, 0.005)
+    armature: tuple[float, ...] = field(kw_only=True)
+    torque_noise_std: tuple[float, ...] = field(kw_only=True)
     friction_stribeck_ratio: tuple[float, ...] | None = None
     stribeck_velocity: tuple[float, ...] | None = None
     stribeck_exponent: float | None = None
@@ -113,11 +117,11 @@ class SimArmConfig:
     velocity_filter_cutoff: float | None = None
     payload_mass_range: tuple[float, ...] = (0.0, 0.0)
     payload_position: tuple[float, ...] = (0.0, 0.0, 0.22)
-    velocity_noise_std: tuple[float, ...] = (0.002, 0.002, 0.002)
+    velocity_noise_std: tuple[float, ...] = field(kw_only=True)
     encoder_resolution: float = 2 * math.pi / 65536
     friction_solref: tuple[float, ...] = (0.002, 1.0)
     friction_solimp: tuple[float, ...] = (0.99, 0.999, 0.001, 0.5, 2.0)
-    initial_position: tuple[float, ...] = (0.0, 0.3, 0.6)
+    initial_position: tuple[float, ...] = field(kw_only=True)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -218,13 +222,16 @@ def sim_config_from_metadata(values: dict, source: str) -> SimArmConfig:
     """The SimArmConfig a recording's ``episode.yaml`` stored (``sim_config``).
 
     A stored config without a ``profile`` key was written before profiles existed, by the simulator that is now
-    profile "ideal": it is loaded as that profile, so an old bag still replays exactly.
+    profile "ideal": it is loaded as that profile, so an old bag still replays exactly. Per-joint fields it lacks
+    come from the robot profile of its joints (:func:`deadzone_id_ros.robot.defaults.fill_required`: the bundled
+    arm's for its joints, the values that were the defaults when such a recording was written).
 
     Raises:
         ConfigError: unknown keys or bad values; names ``source``.
     """
     from ..config import dataclass_from_dict
+    from ..robot.defaults import fill_required
 
     if "profile" not in values:
         values = {**values, "profile": "ideal"}
-    return dataclass_from_dict(SimArmConfig, values, source)
+    return dataclass_from_dict(SimArmConfig, fill_required(SimArmConfig, values), source)

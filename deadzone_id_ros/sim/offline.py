@@ -50,7 +50,8 @@ def simulate(
         duration: simulated time [s] (> 0).
         seed: seeds the excitation trajectory and the simulator noise (it replaces ``sim_config.seed`` and
             ``excitation_config.seed``), so one integer reproduces the run.
-        sim_config: physics (default: ``SimArmConfig()``, the values of config/sim_arm.yaml).
+        sim_config: physics (default: the bundled arm's profile,
+            :func:`deadzone_id_ros.robot_configs.bundled_sim_config`).
         controller_config: a :class:`~deadzone_id_ros.control.ControllerConfig` (default: mode pd_dob with the rbd
             model for the static torque); its joint names must be the arm's.
         rate_hz: control rate [Hz]; ``1/rate_hz`` must be a whole number of physics steps.
@@ -73,7 +74,9 @@ def simulate(
     check_positive("duration", duration)
     if not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
         raise ValueError(f"rate_hz = {rate_hz!r} must be a finite number > 0 Hz")
-    sim_config = dataclasses.replace(sim_config or SimArmConfig(), seed=int(seed))
+    from ..robot_configs import bundled_sim_config
+
+    sim_config = dataclasses.replace(sim_config or bundled_sim_config(), seed=int(seed))
     substeps = _substeps(rate_hz, sim_config.timestep)
     ctrl_config, exc_config = _run_configs(sim_config, duration, seed, controller_config, excitation_config)
 
@@ -135,20 +138,20 @@ def _run_configs(
     Raises:
         SafetyError: the controller's or the excitation's joints differ from the arm's.
     """
-    from ..control import ControllerConfig, ExcitationConfig
     from ..errors import SafetyError
+    from ..robot_configs import controller_config as profile_controller_config
+    from ..robot_configs import excitation_config as profile_excitation_config
+    from ..robot_configs import robot_for
 
-    ctrl_config = controller_config or ControllerConfig(
-        joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path
-    )
+    if controller_config is None or excitation_config is None:  # the sim's robot: its profile, or URDF-derived
+        robot = robot_for(sim_config.urdf_path, sim_config.joint_names, sim_config.initial_position)
+    ctrl_config = controller_config or profile_controller_config(robot, urdf_path=sim_config.urdf_path)
     if tuple(ctrl_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(
             f"controller joints {list(ctrl_config.joint_names)} differ from the simulated arm's "
             f"{list(sim_config.joint_names)}"
         )
-    exc_config = excitation_config or ExcitationConfig(
-        joint_names=sim_config.joint_names, urdf_path=sim_config.urdf_path
-    )
+    exc_config = excitation_config or profile_excitation_config(robot, urdf_path=sim_config.urdf_path)
     exc_config = dataclasses.replace(exc_config, duration=float(duration), seed=int(seed))
     if tuple(exc_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(

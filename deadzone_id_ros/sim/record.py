@@ -26,14 +26,16 @@ class SimulatedBag:
 
 def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = "mcap", rate_hz: float = 1000.0,
                  start_time: float | None = None, notes: str = "", progress: bool = False,
-                 sim_config: Any = None, **write_kw: Any) -> SimulatedBag:
+                 sim_config: Any = None, controller_config: Any = None, excitation_config: Any = None,
+                 robot: str | None = None, **write_kw: Any) -> SimulatedBag:
     """Simulate (:func:`~deadzone_id_ros.sim.offline.simulate`) and write the run as a rosbag2 plus episode.yaml.
 
     The stamps are shifted so that simulated time 0 is ``start_time`` [s since epoch] (default: now), as a live
     recording would stamp it.
 
     Args:
-        duration [s], seed, rate_hz [Hz], progress, sim_config: as for ``simulate``.
+        duration [s], seed, rate_hz [Hz], progress, sim_config, controller_config, excitation_config: as for
+            ``simulate``.  robot: the robot's name for episode.yaml (default: the bundled arm's description).
         out: bag directory to create.  storage: "mcap" or "sqlite3".  notes: free text for episode.yaml.
         write_kw: further arguments of :func:`~deadzone_id_ros.data.write_recording` (topics).
 
@@ -46,7 +48,8 @@ def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = 
 
     start = time.time() if start_time is None else start_time
     t0 = time.perf_counter()
-    rec = simulate(duration, seed, sim_config=sim_config, rate_hz=rate_hz, progress=progress)
+    rec = simulate(duration, seed, sim_config=sim_config, controller_config=controller_config,
+                   excitation_config=excitation_config, rate_hz=rate_hz, progress=progress)
     sim_s = time.perf_counter() - t0
     offset = s_to_ns(start) - int(rec.state_t_ns[0])  # sim time 0 -> the start wall time
     rec.state_t_ns = np.asarray(rec.state_t_ns, dtype=np.int64) + offset
@@ -54,7 +57,7 @@ def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = 
         rec.command_t_ns = np.asarray(rec.command_t_ns, dtype=np.int64) + offset
     if rec.reference_t_ns is not None:
         rec.reference_t_ns = np.asarray(rec.reference_t_ns, dtype=np.int64) + offset
-    rec.metadata.setdefault("robot", "deadzone_id_ros simulated 3-DOF arm")
+    rec.metadata.setdefault("robot", robot or "deadzone_id_ros simulated 3-DOF arm")
     if notes:
         rec.metadata["notes"] = notes
     path = write_recording(rec, out, storage=storage, progress=progress, **write_kw)

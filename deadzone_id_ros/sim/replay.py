@@ -307,13 +307,19 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
     if controller_config is None:
         meta = recording.metadata.get("controller_config") if isinstance(recording.metadata, dict) else None
         if isinstance(meta, dict):
-            controller_config = dataclass_from_dict(ControllerConfig, meta, f"{source}: episode.yaml controller_config")
+            from ..robot.defaults import fill_required
+
+            controller_config = dataclass_from_dict(ControllerConfig, fill_required(ControllerConfig, meta),
+                                                    f"{source}: episode.yaml controller_config")
             notes.append(f"controller: the bag's controller_config (mode {controller_config.mode})")
             if arm.config.urdf_path and controller_config.urdf_path != arm.config.urdf_path:
                 controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
                 notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
         else:
-            controller_config = ControllerConfig(joint_names=names)
+            from ..robot_configs import controller_config as profile_controller_config
+            from ..robot_configs import robot_for
+
+            controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names))
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
     controller = build_controller(controller_config, arm.description)
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)

@@ -83,4 +83,7 @@ def load_sim_config(
         FileNotFoundError: the file does not exist.
         ConfigError: malformed YAML, an unknown key, or a bad value; the message names the file and key.
     """
-    return load_node_configs(SimArmConfig, SimArmNodeConfig, "sim_arm", "sim_arm.yaml", path, overrides)
+    from ..robot.defaults import fill_required
+
+    return load_node_configs(SimArmConfig, SimArmNodeConfig, "sim_arm", "sim_arm.yaml", path, overrides,
+                             fill=fill_required)

@@ -10,6 +10,7 @@ from deadzone_id_ros.control import ControllerConfig, FeedforwardController, Tra
 from deadzone_id_ros.errors import ConfigError, SafetyError
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel, ZeroModel
 from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.robot_configs import bundled_controller_config
 
 NAMES = ("joint1", "joint2", "joint3")
 LIMITS = np.array([4.0, 10.0, 5.0])  # URDF effort limits of the bundled arm [N m]
@@ -24,7 +25,7 @@ class NanModel:
 
 
 def make(id_model=None, **kw) -> FeedforwardController:
-    cfg = ControllerConfig(**{"mode": "pd", "model": "rbd", **kw})
+    cfg = bundled_controller_config(**{"mode": "pd", "model": "rbd", **kw})
     return FeedforwardController(
         cfg, id_model if id_model is not None else NominalRigidBodyModel(default_urdf(), NAMES)
     )
@@ -152,13 +153,13 @@ def test_reference_is_mapped_by_name_and_checked():
 
 def test_config_validation_names_the_field():
     with pytest.raises(ValueError, match="mode = 'ctc' needs a model"):
-        ControllerConfig(mode="ctc", model="none")
+        bundled_controller_config(mode="ctc", model="none")
     with pytest.raises(ValueError, match=r"kp has 2 values but joint_names has 3"):
-        ControllerConfig(kp=(1.0, 2.0))
+        bundled_controller_config(kp=(1.0, 2.0))
     with pytest.raises(ValueError, match=r"dob_cutoff\[1\] = -1.0 must be a finite positive number"):
-        ControllerConfig(dob_cutoff=(1.0, -1.0, 1.0))
+        bundled_controller_config(dob_cutoff=(1.0, -1.0, 1.0))
     with pytest.raises(ValueError, match="effort_limit_scale = 2 must be <= 1"):
-        ControllerConfig(effort_limit_scale=2)
+        bundled_controller_config(effort_limit_scale=2)
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['kp_gain'\]"):
         dataclass_from_dict(ControllerConfig, {"kp_gain": 1.0})
 
@@ -168,14 +169,15 @@ def test_build_controller_loads_the_configured_model_and_uses_the_given_descript
     from deadzone_id_ros.robot import load_robot_description
 
     desc = load_robot_description(default_urdf(), NAMES)
-    rbd = build_controller(ControllerConfig(model="rbd"), desc)
+    rbd = build_controller(bundled_controller_config(model="rbd"), desc)
     assert isinstance(rbd.model, NominalRigidBodyModel) and rbd.description is desc
-    none = build_controller(ControllerConfig(model="none"))  # description loaded from the config's URDF
+    none = build_controller(bundled_controller_config(model="none"))  # description loaded from the config's URDF
     assert isinstance(none.model, ZeroModel) and none.description.joint_names == NAMES
     with pytest.raises(FileNotFoundError, match="model_path /nonexistent/model does not exist"):
-        build_controller(ControllerConfig(model="learned", model_path="/nonexistent/model"))
+        build_controller(bundled_controller_config(model="learned", model_path="/nonexistent/model"))
     with pytest.raises(SafetyError, match="robot description joints"):
-        build_controller(ControllerConfig(model="none"), load_robot_description(default_urdf(), ("joint1", "joint2")))
+        build_controller(bundled_controller_config(model="none"),
+                         load_robot_description(default_urdf(), ("joint1", "joint2")))
 
 
 def test_mode_strings_parse_into_separate_fields_in_one_place():
@@ -186,11 +188,11 @@ def test_mode_strings_parse_into_separate_fields_in_one_place():
     assert fields == {"pd": ("nominal_inertia", False), "pd_dob": ("nominal_inertia", True),
                       "ctc": ("model", False), "ctc_dob": ("model", True)}
     assert all(ControlMode.parse(m).name == m for m in MODES)
-    cfg = ControllerConfig(mode="ctc_dob", model="rbd")
+    cfg = bundled_controller_config(mode="ctc_dob", model="rbd")
     assert cfg.control_mode == ControlMode("model", dob=True) and cfg.uses_model and cfg.uses_dob
-    assert not ControllerConfig(mode="pd").uses_dob and not ControllerConfig(mode="pd").uses_model
+    assert not bundled_controller_config(mode="pd").uses_dob and not bundled_controller_config(mode="pd").uses_model
     with pytest.raises(ValueError, match=r"mode = 'ctc_dob_rbd_nominal' must be one of \['pd', 'pd_dob'"):
-        ControllerConfig(mode="ctc_dob_rbd_nominal")
+        bundled_controller_config(mode="ctc_dob_rbd_nominal")
     with pytest.raises(ValueError, match=r"feedforward = 'rbd' must be one of \['nominal_inertia', 'model'\]"):
         ControlMode("rbd", dob=True)
     # the mode strings are parsed in exactly one place: no startswith/endswith on a mode anywhere in the package

@@ -7,16 +7,17 @@ import dataclasses
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+from deadzone_id_ros.control import generate_excitation
 from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.robot import load_robot_description
+from deadzone_id_ros.robot_configs import bundled_excitation_config
 
 NAMES = ("joint1", "joint2", "joint3")
 
 
 def test_excitation_stays_within_limits_and_is_consistent():
-    cfg = ExcitationConfig(duration=30.0, seed=4)
+    cfg = bundled_excitation_config(duration=30.0, seed=4)
     pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
     desc = load_robot_description(default_urdf(), NAMES)
     assert np.all(pts.position >= desc.lower + cfg.position_margin - 1e-9)
@@ -34,7 +35,7 @@ def test_excitation_stays_within_limits_and_is_consistent():
 
 
 def test_excitation_has_hold_and_slow_phases_per_joint():
-    cfg = ExcitationConfig(duration=60.0, seed=1)
+    cfg = bundled_excitation_config(duration=60.0, seed=1)
     pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
     speed = np.abs(pts.velocity)
     held = (speed < 1e-3).mean(axis=0)
@@ -47,7 +48,7 @@ def test_excitation_has_hold_and_slow_phases_per_joint():
 
 
 def test_excitation_is_seeded():
-    cfg = ExcitationConfig(duration=5.0, seed=7)
+    cfg = bundled_excitation_config(duration=5.0, seed=7)
     a = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
     b = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
     c = generate_excitation(dataclasses.replace(cfg, seed=8), start=[0.0, 0.3, 0.6])
@@ -56,20 +57,21 @@ def test_excitation_is_seeded():
 
 
 def test_excitation_start_outside_the_range_is_moved_inside_and_bad_center_refused():
-    pts = generate_excitation(ExcitationConfig(duration=2.0), start=[0.0, 1.6, 0.6])  # shoulder resting on its limit
+    # the shoulder resting on its limit
+    pts = generate_excitation(bundled_excitation_config(duration=2.0), start=[0.0, 1.6, 0.6])
     assert pts.position[0, 1] < 1.6 - 0.2
     with pytest.raises(ConfigError, match=r"outside the position limits .* for joint\(s\) \['joint2'\]"):
-        generate_excitation(ExcitationConfig(duration=2.0, center=(0.0, 1.5, 0.0), center_from_start=False))
+        generate_excitation(bundled_excitation_config(duration=2.0, center=(0.0, 1.5, 0.0), center_from_start=False))
     with pytest.raises(ValueError, match="start must have 3 values"):
-        generate_excitation(ExcitationConfig(duration=2.0), start=[0.0, 0.1])
+        generate_excitation(bundled_excitation_config(duration=2.0), start=[0.0, 0.1])
 
 
 def test_excitation_config_validation_names_the_field():
     with pytest.raises(ValueError, match="leaves too little motion"):
-        ExcitationConfig(hold_fraction=0.5, slow_fraction=0.5)
+        bundled_excitation_config(hold_fraction=0.5, slow_fraction=0.5)
     with pytest.raises(ValueError, match=r"amplitude has 2 values but joint_names has 3"):
-        ExcitationConfig(amplitude=(1.0, 1.0))
+        bundled_excitation_config(amplitude=(1.0, 1.0))
     with pytest.raises(ValueError, match="duration = -1.0 must be a positive number"):
-        ExcitationConfig(duration=-1.0)
+        bundled_excitation_config(duration=-1.0)
     with pytest.raises(ValueError, match="velocity_fraction = 1.5 must be in"):
-        ExcitationConfig(velocity_fraction=1.5)
+        bundled_excitation_config(velocity_fraction=1.5)

@@ -7,16 +7,16 @@ import dataclasses
 
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig
 from deadzone_id_ros.control.feedforward_controller_params import ControllerNodeConfig, load_controller_config
 from deadzone_id_ros.errors import ConfigError
+from deadzone_id_ros.robot_configs import bundled_controller_config
 
 NAMES = ("joint1", "joint2", "joint3")
 
 
 def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
     cfg, node = load_controller_config()
-    assert cfg == dataclasses.replace(ControllerConfig(), **{})  # the file states the defaults
+    assert cfg == dataclasses.replace(bundled_controller_config(), **{})  # the file states the defaults
     assert node.command_joint_names == NAMES
     bad = tmp_path / "ffc.yaml"
     bad.write_text("/**:\n  ros__parameters:\n    mode: pd\n    gain: 3.0\n")
@@ -36,4 +36,4 @@ def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
 )
 def test_node_config_validation_names_the_field(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        ControllerNodeConfig(**kwargs)
+        ControllerNodeConfig(**{"command_joint_names": ("j1", "j2"), **kwargs})

@@ -10,11 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig, FeedforwardController, SafetyMonitor, dob_cutoff_limit
+from deadzone_id_ros.control import FeedforwardController, SafetyMonitor, dob_cutoff_limit
 from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
 from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel
 from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.robot_configs import bundled_controller_config
 
 NAMES = ("joint1", "joint2", "joint3")
 Q0 = np.array([0.0, 0.3, 0.6])
@@ -22,7 +23,7 @@ RATE = np.array([100.0, 200.0, 50.0])
 
 
 def make(**kw) -> FeedforwardController:
-    cfg = ControllerConfig(**{"mode": "pd", "model": "rbd", "torque_rate_limit": tuple(RATE), **kw})
+    cfg = bundled_controller_config(**{"mode": "pd", "model": "rbd", "torque_rate_limit": tuple(RATE), **kw})
     return FeedforwardController(cfg, NominalRigidBodyModel(default_urdf(), NAMES))
 
 
@@ -143,11 +144,11 @@ def test_dob_cutoff_above_nyquist_or_the_bilinear_bound_is_refused(tmp_path):
     assert dob_cutoff_limit(1000.0, "zoh")[0] == pytest.approx(math.pi * 1000.0)
     assert dob_cutoff_limit(1000.0, "bilinear")[0] == 2000.0
     with pytest.raises(ValueError, match=r"dob_cutoff\[1\] = 3200.0 rad/s must be below 3141.59 rad/s: the Nyquist"):
-        ControllerConfig(dob_cutoff=(150.0, 3200.0, 150.0))
-    ControllerConfig(dob_cutoff=(150.0, 2500.0, 150.0))  # zoh: fine below Nyquist
+        bundled_controller_config(dob_cutoff=(150.0, 3200.0, 150.0))
+    bundled_controller_config(dob_cutoff=(150.0, 2500.0, 150.0))  # zoh: fine below Nyquist
     with pytest.raises(ValueError, match=r"dob_cutoff\[1\] = 2500.0 rad/s must be below 2000 rad/s: with "
                                          r"dob_discretization 'bilinear'"):
-        ControllerConfig(dob_cutoff=(150.0, 2500.0, 150.0), dob_discretization="bilinear")
+        bundled_controller_config(dob_cutoff=(150.0, 2500.0, 150.0), dob_discretization="bilinear")
     bad = tmp_path / "ffc.yaml"
     bad.write_text("/**:\n  ros__parameters:\n    control_rate: 100.0\n    dob_cutoff: [150.0, 400.0, 150.0]\n")
     with pytest.raises(ConfigError, match=r"ffc.yaml: dob_cutoff\[1\] = 400.0 rad/s must be below 314.159 rad/s"):

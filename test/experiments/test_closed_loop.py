@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig, ControlMode
+from deadzone_id_ros.control import ControlMode
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.experiments.closed_loop import read_pick
 from deadzone_id_ros.experiments.closed_loop_report import closed_loop_targets
 from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec, controller_specs, run_controller
-from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sim.tracking import reversal_mask, tracking_figures
 
 ISSUE_KEYS = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
@@ -43,10 +43,10 @@ def test_tracking_figures_per_joint():
 
 def test_run_controller_over_seeds_and_a_weak_dob():
     """Two seeds give two different runs and a spread; the weak DOB really lowers the cutoff and tracks worse."""
-    sim = SimArmConfig()
+    sim = bundled_sim_config()
     spec = ControllerSpec("pd_dob", "pd_dob", ControlMode("nominal_inertia", dob=True), "none")
-    strong = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig())
-    weak = run_controller(spec, [999, 1000], 1.5, sim, ControllerConfig(), dob_scale=0.2)
+    strong = run_controller(spec, [999, 1000], 1.5, sim, bundled_controller_config())
+    weak = run_controller(spec, [999, 1000], 1.5, sim, bundled_controller_config(), dob_scale=0.2)
     assert strong.seeds == [999, 1000] and len(strong.per_seed) == 2
     assert strong.per_seed[0].rmse != strong.per_seed[1].rmse and strong.tracking_rmse_std > 0
     assert weak.dob_cutoff == pytest.approx([30.0, 30.0, 30.0]) and strong.dob_cutoff == pytest.approx([150.0] * 3)
@@ -58,7 +58,7 @@ def test_run_controller_over_seeds_and_a_weak_dob():
     assert entry["tracking_rmse_mean_mrad"] == pytest.approx(strong.tracking_rmse_mean * 1e3)
     assert np.isfinite(entry["reversal_rmse_mean_mrad"])
     with pytest.raises(ValueError, match="at least one seed"):
-        run_controller(spec, [], 1.0, sim, ControllerConfig())
+        run_controller(spec, [], 1.0, sim, bundled_controller_config())
 
 
 def test_controller_specs_names_and_missing_methods(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from matplotlib.colors import to_rgba
 
-from deadzone_id_ros.control import ControllerConfig, ControlMode
+from deadzone_id_ros.control import ControlMode
 from deadzone_id_ros.data.deadzone import DeadZone
 from deadzone_id_ros.experiments.closed_loop_report import (
     closed_loop_markdown,
@@ -41,7 +41,7 @@ from deadzone_id_ros.experiments.compare_results import (
     Pick,
 )
 from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO
-from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sim.tracking import TrackingMetrics
 from deadzone_id_ros.training.config import TrainConfig
 from deadzone_id_ros.training.records import DataRecord
@@ -66,8 +66,9 @@ def _summary(name: str, mean_mrad: float, max_mrad: float, seeds=(999, 1000), fa
 
 def test_a_run_whose_controller_faulted_is_marked_with_its_reason(tmp_path):
     """The controller's own safety fault (a 0.1 mrad tracking-error limit trips at once) reaches table and text."""
-    faulted = run_controller(PD_DOB, [999], 0.3, SimArmConfig(), ControllerConfig(tracking_error_limit=1e-4))
-    fine = run_controller(PD_DOB, [999], 0.3, SimArmConfig(), ControllerConfig())
+    faulted = run_controller(PD_DOB, [999], 0.3, bundled_sim_config(),
+                             bundled_controller_config(tracking_error_limit=1e-4))
+    fine = run_controller(PD_DOB, [999], 0.3, bundled_sim_config(), bundled_controller_config())
     assert len(faulted.faults) == 1 and faulted.faults[0].startswith("seed 999 at ")
     assert "tracking error" in faulted.faults[0] and fine.faults == []
     assert faulted.report_entry()["faults"] == faulted.faults
@@ -259,7 +260,7 @@ def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
 def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
     from deadzone_id_ros.experiments.plots import tracking_plot
 
-    run = run_controller(PD_DOB, [999, 1000], 0.5, SimArmConfig(), ControllerConfig())
+    run = run_controller(PD_DOB, [999, 1000], 0.5, bundled_sim_config(), bundled_controller_config())
     t, q, q_d = (np.asarray(run.trace[k]) for k in ("t", "q", "q_d"))
     assert q.shape == q_d.shape == (50, 3) and t[1] - t[0] == pytest.approx(0.01)
     assert np.sqrt(np.mean((q_d - q) ** 2, axis=0)) == pytest.approx(run.per_seed[0].rmse, rel=0.3)

@@ -23,6 +23,7 @@ from deadzone_id_ros.models import (
     save_artifact,
 )
 from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.robot_configs import bundled_controller_config
 from deadzone_id_ros.training.config import TrainConfig
 from deadzone_id_ros.training.trainer import TrainArrays, train_mlp
 
@@ -189,10 +190,10 @@ def _controller_feedforward(model_path, q, dq):
     """Run controller ticks (mode ctc, no reference: hold the first q) from ``model_path``.
 
     Returns (model torque ff + fb, ddq_ref = fb / Jn) per tick, each (N, J)."""
-    from deadzone_id_ros.control import ControllerConfig, FeedforwardController
+    from deadzone_id_ros.control import FeedforwardController
     from deadzone_id_ros.models.runtime import load_model
 
-    cfg = ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(model_path))
+    cfg = bundled_controller_config(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(model_path))
     ctl = FeedforwardController(cfg, load_model(cfg))
     tau, ddq_ref = [], []
     for k in range(len(q)):
@@ -225,9 +226,8 @@ def test_exported_onnx_runs_in_the_controller_like_numpy(trained, rbd_model, tmp
     np.testing.assert_allclose(_controller_feedforward(art / "model.onnx", q, dq)[0], want, rtol=0, atol=1e-5)
 
     hybrid_art = save_artifact(LearnedModel(JOINTS, "hybrid", mlp=trained.mlp, rbd=rbd_model), tmp_path / "hybrid").path
-    from deadzone_id_ros.control import ControllerConfig
 
-    cfg = ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned",
+    cfg = bundled_controller_config(joint_names=JOINTS, mode="ctc", model="learned",
                            model_path=str(hybrid_art / "residual.onnx"))
     assert isinstance(load_model(cfg), RigidBodyPlusOnnx)
     tau, ddq_ref = _controller_feedforward(hybrid_art / "residual.onnx", q, dq)
@@ -235,4 +235,4 @@ def test_exported_onnx_runs_in_the_controller_like_numpy(trained, rbd_model, tmp
     alone = tmp_path / "alone.onnx"
     alone.write_bytes((hybrid_art / "residual.onnx").read_bytes())
     with pytest.raises(ArtifactError, match="alone.onnx: this network is a hybrid model's MLP residual"):
-        load_model(ControllerConfig(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(alone)))
+        load_model(bundled_controller_config(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(alone)))

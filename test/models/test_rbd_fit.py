@@ -8,12 +8,13 @@ import pytest
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.models import RigidBodyRegressor, fit_rigid_body
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm, SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.sim import SimArm
 
 
 @pytest.fixture(scope="module")
 def arm():
-    return SimArm(SimArmConfig(profile="ideal"))  # exact Coulomb + viscous friction, what the rbd model fits
+    return SimArm(bundled_sim_config(profile="ideal"))  # exact Coulomb + viscous friction, what the rbd model fits
 
 
 @pytest.fixture(scope="module")

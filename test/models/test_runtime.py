@@ -8,18 +8,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig
 from deadzone_id_ros.errors import ArtifactError, ConfigError, RobotDescriptionError
 from deadzone_id_ros.models.base import InverseDynamicsModel, check_joint_arrays
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel, OnnxModel, ZeroModel, load_model
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm, SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
+from deadzone_id_ros.sim import SimArm
 
 NAMES = ("joint1", "joint2", "joint3")
 
 
 def test_rigid_body_model_matches_the_simulator_without_armature():
-    arm = SimArm(SimArmConfig(armature=(0.0, 0.0, 0.0)))
+    arm = SimArm(bundled_sim_config(armature=(0.0, 0.0, 0.0)))
     model = NominalRigidBodyModel(default_urdf(), NAMES)
     rng = np.random.default_rng(0)
     q, dq, ddq = rng.normal(size=(3, 20, 3))
@@ -58,7 +58,7 @@ def _export(tmp_path, joint_names=NAMES, name="net.onnx"):
 def test_onnx_model_is_standalone_with_normalization_inside(tmp_path):
     ref, path = _export(tmp_path)
     assert not path.with_suffix(".json").exists()
-    model = load_model(ControllerConfig(model="learned", model_path=str(path)))
+    model = load_model(bundled_controller_config(model="learned", model_path=str(path)))
     assert isinstance(model, OnnxModel) and model.joint_names == NAMES and model.contents == "full"
     rng = np.random.default_rng(1)
     q, dq, ddq = rng.normal(size=(3, 5, 3))
@@ -99,29 +99,29 @@ def _settings(model: str, model_path: str = "") -> SimpleNamespace:
 
 
 def test_load_model_kinds_and_errors(tmp_path):
-    none = load_model(ControllerConfig(mode="pd", model="none"))
+    none = load_model(bundled_controller_config(mode="pd", model="none"))
     assert isinstance(none, ZeroModel) and none.joint_names == NAMES
     np.testing.assert_array_equal(none.predict(np.ones(3), np.ones(3), np.ones(3)), np.zeros(3))
-    rbd = load_model(ControllerConfig(model="rbd", model_friction=True, friction_velocity=0.02))
+    rbd = load_model(bundled_controller_config(model="rbd", model_friction=True, friction_velocity=0.02))
     assert isinstance(rbd, NominalRigidBodyModel) and rbd.friction and rbd.friction_velocity == 0.02
     with pytest.raises(ConfigError, match="model = 'mlp' must be one of"):
         load_model(_settings("mlp"))
     with pytest.raises(ConfigError, match="needs model_path"):
         load_model(_settings("learned"))
     with pytest.raises(FileNotFoundError, match="model_path .*nothing does not exist"):
-        load_model(ControllerConfig(model="learned", model_path=str(tmp_path / "nothing")))
+        load_model(bundled_controller_config(model="learned", model_path=str(tmp_path / "nothing")))
     (tmp_path / "art").mkdir()
     with pytest.raises(ArtifactError, match="model.json is missing"):
-        load_model(ControllerConfig(model="learned", model_path=str(tmp_path / "art")))
+        load_model(bundled_controller_config(model="learned", model_path=str(tmp_path / "art")))
 
 
 def test_load_model_reads_the_urdf_path_of_the_settings(tmp_path):
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(default_urdf().read_text().replace('name="joint3"', 'name="elbow"'))
-    model = load_model(ControllerConfig(joint_names=("joint1", "joint2", "elbow"), urdf_path=str(urdf)))
+    model = load_model(bundled_controller_config(joint_names=("joint1", "joint2", "elbow"), urdf_path=str(urdf)))
     assert model.joint_names == ("joint1", "joint2", "elbow")
     with pytest.raises(RobotDescriptionError, match="joint3"):
-        load_model(ControllerConfig(urdf_path=str(urdf)))
+        load_model(bundled_controller_config(urdf_path=str(urdf)))
 
 
 @pytest.mark.parametrize(

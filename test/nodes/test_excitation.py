@@ -7,7 +7,8 @@ import pytest
 from conftest import REPO, executable
 from trajectory_msgs.msg import JointTrajectory
 
-from deadzone_id_ros.control import ExcitationConfig, generate_excitation
+from deadzone_id_ros.control import generate_excitation
+from deadzone_id_ros.robot_configs import bundled_excitation_config
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +20,7 @@ def test_excitation_windows_match_the_core_generator(processes, ros_probe):
                             "-p", "duration:=10.0", "-p", "seed:=11", "-p", "publish_period:=0.2",
                             "-p", "horizon:=1.0", "-p", "start_delay:=0.2"], "excitation")
     assert ros_probe.spin(30.0, until=lambda: len(msgs) >= 3, step=0.05), processes.log(proc)
-    expected = generate_excitation(ExcitationConfig(duration=10.0, seed=11, center_from_start=False))
+    expected = generate_excitation(bundled_excitation_config(duration=10.0, seed=11, center_from_start=False))
     stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in msgs}
     assert len(stamps) == 1  # every window shares the trajectory start
     for m in msgs:

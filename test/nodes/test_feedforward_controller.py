@@ -14,8 +14,9 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from deadzone_id_ros.control import ExcitationConfig, TrajectoryPoints, TrajectorySampler, generate_excitation
+from deadzone_id_ros.control import TrajectoryPoints, TrajectorySampler, generate_excitation
 from deadzone_id_ros.nodes.excitation import reference_message
+from deadzone_id_ros.robot_configs import bundled_excitation_config
 from deadzone_id_ros.stamps import stamp_to_s
 
 pytestmark = pytest.mark.integration
@@ -59,7 +60,7 @@ def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
     assert wait_until(lambda: (probe.spin(0.05), probe.ref_pub.get_subscription_count() > 0)[1], 90.0)
     last = probe.states[-1]
     pos = dict(zip(last.name, last.position))
-    points = generate_excitation(ExcitationConfig(duration=seconds, seed=5, lead_in=0.2),
+    points = generate_excitation(bundled_excitation_config(duration=seconds, seed=5, lead_in=0.2),
                                  start=[pos[j] for j in NAMES])
     t0_ns = round(_stamp_s(last) * 1e9) + 400_000_000  # simulated time, from sim_arm's stamps
     probe.ref_pub.publish(reference_message(points, t0_ns))

@@ -86,3 +86,32 @@ def test_node_parameter_modules_import_without_rclpy():
             "assert not bad, bad\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_required_fields_left_unset_come_from_the_robot_profile_of_the_joints(context):
+    """No dataclass default names a joint (issue 20): a node given no joints runs the bundled arm's profile; a node
+    given another arm's joints gets that arm's URDF-derived per-joint values."""
+    from deadzone_id_ros.control import ExcitationConfig
+    from deadzone_id_ros.control.feedforward_controller_params import ControllerNodeConfig
+    from deadzone_id_ros.robot_configs import bundled_excitation_config, load_robot
+
+    node = _node(context, {})
+    try:
+        assert declare_dataclass_parameters(node, ExcitationConfig) == bundled_excitation_config()
+    finally:
+        node.destroy_node()
+    so101 = load_robot("so101")
+    names = list(so101.joint_names)
+    node = _node(context, {"joint_names": names, "urdf_path": str(so101.urdf_path)})
+    try:
+        cfg = declare_dataclass_parameters(node, ExcitationConfig)
+        assert cfg.joint_names == tuple(names) and len(cfg.amplitude) == len(cfg.acceleration_limit) == 5
+        assert declare_dataclass_parameters(node, ControllerNodeConfig).command_joint_names == tuple(names)
+    finally:
+        node.destroy_node()
+    node = _node(context, {"joint_names": ["nope"]})
+    try:
+        with pytest.raises(ConfigError, match=r"\['nope'\] not in the URDF"):
+            declare_dataclass_parameters(node, ExcitationConfig)
+    finally:
+        node.destroy_node()

@@ -11,10 +11,11 @@ import pytest
 
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm, SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.sim import SimArm
 
 # The ideal profile: rigid body + constant Coulomb friction, no delays (the geared effects have test_geared.py).
-QUIET = SimArmConfig(profile="ideal", torque_noise_std=(0.0, 0.0, 0.0), velocity_noise_std=(0.0, 0.0, 0.0))
+QUIET = bundled_sim_config(profile="ideal", torque_noise_std=(0.0, 0.0, 0.0), velocity_noise_std=(0.0, 0.0, 0.0))
 FRICTION = (0.12, 0.40, 0.15)  # the URDF's <dynamics friction>
 
 
@@ -85,7 +86,7 @@ def test_non_finite_or_wrong_length_torque_is_rejected():
 
 
 def test_encoder_quantization_and_velocity_noise():
-    cfg = dataclasses.replace(SimArmConfig(), velocity_noise_std=(0.01, 0.01, 0.01), encoder_resolution=0.001,
+    cfg = dataclasses.replace(bundled_sim_config(), velocity_noise_std=(0.01, 0.01, 0.01), encoder_resolution=0.001,
                               measurement_delay=0.0)
     arm = SimArm(cfg)
     arm.reset(np.array([0.12345, 0.3, 0.6]))
@@ -98,14 +99,14 @@ def test_encoder_quantization_and_velocity_noise():
 
 
 def test_urdf_without_the_named_joints_is_refused(tmp_path):
-    cfg = dataclasses.replace(SimArmConfig(), joint_names=("joint1", "elbow", "wrist"))
+    cfg = dataclasses.replace(bundled_sim_config(), joint_names=("joint1", "elbow", "wrist"))
     with pytest.raises(RobotDescriptionError, match=r"three_dof_arm\.urdf.*\['elbow', 'wrist'\] not in the URDF"):
         SimArm(cfg)
 
 
 def test_missing_urdf_file_is_a_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.urdf"):
-        SimArm(dataclasses.replace(SimArmConfig(), urdf_path=str(tmp_path / "nope.urdf")))
+        SimArm(dataclasses.replace(bundled_sim_config(), urdf_path=str(tmp_path / "nope.urdf")))
 
 
 def test_the_simulator_loads_the_same_urdf_file():

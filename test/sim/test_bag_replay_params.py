@@ -21,4 +21,4 @@ from deadzone_id_ros.sim.bag_replay_params import BagReplayNodeConfig
 )
 def test_bag_replay_node_config_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        BagReplayNodeConfig(**kwargs)
+        BagReplayNodeConfig(**{"command_joint_names": ("j1", "j2"), **kwargs})

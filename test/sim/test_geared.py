@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.sim import SimArm, SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.sim import SimArm
 from deadzone_id_ros.sim.arm import FrictionSourceWarning
 
 DATA = Path(__file__).parent / "data"
@@ -22,7 +23,7 @@ NO_DELAY = dict(actuation_delay=0.0, measurement_delay=0.0)
 
 def _arm(**kw) -> SimArm:
     """Geared profile, no noise, gravity off, at rest at q = 0."""
-    arm = SimArm(SimArmConfig(**{**SILENT, **kw}))
+    arm = SimArm(bundled_sim_config(**{**SILENT, **kw}))
     arm.model.opt.gravity[:] = 0.0
     arm.reset(np.zeros(3))
     return arm
@@ -100,7 +101,7 @@ def test_position_periodic_ripple_pushes_the_arm_with_the_configured_amplitude_a
     that acceleration takes beyond the command (the simulator's rigid-body inverse dynamics) is the ripple A sin(n q)
     of the step, and the simulator's inverse dynamics with the joint effects explains the motion by the command."""
     no_friction = dict(frictionloss=(0.0, 0.0, 0.0), load_friction_stribeck=(0.0, 0.0, 0.0), **NO_VISCOUS)
-    arm = SimArm(SimArmConfig(**SILENT, ripple_amplitude=RIPPLE_A, ripple_cycles_per_rad=RIPPLE_N, **no_friction,
+    arm = SimArm(bundled_sim_config(**SILENT, ripple_amplitude=RIPPLE_A, ripple_cycles_per_rad=RIPPLE_N, **no_friction,
                               **NO_DELAY))
     positions = np.linspace(-1.2, 1.2, 481)  # about two periods of each joint, 5 mrad apart
     pushed = np.empty((len(positions), 3))
@@ -168,14 +169,14 @@ def test_velocity_filter_lags_a_velocity_ramp_by_its_time_constant():
 
 def test_inverse_dynamics_with_the_effects_reproduces_the_forward_simulation():
     """The noise-floor model: mj_inverse + viscous + Stribeck/load friction, applied, gives the target acceleration."""
-    arm = SimArm(SimArmConfig(**SILENT, **NO_DELAY, load_friction=(0.05, 0.05, 0.05)))
+    arm = SimArm(bundled_sim_config(**SILENT, **NO_DELAY, load_friction=(0.05, 0.05, 0.05)))
     arm.reset(np.array([0.1, 0.2, 0.3]), np.array([0.8, -0.5, 0.3]))  # inside the Stribeck region
     ddq_target = np.array([2.0, -3.0, 4.0])
     tau = arm.inverse_dynamics(arm.q, arm.dq, ddq_target, friction=True)
     dq0 = arm.dq
     arm.step(tau)
     np.testing.assert_allclose((arm.dq - dq0) / arm.dt, ddq_target, atol=0.5)
-    ideal = SimArm(SimArmConfig(profile="ideal", **SILENT))
+    ideal = SimArm(bundled_sim_config(profile="ideal", **SILENT))
     ideal.reset(np.array([0.1, 0.2, 0.3]), np.array([0.8, -0.5, 0.3]))
     assert np.abs(ideal.inverse_dynamics(ideal.q, ideal.dq, ddq_target, friction=True) - tau).max() > 0.05
 
@@ -207,10 +208,10 @@ def test_ideal_profile_reproduces_the_simulator_before_profiles():
     IDEAL_ATOL on any CPU (derivation above); two runs in this process are equal bit for bit."""
     from deadzone_id_ros.sim.offline import simulate
 
-    rec = simulate(3.0, 7, SimArmConfig(profile="ideal"))
+    rec = simulate(3.0, 7, bundled_sim_config(profile="ideal"))
     deviation = _ideal_rows_deviation(rec)
     assert max(deviation.values()) <= IDEAL_ATOL, deviation
-    again = simulate(3.0, 7, SimArmConfig(profile="ideal"))
+    again = simulate(3.0, 7, bundled_sim_config(profile="ideal"))
     for _, field in _IDEAL_SIGNALS:
         np.testing.assert_array_equal(getattr(again, field), getattr(rec, field), err_msg=field)
 
@@ -218,9 +219,9 @@ def test_ideal_profile_reproduces_the_simulator_before_profiles():
 def test_ideal_profile_tolerance_catches_a_friction_change_of_a_tenth_of_a_percent():
     from deadzone_id_ros.sim.offline import simulate
 
-    friction = SimArm(SimArmConfig(profile="ideal")).config.frictionloss
+    friction = SimArm(bundled_sim_config(profile="ideal")).config.frictionloss
     assert friction is not None
-    changed = SimArmConfig(profile="ideal", frictionloss=tuple(f * 1.001 for f in friction))
+    changed = bundled_sim_config(profile="ideal", frictionloss=tuple(f * 1.001 for f in friction))
     with pytest.warns(FrictionSourceWarning):  # the parameter differs from the URDF's friction: said so
         rec = simulate(3.0, 7, changed)
     deviation = _ideal_rows_deviation(rec)
@@ -230,7 +231,7 @@ def test_ideal_profile_tolerance_catches_a_friction_change_of_a_tenth_of_a_perce
 def test_geared_profile_differs_from_the_ideal_one():
     from deadzone_id_ros.sim.offline import simulate
 
-    a, b = simulate(1.0, 3), simulate(1.0, 3, SimArmConfig(profile="ideal"))
+    a, b = simulate(1.0, 3), simulate(1.0, 3, bundled_sim_config(profile="ideal"))
     assert np.abs(a.position - b.position).max() > 1e-4
 
 
@@ -247,7 +248,7 @@ def test_geared_profile_keeps_the_dead_zone_fractions_of_the_ideal_arm():
     from deadzone_id_ros.sim.offline import simulate
 
     def stuck(profile: str) -> np.ndarray:
-        return np.mean([simulate(10.0, seed, SimArmConfig(profile=profile)).metadata["stats"]
+        return np.mean([simulate(10.0, seed, bundled_sim_config(profile=profile)).metadata["stats"]
                         ["stuck_fraction_per_joint"] for seed in (0, 1, 2)], axis=0)
 
     ideal, geared = stuck("ideal"), stuck("geared_desktop_arm")
@@ -267,7 +268,7 @@ def _urdf_with_joint2_friction(tmp_path, friction: float, damping: float) -> Pat
 
 def test_urdf_friction_and_damping_reach_the_simulator(tmp_path):
     urdf = _urdf_with_joint2_friction(tmp_path, 0.25, 0.07)
-    arm = SimArm(SimArmConfig(profile="ideal", urdf_path=str(urdf)))
+    arm = SimArm(bundled_sim_config(profile="ideal", urdf_path=str(urdf)))
     assert arm.config.frictionloss[1] == 0.25 and arm.config.damping[1] == 0.07
     dof = arm.model.jnt_dofadr[arm.model.joint("joint2").id]
     assert arm.model.dof_frictionloss[dof] == 0.25 and arm.model.dof_damping[dof] == 0.07
@@ -276,23 +277,23 @@ def test_urdf_friction_and_damping_reach_the_simulator(tmp_path):
 def test_explicit_friction_overrides_the_urdf_with_a_warning_naming_joint_and_values(tmp_path):
     urdf = _urdf_with_joint2_friction(tmp_path, 0.25, 0.05)
     with pytest.warns(FrictionSourceWarning, match=r"joint joint2: frictionloss = 0\.4 .*<dynamics friction> = 0\.25"):
-        arm = SimArm(SimArmConfig(profile="ideal", urdf_path=str(urdf), frictionloss=(0.12, 0.40, 0.15)))
+        arm = SimArm(bundled_sim_config(profile="ideal", urdf_path=str(urdf), frictionloss=(0.12, 0.40, 0.15)))
     dof = arm.model.jnt_dofadr[arm.model.joint("joint2").id]
     assert arm.model.dof_frictionloss[dof] == 0.40
 
 
 def test_unknown_profile_is_refused():
     with pytest.raises(ValueError, match=r"profile = 'gearless' is not one of \['geared_desktop_arm', 'ideal'\]"):
-        SimArmConfig(profile="gearless")
+        bundled_sim_config(profile="gearless")
 
 
 def test_delay_that_is_not_a_whole_number_of_steps_is_refused():
     with pytest.raises(ValueError, match=r"actuation_delay = 0\.0015 s must be a whole number of physics steps"):
-        SimArmConfig(actuation_delay=0.0015)
+        bundled_sim_config(actuation_delay=0.0015)
 
 
 def test_profile_values_are_overridden_by_explicit_keys():
-    cfg = SimArmConfig(profile="ideal", actuation_delay=0.002)
+    cfg = bundled_sim_config(profile="ideal", actuation_delay=0.002)
     assert cfg.actuation_delay == 0.002 and cfg.measurement_delay == 0.0 and not cfg.is_ideal
     assert dataclasses.replace(cfg, actuation_delay=0.0).is_ideal
 
@@ -314,15 +315,15 @@ def test_the_step_sets_frictionloss_to_the_documented_budget():
 
 
 def test_payload_differs_between_episodes_and_loads_the_arm():
-    cfg = SimArmConfig(profile="ideal", payload_mass_range=(0.1, 0.5))
+    cfg = bundled_sim_config(profile="ideal", payload_mass_range=(0.1, 0.5))
     arms = [SimArm(dataclasses.replace(cfg, seed=s)) for s in (1, 2, 3)]
     masses = [a.payload_mass for a in arms]
     assert len(set(masses)) == 3 and all(0.1 <= m <= 0.5 for m in masses)
     assert SimArm(dataclasses.replace(cfg, seed=2)).payload_mass == masses[1]  # seeded
-    assert SimArm(SimArmConfig(profile="ideal")).payload_mass == 0.0
+    assert SimArm(bundled_sim_config(profile="ideal")).payload_mass == 0.0
     # the payload is in the physics and in the simulator's own inverse dynamics: more gravity torque on joint2
     q, zero = np.array([0.0, 0.5, 0.3]), np.zeros(3)
-    bare = SimArm(SimArmConfig(profile="ideal")).inverse_dynamics(q, zero, zero)[1]
+    bare = SimArm(bundled_sim_config(profile="ideal")).inverse_dynamics(q, zero, zero)[1]
     loaded = [a.inverse_dynamics(q, zero, zero)[1] for a in arms]
     lever = 0.25 * np.sin(0.5) + 0.22 * np.sin(0.8)  # horizontal distance of the tip from joint2 [m]
     # gravity pulls the tip (at +x) down, a torque of +m g lever about +y: holding it takes -m g lever
@@ -336,5 +337,5 @@ def test_a_stored_sim_config_without_profile_is_the_ideal_arm_it_was_recorded_wi
            "damping": [0.02, 0.05, 0.03], "seed": 4}
     cfg = sim_config_from_metadata(old, "episode.yaml")
     assert cfg.profile == "ideal" and cfg.is_ideal and cfg.seed == 4
-    stored = dataclasses.asdict(SimArmConfig(seed=5))  # what a recording writes today: profile included
-    assert sim_config_from_metadata(stored, "episode.yaml") == SimArmConfig(seed=5)
+    stored = dataclasses.asdict(bundled_sim_config(seed=5))  # what a recording writes today: profile included
+    assert sim_config_from_metadata(stored, "episode.yaml") == bundled_sim_config(seed=5)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig
 from deadzone_id_ros.errors import SafetyError
-from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sim.offline import simulate
 
 
@@ -27,15 +26,16 @@ def test_recording_layout_and_reproducibility():
     ):
         assert arr.shape == (n, 3) and np.all(np.isfinite(arr))
     # effort is the applied torque of the sample: the command of 1 + actuation + measurement delay ticks before
-    cfg = SimArmConfig()
+    cfg = bundled_sim_config()
     lag = 1 + int(round((cfg.actuation_delay + cfg.measurement_delay) / 0.001))
     assert lag == 2
     np.testing.assert_allclose(rec.effort[lag:], rec.command[:-lag], atol=1e-12)
     np.testing.assert_array_equal(rec.effort[:lag], np.zeros((lag, 3)))
-    ideal = simulate(0.2, seed=3, sim_config=SimArmConfig(profile="ideal"))  # no delay: the previous tick's command
+    # no delay: the previous tick's command
+    ideal = simulate(0.2, seed=3, sim_config=bundled_sim_config(profile="ideal"))
     np.testing.assert_allclose(ideal.effort[1:], ideal.command[:-1], atol=1e-12)
     # position is quantized by the encoder
-    res = SimArmConfig().encoder_resolution
+    res = bundled_sim_config().encoder_resolution
     np.testing.assert_allclose(rec.position / res, np.round(rec.position / res), atol=1e-6)
     assert rec.metadata["seed"] == 3 and rec.metadata["controller_config"]["mode"] == "pd_dob"
     again = simulate(1.0, seed=3)
@@ -47,7 +47,7 @@ def test_recording_layout_and_reproducibility():
 def test_dob_tracks_better_than_pd():
     rmse = {}
     for mode in ("pd", "pd_dob", "ctc_dob"):
-        rec = simulate(4.0, seed=1, controller_config=ControllerConfig(mode=mode))
+        rec = simulate(4.0, seed=1, controller_config=bundled_controller_config(mode=mode))
         rmse[mode] = np.sqrt(np.mean((rec.reference_position - rec.position) ** 2))
     print("offline tracking RMSE [rad]:", rmse)
     assert rmse["pd_dob"] < 0.2 * rmse["pd"]
@@ -76,7 +76,7 @@ def test_bad_arguments_are_refused():
         simulate(
             1.0,
             0,
-            controller_config=ControllerConfig(
+            controller_config=bundled_controller_config(
                 joint_names=("joint1", "joint2"),
                 kp=(1.0, 1.0),
                 kd=(1.0, 1.0),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.sim import SimArmConfig
+from deadzone_id_ros.robot_configs import bundled_sim_config
 from deadzone_id_ros.sim.sim_arm_params import SimArmNodeConfig, load_sim_config
 
 
 def test_default_config_file_loads_and_matches_dataclass_defaults():
     sim, node = load_sim_config()
-    assert sim == SimArmConfig()
+    assert sim == bundled_sim_config()
     assert node.publish_rate == 1000.0 and node.clock_mode == "wall"
 
 

@@ -12,6 +12,7 @@ import pytest
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.data.effort_units import guess_effort_unit, parse_torque_constants
 from deadzone_id_ros.errors import ArtifactError
+from deadzone_id_ros.robot_configs import bundled_controller_config
 
 K = 0.002  # N·m per mA: the "motor" of this test
 @pytest.fixture(scope="module")
@@ -29,10 +30,9 @@ def _train(bag, out, config_file, *extra):
 
 
 def _controller_loads(model_dir):
-    from deadzone_id_ros.control import ControllerConfig
     from deadzone_id_ros.models.runtime import load_model
 
-    return load_model(ControllerConfig(model="learned", model_path=str(model_dir)))
+    return load_model(bundled_controller_config(model="learned", model_path=str(model_dir)))
 
 
 def test_current_effort_is_carried_as_its_unit_and_the_controller_refuses_it(current_bag, config_file, tmp_path,

@@ -71,7 +71,7 @@ from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
-from .feedforward_controller_reference import decode_reference, report_updates
+from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
@@ -139,6 +139,7 @@ class FeedforwardControllerNode(Node):
             self._stamped_msg = JointState(name=list(cmd_names))
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         # serialized: the worker thread of the pipeline decodes it (nodes.feedforward_controller_reference)
+        warm_up(names)
         self._pipeline = ReferencePipeline(self.controller, lambda raw, now: decode_reference(raw, now, self._time),
                                            self.node_config.reference_lead)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10, raw=True)

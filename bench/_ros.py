@@ -153,5 +153,8 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         "late_fraction": float(np.mean(late)),
         "answered_rate_hz": float(answered.sum() / window),
         "state_rate_hz": float(len(sent_arr) / window),
+        # never answered and sent less than half a period after the previous state (a burst after a stall of this
+        # stand-in): the controller skips such a state by design; counted late all the same, and said here
+        "bunched_fraction": float(np.mean(~answered & (np.diff(sent_arr, prepend=sent_arr[0] - 10**6) < 500_000))),
         "skipped_fraction": skipped / (skipped + len(sent_arr)),
     }

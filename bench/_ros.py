@@ -65,8 +65,8 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
 
     Returns:
         latency_median_us, latency_p99_us (answered states), late_fraction (answered after ``LATE_S`` or never),
-        answered_rate_hz (answers per second of window), state_rate_hz, skipped_fraction (slots of the 1 kHz
-        schedule this stand-in missed by its own stalls and skipped, of all slots in the window).
+        answered_rate_hz (answers per second of window), state_rate_hz, bunched_fraction (the part of
+        late_fraction that is states never answered and sent less than half a period after the previous one).
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -110,7 +110,6 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         next_ref = 0
         k = 0
         measuring = False
-        skipped = 0
         while True:
             now = time.monotonic()
             if not measuring and now >= end_warm:
@@ -126,13 +125,6 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
                     next_ref += 500
                 k += 1
             t_next += 1e-3
-            if measuring and time.perf_counter() > t_next + 0.5e-3:
-                # This stand-in overran (its own stall): skip the slots it missed, as a hardware loop that overran
-                # does, instead of sending them in a burst less than half a period apart (the controller answers the
-                # first state of such a burst and skips the rest by design; they would count as never answered).
-                missed = int((time.perf_counter() - t_next) / 1e-3) + 1
-                t_next += missed * 1e-3
-                skipped += missed
             while (p := time.perf_counter()) < t_next:
                 ex.spin_once(timeout_sec=max(0.0, t_next - p))
         drain = time.monotonic() + 0.2  # answers still in flight for the last states
@@ -156,5 +148,4 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         # never answered and sent less than half a period after the previous state (a burst after a stall of this
         # stand-in): the controller skips such a state by design; counted late all the same, and said here
         "bunched_fraction": float(np.mean(~answered & (np.diff(sent_arr, prepend=sent_arr[0] - 10**6) < 500_000))),
-        "skipped_fraction": skipped / (skipped + len(sent_arr)),
     }

@@ -17,11 +17,7 @@ Per scenario (model rbd, mode ctc_dob: no training needed):
   controller's (measured: with it on, about 1% of the states were answered late by the stand-in's own pauses).
   ``ctrl_late_bunched_fraction_<scenario>``: the part of the late fraction that is states never answered and sent
   less than half a period after the previous one (the stand-in catching up after a stall of its own: the controller
-  skips such a state by design; measured under load, 85-100 of 15000 states). A
-  slot of the 1 kHz schedule the stand-in itself missed (a stall of its own, the machine's) is skipped, not sent in a
-  burst that the controller would partly skip by design (measured under load: 85-100 of 15000 states "never
-  answered" were such bursts, sent < 0.5 ms after the previous state); ``ctrl_standin_skipped_fraction_<scenario>``
-  says how many slots were skipped.
+  skips such a state by design; measured under load, 85-100 of 15000 states).
 Scenarios: ``idle``, ``idle_rt``, ``loaded``, ``loaded_rt``. ``ctrl_rt_granted`` is 1 when the kernel granted
 SCHED_FIFO (else the ``*_rt`` figures were measured with normal scheduling and say nothing about it).
 
@@ -97,7 +93,7 @@ def scenario(rt: bool, seconds: float) -> dict[str, float]:
         stop(proc)
     return {"tick_p99_us": float(np.percentile(ticks, 99)), "tick_median_us": float(np.median(ticks)),
             "late_fraction": loop["late_fraction"], "latency_p99_us": loop["latency_p99_us"], "rt_granted": granted,
-            "standin_skipped_fraction": loop["skipped_fraction"]}
+            "bunched_fraction": loop["bunched_fraction"]}
 
 
 def _run_scenario(rt: bool, seconds: float, attempts: int = 2) -> dict[str, float]:
@@ -136,7 +132,6 @@ def run(quick: bool = False) -> dict[str, float]:
                 out[f"ctrl_tick_p99_us_{name}"] = fig["tick_p99_us"]
                 out[f"ctrl_latency_p99_us_{name}"] = fig["latency_p99_us"]
                 out[f"ctrl_late_bunched_fraction_{name}"] = fig["bunched_fraction"]
-                out[f"ctrl_standin_skipped_fraction_{name}"] = fig["standin_skipped_fraction"]
                 if rt:
                     granted = min(granted, fig["rt_granted"])
     out["ctrl_rt_granted"] = granted

@@ -11,7 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from deadzone_id_ros.control import ControllerConfig, FeedforwardController, TrajectoryPoints
+from deadzone_id_ros.control import FeedforwardController, TrajectoryPoints
+from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
 from deadzone_id_ros.control.reference_pipeline import ReferencePipeline
 from deadzone_id_ros.errors import SafetyError
 from deadzone_id_ros.models.runtime import ZeroModel
@@ -42,7 +43,9 @@ def decode(raw: bytes, now: float) -> TrajectoryPoints | None:
 
 
 def _controller() -> FeedforwardController:
-    ctrl = FeedforwardController(ControllerConfig(mode="pd", model="none"), ZeroModel(NAMES))
+    config = load_controller_config(overrides={"mode": "pd", "model": "none"})[0]  # the bundled arm's joints
+    assert config.joint_names == NAMES
+    ctrl = FeedforwardController(config, ZeroModel(NAMES))
     ctrl.step(0.0, Q0, np.zeros(3))
     ctrl.set_reference(MESSAGES[b"A"], now=0.0)
     return ctrl

@@ -65,7 +65,8 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
 
     Returns:
         latency_median_us, latency_p99_us (answered states), late_fraction (answered after ``LATE_S`` or never),
-        answered_rate_hz (answers per second of window), state_rate_hz.
+        answered_rate_hz (answers per second of window), state_rate_hz, bunched_fraction (the part of
+        late_fraction that is states never answered and sent less than half a period after the previous one).
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -144,4 +145,7 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         "late_fraction": float(np.mean(late)),
         "answered_rate_hz": float(answered.sum() / window),
         "state_rate_hz": float(len(sent_arr) / window),
+        # never answered and sent less than half a period after the previous state (a burst after a stall of this
+        # stand-in): the controller skips such a state by design; counted late all the same, and said here
+        "bunched_fraction": float(np.mean(~answered & (np.diff(sent_arr, prepend=sent_arr[0] - 10**6) < 500_000))),
     }

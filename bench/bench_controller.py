@@ -7,7 +7,8 @@
    name, the control law in mode ctc_dob, the command published over DDS to a subscriber in another process, the
    diagnostics bookkeeping), at 1 kHz in real time with states from the simulated arm, and reference windows
    (2 s of points every 10 ms, as the excitation node sends them) arriving every 0.5 s through
-   ``_on_reference``; the reference callback's time is reported too (``ctrl_reference_update_*``).
+   ``_on_reference`` (serialized, as the node subscribes it; a worker thread prepares it off the tick); the reference
+   callback's time is reported too (``ctrl_reference_update_*``).
    Raw counterpart: a bare numpy forward of the same network (its float32 weights, float64 matmuls and ReLU on
    one (9,) input, normalization applied), timed right after each tick on that tick's state (so under the same
    load); ``ctrl_tick_ratio_raw_mlp`` = tick p99 / forward p99.
@@ -78,7 +79,6 @@ def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
     from rclpy.parameter import Parameter
     from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory
 
     from deadzone_id_ros.nodes.feedforward_controller import FeedforwardControllerNode
     from deadzone_id_ros.sim import SimArm
@@ -113,7 +113,7 @@ def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
             if k % 500 == 0:
                 raw_ref = serialize_message(_reference_msg(points, t0_ns, (ns - t0_ns) * 1e-9))
                 c0 = time.perf_counter()
-                node._on_reference(deserialize_message(raw_ref, JointTrajectory))
+                node._on_reference(raw_ref)  # the node subscribes ~/reference serialized (raw=True)
                 ref_us.append((time.perf_counter() - c0) * 1e6)
             m = arm.measure()
             state.header.stamp.sec, state.header.stamp.nanosec = divmod(ns, 1_000_000_000)

@@ -32,12 +32,13 @@ a fresh measurement resumes control (DOB restarted). Runaway (:mod:`.safety`): a
 static torque for ``fault_hold_time``, then zero, until :meth:`FeedforwardController.reset_fault`. Gains and limits can
 change while running (:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
 Beside it: :mod:`.status` (what it reports), :mod:`.limits` (rate limit and clamp), :mod:`.safety` (runaway check),
-:mod:`.dob`, :func:`.trajectory.continue_reference` (reference updates), :func:`.config.check_fixed_fields`.
+:mod:`.dob`, :func:`.trajectory.build_reference` (reference updates), :func:`.config.check_fixed_fields`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -50,7 +51,7 @@ from .limits import all_finite as _all_finite
 from .limits import rate_limit_and_clamp
 from .safety import SafetyMonitor
 from .status import ControllerStatus, TorqueParts
-from .trajectory import TrajectoryPoints, TrajectorySampler, continue_reference
+from .trajectory import TrajectoryPoints, TrajectorySampler, build_reference
 
 __all__ = ["FeedforwardController"]
 
@@ -161,7 +162,6 @@ class FeedforwardController:
         check_fixed_fields(self.config, config)
         self._apply(config)
 
-    # ----------------------------------------------------------------------------------------------------------
     def _predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         if self._identity:
             return np.asarray(self.model.predict(q, dq, ddq), dtype=float)
@@ -192,21 +192,27 @@ class FeedforwardController:
     def set_reference(self, points: TrajectoryPoints | None, now: float | None = None) -> None:
         """Follow ``points`` (absolute times [s], same clock as the measurements); None holds the current position.
 
-        Points are mapped by joint name. When ``now`` is given and the first point lies in the future, the current
-        desired state at ``now`` is prepended, so the reference stays continuous in q, dq, ddq.
+        Mapped by joint name. When ``now`` is given and the first point lies in the future, the current desired
+        state at ``now`` (:meth:`reference_base`) is prepended: the reference stays continuous in q, dq, ddq.
 
         Raises:
             SafetyError: the points lack a controlled joint (names listed).
         """
-        if points is None:
-            self._reference = None
-            return
-        start = None
-        if (now is not None and float(points.t[0]) > now
-                and (self._reference is not None or self._q_last is not None)):
-            q0, dq0, ddq0 = (x.copy() for x in self._sample_desired(now))
-            start = (now, q0, dq0, ddq0)
-        self._reference = TrajectorySampler(continue_reference(points, self.joint_names, start))
+        self._reference = None if points is None else \
+            build_reference(points, self.joint_names, now, self.reference_base() if now is not None else None)
+
+    def reference_base(self) -> Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+        """What a new reference continues from: t [s] -> (q_d, dq_d, ddq_d) of the reference followed now, or the
+        held desired state when there is none; None before the first measurement without a reference."""
+        if self._reference is not None:
+            return self._reference.sample
+        desired = self._desired  # never written in place: the held state as it is now
+        return None if self._q_last is None else lambda _t: desired
+
+    def use_reference(self, sampler: TrajectorySampler | None) -> None:
+        """Follow ``sampler`` (from :func:`.trajectory.build_reference`, e.g. built off the control thread); None holds
+        the current position."""
+        self._reference = sampler
 
     def _sample_desired(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._reference is not None:
@@ -215,7 +221,6 @@ class FeedforwardController:
             raise SafetyError("no reference and no measurement yet")
         return self._desired  # holding: the desired state does not change (and is never written in place)
 
-    # ----------------------------------------------------------------------------------------------------------
     def _since_command(self, t: float) -> float:
         """The dt [s] of the rate limit for a command at ``t`` [s]: the time since the previous command (a state's
         stamp or the watchdog's time); 0 when ``t`` is not after it (the command then stays where it is); one

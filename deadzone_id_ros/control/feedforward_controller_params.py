@@ -36,6 +36,7 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "debug_decimation": (0, 1_000_000),
     "watchdog_steady_timeout": (1e-3, 60.0),
     "thread_priority": (0, 99),
+    "reference_lead": (1e-4, 1.0),
 }
 
 # Parameters a running node applies when set (validated first; a bad value is refused with the reason). Every other
@@ -65,6 +66,9 @@ class ControllerNodeConfig:
             ``thread_priority``; 0 keeps normal scheduling. Refused by the kernel: a warning, normal scheduling.
         lock_memory: mlockall(MCL_CURRENT | MCL_FUTURE) at start (no page faults in the loop); refused: a warning.
         cpu_affinity: CPUs the node's threads may run on (empty: any CPU); refused: a warning.
+        reference_lead: a ~/reference message takes effect this long after it arrives [s] (controller clock): the
+            time a worker thread has to prepare it off the control thread
+            (:class:`deadzone_id_ros.control.reference_pipeline.ReferencePipeline`).
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -78,6 +82,7 @@ class ControllerNodeConfig:
     thread_priority: int = 0
     lock_memory: bool = False
     cpu_affinity: tuple[int, ...] = ()
+    reference_lead: float = 0.02
 
     def __post_init__(self) -> None:
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
@@ -95,6 +100,7 @@ class ControllerNodeConfig:
         if not isinstance(self.stamped_command, bool):
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
         check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
+        check_positive("reference_lead", self.reference_lead)
 
 
 def load_controller_config(

@@ -6,7 +6,9 @@
   (``scipy.interpolate.CubicSpline``) when only positions are. One ``PPoly`` holds every joint, so sampling one
   instant costs a bisection and a Horner evaluation (a few µs), cheap enough for a 1 kHz loop.
 - :func:`continue_reference` maps new waypoints to the controller's joint order and starts them from the current
-  desired state, so a reference update keeps q, dq, ddq continuous.
+  desired state, so a reference update keeps q, dq, ddq continuous; :func:`build_reference` makes the sampler of
+  a reference update from the state it continues (what ``FeedforwardController.set_reference`` does, callable
+  off the control thread).
 
 The excitation trajectory generator lives in :mod:`deadzone_id_ros.control.excitation`.
 """
@@ -14,6 +16,7 @@ The excitation trajectory generator lives in :mod:`deadzone_id_ros.control.excit
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +24,7 @@ from scipy.interpolate import BPoly, CubicSpline, PPoly
 
 from ..errors import SafetyError
 
-__all__ = ["TrajectoryPoints", "TrajectorySampler", "continue_reference"]
+__all__ = ["TrajectoryPoints", "TrajectorySampler", "build_reference", "continue_reference"]
 
 
 @dataclass(frozen=True)
@@ -224,3 +227,26 @@ def continue_reference(
             vel = np.vstack([dq0, vel])
         acc = None if acc is None else np.vstack([ddq0, acc])
     return TrajectoryPoints(tuple(joint_names), t, pos, vel, acc)
+
+
+def build_reference(
+    points: TrajectoryPoints, joint_names: tuple[str, ...], t: float | None,
+    base: Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]] | None,
+) -> TrajectorySampler:
+    """The sampler of a reference update: ``points`` in ``joint_names`` order, started at ``t`` [s] from
+    ``base(t)`` (the desired (q, dq, ddq), each (J,), the update continues) when the first point lies after ``t``.
+
+    Args:
+        points: the new waypoints (absolute times [s]).
+        joint_names: (J,) the controller's joint order.
+        t: the time the update takes effect [s], or None (no start prepended).
+        base: t -> the desired state followed before the update, or None (nothing to continue).
+
+    Raises:
+        SafetyError: the points lack a joint of ``joint_names`` (names listed).
+    """
+    start = None
+    if t is not None and base is not None and float(points.t[0]) > t:
+        q0, dq0, ddq0 = (np.array(x, dtype=float) for x in base(t))
+        start = (t, q0, dq0, ddq0)
+    return TrajectorySampler(continue_reference(points, joint_names, start))

@@ -8,8 +8,9 @@ Topics:
   Each message is one control tick (messages closer than half a control period to the previous one are skipped),
   so the command follows the state with the least latency.
 - subscribes ``~/reference`` (trajectory_msgs/JointTrajectory): absolute time of a point = header.stamp (zero:
-  now) + time_from_start; sampled with continuous q, dq, ddq; a new message replaces the previous reference; an
-  empty one holds the current desired position.
+  now) + time_from_start; sampled with continuous q, dq, ddq; a new message replaces the previous reference
+  ``reference_lead`` after it arrives (prepared meanwhile in a worker thread, off the control callback:
+  :mod:`deadzone_id_ros.control.reference_pipeline`); an empty one holds the current desired position.
 - publishes ``/effort_controller/commands`` (std_msgs/Float64MultiArray, one torque [N·m] per joint in
   ``command_joint_names`` order, the effort controller's joint list).
 - publishes ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) at ``diagnostics_rate``: loop period stats, late ticks
@@ -47,7 +48,6 @@ import sys
 import time
 from array import array
 from collections import deque
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -62,24 +62,18 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import ControllerConfig, TrajectoryPoints, build_controller
+from ..control import ControllerConfig, build_controller
 from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
+from ..control.reference_pipeline import ReferencePipeline
 from ..control.state_names import StateNameMap
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
 from .feedforward_controller_diagnostics import control_loop_status
+from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 
 __all__ = ["FeedforwardControllerNode", "main"]
-
-
-def _points_array(points, field: str, n: int) -> np.ndarray | None:
-    """(K, n) float array of one JointTrajectoryPoint field, or None when a point lacks n values (one pass, no
-    per-point array: a 200-point window converts in tens of µs)."""
-    if any(len(getattr(p, field)) != n for p in points):
-        return None
-    return np.fromiter(chain.from_iterable(getattr(p, field) for p in points), float, len(points) * n).reshape(-1, n)
 
 
 class FeedforwardControllerNode(Node):
@@ -144,7 +138,11 @@ class FeedforwardControllerNode(Node):
             self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 1000)
             self._stamped_msg = JointState(name=list(cmd_names))
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
-        self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10)
+        # serialized: the worker thread of the pipeline decodes it (nodes.feedforward_controller_reference)
+        warm_up(names)
+        self._pipeline = ReferencePipeline(self.controller, lambda raw, now: decode_reference(raw, now, self._time),
+                                           self.node_config.reference_lead)
+        self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10, raw=True)
         self._watchdog_timer = self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog,
                                                  clock=self._steady)
         self.create_service(Trigger, "~/reset", self._on_reset)
@@ -218,6 +216,8 @@ class FeedforwardControllerNode(Node):
         q = np.asarray(msg.position)[idx]
         dq = np.asarray(msg.velocity)[idx]
         t = self._time.to_s(stamp_ns)
+        if self._pipeline.pending:
+            self._references = report_updates(self.get_logger(), self._pipeline.due(t), self._references)
         tau = self.controller.step(t, q, dq)
         compute = time.perf_counter() - c0
         used = self.controller.last_stamp == t  # not rejected as stale or non-finite
@@ -242,32 +242,14 @@ class FeedforwardControllerNode(Node):
             self._parts_pub.publish(self._parts_msg)
         self._report_watchdog()
 
-    def _on_reference(self, msg: JointTrajectory) -> None:
-        now = self._now_s()
-        if not msg.points:
-            self.controller.set_reference(None)
-            self.get_logger().info("empty reference: holding the current desired position")
-            return
-        names = tuple(msg.joint_names)
-        n, k = len(names), len(msg.points)
-        start_ns = stamp_to_ns(msg.header.stamp) or self.get_clock().now().nanoseconds
-        try:
-            t = np.array([self._time.to_s(start_ns + stamp_to_ns(p.time_from_start)) for p in msg.points])
-            pos = _points_array(msg.points, "positions", n)
-            vel = _points_array(msg.points, "velocities", n)
-            acc = _points_array(msg.points, "accelerations", n) if vel is not None else None
-            if pos is None:
-                raise ValueError(f"every point needs {n} positions (one per joint name)")
-            self.controller.set_reference(TrajectoryPoints(names, t, pos, vel, acc), now=now)
-            self._references += 1
-            message = (f"following reference #{self._references}: {k} points from t = {t[0] - now:+.3f} s "
-                       f"to {t[-1] - now:+.3f} s")
-            if self._references == 1:  # one call site per severity (see _report_watchdog)
-                self.get_logger().info(message)
-            else:
-                self.get_logger().debug(message)
-        except (ValueError, SafetyError) as err:
-            self.get_logger().error(f"~/reference rejected, keeping the previous one: {err}")
+    def _on_reference(self, raw: bytes) -> None:
+        """~/reference, serialized: to the worker thread; it takes effect ``reference_lead`` after now."""
+        self._pipeline.submit(raw, self._now_s())
+
+    def destroy_node(self) -> None:
+        """Stop the reference worker thread, then destroy the node."""
+        self._pipeline.close()
+        super().destroy_node()
 
     def _on_watchdog(self) -> None:
         """Runs on the steady clock. The watchdog's time is the ROS clock's, unless no state came for
@@ -315,6 +297,8 @@ class FeedforwardControllerNode(Node):
         fault = self.controller.status.fault
         reason = self.controller.reset_fault()
         response.success = not reason
+        if not reason and fault:
+            self._pipeline.clear()  # references sent before the reset: dropped with the reference
         if reason:
             response.message = f"reset refused: {reason}"
             self.get_logger().error(response.message)

@@ -85,19 +85,23 @@ class ReferencePipeline:
             thread.
         lead: delay from arrival to switch [s] (controller clock), > 0: the worker's budget.
         wait: longest wall-clock wait [s] of the control thread for a due update still being prepared; past it the
-            update is dropped with an error.
+            update is dropped with an error. 0: never wait (a real robot's clock: a tick must not block): a due
+            update not prepared yet stays pending and the first tick after the worker finished installs it. Its
+            sampler starts at ``t_switch`` from the desired state then, so the desired state jumps at that later
+            tick only by what the new and the old reference diverged since ``t_switch`` (second order in the delay:
+            both share q, dq and ddq at ``t_switch``); the rate limit and the clamp bound the command as always.
         switch_interval: the interpreter's thread switch interval [s] set when the worker starts (the longest a tick
             waits for the GIL while the worker runs Python code; CPython's default is 5 ms).
 
     Raises:
-        ValueError: ``lead`` or ``wait`` not > 0.
+        ValueError: ``lead`` not > 0, or ``wait`` < 0.
     """
 
     def __init__(self, controller: FeedforwardController,
                  decode: Callable[[bytes, float], TrajectoryPoints | None], lead: float, *, wait: float = 1.0,
                  switch_interval: float = 2e-4) -> None:
-        if not lead > 0 or not wait > 0:
-            raise ValueError(f"lead ({lead!r}) and wait ({wait!r}) must be > 0 s")
+        if not lead > 0 or not wait >= 0:
+            raise ValueError(f"lead ({lead!r}) must be > 0 s and wait ({wait!r}) >= 0 s")
         self.controller = controller
         self.decode = decode
         self.lead = float(lead)
@@ -131,7 +135,10 @@ class ReferencePipeline:
         returns them (the caller reports errors: an update with ``error`` changed nothing)."""
         installed: list[ReferenceUpdate] = []
         while self._pending and self._pending[0].t_switch <= t:
-            update = self._pending.popleft()
+            update = self._pending[0]
+            if self.wait == 0 and not update.done.is_set():
+                break  # never block the tick: installed at the first tick after the worker is done
+            self._pending.popleft()
             if not update.done.wait(self.wait):
                 update.error = f"not prepared within {self.wait:g} s of wall time; dropped"
                 self.clear()  # the updates after it continue from it: drop them too

@@ -140,8 +140,11 @@ class FeedforwardControllerNode(Node):
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         # serialized: the worker thread of the pipeline decodes it (nodes.feedforward_controller_reference)
         warm_up(names)
+        # A tick waits for a late update only on the simulator's clock (lockstep: the simulator waits too, and the
+        # switch time stays deterministic); on a real robot's clock it never blocks (see ReferencePipeline's wait).
+        sim_time = bool(self.get_parameter("use_sim_time").value)
         self._pipeline = ReferencePipeline(self.controller, lambda raw, now: decode_reference(raw, now, self._time),
-                                           self.node_config.reference_lead)
+                                           self.node_config.reference_lead, wait=1.0 if sim_time else 0.0)
         self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10, raw=True)
         self._watchdog_timer = self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog,
                                                  clock=self._steady)

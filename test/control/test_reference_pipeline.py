@@ -137,6 +137,35 @@ def test_a_due_update_is_waited_for_so_the_switch_time_does_not_depend_on_the_wo
         pipe.close()
 
 
-def test_lead_and_wait_must_be_positive():
-    with pytest.raises(ValueError, match=r"lead \(0\) and wait \(1.0\) must be > 0 s"):
+def test_with_wait_zero_a_tick_never_blocks_and_the_late_update_is_installed_once_prepared():
+    """A real robot's clock (wait 0): the tick returns at once while the worker is still busy, keeps the old
+    reference, and the first tick after the worker finished installs the new one (the sampler set_reference builds at
+    the switch time; nothing dropped)."""
+    release = threading.Event()
+
+    def slow(raw: bytes, now: float) -> TrajectoryPoints | None:
+        release.wait(5.0)
+        return decode(raw, now)
+
+    ctrl = _controller()
+    before = ctrl.reference
+    pipe = ReferencePipeline(ctrl, slow, LEAD, wait=0.0)
+    try:
+        pipe.submit(b"B", 0.5)
+        assert pipe.due(0.6) == [] and pipe.pending == 1 and ctrl.reference is before  # did not wait, not dropped
+        release.set()
+        pipe._pending[0].done.wait(5.0)
+        (ok,) = pipe.due(0.601)
+        assert ok.error == "" and pipe.pending == 0
+        twin = _controller()
+        twin.set_reference(MESSAGES[b"B"], now=0.5 + LEAD)
+        _assert_same(ctrl.reference, twin.reference, np.linspace(0.6, 1.4, 17))
+    finally:
+        pipe.close()
+
+
+def test_lead_must_be_positive_and_wait_not_negative():
+    with pytest.raises(ValueError, match=r"lead \(0\) must be > 0 s and wait \(1.0\) >= 0 s"):
         ReferencePipeline(_controller(), decode, 0)
+    with pytest.raises(ValueError, match=r"wait \(-1.0\) >= 0 s"):
+        ReferencePipeline(_controller(), decode, LEAD, wait=-1.0)

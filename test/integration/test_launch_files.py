@@ -86,6 +86,9 @@ def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
 
 
 # -------------------------------------------------------------------------------------------------------- tests
+#: wall time [s] before the stop request within which a state may still sit in the recorder's queue
+STOP_LAG = 0.2
+
 def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     """sim + feedforward + record (each file alone, wall time): rates, diagnostics, bag counts, clean SIGINT."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -142,10 +145,12 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
             [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
         probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                  for _, m in probe.messages["/joint_states"]], dtype=np.int64)
-        # the states the probe received while the recorder was surely recording (after start answered, before
-        # stop was called)
+        # the states the probe received while the recorder was surely recording: after start answered, and more
+        # than STOP_LAG before stop was called (a state still queued in the recorder's subscription when the stop
+        # request is taken is not recorded: under load the executor served the stop ~10 ms of states early)
         between = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
-                            for a, m in probe.messages["/joint_states"] if t_start <= a <= t_stop], dtype=np.int64)
+                            for a, m in probe.messages["/joint_states"] if t_start <= a <= t_stop - STOP_LAG],
+                           dtype=np.int64)
     finally:
         stop_cleanly(graphs, before)
     bags = sorted((tmp_path / "rec").glob("*/metadata.yaml"))
@@ -155,8 +160,9 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     # depends on the service round trips), and it covered most of the time between start and stop.
     span = (probe_stamps >= rec.state_t_ns[0]) & (probe_stamps <= rec.state_t_ns[-1])
     assert len(rec.state_t_ns) >= 0.99 * span.sum(), (len(rec.state_t_ns), int(span.sum()))
-    # and it recorded the states of the whole time it was on (counted, not timed: >= 1000 of them)
-    assert len(between) >= 1000 and np.isin(between, rec.state_t_ns).mean() >= 0.99, \
+    # and it recorded the states of the whole time it was on (counted, not timed: of the >= 1000 states after start,
+    # those before the last STOP_LAG, at least half of them however slow the machine)
+    assert len(between) >= 500 and np.isin(between, rec.state_t_ns).mean() >= 0.99, \
         (len(between), float(np.isin(between, rec.state_t_ns).mean()))
     assert rec.command is not None and len(rec.command) > 0.7 * len(rec.state_t_ns)
     assert abs(rec.state_t_ns[0] * 1e-9 - time.time()) < 120  # wall-clock stamps in a wall-time run

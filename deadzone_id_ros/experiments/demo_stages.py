@@ -132,16 +132,32 @@ def _rel(ctx: StageContext, path: Path) -> str:
     return str(Path(path).relative_to(ctx.out))
 
 
-def simulate(ctx: StageContext) -> dict[str, Any]:
-    """Stage 1: one offline-simulated bag per seed; result ``{"bags": [...]}``."""
+def _simulate_one(duration: float, seed: int, path: Path, start_time: float) -> tuple[str, int, float]:
+    """One offline bag (a worker of :func:`simulate`): (its path, its /joint_states samples, simulation wall [s])."""
     from ..sim.record import simulate_bag
 
-    bags = []
-    for seed in ctx.cfg.sim_seeds:
-        result = simulate_bag(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", progress=True)
-        ctx.log(f"wrote {result.path}: {len(result.recording.state_t_ns)} samples, {ctx.cfg.sim_duration:g} s "
-                f"simulated in {result.sim_seconds:.1f} s")
-        bags.append(_rel(ctx, result.path))
+    result = simulate_bag(duration, seed, path, start_time=start_time)
+    return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
+
+
+def simulate(ctx: StageContext) -> dict[str, Any]:
+    """Stage 1: one offline-simulated bag per seed, two at a time in worker processes (each bag depends on its seed
+    only; the stamps of seed k start k seconds after the stage's start, in seed order as one after the other would);
+    result ``{"bags": [...]}``."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    seeds = ctx.cfg.sim_seeds
+    start = time.time()
+    with ProcessPoolExecutor(max_workers=min(2, len(seeds)), mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_simulate_one, ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}",
+                               start + k) for k, seed in enumerate(seeds)]
+        bags = []
+        for future in futures:
+            path, samples, seconds = future.result()
+            ctx.log(f"wrote {path}: {samples} samples, {ctx.cfg.sim_duration:g} s simulated in {seconds:.1f} s")
+            bags.append(_rel(ctx, Path(path)))
     return {"bags": bags}
 
 

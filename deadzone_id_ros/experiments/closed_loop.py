@@ -6,7 +6,8 @@ masked, conventional and picked models, each on several held-out excitation seed
 simulator code of the nodes, no DDS, faster than real time), with the default DOB and with a weak DOB (cutoff a
 fraction of the default, where the feedforward has to carry the load). Optionally one live run per controller
 over DDS (sim_feedforward.launch.yaml in lockstep) on the first seed, beside the in-process run of the same seed
-and duration: the check that the nodes behave like the in-process loop. Writes OUT/closed_loop.json,
+and duration: the check that the nodes behave like the in-process loop. With live runs, the in-process runs go on in
+niced worker processes meanwhile (same results: each run is deterministic in its seed). Writes OUT/closed_loop.json,
 OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png.
 """
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SEEDS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "run_closed_loop",
-           "run_in_process", "write_closed_loop"]
+__all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick",
+           "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
 
 from .closed_loop_results import (
     IN_PROCESS_TIME_BASE,
@@ -103,10 +104,19 @@ def _lower_priority(niceness: int) -> None:
         os.nice(niceness)
 
 
-def _pool(workers: int, niceness: int = 0) -> ProcessPoolExecutor:
-    """``workers`` spawned processes (fresh interpreters: no rclpy or MuJoCo state inherited), at ``niceness``."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_lower_priority,
+@contextmanager
+def worker_pool(workers: int, niceness: int = 0) -> Iterator[ProcessPoolExecutor]:
+    """``workers`` spawned processes (fresh interpreters: no rclpy or MuJoCo state inherited) at ``niceness`` (>= 0)
+    more than this process. When the block raises (an interrupt included), the jobs not yet started are cancelled, so
+    that the caller waits for the running ones only, not the whole queue."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_lower_priority,
                                initargs=(niceness,))
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _jobs(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
@@ -142,7 +152,7 @@ def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], durati
     """
     jobs = _jobs(specs, seeds, duration, dob_fractions)
     if workers > 1:
-        with _pool(workers) as pool:
+        with worker_pool(workers) as pool:
             results = list(pool.map(_one, jobs))
     else:
         results = [_one(j) for j in jobs]
@@ -222,7 +232,7 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
             return summaries, {}, {}
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
         return summaries, *live_closed_loop(specs, seeds[0], live_duration, out, log)
-    with _pool(workers, OVERLAP_NICENESS) as pool:
+    with worker_pool(workers, OVERLAP_NICENESS) as pool:
         beside = {s.name: pool.submit(_one, j) for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,)))}
         futures = [pool.submit(_one, j) for j in jobs]
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each (the in-process runs go on "

@@ -141,23 +141,28 @@ def _simulate_one(duration: float, seed: int, path: Path, start_time: float) -> 
 
 
 def simulate(ctx: StageContext) -> dict[str, Any]:
-    """Stage 1: one offline-simulated bag per seed, two at a time in worker processes (each bag depends on its seed
-    only; the stamps of seed k start k seconds after the stage's start, in seed order as one after the other would);
-    result ``{"bags": [...]}``."""
+    """Stage 1: one offline-simulated bag per seed, two at a time in worker processes when there are several (each
+    bag depends on its seed only; the stamps of the k-th seed start k seconds after the stage's start, in seed order
+    as one after the other would); result ``{"bags": [...]}``."""
     import time
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
 
-    seeds = ctx.cfg.sim_seeds
+    from .closed_loop import worker_pool
+
     start = time.time()
-    with ProcessPoolExecutor(max_workers=min(2, len(seeds)), mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_simulate_one, ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}",
-                               start + k) for k, seed in enumerate(seeds)]
-        bags = []
-        for future in futures:
-            path, samples, seconds = future.result()
-            ctx.log(f"wrote {path}: {samples} samples, {ctx.cfg.sim_duration:g} s simulated in {seconds:.1f} s")
-            bags.append(_rel(ctx, Path(path)))
+    jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k)
+            for k, seed in enumerate(ctx.cfg.sim_seeds)]
+    bags: list[str] = []
+
+    def wrote(path: str, samples: int, seconds: float) -> None:
+        ctx.log(f"wrote {path}: {samples} samples, {ctx.cfg.sim_duration:g} s simulated in {seconds:.1f} s")
+        bags.append(_rel(ctx, Path(path)))
+
+    if len(jobs) == 1:
+        wrote(*_simulate_one(*jobs[0]))
+    else:
+        with worker_pool(2) as pool:
+            for future in [pool.submit(_simulate_one, *job) for job in jobs]:
+                wrote(*future.result())
     return {"bags": bags}
 
 

@@ -6,22 +6,25 @@ masked, conventional and picked models, each on several held-out excitation seed
 simulator code of the nodes, no DDS, faster than real time), with the default DOB and with a weak DOB (cutoff a
 fraction of the default, where the feedforward has to carry the load). Optionally one live run per controller
 over DDS (sim_feedforward.launch.yaml in lockstep) on the first seed, beside the in-process run of the same seed
-and duration: the check that the nodes behave like the in-process loop. Writes OUT/closed_loop.json,
+and duration: the check that the nodes behave like the in-process loop. With live runs, the in-process runs go on in
+niced worker processes meanwhile (same results: each run is deterministic in its seed). Writes OUT/closed_loop.json,
 OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SEEDS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick", "run_closed_loop",
-           "run_in_process", "write_closed_loop"]
+__all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick",
+           "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
 
 from .closed_loop_results import (
     IN_PROCESS_TIME_BASE,
@@ -98,6 +101,50 @@ def _one(args: tuple) -> ClosedLoopSummary:
     return run_controller(*args)
 
 
+def _lower_priority(niceness: int) -> None:
+    """Pool worker initializer: raise the worker's niceness by ``niceness`` (>= 0) so that the nodes of a live run
+    come first."""
+    if niceness > 0:
+        os.nice(niceness)
+
+
+@contextmanager
+def worker_pool(workers: int, niceness: int = 0) -> Iterator[ProcessPoolExecutor]:
+    """``workers`` spawned processes (fresh interpreters: no rclpy or MuJoCo state inherited) at ``niceness`` (>= 0)
+    more than this process. When the block raises (an interrupt included), the jobs not yet started are cancelled, so
+    that the caller waits for the running ones only, not the whole queue."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_lower_priority,
+                               initargs=(niceness,))
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _jobs(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
+          dob_fractions: Sequence[float], robot: str | None = None) -> list[tuple]:
+    """The arguments of :func:`~.closed_loop_sim.run_controller` per DOB fraction and controller, in that order, on
+    the robot profile ``robot`` (None: the bundled arm)."""
+    sim, base = _default_configs(robot)
+    return [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
+
+
+def _by_fraction(results: Sequence[ClosedLoopSummary], n_specs: int, seeds: Sequence[int],
+                 dob_fractions: Sequence[float], log: Callable[[str], None]) -> list[dict[str, ClosedLoopSummary]]:
+    """``results`` (the order of :func:`_jobs`) as one {name: summary} per DOB fraction; logs each table."""
+    out: list[dict[str, ClosedLoopSummary]] = []
+    for k, f in enumerate(dob_fractions):
+        chunk = results[k * n_specs:(k + 1) * n_specs]
+        log(f"DOB cutoff x{f:g}:")
+        for s in chunk:
+            log(f"  {s.label:34s} tracking RMSE {s.tracking_rmse_mean * 1e3:8.3f} ± {s.tracking_rmse_std * 1e3:.3f} "
+                f"mrad, at reversals {s.reversal_rmse_mean * 1e3:8.3f} mrad ({len(seeds)} seeds)")
+        out.append({s.name: s for s in chunk})
+    return out
+
+
 def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                    dob_fractions: Sequence[float], workers: int = 2,
                    log: Callable[[str], None] = _log, robot: str | None = None) -> list[dict[str, ClosedLoopSummary]]:
@@ -109,27 +156,24 @@ def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], durati
     Returns:
         one {name: summary} per entry of ``dob_fractions``, in spec order.
     """
-    sim, base = _default_configs(robot)
-    jobs = [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
+    jobs = _jobs(specs, seeds, duration, dob_fractions, robot)
     if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        with worker_pool(workers) as pool:
             results = list(pool.map(_one, jobs))
     else:
         results = [_one(j) for j in jobs]
-    out: list[dict[str, ClosedLoopSummary]] = []
-    for k, f in enumerate(dob_fractions):
-        chunk = results[k * len(specs):(k + 1) * len(specs)]
-        log(f"DOB cutoff x{f:g}:")
-        for s in chunk:
-            log(f"  {s.label:34s} tracking RMSE {s.tracking_rmse_mean * 1e3:8.3f} ± {s.tracking_rmse_std * 1e3:.3f} "
-                f"mrad, at reversals {s.reversal_rmse_mean * 1e3:8.3f} mrad ({len(seeds)} seeds)")
-        out.append({s.name: s for s in chunk})
-    return out
+    return _by_fraction(results, len(specs), seeds, dob_fractions, log)
 
 
 def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float, out: Path,
-                     log: Callable[[str], None] = _log) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
+                     log: Callable[[str], None] = _log,
+                     inprocess: Callable[[ControllerSpec], ClosedLoopSummary] | None = None,
+                     ) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
     """One live run per controller over DDS (lockstep), beside the in-process run of the same seed and duration.
+
+    Args:
+        inprocess: (spec) -> that in-process run (:func:`run_closed_loop` has it computed in its worker processes
+            meanwhile); default: run it here, after the live run.
 
     Returns:
         (name -> result, name -> why the live run failed): a live run that fails twice (a node died, lockstep
@@ -139,7 +183,12 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
     from ..launching.live import closed_loop_metrics, live_run
     from .closed_loop_sim import run_controller
 
-    sim, base = _default_configs()
+    if inprocess is None:
+        sim, base = _default_configs()
+
+        def inprocess(spec: ControllerSpec) -> ClosedLoopSummary:
+            return run_controller(spec, [seed], duration, sim, base)
+
     (out / "logs").mkdir(parents=True, exist_ok=True)
     results: dict[str, ClosedLoopResult] = {}
     failures: dict[str, str] = {}
@@ -154,7 +203,7 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
             failures[spec.name] = str(err)
             log(f"  {spec.label:34s} live run FAILED: {err}")
             continue
-        inproc = run_controller(spec, [seed], duration, sim, base)
+        inproc = inprocess(spec)
         r = ClosedLoopResult(mode=spec.mode, model=spec.model, artifact=spec.model_path or None, bag=str(bag),
                              metrics=closed_loop_metrics(bag), inprocess_tracking_rmse_mean=inproc.tracking_rmse_mean)
         results[spec.name] = r
@@ -165,6 +214,41 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
     return results, failures
 
 
+#: Niceness of the in-process workers while live runs go on beside them: the lockstep nodes get the CPU first and the
+#: workers take what the live runs leave (start-up, discovery, shutdown, waits between ticks); 5, not 19, so that on a
+#: machine busy with other work they still finish within the live runs.
+OVERLAP_NICENESS = 5
+
+
+def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
+                         fractions: Sequence[float], live_duration: float, out: Path, workers: int,
+                         log: Callable[[str], None], robot: str | None = None) -> tuple[list[dict[str, ClosedLoopSummary]],
+                                                              dict[str, ClosedLoopResult], dict[str, str]]:
+    """The in-process runs (one {name: summary} per DOB fraction) and the live runs (:func:`live_closed_loop`;
+    none when ``live_duration`` is 0).
+
+    With ``workers`` > 1 and live runs, the in-process runs, and the in-process run beside each live one, go to
+    ``workers`` processes at :data:`OVERLAP_NICENESS` while the live runs go on in this one: the results are the
+    same as one after the other (each run is deterministic in its seed), the wall time is about the live runs'.
+    """
+    jobs = _jobs(specs, seeds, duration, fractions, robot)
+    if live_duration <= 0 or workers <= 1:
+        summaries = run_in_process(specs, seeds, duration, fractions, workers, log, robot)
+        if live_duration <= 0:
+            return summaries, {}, {}
+        log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
+        return summaries, *live_closed_loop(specs, seeds[0], live_duration, out, log)
+    with worker_pool(workers, OVERLAP_NICENESS) as pool:
+        beside = {s.name: pool.submit(_one, j) for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,)))}
+        futures = [pool.submit(_one, j) for j in jobs]
+        log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each (the in-process runs go on "
+            f"meanwhile in {workers} processes):")
+        live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log,
+                                          inprocess=lambda spec: beside[spec.name].result())
+        results = [f.result() for f in futures]
+    return _by_fraction(results, len(specs), seeds, fractions, log), live, failures
+
+
 def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT_SEEDS, duration: float = 8.0,
                     weak_dob_fraction: float = WEAK_DOB_FRACTION, live_duration: float = 0.0, workers: int = 2,
                     log: Callable[[str], None] = _log, robot: str | None = None) -> ClosedLoopRun:
@@ -173,7 +257,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     Args:
         compare_dir: a ``deadzone-id compare`` output (report.json, models/).  seeds: held-out excitation seeds
         (>= 1).  duration: per seed [s].  weak_dob_fraction: the weak DOB's cutoff as a fraction of the default,
-        in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes.
+        in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes
+        for the in-process runs (they run beside the live runs when there are both, :func:`_in_process_and_live`).
         robot: a robot profile (name or file) for the in-process runs; None: the bundled arm.
 
     Raises:
@@ -195,22 +280,19 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
     specs = controller_specs(models, pick, available)
-    strong, weak = run_in_process(specs, seeds, duration, (1.0, weak_dob_fraction), workers, log, robot)
+    (strong, weak), live, failures = _in_process_and_live(specs, seeds, duration, (1.0, weak_dob_fraction),
+                                                           live_duration, out, workers, log, robot)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
                         out / "plots" / "closed_loop_reversals.png")
     tracking_plot(strong, out / "plots" / TRACKING_PLOT)
-    live: dict[str, ClosedLoopResult] = {}
-    failures: dict[str, str] = {}
-    if live_duration > 0:
-        log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
-        live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log)
+    sim, base = _default_configs(robot)
     settings = ClosedLoopSettings(
         seeds=[int(s) for s in seeds], duration_s=float(duration), weak_dob_fraction=float(weak_dob_fraction),
         live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
         live_failures=failures, missing=sorted(set(("rbd", "masked", "conventional")) - set(available)),
-        sim_profile=_default_configs(robot)[0].profile, time_base=IN_PROCESS_TIME_BASE,
-        tracking_error_limit=float(_default_configs(robot)[1].tracking_error_limit))
+        sim_profile=sim.profile, time_base=IN_PROCESS_TIME_BASE,
+        tracking_error_limit=float(base.tracking_error_limit))
     return ClosedLoopRun(strong, weak, live, settings)
 
 

@@ -132,16 +132,37 @@ def _rel(ctx: StageContext, path: Path) -> str:
     return str(Path(path).relative_to(ctx.out))
 
 
-def simulate(ctx: StageContext) -> dict[str, Any]:
-    """Stage 1: one offline-simulated bag per seed; result ``{"bags": [...]}``."""
+def _simulate_one(duration: float, seed: int, path: Path, start_time: float) -> tuple[str, int, float]:
+    """One offline bag (a worker of :func:`simulate`): (its path, its /joint_states samples, simulation wall [s])."""
     from ..sim.record import simulate_bag
 
-    bags = []
-    for seed in ctx.cfg.sim_seeds:
-        result = simulate_bag(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", progress=True)
-        ctx.log(f"wrote {result.path}: {len(result.recording.state_t_ns)} samples, {ctx.cfg.sim_duration:g} s "
-                f"simulated in {result.sim_seconds:.1f} s")
-        bags.append(_rel(ctx, result.path))
+    result = simulate_bag(duration, seed, path, start_time=start_time)
+    return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
+
+
+def simulate(ctx: StageContext) -> dict[str, Any]:
+    """Stage 1: one offline-simulated bag per seed, two at a time in worker processes when there are several (each
+    bag depends on its seed only; the stamps of the k-th seed start k seconds after the stage's start, in seed order
+    as one after the other would); result ``{"bags": [...]}``."""
+    import time
+
+    from .closed_loop import worker_pool
+
+    start = time.time()
+    jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k)
+            for k, seed in enumerate(ctx.cfg.sim_seeds)]
+    bags: list[str] = []
+
+    def wrote(path: str, samples: int, seconds: float) -> None:
+        ctx.log(f"wrote {path}: {samples} samples, {ctx.cfg.sim_duration:g} s simulated in {seconds:.1f} s")
+        bags.append(_rel(ctx, Path(path)))
+
+    if len(jobs) == 1:
+        wrote(*_simulate_one(*jobs[0]))
+    else:
+        with worker_pool(2) as pool:
+            for future in [pool.submit(_simulate_one, *job) for job in jobs]:
+                wrote(*future.result())
     return {"bags": bags}
 
 

@@ -155,3 +155,20 @@ def test_closed_loop_command_writes_valid_json_even_without_reversals(tmp_path):
     assert (tmp_path / "plots" / "closed_loop_tracking.png").is_file()
     assert "(plots/closed_loop_tracking.png)" in (tmp_path / "closed_loop.md").read_text()
     assert doc["closed_loop_settings"]["tracking_error_limit"] == 0.5 and doc["closed_loop"]["pd_dob"]["faults"] == []
+
+
+def test_worker_pool_runs_niced_and_cancels_its_queue_when_the_block_raises():
+    """The in-process runs beside live runs go to niced workers; an interrupt does not wait for the whole queue."""
+    import os
+    import time
+
+    from deadzone_id_ros.experiments.closed_loop import worker_pool
+
+    with worker_pool(1, 3) as pool:
+        assert pool.submit(os.nice, 0).result() == min(os.nice(0) + 3, 19)
+    futures = []
+    with pytest.raises(KeyboardInterrupt), worker_pool(1) as pool:
+        futures = [pool.submit(time.sleep, 0.5) for _ in range(20)]
+        raise KeyboardInterrupt
+    assert sum(f.cancelled() for f in futures) >= 15  # 20 x 0.5 s queued: at most the running one and a few taken
+    assert all(f.done() for f in futures)

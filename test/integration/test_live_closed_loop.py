@@ -42,3 +42,44 @@ def test_live_run_tracks_like_the_in_process_loop(tmp_path):
     assert episode["zero_stamp_states_dropped"] is True
     assert r.inprocess_tracking_rmse_mean is not None and r.inprocess_tracking_rmse_mean > 1e-4
     assert m.tracking_rmse_mean == pytest.approx(r.inprocess_tracking_rmse_mean, rel=0.1)
+
+
+def test_in_process_runs_beside_the_live_runs_are_those_run_alone(tmp_path):
+    """With live runs and 2 workers, run_closed_loop computes the in-process runs in worker processes while the live
+    runs go on: every summary is the one of the in-process runs alone, bit for bit (each run is deterministic in its
+    seed), and each live run's in-process figure is run_controller's on its seed and length. A comparison without
+    learned models: pd_dob and ctc_dob with the URDF's rigid body."""
+    import dataclasses
+    import json
+
+    from deadzone_id_ros.control import ControllerConfig
+    from deadzone_id_ros.experiments.closed_loop import (
+        WEAK_DOB_FRACTION,
+        run_closed_loop,
+        run_in_process,
+    )
+    from deadzone_id_ros.experiments.closed_loop_sim import controller_specs, run_controller
+    from deadzone_id_ros.sim.sim_arm_params import load_sim_config
+
+    compare = tmp_path / "compare"
+    compare.mkdir()
+    (compare / "report.json").write_text(json.dumps({"joint_names": ["joint1", "joint2", "joint3"], "methods": {}}))
+    printed: list[str] = []
+    res = run_closed_loop(compare, tmp_path, seeds=(999, 1000), duration=0.8, live_duration=1.0, workers=2,
+                          log=printed.append)
+    specs = controller_specs(compare / "models", None, [])
+    alone = run_in_process(specs, (999, 1000), 0.8, (1.0, WEAK_DOB_FRACTION), workers=1, log=lambda line: None)
+
+    def as_json(summaries):  # NaN (no reversal in a short run) compares equal as text
+        return json.dumps({k: dataclasses.asdict(v) for k, v in summaries.items()}, sort_keys=True)
+
+    assert list(res.summaries) == ["pd_dob", "ctc_dob_rbd_nominal"]
+    assert as_json(res.summaries) == as_json(alone[0]) and as_json(res.summaries_weak) == as_json(alone[1])
+    assert res.settings.live_failures == {} and list(res.live) == list(res.summaries)
+    sim, _ = load_sim_config(None)  # what the closed-loop comparison runs: the bundled sim_arm.yaml
+    base = ControllerConfig(joint_names=sim.joint_names)
+    for spec in specs:
+        assert res.live[spec.name].inprocess_tracking_rmse_mean == \
+            run_controller(spec, [999], 1.0, sim, base).tracking_rmse_mean
+    live_lines = [i for i, line in enumerate(printed) if " live " in line]
+    assert len(live_lines) == 2 and any("DOB cutoff x1" in line for line in printed)

@@ -222,8 +222,8 @@ OVERLAP_NICENESS = 5
 
 def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                          fractions: Sequence[float], live_duration: float, out: Path, workers: int,
-                         log: Callable[[str], None], robot: str | None = None) -> tuple[list[dict[str, ClosedLoopSummary]],
-                                                              dict[str, ClosedLoopResult], dict[str, str]]:
+                         log: Callable[[str], None], robot: str | None = None
+                         ) -> tuple[list[dict[str, ClosedLoopSummary]], dict[str, ClosedLoopResult], dict[str, str]]:
     """The in-process runs (one {name: summary} per DOB fraction) and the live runs (:func:`live_closed_loop`;
     none when ``live_duration`` is 0).
 

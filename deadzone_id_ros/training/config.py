@@ -48,7 +48,10 @@ class TrainConfig(JsonRecord):
             larger min_delta (3 x 50 steps, or 2 %) save more and cost masked about 0.02 N·m, more than one std.
             min_delta = 0 with a large patience gives the fixed budget back.
         seed: seed of weight init and batch order (torch and numpy).
-        num_threads: torch CPU threads (torch.set_num_threads).
+        num_threads: torch CPU threads per network (torch.set_num_threads).
+        workers: processes that train the networks of a run, each network alone
+            (:func:`~deadzone_id_ros.training.parallel.train_each`); 0 (default): one per available core
+            (``os.sched_getaffinity``) divided by ``num_threads``. The results do not depend on it.
         dead_zone: the dead-zone setting (alpha or absolute per-joint thresholds), fitted on the training split;
             the ``dead_zone:`` block of the parameter file.
         split_fractions: (train, val, test) fractions in samples.
@@ -73,6 +76,7 @@ class TrainConfig(JsonRecord):
     min_delta: float = 0.005
     seed: int = 0
     num_threads: int = 1
+    workers: int = 0
     dead_zone: DeadZoneConfig = field(default_factory=DeadZoneConfig)
     split_fractions: tuple[float, ...] = (0.7, 0.15, 0.15)
     block_seconds: float | None = None
@@ -96,7 +100,7 @@ class TrainConfig(JsonRecord):
         if self.block_seconds is not None:
             check_positive("block_seconds", self.block_seconds, allow_zero=True)
         check_positive("friction_eps", self.friction_eps, allow_zero=True)
-        for name in ("seed", "split_seed"):
+        for name in ("seed", "split_seed", "workers"):
             check_positive(name, getattr(self, name), integer=True, allow_zero=True)
         fr = self.split_fractions
         if len(fr) != 3 or any(not isinstance(f, (int, float)) or f < 0 for f in fr) or not math.isclose(sum(fr), 1.0):

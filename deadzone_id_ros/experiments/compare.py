@@ -179,7 +179,8 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
     eff_plans = [p for row in eff_rows for ps in row.plans.values() if not isinstance(ps, str) for p in ps]
     flat = [p for ps in plans.values() for p in ps] + eff_plans
     n_nets = sum(p.spec is not None for p in flat)
-    log(f"training {n_nets} networks (each alone, over the worker processes) and {len(flat) - n_nets} rigid-body model(s)")
+    log(f"training {n_nets} networks (each alone, over the worker processes) and {len(flat) - n_nets} "
+        "rigid-body model(s)")
     fits = dict(zip(map(id, flat), fit_plans(flat, config)))
     runs: dict[str, list[MethodRun]] = {}
     preds: dict[str, np.ndarray] = {}

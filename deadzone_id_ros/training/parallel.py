@@ -6,15 +6,16 @@ weights are the same bit for bit whatever the number of workers or the order the
 one network); the forked workers inherit the training arrays, so nothing large is copied or pickled, and only each
 network's weights and training summary come back.
 
-Why processes and not torch threads (measured on the 2-core bench machine, issue 19): a 9-256-256-3 step at batch 1024
-is about 10 ms of work on one core, too short for two OpenMP threads to share well; two threads give 1.6 times the
-throughput of one on an idle machine but lose badly as soon as another process takes one of the cores (their
-barriers wait for the descheduled thread), whereas two single-threaded processes give about 2 times on an idle
-machine and fall back to one core's throughput, without loss, on a loaded one. Why one network at a time and not one
-stack of all of them (:class:`~.batched.StackedMLP`): on one core a stack costs the same per network and step as one
-network alone (9-11 ms CPU for stacks of 1 to 27 networks; GEMMs of 1024 x 256 x 256 already run at the core's
-speed), so stacking saves nothing, and separate networks balance over the workers and make the result independent of
-how the networks are grouped.
+Why processes and not torch threads: a 9-256-256-3 step at batch 1024 is about 10 ms of work on one core, too short
+for two OpenMP threads to share well; on the 2-core bench machine two threads gave 1.58 times the throughput of one
+when alone (bench/results.json: 205k vs 130k samples/s) and lose badly as soon as another process takes one of the
+cores (their barriers wait for the descheduled thread), whereas single-threaded processes share nothing but the
+memory bus: alone they can approach 2 times, and under load each simply gets its share of the cores. Why one
+network at a time and not one stack of all of them (:class:`~.batched.StackedMLP`): on one core a stack cost the
+same CPU time per network and step as one network alone (9-11 ms for stacks of 1, 3, 9 and 27 networks, measured
+with ``time.process_time`` on the shared machine; the 1024 x 256 x 256 GEMMs already run at the core's speed and
+a batched GEMM only adds the copy of the broadcast bias), so stacking saves nothing, while separate networks balance
+over the workers and make the result independent of how the networks are grouped.
 """
 
 from __future__ import annotations

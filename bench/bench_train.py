@@ -12,7 +12,8 @@
    bundled config/training.yaml (3 seeds, data-efficiency curve). Only the compare itself is timed (the simulation
    and loading times are printed). With ``--quick``: 60 simulated seconds and the ``--quick`` settings, returned
    as ``compare_seconds_1min_quick`` instead. ``compare_cpu_seconds_10min`` (``..._1min_quick``): the CPU time of
-   the same run (every thread of the process), the figure to read when other processes share the two cores.
+   the same run (every thread of the process and of its training workers, ``TrainConfig.workers``), the figure to
+   read when other processes share the two cores.
 
 Run: ``python bench/bench_train.py [--quick]``. The machine is shared: other processes on the two cores lower the
 figures (load average is printed).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 
@@ -96,12 +98,20 @@ def batched_speedup(steps: int) -> tuple[float, float]:
     return alone, time.perf_counter() - t0
 
 
+def _cpu_seconds() -> float:
+    """CPU time [s] of this process and of its waited-for children (the training workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def compare_time(seconds: float, quick: bool) -> tuple[float, float]:
     """(wall time, CPU time) [s] of run_compare on ``seconds`` of simulated data (every method, bundled config)."""
     from deadzone_id_ros.data.dataset import dataset_from_recordings
     from deadzone_id_ros.experiments.compare import quick_config, run_compare
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.sim.offline import simulate
+    from deadzone_id_ros.training.parallel import worker_count
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     t0 = time.perf_counter()
@@ -114,10 +124,11 @@ def compare_time(seconds: float, quick: bool) -> tuple[float, float]:
     inputs = TrainingInputs(ds.episodes, ds.joint_names, simulator=True, sim_config=None,
                            urdf_xml=default_urdf().read_text(), urdf_source=str(default_urdf()))
     with tempfile.TemporaryDirectory(prefix="bench_compare_") as tmp:
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0 = time.perf_counter(), _cpu_seconds()
         report = run_compare(inputs, tmp, cfg, log=lambda m: None)
-        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"compare: {secs:.1f} s wall, {cpu:.1f} s CPU ({cfg.num_threads} torch thread(s))")
+        secs, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
+    print(f"compare: {secs:.1f} s wall, {cpu:.1f} s CPU ({cfg.num_threads} torch thread(s) per network, "
+          f"{worker_count(cfg, 1000)} worker process(es))")
     for m, e in report.methods.items():
         print(f"  {m:>12s}: mean test RMSE {e.rmse_mean:.4f} ± {e.rmse_mean_std:.4f} N*m, "
               f"usable {e.usable_fraction:.1%}")

@@ -28,7 +28,8 @@ __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone
 FLAGS: dict[str, str] = {
     "dead_zone.alpha": "--alpha", "dead_zone.absolute_thresholds": "--thresholds",
     "absolute_thresholds": "--thresholds",
-    "block_seconds": "--block-seconds", "max_steps": "--max-steps", "num_threads": "--threads", "seeds": "--seeds",
+    "block_seconds": "--block-seconds", "max_steps": "--max-steps", "num_threads": "--threads", "workers": "--workers",
+    "seeds": "--seeds",
     "seed": "--seed", "joints": "--joints", "topic": "--topic", "max_gap_s": "--max-gap",
     "effort_unit": "--effort-unit", "torque_constants": "--torque-constant", "velocity": "--velocity",
     "time_source": "--time-source", "savgol_window_s": "--savgol-window",
@@ -143,13 +144,15 @@ def robot_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, f
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
-    """--config and the common overrides (--seed, --threads, --max-steps, --alpha/--thresholds, --block-seconds,
-    --no-progress, --urdf, --joint-map, --lock)."""
+    """--config and the common overrides (--seed, --threads, --workers, --max-steps, --alpha/--thresholds,
+    --block-seconds, --no-progress, --urdf, --joint-map, --lock)."""
     p.add_argument(
         "--config", default=None, help="training parameters file (default: the bundled config/training.yaml)"
     )
     p.add_argument("--seed", type=int, default=None, help="training seed (overrides the config)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (overrides num_threads)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads per network (overrides num_threads)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes training the networks, each alone (overrides workers; 0: one per core)")
     p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most (overrides max_steps)")
     add_dead_zone_arguments(p)
     p.add_argument("--block-seconds", type=float, default=None,
@@ -191,7 +194,8 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
 
     cfg = load_train_config(args.config)
     try:
-        return cfg.with_overrides(seed=args.seed, num_threads=args.threads, max_steps=args.max_steps,
+        return cfg.with_overrides(seed=args.seed, num_threads=args.threads, workers=args.workers,
+                                  max_steps=args.max_steps,
                                   dead_zone=dead_zone_from_args(args, cfg.dead_zone), block_seconds=args.block_seconds,
                                   progress=False if args.no_progress else None)
     except ValueError as err:

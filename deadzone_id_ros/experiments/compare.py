@@ -11,9 +11,9 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
 - each MLP method is trained with ``seeds`` seeds (weight init and batch order); early stopping uses the validation
   split with the method's own loss; rbd is deterministic and fitted once, and hybrid and band reuse that fit (band
   identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
-- every network of the comparison (methods x seeds and the data-efficiency points) is trained in one batched run
-  (:func:`~.trainer.train_mlps`): each keeps its own init, batches, early stopping and result, equal to training it
-  alone up to float32 rounding (test/training/test_batched.py);
+- every network of the comparison (methods x seeds and the data-efficiency points) is trained alone, over one
+  worker process per core (:func:`~deadzone_id_ros.training.parallel.train_each`): each keeps its own init, batches,
+  early stopping and result, the same bit for bit whatever the number of workers (test/training/test_parallel.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
 - the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
   its test error is reported, never used to choose. With fewer than 3 validation blocks it is the lowest
@@ -173,14 +173,15 @@ def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[Ru
 
 def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, plans: dict[str, list[FitPlan]],
              eff_rows: list[EfficiencyRow], band: Band | None, out: Path, log: Callable[[str], None]):
-    """Train every planned model in one batched run, evaluate each, save the seed-0 artifacts.
+    """Train every planned model (over the worker processes), evaluate each, save the seed-0 artifacts.
 
     Returns ({method: [MethodRun]}, {method: seed-0 test prediction}, {method: seed-0 validation metrics},
     {id(plan): FitResult} of the efficiency plans)."""
     eff_plans = [p for row in eff_rows for ps in row.plans.values() if not isinstance(ps, str) for p in ps]
     flat = [p for ps in plans.values() for p in ps] + eff_plans
     n_nets = sum(p.spec is not None for p in flat)
-    log(f"training {n_nets} networks together (batched) and {len(flat) - n_nets} rigid-body model(s)")
+    log(f"training {n_nets} networks (each alone, over the worker processes) and {len(flat) - n_nets} "
+        "rigid-body model(s)")
     fits = dict(zip(map(id, flat), fit_plans(flat, config)))
     runs: dict[str, list[MethodRun]] = {}
     preds: dict[str, np.ndarray] = {}

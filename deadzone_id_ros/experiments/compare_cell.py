@@ -77,7 +77,8 @@ def run_compare_on(engine: str, inputs: TrainingInputs, out_dir: str | Path, con
     """
     if engine == "local":
         return run_compare(inputs, out_dir, config, methods=methods, log=log)
-    job = CompareJob(inputs, config, tuple(methods) if methods else None)
+    # one training process in the task (the Ray task holds one CPU); the networks are the same over any worker count
+    job = CompareJob(inputs, config.with_overrides(workers=1), tuple(methods) if methods else None)
     [outcome] = run_cells(compare_cell, {"compare": job}, engine=engine, address=address, num_cpus=num_cpus,
                           log=log)
     if outcome.error is not None or outcome.result is None:

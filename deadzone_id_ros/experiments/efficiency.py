@@ -6,7 +6,7 @@ four blocks), they are one row, trained once, and :attr:`~.results.DataEfficienc
 stands for, so the table says so instead of printing the same numbers twice. The row of the full training split
 reuses the main runs.
 
-The fits are only planned here (:func:`plan_efficiency`); ``compare`` trains them in the same batched run as the
+The fits are only planned here (:func:`plan_efficiency`); ``compare`` trains them in the same call as the
 main methods, then :func:`collect_efficiency` fills the curve.
 """
 

@@ -10,7 +10,8 @@ time, and holds out each of :data:`CV_FOLDS` contiguous groups in turn. The bloc
 :func:`~deadzone_id_ros.data.split.time_blocks` dropped at their edges, so no fold's training data shares recorded
 samples with its held-out blocks. Per fold the dead zone, the rigid-body fit and the band are identified on the
 fold's training blocks and every candidate method is refitted with the same seeds and the configured steps; all
-networks of all folds train in one batched run (:func:`~deadzone_id_ros.training.fit.fit_plans`).
+networks of all folds train in one call (:func:`~deadzone_id_ros.training.fit.fit_plans`: each alone, over the worker
+processes).
 
 Why 3 blocks: with one or two held-out blocks there is no block-to-block spread to tell a real difference from the
 luck of the segment; three is the least that gives one. (Standard K-fold for time series with blocks: Bergmeir &
@@ -140,7 +141,7 @@ def cross_validate(split: Split, methods: Sequence[str], config: TrainConfig, re
     fold_plans = [_fold_plans(tr, va, methods, seeds, config.dead_zone, regressor_for) for tr, va in folds]
     flat = [p for fp in fold_plans for ps in fp.values() for p in ps]
     log(f"pick by cross-validation ({reason}): {len(folds)} folds of contiguous train+validation blocks, "
-        f"{sum(p.spec is not None for p in flat)} networks trained together")
+        f"{sum(p.spec is not None for p in flat)} networks over the workers")
     fits = dict(zip(map(id, flat), fit_plans(flat, config)))
     per_fold: dict[str, list[list[float | None]]] = {m: [] for m in methods}
     for (_, va), fp in zip(folds, fold_plans):

@@ -71,7 +71,9 @@ def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None]) -> Trai
 
 def _settings(config: TrainConfig, methods: tuple[str, ...], spec: DataSpec) -> str:
     """Fingerprint of what decides a cell: its training configuration, methods and data set (sha256, 16 hex)."""
-    doc = {"config": dataclasses.asdict(config), "methods": list(methods), "data": dataclasses.asdict(spec)}
+    # workers and progress change how a cell runs, not its results (networks are bit-identical over any worker count)
+    kept = {k: v for k, v in dataclasses.asdict(config).items() if k not in ("workers", "progress")}
+    doc = {"config": kept, "methods": list(methods), "data": dataclasses.asdict(spec)}
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -148,8 +150,10 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
     log(f"sweep: {len(grid)} cells, {len(earlier)} finished earlier with these settings (skipped), {len(todo)} to "
         f"run on {engine}")
     inputs = {d.name: load_data_set(d, out, log) for d in sweep.data if any(grid[k][0] is d for k in todo)}
-    jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]), configs[k], sweep.methods or None)
-            for k in todo}
+    # on Ray the cells are the parallel unit: one training process per cell (a 1-CPU node runs one cell at a time)
+    per_cell = {"workers": 1} if engine == "ray" else {}
+    jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]), configs[k].with_overrides(**per_cell),
+                          sweep.methods or None) for k in todo}
     cells: dict[str, SweepCell] = dict(earlier)
 
     def done(o: CellOutcome[CompareOutput]) -> None:

@@ -17,7 +17,8 @@ from ..models.mlp import MLPWeights
 from ..models.predictor import LearnedModel
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
 from .config import TrainConfig
-from .trainer import MLPSpec, TrainArrays, TrainInfo, train_mlps
+from .parallel import train_each
+from .trainer import MLPSpec, TrainArrays, TrainInfo
 
 __all__ = ["FitPlan", "FitResult", "Stacked", "fit_method", "fit_plans", "fit_rbd", "identify_band_halfwidth",
            "plan_fits", "stack_episodes", "usable_fraction"]
@@ -226,20 +227,15 @@ def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, d
 
 
 def fit_plans(plans: Sequence[FitPlan], config: TrainConfig) -> list[FitResult]:
-    """Train the networks of ``plans`` together (:func:`~deadzone_id_ros.training.trainer.train_mlps`, one run per
-    batch size) and finish each plan; results in the order of ``plans``, each what it gets alone.
+    """Train the networks of ``plans``, each alone, over the worker processes of
+    :func:`~deadzone_id_ros.training.parallel.train_each`, and finish each plan; results in the order of ``plans``,
+    each what it gets alone (whatever the number of workers).
 
     Raises:
         DataError: a model without training data.
     """
-    groups: dict[int, list[int]] = {}
-    for k, p in enumerate(plans):
-        if p.spec is not None:
-            groups.setdefault(min(config.batch_size, len(p.spec.train)), []).append(k)
-    trained: dict[int, tuple[MLPWeights, TrainInfo]] = {}
-    for idx in groups.values():
-        specs = [plans[k].spec for k in idx]
-        trained.update(zip(idx, train_mlps(specs, config)))  # type: ignore[arg-type]
+    idx = [k for k, p in enumerate(plans) if p.spec is not None]
+    trained = dict(zip(idx, train_each([plans[k].spec for k in idx], config)))  # type: ignore[misc]
     return [p.finish(trained.get(k)) for k, p in enumerate(plans)]
 
 
@@ -247,7 +243,7 @@ def fit_method(method: str, train: Stacked, val: Stacked, dead_zone: DeadZone, c
                regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
                desc: str | None = None) -> FitResult:
     """Fit ``method`` on ``train`` (early stopping on ``val``), alone, with ``config.seed``: :func:`plan_fits`
-    then :func:`fit_plans` with one plan (``compare`` plans every method and seed and fits them in one run).
+    then :func:`fit_plans` with one plan (``compare`` plans every method and seed and fits them in one call).
 
     Args:
         method: a registered method (masked | conventional | mse_all | band | rbd | hybrid).

@@ -32,6 +32,7 @@ extra (``make install-ray``; ``make bench`` installs it); without Ray it prints 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -129,9 +130,7 @@ def _rmse(report) -> dict[tuple[str, str], float | None]:
 
 
 def run(quick: bool = False) -> dict[str, float]:
-    try:
-        import ray  # noqa: F401
-    except ModuleNotFoundError:
+    if importlib.util.find_spec("ray") is None:  # not imported here: Ray reads RAY_AUTH_MODE when imported
         print("bench_sweep_ray: skipped, Ray is not installed (make install-ray)", file=sys.stderr)
         return {}
     from deadzone_id_ros.experiments.sweep import run_sweep

@@ -4,7 +4,8 @@ A *cell* here is one ``compare`` (as in ``deadzone-id sweep``): one data set x o
 its 3 methods (masked, conventional, rbd) x 1 seed trained batched on a 32-32 network for a few steps, plus the
 pick and the report files. The grid: one short simulated recording (:data:`SWEEP`: 20 s, or 12 s with ``--quick``)
 x 4 alphas x 2 data fractions = 8 cells, sized so that the whole benchmark (both sweeps and the cluster start)
-takes about 4 minutes on an idle 2-core machine: the figures are for the engine's overhead, not for model quality.
+takes at most about 4 minutes on an idle 2-core machine (measured: 1.5 minutes at load average 5): the
+figures are for the engine's overhead, not for model quality.
 
 The cluster: ``ray start --head --num-cpus 1`` plus a second ``ray start --address HEAD --num-cpus 1``, each with
 ports of its own (free ones picked here) and the head's ``--temp-dir`` in a fresh folder under /tmp, so that runs

@@ -78,7 +78,7 @@ demo-quick: install
 demo-real: install $(ROBOTS_STAMP)
 	$(RUN_ENV) $(VENV)/bin/deadzone-id demo-real --out $(OUT)/real
 
-bench: install
+bench: install install-ray
 	$(RUN_ENV) $(PY) bench/run_all.py --out bench/results.json
 
 clean:

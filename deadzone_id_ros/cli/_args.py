@@ -276,7 +276,7 @@ def load_bags(args: argparse.Namespace, joints: Any = None,
 def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -> TrainingInputs:
     """:func:`~deadzone_id_ros.training.pipeline.load_inputs` of ``--bag``, the data flags
     (:func:`dataset_config_from_args`), ``--urdf``, ``--joint-map``, ``--lock``; ``simulator`` ("auto", "yes", "no"
-    or None) as there, its decision printed on stderr.
+    or None) as there, its decision printed on stderr; with ``--engine ray`` one Ray task per bag.
 
     Raises:
         ConfigError: a bad data flag (the message names the flag).
@@ -295,4 +295,6 @@ def training_inputs(args: argparse.Namespace, *, simulator: str | None = None) -
         urdf = urdf or str(robot.urdf_path)
         locked = {**robot.profile.locked, **locked}
     return load_inputs(args.bag, dcfg, urdf=urdf, simulator=simulator, joint_map=joint_map, locked=locked,
-                       urdf_check=getattr(args, "urdf_check", "refuse"), log=lambda m: print(m, file=sys.stderr))
+                       urdf_check=getattr(args, "urdf_check", "refuse"), engine=getattr(args, "engine", "local"),
+                       address=getattr(args, "address", None), num_cpus=getattr(args, "num_cpus", None),
+                       log=lambda m: print(m, file=sys.stderr))

@@ -6,8 +6,9 @@
 Methods: masked (the dead-zone loss of Inami et al., arXiv 2402.00393), conventional, mse_all, rbd, hybrid. rbd and
 hybrid need a URDF with the data's joints (the bundled arm is used when its joints match); without one they are
 skipped and the report says why. On simulator data (``episode.yaml`` says so, or ``--simulator yes``) the report
-adds the noise floor and the friction band. ``--engine ray`` runs the comparison as one Ray task (a fresh local
-cluster, or ``--address`` of a running one) with the same metrics as in-process.
+adds the noise floor and the friction band. ``--engine ray`` loads the bags as Ray tasks (one per bag, each logging
+its cleaning report) and runs the comparison as one Ray task, on one cluster (a fresh local one, or ``--address`` of
+a running one) with the same metrics as in-process.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.effort_units import unit_label
     from ..experiments.compare import compare_config
     from ..experiments.compare_cell import run_compare_on
-    from ..experiments.engine import require_ray
+    from ..experiments.engine import engine_session, require_ray
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
     from ._args import command_line_error, train_config_from_args, training_inputs
@@ -56,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "compare", force=args.force)  # refuse before loading anything
     if args.engine == "ray":
         require_ray()  # say what to install before loading anything
-    inputs = training_inputs(args, simulator=args.simulator)
-    with output_dir(args.out, "compare", force=args.force) as out:
-        # the work goes to a temporary sibling renamed at the end: the log names the final folder
-        report = run_compare_on(args.engine, inputs, out, cfg, methods=args.methods, address=args.address,
-                                num_cpus=args.num_cpus,
-                                log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
+    # with --engine ray: one cluster for the bags' tasks (training_inputs) and the comparison's task
+    with engine_session(args.engine, args.address, args.num_cpus, log=lambda m: print(m, file=sys.stderr)):
+        inputs = training_inputs(args, simulator=args.simulator)
+        with output_dir(args.out, "compare", force=args.force) as out:
+            # the work goes to a temporary sibling renamed at the end: the log names the final folder
+            report = run_compare_on(args.engine, inputs, out, cfg, methods=args.methods,
+                                    log=lambda m: print(m.replace(str(out), str(args.out)), file=sys.stderr))
     for m, e in report.methods.items():
         print(f"{m:>13s}: mean test RMSE {fmt_values([e.rmse_mean])} ± {fmt_values([e.rmse_mean_std])} "
               f"{unit_label(inputs.effort_units)}, "

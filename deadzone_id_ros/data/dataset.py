@@ -24,7 +24,7 @@ Every problem met on the way is counted in ``Dataset.report``; problems that lea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,11 @@ from .types import Episode, Recording
 __all__ = [
     "TIME_SOURCES",
     "VELOCITY_SOURCES",
+    "BagLoad",
     "Dataset",
     "DatasetConfig",
     "dataset_from_recordings",
+    "load_bag",
     "load_dataset",
 ]
 
@@ -114,12 +116,79 @@ def _check_joint_names(per_bag: list[tuple[str, tuple[str, ...]]]) -> tuple[str,
     return names
 
 
-def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = None) -> Dataset:
+@dataclass(frozen=True)
+class BagLoad:
+    """One bag's part of a data set (:func:`load_bag`), as a Ray ingest task hands it back.
+
+    Attributes:
+        path: the bag as given.  episodes: its episodes (q/dq/ddq/tau (N, J) in ``joints`` order).
+        joints: (J,) its joints.  report: its cleaning report (:class:`~.cleaning_report.BagReport`).
+        unit: (unit, reason) guessed for its effort.
+    """
+
+    path: str
+    episodes: list[Episode]
+    joints: tuple[str, ...]
+    report: BagReport
+    unit: tuple[str, str]
+
+
+def load_bag(path: str | Path, config: DatasetConfig) -> BagLoad:
+    """Open, clean and resample one bag (steps 1-6 of the module docstring).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.  DataError: the bag gives no usable data (names bag, topic,
+            message index, field and joint).
+    """
+    with open_bag(path) as handle:
+        series = select_joint_state_topic(handle, config.topic)
+        log = CleaningLog(stage="open_bag")  # what reading found comes first in the report
+        log.note("bag", str(path))
+        log.note("format", handle.format)
+        log.note("recovered", handle.recovered)
+        log.warn(*(f"{path}: {n}" for n in handle.notes))
+        eps, joints, rep = build_episodes(series, config, log)
+        unit = _guess_unit(handle, series, joints, config)
+    return BagLoad(str(path), eps, tuple(joints), rep, unit)
+
+
+def _load_bag_task(arg: tuple[str | Path, DatasetConfig]) -> BagLoad:
+    """:func:`load_bag` as an engine cell (module level, so that Ray pickles it by reference)."""
+    return load_bag(*arg)
+
+
+def _load_bags_as_tasks(paths: Sequence[str | Path], config: DatasetConfig, engine: str, address: str | None,
+                        num_cpus: int | None, log: Callable[[str], None]) -> list[BagLoad]:
+    """One :func:`~deadzone_id_ros.experiments.engine.run_cells` task per bag; each bag's cleaning report is logged
+    as it arrives; the first failed bag's own error is raised (after every task ended)."""
+    from ..experiments.engine import CellOutcome, run_cells
+
+    def done(o: CellOutcome[BagLoad]) -> None:
+        if o.result is not None:
+            r = o.result.report
+            log(f"ingest {o.result.path}: {r.episodes} episode(s), {r.samples} samples in {o.seconds:.1f} s"
+                + (f"; {len(r.warnings)} warning(s)" if r.warnings else ""))
+
+    cells = {f"bag{i}:{p}": (p, config) for i, p in enumerate(paths)}
+    outcomes = run_cells(_load_bag_task, cells, engine=engine, address=address, num_cpus=num_cpus, on_done=done,
+                         log=log)
+    for o in outcomes:
+        if o.error is not None:
+            raise o.error
+    return [o.result for o in outcomes if o.result is not None]
+
+
+def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = None, *, engine: str = "local",
+                 address: str | None = None, num_cpus: int | None = None,
+                 log: Callable[[str], None] = print) -> Dataset:
     """Build training episodes from bags (ROS 1 ``.bag``, rosbag2 directories with sqlite3 or MCAP storage).
 
     Args:
         paths: one or more bags; their episodes are combined (joints must agree; see ``DatasetConfig.joints``).
         config: see :class:`DatasetConfig` (default: auto topic, all usable joints, median rate, 0.1 s gaps).
+        engine: "local" (default: the bags one after the other in this process) or "ray": one Ray task per bag
+            (:func:`~deadzone_id_ros.experiments.engine.run_cells` with ``address`` and ``num_cpus`` as there; the
+            workers read the bags, so they need them at the same paths), each bag's cleaning report sent to ``log``.
 
     Returns:
         a :class:`Dataset` whose ``report`` counts every dropped, sorted, split or recovered item.
@@ -128,36 +197,25 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         FileNotFoundError: a path does not exist.
         DataError: a bag gives no usable data (names bag, topic, message index, field and joint), or bags disagree
             on the joints.
+        ConfigError: an unknown engine, or Ray missing (from ``run_cells``).
     """
     config = config or DatasetConfig()
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:
         raise DataError("load_dataset: no bag given")
-    episodes: list[Episode] = []
-    reports: list[BagReport] = []
-    names: list[tuple[str, tuple[str, ...]]] = []
-    guesses: list[tuple[str, str]] = []
-    for path in paths:
-        with open_bag(path) as handle:
-            series = select_joint_state_topic(handle, config.topic)
-            log = CleaningLog(stage="open_bag")  # what reading found comes first in the report
-            log.note("bag", str(path))
-            log.note("format", handle.format)
-            log.note("recovered", handle.recovered)
-            log.warn(*(f"{path}: {n}" for n in handle.notes))
-            eps, joints, rep = build_episodes(series, config, log)
-            guesses.append(_guess_unit(handle, series, joints, config))
-        episodes.extend(eps)
-        reports.append(rep)
-        names.append((str(path), joints))
-    joint_names = _check_joint_names(names)
-    unit, why = _combine_guesses(guesses, [str(p) for p in paths])
+    if engine == "local":
+        loads = [load_bag(path, config) for path in paths]
+    else:
+        loads = _load_bags_as_tasks(paths, config, engine, address, num_cpus, log)
+    joint_names = _check_joint_names([(b.path, b.joints) for b in loads])
+    unit, why = _combine_guesses([b.unit for b in loads], [str(p) for p in paths])
     if config.effort_unit is not None:
         why = "stated by the user (--effort-unit)"
     units = effort_units(joint_names, unit, effort_unit=config.effort_unit, torque_constants=config.torque_constants)
-    return Dataset(episodes=episodes, joint_names=joint_names, report=merge_reports(reports), config=config,
-                   effort_units=units, effort_unit_reason=why)
+    return Dataset(episodes=[ep for b in loads for ep in b.episodes], joint_names=joint_names,
+                   report=merge_reports([b.report for b in loads]), config=config, effort_units=units,
+                   effort_unit_reason=why)
 
 
 def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) -> tuple[str, str]:

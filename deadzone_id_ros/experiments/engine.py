@@ -10,7 +10,8 @@ Ray (an optional extra, ``make install-ray``) is imported only here and only whe
 - ``address``: ``"local"`` starts a fresh local cluster (never attaches to a leftover one), with an explicit
   ``num_cpus`` (cgroups can make Ray count the host's CPUs) and no dashboard; ``"auto"`` or ``"HOST:PORT"``
   attach to a running cluster (``ray start --head``). None: ``RAY_ADDRESS`` when it is set, as Ray users expect,
-  else ``"local"``. ``ray.shutdown()`` runs in a ``finally``.
+  else ``"local"``. ``ray.shutdown()`` runs in a ``finally``. Inside :func:`engine_session` every ``run_cells``
+  uses the session's one connection (a command that loads its bags as tasks, then trains, starts one cluster).
 - each task sets one torch thread and seeds torch, numpy and random from the cell's key; results are returned
   through Ray's object store, so a cell may run on another node (its files travel back: :func:`pack_dir`).
 - a task that raises an unexpected exception or whose worker dies is retried ``max_retries`` times; a
@@ -27,14 +28,16 @@ import tarfile
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, DeadzoneIdError
 
-__all__ = ["ENGINES", "RAY_MISSING", "CellOutcome", "pack_dir", "require_ray", "run_cells", "unpack_dir"]
+__all__ = ["ENGINES", "RAY_MISSING", "CellOutcome", "engine_session", "pack_dir", "require_ray", "run_cells",
+           "unpack_dir"]
 
 ENGINES = ("local", "ray")
 RAY_MISSING = ("--engine ray needs Ray, an optional extra: `make install-ray` in a checkout, or "
@@ -155,7 +158,9 @@ def _run_ray(fn: Callable[[Any], T], cells: Mapping[str, Any], address: str | No
     ray = require_ray()
     from ray.exceptions import RayError, RayTaskError
 
-    _init_ray(ray, address, num_cpus, log)
+    owned = not ray.is_initialized()  # else: inside engine_session, which shuts it down
+    if owned:
+        _init_ray(ray, address, num_cpus, log)
     try:
         remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=True)(_ray_task)
         fn_ref = ray.put(fn)
@@ -181,6 +186,29 @@ def _run_ray(fn: Callable[[Any], T], cells: Mapping[str, Any], address: str | No
             on_done(outcome)
             done[key] = outcome
         return [done[k] for k in cells]
+    finally:
+        if owned:
+            ray.shutdown()
+
+
+@contextmanager
+def engine_session(engine: str, address: str | None = None, num_cpus: int | None = None,
+                   log: Callable[[str], None] = print) -> Iterator[None]:
+    """With ``engine="ray"``: connect to Ray once (``address`` and ``num_cpus`` as in :func:`run_cells`) for every
+    :func:`run_cells` inside the block, and ``ray.shutdown()`` at its end, also on errors; with "local": nothing.
+
+    Raises:
+        ConfigError: as :func:`run_cells` (an unknown engine, Ray missing, a bad ``address`` / ``num_cpus``).
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine = {engine!r} must be one of {list(ENGINES)}")
+    if engine == "local":
+        yield
+        return
+    ray = require_ray()
+    _init_ray(ray, address, num_cpus, log)
+    try:
+        yield
     finally:
         ray.shutdown()
 

@@ -27,7 +27,7 @@ from ..jsonrecord import read_record
 from ..training.config import TrainConfig
 from ..training.pipeline import TrainingInputs
 from .compare_cell import CompareJob, CompareOutput, compare_cell
-from .engine import CellOutcome, run_cells, unpack_dir
+from .engine import CellOutcome, engine_session, run_cells, unpack_dir
 from .sweep_config import DataSpec, SweepConfig, cell_key
 from .sweep_report import CELL_FILE, CellMethod, SweepCell, SweepReport, write_sweep_report
 
@@ -46,9 +46,10 @@ def truncate_inputs(inputs: TrainingInputs, fraction: float) -> TrainingInputs:
     return dataclasses.replace(inputs, episodes=eps)
 
 
-def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None]) -> TrainingInputs:
+def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None], *, engine: str = "local",
+                  address: str | None = None, num_cpus: int | None = None) -> TrainingInputs:
     """Load a data set's bags; for ``simulate``, record the simulated arm into ``out``/data/<name> first (once: a
-    re-run reuses the bag).
+    re-run reuses the bag). ``engine="ray"``: one Ray task per bag (``address``, ``num_cpus``: :mod:`.engine`).
 
     Raises:
         FileNotFoundError / DataError / ConfigError: from the loader, naming the bag.
@@ -66,7 +67,8 @@ def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None]) -> Trai
             simulate_bag(float(spec.simulate["seconds"]), int(spec.simulate.get("seed", 0)), bag)
             log(f"{spec.name}: simulated {spec.simulate['seconds']} s into {bag}")
         bags = [bag]
-    return load_inputs(bags, simulator="auto", log=lambda m: log(f"{spec.name}: {m}"))
+    return load_inputs(bags, simulator="auto", engine=engine, address=address, num_cpus=num_cpus,
+                       log=lambda m: log(f"{spec.name}: {m}"))
 
 
 def _settings(config: TrainConfig, methods: tuple[str, ...], spec: DataSpec) -> str:
@@ -149,11 +151,6 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
     todo = [k for k in grid if k not in earlier]
     log(f"sweep: {len(grid)} cells, {len(earlier)} finished earlier with these settings (skipped), {len(todo)} to "
         f"run on {engine}")
-    inputs = {d.name: load_data_set(d, out, log) for d in sweep.data if any(grid[k][0] is d for k in todo)}
-    # on Ray the cells are the parallel unit: one training process per cell (a 1-CPU node runs one cell at a time)
-    per_cell = {"workers": 1} if engine == "ray" else {}
-    jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]), configs[k].with_overrides(**per_cell),
-                          sweep.methods or None) for k in todo}
     cells: dict[str, SweepCell] = dict(earlier)
 
     def done(o: CellOutcome[CompareOutput]) -> None:
@@ -162,7 +159,14 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
         log(f"cell {o.key}: {cells[o.key].status} in {o.seconds:.1f} s"
             + (f" ({cells[o.key].error})" if cells[o.key].error else ""))
 
-    run_cells(compare_cell, jobs, engine=engine, address=address, num_cpus=num_cpus, on_done=done, log=log)
+    with engine_session(engine, address, num_cpus, log):  # one cluster for the bags' tasks and the cells'
+        inputs = {d.name: load_data_set(d, out, log, engine=engine) for d in sweep.data
+                  if any(grid[k][0] is d for k in todo)}
+        # on Ray the cells are the parallel unit: one training process per cell (a 1-CPU node runs one at a time)
+        per_cell = {"workers": 1} if engine == "ray" else {}
+        jobs = {k: CompareJob(truncate_inputs(inputs[grid[k][0].name], grid[k][2]),
+                              configs[k].with_overrides(**per_cell), sweep.methods or None) for k in todo}
+        run_cells(compare_cell, jobs, engine=engine, on_done=done, log=log)
     report = SweepReport([cells[k] for k in grid], engine, time.perf_counter() - t0, ran=todo,
                          skipped=list(earlier), failed=[k for k in todo if cells[k].status != "done"])
     write_sweep_report(out, report)

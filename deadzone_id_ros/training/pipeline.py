@@ -258,7 +258,8 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
 def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None, *,
                 urdf: str | Path | None = None, simulator: str | None = None,
                 joint_map: Mapping[str, str] | None = None, locked: Mapping[str, float] | None = None,
-                urdf_check: str = "refuse", log: Callable[[str], None] = print) -> TrainingInputs:
+                urdf_check: str = "refuse", engine: str = "local", address: str | None = None,
+                num_cpus: int | None = None, log: Callable[[str], None] = print) -> TrainingInputs:
     """Fingerprint and load ``bags``, resolve the URDF for rbd/hybrid, and decide whether the data is simulated.
 
     Args:
@@ -273,6 +274,8 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         urdf_check: what a recording that contradicts its URDF gets (:func:`~deadzone_id_ros.robot.check_recording`:
             torque sign and scale against the nominal rigid body, positions against the limits): "refuse" (a sign
             convention opposite to the URDF's raises, the rest is logged), "warn" (everything logged) or "off".
+        engine / address / num_cpus: "ray": one Ray task per bag (:func:`~deadzone_id_ros.data.load_dataset`);
+            "local" (default): the bags one after the other here.
         log: receives the simulator decision and its reason, which URDF joints were locked where, the effort unit
             when it is not N·m, and what the URDF check found.
 
@@ -292,7 +295,7 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
     dcfg = dataset or DatasetConfig()
     torque_constants = dict(dcfg.torque_constants or {})
     sources = fingerprint(bags)
-    ds = load_dataset(list(bags), dcfg)
+    ds = load_dataset(list(bags), dcfg, engine=engine, address=address, num_cpus=num_cpus, log=log)
     unknown = sorted(set(torque_constants) - set(ds.joint_names))
     if unknown:
         raise ConfigError(f"--torque-constant names joint(s) {unknown} that are not in the data {list(ds.joint_names)}")

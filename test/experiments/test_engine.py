@@ -145,6 +145,8 @@ def test_compare_on_ray_equals_in_process_and_leaves_no_ray_process(two_bags, tm
                  "2"]) == 0
     err = capsys.readouterr().err
     assert "ray: started a local cluster" in err and "2 CPUs" in err
+    for bag in two_bags:  # the bags were loaded as tasks of the same (one) cluster, each with its report
+        assert re.search(rf"ingest {re.escape(bag)}: \d+ episode\(s\), \d+ samples", err), bag
     _assert_no_processes_left(_session_of(err.splitlines()))
     here, there = (json.loads((tmp_path / d / "report.json").read_text()) for d in ("here", "ray"))
     assert set(here["methods"]) == set(there["methods"]) == {"masked", "conventional", "rbd"}
@@ -182,4 +184,67 @@ def test_ray_retries_a_killed_cell_and_reports_a_failing_one(tmp_path):
     assert outcomes[0].ok and (tmp_path / "marker").read_text() == "died once"
     assert outcomes[0].result != os.getpid()  # it ran in a Ray worker
     assert isinstance(outcomes[1].error, FileNotFoundError) and not outcomes[1].ok
+    _assert_no_processes_left(_session_of(lines))
+
+
+
+@needs_ray
+def test_ingest_as_ray_tasks_equals_in_process(two_bags, tmp_path, monkeypatch):
+    """One Ray task per bag (both loads in one engine_session, so one cluster): the same episodes and cleaning
+    report as the in-process loader, each bag's report logged as it arrives; a bad bag's own error is raised; no
+    Ray process left."""
+    import numpy as np
+
+    from deadzone_id_ros.data import DatasetConfig, load_dataset
+    from deadzone_id_ros.experiments.engine import engine_session
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    config = DatasetConfig(max_gap_s=0.05)
+    here = load_dataset(two_bags, config)
+    bad = tmp_path / "bad.bag"
+    bad.write_bytes(b"not a bag at all")
+    lines: list[str] = []
+    with engine_session("ray", "local", 2, log=lines.append):
+        there = load_dataset(two_bags, config, engine="ray", log=lines.append)
+        with pytest.raises(DataError, match="bad.bag"):
+            load_dataset([two_bags[0], str(bad)], config, engine="ray", log=lines.append)
+    ingested = sorted(ln.split(":")[0] for ln in lines if ln.startswith("ingest "))
+    assert ingested == sorted([f"ingest {b}" for b in two_bags] + [f"ingest {two_bags[0]}"])
+    assert there.joint_names == here.joint_names and there.effort_units == here.effort_units
+    assert there.report.to_dict() == here.report.to_dict()
+    assert len(there.episodes) == len(here.episodes) == 2
+    for a, b in zip(here.episodes, there.episodes):
+        for name in ("t", "q", "dq", "ddq", "tau"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    _assert_no_processes_left(_session_of(lines))
+
+
+@needs_ray
+def test_sweep_on_ray_loads_bags_as_tasks_on_its_one_cluster(two_bags, tmp_path, monkeypatch):
+    """``run_sweep`` with ``engine="ray"``: one cluster for the bags' tasks (one per bag, each logged with its report)
+    and the cells' tasks; the same RMSE as in-process; no Ray process left."""
+    from deadzone_id_ros.experiments.sweep import run_sweep
+    from deadzone_id_ros.experiments.sweep_config import load_sweep
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "sweep.yaml").write_text(f"""\
+data:
+  - {{name: two, bags: [{two_bags[0]}, {two_bags[1]}]}}
+alpha: [0.1, 0.3]
+fractions: [1.0]
+seeds: 1
+methods: [masked, conventional]
+train: {{hidden_sizes: [16, 16], max_steps: 40, eval_interval: 20, batch_size: 256, block_seconds: 3.0,
+        efficiency_fractions: [1.0]}}
+""")
+    sweep = load_sweep(tmp_path / "sweep.yaml")
+    here = run_sweep(sweep, tmp_path / "here", log=lambda m: None)
+    lines: list[str] = []
+    there = run_sweep(sweep, tmp_path / "ray", engine="ray", address="local", num_cpus=2, log=lines.append)
+    assert sum("ray: started a local cluster" in ln for ln in lines) == 1
+    assert sorted(ln.split(":")[1].strip() for ln in lines if ln.startswith("two: ingest ")) == sorted(
+        f"ingest {b}" for b in two_bags)
+    assert not here.failed and not there.failed
+    assert [{m: e.rmse_mean for m, e in c.methods.items()} for c in here.cells] == \
+        [{m: e.rmse_mean for m, e in c.methods.items()} for c in there.cells]
     _assert_no_processes_left(_session_of(lines))

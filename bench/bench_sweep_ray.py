@@ -1,30 +1,39 @@
 """Benchmark: a sweep of 8 cells in-process and on a two-node Ray cluster started on this machine (issue 24).
 
+A *cell* here is one ``compare`` (as in ``deadzone-id sweep``): one data set x one dead-zone alpha x one data fraction,
+its 3 methods (masked, conventional, rbd) x 1 seed trained batched on a 32-32 network for a few steps, plus the
+pick and the report files. The grid: one short simulated recording (:data:`SWEEP`: 20 s, or 12 s with ``--quick``)
+x 4 alphas x 2 data fractions = 8 cells, sized so that the whole benchmark (both sweeps and the cluster start)
+takes at most about 4 minutes on an idle 2-core machine (measured: 1.5 minutes at load average 5): the
+figures are for the engine's overhead, not for model quality.
+
 The cluster: ``ray start --head --num-cpus 1`` plus a second ``ray start --address HEAD --num-cpus 1``, each with
 ports of its own (free ones picked here) and the head's ``--temp-dir`` in a fresh folder under /tmp, so that runs
-in parallel do not clash. The same sweep (one simulated data set x 4 alphas x 2 data fractions, masked,
-conventional and rbd x 2 seeds, small networks) runs once in this process (``--engine local``) and once with
+in parallel do not clash. The same sweep runs once in this process (``--engine local``) and once with
 ``--address`` of the head. Figures:
 
 - ``sweep_cells_per_hour_local`` / ``sweep_cells_per_hour_ray``: cells over the wall time of each sweep (the Ray
   one includes attaching to the running cluster, not starting it);
 - ``sweep_seconds_local`` / ``sweep_seconds_ray``, ``ray_cluster_start_seconds`` (both nodes up);
-- ``sweep_ray_overhead_s_per_cell``: (Ray wall x its 2 CPUs - in-process wall) / cells: the CPU-seconds per cell
-  the Ray path spends beyond the work itself (task start, shipping data and results, idle tail); on 2 shared
-  cores it also holds what other processes took;
+- ``sweep_ray_overhead_s_per_cell``: Ray wall / cells - in-process wall / cells [s]: what a cell costs on the
+  cluster beyond the in-process run, with the 2 nodes working in parallel (negative when the parallelism wins);
+  ``sweep_ray_cluster_start_s_per_cell``: the cluster start spread over the cells (not in either wall time);
+- ``sweep_ray_cpu_overhead_s_per_cell``: (Ray wall x its 2 CPUs - in-process wall) / cells: the CPU-seconds per
+  cell the Ray path spends beyond the work itself (task start, shipping data and results, idle tail), taking the
+  in-process run as one CPU's work; on shared cores it also holds what other processes took;
 - ``sweep_ray_same_metrics``: 1 when every cell's RMSE of every method is the same on both paths.
 
 Token authentication (on by default since Ray 2.59): the head writes ``~/.ray/auth_token`` when none is there; the
 second node and the driver send it with ``RAY_AUTH_MODE=token``. The cluster is stopped in a ``finally`` by ending
 the processes of its own session only (their command lines or open log files name its temp dir), never ``ray stop``,
 which would end every Ray process of the machine, other users' included.
-Run: ``python bench/sweep_ray.py`` (about 11 minutes on the 2 shared cores of the reference machine under load, so
-not named ``bench_*.py``: ``make bench`` (bench/run_all.py) does not run it; its figures are in the README).
-Needs the ray extra (``make install-ray``).
+Run: ``python bench/bench_sweep_ray.py [--quick]``, or through ``make bench`` (bench/run_all.py). Needs the ray
+extra (``make install-ray``; ``make bench`` installs it); without Ray it prints why and gives no figures.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -38,14 +47,15 @@ from pathlib import Path
 SWEEP = """\
 data:
   - name: sim
-    simulate: {seconds: 30, seed: 1}
+    simulate: {{seconds: {seconds}, seed: 1}}
 alpha: [0.05, 0.1, 0.2, 0.3]
 fractions: [0.5, 1.0]
-seeds: 2
+seeds: 1
 methods: [masked, conventional, rbd]
-train: {hidden_sizes: [32, 32], max_steps: 150, eval_interval: 50, batch_size: 512, block_seconds: 3.0,
-        efficiency_fractions: [1.0]}
+train: {{hidden_sizes: [32, 32], max_steps: {steps}, eval_interval: 20, batch_size: 512, block_seconds: 1.0,
+        efficiency_fractions: [1.0]}}
 """
+SIZES = {False: {"seconds": 20, "steps": 60}, True: {"seconds": 12, "steps": 40}}  # --quick: True
 
 
 def _free_ports(n: int) -> list[int]:
@@ -121,14 +131,18 @@ def _rmse(report) -> dict[tuple[str, str], float | None]:
 
 
 def run(quick: bool = False) -> dict[str, float]:
+    if importlib.util.find_spec("ray") is None:  # not imported here: Ray reads RAY_AUTH_MODE when imported
+        print("bench_sweep_ray: skipped, Ray is not installed (make install-ray)", file=sys.stderr)
+        return {}
     from deadzone_id_ros.experiments.sweep import run_sweep
     from deadzone_id_ros.experiments.sweep_config import load_sweep
 
     work = Path(tempfile.mkdtemp(prefix="dzsweep"))
     temp = tempfile.mkdtemp(prefix="dzray", dir="/tmp")  # short: Ray's socket paths must stay under 107 chars
-    (work / "sweep.yaml").write_text(SWEEP)
+    (work / "sweep.yaml").write_text(SWEEP.format(**SIZES[quick]))
     sweep = load_sweep(work / "sweep.yaml")
     quiet = lambda m: None  # noqa: E731
+    print(f"bench_sweep_ray: load average {os.getloadavg()} at the start")
     try:
         # the data set is simulated once, outside both timings
         from deadzone_id_ros.experiments.sweep import load_data_set
@@ -165,11 +179,13 @@ def run(quick: bool = False) -> dict[str, float]:
         "sweep_cells_per_hour_local": 3600.0 * n / t_local,
         "sweep_cells_per_hour_ray": 3600.0 * n / t_ray,
         "ray_cluster_start_seconds": t_start,
-        "sweep_ray_overhead_s_per_cell": (2 * t_ray - t_local) / n,
+        "sweep_ray_overhead_s_per_cell": (t_ray - t_local) / n,
+        "sweep_ray_cluster_start_s_per_cell": t_start / n,
+        "sweep_ray_cpu_overhead_s_per_cell": (2 * t_ray - t_local) / n,
         "sweep_ray_same_metrics": float(_rmse(local) == _rmse(remote) and not local.failed and not remote.failed),
     }
 
 
 if __name__ == "__main__":
-    for key, value in run().items():
+    for key, value in run(quick="--quick" in sys.argv[1:]).items():
         print(f"{key}: {value:.3f}")

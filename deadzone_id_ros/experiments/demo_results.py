@@ -61,7 +61,7 @@ class DemoReport:
 
     def to_dict(self) -> dict[str, Any]:
         """report.json: ``robot`` (name, joints), ``config``, ``data`` (with ``live_skipped``), ``compare``
-        (dir, best_learned, methods, noise_floor, data_efficiency), ``closed_loop``, ``closed_loop_weak_dob``,
+        (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``, ``closed_loop_weak_dob``,
         ``closed_loop_live``, ``closed_loop_settings``, ``masked_vs_conventional`` (:meth:`masked_vs_conventional`),
         ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
@@ -71,7 +71,8 @@ class DemoReport:
             "data": {"simulated_bags": self.simulated_bags, "live_bag": self.live_bag,
                      "live_skipped": self.live_skipped},
             "compare": {"dir": self.compare_dir, "best_learned": self.best_learned, "methods": cmp["methods"],
-                        "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency")},
+                        "noise_floor": cmp.get("noise_floor"), "data_efficiency": cmp.get("data_efficiency"),
+                        "pick": cmp.get("pick")},
             **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
                                    self.closed_loop_settings),
             "masked_vs_conventional": self.masked_vs_conventional(),

@@ -125,6 +125,8 @@ def test_the_demo_report_names_the_robot_and_gives_masked_vs_conventional(compar
     doc = json.loads((out / "report.json").read_text())
     assert doc["robot"] == {"name": "three_dof_arm", "joints": list(compared[3].joint_names)}
     assert doc["data"]["live_bag"] == "" and doc["data"]["live_skipped"] == "robot 'x': skipped"
+    assert doc["compare"]["pick"] == json.loads((compared[0] / "report.json").read_text())["pick"]
+    assert doc["compare"]["pick"]["method"] in doc["compare"]["methods"]
     claim, methods = doc["masked_vs_conventional"], doc["compare"]["methods"]
     assert claim["joints"] == len(compared[3].joint_names)
     for key, field in (("usable_fraction", "usable_fraction"), ("rmse", "rmse_mean")):

@@ -61,9 +61,9 @@ class DemoReport:
 
     def to_dict(self) -> dict[str, Any]:
         """report.json: ``robot`` (name, joints), ``config``, ``data`` (with ``live_skipped``), ``compare``
-        (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``, ``closed_loop_weak_dob``,
-        ``closed_loop_live``, ``closed_loop_settings``, ``masked_vs_conventional`` (:meth:`masked_vs_conventional`),
-        ``stage_seconds`` and ``seconds``."""
+        (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``,
+        ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``masked_vs_conventional``
+        (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({
             "robot": {"name": self.robot, "joints": list(self.compare.joint_names)},

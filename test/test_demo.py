@@ -185,7 +185,8 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
 
 
 def test_demo_with_a_robot_profile_simulates_that_robot_and_skips_the_live_stages_with_a_note(tmp_path):
-    """``demo --robot so101``: the offline stage simulates the SO-101 (5 joints, named in episode.yaml); the live
+    """``demo --robot so101``: the offline stage simulates the SO-101 (5 joints, named in episode.yaml; two bags, so
+    in worker processes); the live
     stage, which runs the bundled arm only, is skipped with a printed note and recorded as skipped (not failed)."""
     import json
 
@@ -194,11 +195,13 @@ def test_demo_with_a_robot_profile_simulates_that_robot_and_skips_the_live_stage
     from deadzone_id_ros.experiments.demo import DEMO_STAGES, STATE_FILE, run_demo
 
     lines: list[str] = []
-    cfg = DemoConfig(sim_seeds=(1,), sim_duration=0.3, compare_seeds=1, quick=True, robot="so101")
+    cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=0.3, compare_seeds=1, quick=True, robot="so101")
     results = run_demo(tmp_path / "demo", cfg, stages=DEMO_STAGES[:2], log=lines.append)
-    episode = yaml.safe_load((tmp_path / "demo" / results["simulate"]["bags"][0] / "episode.yaml").read_text())
-    assert episode["robot"] == "so101"
-    assert len(episode["sim_config"]["joint_names"]) == 5
+    assert len(results["simulate"]["bags"]) == 2  # two bags: simulated in worker processes, each of the SO-101
+    for bag in results["simulate"]["bags"]:
+        episode = yaml.safe_load((tmp_path / "demo" / bag / "episode.yaml").read_text())
+        assert episode["robot"] == "so101"
+        assert len(episode["sim_config"]["joint_names"]) == 5
     assert results["live"]["bag"] is None and "bundled arm only" in results["live"]["skipped"]
     assert any(line.startswith("NOTE: robot 'so101'") and "skipped" in line for line in lines), lines
     state = json.loads((tmp_path / "demo" / STATE_FILE).read_text())

@@ -141,8 +141,9 @@ def test_demo_report_json_keeps_its_keys():
     doc = DemoReport({"quick": True}, ["a"], "b", "cmp", _compare_report({"masked": 0.3}), "masked",
                      summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
                      {"1_compare": 3.0}).to_dict()
-    assert list(doc) == ["config", "data", "compare", "closed_loop", "closed_loop_weak_dob", "closed_loop_live",
-                         "closed_loop_settings", "stage_seconds", "seconds"]
+    assert list(doc) == ["robot", "config", "data", "compare", "closed_loop", "closed_loop_weak_dob",
+                         "closed_loop_live", "closed_loop_settings", "masked_vs_conventional", "stage_seconds",
+                         "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
     issue_keys = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
     for section in ("closed_loop", "closed_loop_weak_dob"):
@@ -181,3 +182,28 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
     text = demo_markdown(report, tmp_path)
     assert ("under-trained" in text) is quick
     assert ("Run --quick" in text) is quick
+
+
+def test_demo_with_a_robot_profile_simulates_that_robot_and_skips_the_live_stages_with_a_note(tmp_path):
+    """``demo --robot so101``: the offline stage simulates the SO-101 (5 joints, named in episode.yaml; two bags, so
+    in worker processes); the live
+    stage, which runs the bundled arm only, is skipped with a printed note and recorded as skipped (not failed)."""
+    import json
+
+    import yaml
+
+    from deadzone_id_ros.experiments.demo import DEMO_STAGES, STATE_FILE, run_demo
+
+    lines: list[str] = []
+    cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=0.3, compare_seeds=1, quick=True, robot="so101")
+    results = run_demo(tmp_path / "demo", cfg, stages=DEMO_STAGES[:2], log=lines.append)
+    assert len(results["simulate"]["bags"]) == 2  # two bags: simulated in worker processes, each of the SO-101
+    for bag in results["simulate"]["bags"]:
+        episode = yaml.safe_load((tmp_path / "demo" / bag / "episode.yaml").read_text())
+        assert episode["robot"] == "so101"
+        assert len(episode["sim_config"]["joint_names"]) == 5
+    assert results["live"]["bag"] is None and "bundled arm only" in results["live"]["skipped"]
+    assert any(line.startswith("NOTE: robot 'so101'") and "skipped" in line for line in lines), lines
+    state = json.loads((tmp_path / "demo" / STATE_FILE).read_text())
+    assert state["config"]["robot"] == "so101"
+    assert not any((tmp_path / "demo" / "data").glob("live*"))

@@ -1,6 +1,7 @@
 """``deadzone-id demo`` and ``deadzone-id demo-real``: the main job end to end (argument parsing and printing).
 
-``demo`` runs the stages of :mod:`deadzone_id_ros.experiments.demo_stages` on the simulated 3-DOF arm (offline
+``demo`` runs the stages of :mod:`deadzone_id_ros.experiments.demo_stages` on the simulated 3-DOF arm, or with
+``--robot NAME|FILE`` on the arm of a robot profile (offline stages only; the live ones run the bundled arm), (offline
 simulation, a live ROS 2 recording, compare, closed loop, report) through :func:`deadzone_id_ros.experiments.demo.
 run_demo`, which never loses work: a failed or interrupted run keeps its folder marked incomplete (INCOMPLETE.json
 names the stage, the reason and the logs), ``--resume DIR`` continues it from the last finished stage, and a lock
@@ -190,6 +191,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="replace --out even if it is not an earlier demo output, or holds an incomplete one")
     p.add_argument("--quick", action="store_true",
                    help="smaller data and shorter training (about 3 minutes; under-trained models)")
+    p.add_argument("--robot", default="", metavar="NAME|FILE",
+                   help="robot profile (`deadzone-id robot show`) for the offline stages: simulate, compare (rbd and "
+                   "hybrid on its URDF) and the in-process closed loop (default: the bundled arm); the live stages "
+                   "run the bundled arm only and are skipped, with a note, for any other robot")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",
@@ -206,12 +211,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or with ``--resume`` continue) the demo; returns 0 (errors propagate as DeadzoneIdError, printed by the
     CLI; an interrupt as KeyboardInterrupt, after the folder was marked and the resume command printed)."""
+    import dataclasses
+
     from ..experiments.demo import run_demo
 
+    if args.robot:
+        from ..robot_configs import load_robot
+
+        load_robot(args.robot)  # a bad profile fails here, before any output folder is made
     if args.resume is not None:
-        run_demo(args.resume, DemoConfig.quick_run() if args.quick else None, resume=True)
+        given = DemoConfig.quick_run() if args.quick else None
+        run_demo(args.resume, dataclasses.replace(given, robot=args.robot) if given else None, resume=True)
     else:
-        run_demo(args.out, DemoConfig.quick_run() if args.quick else DemoConfig(), force=args.force)
+        cfg = DemoConfig.quick_run() if args.quick else DemoConfig()
+        run_demo(args.out, dataclasses.replace(cfg, robot=args.robot), force=args.force)
     return 0
 
 

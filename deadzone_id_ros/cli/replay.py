@@ -1,8 +1,10 @@
 """``deadzone-id replay BAG [--urdf URDF] [--closed-loop] --out DIR``: replay a recorded bag through a simulated arm.
 
 ``--urdf`` takes a URDF file or a robot model name (``deadzone-id robots``); the bag's joints must be joints of it
-(mapped by name), and it is simulated as a rigid body with its URDF friction and no noise. Without ``--urdf`` the
-bag's own sim configuration (a simulated bag) or the bundled arm is used.
+(mapped by name), and it is simulated as a rigid body with its URDF friction and no noise. ``--robot NAME|FILE``
+takes a robot profile instead (``deadzone-id robot show``): its simulated arm (friction, armature, noise) and, with
+``--closed-loop``, its controller. Without either the bag's own sim configuration (a simulated bag) or the bundled
+arm is used.
 
 Open loop (default): the recorded effort commands drive the simulator from the recorded initial state. Closed loop:
 the recorded reference is followed by the controller against the simulator. Writes DIR/report.json, DIR/report.md
@@ -29,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--urdf", default=None,
                    help="the robot to simulate: a URDF file or a robot model name (`deadzone-id robots`); default: "
                         "the bag's own sim configuration, else the bundled arm")
+    p.add_argument("--robot", default=None, metavar="NAME|FILE",
+                   help="robot profile (`deadzone-id robot show`): its simulated arm and, with --closed-loop, its "
+                        "controller (instead of --urdf)")
     p.add_argument("--closed-loop", action="store_true",
                    help="follow the recorded reference with the controller instead of replaying the commands")
     p.add_argument("--out", required=True,
@@ -44,10 +49,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the replay, print the per-joint errors and the report paths; returns the exit status."""
+    """Run the replay, print the per-joint errors and the report paths; returns the exit status.
+
+    Raises:
+        ConfigError: both ``--urdf`` and ``--robot``.
+    """
+    from ..errors import ConfigError
     from ..outputs import check_output_dir, output_dir
     from ._args import check_bags
 
+    if args.urdf and args.robot:
+        raise ConfigError("replay: give --urdf or --robot, not both (--robot names its own URDF)")
     check_bags(args.bag)  # a missing bag: said at once, before MuJoCo and the bag readers are loaded
     from ..data.bag import read_recording
     from ..sim.replay import replay, write_report
@@ -56,15 +68,24 @@ def run(args: argparse.Namespace) -> int:
                                 ("reference_topic", args.reference_topic)) if v}
     check_output_dir(args.out, "replay", force=args.force)
     recording = read_recording(args.bag, **topics)
-    sim_config = None
-    if args.urdf:
+    sim_config, controller_config = None, None
+    if args.robot:
+        from ..robot_configs import controller_config as robot_controller
+        from ..robot_configs import load_robot
+        from ..robot_configs import sim_config as robot_sim
+
+        profile = load_robot(args.robot)
+        sim_config, controller_config = robot_sim(profile), robot_controller(profile)
+        print(f"simulating robot profile {profile.profile.name} ({profile.urdf_path})")
+    elif args.urdf:
         from ..robot.catalog import resolve_robot_model
         from ..sim.replay import sim_config_for_urdf
 
         robot = resolve_robot_model(args.urdf)
         sim_config = sim_config_for_urdf(robot.urdf_path, tuple(recording.joint_names))
         print(f"simulating {robot.name} ({robot.urdf_path}): rigid body and URDF friction, no noise")
-    result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config)
+    result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config,
+                    controller_config=controller_config)
     with output_dir(args.out, "replay", force=args.force) as out:
         files = {k: Path(args.out) / Path(p).relative_to(out) for k, p in write_report(result, out).items()}
     print(f"{result.mode.replace('_', ' ')} replay of {args.bag}: {len(result.t)} samples, {result.t[-1]:.3f} s")

@@ -69,6 +69,23 @@ def _stage_lines(report: DemoReport) -> list[str]:
             + f"; total {report.seconds:.0f}.", ""]
 
 
+def _arm(report: DemoReport) -> str:
+    """"3-DOF arm" for the bundled arm, else "<name> (<J> joints)"."""
+    joints = len(report.compare.joint_names)
+    return "3-DOF arm" if report.robot in ("", "three_dof_arm") else f"{report.robot} arm ({joints} joints)"
+
+
+def _claim_lines(report: DemoReport) -> list[str]:
+    """The paper's claim on this arm in one line: usable data and mean torque RMSE, masked vs conventional."""
+    c = report.masked_vs_conventional()
+    if c["usable_fraction_masked"] is None or c["usable_fraction_conventional"] is None:
+        return []
+    return [f"Masked vs conventional on {c['joints']} joints: usable data {num(c['usable_fraction_masked'], '.1%')} "
+            f"vs {num(c['usable_fraction_conventional'], '.1%')} ({num(c['usable_ratio'], '.2f')}x), mean torque "
+            f"RMSE {num(c['rmse_masked'], '.4f')} vs {num(c['rmse_conventional'], '.4f')} "
+            f"({num(c['rmse_ratio'], '.2f')}x).", ""]
+
+
 def demo_markdown(report: DemoReport, out: Path) -> str:
     """The demo's report.md (paths relative to ``out``, the demo's folder)."""
     cfg = report.config
@@ -77,15 +94,18 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
     lines = [
         "# deadzone_id_ros demo report",
         "",
-        "Inverse dynamics tau = f(q, dq, ddq) of the simulated 3-DOF arm with dead zones (static friction), learned "
-        "with the dead-zone loss of Inami, Yamane and Sakaino (arXiv 2402.00393) and compared with the conventional "
-        "method (drops every sample with a stuck joint), plain MSE on all samples, an identified Newton–Euler "
-        "rigid-body model and a hybrid (rigid body + masked-loss residual).",
+        f"Inverse dynamics tau = f(q, dq, ddq) of the simulated {_arm(report)} with dead zones (static friction), "
+        "learned with the dead-zone loss of Inami, Yamane and Sakaino (arXiv 2402.00393) and compared with the "
+        "conventional method (drops every sample with a stuck joint), plain MSE on all samples, an identified "
+        "Newton–Euler rigid-body model and a hybrid (rigid body + masked-loss residual).",
         "",
         f"Run {'--quick' if cfg['quick'] else 'full'}, {report.seconds:.0f} s. Data: {len(cfg['sim_seeds'])} offline "
-        f"episodes x {cfg['sim_duration']:g} s (`deadzone-id simulate`) and one live ROS 2 recording of "
-        f"{cfg['live_duration']:g} s excitation through `sim_feedforward.launch.yaml`.",
+        f"episodes x {cfg['sim_duration']:g} s (`deadzone-id simulate`) and "
+        + (f"no live recording ({report.live_skipped})." if report.live_skipped else
+           f"one live ROS 2 recording of {cfg['live_duration']:g} s excitation through "
+           "`sim_feedforward.launch.yaml`."),
         "",
+        *_claim_lines(report),
         "## Torque prediction on held-out data (where the joint moves)",
         "",
         *compare_table(report.compare),

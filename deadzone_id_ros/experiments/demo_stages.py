@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+from ..robot.defaults import BUNDLED_ROBOT
+
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext", "live_skipped"]
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop_results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
@@ -47,6 +49,10 @@ class DemoConfig:
         weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
         compare_seeds: training seeds per method.
         quick: shorter training (``compare --quick``): under-trained models, said so in the report.
+        robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) the offline stages
+            simulate, compare (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process;
+            "" (default): the bundled arm. The live stages (the DDS recording, the live closed-loop runs) run the
+            bundled arm only: for any other robot they are skipped with a printed note (:func:`live_skipped`).
 
     Raises:
         ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
@@ -63,6 +69,7 @@ class DemoConfig:
     weak_dob_fraction: float = 0.2
     compare_seeds: int = 3
     quick: bool = False
+    robot: str = ""
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
@@ -86,6 +93,19 @@ class DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
                    closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
+
+
+def live_skipped(cfg: DemoConfig) -> str:
+    """Why the live stages do not run for ``cfg``'s robot, or "" when they run (the bundled arm).
+
+    The launch files and nodes of the live path take the bundled arm's parameter files; the offline stages take
+    any robot profile.
+    """
+    if not cfg.robot or cfg.robot == BUNDLED_ROBOT:
+        return ""
+    return (f"robot {cfg.robot!r}: the live stages (the ROS 2 recording over DDS and the live closed-loop runs) run "
+            "the bundled arm only and are skipped; the offline simulation, compare and the in-process closed loop "
+            "run this robot")
 
 
 @dataclass
@@ -132,24 +152,38 @@ def _rel(ctx: StageContext, path: Path) -> str:
     return str(Path(path).relative_to(ctx.out))
 
 
-def _simulate_one(duration: float, seed: int, path: Path, start_time: float) -> tuple[str, int, float]:
-    """One offline bag (a worker of :func:`simulate`): (its path, its /joint_states samples, simulation wall [s])."""
+def _robot_configs(spec: str) -> dict[str, Any]:
+    """simulate_bag's sim/controller/excitation configs and robot name of the profile ``spec``; {} for "" (the
+    bundled arm's defaults)."""
+    if not spec:
+        return {}
+    from ..robot_configs import controller_config, excitation_config, load_robot, sim_config
+
+    robot = load_robot(spec)
+    return {"sim_config": sim_config(robot), "controller_config": controller_config(robot),
+            "excitation_config": excitation_config(robot), "robot": robot.profile.name}
+
+
+def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
+                  robot: str = "") -> tuple[str, int, float]:
+    """One offline bag (a worker of :func:`simulate`) of the profile ``robot`` ("" the bundled arm): (its path, its
+    /joint_states samples, simulation wall [s])."""
     from ..sim.record import simulate_bag
 
-    result = simulate_bag(duration, seed, path, start_time=start_time)
+    result = simulate_bag(duration, seed, path, start_time=start_time, **_robot_configs(robot))
     return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
 
 
 def simulate(ctx: StageContext) -> dict[str, Any]:
-    """Stage 1: one offline-simulated bag per seed, two at a time in worker processes when there are several (each
-    bag depends on its seed only; the stamps of the k-th seed start k seconds after the stage's start, in seed order
-    as one after the other would); result ``{"bags": [...]}``."""
+    """Stage 1: one offline-simulated bag per seed of the configured robot, two at a time in worker processes when
+    there are several (each bag depends on its seed only; the stamps of the k-th seed start k seconds after the
+    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``."""
     import time
 
     from .closed_loop import worker_pool
 
     start = time.time()
-    jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k)
+    jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k, ctx.cfg.robot)
             for k, seed in enumerate(ctx.cfg.sim_seeds)]
     bags: list[str] = []
 
@@ -167,7 +201,8 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
 
 
 def live(ctx: StageContext) -> dict[str, Any]:
-    """Stage 2: the live recording (lockstep, no wall-clock deadline); result ``{"bag": ...}``.
+    """Stage 2: the live recording (lockstep, no wall-clock deadline); result ``{"bag": ...}``, or for a robot
+    other than the bundled arm ``{"bag": null, "skipped": REASON}`` (the reason printed).
 
     Raises:
         DataError: the recording cannot be trained on, or the run stalled (:func:`~..launching.live.live_run`).
@@ -178,6 +213,10 @@ def live(ctx: StageContext) -> dict[str, Any]:
     from ..launching.live import live_run
     from ..training.config import load_train_config
 
+    skipped = live_skipped(ctx.cfg)
+    if skipped:
+        ctx.log(f"NOTE: {skipped}.")
+        return {"bag": None, "skipped": skipped}
     (ctx.out / "logs").mkdir(exist_ok=True)
     bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed)},
                    ctx.cfg.live_duration, ctx.out / "logs" / "live_recording.log")
@@ -202,11 +241,18 @@ def compare(ctx: StageContext) -> dict[str, Any]:
     from ..training.config import load_train_config
     from ..training.pipeline import load_inputs
 
-    bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + [ctx.out / ctx.results["live"]["bag"]]
+    live_bag = ctx.results["live"]["bag"]
+    bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + ([ctx.out / live_bag] if live_bag else [])
+    robot_kw: dict[str, Any] = {}
+    if ctx.cfg.robot:
+        from ..robot_configs import load_robot
+
+        robot = load_robot(ctx.cfg.robot)
+        robot_kw = {"urdf": str(robot.urdf_path), "locked": dict(robot.profile.locked)}
     compare_dir = ctx.out / "compare"
     cfg = compare_config(load_train_config(), quick=ctx.cfg.quick, seeds=ctx.cfg.compare_seeds)
     # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
-    report = run_compare(load_inputs(bags, simulator="yes", log=_log), compare_dir, cfg, log=_log)
+    report = run_compare(load_inputs(bags, simulator="yes", log=_log, **robot_kw), compare_dir, cfg, log=_log)
     ctx.objects["compare"] = report
     best = report.best_learned()
     if best is None:
@@ -227,13 +273,23 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
 
     cfg = ctx.cfg
     res = run_closed_loop(ctx.out / ctx.results["compare"]["compare_dir"], ctx.out, cfg.closed_loop_seeds,
-                          cfg.closed_loop_duration, cfg.weak_dob_fraction, cfg.closed_loop_live_duration,
-                          log=ctx.log)
+                          cfg.closed_loop_duration, cfg.weak_dob_fraction,
+                          0.0 if live_skipped(cfg) else cfg.closed_loop_live_duration, log=ctx.log,
+                          robot=cfg.robot or None)
     if res.live:
         closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
     write_closed_loop(ctx.out, res)
     ctx.objects["closed_loop"] = res
     return {"closed_loop_json": CLOSED_LOOP_JSON}
+
+
+def _robot_name(cfg: DemoConfig) -> str:
+    """The robot's name for the report: the profile's name, else the bundled arm's."""
+    if not cfg.robot:
+        return BUNDLED_ROBOT
+    from ..robot_configs import load_robot
+
+    return load_robot(cfg.robot).profile.name
 
 
 def report(ctx: StageContext) -> dict[str, Any]:
@@ -257,7 +313,9 @@ def report(ctx: StageContext) -> dict[str, Any]:
     closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
     doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
                      simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
-                     live_bag=str(ctx.out / r["live"]["bag"]), compare_dir=str(compare_dir), compare=cmp,
+                     live_bag=str(ctx.out / r["live"]["bag"]) if r["live"]["bag"] else "",
+                     live_skipped=r["live"].get("skipped", ""), robot=_robot_name(ctx.cfg),
+                     compare_dir=str(compare_dir), compare=cmp,
                      best_learned=r["compare"]["best"], closed_loop=closed.summaries,
                      closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
                      closed_loop_settings=closed.settings, stage_seconds=ctx.stage_seconds,
@@ -269,17 +327,27 @@ def report(ctx: StageContext) -> dict[str, Any]:
     return {"report": "report.md"}
 
 
+def _live_title(c: DemoConfig) -> str:
+    if live_skipped(c):
+        return f"live ROS 2 recording: skipped for robot {c.robot!r} (the live path runs the bundled arm only)"
+    return (f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {c.live_duration:g} s excitation (sim_arm, "
+            "excitation, feedforward_controller, recorder as processes over DDS; simulated time, lockstep)")
+
+
+def _closed_loop_title(c: DemoConfig) -> str:
+    live = ("no live run (bundled arm only)" if live_skipped(c) else
+            f"one live run of {c.closed_loop_live_duration:g} s per controller over DDS")
+    return (f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s in-process, default and "
+            f"weak DOB, {live} (deadzone-id closed-loop)")
+
+
 DEMO_STAGES: tuple[Stage, ...] = (
-    Stage("simulate", lambda c: f"offline simulation: {len(c.sim_seeds)} episodes x {c.sim_duration:g} s "
-          "(deadzone-id simulate)", simulate, ("data/sim_seed*",)),
-    Stage("live", lambda c: f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {c.live_duration:g} s "
-          "excitation (sim_arm, excitation, feedforward_controller, recorder as processes over DDS; simulated time, "
-          "lockstep)", live, ("data/live*", "logs/live_recording*.log")),
+    Stage("simulate", lambda c: f"offline simulation{f' of {c.robot}' if c.robot else ''}: {len(c.sim_seeds)} "
+          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*",)),
+    Stage("live", _live_title, live, ("data/live*", "logs/live_recording*.log")),
     Stage("compare", lambda c: "compare every method on all recordings (deadzone-id compare)", compare,
           ("compare",)),
-    Stage("closed_loop", lambda c: f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s "
-          "in-process, default and weak DOB, one live run of "
-          f"{c.closed_loop_live_duration:g} s per controller over DDS (deadzone-id closed-loop)", closed_loop,
+    Stage("closed_loop", _closed_loop_title, closed_loop,
           ("closed_loop", CLOSED_LOOP_JSON, "closed_loop.md", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

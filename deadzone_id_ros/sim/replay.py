@@ -147,7 +147,7 @@ def sim_config_for_urdf(urdf_path: str | Path, joint_names: tuple[str, ...] | li
 
 def _sim_config_from(recording: Recording, source: str, override: SimArmConfig | None) -> tuple[SimArmConfig, str]:
     if override is not None:
-        return override, "the caller (--urdf: the URDF's own dynamics, ideal profile)"
+        return override, "the caller (--urdf: the URDF's own dynamics, ideal profile; --robot: its profile)"
     meta = recording.metadata.get("sim_config") if isinstance(recording.metadata, dict) else None
     if isinstance(meta, dict):
         from .config import sim_config_from_metadata

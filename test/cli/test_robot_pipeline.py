@@ -73,3 +73,19 @@ def test_own_four_joint_arm_from_its_profile_through_simulate_compare_closed_loo
     assert closed, "closed_loop.json is empty"
     text = (cmp / "closed_loop.md").read_text()
     assert "rbd" in text
+
+
+@pytest.mark.filterwarnings("ignore::deadzone_id_ros.sim.config.FrictionSourceWarning")
+def test_replay_takes_a_robot_profile(tmp_path, capsys):
+    """``replay --robot so101``: a simulated SO-101 bag is replayed on the profile's simulated arm (5 joints) in
+    closed loop with the profile's controller; ``--urdf`` and ``--robot`` together are refused."""
+    bag = tmp_path / "so101"
+    assert main(["simulate", "--duration", "0.5", "--seed", "2", "--out", str(bag), "--robot", "so101",
+                 "--no-progress"]) == 0
+    out = tmp_path / "replay"
+    assert main(["replay", str(bag), "--robot", "so101", "--closed-loop", "--out", str(out)]) == 0
+    assert "simulating robot profile so101" in capsys.readouterr().out
+    summary = json.loads((out / "report.json").read_text())
+    assert len(summary["joints"]) == 5 and summary["mode"] == "closed_loop", summary
+    assert main(["replay", str(bag), "--robot", "so101", "--urdf", "so101", "--out", str(tmp_path / "x")]) == 2
+    assert "give --urdf or --robot, not both" in capsys.readouterr().err

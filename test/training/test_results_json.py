@@ -111,3 +111,27 @@ def test_the_demo_report_from_the_files_equals_the_one_from_the_objects(compared
     for name, text in in_process.items():
         assert (out / name).read_bytes() == text, name
     assert b"ctc_dob_masked" in in_process["report.json"] and b"## Closed loop" in in_process["report.md"]
+
+
+def test_the_demo_report_names_the_robot_and_gives_masked_vs_conventional(compared, closed):
+    """report.json names the robot and its joints, and gives the paper's claim on this arm: usable fraction and mean
+    torque RMSE of masked and conventional, the same numbers as the methods' entries, and their ratios."""
+    out, res = closed
+    report = next(s for s in DEMO_STAGES if s.name == "report")
+    results = {"simulate": {"bags": ["data/sim_seed1"]}, "live": {"bag": None, "skipped": "robot 'x': skipped"},
+               "compare": {"compare_dir": "compare", "best": compared[3].best_learned()},
+               "closed_loop": {"closed_loop_json": "closed_loop.json"}}
+    report.run(StageContext(out, DemoConfig.quick_run(), results, lambda m: None, {"1_simulate": 1.0}))
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["robot"] == {"name": "three_dof_arm", "joints": list(compared[3].joint_names)}
+    assert doc["data"]["live_bag"] == "" and doc["data"]["live_skipped"] == "robot 'x': skipped"
+    assert doc["compare"]["pick"] == json.loads((compared[0] / "report.json").read_text())["pick"]
+    assert doc["compare"]["pick"]["method"] in doc["compare"]["methods"]
+    claim, methods = doc["masked_vs_conventional"], doc["compare"]["methods"]
+    assert claim["joints"] == len(compared[3].joint_names)
+    for key, field in (("usable_fraction", "usable_fraction"), ("rmse", "rmse_mean")):
+        m, c = methods["masked"][field], methods["conventional"][field]
+        assert claim[f"{key}_masked"] == pytest.approx(m) and claim[f"{key}_conventional"] == pytest.approx(c)
+        assert claim[f"{key.split('_')[0]}_ratio"] == pytest.approx(m / c)
+    text = (out / "report.md").read_text()
+    assert "Masked vs conventional on" in text and "no live recording (robot 'x': skipped)" in text

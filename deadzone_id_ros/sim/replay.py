@@ -11,13 +11,12 @@
 Exactness. A bag written by :func:`deadzone_id_ros.sim.offline.simulate` (``deadzone-id simulate``) carries its
 physics configuration, noise seed included, in ``episode.yaml`` (``sim_config``). Replaying it open loop with that
 configuration draws the same torque-ripple and velocity-noise sequence in the same order (measure, then step, per
-tick), so the replayed measurements equal the recorded ones bit for bit (RMSE 0, up to the float64 round trip of
-the bag, which is exact). The initial position is the recorded first reference point when it lies within half an
-encoder step of the recorded (quantized) first position — the run then started at rest on its reference, as
-``simulate`` and the excitation node do — else the recorded position itself. Bags without ``sim_config`` (real
-robots, live recordings) replay with the package's sim configuration and show the model mismatch.
-
-Joints are mapped by name; a bag whose joints are not the simulated arm's URDF joints is refused with both lists.
+tick), so the replayed measurements equal the recorded ones bit for bit (RMSE 0, up to the float64 round trip of the
+bag, which is exact). The initial position is the recorded first reference point when it lies within half an encoder
+step of the recorded (quantized) first position — the run then started at rest on its reference, as ``simulate`` and
+the excitation node do — else the recorded position itself. Bags without ``sim_config`` (real robots, live recordings)
+replay with the package's sim configuration and show the model mismatch. Joints are mapped by name; a bag whose joints
+are not the simulated arm's URDF joints is refused with both lists.
 """
 
 from __future__ import annotations
@@ -96,10 +95,7 @@ class ReplayResult:
         """JSON-ready summary: mode, source, samples, duration and per-joint errors keyed by joint name."""
         per_joint = lambda arr: {n: float(v) for n, v in zip(self.joint_names, arr)}  # noqa: E731
         return {
-            "mode": self.mode,
-            "source": self.source,
-            "joints": list(self.joint_names),
-            "samples": int(len(self.t)),
+            "mode": self.mode, "source": self.source, "joints": list(self.joint_names), "samples": int(len(self.t)),
             "duration_s": float(self.t[-1] - self.t[0]) if len(self.t) else 0.0,
             "rmse_q_rad": per_joint(self.rmse_q),
             "rmse_dq_rad_s": per_joint(self.rmse_dq),

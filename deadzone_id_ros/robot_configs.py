@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BUNDLED_ROBOT", "bag_replay_config", "bundled_controller_config", "bundled_excitation_config",
            "bundled_robot", "bundled_sim_config", "controller_config", "controller_node_config", "excitation_config",
-           "load_robot", "robot_for", "sim_config"]
+           "load_robot", "robot_for", "sim_config", "simulation_configs"]
 
 def _urdf_field(robot: DerivedRobot) -> str:
     """The configs' ``urdf_path``: "" for the bundled URDF (as stored before profiles), else the file."""
@@ -103,3 +103,19 @@ def bundled_sim_config(**explicit: Any) -> SimArmConfig:
 def bundled_excitation_config(**explicit: Any) -> ExcitationConfig:
     """:func:`excitation_config` of the bundled arm."""
     return excitation_config(bundled_robot(), **explicit)
+
+
+def simulation_configs(spec: str, sim_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The keyword arguments of :func:`~deadzone_id_ros.sim.record.simulate_bag` (and ``simulate``) for the robot
+    profile ``spec`` (a shipped name or a profile file): ``sim_config``, ``controller_config``,
+    ``excitation_config`` and ``robot`` (its name); ``sim_overrides`` (SimArmConfig keys) replace the profile's
+    simulator values. "" gives {} (the bundled arm's defaults).
+
+    Raises:
+        FileNotFoundError / ConfigError: the profile cannot be found or read (names it); ValueError: a bad override.
+    """
+    if not spec:
+        return {}
+    robot = load_robot(spec)
+    return {"sim_config": sim_config(robot, **(sim_overrides or {})), "controller_config": controller_config(robot),
+            "excitation_config": excitation_config(robot), "robot": robot.profile.name}

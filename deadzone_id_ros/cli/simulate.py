@@ -91,17 +91,16 @@ def _robot_configs(spec: str, sim_file: str | None, overrides: dict) -> dict:
     import dataclasses
 
     from ..config import dataclass_from_dict, load_ros_parameters
-    from ..robot_configs import controller_config, excitation_config, load_robot, sim_config
+    from ..robot_configs import simulation_configs
     from ..sim.config import SimArmConfig
     from ..sim.sim_arm_params import SimArmNodeConfig
 
-    robot = load_robot(spec)
-    sim = sim_config(robot)
+    configs = simulation_configs(spec)
     if sim_file or overrides:
         node_keys = {f.name for f in dataclasses.fields(SimArmNodeConfig)}
         given = {k: v for k, v in (load_ros_parameters(sim_file, "sim_arm") if sim_file else {}).items()
                  if k not in node_keys}
-        sim = dataclass_from_dict(SimArmConfig, {**dataclasses.asdict(sim), **given, **overrides},
-                                  str(sim_file or "--sim-profile"), ignore=("use_sim_time",))
-    return {"sim_config": sim, "controller_config": controller_config(robot),
-            "excitation_config": excitation_config(robot), "robot": robot.profile.name}
+        configs["sim_config"] = dataclass_from_dict(
+            SimArmConfig, {**dataclasses.asdict(configs["sim_config"]), **given, **overrides},
+            str(sim_file or "--sim-profile"), ignore=("use_sim_time",))
+    return configs

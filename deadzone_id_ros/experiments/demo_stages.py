@@ -152,25 +152,14 @@ def _rel(ctx: StageContext, path: Path) -> str:
     return str(Path(path).relative_to(ctx.out))
 
 
-def _robot_configs(spec: str) -> dict[str, Any]:
-    """simulate_bag's sim/controller/excitation configs and robot name of the profile ``spec``; {} for "" (the
-    bundled arm's defaults)."""
-    if not spec:
-        return {}
-    from ..robot_configs import controller_config, excitation_config, load_robot, sim_config
-
-    robot = load_robot(spec)
-    return {"sim_config": sim_config(robot), "controller_config": controller_config(robot),
-            "excitation_config": excitation_config(robot), "robot": robot.profile.name}
-
-
 def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
                   robot: str = "") -> tuple[str, int, float]:
     """One offline bag (a worker of :func:`simulate`) of the profile ``robot`` ("" the bundled arm): (its path, its
     /joint_states samples, simulation wall [s])."""
+    from ..robot_configs import simulation_configs
     from ..sim.record import simulate_bag
 
-    result = simulate_bag(duration, seed, path, start_time=start_time, **_robot_configs(robot))
+    result = simulate_bag(duration, seed, path, start_time=start_time, **simulation_configs(robot))
     return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
 
 

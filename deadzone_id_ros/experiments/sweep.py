@@ -57,18 +57,26 @@ def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None], *, engi
     from ..training.pipeline import load_inputs
 
     bags: list[str | Path] = list(spec.bags)
+    robot_kw: dict[str, Any] = {}
     if spec.simulate is not None:
+        from ..robot_configs import load_robot, simulation_configs
+
+        robot = str(spec.simulate.get("robot") or "")
         bag = out / "data" / spec.name
         if not (bag / "episode.yaml").is_file():
             from ..sim.record import simulate_bag
 
             shutil.rmtree(bag, ignore_errors=True)  # a recording cut short by an earlier run
             bag.parent.mkdir(parents=True, exist_ok=True)
-            simulate_bag(float(spec.simulate["seconds"]), int(spec.simulate.get("seed", 0)), bag)
-            log(f"{spec.name}: simulated {spec.simulate['seconds']} s into {bag}")
+            simulate_bag(float(spec.simulate["seconds"]), int(spec.simulate.get("seed", 0)), bag,
+                         **simulation_configs(robot))
+            log(f"{spec.name}: simulated {spec.simulate['seconds']} s of {robot or 'the bundled arm'} into {bag}")
         bags = [bag]
+        if robot:  # rbd and hybrid on the profile's URDF with its locked joints
+            derived = load_robot(robot)
+            robot_kw = {"urdf": str(derived.urdf_path), "locked": dict(derived.profile.locked)}
     return load_inputs(bags, simulator="auto", engine=engine, address=address, num_cpus=num_cpus,
-                       log=lambda m: log(f"{spec.name}: {m}"))
+                       log=lambda m: log(f"{spec.name}: {m}"), **robot_kw)
 
 
 def _settings(config: TrainConfig, methods: tuple[str, ...], spec: DataSpec) -> str:

@@ -41,7 +41,8 @@ class DataSpec:
     Attributes:
         name: label in the cell keys and the table (letters, digits, ``_-.``).
         bags: bag paths (absolute after :func:`load_sweep`).
-        simulate: ``{seconds: S, seed: N}`` of the simulated arm instead of bags.
+        simulate: ``{seconds: S, seed: N, robot: NAME|FILE}`` of the simulated arm instead of bags (``robot``:
+            a robot profile, ``deadzone-id robot show``; default the bundled arm).
     """
 
     name: str
@@ -55,10 +56,10 @@ class DataSpec:
             which = "both" if self.bags else "neither"
             raise ValueError(f"data set {self.name!r}: give either bags or simulate, not {which}")
         if self.simulate is not None:
-            unknown = sorted(set(self.simulate) - {"seconds", "seed"})
+            unknown = sorted(set(self.simulate) - {"seconds", "seed", "robot"})
             if unknown or not float(self.simulate.get("seconds", 0)) > 0:
                 raise ValueError(f"data set {self.name!r}: simulate = {self.simulate!r} must be "
-                                 "{seconds: S > 0, seed: N}")
+                                 "{seconds: S > 0, seed: N, robot: NAME|FILE (optional)}")
 
 
 @dataclass(frozen=True)

@@ -87,3 +87,27 @@ def test_sweep_paths_are_relative_to_the_file(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(SWEEP.replace("simulate: {seconds: 10, seed: 3}", "bags: [runs/a]"))
     assert load_sweep(path).data[0].bags == (str(tmp_path / "runs" / "a"),)
+
+
+def test_sweep_over_robot_profiles_simulates_each_robot_and_fits_rbd_on_its_urdf(tmp_path):
+    """Data sets from two robot profiles (the bundled 3-joint arm and the 5-joint SO-101): each cell's comparison
+    has that robot's joints, and rbd is fitted on that robot's URDF (its per-joint RMSE has one entry per joint)."""
+    pytest.importorskip("pinocchio")
+    from deadzone_id_ros.robot.catalog import available_robots
+
+    if "so101" not in available_robots():
+        pytest.skip("the so101 URDF comes with example-robot-data (make install-robots)")
+    (tmp_path / "sweep.yaml").write_text(SWEEP.replace(
+        "  - name: sim\n    simulate: {seconds: 10, seed: 3}",
+        "  - {name: arm3, simulate: {seconds: 10, seed: 3}}\n"
+        "  - {name: so101, simulate: {seconds: 10, seed: 3, robot: so101}}").replace(
+        "alpha: [0.1, 0.3]", "alpha: [0.1]").replace("fractions: [0.1, 1.0]", "fractions: [1.0]").replace(
+        "methods: [masked, conventional]", "methods: [masked, rbd]"))
+    out = tmp_path / "out"
+    assert main(["sweep", str(tmp_path / "sweep.yaml"), "--out", str(out)]) == 0
+    joints = {}
+    for key in ("arm3-alpha0.1-frac1", "so101-alpha0.1-frac1"):
+        report = json.loads((out / "cells" / key / "report.json").read_text())
+        joints[key] = report["joint_names"]
+        assert len(report["methods"]["rbd"]["rmse_per_joint"]) == len(joints[key])
+    assert len(joints["arm3-alpha0.1-frac1"]) == 3 and len(joints["so101-alpha0.1-frac1"]) == 5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -117,6 +119,9 @@ def test_batch_predictions_remembered_by_content(arm, reg):
     for s in range(5):
         model.predict(*reg.random_states(1000, seed=10 + s))
     assert len(model._memo) == 4
+    copy = pickle.loads(pickle.dumps(model))  # travels without the memo, predicts the same
+    assert len(copy._memo) == 0 and len(model._memo) == 4
+    np.testing.assert_array_equal(copy.predict(q, dq, ddq), direct)
 
 
 def test_errors(arm, reg):

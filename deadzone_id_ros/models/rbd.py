@@ -31,6 +31,8 @@ is identifiable from joint torques. Two fits, both on the rows (sample, joint) w
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +46,7 @@ __all__ = ["PRIOR_GRID", "RigidBodyModel", "RigidBodyRegressor", "fit_rigid_body
 
 _INERTIAL = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 _CHUNK = 20000
+_MEMO_ROWS, _MEMO_SIZE = 1000, 4  # predictions of >= this many samples are remembered, the last this many of them
 #: prior weights lambda tried by the cross-validation of :func:`fit_rigid_body` (dimensionless, see the module doc)
 PRIOR_GRID = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
@@ -181,12 +184,20 @@ class RigidBodyModel:
         columns: (K,) indices of the fitted columns into ``regressor.column_names`` (base columns, or all of them).
         coefficients: (K,) identified parameters (SI units of each column).
         fit_info: how it was fitted (``prior_weight``, cross-validation scores, rows); not saved with an artifact.
+
+    :meth:`predict` remembers its last few batch predictions by the content of their arrays (the regressor costs
+    ~0.1 ms a sample, and a comparison predicts the same splits for the band, the hybrid residual and each seed).
     """
 
     regressor: RigidBodyRegressor
     columns: np.ndarray
     coefficients: np.ndarray
     fit_info: dict[str, Any] = field(default_factory=dict, compare=False)
+    _memo: OrderedDict[bytes, np.ndarray] = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the remembered predictions (a process that receives the model predicts afresh)."""
+        return {**self.__dict__, "_memo": OrderedDict()}
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -198,10 +209,22 @@ class RigidBodyModel:
         q, dq, ddq = check_joint_arrays(self.regressor.n_joints, q=q, dq=dq, ddq=ddq)
         single = q.ndim == 1
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
+        key = None
+        if len(q2) >= _MEMO_ROWS:
+            h = hashlib.blake2b(repr(q2.shape).encode())
+            for a in (q2, dq2, ddq2):
+                h.update(np.ascontiguousarray(a, dtype=np.float64).data)
+            key = h.digest()
+            if key in self._memo:
+                return self._memo[key].copy()
         out = np.empty(q2.shape)
         for s in range(0, len(q2), _CHUNK):
             sl = slice(s, s + _CHUNK)
             out[sl] = self.regressor.regressor(q2[sl], dq2[sl], ddq2[sl])[:, :, self.columns] @ self.coefficients
+        if key is not None:
+            self._memo[key] = out.copy()
+            while len(self._memo) > _MEMO_SIZE:
+                self._memo.popitem(last=False)
         return out[0] if single else out
 
     def coulomb(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp
 from .batched import StackedMLP, forward_one
 from .config import TrainConfig
 
-__all__ = ["EarlyStopping", "MLPSpec", "TrainArrays", "TrainInfo", "train_mlp", "train_mlps"]
+__all__ = ["EarlyStopping", "MLPSpec", "TrainArrays", "TrainInfo", "stopping_rows", "train_mlp", "train_mlps"]
 
 _CHUNK = 65536  # validation samples per forward pass
 
@@ -149,10 +149,10 @@ class _Net:
         needs_moving = not type(loss).learns_stuck
         if needs_moving and not spec.train.r.any():
             raise DataError(f"{spec.desc}: every (sample, joint) pair of the training split is inside the dead zone")
-        val = spec.val
+        val = stopping_rows(spec.val, config.stop_val_samples)
         self.desc = spec.desc
         self.has_val = val is not None and len(val) > 0 and (not needs_moving or bool(val.r.any()))
-        key = (id(spec.train), id(val), int(type(loss).uses_mask), int(self.has_val))
+        key = (id(spec.train), id(spec.val), int(type(loss).uses_mask), int(self.has_val))
         if key not in cache:  # the seeds of one method standardize the same arrays once
             x_norm = Standardizer.fit(spec.train.x)
             y_norm = Standardizer.fit(spec.train.y, spec.train.r if type(loss).uses_mask else None)
@@ -210,6 +210,15 @@ class _Net:
             self.info.best_step = step
         self.info.stopped_early = stop
         return stop
+
+
+def stopping_rows(val: TrainArrays | None, n: int) -> TrainArrays | None:
+    """The validation rows early stopping evaluates: all of ``val`` when ``n`` is 0 or ``val`` has at most ``n``
+    rows, else ``n`` of them evenly spaced over the split (the same rows for every network with these arrays)."""
+    if val is None or n == 0 or len(val) <= n:
+        return val
+    rows = np.linspace(0, len(val) - 1, n).round().astype(np.int64)
+    return TrainArrays(val.x[rows], val.y[rows], val.r[rows])
 
 
 def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tuple[Any, Any, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,32 @@ def test_single_sample_prediction_matches_batch(arm, reg):
     q, dq, ddq = reg.random_states(50, seed=4)
     model = fit_rigid_body(reg, q, dq, ddq, arm.inverse_dynamics(q, dq, ddq))
     np.testing.assert_allclose(model.predict(q[3], dq[3], ddq[3]), model.predict(q, dq, ddq)[3], atol=1e-12)
+
+
+def test_batch_predictions_remembered_by_content(arm, reg):
+    """A repeated batch prediction (equal arrays, other objects) is served from the memo, bit for bit, as a copy the
+    caller may change; a changed array is predicted afresh; the memo keeps the last few only."""
+    q, dq, ddq = reg.random_states(1200, seed=6)
+    model = fit_rigid_body(reg, q, dq, ddq, arm.inverse_dynamics(q, dq, ddq))
+    direct = reg.regressor(q, dq, ddq)[:, :, model.columns] @ model.coefficients
+    first = model.predict(q, dq, ddq)
+    np.testing.assert_array_equal(first, direct)
+    first[:] = 0.0
+    again = model.predict(q.copy(), dq.copy(), ddq.copy())
+    np.testing.assert_array_equal(again, direct)
+    assert len(model._memo) == 1  # served from the memo
+    ddq2 = ddq.copy()
+    ddq2[7, 1] += 1.0
+    changed = model.predict(q, dq, ddq2)
+    assert len(model._memo) == 2
+    np.testing.assert_array_equal(changed, reg.regressor(q, dq, ddq2)[:, :, model.columns] @ model.coefficients)
+    assert not np.array_equal(changed[7], direct[7]) and np.array_equal(changed[8:], direct[8:])
+    for s in range(5):
+        model.predict(*reg.random_states(1000, seed=10 + s))
+    assert len(model._memo) == 4
+    copy = pickle.loads(pickle.dumps(model))  # travels without the memo, predicts the same
+    assert len(copy._memo) == 0 and len(model._memo) == 4
+    np.testing.assert_array_equal(copy.predict(q, dq, ddq), direct)
 
 
 def test_errors(arm, reg):

@@ -10,7 +10,7 @@ from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.models import RigidBodyRegressor
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.training.fit import fit_method, identify_band_halfwidth, stack_episodes, usable_fraction
-from deadzone_id_ros.training.trainer import TrainArrays, train_mlp
+from deadzone_id_ros.training.trainer import TrainArrays, stopping_rows, train_mlp
 
 
 def _arrays(n=1500, seed=0, noise_only=False):
@@ -37,6 +37,25 @@ def test_learns_and_early_stops_on_noise(tiny_config):
     assert info.stopped_early and info.steps < 3000
     assert info.best_step <= info.steps - 2 * 20  # the returned weights are the best, not the last
     assert info.samples_per_s > 0
+
+
+def test_early_stopping_evaluates_a_fixed_subset_of_the_validation_split(tiny_config):
+    val = _arrays(1000, 1)
+    assert stopping_rows(val, 0) is val and stopping_rows(val, 1000) is val and stopping_rows(None, 10) is None
+    sub = stopping_rows(val, 100)
+    assert sub is not None and len(sub) == 100
+    rows = [int(np.flatnonzero((val.x == row).all(1))[0]) for row in sub.x]
+    assert rows[0] == 0 and rows[-1] == 999 and np.all(np.diff(rows) >= 10) and np.all(np.diff(rows) <= 11)
+    np.testing.assert_array_equal(sub.y, val.y[rows])
+    np.testing.assert_array_equal(sub.r, val.r[rows])
+    # training evaluates exactly those rows: the same run as one given only them, another than on all rows
+    cfg = tiny_config.with_overrides(max_steps=200, eval_interval=20)
+    a = train_mlp(_arrays(), val, "masked", cfg.with_overrides(stop_val_samples=100))
+    b = train_mlp(_arrays(), sub, "masked", cfg.with_overrides(stop_val_samples=0))
+    full = train_mlp(_arrays(), val, "masked", cfg.with_overrides(stop_val_samples=0))
+    assert a[1].history == b[1].history != full[1].history
+    for wa, wb in zip(a[0].weights, b[0].weights):
+        np.testing.assert_array_equal(wa, wb)
 
 
 def test_trainer_errors(tiny_config):

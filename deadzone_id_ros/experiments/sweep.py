@@ -21,6 +21,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError
 from ..jsonrecord import read_record

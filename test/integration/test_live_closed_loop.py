@@ -52,13 +52,13 @@ def test_in_process_runs_beside_the_live_runs_are_those_run_alone(tmp_path):
     import dataclasses
     import json
 
-    from deadzone_id_ros.control import ControllerConfig
     from deadzone_id_ros.experiments.closed_loop import (
         WEAK_DOB_FRACTION,
         run_closed_loop,
         run_in_process,
     )
     from deadzone_id_ros.experiments.closed_loop_sim import controller_specs, run_controller
+    from deadzone_id_ros.robot_configs import controller_config, robot_for
     from deadzone_id_ros.sim.sim_arm_params import load_sim_config
 
     compare = tmp_path / "compare"
@@ -77,7 +77,7 @@ def test_in_process_runs_beside_the_live_runs_are_those_run_alone(tmp_path):
     assert as_json(res.summaries) == as_json(alone[0]) and as_json(res.summaries_weak) == as_json(alone[1])
     assert res.settings.live_failures == {} and list(res.live) == list(res.summaries)
     sim, _ = load_sim_config(None)  # what the closed-loop comparison runs: the bundled sim_arm.yaml
-    base = ControllerConfig(joint_names=sim.joint_names)
+    base = controller_config(robot_for(sim.urdf_path, sim.joint_names, sim.initial_position))  # the default
     for spec in specs:
         assert res.live[spec.name].inprocess_tracking_rmse_mean == \
             run_controller(spec, [999], 1.0, sim, base).tracking_rmse_mean

@@ -70,7 +70,8 @@ def _free_ports(n: int) -> list[int]:
 
 def _ray(*args: str) -> None:
     ray_bin = str(Path(sys.executable).with_name("ray"))
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token")
+    # workers at niceness 0, as engine.py's local clusters (Ray's default 15 starves them on a busy machine)
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token", RAY_worker_niceness="0")
     done = subprocess.run([ray_bin, "start", *args, "--disable-usage-stats"], env=env, capture_output=True,
                           text=True, timeout=180)
     if done.returncode != 0:

@@ -42,6 +42,17 @@ def decode(raw: bytes, now: float) -> TrajectoryPoints | None:
     return MESSAGES[raw]
 
 
+def _gated_decode():
+    """(release, decode): a decoder that blocks in the worker until ``release`` is set (at most 5 s)."""
+    release = threading.Event()
+
+    def slow(raw: bytes, now: float) -> TrajectoryPoints | None:
+        release.wait(5.0)
+        return decode(raw, now)
+
+    return release, slow
+
+
 def _controller() -> FeedforwardController:
     config = load_controller_config(overrides={"mode": "pd", "model": "none"})[0]  # the bundled arm's joints
     assert config.joint_names == NAMES
@@ -113,12 +124,7 @@ def test_an_empty_update_holds_and_clear_drops_pending_ones(pipe):
 
 
 def test_a_due_update_is_waited_for_so_the_switch_time_does_not_depend_on_the_worker():
-    release = threading.Event()
-
-    def slow(raw: bytes, now: float) -> TrajectoryPoints | None:
-        release.wait(5.0)
-        return decode(raw, now)
-
+    release, slow = _gated_decode()
     ctrl = _controller()
     pipe = ReferencePipeline(ctrl, slow, LEAD, wait=0.05)
     try:
@@ -141,12 +147,7 @@ def test_with_wait_zero_a_tick_never_blocks_and_the_late_update_is_installed_onc
     """A real robot's clock (wait 0): the tick returns at once while the worker is still busy, keeps the old
     reference, and the first tick after the worker finished installs the new one (the sampler set_reference builds at
     the switch time; nothing dropped)."""
-    release = threading.Event()
-
-    def slow(raw: bytes, now: float) -> TrajectoryPoints | None:
-        release.wait(5.0)
-        return decode(raw, now)
-
+    release, slow = _gated_decode()
     ctrl = _controller()
     before = ctrl.reference
     pipe = ReferencePipeline(ctrl, slow, LEAD, wait=0.0)

@@ -326,8 +326,8 @@ class FeedforwardController:
     def _emit(self, tau: np.ndarray, t: float | None) -> np.ndarray:
         # ``tau`` is always a fresh array owned here (from _limit or a copy of zeros), so it is kept as is.
         self._tau_prev = tau
-        if t is not None:
-            self._t_cmd = t
+        if t is not None and (self._t_cmd is None or t > self._t_cmd):
+            self._t_cmd = t  # never back: a state older than a watchdog command must not reopen the rate limit
         self.parts.command[:] = tau
         return tau.copy()
 

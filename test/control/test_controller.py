@@ -203,3 +203,21 @@ def test_mode_strings_parse_into_separate_fields_in_one_place():
     hits = [f"{p}:{n}" for p in package.rglob("*.py") for n, line in enumerate(p.read_text().splitlines(), 1)
             if re.search(r"mode\.(startswith|endswith)\(", line)]
     assert not hits, hits
+
+
+def test_rate_limit_counts_from_the_latest_command_after_late_states():
+    """A watchdog command at T, then states stamped before T (late on a busy machine, the clock ran ahead): the
+    command stays where the watchdog left it until a state passes T. Measured in the live soak under load: the time
+    of the last command went back to the late state's stamp and the next late state moved the command by
+    rate x 64 ms, with no time passed since the watchdog's command."""
+    rate = np.array([100.0, 200.0, 50.0])
+    ctrl = make(torque_rate_limit=tuple(rate), watchdog_timeout=0.05, watchdog_hold_time=0.2,
+                tracking_error_limit=1.0)
+    for k in range(10):
+        ctrl.step(0.001 * k, Q0, np.zeros(3))
+    hold = ctrl.check_watchdog(0.2)  # the ROS clock is at 0.2 s; states up to 0.009 s arrived
+    assert ctrl.status.watchdog == "hold"
+    for t in (0.1, 0.15, 0.19):  # late states, all before the watchdog's command
+        np.testing.assert_array_equal(ctrl.step(t, Q0 - 0.5, np.zeros(3)), hold)
+    tau = ctrl.step(0.201, Q0 - 0.5, np.zeros(3))  # 1 ms after the watchdog's command
+    assert np.all(np.abs(tau - hold) <= rate * 0.001 + 1e-12) and np.any(tau != hold)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
+from ..realtime import check_realtime
 from ..stamps import NS_PER_S, ns_to_s
 from .bag import (
     COMMAND_TYPE,
@@ -74,6 +75,10 @@ class RecorderConfig:
             before the first command in lockstep), so that every recorded state has a header-stamp time base. Each
             such message is counted in episode.yaml (``zero_stamp_states``) whether dropped or not. On by default;
             turn it off for a driver that never stamps its messages (it would otherwise record no state).
+        thread_priority, lock_memory, cpu_affinity: real-time scheduling of the recorder's threads
+            (:mod:`deadzone_id_ros.realtime`; 0 / false / empty: normal scheduling). A recorder at normal priority
+            beside a controller and a simulator at real-time priority on a busy 2-core machine fell seconds behind
+            and lost states it had been sent; ``record.launch.yaml`` runs it at priority 48.
     """
 
     output_dir: str = "recordings"
@@ -88,6 +93,9 @@ class RecorderConfig:
     notes: str = ""
     queue_depth: int = 1000
     drop_zero_stamp_states: bool = True
+    thread_priority: int = 0
+    lock_memory: bool = False
+    cpu_affinity: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.output_dir:
@@ -108,6 +116,7 @@ class RecorderConfig:
                              "false")
         if not (isinstance(self.queue_depth, int) and self.queue_depth >= 1):
             raise ValueError(f"RecorderConfig.queue_depth = {self.queue_depth!r} must be an integer >= 1")
+        check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
 
     def topics(self) -> dict[str, str]:
         """{topic: message type} of every recorded topic."""

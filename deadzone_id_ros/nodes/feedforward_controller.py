@@ -129,7 +129,8 @@ class FeedforwardControllerNode(Node):
         self._compute: deque[float] = deque(maxlen=window)
         self._latency: deque[float] = deque(maxlen=window)
 
-        self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        # deep writer history, as sim_arm's /joint_states: a recorder that falls behind still gets every command
+        self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 1000)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._parts_pub = self.create_publisher(Float64MultiArray, "~/torque_parts", 10)
         self._stamped_pub = None

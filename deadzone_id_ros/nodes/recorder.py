@@ -29,6 +29,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
+from ..realtime import RealtimeConfig
 from ..stamps import ns_to_s
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 
@@ -53,9 +54,11 @@ class RecorderNode(Node):
         super().__init__("recorder", **kwargs)
         self.config = declare_dataclass_parameters(
             self, RecorderConfig,
-            read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic", "queue_depth"),
+            read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic", "queue_depth",
+                       "thread_priority", "lock_memory", "cpu_affinity"),
         )
         cfg = self.config
+        self.realtime_config = RealtimeConfig(cfg.thread_priority, cfg.lock_memory, cfg.cpu_affinity)  # run_node
         topics = {self.resolve_topic_name(t): typ for t, typ in cfg.topics().items()}
         self.writer = EpisodeWriter(cfg, topics)
         self._joint_state_topic = self.resolve_topic_name(cfg.joint_state_topic)

@@ -37,6 +37,7 @@ from ._common import declare_dataclass_parameters, run_node
 
 __all__ = ["SimArmNode", "main"]
 
+PUBLISH_DEPTH = 1000  # /joint_states writer history: about 1 s at 1 kHz for a slow reliable reader
 MAX_CATCH_UP_STEPS = 50  # physics steps per tick at most; beyond that the sim falls behind instead of spiralling
 
 
@@ -74,7 +75,9 @@ class SimArmNode(Node):
         self.rejected_commands = 0
         self._wall_start = time.monotonic()
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
-        self._joint_pub = self.create_publisher(JointState, "/joint_states", 10)
+        # deep history: a reliable writer keeps this many states for a reader that falls behind (a recorder at normal
+        # priority beside this node at real-time priority on a busy machine lost a third of them at depth 10)
+        self._joint_pub = self.create_publisher(JointState, "/joint_states", PUBLISH_DEPTH)
         self._clock_pub = (
             self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None
         )  # reliable: matches both kinds of subscriber

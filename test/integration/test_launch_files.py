@@ -86,9 +86,6 @@ def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
 
 
 # -------------------------------------------------------------------------------------------------------- tests
-#: wall time [s] before the stop request within which a state may still sit in the recorder's queue
-STOP_LAG = 0.2
-
 def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     """sim + feedforward + record (each file alone, wall time): rates, diagnostics, bag counts, clean SIGINT."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -118,16 +115,17 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert_parameters_declared(graphs[1], probe)
         assert_parameters_declared(graphs[2], probe)
         trigger(probe, "/recorder/start")
-        t_start = time.monotonic()
+        # sim_arm stamps a state with its wall time at the step (epoch + elapsed), never later than it publishes it:
+        # a state stamped after this was published after the recorder answered start, however late the probe is
+        started_ns = time.time_ns()
         # Wall-time run: rates and loop health depend on the machine (the real-time figures are measured by
-        # bench/bench_controller.py and bench/bench_sim.py). Here: the data flows, counted, not timed: 1000 states
-        # and 1000 commands more after the start (a stall of the flow fails), whatever share of the rate a loaded
+        # bench/bench_controller.py and bench/bench_sim.py). Here: the data flows, counted, not timed: 1500 states
+        # and 1500 commands more after the start (a stall of the flow fails), whatever share of the rate a loaded
         # machine keeps.
         js_n0, cmd_n0 = len(probe.messages["/joint_states"]), len(probe.messages["/effort_controller/commands"])
         probe.spin_for_counts(lambda: (len(probe.messages["/joint_states"]) - js_n0,
-                                       len(probe.messages["/effort_controller/commands"]) - cmd_n0), (1000, 1000),
+                                       len(probe.messages["/effort_controller/commands"]) - cmd_n0), (1500, 1500),
                               log=lambda: "\n".join(g.output(n.label) for g in graphs for n in g.nodes))
-        t_stop = time.monotonic()
         trigger(probe, "/recorder/stop")
         for g in graphs:
             g.raise_if_died()
@@ -145,12 +143,6 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
             [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
         probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                  for _, m in probe.messages["/joint_states"]], dtype=np.int64)
-        # the states the probe received while the recorder was surely recording: after start answered, and more
-        # than STOP_LAG before stop was called (a state still queued in the recorder's subscription when the stop
-        # request is taken is not recorded: under load the executor served the stop ~10 ms of states early)
-        between = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
-                            for a, m in probe.messages["/joint_states"] if t_start <= a <= t_stop - STOP_LAG],
-                           dtype=np.int64)
     finally:
         stop_cleanly(graphs, before)
     bags = sorted((tmp_path / "rec").glob("*/metadata.yaml"))
@@ -160,11 +152,17 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     # depends on the service round trips), and it covered most of the time between start and stop.
     span = (probe_stamps >= rec.state_t_ns[0]) & (probe_stamps <= rec.state_t_ns[-1])
     assert len(rec.state_t_ns) >= 0.99 * span.sum(), (len(rec.state_t_ns), int(span.sum()))
-    # and it recorded the states of the whole time it was on (counted, not timed: of the >= 1000 states after start,
-    # those before the last STOP_LAG, at least half of them however slow the machine)
-    assert len(between) >= 500 and np.isin(between, rec.state_t_ns).mean() >= 0.99, \
-        (len(between), float(np.isin(between, rec.state_t_ns).mean()))
-    assert rec.command is not None and len(rec.command) > 0.7 * len(rec.state_t_ns)
+    # and it recorded every state published after start answered (stamped after it: the probe itself may lag the
+    # publisher on a busy machine, so its arrival times do not say when a state was sent), up to the state it was at
+    # when it took the stop request (a recorder that lags on a busy machine takes it late in stamp time; what is
+    # still queued then is not recorded, as with ros2 bag record); counted, not timed: at least a third of the
+    # >= 1500 states the probe saw after start, however slow the machine
+    after_start = probe_stamps[(probe_stamps > started_ns) & (probe_stamps <= rec.state_t_ns[-1])]
+    assert len(after_start) >= 500 and np.isin(after_start, rec.state_t_ns).mean() >= 0.99, \
+        (len(after_start), float(np.isin(after_start, rec.state_t_ns).mean()))
+    # commands too (the controller answers only the newest state when its input comes in bursts on a busy machine,
+    # so their count is not the states'): at least a third of the >= 1500 the probe saw after start
+    assert rec.command is not None and len(rec.command) >= 500, None if rec.command is None else len(rec.command)
     assert abs(rec.state_t_ns[0] * 1e-9 - time.time()) < 120  # wall-clock stamps in a wall-time run
 
 

@@ -32,10 +32,14 @@ A watchdog timer (every watchdog_timeout/5, on the steady clock) holds the stati
 state (hold, then zero torque), logged and reported as ERROR on /diagnostics with the reason, until the std_srvs/Trigger
 service ``~/reset`` clears it. On shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
 
-Parameters that shape what the node built at start (joints, model, mode, rates, publishers) are read-only; gains,
+Parameters that shape what the node built at start (joints, mode, rates, publishers) are read-only; gains,
 limits and timeouts (:data:`deadzone_id_ros.control.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a
 set-parameters request is validated as a whole (ranges, then the config dataclasses) and refused with the reason, or
-applied at once.
+applied at once. Setting a model parameter (``model``, ``model_path``, ``model_friction``, ``friction_velocity``) swaps
+the model without a restart: loaded in the callback, then run from the next tick only if
+:func:`deadzone_id_ros.control.model_swap.check_swap` accepts it (joints, units, finite and within the effort limits
+on the recently seen states); a refusal leaves the old model running, fails the request with the reason and shows it
+in the log and on /diagnostics (``model_swap``, WARN). The rate limit holds across the swap.
 
 Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
 and the file loader in :mod:`deadzone_id_ros.control.feedforward_controller_params`).
@@ -48,7 +52,6 @@ import sys
 import time
 from array import array
 from collections import deque
-from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -62,15 +65,17 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import ControllerConfig, build_controller
+from ..control import ControllerConfig, build_controller, swap_configured_model
 from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
+from ..control.model_swap import MODEL_FIELDS
 from ..control.reference_pipeline import ReferencePipeline
 from ..control.state_names import StateNameMap
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
-from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
+from .feedforward_controller_parameters import split_request
 from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 
 __all__ = ["FeedforwardControllerNode", "main"]
@@ -88,7 +93,7 @@ class FeedforwardControllerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("feedforward_controller", **kwargs)
         fixed = [f.name for f in dataclasses.fields(ControllerConfig) + dataclasses.fields(ControllerNodeConfig)
-                 if f.name not in LIVE_PARAMETERS]
+                 if f.name not in LIVE_PARAMETERS + MODEL_FIELDS]
         self.config: ControllerConfig = declare_dataclass_parameters(
             self, ControllerConfig, read_only=fixed, ranges=PARAMETER_RANGES)
         self.node_config: ControllerNodeConfig = declare_dataclass_parameters(
@@ -118,6 +123,7 @@ class FeedforwardControllerNode(Node):
         self._references = 0
         self._watchdog_state = self.controller.status.watchdog
         self._faults_reported = 0
+        self._swap_report = ""  # the last model swap's outcome, for /diagnostics
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         # steady time [ns] of the last fresh (or repeated) /joint_states: read with time.monotonic_ns(), the clock of
         # rclpy's STEADY_TIME (CLOCK_MONOTONIC) without building a rclpy Time object every tick
@@ -316,24 +322,16 @@ class FeedforwardControllerNode(Node):
 
     def _on_set_parameters(self, params: list) -> SetParametersResult:
         """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason."""
-        core: dict[str, Any] = {}
-        node: dict[str, Any] = {}
-        core_names = {f.name for f in dataclasses.fields(ControllerConfig)}
-        node_names = {f.name for f in dataclasses.fields(ControllerNodeConfig)}
-        for p in params:
-            if p.name not in core_names and p.name not in node_names:
-                continue  # use_sim_time and the like: rclpy's business
-            value = p.value
-            if not isinstance(value, (str, bool, int, float)) and value is not None:
-                value = list(value)
-            reason = check_range(p.name, value, PARAMETER_RANGES.get(p.name))
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
-            cls = ControllerConfig if p.name in core_names else ControllerNodeConfig
-            (core if cls is ControllerConfig else node)[p.name] = parameter_value(cls, p.name, value)
+        core, node, reason = split_request(params)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         try:
             new_config = dataclasses.replace(self.config, **core)
             new_node_config = dataclasses.replace(self.node_config, **node)
+            if any(getattr(new_config, f) != getattr(self.config, f) for f in MODEL_FIELDS):
+                reason = self._swap_model(new_config)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
             self.controller.update_config(new_config)
         except (TypeError, ValueError) as err:
             return SetParametersResult(successful=False, reason=str(err))
@@ -347,13 +345,28 @@ class FeedforwardControllerNode(Node):
             self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
         return SetParametersResult(successful=True)
 
+    def _swap_model(self, config: ControllerConfig) -> str:
+        """Load the model ``config`` names and swap it in after the checks (in this callback: the control loop waits
+        for the load, ~1-2 ms); "" when accepted, else why not: logged as an error and shown on /diagnostics."""
+        c0 = time.perf_counter()
+        verdict = swap_configured_model(self.controller, config)
+        took = f"{1e3 * (time.perf_counter() - c0):.1f} ms"
+        target = f"model {config.model!r}" + (f" from {config.model_path}" if config.model_path else "")
+        if verdict.accepted:
+            self._swap_report = f"swapped to {target} ({took}): {verdict.reason}"
+            self.get_logger().info(f"model {self._swap_report}")
+            return ""
+        self._swap_report = f"refused {target} ({took}); the previous model keeps running: {verdict.reason}"
+        self.get_logger().error(f"model swap {self._swap_report}")
+        return f"model swap refused: {verdict.reason}"
+
     def _on_diagnostics(self) -> None:
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
             list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
-            foreign=(self._names.foreign_states, self._names.foreign_names))]
+            foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swap_report)]
         self._diag_pub.publish(arr)
 
 

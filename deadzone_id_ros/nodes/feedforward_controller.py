@@ -35,8 +35,10 @@ service ``~/reset`` clears it. On shutdown (SIGINT/SIGTERM) a zero command is pu
 Parameters that shape what the node built at start (joints, mode, rates, publishers) are read-only; gains,
 limits and timeouts (:data:`deadzone_id_ros.control.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a
 set-parameters request is validated as a whole (ranges, then the config dataclasses) and refused with the reason, or
-applied at once. Setting a model parameter (``model``, ``model_path``, ``model_friction``, ``friction_velocity``) swaps
-the model without a restart: loaded in the callback, then run from the next tick only if
+applied at once. Model swap without a restart: the ``~/swap_model`` service (rcl_interfaces/SetParametersAtomically
+with ``model``, ``model_path``, ``model_friction``, ``friction_velocity`` only) loads and checks the model in a worker
+thread while control goes on; setting those parameters does the same in the parameter callback (the control loop
+waits for the load). Either way the model runs from the next tick only if
 :func:`deadzone_id_ros.control.model_swap.check_swap` accepts it (joints, units, finite and within the effort limits
 on the recently seen states); a refusal leaves the old model running, fails the request with the reason and shows it
 in the log and on /diagnostics (``model_swap``, WARN). The rate limit holds across the swap.
@@ -57,15 +59,17 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RosDuration
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import ControllerConfig, build_controller, swap_configured_model
+from ..control import ControllerConfig, build_controller
 from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
 from ..control.model_swap import MODEL_FIELDS
 from ..control.reference_pipeline import ReferencePipeline
@@ -75,7 +79,7 @@ from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
-from .feedforward_controller_parameters import split_request
+from .feedforward_controller_parameters import ModelSwapper, split_request
 from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 
 __all__ = ["FeedforwardControllerNode", "main"]
@@ -123,7 +127,6 @@ class FeedforwardControllerNode(Node):
         self._references = 0
         self._watchdog_state = self.controller.status.watchdog
         self._faults_reported = 0
-        self._swap_report = ""  # the last model swap's outcome, for /diagnostics
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         # steady time [ns] of the last fresh (or repeated) /joint_states: read with time.monotonic_ns(), the clock of
         # rclpy's STEADY_TIME (CLOCK_MONOTONIC) without building a rclpy Time object every tick
@@ -156,6 +159,8 @@ class FeedforwardControllerNode(Node):
                                                  clock=self._steady)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._swapper = ModelSwapper(self.controller, self.get_logger())
+        self.create_service(SetParametersAtomically, "~/swap_model", self._on_swap_model)
         self.create_timer(1.0 / self.node_config.diagnostics_rate, self._on_diagnostics)
         self._cmd_msg = Float64MultiArray()
         self._parts_msg = Float64MultiArray()
@@ -328,8 +333,10 @@ class FeedforwardControllerNode(Node):
         try:
             new_config = dataclasses.replace(self.config, **core)
             new_node_config = dataclasses.replace(self.node_config, **node)
+            if (core or node) and self._swapper.busy:
+                return SetParametersResult(successful=False, reason="a model swap is in progress (~/swap_model)")
             if any(getattr(new_config, f) != getattr(self.config, f) for f in MODEL_FIELDS):
-                reason = self._swap_model(new_config)
+                reason = self._swapper.swap(new_config)  # the control loop waits for the load (~/swap_model: not)
                 if reason:
                     return SetParametersResult(successful=False, reason=reason)
             self.controller.update_config(new_config)
@@ -345,20 +352,17 @@ class FeedforwardControllerNode(Node):
             self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
         return SetParametersResult(successful=True)
 
-    def _swap_model(self, config: ControllerConfig) -> str:
-        """Load the model ``config`` names and swap it in after the checks (in this callback: the control loop waits
-        for the load, ~1-2 ms); "" when accepted, else why not: logged as an error and shown on /diagnostics."""
-        c0 = time.perf_counter()
-        verdict = swap_configured_model(self.controller, config)
-        took = f"{1e3 * (time.perf_counter() - c0):.1f} ms"
-        target = f"model {config.model!r}" + (f" from {config.model_path}" if config.model_path else "")
-        if verdict.accepted:
-            self._swap_report = f"swapped to {target} ({took}): {verdict.reason}"
-            self.get_logger().info(f"model {self._swap_report}")
-            return ""
-        self._swap_report = f"refused {target} ({took}); the previous model keeps running: {verdict.reason}"
-        self.get_logger().error(f"model swap {self._swap_report}")
-        return f"model swap refused: {verdict.reason}"
+    async def _on_swap_model(self, request: SetParametersAtomically.Request,
+                             response: SetParametersAtomically.Response) -> SetParametersAtomically.Response:
+        """~/swap_model (rcl_interfaces/SetParametersAtomically with model parameters only): load and check the model
+        in a worker thread while control goes on, install it between ticks, then set the parameters to it; answers
+        successful, or not with the reason (the old model keeps running)."""
+        config, changes, reason = await self._swapper.serve(self.config, request.parameters)
+        if not reason:  # the parameters say which model runs (no second swap: self.config has it already)
+            self.config = config
+            self.set_parameters([Parameter(k, value=v) for k, v in changes.items()])
+        response.result = SetParametersResult(successful=not reason, reason=reason)
+        return response
 
     def _on_diagnostics(self) -> None:
         arr = DiagnosticArray()
@@ -366,7 +370,7 @@ class FeedforwardControllerNode(Node):
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
             list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
-            foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swap_report)]
+            foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swapper.report)]
         self._diag_pub.publish(arr)
 
 

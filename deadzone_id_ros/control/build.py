@@ -39,8 +39,8 @@ def swap_configured_model(controller: FeedforwardController, config: ControllerC
     """Load the model ``config`` names (its :data:`.model_swap.MODEL_FIELDS`: ``model``, ``model_path``, ...) and
     swap it into the running ``controller`` (:meth:`FeedforwardController.swap_model`, which checks it first).
 
-    Runs in the caller's thread: load where a pause of the control loop does no harm (measured on the bundled arm's
-    artifacts: about 1-2 ms once the loaders' modules are imported).
+    Runs in the caller's thread: a control loop there waits for the load and the check (measured for the bundled
+    arm's artifacts on 2 cores shared with other work: 2-100 ms, the first load in a process the slowest).
 
     Returns:
         the verdict; a model that cannot be loaded (missing file, not the artifact/ONNX format, a unit other than

@@ -336,7 +336,7 @@ class FeedforwardControllerNode(Node):
             if (core or node) and self._swapper.busy:
                 return SetParametersResult(successful=False, reason="a model swap is in progress (~/swap_model)")
             if any(getattr(new_config, f) != getattr(self.config, f) for f in MODEL_FIELDS):
-                reason = self._swapper.swap(new_config)  # the control loop waits for the load (~/swap_model: not)
+                reason = self._swapper.swap(new_config)  # the control loop waits (~/swap_model: it does not)
                 if reason:
                     return SetParametersResult(successful=False, reason=reason)
             self.controller.update_config(new_config)

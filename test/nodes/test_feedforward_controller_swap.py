@@ -1,6 +1,7 @@
 """Model swap at run time over DDS (issue 23 item 2): a feedforward_controller process in lockstep with sim_arm takes a
-new model without a restart, from ~/swap_model (loaded in a worker thread) or a set-parameters request; a refused one leaves the old model running (the request
-fails with the reason, which the log and /diagnostics show) and the commands go on, counted in simulated time."""
+new model without a restart, from ~/swap_model (loaded in a worker thread) or a set-parameters request; a refused
+one leaves the old model running (the request fails with the reason, which the log and /diagnostics show) and the
+commands go on, counted in simulated time."""
 
 from __future__ import annotations
 

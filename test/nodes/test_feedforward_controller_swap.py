@@ -22,6 +22,7 @@ NAMES = ("joint1", "joint2", "joint3")
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 SIM_PARAMS = str(REPO / "config" / "sim_arm.yaml")
 LIMITS = np.array([4.0, 10.0, 5.0])  # URDF effort limits of the bundled arm [N m]
+RATE = 20.0  # torque rate limit [N m/s]: 0.02 N m per 1 ms tick, a fifth of the two models' difference on joint2
 
 
 def _artifacts(tmp_path):
@@ -57,14 +58,16 @@ def test_a_running_controller_refuses_bad_models_keeps_controlling_and_takes_a_g
     wrong, current, good = _artifacts(tmp_path)
     probe = ros_probe
     stamps: list[float] = []  # simulated time of each /joint_states [s]
-    probe.listen("/joint_states", JointState, keep=lambda m: stamps.append(stamp_to_s(m.header.stamp)))
-    commands = probe.listen("/effort_controller/commands", Float64MultiArray, keep=lambda m: list(m.data))
+    probe.listen("/joint_states", JointState, qos=1000, keep=lambda m: stamps.append(stamp_to_s(m.header.stamp)))
+    commands = probe.listen("/effort_controller/commands", Float64MultiArray, qos=1000, keep=lambda m: list(m.data))
     statuses = probe.listen("/diagnostics", DiagnosticArray, qos=10, keep=lambda m: m.status[0])
+    stamped = probe.listen("/feedforward_controller/command_stamped", JointState, qos=1000,
+                           keep=lambda m: (stamp_to_s(m.header.stamp), np.array(m.effort)))
     sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", SIM_PARAMS,
                            "-p", "clock_mode:=sim", "-p", "lockstep:=true"], "sim")
     ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
-                           "-p", "mode:=ctc_dob", "-p", "use_sim_time:=true", "-p", "diagnostics_rate:=20.0"],
-                          "ffc")
+                           "-p", "mode:=ctc_dob", "-p", "use_sim_time:=true", "-p", "diagnostics_rate:=20.0",
+                           "-p", "stamped_command:=true", "-p", f"torque_rate_limit:={[RATE] * 3}"], "ffc")
 
     def log() -> str:
         return processes.log(ctl) + processes.log(sim)
@@ -72,7 +75,7 @@ def test_a_running_controller_refuses_bad_models_keeps_controlling_and_takes_a_g
     def run_for(seconds: float) -> int:
         """Spin until simulated time advanced by ``seconds`` [s] (lockstep: only answered states advance it); fail
         only when it stops advancing. Returns the commands received meanwhile."""
-        while not stamps:
+        while not (stamps and commands and stamped):  # every subscription of the probe matched
             probe.spin(0.05)
         n0, end = len(commands), stamps[-1] + seconds
         wait_for_progress(lambda: (probe.spin(0.02), stamps[-1] > end)[1], lambda: stamps[-1], period=0.0, log=log)
@@ -91,6 +94,7 @@ def test_a_running_controller_refuses_bad_models_keeps_controlling_and_takes_a_g
         probe.spin(30.0, until=lambda: len(statuses) > n + 1)  # one published after the request was answered
         return statuses[-1]
 
+    run_for(0.2)  # past the start (the probe's subscriptions match one after the other)
     assert run_for(0.5) >= 450, log()  # controlling, ~1 command per simulated ms
     for service, path, why in (("swap_model", wrong, "missing from the model ['joint3'], not controlled ['elbow']"),
                                ("set_parameters_atomically", current, "not N·m")):
@@ -119,5 +123,10 @@ def test_a_running_controller_refuses_bad_models_keeps_controlling_and_takes_a_g
     assert values["model_swap"].startswith("swapped to") and "accepted" in values["model_swap"], values
     assert run_for(0.5) >= 450, log()
     assert abs(commands[-1][1]) > 0.5  # holding joint2 against gravity with the learned model
+    # the rate limit held across every swap and refusal: no step beyond RATE * min(dt, rate_limit_max_period)
+    t, tau = np.array([s for s, _ in stamped]), np.array([e for _, e in stamped])
+    assert len(t) > 2000 and np.all(np.diff(t) > 0), "~/command_stamped lost commands or went back"
+    allowed = RATE * np.minimum(np.diff(t), 0.002)[:, None]
+    assert np.all(np.abs(np.diff(tau, axis=0)) <= allowed + 1e-9), np.abs(np.diff(tau, axis=0)).max()
     assert processes.stop(ctl) == 0, processes.log(ctl)
     processes.stop(sim)

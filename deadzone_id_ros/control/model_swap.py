@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..data.effort_units import NEWTON_METRE
+from ..models.artifact import UNITS, model_effort_units
 from ..models.base import InverseDynamicsModel, check_joint_arrays
 
 if TYPE_CHECKING:
     from .config import ControllerConfig
 
-__all__ = ["MODEL_FIELDS", "PROBE_CAPACITY", "PROBE_EVERY", "SI_UNITS", "ProbeBuffer", "SwapVerdict", "bind_model",
+__all__ = ["MODEL_FIELDS", "PROBE_CAPACITY", "PROBE_EVERY", "ProbeBuffer", "SwapVerdict", "bind_model",
            "check_model_fields", "check_swap", "joint_mismatch"]
 
-#: The units a controller's model takes and gives (model.json ``units``; the ONNX metadata ``units``).
-SI_UNITS = {"q": "rad", "dq": "rad/s", "ddq": "rad/s^2", "tau": NEWTON_METRE}
 #: States kept by :class:`ProbeBuffer` (one every :data:`PROBE_EVERY` ticks: the last ~1 s at 1 kHz).
 PROBE_CAPACITY = 256
 PROBE_EVERY = 4
@@ -72,16 +71,15 @@ def bind_model(model: InverseDynamicsModel, joint_names: Sequence[str]
 
 
 def _unit_mismatch(model: InverseDynamicsModel) -> str:
-    """"" when the model's recorded units are the controller's (a model without a record: SI assumed), else why."""
-    from ..models.artifact import model_effort_units
-
+    """"" when the model's recorded units (model.json ``units`` and ``effort_units``) are the controller's,
+    :data:`~deadzone_id_ros.models.artifact.UNITS` (a model without a record: SI assumed), else why."""
     metadata = getattr(model, "metadata", None) or {}
     units = metadata.get("units") if isinstance(metadata, dict) else None
     if isinstance(units, dict):
-        wrong = {k: units[k] for k in SI_UNITS if k in units and units[k] != SI_UNITS[k]}
+        wrong = {k: units[k] for k in UNITS if k in units and units[k] != UNITS[k]}
         wrong.pop("tau", None)  # effort is judged per joint below
         if wrong:
-            return f"model units {wrong} differ from the controller's {SI_UNITS}"
+            return f"model units {wrong} differ from the controller's {UNITS}"
     effort = {j: u for j, u in model_effort_units(model).items() if u != NEWTON_METRE}
     if isinstance(units, dict) and units.get("tau", NEWTON_METRE) != NEWTON_METRE and not effort:
         effort = {j: str(units["tau"]) for j in model.joint_names}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from ..control import ControllerConfig, FeedforwardController
+from ..control import ControllerConfig, ControllerStatus, FeedforwardController
 from ..realtime import RealtimeState
 
 __all__ = ["LATE_TICK_S", "control_loop_status"]
@@ -22,6 +22,32 @@ LATE_TICK_S = 0.002  # a tick later than this after the previous one counts as l
 
 def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else float("nan")
+
+
+def _level(st: ControllerStatus, config: ControllerConfig, late_fraction: float, late: int,
+           realtime: RealtimeState | None, foreign: tuple[int, Sequence[str]], model_swap: str) -> tuple[int, str]:
+    """(level, message) of the control loop's status, the first that applies (see :func:`control_loop_status`)."""
+    level, message = DiagnosticStatus.OK, "running"
+    if st.safe_state != "ok":
+        level = DiagnosticStatus.ERROR
+        message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
+    elif st.watchdog == "waiting" and foreign[0]:
+        level = DiagnosticStatus.WARN
+        message = (f"waiting for /joint_states with this controller's joints {list(config.joint_names)}: "
+                   f"{foreign[0]} received only carry another publisher's joints {list(foreign[1])}")
+    elif st.watchdog == "waiting":
+        level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
+    elif st.watchdog == "hold":
+        level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
+    elif st.watchdog == "zero":
+        level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
+    elif late_fraction > 0.005:
+        level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
+    elif realtime is not None and realtime.warnings:
+        level, message = DiagnosticStatus.WARN, "real-time scheduling refused: " + realtime.warnings[0]
+    elif model_swap.startswith("refused"):
+        level, message = DiagnosticStatus.WARN, "model swap " + model_swap
+    return level, message
 
 
 def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, controller: FeedforwardController,
@@ -87,25 +113,6 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
     values["safe_state"] = st.safe_state
     values["fault"] = st.fault
     values["faults"] = str(st.faults)
-    level, message = DiagnosticStatus.OK, "running"
-    if st.safe_state != "ok":
-        level = DiagnosticStatus.ERROR
-        message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
-    elif st.watchdog == "waiting" and foreign[0]:
-        level = DiagnosticStatus.WARN
-        message = (f"waiting for /joint_states with this controller's joints {list(config.joint_names)}: "
-                   f"{foreign[0]} received only carry another publisher's joints {list(foreign[1])}")
-    elif st.watchdog == "waiting":
-        level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
-    elif st.watchdog == "hold":
-        level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
-    elif st.watchdog == "zero":
-        level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
-    elif periods and late / len(periods) > 0.005:
-        level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
-    elif realtime is not None and realtime.warnings:
-        level, message = DiagnosticStatus.WARN, "real-time scheduling refused: " + realtime.warnings[0]
-    elif model_swap.startswith("refused"):
-        level, message = DiagnosticStatus.WARN, "model swap " + model_swap
+    level, message = _level(st, config, late / len(periods) if periods else 0.0, late, realtime, foreign, model_swap)
     return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
                             values=[KeyValue(key=k, value=v) for k, v in values.items()])

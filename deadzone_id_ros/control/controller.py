@@ -30,7 +30,8 @@ static torque ``f(q_last, 0, 0)`` (rate-limited and clamped), and after a furthe
 a fresh measurement resumes control (DOB restarted). Runaway (:mod:`.safety`): a tracking error above
 ``tracking_error_limit`` or a position beyond the URDF limits plus ``position_limit_margin`` latches a fault: hold the
 static torque for ``fault_hold_time``, then zero, until :meth:`FeedforwardController.reset_fault`. Gains and limits can
-change while running (:meth:`FeedforwardController.update_config`); the rate limit holds across the change.
+change while running (:meth:`FeedforwardController.update_config`), and the model after :func:`.model_swap.check_swap`
+accepts it (:meth:`FeedforwardController.swap_model`); the rate limit holds across both.
 Beside it: :mod:`.status` (what it reports), :mod:`.limits` (rate limit and clamp), :mod:`.safety` (runaway check),
 :mod:`.dob`, :func:`.trajectory.build_reference` (reference updates), :func:`.config.check_fixed_fields`.
 """
@@ -48,7 +49,8 @@ from ..robot import RobotDescription
 from .config import ControllerConfig, check_fixed_fields
 from .dob import DisturbanceObserver
 from .limits import all_finite as _all_finite
-from .limits import rate_limit_and_clamp
+from .limits import rate_limit_and_clamp, since_command
+from .model_swap import ProbeBuffer, SwapVerdict, bind_model, check_model_fields, check_swap, joint_mismatch
 from .safety import SafetyMonitor
 from .status import ControllerStatus, TorqueParts
 from .trajectory import TrajectoryPoints, TrajectorySampler, build_reference
@@ -81,32 +83,19 @@ class FeedforwardController:
         self.config = config
         self.joint_names = tuple(config.joint_names)
         n = len(self.joint_names)
-        model_names = tuple(model.joint_names)
-        missing = [j for j in self.joint_names if j not in model_names]
-        extra = [j for j in model_names if j not in self.joint_names]
-        if missing or extra or len(model_names) != n:
-            raise SafetyError(
-                f"model joints {list(model_names)} do not match the controller's {list(self.joint_names)}: "
-                f"missing from the model {missing}, not controlled {extra}; refusing to start"
-            )
-        self.model = model
-        # model order -> controller order: x_model = x_ctrl[self._to_model]; tau_ctrl = tau_model[self._from_model]
-        self._to_model = np.array([self.joint_names.index(j) for j in model_names], dtype=int)
-        self._from_model = np.array([model_names.index(j) for j in self.joint_names], dtype=int)
-        self._identity = bool(np.all(self._to_model == np.arange(n)))
+        mismatch = joint_mismatch(tuple(model.joint_names), self.joint_names)
+        if mismatch:
+            raise SafetyError(f"{mismatch}; refusing to start")
+        self._binding, self.model = bind_model(model, self.joint_names), model  # swap_model replaces both
+        self._probe = ProbeBuffer(n)
         if description is None:
             description = load_robot_description(config.urdf_path or default_urdf(), self.joint_names)
         if tuple(description.joint_names) != self.joint_names:
-            raise SafetyError(
-                f"robot description joints {list(description.joint_names)} differ from the controller's "
-                f"{list(self.joint_names)}"
-            )
+            raise SafetyError(f"robot description joints {list(description.joint_names)} differ from the "
+                              f"controller's {list(self.joint_names)}")
         description.check_effort_limits()  # effort="0" (CAD exports) would clamp every command to 0 N·m
         self.description = description
-        self.status = ControllerStatus(
-            clamp_events=np.zeros(n, dtype=np.int64), rate_limit_events=np.zeros(n, dtype=np.int64),
-            tracking_error=np.zeros(n),
-        )
+        self.status = ControllerStatus.for_joints(n)
         self._n = n
         self._zero = np.zeros(n)
         self._zero.flags.writeable = False  # shared read-only zeros (never handed out to be written)
@@ -121,8 +110,7 @@ class FeedforwardController:
         self._tau_prev = np.zeros(n)
         self._h_prev = np.zeros(n)
         self._desired = (np.zeros(n), np.zeros(n), np.zeros(n))
-        self._uses_model = config.uses_model
-        self._uses_dob = config.uses_dob
+        self._uses_model, self._uses_dob = config.uses_model, config.uses_dob
         self._dt_nominal = 1.0 / config.control_rate
         self.dob = DisturbanceObserver(np.asarray(config.dob_cutoff), np.asarray(config.nominal_inertia),
                                        config.dob_discretization)
@@ -162,11 +150,30 @@ class FeedforwardController:
         check_fixed_fields(self.config, config)
         self._apply(config)
 
+    def swap_model(self, model: InverseDynamicsModel, probe: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                   config: ControllerConfig | None = None) -> SwapVerdict:
+        """Check ``model`` (:func:`.model_swap.check_swap` on the recent states plus ``probe``: (q, dq, ddq), each
+        (N, J) [rad, rad/s, rad/s²]); accepted, it runs from the next tick (one assignment: a tick sees the old or the
+        new model, never a mix), refused, the old one keeps running. The last command, the DOB and the rate limit are
+        untouched: the command ramps to the new torque. ``config`` (the old one with the new
+        :data:`.model_swap.MODEL_FIELDS`: what the model was loaded from) is taken when accepted.
+
+        Raises:
+            ValueError: ``config`` changes other fields, or ``probe`` arrays are not (N, J).
+        """
+        if config is not None:
+            check_model_fields(self.config, config)
+        verdict = check_swap(model, self.joint_names, self.effort_limit, *self._probe.states(probe))
+        if verdict.accepted:
+            self._binding, self.model = bind_model(model, self.joint_names), model
+            self.config = config or self.config
+        return verdict
+
     def _predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-        if self._identity:
-            return np.asarray(self.model.predict(q, dq, ddq), dtype=float)
-        m = self._to_model
-        return np.asarray(self.model.predict(q[m], dq[m], ddq[m]), dtype=float)[self._from_model]
+        model, to_model, from_model, identity = self._binding
+        if identity:
+            return np.asarray(model.predict(q, dq, ddq), dtype=float)
+        return np.asarray(model.predict(q[to_model], dq[to_model], ddq[to_model]), dtype=float)[from_model]
 
     def static_torque(self, q: np.ndarray) -> np.ndarray:
         """Model torque f(q, 0, 0) (J,) [N·m] at rest at q (J,) [rad] (gravity for a rigid body); zeros if not
@@ -221,15 +228,6 @@ class FeedforwardController:
             raise SafetyError("no reference and no measurement yet")
         return self._desired  # holding: the desired state does not change (and is never written in place)
 
-    def _since_command(self, t: float) -> float:
-        """The dt [s] of the rate limit for a command at ``t`` [s]: the time since the previous command (a state's
-        stamp or the watchdog's time); 0 when ``t`` is not after it (the command then stays where it is); one
-        nominal period before the first command."""
-        t_cmd = self._t_cmd
-        if t_cmd is None:
-            return self._dt_nominal
-        return t - t_cmd if t > t_cmd else 0.0
-
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
         """NaN guard, then the rate limit around the previous command, then the effort clamp; returns a new array.
 
@@ -268,7 +266,8 @@ class FeedforwardController:
         if not (math.isfinite(t) and _all_finite(q) and _all_finite(dq)):
             status.nonfinite_events += 1
             t_now = t if math.isfinite(t) else self._t_cmd  # a non-finite stamp: no time has passed that we know of
-            dt_cmd = min(self._dt_nominal, self._since_command(t_now)) if t_now is not None else self._dt_nominal
+            dt_cmd = min(self._dt_nominal, since_command(self._t_cmd, t_now, self._dt_nominal)) \
+                if t_now is not None else self._dt_nominal
             if self.safety.tripped:
                 return self._safe_command(t_now if t_now is not None else self.safety.fault_time, dt_cmd)
             hold = self.static_torque(self._q_last) if self._q_last is not None else self._zero
@@ -294,7 +293,7 @@ class FeedforwardController:
         self._desired = (q_d, dq_d, ddq_d)
         e = np.subtract(q_d, q, out=self._e)
         status.tracking_error[:] = e
-        dt_cmd = min(dt, self._since_command(t))  # the previous command may be a watchdog's, later than t_last
+        dt_cmd = min(dt, since_command(self._t_cmd, t, self._dt_nominal))  # the last command may be a watchdog's
         if self.safety.check(t, q, e):
             return self._safe_command(t, dt_cmd)
         de = np.subtract(dq_d, dq, out=self._de)
@@ -302,6 +301,7 @@ class FeedforwardController:
                         out=self._fb_acc)
         ddq_ref = np.add(ddq_d, fb_acc, out=self._ddq_ref)
         jn_ddq_ref = np.multiply(self.jn, ddq_ref, out=self._jn_ddq_ref)
+        self._probe.record(q, dq, ddq_ref)
         tau_ff = self._predict(q, dq, ddq_ref) if self._uses_model else jn_ddq_ref
         h = np.subtract(tau_ff, jn_ddq_ref, out=self._h)
         if self._uses_dob:
@@ -380,7 +380,7 @@ class FeedforwardController:
         age = now - self._t_last
         if age <= self.config.watchdog_timeout:
             return None
-        dt = self._since_command(now)
+        dt = since_command(self._t_cmd, now, self._dt_nominal)
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
             if self.safety.tripped:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["all_finite", "rate_limit_and_clamp"]
+__all__ = ["all_finite", "rate_limit_and_clamp", "since_command"]
 
 _isfinite = math.isfinite
 
@@ -53,3 +53,12 @@ def rate_limit_and_clamp(values: list[float], prev: list[float], rate: list[floa
         x = x if x < lim else lim
         out.append(x)
     return np.array(out)
+
+
+def since_command(t_cmd: float | None, t: float, dt_nominal: float) -> float:
+    """The dt [s] of the rate limit for a command at ``t`` [s]: the time since the previous command at ``t_cmd`` [s]
+    (a state's stamp or the watchdog's time); 0 when ``t`` is not after it (the command then stays where it is);
+    ``dt_nominal`` [s] (one nominal period) before the first command (``t_cmd`` None)."""
+    if t_cmd is None:
+        return dt_nominal
+    return t - t_cmd if t > t_cmd else 0.0

@@ -59,3 +59,9 @@ class ControllerStatus:
     fault: str = ""
     safe_state: str = "ok"
     faults: int = 0
+
+    @classmethod
+    def for_joints(cls, n_joints: int) -> ControllerStatus:
+        """A fresh status with zeroed per-joint counters (J,) for ``n_joints`` J."""
+        return cls(clamp_events=np.zeros(n_joints, dtype=np.int64),
+                   rate_limit_events=np.zeros(n_joints, dtype=np.int64), tracking_error=np.zeros(n_joints))

@@ -32,10 +32,16 @@ A watchdog timer (every watchdog_timeout/5, on the steady clock) holds the stati
 state (hold, then zero torque), logged and reported as ERROR on /diagnostics with the reason, until the std_srvs/Trigger
 service ``~/reset`` clears it. On shutdown (SIGINT/SIGTERM) a zero command is published before the node exits.
 
-Parameters that shape what the node built at start (joints, model, mode, rates, publishers) are read-only; gains,
+Parameters that shape what the node built at start (joints, mode, rates, publishers) are read-only; gains,
 limits and timeouts (:data:`deadzone_id_ros.control.feedforward_controller_params.LIVE_PARAMETERS`) apply live: a
 set-parameters request is validated as a whole (ranges, then the config dataclasses) and refused with the reason, or
-applied at once.
+applied at once. Model swap without a restart: the ``~/swap_model`` service (rcl_interfaces/SetParametersAtomically
+with ``model``, ``model_path``, ``model_friction``, ``friction_velocity`` only) loads and checks the model in a worker
+thread while control goes on; setting those parameters does the same in the parameter callback (the control loop
+waits for the load). Either way the model runs from the next tick only if
+:func:`deadzone_id_ros.control.model_swap.check_swap` accepts it (joints, units, finite and within the effort limits
+on the recently seen states); a refusal leaves the old model running, fails the request with the reason and shows it
+in the log and on /diagnostics (``model_swap``, WARN). The rate limit holds across the swap.
 
 Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
 and the file loader in :mod:`deadzone_id_ros.control.feedforward_controller_params`).
@@ -48,15 +54,16 @@ import sys
 import time
 from array import array
 from collections import deque
-from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RosDuration
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
@@ -64,13 +71,15 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, build_controller
 from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
+from ..control.model_swap import MODEL_FIELDS
 from ..control.reference_pipeline import ReferencePipeline
 from ..control.state_names import StateNameMap
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
-from ._common import SimClockWatch, check_range, declare_dataclass_parameters, parameter_value, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
+from .feedforward_controller_parameters import ModelSwapper, split_request
 from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 
 __all__ = ["FeedforwardControllerNode", "main"]
@@ -88,7 +97,7 @@ class FeedforwardControllerNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("feedforward_controller", **kwargs)
         fixed = [f.name for f in dataclasses.fields(ControllerConfig) + dataclasses.fields(ControllerNodeConfig)
-                 if f.name not in LIVE_PARAMETERS]
+                 if f.name not in LIVE_PARAMETERS + MODEL_FIELDS]
         self.config: ControllerConfig = declare_dataclass_parameters(
             self, ControllerConfig, read_only=fixed, ranges=PARAMETER_RANGES)
         self.node_config: ControllerNodeConfig = declare_dataclass_parameters(
@@ -151,6 +160,8 @@ class FeedforwardControllerNode(Node):
                                                  clock=self._steady)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._swapper = ModelSwapper(self.controller, self.get_logger())
+        self.create_service(SetParametersAtomically, "~/swap_model", self._on_swap_model)
         self.create_timer(1.0 / self.node_config.diagnostics_rate, self._on_diagnostics)
         self._cmd_msg = Float64MultiArray()
         self._parts_msg = Float64MultiArray()
@@ -317,24 +328,18 @@ class FeedforwardControllerNode(Node):
 
     def _on_set_parameters(self, params: list) -> SetParametersResult:
         """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason."""
-        core: dict[str, Any] = {}
-        node: dict[str, Any] = {}
-        core_names = {f.name for f in dataclasses.fields(ControllerConfig)}
-        node_names = {f.name for f in dataclasses.fields(ControllerNodeConfig)}
-        for p in params:
-            if p.name not in core_names and p.name not in node_names:
-                continue  # use_sim_time and the like: rclpy's business
-            value = p.value
-            if not isinstance(value, (str, bool, int, float)) and value is not None:
-                value = list(value)
-            reason = check_range(p.name, value, PARAMETER_RANGES.get(p.name))
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
-            cls = ControllerConfig if p.name in core_names else ControllerNodeConfig
-            (core if cls is ControllerConfig else node)[p.name] = parameter_value(cls, p.name, value)
+        core, node, reason = split_request(params)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         try:
             new_config = dataclasses.replace(self.config, **core)
             new_node_config = dataclasses.replace(self.node_config, **node)
+            if (core or node) and self._swapper.busy:
+                return SetParametersResult(successful=False, reason="a model swap is in progress (~/swap_model)")
+            if any(getattr(new_config, f) != getattr(self.config, f) for f in MODEL_FIELDS):
+                reason = self._swapper.swap(new_config)  # the control loop waits (~/swap_model: it does not)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
             self.controller.update_config(new_config)
         except (TypeError, ValueError) as err:
             return SetParametersResult(successful=False, reason=str(err))
@@ -348,13 +353,25 @@ class FeedforwardControllerNode(Node):
             self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
         return SetParametersResult(successful=True)
 
+    async def _on_swap_model(self, request: SetParametersAtomically.Request,
+                             response: SetParametersAtomically.Response) -> SetParametersAtomically.Response:
+        """~/swap_model (rcl_interfaces/SetParametersAtomically with model parameters only): load and check the model
+        in a worker thread while control goes on, install it between ticks, then set the parameters to it; answers
+        successful, or not with the reason (the old model keeps running)."""
+        config, changes, reason = await self._swapper.serve(self.config, request.parameters)
+        if not reason:  # the parameters say which model runs (no second swap: self.config has it already)
+            self.config = config
+            self.set_parameters([Parameter(k, value=v) for k, v in changes.items()])
+        response.result = SetParametersResult(successful=not reason, reason=reason)
+        return response
+
     def _on_diagnostics(self) -> None:
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [control_loop_status(
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
             list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
-            foreign=(self._names.foreign_states, self._names.foreign_names))]
+            foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swapper.report)]
         self._diag_pub.publish(arr)
 
 

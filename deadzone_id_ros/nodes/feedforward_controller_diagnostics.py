@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from ..control import ControllerConfig, FeedforwardController
+from ..control import ControllerConfig, ControllerStatus, FeedforwardController
 from ..realtime import RealtimeState
 
 __all__ = ["LATE_TICK_S", "control_loop_status"]
@@ -24,10 +24,36 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
+def _level(st: ControllerStatus, config: ControllerConfig, late_fraction: float, late: int,
+           realtime: RealtimeState | None, foreign: tuple[int, Sequence[str]], model_swap: str) -> tuple[int, str]:
+    """(level, message) of the control loop's status, the first that applies (see :func:`control_loop_status`)."""
+    level, message = DiagnosticStatus.OK, "running"
+    if st.safe_state != "ok":
+        level = DiagnosticStatus.ERROR
+        message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
+    elif st.watchdog == "waiting" and foreign[0]:
+        level = DiagnosticStatus.WARN
+        message = (f"waiting for /joint_states with this controller's joints {list(config.joint_names)}: "
+                   f"{foreign[0]} received only carry another publisher's joints {list(foreign[1])}")
+    elif st.watchdog == "waiting":
+        level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
+    elif st.watchdog == "hold":
+        level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
+    elif st.watchdog == "zero":
+        level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
+    elif late_fraction > 0.005:
+        level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
+    elif realtime is not None and realtime.warnings:
+        level, message = DiagnosticStatus.WARN, "real-time scheduling refused: " + realtime.warnings[0]
+    elif model_swap.startswith("refused"):
+        level, message = DiagnosticStatus.WARN, "model swap " + model_swap
+    return level, message
+
+
 def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, controller: FeedforwardController,
                         periods: Sequence[float], compute: Sequence[float], latency: Sequence[float],
                         bad_states: int, realtime: RealtimeState | None = None,
-                        foreign: tuple[int, Sequence[str]] = (0, ())) -> DiagnosticStatus:
+                        foreign: tuple[int, Sequence[str]] = (0, ()), model_swap: str = "") -> DiagnosticStatus:
     """The control loop's DiagnosticStatus: level, message and one key/value per figure.
 
     Args:
@@ -42,18 +68,21 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
             cpu_affinity and, when something asked was refused, realtime_warning); None: not reported.
         foreign: (count, joint names of the latest) /joint_states messages that carried none of the controlled joints
             (another publisher's, e.g. a gripper driver): ignored, and named while the controller waits.
+        model_swap: the outcome of the last model swap ("swapped to ..." or "refused ..."; "" before any).
 
     Returns:
         the status: ERROR in the safe state (names the fault) and when the watchdog commands zero; WARN while waiting
         for /joint_states (naming another publisher's joints when only those arrive), while the watchdog holds, with
-        more than 0.5 % late ticks (> :data:`LATE_TICK_S`) in the window, or when real-time scheduling was asked and
-        refused; else OK.
+        more than 0.5 % late ticks (> :data:`LATE_TICK_S`) in the window, when real-time scheduling was asked and
+        refused, or after a refused model swap (until the next swap); else OK.
     """
     st = controller.status
     late = sum(1 for p in periods if p > LATE_TICK_S)
     values = {
         "mode": config.mode,
         "model": config.model,
+        "model_path": config.model_path,
+        "model_swap": model_swap,
         "watchdog": st.watchdog,
         "ticks": str(st.ticks),
         "period_mean_ms": f"{1e3 * np.mean(periods):.4f}" if periods else "nan",
@@ -84,23 +113,6 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
     values["safe_state"] = st.safe_state
     values["fault"] = st.fault
     values["faults"] = str(st.faults)
-    level, message = DiagnosticStatus.OK, "running"
-    if st.safe_state != "ok":
-        level = DiagnosticStatus.ERROR
-        message = f"safe state ({st.safe_state} torque): {st.fault}; call ~/reset to resume"
-    elif st.watchdog == "waiting" and foreign[0]:
-        level = DiagnosticStatus.WARN
-        message = (f"waiting for /joint_states with this controller's joints {list(config.joint_names)}: "
-                   f"{foreign[0]} received only carry another publisher's joints {list(foreign[1])}")
-    elif st.watchdog == "waiting":
-        level, message = DiagnosticStatus.WARN, "waiting for /joint_states"
-    elif st.watchdog == "hold":
-        level, message = DiagnosticStatus.WARN, "stale /joint_states: holding the static torque"
-    elif st.watchdog == "zero":
-        level, message = DiagnosticStatus.ERROR, "stale /joint_states: zero torque"
-    elif periods and late / len(periods) > 0.005:
-        level, message = DiagnosticStatus.WARN, f"{late} late ticks (> {LATE_TICK_S * 1e3:g} ms) in the window"
-    elif realtime is not None and realtime.warnings:
-        level, message = DiagnosticStatus.WARN, "real-time scheduling refused: " + realtime.warnings[0]
+    level, message = _level(st, config, late / len(periods) if periods else 0.0, late, realtime, foreign, model_swap)
     return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
                             values=[KeyValue(key=k, value=v) for k, v in values.items()])

@@ -142,10 +142,15 @@ def declare_dataclass_parameters(
     at run time. Each parameter's description is ``descriptions[name]`` or else the field's entry in the dataclass
     docstring's ``Attributes:`` section; ``ranges[name] = (lo, hi)`` becomes its FloatingPointRange (float fields,
     also per-joint lists) or IntegerRange (int fields). The dataclass's ``__post_init__`` validates the values.
+    When ``cls`` has fields a robot profile gives (:data:`~deadzone_id_ros.robot.defaults.PROFILE_FIELDS`: joints,
+    URDF, per-joint values), the node also gets the read-only parameter ``robot`` (:func:`declare_robot_parameter`)
+    and every such field left unset is filled from that profile
+    (:func:`~deadzone_id_ros.robot.defaults.fill_required`).
 
     Raises:
-        ConfigError: a value the dataclass rejects or outside its range (the message names the node, the parameter
-            file(s) given on its command line with ``--params-file``, and the parameter).
+        ConfigError: a value the dataclass rejects or outside its range, or a robot profile that cannot be found or
+            read (the message names the node, the parameter file(s) given on its command line with
+            ``--params-file``, and the parameter).
     """
     read_only = set(read_only)
     descriptions = {**attribute_descriptions(cls), **(descriptions or {})}

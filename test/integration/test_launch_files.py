@@ -319,6 +319,32 @@ def test_replay_launch_plays_a_simulated_bag_over_dds(tmp_path):
     assert all(np.isfinite(v) and v < 1e-6 for v in report["rmse_q_rad"].values()), report
 
 
+def test_replay_launch_with_robot_so101_replays_its_offline_bag_exactly(tmp_path):
+    """replay.launch.yaml robot:=so101: bag_replay (command order from the profile) plays an SO-101 bag of the offline
+    simulator (``simulate --robot so101``) into sim_arm (the profile's arm from the shipped sim_arm.yaml), in
+    lockstep with the bag's seed: the live arm moves as the offline one did, to rounding (measured: 0 rad), so the
+    node's robot parameter and the offline path build the same simulator."""
+    import json
+
+    from deadzone_id_ros.robot_configs import load_robot, simulation_configs
+    from deadzone_id_ros.sim.record import simulate_bag
+
+    bag = simulate_bag(1.5, 2, tmp_path / "bag", **simulation_configs("so101")).path
+    before = _fastdds_files()
+    graph = LaunchedGraph("replay.launch.yaml", {"robot": "so101", "bag": str(bag),
+                                                 "report_dir": str(tmp_path / "report"), "seed": "2"}, sink=None)
+    try:
+        graph.start()
+        assert graph.wait(90) == "shutdown", graph.output("bag_replay")
+        assert graph.node("bag_replay").returncode == 0, graph.output("bag_replay")
+    finally:
+        stop_cleanly([graph], before)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["joints"] == list(load_robot("so101").joint_names) and report["valid"] is True, report
+    assert report["samples"] >= 1499 and report["commands_skipped"] == 0, report
+    assert all(np.isfinite(v) and v < 1e-6 for v in report["rmse_q_rad"].values()), report
+
+
 def test_launch_file_refused_before_anything_starts(tmp_path):
     before = _fastdds_files()
     with pytest.raises(Exception, match=r"required launch argument 'bag' not given"):

@@ -70,8 +70,9 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=RosYamlLoader)  # noqa: S506 (a SafeLoader subclass)
 
 
-# Parameters every ROS node has that belong to no config dataclass.
-NODE_ONLY_PARAMETERS = ("use_sim_time",)
+# Parameters of a node that belong to no config dataclass: every ROS node's use_sim_time, and the robot profile whose
+# values fill the fields a parameter file leaves out (deadzone_id_ros.robot.defaults.fill_required).
+NODE_ONLY_PARAMETERS = ("use_sim_time", "robot")
 
 
 def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[str, Any]:

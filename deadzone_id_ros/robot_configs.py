@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .robot.defaults import BUNDLED_ROBOT, bundled_robot, is_bundled_urdf, load_robot, profile_values, robot_for
+from .robot.defaults import BUNDLED_ROBOT, bundled_robot, load_robot, profile_values, robot_for, urdf_field
 
 if TYPE_CHECKING:
     from .control.config import ControllerConfig
@@ -25,11 +25,6 @@ __all__ = ["BUNDLED_ROBOT", "bag_replay_config", "bundled_controller_config", "b
            "bundled_robot", "bundled_sim_config", "controller_config", "controller_node_config", "excitation_config",
            "load_robot", "robot_for", "sim_config", "simulation_configs"]
 
-def _urdf_field(robot: DerivedRobot) -> str:
-    """The configs' ``urdf_path``: "" for the bundled URDF (as stored before profiles), else the file."""
-    return "" if is_bundled_urdf(robot.urdf_path) else str(robot.urdf_path)
-
-
 def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
     """The control law's config for ``robot``: joints, URDF, gains, nominal inertia, DOB cutoff, torque rate limit
     and control rate from the profile; ``explicit`` fields override.
@@ -40,7 +35,7 @@ def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
     from .control.config import ControllerConfig
 
     values: dict[str, Any] = {
-        "joint_names": robot.joint_names, "urdf_path": _urdf_field(robot), "control_rate": robot.profile.control_rate,
+        "joint_names": robot.joint_names, "urdf_path": urdf_field(robot), "control_rate": robot.profile.control_rate,
         **profile_values(robot, ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"))}
     return ControllerConfig(**{**values, **explicit})
 
@@ -56,7 +51,7 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     from .sim.config import SimArmConfig
 
     values: dict[str, Any] = {
-        "joint_names": robot.joint_names, "urdf_path": _urdf_field(robot),
+        "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
         **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position"))}
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
@@ -70,7 +65,7 @@ def excitation_config(robot: DerivedRobot, **explicit: Any) -> ExcitationConfig:
     from .control.excitation import ExcitationConfig
 
     values: dict[str, Any] = {
-        "joint_names": robot.joint_names, "urdf_path": _urdf_field(robot),
+        "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
         **profile_values(robot, ("center", "amplitude", "acceleration_limit"))}
     return ExcitationConfig(**{**values, **explicit})
 

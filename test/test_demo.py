@@ -184,26 +184,33 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
     assert ("Run --quick" in text) is quick
 
 
-def test_demo_with_a_robot_profile_simulates_that_robot_and_skips_the_live_stages_with_a_note(tmp_path):
+@pytest.mark.integration
+def test_demo_with_a_robot_profile_simulates_and_records_that_robot_live(tmp_path):
     """``demo --robot so101``: the offline stage simulates the SO-101 (5 joints, named in episode.yaml; two bags, so
-    in worker processes); the live
-    stage, which runs the bundled arm only, is skipped with a printed note and recorded as skipped (not failed)."""
+    in worker processes), and the live stage records it over DDS (robot:=so101 through sim_feedforward.launch.yaml,
+    lockstep): its bag holds the SO-101's 5 joints by name. Before issue 20's live path the live stage was skipped."""
     import json
 
     import yaml
 
+    from deadzone_id_ros.data.bag import read_recording
     from deadzone_id_ros.experiments.demo import DEMO_STAGES, STATE_FILE, run_demo
+    from deadzone_id_ros.robot_configs import load_robot
 
     lines: list[str] = []
-    cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=0.3, compare_seeds=1, quick=True, robot="so101")
+    cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=0.3, live_duration=1.0, compare_seeds=1, quick=True,
+                     robot="so101")
     results = run_demo(tmp_path / "demo", cfg, stages=DEMO_STAGES[:2], log=lines.append)
     assert len(results["simulate"]["bags"]) == 2  # two bags: simulated in worker processes, each of the SO-101
     for bag in results["simulate"]["bags"]:
         episode = yaml.safe_load((tmp_path / "demo" / bag / "episode.yaml").read_text())
         assert episode["robot"] == "so101"
         assert len(episode["sim_config"]["joint_names"]) == 5
-    assert results["live"]["bag"] is None and "bundled arm only" in results["live"]["skipped"]
-    assert any(line.startswith("NOTE: robot 'so101'") and "skipped" in line for line in lines), lines
+    assert "skipped" not in results["live"] and results["live"]["bag"], results["live"]
+    live = read_recording(tmp_path / "demo" / results["live"]["bag"])
+    assert live.joint_names == load_robot("so101").joint_names and live.position.shape[1] == 5
+    assert yaml.safe_load((tmp_path / "demo" / results["live"]["bag"] / "episode.yaml").read_text())["robot"] \
+        == "so101"
+    assert not any("skipped" in line for line in lines), lines
     state = json.loads((tmp_path / "demo" / STATE_FILE).read_text())
     assert state["config"]["robot"] == "so101"
-    assert not any((tmp_path / "demo" / "data").glob("live*"))

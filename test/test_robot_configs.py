@@ -1,5 +1,6 @@
 """Configs built from robot profiles (issue 20): no dataclass default names a joint; builders take the profile's
-values with explicit ones overriding; a parameter file for another arm needs only its joints."""
+values with explicit ones overriding; a parameter file for another arm needs only its joints; the shipped parameter
+files name no joint, and the loaders (what the nodes read) take a ``robot`` profile as the in-process builders do."""
 
 from __future__ import annotations
 
@@ -10,9 +11,20 @@ import pytest
 
 from deadzone_id_ros.control.excitation_params import load_excitation_config
 from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
-from deadzone_id_ros.robot_configs import bundled_robot, controller_config, load_robot, sim_config
+from deadzone_id_ros.robot.defaults import PROFILE_FIELDS
+from deadzone_id_ros.robot_configs import (
+    bundled_robot,
+    controller_config,
+    controller_node_config,
+    excitation_config,
+    load_robot,
+    sim_config,
+)
+from deadzone_id_ros.sim.sim_arm_params import load_sim_config
 
-PACKAGE = Path(__file__).resolve().parent.parent / "deadzone_id_ros"
+REPO = Path(__file__).resolve().parent.parent
+
+PACKAGE = REPO / "deadzone_id_ros"
 
 
 def joint_name_defaults(root: Path) -> list[str]:
@@ -61,3 +73,35 @@ def test_a_parameter_file_for_another_arm_needs_only_its_joints(tmp_path):
     assert cfg.kp == (400.0,) * 5 and cfg.nominal_inertia == pytest.approx(robot.values("mass_diagonal"))
     exc, _ = load_excitation_config()  # the bundled file: the bundled arm
     assert exc.joint_names == bundled_robot().joint_names
+
+
+def test_shipped_parameter_files_name_no_joint():
+    """config/*.yaml leave every field a robot profile gives to the profile (robot:=, default the bundled arm), so
+    one file serves every robot: no joint names, no URDF, no per-joint list."""
+    from deadzone_id_ros.config import load_ros_parameters
+
+    for name in ("feedforward_controller", "sim_arm", "excitation", "recorder"):
+        params = load_ros_parameters(REPO / "config" / f"{name}.yaml", name)
+        assert not set(params) & set(PROFILE_FIELDS), (name, sorted(set(params) & set(PROFILE_FIELDS)))
+        assert not any("joint1" in str(v) for v in params.values()), name
+
+
+@pytest.mark.parametrize("name", ["three_dof_arm", "so101", "panda"])
+def test_parameter_files_with_a_robot_give_the_in_process_configs(name):
+    """What a node reads from the shipped parameter file with robot:=NAME is what the in-process stages build from
+    the profile (the live and the offline paths run the same robot); an explicit value still wins."""
+    robot = load_robot(name)
+    ctrl, node = load_controller_config(robot=name)
+    assert ctrl == controller_config(robot) and node == controller_node_config(robot)
+    assert load_sim_config(robot=name)[0] == sim_config(robot)
+    assert load_excitation_config(robot=name)[0] == excitation_config(robot)
+    n = len(robot.joint_names)
+    ctrl, _ = load_controller_config(None, {"robot": name, "kp": [100.0] * n})
+    assert ctrl.kp == (100.0,) * n and ctrl.kd == robot.values("kd") and ctrl.joint_names == robot.joint_names
+
+
+def test_a_robot_that_does_not_exist_is_named():
+    from deadzone_id_ros.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'no_such_arm' is neither a profile file nor a shipped profile"):
+        load_sim_config(robot="no_such_arm")

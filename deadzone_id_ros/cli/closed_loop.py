@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=2, help="processes for the in-process runs (default 2)")
     p.add_argument("--robot", default=None, metavar="NAME|FILE",
                    help="robot profile (`deadzone-id robot show`) of the simulated arm and the controller "
-                   "(default: the bundled arm); in-process runs only")
+                   "(default: the bundled arm), in process and in the live runs (robot:= of the launch files)")
     p.set_defaults(func=run)
 
 

@@ -1,7 +1,7 @@
 """``deadzone-id demo`` and ``deadzone-id demo-real``: the main job end to end (argument parsing and printing).
 
 ``demo`` runs the stages of :mod:`deadzone_id_ros.experiments.demo_stages` on the simulated 3-DOF arm, or with
-``--robot NAME|FILE`` on the arm of a robot profile (offline stages only; the live ones run the bundled arm), (offline
+``--robot NAME|FILE`` on the arm of a robot profile (every stage, the live ones through ``robot:=``), (offline
 simulation, a live ROS 2 recording, compare, closed loop, report) through :func:`deadzone_id_ros.experiments.demo.
 run_demo`, which never loses work: a failed or interrupted run keeps its folder marked incomplete (INCOMPLETE.json
 names the stage, the reason and the logs), ``--resume DIR`` continues it from the last finished stage, and a lock
@@ -192,9 +192,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="smaller data and shorter training (about 3 minutes; under-trained models)")
     p.add_argument("--robot", default="", metavar="NAME|FILE",
-                   help="robot profile (`deadzone-id robot show`) for the offline stages: simulate, compare (rbd and "
-                   "hybrid on its URDF) and the in-process closed loop (default: the bundled arm); the live stages "
-                   "run the bundled arm only and are skipped, with a note, for any other robot")
+                   help="robot profile (`deadzone-id robot show`) every stage runs: simulate, the live recording "
+                   "(robot:= of the launch files), compare (rbd and hybrid on its URDF) and the closed loop, in "
+                   "process and live (default: the bundled arm)")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",

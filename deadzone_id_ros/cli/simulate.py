@@ -90,7 +90,7 @@ def _robot_configs(spec: str, sim_file: str | None, overrides: dict) -> dict:
     """
     import dataclasses
 
-    from ..config import dataclass_from_dict, load_ros_parameters
+    from ..config import NODE_ONLY_PARAMETERS, dataclass_from_dict, load_ros_parameters
     from ..robot_configs import simulation_configs
     from ..sim.config import SimArmConfig
     from ..sim.sim_arm_params import SimArmNodeConfig
@@ -102,5 +102,5 @@ def _robot_configs(spec: str, sim_file: str | None, overrides: dict) -> dict:
                  if k not in node_keys}
         configs["sim_config"] = dataclass_from_dict(
             SimArmConfig, {**dataclasses.asdict(configs["sim_config"]), **given, **overrides},
-            str(sim_file or "--sim-profile"), ignore=("use_sim_time",))
+            str(sim_file or "--sim-profile"), ignore=NODE_ONLY_PARAMETERS)
     return configs

@@ -47,13 +47,16 @@ class ExcitationNodeConfig:
 
 
 def load_excitation_config(
-    path: str | Path | None = None, overrides: dict | None = None
+    path: str | Path | None = None, overrides: dict | None = None, robot: str | None = None
 ) -> tuple[ExcitationConfig, ExcitationNodeConfig]:
     """Load the excitation configs from a parameter file (default: the bundled config/excitation.yaml).
 
     Args:
         path: parameter file in ROS 2 format; None for the bundled default.
         overrides: parameter name -> value applied on top of the file.
+        robot: robot profile (a shipped name or a profile file; else the file's or the overrides' ``robot``
+            key, else the bundled arm) whose values fill the joints, URDF and per-joint values the file
+            leaves out (:func:`deadzone_id_ros.robot.defaults.fill_required`); the file's own values win.
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -61,5 +64,6 @@ def load_excitation_config(
     """
     from ..robot.defaults import fill_required
 
-    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path, overrides,
+    return load_node_configs(ExcitationConfig, ExcitationNodeConfig, "excitation", "excitation.yaml", path,
+                             {**(overrides or {}), **({"robot": robot} if robot else {})},
                              fill=fill_required)

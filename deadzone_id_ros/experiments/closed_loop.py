@@ -168,23 +168,24 @@ def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], durati
 def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float, out: Path,
                      log: Callable[[str], None] = _log,
                      inprocess: Callable[[ControllerSpec], ClosedLoopSummary] | None = None,
-                     ) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
+                     robot: str | None = None) -> tuple[dict[str, ClosedLoopResult], dict[str, str]]:
     """One live run per controller over DDS (lockstep), beside the in-process run of the same seed and duration.
 
     Args:
         inprocess: (spec) -> that in-process run (:func:`run_closed_loop` has it computed in its worker processes
             meanwhile); default: run it here, after the live run.
+        robot: the robot profile (name or file) of both runs (the launch files' ``robot:=``); None: the bundled arm.
 
     Returns:
         (name -> result, name -> why the live run failed): a live run that fails twice (a node died, lockstep
         stalls under load; logs under ``out``/logs) is reported, not fatal, since the in-process runs measure.
     """
     from ..errors import DeadzoneIdError
-    from ..launching.live import closed_loop_metrics, live_run
+    from ..launching.live import closed_loop_metrics, live_run, robot_launch_args
     from .closed_loop_sim import run_controller
 
     if inprocess is None:
-        sim, base = _default_configs()
+        sim, base = _default_configs(robot)
 
         def inprocess(spec: ControllerSpec) -> ClosedLoopSummary:
             return run_controller(spec, [seed], duration, sim, base)
@@ -193,7 +194,7 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
     results: dict[str, ClosedLoopResult] = {}
     failures: dict[str, str] = {}
     for spec in specs:
-        args = {"mode": spec.mode, "model": spec.model, "seed": str(seed)}
+        args = {"mode": spec.mode, "model": spec.model, "seed": str(seed), **robot_launch_args(robot or "")}
         if spec.model_path:
             args["model_path"] = spec.model_path
         try:
@@ -237,14 +238,15 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
         if live_duration <= 0:
             return summaries, {}, {}
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
-        return summaries, *live_closed_loop(specs, seeds[0], live_duration, out, log)
+        return summaries, *live_closed_loop(specs, seeds[0], live_duration, out, log, robot=robot)
     with worker_pool(workers, OVERLAP_NICENESS) as pool:
-        beside = {s.name: pool.submit(_one, j) for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,)))}
+        beside = {s.name: pool.submit(_one, j)
+                  for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,), robot))}
         futures = [pool.submit(_one, j) for j in jobs]
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each (the in-process runs go on "
             f"meanwhile in {workers} processes):")
         live, failures = live_closed_loop(specs, seeds[0], live_duration, out, log,
-                                          inprocess=lambda spec: beside[spec.name].result())
+                                          inprocess=lambda spec: beside[spec.name].result(), robot=robot)
         results = [f.result() for f in futures]
     return _by_fraction(results, len(specs), seeds, fractions, log), live, failures
 
@@ -259,11 +261,10 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         (>= 1).  duration: per seed [s].  weak_dob_fraction: the weak DOB's cutoff as a fraction of the default,
         in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes
         for the in-process runs (they run beside the live runs when there are both, :func:`_in_process_and_live`).
-        robot: a robot profile (name or file) for the in-process runs; None: the bundled arm.
+        robot: a robot profile (name or file) for the in-process and the live runs; None: the bundled arm.
 
     Raises:
-        ValueError: no seeds, weak_dob_fraction outside (0, 1), or live runs asked for with ``robot`` (the launch
-            files take the bundled arm only).  FileNotFoundError: no report.json.  DataError:
+        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
     from .closed_loop_sim import controller_specs
@@ -273,9 +274,6 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         raise ValueError("closed loop needs at least one seed")
     if not 0 < weak_dob_fraction < 1:
         raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
-    if robot and live_duration > 0:
-        raise ValueError("live closed-loop runs take the bundled arm only (--robot works in process; drop "
-                         "--live-duration)")
     pick, pick_source = read_pick(compare_dir)
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..robot.defaults import BUNDLED_ROBOT
 
-__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext", "live_skipped"]
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop_results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
@@ -49,10 +49,10 @@ class DemoConfig:
         weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
         compare_seeds: training seeds per method.
         quick: shorter training (``compare --quick``): under-trained models, said so in the report.
-        robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) the offline stages
-            simulate, compare (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process;
-            "" (default): the bundled arm. The live stages (the DDS recording, the live closed-loop runs) run the
-            bundled arm only: for any other robot they are skipped with a printed note (:func:`live_skipped`).
+        robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
+            simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
+            (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
+            the bundled arm.
 
     Raises:
         ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
@@ -93,19 +93,6 @@ class DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
                    closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
-
-
-def live_skipped(cfg: DemoConfig) -> str:
-    """Why the live stages do not run for ``cfg``'s robot, or "" when they run (the bundled arm).
-
-    The launch files and nodes of the live path take the bundled arm's parameter files; the offline stages take
-    any robot profile.
-    """
-    if not cfg.robot or cfg.robot == BUNDLED_ROBOT:
-        return ""
-    return (f"robot {cfg.robot!r}: the live stages (the ROS 2 recording over DDS and the live closed-loop runs) run "
-            "the bundled arm only and are skipped; the offline simulation, compare and the in-process closed loop "
-            "run this robot")
 
 
 @dataclass
@@ -190,8 +177,8 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
 
 
 def live(ctx: StageContext) -> dict[str, Any]:
-    """Stage 2: the live recording (lockstep, no wall-clock deadline); result ``{"bag": ...}``, or for a robot
-    other than the bundled arm ``{"bag": null, "skipped": REASON}`` (the reason printed).
+    """Stage 2: the live recording of the configured robot (lockstep, no wall-clock deadline); result
+    ``{"bag": ...}``.
 
     Raises:
         DataError: the recording cannot be trained on, or the run stalled (:func:`~..launching.live.live_run`).
@@ -199,15 +186,12 @@ def live(ctx: StageContext) -> dict[str, Any]:
     from ..data.dataset import DatasetConfig
     from ..data.inspect import format_report, inspect_bag
     from ..errors import DataError
-    from ..launching.live import live_run
+    from ..launching.live import live_run, robot_launch_args
     from ..training.config import load_train_config
 
-    skipped = live_skipped(ctx.cfg)
-    if skipped:
-        ctx.log(f"NOTE: {skipped}.")
-        return {"bag": None, "skipped": skipped}
     (ctx.out / "logs").mkdir(exist_ok=True)
-    bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed)},
+    bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed),
+                                               **robot_launch_args(ctx.cfg.robot)},
                    ctx.cfg.live_duration, ctx.out / "logs" / "live_recording.log")
     ctx.log(f"recorded {bag}")
     info = inspect_bag(bag, DatasetConfig(), load_train_config().dead_zone)
@@ -263,7 +247,7 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
     cfg = ctx.cfg
     res = run_closed_loop(ctx.out / ctx.results["compare"]["compare_dir"], ctx.out, cfg.closed_loop_seeds,
                           cfg.closed_loop_duration, cfg.weak_dob_fraction,
-                          0.0 if live_skipped(cfg) else cfg.closed_loop_live_duration, log=ctx.log,
+                          cfg.closed_loop_live_duration, log=ctx.log,
                           robot=cfg.robot or None)
     if res.live:
         closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
@@ -317,15 +301,14 @@ def report(ctx: StageContext) -> dict[str, Any]:
 
 
 def _live_title(c: DemoConfig) -> str:
-    if live_skipped(c):
-        return f"live ROS 2 recording: skipped for robot {c.robot!r} (the live path runs the bundled arm only)"
-    return (f"live ROS 2 recording: sim_feedforward.launch.yaml, pd_dob, {c.live_duration:g} s excitation (sim_arm, "
-            "excitation, feedforward_controller, recorder as processes over DDS; simulated time, lockstep)")
+    return (f"live ROS 2 recording{f' of {c.robot}' if c.robot else ''}: sim_feedforward.launch.yaml, pd_dob, "
+            f"{c.live_duration:g} s excitation (sim_arm, excitation, feedforward_controller, recorder as processes "
+            "over DDS; simulated time, lockstep)")
 
 
 def _closed_loop_title(c: DemoConfig) -> str:
-    live = ("no live run (bundled arm only)" if live_skipped(c) else
-            f"one live run of {c.closed_loop_live_duration:g} s per controller over DDS")
+    live = (f"one live run of {c.closed_loop_live_duration:g} s per controller over DDS"
+            if c.closed_loop_live_duration > 0 else "no live run")
     return (f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s in-process, default and "
             f"weak DOB, {live} (deadzone-id closed-loop)")
 

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from .sim_time_listener import SimTimeListener
 
 __all__ = ["LOCKSTEP_STALL", "MOTION_SLACK_S", "START_LIMIT_SIM_S", "StallError", "TrackingMetrics",
-           "closed_loop_metrics", "domains_in_use", "live_run", "next_domain_id"]
+           "closed_loop_metrics", "domains_in_use", "live_run", "next_domain_id",
+           "robot_launch_args"]
 
 LOCKSTEP_STALL = "lockstep: no effort command"
 MOTION_FINISHED = "excitation: motion finished"
@@ -70,6 +71,15 @@ def domains_in_use() -> set[int]:
     """
     ports = {port for port, _ in udp_sockets()}
     return {(port - 7400) // 250 for port in ports if 7400 <= port < 7400 + 250 * 233}
+
+
+def robot_launch_args(robot: str) -> dict[str, str]:
+    """The launch argument ``robot:=`` of the profile ``robot`` for a live run ({} for "": the launch files' default,
+    the bundled arm); a profile file is passed as an absolute path (the nodes need not share the caller's folder)."""
+    if not robot:
+        return {}
+    path = Path(robot)
+    return {"robot": str(path.resolve()) if path.is_file() else robot}
 
 
 def live_run(out_dir: Path, args: dict[str, str], seconds: float, log: Path, attempts: int = 2, *,

@@ -60,7 +60,7 @@ class SimArmNode(Node):
             warnings.simplefilter("always", FrictionSourceWarning)
             self.arm = SimArm(self.sim_config)
         for w in caught:
-            self.get_logger().warn(str(w.message))
+            self.get_logger().warning(str(w.message))
         self._owns_clock = self.node_config.clock_mode == "sim"
         if self._owns_clock and self.get_parameter("use_sim_time").value:
             raise DeadzoneIdError(
@@ -136,7 +136,7 @@ class SimArmNode(Node):
             waited = time.monotonic() - self._awaiting_since
             if waited < self.node_config.lockstep_timeout:
                 return 0  # the controller has not answered the last state yet: simulated time waits
-            self.get_logger().warn(
+            self.get_logger().warning(
                 f"lockstep: no effort command {waited:.2f} s after the last /joint_states; stepping without one",
                 throttle_duration_sec=1.0,
             )
@@ -155,7 +155,7 @@ class SimArmNode(Node):
                 )
                 if stale and not self._timed_out:
                     self._timed_out = True
-                    self.get_logger().warn(
+                    self.get_logger().warning(
                         f"no effort command for {self.node_config.command_timeout:g} s: applying zero torque"
                     )
                 arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)

@@ -1,8 +1,9 @@
 """Per-joint defaults from robot profiles, for configs that name no value: the bundled arm's profile where no joints
 are named, an implicit URDF-derived profile for any other joint list (:func:`robot_for`).
 
-:func:`fill_required` completes the required fields (joint names, per-joint values) a parameter file or a node's
-parameters left out, by field name, so the config modules can use it without this package importing them.
+:func:`fill_required` completes the fields a robot profile gives (joint names, URDF, per-joint values) that a parameter
+file or a node's parameters left out, by field name, from the profile they name (``robot``) or the bundled arm's, so
+the config modules can use it without this package importing them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from ..errors import ConfigError, DeadzoneIdError
 from .derived import DerivedRobot, derive_robot
 from .profile import RobotProfile, resolve_profile
 
-__all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "bundled_robot", "fill_required", "is_bundled_urdf", "load_robot",
-           "profile_values", "robot_for"]
+__all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "PROFILE_FIELDS", "bundled_robot", "fill_required", "is_bundled_urdf",
+           "load_robot", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
 
 #: Name of the shipped profile that gives the defaults where a caller names no robot.
 BUNDLED_ROBOT = "three_dof_arm"
@@ -28,6 +29,9 @@ FIELD_VALUES = {"kp": "kp", "kd": "kd", "nominal_inertia": "nominal_inertia", "d
                 "torque_noise_std": "torque_noise_std", "velocity_noise_std": "velocity_noise_std",
                 "initial_position": "home", "center": "home", "amplitude": "amplitude",
                 "acceleration_limit": "acceleration_limit"}
+#: Config fields a robot profile fills in where a parameter file, a node's parameters or a stored config leave them
+#: out (:func:`fill_required`): joints, the effort controller's order, the URDF, simulated friction, per-joint values.
+PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", *FIELD_VALUES)
 
 
 @functools.lru_cache(maxsize=8)
@@ -79,42 +83,69 @@ def profile_values(robot: DerivedRobot, fields: Sequence[str]) -> dict[str, Any]
     return {f: robot.values(FIELD_VALUES[f]) for f in fields if f in FIELD_VALUES}
 
 
-def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
-                  source: str = "") -> dict[str, Any]:
-    """``values`` with every required field of the dataclass ``cls`` that is missing or empty filled in.
+def urdf_field(robot: DerivedRobot) -> str:
+    """The configs' ``urdf_path`` of ``robot``: "" for the bundled URDF (as stored before profiles), else the file."""
+    return "" if is_bundled_urdf(robot.urdf_path) else str(robot.urdf_path)
 
-    - ``command_joint_names``: ``values["joint_names"]`` (else the ``joint_names`` argument: the controlled joints
-      of a node whose node-only config is being built) when given, else the bundled profile's command order.
-    - ``joint_names``: the bundled profile's joints.
-    - per-joint values (:data:`FIELD_VALUES`): from the bundled profile when ``joint_names`` is not given, else from
-      :func:`robot_for` (``urdf_path``, ``joint_names``, ``initial_position`` or ``center`` as home).
+
+def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
+    """Every :data:`PROFILE_FIELDS` value of ``robot``: joints, command order, URDF (:func:`urdf_field`), per-joint
+    values (:data:`FIELD_VALUES`, tuples of floats), and ``frictionloss`` / ``damping`` where the profile's settings
+    give them (else None: the simulator takes the URDF's)."""
+    values: dict[str, Any] = {"joint_names": robot.joint_names,
+                              "command_joint_names": robot.profile.command_joint_names,
+                              "urdf_path": urdf_field(robot), **profile_values(robot, tuple(FIELD_VALUES))}
+    for key in ("frictionloss", "damping"):
+        values[key] = robot.values(key) if any(o != "urdf" for o in robot.origin[key]) else None
+    return values
+
+
+def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
+                  source: str = "", robot: str | None = None) -> dict[str, Any]:
+    """``values`` with every :data:`PROFILE_FIELDS` field of the dataclass ``cls`` that is missing or empty (None,
+    an empty list, or "" for ``urdf_path``) filled in from a robot profile.
+
+    The profile is ``robot`` (a shipped name or a profile file), else ``values["robot"]``; with neither, the bundled
+    arm's. When ``values`` name other joints (``joint_names``, or the ``joint_names`` argument: the controlled joints
+    of a node whose node-only config is being built) or another URDF (``urdf_path``) than the profile's, the values
+    come from an implicit profile of those joints in that URDF instead (:func:`robot_for`, home from
+    ``initial_position`` or ``center``), as for a parameter file written before profiles.
 
     Raises:
-        ConfigError: the implicit profile cannot be derived (a joint the URDF lacks, an effort limit of 0); the
-            message starts with ``source`` (the parameter file or node) when given.
+        ConfigError: the profile cannot be found or read, or the implicit profile cannot be derived (a joint the URDF
+            lacks, an effort limit of 0); the message starts with ``source`` (the parameter file or node) when given.
     """
     try:
-        return _fill(cls, values, joint_names)
+        return _fill(cls, values, joint_names, robot if robot is not None else str(values.get("robot") or ""))
     except (DeadzoneIdError, FileNotFoundError) as err:
         raise ConfigError(f"{source}: {err}" if source else str(err)) from err
 
 
-def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None) -> dict[str, Any]:
-    required = [f.name for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-    missing = [k for k in required if values.get(k) in (None, (), [])]
-    if not missing:
+def _missing(name: str, value: Any) -> bool:
+    return value is None or (isinstance(value, (list, tuple)) and not value) or (name == "urdf_path" and value == "")
+
+
+def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None, spec: str) -> dict[str, Any]:
+    fields = {f.name for f in dataclasses.fields(cls)}
+    wanted = [k for k in PROFILE_FIELDS if k in fields and _missing(k, values.get(k))]
+    if not wanted:
         return dict(values)
+    joints = tuple(values.get("joint_names") or ()) or tuple(joint_names or ())
     out = dict(values)
-    joints = tuple(values.get("joint_names") or ())
-    if "command_joint_names" in missing:
-        joints = joints or tuple(joint_names or ())
-        out["command_joint_names"] = joints or bundled_robot().profile.command_joint_names
-    per_joint = [k for k in missing if k in FIELD_VALUES or k == "joint_names"]
-    if per_joint:
-        home = values.get("initial_position") or values.get("center") or ()
-        robot = robot_for(str(values.get("urdf_path") or ""), joints, home) if joints else bundled_robot()
-        out.update(profile_values(robot, per_joint))
-        if "joint_names" in per_joint:
-            out["joint_names"] = robot.joint_names
-    return out
+    if "command_joint_names" in wanted and joints:  # the profile's order of its own joints, else the joints given
+        named = load_robot(spec) if spec else bundled_robot()
+        out["command_joint_names"] = named.profile.command_joint_names if joints == named.joint_names else joints
+        wanted.remove("command_joint_names")
+        if not wanted:
+            return out
+    urdf = str(values.get("urdf_path") or "")
+    home = values.get("initial_position") or values.get("center") or ()
+    if spec:
+        robot = load_robot(spec)
+        other_urdf = bool(urdf) and Path(urdf).resolve() != Path(robot.urdf_path).resolve()
+        if (joints and joints != robot.joint_names) or other_urdf:
+            robot = robot_for(urdf or robot.urdf_path, joints or robot.joint_names, home)
+    else:
+        robot = robot_for(urdf, joints, home) if joints else bundled_robot()
+    defaults = robot_field_values(robot)
+    return {**out, **{k: defaults[k] for k in wanted}}

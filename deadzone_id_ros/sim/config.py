@@ -201,9 +201,9 @@ def resolve_urdf_friction(config: SimArmConfig, description: RobotDescription) -
         for name, mine, theirs in zip(config.joint_names, given, from_urdf):
             if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
                 warnings.warn(
-                    f"joint {name}: {key} = {mine:g} from the parameter file overrides the URDF's {tag[key]} = "
-                    f"{theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body model read "
-                    "from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
+                    f"joint {name}: {key} = {mine:g} (robot profile or parameter file) overrides the URDF's "
+                    f"{tag[key]} = {theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body "
+                    "model read from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
     return dataclasses.replace(config, **resolved) if resolved else config
 
 

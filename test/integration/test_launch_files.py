@@ -245,6 +245,49 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     assert len(rec.state_t_ns) >= 1000  # the recorder has the 1000 simulated ticks the probe counted
 
 
+def test_sim_feedforward_launch_with_robot_so101_records_its_five_joints(probe, tmp_path):
+    """robot:=so101 reaches every node of sim_feedforward.launch.yaml from the shipped parameter files (which name no
+    joint): sim_arm simulates the SO-101's 5 arm joints (gripper locked), the controller answers every state with 5
+    torques, and the recorder's bag holds /joint_states of those 5 joints by name. Counted in simulated ticks."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from deadzone_id_ros.data.bag import read_recording
+    from deadzone_id_ros.robot_configs import load_robot
+
+    so101 = list(load_robot("so101").joint_names)
+    assert len(so101) == 5 and "gripper" not in so101
+    before = _fastdds_files()
+    probe.listen("/joint_states", JointState)
+    probe.listen("/effort_controller/commands", Float64MultiArray)
+    graph = LaunchedGraph(
+        "sim_feedforward.launch.yaml",
+        {"robot": "so101", "use_sim_time": "true", "lockstep": "true", "output_dir": str(tmp_path / "rec"),
+         "duration": "10.0", "start_delay": "0.5", "seed": "4"}, sink=None)
+    assert {n.name: dict(n.params).get("robot") for n in graph.plan.nodes} == dict.fromkeys(
+        ["sim_arm", "excitation", "feedforward_controller", "recorder"], "so101")
+    try:
+        graph.start()
+        log = lambda: "\n".join(graph.output(n.label) for n in graph.nodes)  # noqa: E731
+        # 1000 simulated ticks answered by the controller (a stall of simulated time fails; a slow machine only waits)
+        probe.spin_for_counts(lambda: (sum(1 for _, m in probe.messages["/joint_states"] if m.header.stamp.sec
+                                           or m.header.stamp.nanosec),), (1000,), log=log)
+        graph.raise_if_died()
+        assert_parameters_declared(graph, probe)
+        states = [m for _, m in probe.messages["/joint_states"]]
+        commands = [m for _, m in probe.messages["/effort_controller/commands"]]
+        assert all(list(m.name) == so101 and len(m.position) == 5 for m in states), states[-1]
+        assert commands and all(len(m.data) == 5 for m in commands), commands[-1]
+    finally:
+        stop_cleanly([graph], before)
+    bags = sorted((tmp_path / "rec").glob("*/metadata.yaml"))
+    assert len(bags) == 1
+    rec = read_recording(bags[0].parent)
+    assert list(rec.joint_names) == so101 and rec.position.shape[1] == 5
+    assert len(rec.state_t_ns) >= 1000 and rec.command is not None and rec.command.shape[1] == 5
+    assert yaml.safe_load((bags[0].parent / "episode.yaml").read_text())["robot"] == "so101"
+
+
 def test_replay_launch_plays_a_simulated_bag_over_dds(tmp_path):
     """replay.launch.yaml (lockstep, the default): bag_replay plays a recorded bag into sim_arm, answering each state,
     reports, exits 0, and the launch ends; the live motion is the recorded one, whatever the load of the machine."""
@@ -271,6 +314,32 @@ def test_replay_launch_plays_a_simulated_bag_over_dds(tmp_path):
     # every recorded command reached the simulator on its tick, with the bag's seed: the motion is the recorded one
     # to rounding (measured: 0 rad; the recording moves joint3 by 1 rad in 1.5 s, and a wall-clock replay of it
     # drifted by 1 rad RMSE)
+    assert all(np.isfinite(v) and v < 1e-6 for v in report["rmse_q_rad"].values()), report
+
+
+def test_replay_launch_with_robot_so101_replays_its_offline_bag_exactly(tmp_path):
+    """replay.launch.yaml robot:=so101: bag_replay (command order from the profile) plays an SO-101 bag of the offline
+    simulator (``simulate --robot so101``) into sim_arm (the profile's arm from the shipped sim_arm.yaml), in
+    lockstep with the bag's seed: the live arm moves as the offline one did, to rounding (measured: 0 rad), so the
+    node's robot parameter and the offline path build the same simulator."""
+    import json
+
+    from deadzone_id_ros.robot_configs import load_robot, simulation_configs
+    from deadzone_id_ros.sim.record import simulate_bag
+
+    bag = simulate_bag(1.5, 2, tmp_path / "bag", **simulation_configs("so101")).path
+    before = _fastdds_files()
+    graph = LaunchedGraph("replay.launch.yaml", {"robot": "so101", "bag": str(bag),
+                                                 "report_dir": str(tmp_path / "report"), "seed": "2"}, sink=None)
+    try:
+        graph.start()
+        assert graph.wait(90) == "shutdown", graph.output("bag_replay")
+        assert graph.node("bag_replay").returncode == 0, graph.output("bag_replay")
+    finally:
+        stop_cleanly([graph], before)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["joints"] == list(load_robot("so101").joint_names) and report["valid"] is True, report
+    assert report["samples"] >= 1499 and report["commands_skipped"] == 0, report
     assert all(np.isfinite(v) and v < 1e-6 for v in report["rmse_q_rad"].values()), report
 
 

@@ -9,7 +9,6 @@ import pytest
 import yaml
 from conftest import REPO
 
-from deadzone_id_ros.config import load_ros_parameters
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.robot import load_robot_description
@@ -58,6 +57,10 @@ def test_controller_configs_agree_with_the_urdf_joint_order():
     controllers = yaml.safe_load((REPO / "config" / "ros2_controllers.yaml").read_text())
     effort = controllers["effort_controller"]["ros__parameters"]
     assert effort["joints"] == urdf_joints and effort["interface_name"] == "effort"
-    ff = load_ros_parameters(REPO / "config" / "feedforward_controller.yaml", "feedforward_controller")
-    assert ff["command_joint_names"] == effort["joints"]
-    assert load_ros_parameters(REPO / "config" / "sim_arm.yaml", "sim_arm")["joint_names"] == urdf_joints
+    # the parameter files name no joints: the bundled arm's profile gives the command order and the simulated joints
+    from deadzone_id_ros.control.feedforward_controller_params import load_controller_config
+    from deadzone_id_ros.sim.sim_arm_params import load_sim_config
+
+    assert list(load_controller_config(REPO / "config" / "feedforward_controller.yaml")[1].command_joint_names) \
+        == effort["joints"]
+    assert list(load_sim_config(REPO / "config" / "sim_arm.yaml")[0].joint_names) == urdf_joints

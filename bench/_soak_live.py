@@ -2,7 +2,8 @@
 reference switches, excursions past the URDF limits, parameter sets, injected state gaps and operator resets; every
 command checked. Used by ``bench/bench_soak.py`` (60 s) and, shortened, by ``test/integration/test_soak_live.py``.
 
-Processes: ``sim_arm`` (clock_mode sim, lockstep) and ``feedforward_controller`` (use_sim_time, stamped_command),
+Processes: ``sim_arm`` (clock_mode sim, lockstep) and ``feedforward_controller`` (use_sim_time, stamped_command), at
+the launch files' real-time priorities (49 and 50; normal scheduling where the kernel refuses),
 whose /joint_states input is remapped to ``/soak/joint_states``. This script relays the simulator's /joint_states to
 the controller, except during an injected gap (20-150 ms of simulated time): no state reaches the controller, its
 watchdog holds then zeros, and the first state after the gap comes with a stamp jump. In lockstep the simulator
@@ -314,10 +315,12 @@ def live_soak(seconds: float, seed: int = 0, stall_timeout: float = DEFAULT_STAL
     cfg, desc = _config_and_limits()
     exe = Path(sys.prefix) / "bin"
     sim, sim_log = start([str(exe / "sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
-                          "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=0.01"])
+                          "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=0.01",
+                          "-p", "thread_priority:=49"])
     ctl, ctl_log = start([str(exe / "feedforward_controller"), "--ros-args", "--params-file",
                           str(REPO / "config" / "feedforward_controller.yaml"), "-p", "use_sim_time:=true",
-                          "-p", "stamped_command:=true", "-r", "/joint_states:=/soak/joint_states"])
+                          "-p", "stamped_command:=true", "-p", "thread_priority:=50",
+                          "-r", "/joint_states:=/soak/joint_states"])
     ros_env()
     ctx = rclpy.Context()
     rclpy.init(context=ctx)

@@ -82,7 +82,8 @@ def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> lis
              f"{run.seconds:.0f} s wall time.", "",
              f"| iteration | model | held-out tracking RMSE, mean ± std over seeds [mrad] | per joint ({joints}) "
              "[mrad] | at reversals [mrad] | DOB mean abs estimate [N·m] |", "|---|---|---|---|---|---|"]
-    rows = [(f"{it.index}", it.method, it.held_out) for it in run.iterations]
+    rows = [(f"{it.index}", it.method + (" (kept: candidate refused)" if it.training and not it.training.accepted
+                                         else ""), it.held_out) for it in run.iterations]
     if run.compare is not None:
         rows.append(("dedicated excitation", run.compare.label, run.compare))
     for name, model, h in rows:

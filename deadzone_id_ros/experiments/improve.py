@@ -169,9 +169,20 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
     return ""
 
 
+@dataclasses.dataclass
+class _Candidates:
+    """Every candidate of one training: the inputs (TrainingInputs) and prepared split (PreparedData) they were fitted
+    on, method -> its fit, method -> why it was not fitted."""
+
+    inputs: Any
+    data: Any
+    fits: dict[str, FitResult]
+    skipped: dict[str, str]
+
+
 def _fit_candidates(bags: Sequence[str], warm: Mapping[str, MLPWeights], settings: ImproveSettings,
-                    setup: RunSetup, config: TrainConfig, log: Callable[[str], None]) -> tuple[Any, Any, dict, dict]:
-    """(inputs, prepared data, method -> FitResult, method -> why skipped) of every candidate on ``bags``."""
+                    setup: RunSetup, config: TrainConfig, log: Callable[[str], None]) -> _Candidates:
+    """Fit every candidate method (one seed each) on ``bags``, warm-started from ``warm`` where it has a network."""
     from ..models.methods import METHODS
     from ..training.fit import fit_plans
     from ..training.pipeline import load_inputs, prepare_data, rigid_body_for
@@ -185,7 +196,7 @@ def _fit_candidates(bags: Sequence[str], warm: Mapping[str, MLPWeights], setting
     plans = plan_methods(data, config, methods, regressor, skipped, log, init=warm)
     flat = [p for ps in plans.values() for p in ps]
     fits = dict(zip((p.method for p in flat), fit_plans(flat, config)))  # one seed per method
-    return inputs, data, fits, skipped
+    return _Candidates(inputs, data, fits, skipped)
 
 
 def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running: InverseDynamicsModel,
@@ -196,7 +207,8 @@ def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running:
     from ..training.pipeline import MethodRun, evaluate_on_test, save_method
     from .pick import choose_pick
 
-    inputs, data, fits, skipped = _fit_candidates(bags, warm, settings, setup, config, log)
+    cands = _fit_candidates(bags, warm, settings, setup, config, log)
+    inputs, data, fits, skipped = cands.inputs, cands.data, cands.fits, cands.skipped
     val = {m: _validation_rmse(f.model, data.val) for m, f in fits.items()}
     pick = choose_pick(val, scores={m: [[v]] for m, v in val.items()})
     fit = fits[pick.method]

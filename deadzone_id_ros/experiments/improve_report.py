@@ -3,63 +3,20 @@ of held-out error against iteration (:func:`write_improve`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..jsonrecord import JsonRecord
+from .improve_results import MAX_PICK_RATIO, MAX_STEP_WORSENING, MIN_GAIN, targets
 
 if TYPE_CHECKING:
     from .improve_results import ImproveRun
 
-__all__ = ["MAX_STEP_WORSENING", "MIN_GAIN", "MAX_PICK_RATIO", "PLOT", "ImproveTargets", "improve_markdown",
-           "improve_plot", "targets", "write_improve"]
+__all__ = ["PLOT", "improve_markdown", "improve_plot", "write_improve"]
 
-#: Issue 23's targets: the last iteration's held-out RMSE at least this much below iteration 0's ...
-MIN_GAIN = 0.40
-#: ... within this factor of the dedicated-excitation pick's ...
-MAX_PICK_RATIO = 1.2
-#: ... and no iteration worse than the one before by more than this share.
-MAX_STEP_WORSENING = 0.05
 #: The plot's file under the output's plots/.
 PLOT = "improve_iterations.png"
-
-
-@dataclass(frozen=True)
-class ImproveTargets(JsonRecord):
-    """Issue 23's targets measured on one run (held-out tracking RMSE, mean over joints and seeds).
-
-    Attributes:
-        gain: 1 - last / iteration 0 (>= :data:`MIN_GAIN` meets it; None without a trained iteration).
-        gain_met: whether it does.  pick_ratio: last / the compare model's (None without one).  pick_met: whether it
-        is <= :data:`MAX_PICK_RATIO`.  worst_step: largest (iteration k / iteration k-1) - 1 (None without k >= 1).
-        steps_met: whether it is <= :data:`MAX_STEP_WORSENING`.
-    """
-
-    gain: float | None
-    gain_met: bool | None
-    pick_ratio: float | None
-    pick_met: bool | None
-    worst_step: float | None
-    steps_met: bool | None
-
-    def to_dict(self) -> dict[str, float | bool | None]:
-        """The JSON form, keys as the fields."""
-        return dataclasses.asdict(self)
-
-
-def targets(run: ImproveRun) -> ImproveTargets:
-    """The targets of :class:`ImproveTargets` on ``run``."""
-    r = run.rmse()
-    gain = 1.0 - r[-1] / r[0] if len(r) > 1 and r[0] > 0 else None
-    ratio = r[-1] / run.compare.tracking_rmse_mean if run.compare and run.compare.tracking_rmse_mean > 0 else None
-    worst = max((b / a - 1.0 for a, b in zip(r, r[1:]) if a > 0), default=None)
-    return ImproveTargets(gain, None if gain is None else gain >= MIN_GAIN,
-                          ratio, None if ratio is None else ratio <= MAX_PICK_RATIO,
-                          worst, None if worst is None else worst <= MAX_STEP_WORSENING)
 
 
 def _mrad(v: float) -> str:

@@ -18,8 +18,8 @@ from ..jsonrecord import JsonRecord
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
     from .closed_loop_results import ClosedLoopSummary
 
-__all__ = ["DEFAULT_HELD_OUT_SEEDS", "DEFAULT_TASK_SEEDS", "ImproveIteration", "ImproveRun", "ImproveSettings",
-           "TrainingStep"]
+__all__ = ["DEFAULT_HELD_OUT_SEEDS", "DEFAULT_TASK_SEEDS", "MAX_PICK_RATIO", "MAX_STEP_WORSENING", "MIN_GAIN",
+           "ImproveIteration", "ImproveRun", "ImproveSettings", "ImproveTargets", "TrainingStep", "targets"]
 
 #: The task references every iteration runs and records (excitation seeds); the demo's training bags use seeds 1..5
 #: and 100, the closed-loop comparison holds out 999..1001.
@@ -172,13 +172,54 @@ class ImproveRun:
 
     def to_dict(self) -> dict[str, Any]:
         """report.json: ``improve`` with ``settings``, ``iterations`` (:meth:`ImproveIteration.report_entry`),
-        ``compare_model`` (its held-out entry or None), ``targets`` (:func:`~.improve_report.targets`),
+        ``compare_model`` (its held-out entry or None), ``targets`` (:func:`targets`),
         ``joint_names``, ``sim_profile`` and ``seconds``."""
         from ..training.evaluate import json_clean
-        from .improve_report import targets
 
         return json_clean({"improve": {
             "settings": self.settings.to_dict(), "joint_names": self.joint_names, "sim_profile": self.sim_profile,
             "iterations": [it.report_entry() for it in self.iterations],
             "compare_model": self.compare.report_entry() if self.compare else None,
             "targets": targets(self).to_dict(), "seconds": self.seconds}})
+
+
+#: Issue 23's targets: the last iteration's held-out RMSE at least this much below iteration 0's ...
+MIN_GAIN = 0.40
+#: ... within this factor of the dedicated-excitation pick's ...
+MAX_PICK_RATIO = 1.2
+#: ... and no iteration worse than the one before by more than this share.
+MAX_STEP_WORSENING = 0.05
+
+
+@dataclass(frozen=True)
+class ImproveTargets(JsonRecord):
+    """Issue 23's targets measured on one run (held-out tracking RMSE, mean over joints and seeds).
+
+    Attributes:
+        gain: 1 - last / iteration 0 (>= :data:`MIN_GAIN` meets it; None without a trained iteration).
+        gain_met: whether it does.  pick_ratio: last / the compare model's (None without one).  pick_met: whether it
+        is <= :data:`MAX_PICK_RATIO`.  worst_step: largest (iteration k / iteration k-1) - 1 (None without k >= 1).
+        steps_met: whether it is <= :data:`MAX_STEP_WORSENING`.
+    """
+
+    gain: float | None
+    gain_met: bool | None
+    pick_ratio: float | None
+    pick_met: bool | None
+    worst_step: float | None
+    steps_met: bool | None
+
+    def to_dict(self) -> dict[str, float | bool | None]:
+        """The JSON form, keys as the fields."""
+        return dataclasses.asdict(self)
+
+
+def targets(run: ImproveRun) -> ImproveTargets:
+    """The targets of :class:`ImproveTargets` on ``run``."""
+    r = run.rmse()
+    gain = 1.0 - r[-1] / r[0] if len(r) > 1 and r[0] > 0 else None
+    ratio = r[-1] / run.compare.tracking_rmse_mean if run.compare and run.compare.tracking_rmse_mean > 0 else None
+    worst = max((b / a - 1.0 for a, b in zip(r, r[1:]) if a > 0), default=None)
+    return ImproveTargets(gain, None if gain is None else gain >= MIN_GAIN,
+                          ratio, None if ratio is None else ratio <= MAX_PICK_RATIO,
+                          worst, None if worst is None else worst <= MAX_STEP_WORSENING)

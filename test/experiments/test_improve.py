@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from deadzone_id_ros.experiments.improve import MAX_OVER_LIMIT_FRACTION, _accept_model, run_improve
-from deadzone_id_ros.experiments.improve_report import targets, write_improve
-from deadzone_id_ros.experiments.improve_results import ImproveSettings
+from deadzone_id_ros.experiments.improve_report import write_improve
+from deadzone_id_ros.experiments.improve_results import ImproveSettings, targets
 from deadzone_id_ros.training.config import TrainConfig
 
 TINY = TrainConfig(hidden_sizes=(16, 16), max_steps=60, eval_interval=30, workers=1, progress=False)

@@ -13,10 +13,13 @@ from .improve_results import MAX_PICK_RATIO, MAX_STEP_WORSENING, MIN_GAIN, targe
 if TYPE_CHECKING:
     from .improve_results import ImproveRun
 
-__all__ = ["PLOT", "improve_markdown", "improve_plot", "write_improve"]
+__all__ = ["PLOT", "RECORD", "improve_markdown", "improve_plot", "improve_settings_line", "improve_table",
+           "write_improve"]
 
 #: The plot's file under the output's plots/.
 PLOT = "improve_iterations.png"
+#: The full-precision record under the output folder (:meth:`ImproveRun.record`; a resumed demo reads it back).
+RECORD = "improve.json"
 
 
 def _mrad(v: float) -> str:
@@ -27,17 +30,11 @@ def _verdict(met: bool | None) -> str:
     return "n/a" if met is None else ("met" if met else "MISSED")
 
 
-def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> list[str]:
-    """report.md's lines: settings, the iteration table, the training decisions, the targets, the label."""
-    s = run.settings
+def improve_table(run: ImproveRun) -> list[str]:
+    """The iteration table (held-out figures per iteration and of the compare model) and the targets, in markdown
+    lines: the part of report.md the demo's report shows too."""
     joints = " / ".join(run.joint_names)
-    lines = ["# deadzone-id improve: learning from its own runs", "",
-             f"Simulated arm `{run.sim_profile}`, in-process; DOB cutoff x{s.dob_cutoff_scale:g}; task references: "
-             f"seeds {list(s.task_seeds)}, {s.task_duration_s:g} s each, recorded every iteration; held-out "
-             f"references (never run for training): seeds {list(s.held_out_seeds)}, {s.held_out_duration_s:g} s "
-             f"each; {s.iterations} iteration(s); warm start {'on' if s.warm_start else 'off'}; "
-             f"{run.seconds:.0f} s wall time.", "",
-             f"| iteration | model | held-out tracking RMSE, mean ± std over seeds [mrad] | per joint ({joints}) "
+    lines = [f"| iteration | model | held-out tracking RMSE, mean ± std over seeds [mrad] | per joint ({joints}) "
              "[mrad] | at reversals [mrad] | DOB mean abs estimate [N·m] |", "|---|---|---|---|---|---|"]
     rows = [(f"{it.index}", it.method + (" (kept: candidate refused)" if it.training and not it.training.accepted
                                          else ""), it.held_out) for it in run.iterations]
@@ -48,7 +45,31 @@ def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> lis
         dob = sum(h.dob_mean_abs_per_joint) / max(len(h.dob_mean_abs_per_joint), 1)
         lines.append(f"| {name} | {model} | {_mrad(h.tracking_rmse_mean)} ± {_mrad(h.tracking_rmse_std)} | "
                      f"{per_joint} | {_mrad(h.reversal_rmse_mean)} | {dob:.4f} |")
-    lines += ["", "Training per iteration (on every run recorded so far; pick by validation torque RMSE):", ""]
+    tg = targets(run)
+    return lines + ["", "Targets (issue 23):", "",
+                    f"- last iteration vs iteration 0: {_pct(tg.gain)} lower (target >= {MIN_GAIN:.0%}): "
+                    f"{_verdict(tg.gain_met)}",
+                    f"- last iteration vs the dedicated-excitation model: {_ratio(tg.pick_ratio)} (target <= "
+                    f"{MAX_PICK_RATIO:g}x): {_verdict(tg.pick_met)}",
+                    f"- worst step between iterations: {_pct(tg.worst_step, signed=True)} (target <= "
+                    f"+{MAX_STEP_WORSENING:.0%}): {_verdict(tg.steps_met)}", ""]
+
+
+def improve_settings_line(run: ImproveRun) -> str:
+    """One sentence: the arm, the DOB, the task and held-out references, the iterations, the wall time."""
+    s = run.settings
+    return (f"Simulated arm `{run.sim_profile}`, in-process; DOB cutoff x{s.dob_cutoff_scale:g}; task references: "
+            f"seeds {list(s.task_seeds)}, {s.task_duration_s:g} s each, recorded every iteration; held-out "
+            f"references (never run for training): seeds {list(s.held_out_seeds)}, {s.held_out_duration_s:g} s "
+            f"each; {s.iterations} iteration(s); candidates {list(s.methods) or 'every method'}; warm start "
+            f"{'on' if s.warm_start else 'off'}; {run.seconds:.0f} s wall time.")
+
+
+def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> list[str]:
+    """report.md's lines: settings, the iteration table, the training decisions, the targets, the label."""
+    lines = ["# deadzone-id improve: learning from its own runs", "", improve_settings_line(run), "",
+             *improve_table(run), "Training per iteration (on every run recorded so far; pick by validation torque "
+             "RMSE):", ""]
     for it in run.iterations[1:]:
         t = it.training
         assert t is not None  # every iteration after 0 trained
@@ -57,15 +78,7 @@ def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> lis
                      f"RMSE [N·m] {val}; pick {t.pick} vs the running model's {t.running_validation_rmse:.4f}: "
                      + ("accepted" if t.accepted else f"refused ({t.refusal})")
                      + (f"; warm start: {', '.join(t.warm_started)}" if t.warm_started else ""))
-    tg = targets(run)
-    lines += ["", "Targets (issue 23):", "",
-              f"- last iteration vs iteration 0: {_pct(tg.gain)} lower (target >= {MIN_GAIN:.0%}): "
-              f"{_verdict(tg.gain_met)}",
-              f"- last iteration vs the dedicated-excitation model: {_ratio(tg.pick_ratio)} (target <= "
-              f"{MAX_PICK_RATIO:g}x): {_verdict(tg.pick_met)}",
-              f"- worst step between iterations: {_pct(tg.worst_step, signed=True)} (target <= "
-              f"+{MAX_STEP_WORSENING:.0%}): {_verdict(tg.steps_met)}", "",
-              "Label: the applied torque (recorded effort) with the dead-zone mask of training; the applied torque "
+    lines += ["", "Label: the applied torque (recorded effort) with the dead-zone mask of training; the applied torque "
               "minus the DOB's estimate is about the running model's own prediction, so it would teach the model "
               "itself (see `deadzone_id_ros/experiments/improve.py`)."]
     if plot:
@@ -104,8 +117,8 @@ def improve_plot(run: ImproveRun, path: Path) -> None:
 
 
 def write_improve(out: Path, run: ImproveRun) -> str:
-    """Write ``out``/report.json (:meth:`ImproveRun.to_dict`), ``out``/report.md and ``out``/plots/:data:`PLOT`;
-    returns the markdown.
+    """Write ``out``/report.json (:meth:`ImproveRun.to_dict`), ``out``/:data:`RECORD` (:meth:`ImproveRun.record`,
+    read back by :meth:`ImproveRun.read`), ``out``/report.md and ``out``/plots/:data:`PLOT`; returns the markdown.
 
     Raises:
         ValueError: a non-finite number left in the JSON document (NaN is written as null).
@@ -114,6 +127,7 @@ def write_improve(out: Path, run: ImproveRun) -> str:
     (out / "plots").mkdir(parents=True, exist_ok=True)
     improve_plot(run, out / "plots" / PLOT)
     (out / "report.json").write_text(json.dumps(run.to_dict(), indent=2, allow_nan=False) + "\n")
+    (out / RECORD).write_text(json.dumps(run.record(), indent=2, allow_nan=False) + "\n")
     text = "\n".join(improve_markdown(run))
     (out / "report.md").write_text(text + "\n")
     return text

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..jsonrecord import JsonRecord
+from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
     from .closed_loop_results import ClosedLoopSummary
@@ -149,6 +151,26 @@ class ImproveIteration:
             "dob_mean_abs_per_joint": h.dob_mean_abs_per_joint,
             "dob_mean_abs": sum(h.dob_mean_abs_per_joint) / max(len(h.dob_mean_abs_per_joint), 1)})
 
+    def to_dict(self) -> dict[str, Any]:
+        """The full-precision JSON form (improve.json): keys as the fields, ``held_out`` as
+        :meth:`~.closed_loop_results.ClosedLoopSummary.to_dict`."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["training"] = self.training.to_dict() if self.training else None
+        out["held_out"] = self.held_out.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> ImproveIteration:
+        """The inverse of :meth:`to_dict`.
+
+        Raises:
+            DataError: a missing, unknown or malformed key (named).
+        """
+        from .closed_loop_results import ClosedLoopSummary
+
+        return record_from_dict(cls, d, key, localns={"ClosedLoopSummary": ClosedLoopSummary,
+                                                      "TrainingStep": TrainingStep})
+
 
 @dataclass
 class ImproveRun:
@@ -181,6 +203,38 @@ class ImproveRun:
             "iterations": [it.report_entry() for it in self.iterations],
             "compare_model": self.compare.report_entry() if self.compare else None,
             "targets": targets(self).to_dict(), "seconds": self.seconds}})
+
+    def record(self) -> dict[str, Any]:
+        """improve.json: every field at full precision (iterations as :meth:`ImproveIteration.to_dict`, ``compare``
+        as :meth:`~.closed_loop_results.ClosedLoopSummary.to_dict` or None), read back by :meth:`read`."""
+        from ..training.evaluate import json_clean
+
+        return json_clean({"settings": self.settings.to_dict(), "iterations": [it.to_dict() for it in self.iterations],
+                           "compare": self.compare.to_dict() if self.compare else None,
+                           "joint_names": self.joint_names, "sim_profile": self.sim_profile, "seconds": self.seconds})
+
+    @classmethod
+    def from_record(cls, d: Mapping[str, Any], key: str = "") -> ImproveRun:
+        """The inverse of :meth:`record`.
+
+        Raises:
+            DataError: a missing or malformed key (named).
+        """
+        from .closed_loop_results import ClosedLoopSummary
+
+        as_object(d, key, cls.__name__)
+        return cls(take(d, "settings", ImproveSettings, key), take(d, "iterations", list[ImproveIteration], key),
+                   take(d, "compare", ClosedLoopSummary | None, key), take(d, "joint_names", list[str], key),
+                   take(d, "sim_profile", str, key), take(d, "seconds", float, key))
+
+    @classmethod
+    def read(cls, path: str | Path) -> ImproveRun:
+        """improve.json (:func:`~.improve_report.write_improve`) read back.
+
+        Raises:
+            FileNotFoundError: no such file.  DataError: not JSON or not an improve record (names the file and key).
+        """
+        return read_record(path, cls.from_record)
 
 
 #: Issue 23's targets: the last iteration's held-out RMSE at least this much below iteration 0's ...

@@ -135,3 +135,15 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation():
                                                                              limit, 0.1, 0.2)
     assert "above the running model's 0.2" in _accept_model(_Constant(0.5), probe, limit, 0.3, 0.2)
     assert "above" in _accept_model(_Constant(0.5), probe, limit, float("nan"), 0.2)
+
+
+def test_the_full_precision_record_reads_back(short_run, tmp_path):
+    """improve.json (what a resumed demo reads) gives back the run: the same markdown, the same targets."""
+    from deadzone_id_ros.experiments.improve_report import RECORD, improve_markdown
+    from deadzone_id_ros.experiments.improve_results import ImproveRun
+
+    _, run = short_run
+    write_improve(tmp_path, run)
+    back = ImproveRun.read(tmp_path / RECORD)
+    assert improve_markdown(back) == improve_markdown(run) and back.rmse() == run.rmse()
+    assert back.iterations[2].training == run.iterations[2].training and back.settings == run.settings

@@ -5,7 +5,8 @@ Iteration 0 runs ctc_dob with the nominal rigid body on the task references (--t
 each run as a rosbag2 bag (OUT/runs); each further iteration trains every candidate method on everything recorded
 so far (warm start from the previous iteration's networks), picks the method by validation error as `compare` does,
 checks the new model (finite torque on the recorded states, within the effort limits, validation error not above
-the running model's), runs the task references again with the model it accepted, and records. Every iteration is
+the running model's, a trial run on the first task reference without fault and at most 5% worse than the running
+model's), runs the task references again with the model it accepted, and records. Every iteration is
 scored on held-out references no iteration runs (--seeds): tracking RMSE per joint, at velocity reversals, and the
 DOB's mean absolute estimate. The label is the applied torque (see the experiment's docstring for why). Writes
 OUT/report.json (`improve.iterations`), OUT/report.md and OUT/plots/improve_iterations.png (the experiment:

@@ -76,8 +76,8 @@ class DemoConfig:
     compare_seeds: int = 3
     quick: bool = False
     improve_iterations: int = 1
-    improve_task_seeds: tuple[int, ...] = (11, 12)
-    improve_duration: float = 5.0
+    improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
+    improve_duration: float = 10.0
     robot: str = ""
 
     def __post_init__(self) -> None:
@@ -104,7 +104,8 @@ class DemoConfig:
     def quick_run(cls) -> DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
-                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_duration=3.0)
+                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
+                   improve_duration=5.0)
 
 
 def live_skipped(cfg: DemoConfig) -> str:

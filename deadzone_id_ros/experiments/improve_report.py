@@ -75,8 +75,10 @@ def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> lis
         assert t is not None  # every iteration after 0 trained
         val = ", ".join(f"{m} {v:.4f}" for m, v in t.validation_rmse.items() if v is not None)
         lines.append(f"- iteration {it.index}: {len(t.bags)} runs, {t.samples[0]} training samples; validation "
-                     f"RMSE [N·m] {val}; pick {t.pick} vs the running model's {t.running_validation_rmse:.4f}: "
-                     + ("accepted" if t.accepted else f"refused ({t.refusal})")
+                     f"RMSE [N·m] {val}; pick {t.pick} vs the running model's {t.running_validation_rmse:.4f}"
+                     + (f"; trial run {_mrad(t.trial_tracking_rmse)} vs {_mrad(t.running_trial_tracking_rmse)} mrad"
+                        if t.trial_tracking_rmse is not None and t.running_trial_tracking_rmse is not None else "")
+                     + (": accepted" if t.accepted else f": refused ({t.refusal})")
                      + (f"; warm start: {', '.join(t.warm_started)}" if t.warm_started else ""))
     lines += ["", "Label: the applied torque (recorded effort) with the dead-zone mask of training; the applied torque "
               "minus the DOB's estimate is about the running model's own prediction, so it would teach the model "

@@ -96,7 +96,8 @@ class TrainingStep(JsonRecord):
         validation RMSE [N·m].  running_validation_rmse: the model that ran this iteration's runs, on the same
         validation split [N·m].  accepted: the candidate replaced the running model.  refusal: why not ("" when
         accepted).  artifact: the candidate's artifact directory.  warm_started: methods started from the previous
-        iteration's network.
+        iteration's network.  trial_tracking_rmse: the candidate's trial run on the first task reference [rad]
+        (mean over joints).  running_trial_tracking_rmse: the running model's recorded run of it [rad].
     """
 
     bags: list[str]
@@ -111,6 +112,8 @@ class TrainingStep(JsonRecord):
     refusal: str
     artifact: str
     warm_started: list[str] = field(default_factory=list)
+    trial_tracking_rmse: float | None = None
+    running_trial_tracking_rmse: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields."""

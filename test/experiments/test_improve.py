@@ -74,8 +74,13 @@ def test_each_iteration_trains_on_everything_recorded_so_far_with_warm_start(sho
     for it in (it1, it2):
         t = it.training
         assert t.pick == min(t.validation_rmse, key=lambda m: t.validation_rmse[m])  # by validation error
-        assert t.accepted == (t.candidate_validation_rmse <= t.running_validation_rmse)
         assert t.accepted != bool(t.refusal)
+        if t.accepted:  # validation and the trial run on the first task reference both passed
+            assert t.candidate_validation_rmse <= t.running_validation_rmse
+            assert t.trial_tracking_rmse <= 1.05 * t.running_trial_tracking_rmse
+        # the running model's figure is its recorded run of that reference (episode.yaml's stats)
+        first = yaml.safe_load((Path(t.bags[-len(run.settings.task_seeds)]) / "episode.yaml").read_text())
+        assert t.running_trial_tracking_rmse == pytest.approx(np.mean(first["stats"]["tracking_rmse_rad"]))
     # the runs are ordinary bags: the training pipeline of `train`/`compare` read them (samples counted)
     assert it2.training.samples[0] > it1.training.samples[0] > 0
 
@@ -120,7 +125,7 @@ class _Constant:
         return tau
 
 
-def test_accept_model_refuses_non_finite_over_limit_and_worse_validation():
+def test_accept_model_refuses_non_finite_over_limit_and_worse_validation(short_run):
     from deadzone_id_ros.training.fit import Stacked
 
     n = 1000
@@ -135,6 +140,17 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation():
                                                                              limit, 0.1, 0.2)
     assert "above the running model's 0.2" in _accept_model(_Constant(0.5), probe, limit, 0.3, 0.2)
     assert "above" in _accept_model(_Constant(0.5), probe, limit, float("nan"), 0.2)
+    # the trial run on a task reference: a fault, or tracking more than 5 % worse than the running model, refuses
+    import dataclasses
+
+    trial = short_run[1].iterations[0].held_out  # a real in-process summary
+    ok = trial.tracking_rmse_mean
+    assert _accept_model(_Constant(0.5), probe, limit, 0.1, 0.2, trial, ok / 1.05 * 1.0001) == ""
+    assert "worse than the running model's" in _accept_model(_Constant(0.5), probe, limit, 0.1, 0.2, trial,
+                                                             ok / 1.05 * 0.999)
+    faulted = dataclasses.replace(trial, faults=["seed 999 at 0.5 s: tracking error"])
+    assert "trial run on a task reference faulted: seed 999" in _accept_model(_Constant(0.5), probe, limit, 0.1,
+                                                                               0.2, faulted, ok * 2)
 
 
 def test_the_full_precision_record_reads_back(short_run, tmp_path):

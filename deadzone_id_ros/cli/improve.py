@@ -5,8 +5,8 @@ Iteration 0 runs ctc_dob with the nominal rigid body on the task references (--t
 each run as a rosbag2 bag (OUT/runs); each further iteration trains every candidate method on everything recorded
 so far (warm start from the previous iteration's networks), picks the method by validation error as `compare` does,
 checks the new model (finite torque on the recorded states, within the effort limits, validation error not above
-the running model's, a trial run on the first task reference without fault and at most 5% worse than the running
-model's), runs the task references again with the model it accepted, and records. Every iteration is
+the running model's, a trial run on a check reference no iteration trains on, without fault and at most 5% worse
+than the running model's), runs the task references again with the model it accepted, and records. Every iteration is
 scored on held-out references no iteration runs (--seeds): tracking RMSE per joint, at velocity reversals, and the
 DOB's mean absolute estimate. The label is the applied torque (see the experiment's docstring for why). Writes
 OUT/report.json (`improve.iterations`), OUT/report.md and OUT/plots/improve_iterations.png (the experiment:
@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="held-out reference seeds, never run for training (default 999 1000 1001)")
     p.add_argument("--task-seeds", type=int, nargs="+", default=list(DEFAULT_TASK_SEEDS), metavar="N",
                    help="task reference seeds, run and recorded every iteration (default 11 12 13 14)")
+    p.add_argument("--check-seed", type=int, default=21, metavar="N",
+                   help="seed of the check reference a new model's trial run tracks before it is accepted (default 21)")
     p.add_argument("--duration", type=float, default=10.0, metavar="S", help="seconds per task run (default 10)")
     p.add_argument("--held-out-duration", type=float, default=6.0, metavar="S",
                    help="seconds per held-out run (default 6, as the closed-loop comparison)")
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
         settings = ImproveSettings(
             iterations=args.iterations, task_seeds=tuple(args.task_seeds), task_duration_s=args.duration,
-            held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration,
+            held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,
             dob_cutoff_scale=args.dob_cutoff_scale, methods=tuple(args.methods or ()),
             warm_start=not args.no_warm_start, robot=args.robot,
             compare_model=str(args.compare_model) if args.compare_model else None)

@@ -7,13 +7,13 @@ Iteration 0 runs ctc_dob with the nominal rigid body on the task references (see
 trains every candidate method on everything recorded so far with the training pipeline of ``compare``
 (:func:`~.compare.plan_methods`, :func:`~deadzone_id_ros.training.fit.fit_plans`), each network warm-started from
 its previous iteration's network; picks the method by validation error (:func:`~.pick.choose_pick`, as ``compare``
-does); checks the candidate (:func:`_accept_model`: finite torque within the limits on the recorded states, validation
-error, and a trial run on the first task reference); runs the task references again with the model it accepted as the
-feedforward, and records. Every iteration is scored on held-out references that no iteration runs
-(:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as task seeds): tracking RMSE per joint, at velocity
-reversals and the DOB's mean |estimate| (:func:`~.closed_loop_sim.run_controller`). Runs are in-process (the nodes'
-controller and simulator code, no DDS); each run builds its controller with the iteration's model, so no model is
-swapped inside a running controller here (the run-time swap of the node is issue 23 item 2).
+does); checks the candidate (:func:`_accept_model`: finite torque within the limits on the recorded states,
+validation error, and a trial run on a check reference that no iteration trains on); runs the task references again
+with the model it accepted as the feedforward, and records. Every iteration is scored on held-out references that no
+iteration runs (:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as task seeds): tracking RMSE per joint,
+at velocity reversals and the DOB's mean |estimate| (:func:`~.closed_loop_sim.run_controller`). Runs are in-process
+(the nodes' controller and simulator code, no DDS); each run builds its controller with the iteration's model, so
+no model is swapped inside a running controller here (the run-time swap of the node is issue 23 item 2).
 
 The label is the applied torque (the recorded effort: the command after the rate limit and the clamp), with the
 dead-zone mask of training (r_ij = 1 where |dq_ij| > alpha sigma_j, sigma_j from the training split). Why not the
@@ -105,9 +105,8 @@ def improve_train_config(config: TrainConfig | None = None) -> TrainConfig:
     return (config or load_train_config()).with_overrides(seeds=1, progress=False)
 
 
-def _record_one(args: tuple) -> tuple[str, float]:
-    """One task run written as a bag (a pool job): (spec, seed, duration, setup, dob_scale, path, start) -> (path,
-    its tracking RMSE [rad], mean over joints)."""
+def _record_one(args: tuple) -> str:
+    """One task run written as a bag (a pool job): (spec, seed, duration, setup, dob_scale, path, start) -> path."""
     from ..sim.record import simulate_bag
     from .closed_loop_sim import run_config
 
@@ -115,7 +114,7 @@ def _record_one(args: tuple) -> tuple[str, float]:
     cfg = run_config(spec, setup.base, scale)
     bag = simulate_bag(duration, seed, path, sim_config=setup.sim, controller_config=cfg, start_time=start,
                        notes=f"deadzone-id improve: task run with {spec.label}")
-    return str(bag.path), float(np.mean(bag.recording.metadata["stats"]["tracking_rmse_rad"]))
+    return str(bag.path)
 
 
 def _score(args: tuple) -> ClosedLoopSummary:
@@ -127,9 +126,9 @@ def _score(args: tuple) -> ClosedLoopSummary:
 
 
 def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setup: RunSetup, out: Path,
-                   workers: int) -> tuple[list[str], float, ClosedLoopSummary]:
-    """Iteration ``k``'s task runs (recorded under ``out``/runs/iter{k}), the tracking RMSE [rad] of the first one
-    (the reference a candidate's trial run repeats) and its held-out score, over ``workers`` processes (1: here)."""
+                   workers: int) -> tuple[list[str], ClosedLoopSummary]:
+    """Iteration ``k``'s task runs (recorded under ``out``/runs/iter{k}) and its held-out score, over ``workers``
+    processes (1: here)."""
     from .closed_loop import worker_pool
 
     n = len(settings.task_seeds)
@@ -138,13 +137,11 @@ def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setu
             for i, s in enumerate(settings.task_seeds)]
     held = (spec, tuple(settings.held_out_seeds), settings.held_out_duration_s, setup, settings.dob_cutoff_scale)
     if workers <= 1:
-        runs, summary = [_record_one(j) for j in jobs], _score(held)
-    else:
-        with worker_pool(workers) as pool:
-            score = pool.submit(_score, held)  # the longest job first
-            runs = list(pool.map(_record_one, jobs))
-            summary = score.result()
-    return [r[0] for r in runs], runs[0][1], summary
+        return [_record_one(j) for j in jobs], _score(held)
+    with worker_pool(workers) as pool:
+        score = pool.submit(_score, held)  # the longest job first
+        bags = list(pool.map(_record_one, jobs))
+        return bags, score.result()
 
 
 def _validation_rmse(model: InverseDynamicsModel, val: Stacked) -> float:
@@ -162,13 +159,14 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
     Refused when its torque on the recorded states ``probe`` is not finite anywhere, exceeds ``effort_limit`` (J,)
     [N·m] on more than :data:`MAX_OVER_LIMIT_FRACTION` of them for some joint, its validation RMSE
     ``candidate_rmse`` is above the running model's ``running_rmse`` on the same split [N·m], or its ``trial`` run
-    (in-process, on a task reference the running model ran) latched a fault or tracked worse than
-    ``running_trial_rmse`` [rad] by more than :data:`MAX_TRIAL_WORSENING`. The one acceptance rule of ``improve``
-    (the node's run-time swap has its own checks).
+    (in-process, on the check reference: no iteration trains on it, none is scored on it) latched a fault or tracked
+    worse than the running model's run of it, ``running_trial_rmse`` [rad], by more than :data:`MAX_TRIAL_WORSENING`.
+    The one acceptance rule of ``improve`` (the node's run-time swap has its own checks).
 
     Why the trial run: a model fitted on a few seconds of runs can predict the validation torques well and still
     destabilize the loop off its data (measured: an rbd fitted on 2 x 5 s, validation 0.165 N·m against the
-    nominal rigid body's 0.452, tracked the held-out references at 737 mrad against 2.5).
+    nominal rigid body's 0.452, tracked the held-out references at 737 mrad against 2.5; a trial on a reference it
+    was trained on still passed it, hence a reference no iteration trains on).
     """
     pred = model.predict(probe.q, probe.dq, probe.ddq)
     if not np.all(np.isfinite(pred)):
@@ -182,10 +180,10 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
         return (f"validation RMSE {candidate_rmse:.4g} N·m is above the running model's {running_rmse:.4g} N·m "
                 "on the same split")
     if trial is not None and trial.faults:
-        return f"its trial run on a task reference faulted: {trial.faults[0]}"
+        return f"its trial run on the check reference faulted: {trial.faults[0]}"
     if trial is not None and not trial.tracking_rmse_mean <= running_trial_rmse * (1.0 + MAX_TRIAL_WORSENING):
-        return (f"its trial run on a task reference tracked at {trial.tracking_rmse_mean * 1e3:.4g} mrad, worse than "
-                f"the running model's {running_trial_rmse * 1e3:.4g} mrad by more than {MAX_TRIAL_WORSENING:.0%}")
+        return (f"its trial run on the check reference tracked at {trial.tracking_rmse_mean * 1e3:.4g} mrad, worse "
+                f"than the running model's {running_trial_rmse * 1e3:.4g} mrad by more than {MAX_TRIAL_WORSENING:.0%}")
     return ""
 
 
@@ -224,7 +222,7 @@ def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running:
            log: Callable[[str], None]) -> tuple[TrainingStep, dict[str, FitResult]]:
     """Iteration ``k``'s training on ``bags``: fit the candidates, pick by validation error, save the pick's artifact
     under ``out``/models/iter{k}, check it (:func:`_accept_model`) against the ``running`` model, whose run of the
-    first task reference tracked at ``running_trial`` [rad]. Returns (the step, method -> fit)."""
+    check reference tracked at ``running_trial`` [rad]. Returns (the step, method -> fit)."""
     from ..training.pipeline import MethodRun, evaluate_on_test, save_method
     from .pick import choose_pick
 
@@ -236,8 +234,8 @@ def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running:
     artifact = out / "models" / f"iter{k}"
     save_method(MethodRun(fit, evaluate_on_test(fit, data)[0]), artifact, inputs, data, config, onnx=True)
     running_rmse = _validation_rmse(running, data.val)
-    trial = _score((_spec(k, str(artifact), pick.method), tuple(settings.task_seeds[:1]), settings.task_duration_s,
-                    setup, settings.dob_cutoff_scale))
+    trial = _score((_spec(k, str(artifact), pick.method), (settings.check_seed,), settings.task_duration_s, setup,
+                    settings.dob_cutoff_scale))
     refusal = _accept_model(fit.model, data.train, setup.effort_limit, val[pick.method], running_rmse, trial,
                             running_trial)
     step = TrainingStep(
@@ -293,7 +291,8 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
     warm: dict[str, MLPWeights] = {}
     step: TrainingStep | None = None
     spec = _spec(0, None, "rbd")
-    running_trial = math.inf
+    running_trial = _score((spec, (settings.check_seed,), settings.task_duration_s, setup,
+                            settings.dob_cutoff_scale)).tracking_rmse_mean
     method = "rbd (URDF nominal)"
     running: InverseDynamicsModel = load_model(run_config(spec, setup.base, settings.dob_cutoff_scale))
     for k in range(settings.iterations + 1):
@@ -303,7 +302,9 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
             warm = {m: f.model.mlp for m, f in fits.items() if f.model.mlp is not None}
             if step.accepted:
                 spec, method, running = _spec(k, step.artifact, step.pick), step.pick, fits[step.pick].model
-        runs, running_trial, held = _run_iteration(k, spec, settings, setup, out, workers)
+                assert step.trial_tracking_rmse is not None  # _train runs the trial of every candidate
+                running_trial = step.trial_tracking_rmse  # the same controller on the same reference
+        runs, held = _run_iteration(k, spec, settings, setup, out, workers)
         bags += runs
         iterations.append(ImproveIteration(k, spec.label, spec.model, spec.model_path, method, step, runs, held))
         log(f"iteration {k} ({spec.label}): held-out tracking RMSE {held.tracking_rmse_mean * 1e3:.3f} "

@@ -42,6 +42,8 @@ class ImproveSettings(JsonRecord):
         held_out_seeds: excitation seeds of the held-out references (scored, never recorded for training); none may
             be a task seed.
         held_out_duration_s: seconds per held-out run (> 0).
+        check_seed: excitation seed of the check reference a candidate's trial run tracks before it is accepted
+            (never trained on, never scored; neither a task nor a held-out seed).
         dob_cutoff_scale: factor on the DOB cutoff of every run (> 0; 0.2: the closed-loop comparison's weak DOB).
         methods: the candidate methods of each training (registered names; empty: every registered method).
         warm_start: start each method's network from its previous iteration's network.
@@ -58,6 +60,7 @@ class ImproveSettings(JsonRecord):
     task_duration_s: float = 10.0
     held_out_seeds: tuple[int, ...] = DEFAULT_HELD_OUT_SEEDS
     held_out_duration_s: float = 6.0
+    check_seed: int = 21
     dob_cutoff_scale: float = 1.0
     methods: tuple[str, ...] = ()
     warm_start: bool = True
@@ -78,6 +81,9 @@ class ImproveSettings(JsonRecord):
         if both:
             raise ValueError(f"held-out seed(s) {both} are also task seeds {list(self.task_seeds)}: a held-out "
                              "reference must never be run for training")
+        if self.check_seed in (*self.task_seeds, *self.held_out_seeds):
+            raise ValueError(f"check_seed = {self.check_seed} must be neither a task seed {list(self.task_seeds)} "
+                             f"nor a held-out seed {list(self.held_out_seeds)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields (tuples as lists)."""
@@ -96,8 +102,8 @@ class TrainingStep(JsonRecord):
         validation RMSE [N·m].  running_validation_rmse: the model that ran this iteration's runs, on the same
         validation split [N·m].  accepted: the candidate replaced the running model.  refusal: why not ("" when
         accepted).  artifact: the candidate's artifact directory.  warm_started: methods started from the previous
-        iteration's network.  trial_tracking_rmse: the candidate's trial run on the first task reference [rad]
-        (mean over joints).  running_trial_tracking_rmse: the running model's recorded run of it [rad].
+        iteration's network.  trial_tracking_rmse: the candidate's trial run on the check reference [rad] (mean over
+        joints).  running_trial_tracking_rmse: the running model's run of it [rad].
     """
 
     bags: list[str]

@@ -50,7 +50,7 @@ def test_held_out_references_never_enter_the_training_data(short_run):
         assert sorted(sources) == sorted(step.bags) and sources
         seeds = {_bag_seed(b) for b in sources}
         assert seeds == {11, 12}, seeds
-        assert not seeds & set(HELD_OUT)
+        assert not seeds & {*HELD_OUT, run.settings.check_seed}
     # the held-out runs themselves are scored on their own seeds
     assert all(it.held_out.seeds == list(HELD_OUT) for it in run.iterations)
 
@@ -58,6 +58,8 @@ def test_held_out_references_never_enter_the_training_data(short_run):
 def test_a_held_out_seed_among_the_task_seeds_is_refused():
     with pytest.raises(ValueError, match=r"held-out seed\(s\) \[999\] are also task seeds"):
         ImproveSettings(task_seeds=(11, 999), held_out_seeds=(999, 1000))
+    with pytest.raises(ValueError, match=r"check_seed = 999 must be neither a task seed \[11\] nor a held-out"):
+        ImproveSettings(task_seeds=(11,), held_out_seeds=(999,), check_seed=999)
     with pytest.raises(ValueError, match="iterations = -1"):
         ImproveSettings(iterations=-1)
     with pytest.raises(ValueError, match="dob_cutoff_scale = 0"):
@@ -75,12 +77,14 @@ def test_each_iteration_trains_on_everything_recorded_so_far_with_warm_start(sho
         t = it.training
         assert t.pick == min(t.validation_rmse, key=lambda m: t.validation_rmse[m])  # by validation error
         assert t.accepted != bool(t.refusal)
-        if t.accepted:  # validation and the trial run on the first task reference both passed
+        if t.accepted:  # validation and the trial run on the check reference both passed
             assert t.candidate_validation_rmse <= t.running_validation_rmse
             assert t.trial_tracking_rmse <= 1.05 * t.running_trial_tracking_rmse
-        # the running model's figure is its recorded run of that reference (episode.yaml's stats)
-        first = yaml.safe_load((Path(t.bags[-len(run.settings.task_seeds)]) / "episode.yaml").read_text())
-        assert t.running_trial_tracking_rmse == pytest.approx(np.mean(first["stats"]["tracking_rmse_rad"]))
+    # the running model's trial figure: iteration 1's candidate's own when it was accepted (same controller, same
+    # check reference), else the one iteration 1 compared with
+    t1, t2 = it1.training, it2.training
+    assert t2.running_trial_tracking_rmse == (t1.trial_tracking_rmse if t1.accepted
+                                              else t1.running_trial_tracking_rmse)
     # the runs are ordinary bags: the training pipeline of `train`/`compare` read them (samples counted)
     assert it2.training.samples[0] > it1.training.samples[0] > 0
 
@@ -140,7 +144,7 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation(short_r
                                                                              limit, 0.1, 0.2)
     assert "above the running model's 0.2" in _accept_model(_Constant(0.5), probe, limit, 0.3, 0.2)
     assert "above" in _accept_model(_Constant(0.5), probe, limit, float("nan"), 0.2)
-    # the trial run on a task reference: a fault, or tracking more than 5 % worse than the running model, refuses
+    # the trial run on the check reference: a fault, or tracking more than 5 % worse than the running model, refuses
     import dataclasses
 
     trial = short_run[1].iterations[0].held_out  # a real in-process summary
@@ -149,7 +153,7 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation(short_r
     assert "worse than the running model's" in _accept_model(_Constant(0.5), probe, limit, 0.1, 0.2, trial,
                                                              ok / 1.05 * 0.999)
     faulted = dataclasses.replace(trial, faults=["seed 999 at 0.5 s: tracking error"])
-    assert "trial run on a task reference faulted: seed 999" in _accept_model(_Constant(0.5), probe, limit, 0.1,
+    assert "trial run on the check reference faulted: seed 999" in _accept_model(_Constant(0.5), probe, limit, 0.1,
                                                                                0.2, faulted, ok * 2)
 
 

@@ -174,7 +174,8 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     the comparison and the closed-loop run back from compare/report.json and closed_loop.json (no typed object of
     the first run is left), and writes report.md and report.json byte for byte as the uninterrupted run did.
 
-    The demo's own simulate, closed_loop and report stages run; live and compare are cut short (no DDS, a tiny
+    The demo's own simulate, closed_loop, improve and report stages run (the improve stage's run read back from
+    improve/improve.json); live and compare are cut short (no DDS, a tiny
     training configuration; the live stage's interrupt is the test above): "live" records the second simulated bag
     as the live one, "compare" is the real stage's run_compare on the recordings with a 32-32 net and 100 steps,
     handing its typed report on in process as the real stage does.
@@ -196,20 +197,25 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     real = {s.name: s for s in DEMO_STAGES}
     live = Stage("live", lambda c: "live", lambda ctx: {"bag": ctx.results["simulate"]["bags"][1]})
     stages = (real["simulate"], live, Stage("compare", lambda c: "compare", compare, ("compare",)),
-              real["closed_loop"], real["report"])
+              real["closed_loop"], real["improve"], real["report"])
     cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=12.0, live_duration=1.0, closed_loop_seeds=(999,),
-                     closed_loop_duration=0.6, closed_loop_live_duration=0.0, compare_seeds=1, quick=True)
+                     closed_loop_duration=0.6, closed_loop_live_duration=0.0, compare_seeds=1, quick=True,
+                     improve_task_seeds=(11,), improve_duration=1.5)
     out = tmp_path / "demo"
     run_demo(out, cfg, stages=stages, log=lambda line: None)
     first = {name: (out / name).read_bytes() for name in ("report.md", "report.json")}
     assert (out / "closed_loop.json").is_file() and b"ctc_dob_masked" in first["report.json"]
+    doc = json.loads(first["report.json"])
+    assert [e["iteration"] for e in doc["improve"]["iterations"]] == [0, 1]
+    assert doc["improve"]["compare_model"] is not None  # the comparison's pick, scored beside the iterations
+    assert b"## Learning from its own runs" in first["report.md"]
 
     state = json.loads((out / STATE_FILE).read_text())
     del state["done"]["report"]  # what an interrupt in the report stage leaves
     (out / STATE_FILE).write_text(json.dumps(state))
     printed: list[str] = []
     run_demo(out, resume=True, stages=stages, log=printed.append)
-    assert sum("done in an earlier run" in line for line in printed) == 4, printed
+    assert sum("done in an earlier run" in line for line in printed) == 5, printed
     for name, text in first.items():
         assert (out / name).read_bytes() == text, name
         assert (out / ".partial" / "report-1" / name).read_bytes() == text  # the interrupted attempt's, set aside

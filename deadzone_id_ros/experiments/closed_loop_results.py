@@ -48,6 +48,8 @@ class ClosedLoopSummary:
             empty when no run faulted.
         trace: the first seed's run for the tracking plot, at most 100 Hz: ``t`` (T,) [s], ``q`` and ``q_d``
             (T, J) [rad] (measured and reference position); empty when not recorded.
+        dob_mean_abs_per_joint: (J,) the DOB's mean |estimate| [N·m], mean over seeds: how much the observer still
+            corrects the feedforward (0 without DOB; empty in a record written before it was measured).
     """
 
     name: str
@@ -73,6 +75,7 @@ class ClosedLoopSummary:
     reversal_profile: dict[str, list] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
     trace: dict[str, list] = field(default_factory=dict)
+    dob_mean_abs_per_joint: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form at full precision (closed_loop.json ``summaries.<name>``): keys as the fields, ``per_seed``

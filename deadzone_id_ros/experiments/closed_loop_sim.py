@@ -22,7 +22,7 @@ from ..control.config import ControlMode
 from ..sim.tracking import TrackingFigures, reversal_mask, tracking_figures
 from .closed_loop_results import ClosedLoopSummary
 
-__all__ = ["ControllerSpec", "controller_specs", "run_controller"]
+__all__ = ["ControllerSpec", "controller_specs", "run_config", "run_controller"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,20 @@ def _reversal_profile(err: np.ndarray, dq_ref: np.ndarray, rate_hz: float,
     return t, prof
 
 
+def run_config(spec: ControllerSpec, base_config, dob_scale: float = 1.0):
+    """The :class:`~deadzone_id_ros.control.ControllerConfig` that runs ``spec``: ``base_config`` (gains, limits)
+    with the spec's mode and model and the DOB cutoff times ``dob_scale``.
+
+    Raises:
+        ValueError: dob_scale not > 0.
+    """
+    if not dob_scale > 0:
+        raise ValueError(f"dob_scale = {dob_scale} must be > 0")
+    cutoff = tuple(float(g) * dob_scale for g in base_config.dob_cutoff)
+    return dataclasses.replace(base_config, mode=spec.mode, model=spec.model, model_path=spec.model_path,
+                               dob_cutoff=cutoff)
+
+
 def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, sim_config, base_config,
                    dob_scale: float = 1.0, rate_hz: float = 1000.0) -> ClosedLoopSummary:
     """Run one controller on each seed in-process and summarize.
@@ -103,17 +117,14 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
 
     if not seeds:
         raise ValueError("run_controller needs at least one seed")
-    if not dob_scale > 0:
-        raise ValueError(f"dob_scale = {dob_scale} must be > 0")
-    cutoff = tuple(float(g) * dob_scale for g in base_config.dob_cutoff)
-    cfg = dataclasses.replace(base_config, mode=spec.mode, model=spec.model, model_path=spec.model_path,
-                              dob_cutoff=cutoff)
+    cfg = run_config(spec, base_config, dob_scale)
+    cutoff = cfg.dob_cutoff
     per_seed: list[TrackingFigures] = []
     profile: dict[str, list] = {}
     trace: dict[str, list] = {}
     faults: list[str] = []
     n_j = len(sim_config.joint_names)
-    rate_ev, clamp_ev = np.zeros(n_j), np.zeros(n_j)
+    rate_ev, clamp_ev, dob_abs = np.zeros(n_j), np.zeros(n_j), np.zeros(n_j)
     for seed in seeds:
         rec = simulate(duration, int(seed), sim_config, cfg, rate_hz=rate_hz)
         assert rec.reference_position is not None and rec.reference_velocity is not None  # simulate records them
@@ -122,6 +133,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         stats = rec.metadata["stats"]
         rate_ev += np.asarray(stats["rate_limit_events"], float) / len(err)
         clamp_ev += np.asarray(stats["clamp_events"], float) / len(err)
+        dob_abs += np.asarray(stats["dob_mean_abs"], float) / len(seeds)
         if stats.get("fault"):
             faults.append(f"seed {int(seed)} at {stats['fault_time_s']:.3f} s: {stats['fault']}")
         if not profile:
@@ -147,4 +159,4 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
         reversal_rmse_per_joint=rev_joint.tolist(), reversal_rmse_mean=rev_all, reversal_rmse_std=rev_std,
         rate_limit_fraction=(rate_ev / len(seeds)).tolist(),
         clamp_fraction=(clamp_ev / len(seeds)).tolist(), per_seed=per_seed, reversal_profile=profile,
-        faults=faults, trace=trace)
+        faults=faults, trace=trace, dob_mean_abs_per_joint=dob_abs.tolist())

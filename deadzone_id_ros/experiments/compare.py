@@ -30,9 +30,9 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import SupportsFloat
+from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
@@ -60,7 +60,10 @@ from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .pick import choose_pick, diagnose_stuck, pick_seed
 from .pick_cv import cross_validate, needs_cv, share_warnings
 
-__all__ = ["quick_config", "run_compare"]
+if TYPE_CHECKING:
+    from ..models.mlp import MLPWeights
+
+__all__ = ["plan_methods", "quick_config", "run_compare"]
 
 Band = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -138,9 +141,16 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
     return band[0], band[1], band[2] + tol
 
 
-def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
-                  skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m") -> dict[str, list[FitPlan]]:
-    """Every method's seed plans; the rigid-body fit and the band are identified once and shared."""
+def plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
+                 skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m",
+                 init: Mapping[str, MLPWeights] | None = None) -> dict[str, list[FitPlan]]:
+    """Every method's seed plans (``config.seeds`` seeds from ``config.seed``); the rigid-body fit and the band are
+    identified once and shared. A method that cannot be planned goes into ``skipped`` with the reason.
+
+    Args:
+        regressor: the rigid-body structure (:func:`~.pipeline.rigid_body_for`) or None.
+        init: method -> warm-start weights of its networks (:func:`~.fit.plan_fits`; ``deadzone-id improve``).
+    """
     rbd = None
     needs_band = [m for m in methods if (c := METHODS[m].loss_class) is not None and c.needs_band]
     if regressor is not None and (any(METHODS[m].rigid_body for m in methods) or needs_band):
@@ -158,7 +168,8 @@ def _plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], r
         if m in skipped:
             continue
         try:
-            plans[m] = plan_fits(m, seeds, data.train, data.val, data.dead_zone, rbd=rbd, band=band)
+            plans[m] = plan_fits(m, seeds, data.train, data.val, data.dead_zone, rbd=rbd, band=band,
+                                 init=(init or {}).get(m))
         except DataError as err:
             skipped[m] = str(err)
     return plans
@@ -284,7 +295,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     for line in shares:
         log(f"WARNING: {line}")
     regressor, skipped = rigid_body_for(methods, inputs, data, config)
-    plans = _plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
+    plans = plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
     for m, why in skipped.items():
         log(f"skipping {m}: {why}")
     band = _noise_band(inputs, data.test)

@@ -69,6 +69,17 @@ def _stage_lines(report: DemoReport) -> list[str]:
             + f"; total {report.seconds:.0f}.", ""]
 
 
+def _improve_lines(report: DemoReport) -> list[str]:
+    """The improve stage's section: its settings, iteration table and targets, and where its report is."""
+    if report.improve is None:
+        return []
+    from .improve_report import PLOT, improve_settings_line, improve_table
+
+    return ["## Learning from its own runs (deadzone-id improve)", "", improve_settings_line(report.improve), "",
+            *improve_table(report.improve), "Full report: [improve/report.md](improve/report.md).", "",
+            f"![held-out error against iteration](improve/plots/{PLOT})", ""]
+
+
 def _arm(report: DemoReport) -> str:
     """"3-DOF arm" for the bundled arm, else "<name> (<J> joints)"."""
     joints = len(report.compare.joint_names)
@@ -130,6 +141,7 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
                               report.closed_loop_settings, "plots/closed_loop_reversals.png",
                               f"plots/{TRACKING_PLOT}"),
         *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
+        *_improve_lines(report),
         *_stage_lines(report),
         *_deploy_lines(report, rel(compare_dir)),
     ]

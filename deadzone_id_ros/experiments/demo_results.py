@@ -8,6 +8,7 @@ from typing import Any
 from ..training.evaluate import json_clean
 from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
 from .compare_results import CompareReport
+from .improve_results import ImproveRun
 
 __all__ = ["DemoReport"]
 
@@ -23,6 +24,7 @@ class DemoReport:
         (:class:`~deadzone_id_ros.experiments.closed_loop_results.ClosedLoopSummary`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
         fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
+        improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
         robot: the robot profile's name (the bundled arm: "three_dof_arm").  live_skipped: "" or why the live stages
@@ -43,6 +45,7 @@ class DemoReport:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     robot: str = ""
     live_skipped: str = ""
+    improve: ImproveRun | None = None
 
     def masked_vs_conventional(self) -> dict[str, float | None]:
         """The paper's claim on this arm: usable fraction and mean torque RMSE [N·m] of the masked and the
@@ -62,7 +65,8 @@ class DemoReport:
     def to_dict(self) -> dict[str, Any]:
         """report.json: ``robot`` (name, joints), ``config``, ``data`` (with ``live_skipped``), ``compare``
         (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``,
-        ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``masked_vs_conventional``
+        ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``improve`` (the improve stage's
+        report.json section, :meth:`~.improve_results.ImproveRun.to_dict`, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({
@@ -75,6 +79,7 @@ class DemoReport:
                         "pick": cmp.get("pick")},
             **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
                                    self.closed_loop_settings),
+            "improve": self.improve.to_dict()["improve"] if self.improve else None,
             "masked_vs_conventional": self.masked_vs_conventional(),
             "stage_seconds": self.stage_seconds,
             "seconds": self.seconds,

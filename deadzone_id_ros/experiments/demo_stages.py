@@ -1,4 +1,4 @@
-"""The five stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
+"""The six stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
 command a user could run by hand:
 
 1. ``simulate``: bulk data from the offline simulator (``deadzone-id simulate``, several simulated minutes, no DDS);
@@ -9,7 +9,9 @@ command a user could run by hand:
 4. ``closed_loop``: ``deadzone-id closed-loop``: pd_dob and ctc_dob with the URDF's nominal rigid body, the identified
    rigid body, the masked, conventional and picked models on held-out references (in-process, default and weak
    DOB), plus one short live run per controller over DDS;
-5. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
+5. ``improve``: ``deadzone-id improve`` with small settings (weak DOB, the closed-loop comparison's held-out
+   references, rbd and hybrid as candidates, the comparison's pick beside it), in ``DIR/improve``;
+6. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
 
 Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo` records, so that a
 resumed run rebuilds what later stages need without running the stage again.
@@ -49,6 +51,9 @@ class DemoConfig:
         weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
         compare_seeds: training seeds per method.
         quick: shorter training (``compare --quick``): under-trained models, said so in the report.
+        improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
+        improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
+        improve_duration: its seconds per task run [s].
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
             (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
@@ -56,7 +61,8 @@ class DemoConfig:
 
     Raises:
         ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
-            (0, 1), or a closed-loop seed that is also a training seed.
+            (0, 1), a closed-loop seed that is also a training seed or an improve task seed, or improve_iterations
+            < 0.
     """
 
     sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -69,6 +75,9 @@ class DemoConfig:
     weak_dob_fraction: float = 0.2
     compare_seeds: int = 3
     quick: bool = False
+    improve_iterations: int = 1
+    improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
+    improve_duration: float = 10.0
     robot: str = ""
 
     def __post_init__(self) -> None:
@@ -76,7 +85,7 @@ class DemoConfig:
             raise ValueError("sim_seeds is empty")
         if not self.closed_loop_seeds:
             raise ValueError("closed_loop_seeds is empty")
-        for name in ("sim_duration", "live_duration", "closed_loop_duration"):
+        for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
         if not self.closed_loop_live_duration >= 0:
@@ -85,14 +94,18 @@ class DemoConfig:
         if not 0 < self.weak_dob_fraction < 1:
             raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
         for seed in self.closed_loop_seeds:
-            if seed in self.sim_seeds or seed == self.live_seed:
+            if seed in self.sim_seeds or seed == self.live_seed or seed in self.improve_task_seeds:
                 raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
+        if self.improve_iterations < 0 or not self.improve_task_seeds:
+            raise ValueError(f"improve_iterations = {self.improve_iterations} must be >= 0 and improve_task_seeds "
+                             f"= {list(self.improve_task_seeds)} not empty")
 
     @classmethod
     def quick_run(cls) -> DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
-                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True)
+                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
+                   improve_duration=5.0)
 
 
 @dataclass
@@ -256,6 +269,35 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
     return {"closed_loop_json": CLOSED_LOOP_JSON}
 
 
+def improve(ctx: StageContext) -> dict[str, Any]:
+    """Stage 5: ``deadzone-id improve`` with the demo's small settings into ``improve/`` (weak DOB, where the
+    feedforward carries the load; held out: the closed-loop seeds and duration; candidates rbd and hybrid, the
+    methods every iteration of the README's measurement picked, so the stage trains one network per iteration;
+    compared with the comparison's pick); result ``{"improve_dir": "improve"}``, or ``{"improve_dir": null}`` with
+    ``improve_iterations`` 0."""
+    from ..training.config import load_train_config
+    from .compare import compare_config
+    from .improve import run_improve
+    from .improve_report import write_improve
+    from .improve_results import ImproveSettings
+
+    cfg = ctx.cfg
+    if cfg.improve_iterations == 0:
+        ctx.log("improve_iterations = 0: skipped")
+        return {"improve_dir": None}
+    pick = ctx.out / ctx.results["compare"]["compare_dir"] / "pick"
+    settings = ImproveSettings(
+        iterations=cfg.improve_iterations, task_seeds=cfg.improve_task_seeds, task_duration_s=cfg.improve_duration,
+        held_out_seeds=cfg.closed_loop_seeds, held_out_duration_s=cfg.closed_loop_duration,
+        dob_cutoff_scale=cfg.weak_dob_fraction, methods=("rbd", "hybrid"), robot=cfg.robot or None,
+        compare_model=str(pick) if (pick / "model.json").is_file() else None)
+    run = run_improve(ctx.out / "improve", settings, compare_config(load_train_config(), quick=cfg.quick),
+                      workers=2, log=ctx.log)
+    write_improve(ctx.out / "improve", run)
+    ctx.objects["improve"] = run
+    return {"improve_dir": "improve"}
+
+
 def _robot_name(cfg: DemoConfig) -> str:
     """The robot's name for the report: the profile's name, else the bundled arm's."""
     if not cfg.robot:
@@ -266,7 +308,7 @@ def _robot_name(cfg: DemoConfig) -> str:
 
 
 def report(ctx: StageContext) -> dict[str, Any]:
-    """Stage 5: report.json and report.md from the recorded results of stages 1-4; result ``{"report": ...}``.
+    """Stage 6: report.json and report.md from the recorded results of stages 1-5; result ``{"report": ...}``.
 
     The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
     when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
@@ -284,6 +326,12 @@ def report(ctx: StageContext) -> dict[str, Any]:
     compare_dir = ctx.out / r["compare"]["compare_dir"]
     cmp = ctx.objects.get("compare") or CompareReport.read(compare_dir / "report.json")
     closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
+    improved = ctx.objects.get("improve")
+    if improved is None and (r.get("improve") or {}).get("improve_dir"):  # a run without the stage has no record
+        from .improve_report import RECORD
+        from .improve_results import ImproveRun
+
+        improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
     doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
                      simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
                      live_bag=str(ctx.out / r["live"]["bag"]) if r["live"]["bag"] else "",
@@ -291,7 +339,7 @@ def report(ctx: StageContext) -> dict[str, Any]:
                      compare_dir=str(compare_dir), compare=cmp,
                      best_learned=r["compare"]["best"], closed_loop=closed.summaries,
                      closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
-                     closed_loop_settings=closed.settings, stage_seconds=ctx.stage_seconds,
+                     closed_loop_settings=closed.settings, improve=improved, stage_seconds=ctx.stage_seconds,
                      seconds=sum(ctx.stage_seconds.values()))
     (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")
     (ctx.out / "report.md").write_text(demo_markdown(doc, ctx.out))
@@ -321,5 +369,8 @@ DEMO_STAGES: tuple[Stage, ...] = (
           ("compare",)),
     Stage("closed_loop", _closed_loop_title, closed_loop,
           ("closed_loop", CLOSED_LOOP_JSON, "closed_loop.md", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
+    Stage("improve", lambda c: f"learning from its own runs: {c.improve_iterations} iteration(s), task seeds "
+          f"{list(c.improve_task_seeds)} x {c.improve_duration:g} s, weak DOB (deadzone-id improve)", improve,
+          ("improve",)),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

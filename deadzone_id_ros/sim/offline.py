@@ -164,7 +164,7 @@ def _run_configs(
 @dataclass
 class _Trace:
     """Per-tick logs of one run, (N, J) each: measured q [rad], dq [rad/s], applied effort [N·m], command [N·m],
-    reference q, dq, ddq, and the true (noise-free) velocity [rad/s]."""
+    reference q, dq, ddq, the true (noise-free) velocity [rad/s] and the DOB's estimate in the command [N·m]."""
 
     pos: np.ndarray
     vel: np.ndarray
@@ -174,11 +174,12 @@ class _Trace:
     ref_dq: np.ndarray
     ref_ddq: np.ndarray
     true_dq: np.ndarray
+    dob: np.ndarray
 
     @classmethod
     def empty(cls, n: int, j: int) -> _Trace:
         """Uninitialized (n, j) arrays, filled by :func:`_run_ticks`."""
-        return cls(*(np.empty((n, j)) for _ in range(8)))
+        return cls(*(np.empty((n, j)) for _ in range(9)))
 
     def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, Any]) -> Recording:
         """The logs as a Recording: states, commands and reference all stamped ``t_ns`` (N,) [ns]."""
@@ -219,6 +220,7 @@ def _run_ticks(
         trace.pos[k], trace.vel[k], trace.eff[k], trace.cmd[k] = meas.q, meas.dq, meas.effort, tau
         trace.ref_q[k], trace.ref_dq[k], trace.ref_ddq[k] = controller.desired
         trace.true_dq[k] = arm.dq
+        trace.dob[k] = controller.parts.dob
         arm.step(tau, substeps)
     return time.perf_counter() - wall0
 
@@ -227,14 +229,16 @@ def _run_stats(
     trace: _Trace, controller: FeedforwardController, arm: SimArm, duration: float, wall: float
 ) -> dict[str, Any]:
     """The ``stats`` of the metadata: stuck fractions (true |dq| < 1e-3 rad/s), tracking RMSE [rad], limit events,
-    real-time factor, payload [kg], and the controller's latched fault: ``fault`` (its reason, "" when none) and
-    ``fault_time_s`` (its control time [s], None when none)."""
+    the DOB's mean |estimate| per joint [N·m] (``dob_mean_abs``: how much the observer corrects the feedforward; 0
+    without DOB), real-time factor, payload [kg], and the controller's latched fault: ``fault`` (its reason, "" when
+    none) and ``fault_time_s`` (its control time [s], None when none)."""
     stuck = np.abs(trace.true_dq) < 1e-3
     err = trace.ref_q - trace.pos
     return {
         "stuck_fraction_per_joint": stuck.mean(axis=0).tolist(),
         "any_joint_stuck_fraction": float(stuck.any(axis=1).mean()),
         "tracking_rmse_rad": np.sqrt((err**2).mean(axis=0)).tolist(),
+        "dob_mean_abs": np.abs(trace.dob).mean(axis=0).tolist(),
         "clamp_events": controller.status.clamp_events.tolist(),
         "rate_limit_events": controller.status.rate_limit_events.tolist(),
         "real_time_factor": float(duration / wall) if wall > 0 else math.inf,

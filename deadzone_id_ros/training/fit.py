@@ -170,7 +170,8 @@ def identify_band_halfwidth(train: Stacked, rbd: RigidBodyModel | None) -> np.nd
 
 def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, dead_zone: DeadZone, *,
               regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
-              band: np.ndarray | None = None, desc: str | None = None) -> list[FitPlan]:
+              band: np.ndarray | None = None, desc: str | None = None,
+              init: MLPWeights | None = None) -> list[FitPlan]:
     """Prepare ``method`` for each seed from its registry entry (:data:`~deadzone_id_ros.models.METHODS`): the
     rows it trains on, its rigid-body part (the network then learns the residual), its loss; the seeds share the
     rigid-body fit, the target arrays and the loss.
@@ -183,6 +184,8 @@ def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, d
         rbd: an already identified rigid-body model to reuse.
         band: (J,) tau_s,j [N·m] for a loss that needs it (default: :func:`identify_band_halfwidth`).
         desc: label prefix for errors.
+        init: warm start of every seed's network from these weights (:class:`~.trainer.MLPSpec`; the previous
+            iteration's network of ``deadzone-id improve``); None: fresh networks.
 
     Raises:
         ValueError: unknown method.
@@ -222,7 +225,7 @@ def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, d
     info.update(loss=entry.loss, train_samples=len(tr), val_samples=len(va))
     keep_rbd = rbd if entry.rigid_body else None
     return [FitPlan(method, s, train.joint_names, dead_zone, keep_rbd,
-                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or method} seed {s}"),
+                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or method} seed {s}", init),
                     usable, {**info, "seed": s}) for s in seeds]
 
 

@@ -125,6 +125,9 @@ class MLPSpec:
         loss: a :class:`~deadzone_id_ros.models.losses.Loss`, or the name of a registered loss without parameters.
         seed: weight-init and batch-order seed (``config.seed`` is not used by :func:`train_mlps`).
         desc: label for errors.
+        init: warm start (``deadzone-id improve``): start from these weights and keep their standardizers instead
+            of a seeded initialization and the training split's mean/std; its architecture must be ``config``'s
+            and its widths the data's (``ValueError`` otherwise). None (default): a fresh network.
 
     Specs that share a TrainArrays object (the seeds of one method) share its standardized tensors.
     """
@@ -134,6 +137,24 @@ class MLPSpec:
     loss: Loss | str
     seed: int
     desc: str = "train"
+    init: MLPWeights | None = None
+
+
+def _warm_state(init: MLPWeights, d: int, j: int, config: TrainConfig) -> list[Any]:
+    """The parameters of ``init`` in nn.Sequential order (weight0 (out, in), bias0, ...) as float32 tensors.
+
+    Raises:
+        ValueError: ``init`` is not a ``config.mlp`` network with ``d`` inputs and ``j`` outputs.
+    """
+    import torch
+
+    widths = init.hidden_sizes
+    if (init.n_inputs, init.n_outputs, widths, init.activation) != (d, j, tuple(config.hidden_sizes),
+                                                                    config.activation):
+        raise ValueError(f"warm start: network {init.n_inputs}-{list(widths)}-{init.n_outputs} ({init.activation}) "
+                         f"does not fit {d}-{list(config.hidden_sizes)}-{j} ({config.activation})")
+    return [torch.from_numpy(np.asarray(a, dtype=np.float32).copy()) for wb in zip(init.weights, init.biases)
+            for a in wb]
 
 
 class _Net:
@@ -152,17 +173,23 @@ class _Net:
         val = stopping_rows(spec.val, config.stop_val_samples)
         self.desc = spec.desc
         self.has_val = val is not None and len(val) > 0 and (not needs_moving or bool(val.r.any()))
-        key = (id(spec.train), id(spec.val), int(type(loss).uses_mask), int(self.has_val))
+        key = (id(spec.train), id(spec.val), int(type(loss).uses_mask), int(self.has_val), id(spec.init))
         if key not in cache:  # the seeds of one method standardize the same arrays once
-            x_norm = Standardizer.fit(spec.train.x)
-            y_norm = Standardizer.fit(spec.train.y, spec.train.r if type(loss).uses_mask else None)
+            if spec.init is not None:  # a warm start keeps the units its weights were trained in
+                x_norm, y_norm = spec.init.x_norm, spec.init.y_norm
+            else:
+                x_norm = Standardizer.fit(spec.train.x)
+                y_norm = Standardizer.fit(spec.train.y, spec.train.r if type(loss).uses_mask else None)
             tv = _tensors(val, x_norm, y_norm) if val is not None and self.has_val else None
             cache[key] = (x_norm, y_norm, _tensors(spec.train, x_norm, y_norm), tv)
         self.x_norm, self.y_norm, (self.xt, self.yt, self.rt), self.val_t = cache[key]
         self.loss = loss.in_units(self.y_norm.std)
-        torch.manual_seed(spec.seed)
-        self.init = [t.detach().clone() for t in build_torch_mlp(spec.train.x.shape[1], spec.train.y.shape[1],
-                                                                 config.mlp).parameters()]
+        d, j = spec.train.x.shape[1], spec.train.y.shape[1]
+        if spec.init is not None:
+            self.init = _warm_state(spec.init, d, j, config)
+        else:
+            torch.manual_seed(spec.seed)
+            self.init = [t.detach().clone() for t in build_torch_mlp(d, j, config.mlp).parameters()]
         self.gen = torch.Generator().manual_seed(spec.seed)
         self.n = len(self.xt)
         self.perm = torch.randperm(self.n, generator=self.gen)

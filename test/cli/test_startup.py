@@ -46,6 +46,7 @@ def _run(*argv: str) -> tuple[int, list[str], str]:
     (("export", "--model", "/nope", "--onnx"), 2, "model artifact /nope does not exist"),
     (("closed-loop", "--compare", "/nope", "--out", "OUT"), 2, "/nope/report.json does not exist"),
     (("launch", "/nope.launch.yaml"), 2, "launch file /nope.launch.yaml not found"),
+    (("improve", "--out", "OUT", "--compare-model", "/nope"), 2, "model artifact /nope does not exist"),
 ])
 def test_help_version_and_a_missing_file_load_no_heavy_library(tmp_path, argv, status, says):
     argv = tuple(str(tmp_path / "out") if a == "OUT" else a for a in argv)

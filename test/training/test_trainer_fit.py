@@ -143,3 +143,24 @@ def test_stopping_rule_patience_min_delta_and_best_weights():
     no_val = EarlyStopping(patience=1)
     no_val.update(1.0, 1, can_stop=False)
     assert no_val.update(1.0, 2, can_stop=False) == (False, False)  # without validation: never stops
+
+
+def test_warm_start_starts_from_the_given_network_and_keeps_its_units(tiny_config):
+    """A warm start (``MLPSpec.init``) continues from the given weights and standardizers: with a vanishing step
+    size it returns them unchanged, whatever the seed; it trains on from there; a network of another shape is
+    refused."""
+    from deadzone_id_ros.training.trainer import MLPSpec, train_mlps
+
+    first, info0 = train_mlp(_arrays(), _arrays(300, 1), "masked", tiny_config)
+    still = tiny_config.with_overrides(learning_rate=1e-30, max_steps=30)
+    (same, _), = train_mlps([MLPSpec(_arrays(2000, 7), _arrays(300, 1), "masked", 9, "warm", first)], still)
+    for a, b in zip(first.weights + first.biases, same.weights + same.biases):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(same.x_norm.mean, first.x_norm.mean)  # not the new data's mean
+    (cold, _), = train_mlps([MLPSpec(_arrays(2000, 7), _arrays(300, 1), "masked", 9, "cold")], still)
+    assert not np.array_equal(cold.weights[0], first.weights[0])
+    (_, info), = train_mlps([MLPSpec(_arrays(), _arrays(300, 1), "masked", 0, "warm", first)], tiny_config)
+    assert info.history[0]["val_loss"] < info0.history[0]["val_loss"]  # it starts where the first one ended
+    with pytest.raises(ValueError, match=r"warm start: network 6-\[32, 32\]-2 \(relu\) does not fit 6-\[16\]-2"):
+        train_mlps([MLPSpec(_arrays(), None, "masked", 0, "warm", first)],
+                   tiny_config.with_overrides(hidden_sizes=(16,)))

@@ -156,8 +156,9 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
                   running_trial_rmse: float = math.inf) -> str:
     """Whether a newly trained model may replace the running one: "" to accept, else the reason.
 
-    Refused when its torque on the recorded states ``probe`` is not finite anywhere, exceeds ``effort_limit`` (J,)
-    [N·m] on more than :data:`MAX_OVER_LIMIT_FRACTION` of them for some joint, its validation RMSE
+    Refused when the run-time swap refuses it (:func:`deadzone_id_ros.control.model_swap.check_swap`: other joints,
+    other units, a torque on the recorded states ``probe`` not finite anywhere), when its torque there exceeds
+    ``effort_limit`` (J,) [N·m] on more than :data:`MAX_OVER_LIMIT_FRACTION` of them for some joint, its validation RMSE
     ``candidate_rmse`` is above the running model's ``running_rmse`` on the same split [N·m], or its ``trial`` run
     (in-process, on the check reference: no iteration trains on it, none is scored on it) latched a fault or tracked
     worse than the running model's run of it, ``running_trial_rmse`` [rad], by more than :data:`MAX_TRIAL_WORSENING`.
@@ -168,9 +169,15 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
     nominal rigid body's 0.452, tracked the held-out references at 737 mrad against 2.5; a trial on a reference it
     was trained on still passed it, hence a reference no iteration trains on).
     """
+    from ..control.model_swap import check_swap
+
+    # the run-time swap's checks (joints, units, finite torque on every recorded state); its limit check refuses a
+    # single state beyond the clamp, where this rule allows MAX_OVER_LIMIT_FRACTION of states (below)
+    verdict = check_swap(model, probe.joint_names, np.full(len(probe.joint_names), np.inf), probe.q, probe.dq,
+                         probe.ddq)
+    if not verdict.accepted:
+        return verdict.reason
     pred = model.predict(probe.q, probe.dq, probe.ddq)
-    if not np.all(np.isfinite(pred)):
-        return f"non-finite torque on {int((~np.isfinite(pred)).any(axis=1).sum())} of {len(pred)} recorded states"
     over = (np.abs(pred) > effort_limit).mean(axis=0)
     if np.any(over > MAX_OVER_LIMIT_FRACTION):
         j = int(np.argmax(over))

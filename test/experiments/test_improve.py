@@ -144,6 +144,10 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation(short_r
                                                                              limit, 0.1, 0.2)
     assert "above the running model's 0.2" in _accept_model(_Constant(0.5), probe, limit, 0.3, 0.2)
     assert "above" in _accept_model(_Constant(0.5), probe, limit, float("nan"), 0.2)
+    # the run-time swap's checks come first: a model of other joints is refused naming them
+    other = _Constant(0.5)
+    other.joint_names = ("a", "c")
+    assert "c" in _accept_model(other, probe, limit, 0.1, 0.2) and _accept_model(other, probe, limit, 0.1, 0.2)
     # the trial run on the check reference: a fault, or tracking more than 5 % worse than the running model, refuses
     import dataclasses
 

@@ -142,8 +142,8 @@ def test_demo_report_json_keeps_its_keys():
                      summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
                      {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["robot", "config", "data", "compare", "closed_loop", "closed_loop_weak_dob",
-                         "closed_loop_live", "closed_loop_settings", "masked_vs_conventional", "stage_seconds",
-                         "seconds"]
+                         "closed_loop_live", "closed_loop_settings", "improve", "masked_vs_conventional",
+                         "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
     issue_keys = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
     for section in ("closed_loop", "closed_loop_weak_dob"):

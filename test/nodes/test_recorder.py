@@ -270,8 +270,12 @@ def test_live_start_split_stop_and_clean_sigint(processes, caller, tmp_path):
     kept = np.isin(during, np.concatenate([s1.stamp_ns, s2.stamp_ns])).mean()
     assert len(during) > 0 and kept >= 0.99, (len(during), float(kept))
     assert s2.stamp_ns[0] > s1.stamp_ns[-1]  # split: consecutive, no overlap
+    # split loses (almost) nothing: the gap across the switch is at most a few 1 ms samples, or no larger than the
+    # simulator's own largest gap inside the episodes (in wall-clock mode a starved sim_arm catches up with up to 50
+    # physics steps between two states: measured 50 ms under load)
     gap = (s2.stamp_ns[0] - s1.stamp_ns[-1]) * 1e-9
-    assert gap < 0.05  # split loses (almost) nothing: at most a few 1 ms samples across the switch
+    own = max(np.diff(s1.stamp_ns).max(initial=0), np.diff(s2.stamp_ns).max(initial=0)) * 1e-9
+    assert gap < 0.05 or gap <= own, (gap, own)
 
 
 def read_recording_states(ep: Path):

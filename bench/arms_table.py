@@ -9,7 +9,8 @@ whose joint moves; conventional: samples in which every joint moves), their rati
 method (mean ± std over the seeds) and their ratio, and the simulator's noise floor (its own inverse dynamics on the
 same test pairs). Targets (issue 20, on the 7-joint Panda): usable ratio >= 2, RMSE ratio <= 0.8.
 
-Not run by ``bench/run_all.py`` (three quick demos take about 10 minutes on 2 cores). ``--readme README.md`` replaces
+Not run by ``bench/run_all.py``: three quick demos and their comparisons took about 35 minutes on the 2-core
+machine under load from other work (2026-12-01). ``--readme README.md`` replaces
 the table between the ``arms:begin`` / ``arms:end`` marker comments; ``--from-json FILE`` rebuilds the table from an
 earlier run's ``OUT/arms.json`` without running anything.
 

@@ -90,24 +90,29 @@ def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
     naming the simulator (``sim``), or ``simulator: true``.
 
     Returns:
-        (simulated, SimArmConfig or None, reason). The config is the first bag's ``sim_config`` when present.
+        (simulated, SimArmConfig or None, reason). The config is the first ``sim_config`` found in any bag's
+        episode.yaml, also when another bag does not name the simulator: a live recording through sim_arm has no
+        sim_config, and ``--simulator yes`` on it plus offline bags takes the physics from the offline ones.
 
     Raises:
         ConfigError: an episode.yaml is malformed, or its sim_config has unknown keys / bad values.
     """
     from ..sim.config import sim_config_from_metadata
 
-    cfg = None
+    cfg, not_sim = None, ""
     for p in paths:
         doc = _episode_doc(Path(p))
         if doc is None:
-            return False, None, f"{p}: no {EPISODE_FILE} saying it came from the simulator"
+            not_sim = not_sim or f"{p}: no {EPISODE_FILE} saying it came from the simulator"
+            continue
         tag = " ".join(str(doc.get(k, "")) for k in ("generator", "source", "robot_source")).lower()
         sim = isinstance(doc.get("sim_config"), dict) or doc.get("simulator") is True or "sim" in tag
         if not sim:
-            return False, None, f"{p}: {EPISODE_FILE} does not name the simulator"
+            not_sim = not_sim or f"{p}: {EPISODE_FILE} does not name the simulator"
         if cfg is None and isinstance(doc.get("sim_config"), dict):
             cfg = sim_config_from_metadata(doc["sim_config"], f"{p}/{EPISODE_FILE}: sim_config")
+    if not_sim:
+        return False, cfg, not_sim
     return bool(paths), cfg, "episode.yaml of every bag names the simulator"
 
 

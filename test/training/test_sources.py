@@ -35,3 +35,36 @@ def test_named_urdf_is_used_by_path_or_by_name(tmp_path):
     with pytest.raises(RobotDescriptionError, match=r"'no_such_robot' is neither a file nor a known robot model.*"
                                                     r"kuka_lwr4plus"):
         resolve_urdf("no_such_robot", SIM_JOINTS)
+
+
+def test_the_simulators_physics_is_found_past_a_live_recording_without_it(tmp_path):
+    """A live recording through sim_arm (episode.yaml without sim_config) listed before offline-simulated bags:
+    ``--simulator yes`` still takes the physics (hence the noise floor) from the offline ones (issue 20)."""
+    import dataclasses
+
+    import yaml
+
+    from deadzone_id_ros.robot_configs import bundled_sim_config
+    from deadzone_id_ros.training.sources import detect_simulator
+
+    live, offline = tmp_path / "live", tmp_path / "sim_seed1"
+    live.mkdir()
+    offline.mkdir()
+    (live / "episode.yaml").write_text(yaml.safe_dump({"robot": "three_dof_arm", "notes": ""}))
+    physics = dataclasses.replace(bundled_sim_config(), seed=7, profile="ideal")
+    (offline / "episode.yaml").write_text(yaml.safe_dump({
+        "robot": "three_dof_arm", "generator": "deadzone_id_ros.sim.offline.simulate",
+        "sim_config": json_ready(dataclasses.asdict(physics))}))
+    simulated, cfg, why = detect_simulator([live, offline])
+    assert not simulated and why == f"{live}: episode.yaml does not name the simulator"
+    assert cfg is not None and cfg.profile == "ideal" and cfg.seed == 7
+    assert detect_simulator([offline])[:2] == (True, cfg)
+
+
+def json_ready(value):
+    """Tuples as lists, as the YAML writer of the episode files stores them."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value

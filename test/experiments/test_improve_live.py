@@ -1,5 +1,5 @@
 """The ROS-free parts of ``deadzone-id improve --live``: the setting, and the controller parameter file that gives the
-live controller the in-process runs' DOB cutoff (the live runs themselves: test/integration/test_improve_over_dds.py)."""
+live controller the in-process runs' DOB cutoff (the live runs: test/integration/test_improve_over_dds.py)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
 """``deadzone-id improve``: the controller learns its feedforward from its own runs, starting from the URDF's nominal
 rigid body, with no excitation experiment.
 
-Iteration 0 runs ctc_dob with the nominal rigid body on the task references (--task-seeds) in-process and records
-each run as a rosbag2 bag (OUT/runs); each further iteration trains every candidate method on everything recorded
-so far (warm start from the previous iteration's networks), picks the method by validation error as `compare` does,
-checks the new model (finite torque on the recorded states, within the effort limits, validation error not above
-the running model's, a trial run on a check reference no iteration trains on, without fault and at most 5% worse
-than the running model's), runs the task references again with the model it accepted, and records. Every iteration is
-scored on held-out references no iteration runs (--seeds): tracking RMSE per joint, at velocity reversals, and the
-DOB's mean absolute estimate. The label is the applied torque (see the experiment's docstring for why). Writes
-OUT/report.json (`improve.iterations`), OUT/report.md and OUT/plots/improve_iterations.png (the experiment:
-:mod:`deadzone_id_ros.experiments.improve`).
+Iteration 0 runs ctc_dob with the nominal rigid body on the task references (--task-seeds) in-process (--live: over
+DDS in lockstep by the nodes, the recorder node's bags) and records each run as a rosbag2 bag (OUT/runs); each
+further iteration trains every candidate method on everything recorded so far (warm start from the previous
+iteration's networks), picks the method by validation error as `compare` does, checks the new model (finite torque on
+the recorded states, within the effort limits, validation error not above the running model's, a trial run on a check
+reference no iteration trains on, without fault and at most 5% worse than the running model's), runs the task
+references again with the model it accepted, and records. Every iteration is scored on held-out references no
+iteration runs (--seeds): tracking RMSE per joint, at velocity reversals, and the DOB's mean absolute estimate. The
+label is the applied torque (see the experiment's docstring for why). Writes OUT/report.json (`improve.iterations`),
+OUT/report.md and OUT/plots/improve_iterations.png (the experiment: :mod:`deadzone_id_ros.experiments.improve`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--compare-model", default=None, metavar="DIR",
                    help="a model artifact to score beside the iterations, e.g. the dedicated-excitation pick "
                    "(`deadzone-id compare` OUT/pick)")
+    p.add_argument("--live", action="store_true",
+                   help="record every task run over DDS in lockstep by the nodes (sim_arm, excitation, "
+                   "feedforward_controller, recorder; a fresh launch per run with the iteration's model); trial runs "
+                   "and held-out scoring stay in-process")
     p.add_argument("--config", default=None, help="training parameters file (default: config/training.yaml)")
     p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most per network (overrides)")
     p.add_argument("--workers", type=int, default=2, help="processes for the runs of an iteration (default 2)")
@@ -83,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,
             dob_cutoff_scale=args.dob_cutoff_scale, methods=tuple(args.methods or ()),
             warm_start=not args.no_warm_start, robot=args.robot,
-            compare_model=str(args.compare_model) if args.compare_model else None)
+            compare_model=str(args.compare_model) if args.compare_model else None, live=args.live)
         config = load_train_config(args.config).with_overrides(max_steps=args.max_steps)
         if args.workers < 1:
             raise ValueError(f"--workers = {args.workers} must be >= 1")

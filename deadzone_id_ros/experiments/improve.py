@@ -13,7 +13,10 @@ with the model it accepted as the feedforward, and records. Every iteration is s
 iteration runs (:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as task seeds): tracking RMSE per joint,
 at velocity reversals and the DOB's mean |estimate| (:func:`~.closed_loop_sim.run_controller`). Runs are in-process
 (the nodes' controller and simulator code, no DDS); each run builds its controller with the iteration's model, so
-no model is swapped inside a running controller here (the run-time swap of the node is issue 23 item 2).
+no model is swapped inside a running controller here (the run-time swap of the node is issue 23 item 2). With
+``settings.live`` the task runs are recorded over DDS in lockstep by the nodes (:mod:`.improve_live`: a fresh launch
+per run with the iteration's model); the trial runs and the held-out scoring stay in-process, so that the two modes
+are scored alike.
 
 The label is the applied torque (the recorded effort: the command after the rate limit and the clamp), with the
 dead-zone mask of training (r_ij = 1 where |dq_ij| > alpha sigma_j, sigma_j from the training split). Why not the
@@ -126,16 +129,29 @@ def _score(args: tuple) -> ClosedLoopSummary:
 
 
 def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setup: RunSetup, out: Path,
-                   workers: int) -> tuple[list[str], ClosedLoopSummary]:
+                   workers: int, log: Callable[[str], None] = _log) -> tuple[list[str], ClosedLoopSummary]:
     """Iteration ``k``'s task runs (recorded under ``out``/runs/iter{k}) and its held-out score, over ``workers``
-    processes (1: here)."""
-    from .closed_loop import worker_pool
+    processes (1: here). With ``settings.live`` the task runs are live runs over DDS in this process
+    (:func:`~.improve_live.record_live`) while the held-out score, in-process as without, goes on in a worker
+    process at :data:`~.closed_loop.OVERLAP_NICENESS`."""
+    from .closed_loop import OVERLAP_NICENESS, worker_pool
 
     n = len(settings.task_seeds)
+    folder = out / "runs" / f"iter{k}"
     jobs = [(spec, int(s), settings.task_duration_s, setup, settings.dob_cutoff_scale,
-             out / "runs" / f"iter{k}" / f"seed{int(s)}", START_TIME + 86400.0 * (k * n + i))
+             folder / f"seed{int(s)}", START_TIME + 86400.0 * (k * n + i))
             for i, s in enumerate(settings.task_seeds)]
     held = (spec, tuple(settings.held_out_seeds), settings.held_out_duration_s, setup, settings.dob_cutoff_scale)
+    if settings.live:
+        from .improve_live import controller_params_file, record_live
+
+        params = controller_params_file(setup, settings.dob_cutoff_scale, out / "runs")
+        live_args = (spec, settings.task_seeds, settings.task_duration_s, settings.robot, params, folder, log)
+        if workers <= 1:
+            return record_live(*live_args), _score(held)
+        with worker_pool(1, OVERLAP_NICENESS) as pool:
+            score = pool.submit(_score, held)
+            return record_live(*live_args), score.result()
     if workers <= 1:
         return [_record_one(j) for j in jobs], _score(held)
     with worker_pool(workers) as pool:
@@ -209,12 +225,16 @@ def _fit_candidates(bags: Sequence[str], warm: Mapping[str, MLPWeights], setting
                     setup: RunSetup, config: TrainConfig, log: Callable[[str], None]) -> _Candidates:
     """Fit every candidate method (one seed each) on ``bags``, warm-started from ``warm`` where it has a network."""
     from ..models.methods import METHODS
+    from ..resources import default_urdf
     from ..training.fit import fit_plans
     from ..training.pipeline import load_inputs, prepare_data, rigid_body_for
     from .compare import plan_methods
 
     methods = list(settings.methods or METHODS)
-    inputs = load_inputs(list(bags), urdf=setup.urdf, simulator="auto", locked=setup.locked or None,
+    # a live bag is the recorder node's, whose episode.yaml does not name the simulator (a robot's would not either):
+    # its rigid body comes from the controller's URDF, as for a robot
+    urdf = setup.urdf or (str(setup.base.urdf_path or default_urdf()) if settings.live else None)
+    inputs = load_inputs(list(bags), urdf=urdf, simulator="auto", locked=setup.locked or None,
                          log=lambda _m: None)
     data = prepare_data(inputs, config, log)
     regressor, skipped = rigid_body_for(methods, inputs, data, config)
@@ -311,7 +331,7 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
                 spec, method, running = _spec(k, step.artifact, step.pick), step.pick, fits[step.pick].model
                 assert step.trial_tracking_rmse is not None  # _train runs the trial of every candidate
                 running_trial = step.trial_tracking_rmse  # the same controller on the same reference
-        runs, held = _run_iteration(k, spec, settings, setup, out, workers)
+        runs, held = _run_iteration(k, spec, settings, setup, out, workers, log)
         bags += runs
         iterations.append(ImproveIteration(k, spec.label, spec.model, spec.model_path, method, step, runs, held))
         log(f"iteration {k} ({spec.label}): held-out tracking RMSE {held.tracking_rmse_mean * 1e3:.3f} "

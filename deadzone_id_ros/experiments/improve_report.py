@@ -58,7 +58,9 @@ def improve_table(run: ImproveRun) -> list[str]:
 def improve_settings_line(run: ImproveRun) -> str:
     """One sentence: the arm, the DOB, the task and held-out references, the iterations, the wall time."""
     s = run.settings
-    return (f"Simulated arm `{run.sim_profile}`, in-process; DOB cutoff x{s.dob_cutoff_scale:g}; task references: "
+    where = ("task runs live over DDS in lockstep (the nodes; trial runs and held-out scoring in-process)"
+             if s.live else "in-process")
+    return (f"Simulated arm `{run.sim_profile}`, {where}; DOB cutoff x{s.dob_cutoff_scale:g}; task references: "
             f"seeds {list(s.task_seeds)}, {s.task_duration_s:g} s each, recorded every iteration; held-out "
             f"references (never run for training): seeds {list(s.held_out_seeds)}, {s.held_out_duration_s:g} s "
             f"each; {s.iterations} iteration(s); candidates {list(s.methods) or 'every method'}; warm start "

@@ -49,6 +49,8 @@ class ImproveSettings(JsonRecord):
         warm_start: start each method's network from its previous iteration's network.
         robot: robot profile (name or file); None: the bundled arm.
         compare_model: a model artifact to score beside the iterations (the dedicated-excitation pick); None: none.
+        live: record the task runs over DDS in lockstep by the nodes (sim_arm, excitation, feedforward_controller,
+            recorder; :mod:`.improve_live`) instead of in-process; scoring stays in-process either way.
 
     Raises:
         ValueError: a value out of range, no task or held-out seed, or a held-out seed that is also a task seed
@@ -66,6 +68,7 @@ class ImproveSettings(JsonRecord):
     warm_start: bool = True
     robot: str | None = None
     compare_model: str | None = None
+    live: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.iterations, int) or self.iterations < 0:
@@ -74,6 +77,8 @@ class ImproveSettings(JsonRecord):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+        if not isinstance(self.live, bool):
+            raise ValueError(f"live = {self.live!r} must be true or false")
         if not self.task_seeds or not self.held_out_seeds:
             raise ValueError(f"task_seeds = {list(self.task_seeds)} and held_out_seeds = {list(self.held_out_seeds)} "
                              "must each name at least one seed")

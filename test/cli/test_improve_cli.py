@@ -14,7 +14,7 @@ def test_help_names_the_options(capsys):
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     for flag in ("--robot NAME|FILE", "--iterations N", "--seeds N", "--task-seeds N", "--dob-cutoff-scale F",
-                 "--compare-model DIR", "--out DIR"):
+                 "--compare-model DIR", "--out DIR", "--live"):
         assert flag in text
 
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .improve_results import ImproveIteration, ImproveRun, ImproveSettings, TrainingStep
+from .improve_results import ImproveIteration, ImproveRun, ImproveSettings, RunSetup, TrainingStep
 
 if TYPE_CHECKING:
     from ..models.base import InverseDynamicsModel
@@ -65,39 +65,6 @@ START_TIME = 1.7e9
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSetup:
-    """What every run and training of one ``improve`` shares.
-
-    Attributes:
-        sim: the simulated arm's SimArmConfig.  base: the ControllerConfig whose gains and limits every run uses.
-        urdf: the URDF for rbd/hybrid (None: the bundled arm's).  locked: URDF joint -> lock position of the
-        profile.  effort_limit: (J,) [N·m] the controller's effort limits (URDF times ``effort_limit_scale``).
-    """
-
-    sim: Any
-    base: Any
-    urdf: str | None
-    locked: dict[str, float]
-    effort_limit: np.ndarray
-
-    @classmethod
-    def for_robot(cls, robot: str | None) -> RunSetup:
-        """The setup of the robot profile ``robot`` (name or file), or the bundled arm (None)."""
-        from ..resources import default_urdf
-        from ..robot import load_robot_description
-        from ..robot_configs import load_robot
-        from .closed_loop import _default_configs
-
-        sim, base = _default_configs(robot)
-        urdf, locked = None, {}
-        if robot:
-            derived = load_robot(robot)
-            urdf, locked = str(derived.urdf_path), dict(derived.profile.locked)
-        desc = load_robot_description(base.urdf_path or default_urdf(), base.joint_names)
-        return cls(sim, base, urdf, locked, np.asarray(desc.effort_limit, float) * base.effort_limit_scale)
 
 
 def improve_train_config(config: TrainConfig | None = None) -> TrainConfig:

@@ -22,7 +22,7 @@ import yaml
 
 if TYPE_CHECKING:
     from .closed_loop_sim import ControllerSpec
-    from .improve import RunSetup
+    from .improve_results import RunSetup
 
 __all__ = ["controller_params_file", "record_live"]
 

@@ -18,10 +18,13 @@ from typing import TYPE_CHECKING, Any
 from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
+    import numpy as np
+
     from .closed_loop_results import ClosedLoopSummary
 
 __all__ = ["DEFAULT_HELD_OUT_SEEDS", "DEFAULT_TASK_SEEDS", "MAX_PICK_RATIO", "MAX_STEP_WORSENING", "MIN_GAIN",
-           "ImproveIteration", "ImproveRun", "ImproveSettings", "ImproveTargets", "TrainingStep", "targets"]
+           "ImproveIteration", "ImproveRun", "ImproveSettings", "ImproveTargets", "RunSetup", "TrainingStep",
+           "targets"]
 
 #: The task references every iteration runs and records (excitation seeds); the demo's training bags use seeds 1..5
 #: and 100, the closed-loop comparison holds out 999..1001.
@@ -291,3 +294,38 @@ def targets(run: ImproveRun) -> ImproveTargets:
     return ImproveTargets(gain, None if gain is None else gain >= MIN_GAIN,
                           ratio, None if ratio is None else ratio <= MAX_PICK_RATIO,
                           worst, None if worst is None else worst <= MAX_STEP_WORSENING)
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What every run and training of one ``improve`` shares.
+
+    Attributes:
+        sim: the simulated arm's SimArmConfig.  base: the ControllerConfig whose gains and limits every run uses.
+        urdf: the URDF for rbd/hybrid (None: the bundled arm's).  locked: URDF joint -> lock position of the
+        profile.  effort_limit: (J,) [N·m] the controller's effort limits (URDF times ``effort_limit_scale``).
+    """
+
+    sim: Any
+    base: Any
+    urdf: str | None
+    locked: dict[str, float]
+    effort_limit: np.ndarray
+
+    @classmethod
+    def for_robot(cls, robot: str | None) -> RunSetup:
+        """The setup of the robot profile ``robot`` (name or file), or the bundled arm (None)."""
+        import numpy as np
+
+        from ..resources import default_urdf
+        from ..robot import load_robot_description
+        from ..robot_configs import load_robot
+        from .closed_loop import _default_configs
+
+        sim, base = _default_configs(robot)
+        urdf, locked = None, {}
+        if robot:
+            derived = load_robot(robot)
+            urdf, locked = str(derived.urdf_path), dict(derived.profile.locked)
+        desc = load_robot_description(base.urdf_path or default_urdf(), base.joint_names)
+        return cls(sim, base, urdf, locked, np.asarray(desc.effort_limit, float) * base.effort_limit_scale)

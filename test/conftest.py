@@ -45,6 +45,23 @@ def _own_domain() -> None:
 _own_domain()
 
 
+def _erd_installed() -> bool:
+    import importlib.metadata
+
+    from deadzone_id_ros.robot import ERD_DISTRIBUTION
+
+    try:
+        importlib.metadata.distribution(ERD_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+#: Skip a test that needs the optional example-robot-data models (the Panda, the SO-101, UR arms).
+needs_erd = pytest.mark.skipif(not _erd_installed(), reason="example-robot-data not installed (make test installs it "
+                               "from requirements-robots.txt)")
+
+
 def _fastdds_files() -> set[str]:
     return set(glob.glob("/dev/shm/fastdds_*")) | set(glob.glob("/dev/shm/sem.fastdds_*"))
 

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import pinocchio as pin
 import pytest
+from conftest import needs_erd
 
 from deadzone_id_ros.errors import RobotDescriptionError
 from deadzone_id_ros.robot import ERD_DISTRIBUTION, available_robots, resolve_robot_model
 
 BUNDLED = {"three_dof_arm", "kuka_lwr4plus", "dfki_double_pendulum_a0", "dfki_double_pendulum_c0"}
-
-
-def _erd_installed() -> bool:
-    try:
-        importlib.metadata.distribution(ERD_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-needs_erd = pytest.mark.skipif(not _erd_installed(), reason=f"{ERD_DISTRIBUTION} not installed (make test installs "
-                               "it from requirements-robots.txt)")
 
 
 def test_bundled_models_resolve_by_name_and_load_without_geometry():

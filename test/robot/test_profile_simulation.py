@@ -9,14 +9,13 @@ recorded torque by 0.6 of its standard deviation on joint 1 (the 7.3 N·m "noise
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import warnings
 
 import numpy as np
 import pytest
+from conftest import needs_erd
 
 from deadzone_id_ros.data.dataset import dataset_from_recordings
-from deadzone_id_ros.robot import ERD_DISTRIBUTION
 from deadzone_id_ros.robot_configs import simulation_configs
 from deadzone_id_ros.sim import SimArm
 from deadzone_id_ros.sim.offline import simulate
@@ -30,17 +29,9 @@ DURATION = 6.0
 MAX_FLOOR_FRACTION = 0.2
 
 
-def _erd_installed() -> bool:
-    try:
-        importlib.metadata.distribution(ERD_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("robot", [
     "three_dof_arm",
-    pytest.param("panda", marks=pytest.mark.skipif(not _erd_installed(), reason=f"{ERD_DISTRIBUTION} not installed")),
+    pytest.param("panda", marks=needs_erd),
 ])
 def test_profile_simulation_is_explained_by_the_simulators_inverse_dynamics(robot):
     cfgs = simulation_configs(robot)

@@ -205,11 +205,14 @@ def caller(ros_probe):
 
 def _start_graph(processes, out: Path, storage: str = "mcap", *extra: str, name: str | None = None,
                  env: dict | None = None):
-    sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml")],
-                          "sim_arm")
+    # the launch files' real-time priorities (sim.launch.yaml 49, record.launch.yaml 48): at normal priority under
+    # 4 busy processes the recorder fell more than its queue depth behind and lost 274 of 1500 commands
+    sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+                           "-p", "thread_priority:=49"], "sim_arm")
     rec = processes.start(
         [executable("recorder"), "--ros-args", "--params-file", str(REPO / "config" / "recorder.yaml"),
-         "-p", f"output_dir:={out}", "-p", f"storage:={storage}", "-p", "robot:=sim_arm", *extra,
+         "-p", f"output_dir:={out}", "-p", f"storage:={storage}", "-p", "robot:=sim_arm", "-p", "thread_priority:=48",
+         *extra,
          "-r", f"__node:={name or 'recorder_' + uuid.uuid4().hex[:8]}"],
         "recorder",
         env=env,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Sequence
 
 from ..models.mlp import MLPWeights
@@ -71,7 +72,10 @@ def train_each(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
     """
     global _JOB
     n = worker_count(config, len(specs))
-    if n == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    # A process that has used Ray in-process keeps its gRPC threads after ray.shutdown(); a fork then copies their
+    # held locks and the child hangs (measured: a forked worker of the test suite waited on a futex for 10 min after
+    # the Ray engine tests). Such a process trains in order (the same weights, bit for bit).
+    if n == 1 or "fork" not in multiprocessing.get_all_start_methods() or "ray" in sys.modules:
         return [train_mlps([s], config)[0] for s in specs]
     _JOB = (list(specs), config)
     try:

@@ -18,6 +18,9 @@ Per scenario (model rbd, mode ctc_dob: no training needed):
   ``ctrl_late_bunched_fraction_<scenario>``: the part of the late fraction that is states never answered and sent
   less than half a period after the previous one (the stand-in catching up after a stall of its own: the controller
   skips such a state by design; measured under load, 85-100 of 15000 states).
+- raw counterpart (``raw_late_tick_fraction_<scenario>``, ``raw_latency_p99_us_<scenario>``): the same loop, in the same
+  scenario, against bench/_echo.py, a bare rclpy node that echoes each state (started by this process, so with its
+  scheduling): the floor that two Python processes over DDS reach on this machine, whatever the controller does.
 Scenarios: ``idle``, ``idle_rt``, ``loaded``, ``loaded_rt``. ``ctrl_rt_granted`` is 1 when the kernel granted
 SCHED_FIFO (else the ``*_rt`` figures were measured with normal scheduling and say nothing about it).
 
@@ -91,7 +94,17 @@ def scenario(rt: bool, seconds: float) -> dict[str, float]:
     finally:
         gc.enable()
         stop(proc)
-    return {"tick_p99_us": float(np.percentile(ticks, 99)), "tick_median_us": float(np.median(ticks)),
+    echo, echo_log = start([sys.executable, str(Path(__file__).with_name("_echo.py"))])
+    gc.disable()
+    try:
+        raw = stamp_loop("/bench_echo", seconds)
+    except RuntimeError as err:
+        raise RuntimeError(f"{err}: {log_tail(echo_log)}") from err
+    finally:
+        gc.enable()
+        stop(echo)
+    return {"raw_late_fraction": raw["late_fraction"], "raw_latency_p99_us": raw["latency_p99_us"],
+            "tick_p99_us": float(np.percentile(ticks, 99)), "tick_median_us": float(np.median(ticks)),
             "late_fraction": loop["late_fraction"], "latency_p99_us": loop["latency_p99_us"], "rt_granted": granted,
             "bunched_fraction": loop["bunched_fraction"]}
 
@@ -122,7 +135,7 @@ def run(quick: bool = False) -> dict[str, float]:
     for loaded in (False, True):
         # bounded: two scenarios of at most two attempts each (ticks, discovery up to 60 s, loop) fit in this; then
         # the processes end by themselves even if this one is killed
-        with busy_load(LOAD_PROCESSES if loaded else 0, 2 * 2 * (2 * seconds + 120)):
+        with busy_load(LOAD_PROCESSES if loaded else 0, 2 * 2 * (3 * seconds + 180)):
             for rt in (False, True):
                 t0 = time.perf_counter()
                 fig = _run_scenario(rt, seconds)
@@ -132,6 +145,8 @@ def run(quick: bool = False) -> dict[str, float]:
                 out[f"ctrl_tick_p99_us_{name}"] = fig["tick_p99_us"]
                 out[f"ctrl_latency_p99_us_{name}"] = fig["latency_p99_us"]
                 out[f"ctrl_late_bunched_fraction_{name}"] = fig["bunched_fraction"]
+                out[f"raw_late_tick_fraction_{name}"] = fig["raw_late_fraction"]
+                out[f"raw_latency_p99_us_{name}"] = fig["raw_latency_p99_us"]
                 if rt:
                     granted = min(granted, fig["rt_granted"])
     out["ctrl_rt_granted"] = granted

@@ -11,6 +11,10 @@ wrong length or with NaN/inf (throttled error) and keeps the last good one.
 Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
 applied before the node spins; off by default (a simulator in lockstep needs none).
 
+Lockstep (``lockstep: true``, ``clock_mode: sim``): each state waits for the command that answers it, and that
+command steps the physics at once (not at the next timer tick), unless simulated time would then run ahead of
+``real_time_factor``; the timer steps it then.
+
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
 deadzone_id_ros.sim.sim_arm_params).
 """
@@ -110,12 +114,17 @@ class SimArmNode(Node):
                 throttle_duration_sec=1.0,
             )
             return
+        answered = self._awaiting_since is not None or self._last_command_sim_t is None
         self._command = data
         self._last_command_sim_t = self.arm.time
         self._awaiting_since = None
         if self._timed_out:
             self._timed_out = False
             self.get_logger().info("receiving effort commands")
+        if self.node_config.lockstep and answered:
+            # the answer to the last state: step now rather than at the next timer tick (up to a period later), so
+            # a lockstep run goes as fast as the controller answers, still capped by real_time_factor
+            self._on_tick()
 
     def _target_sim_time(self) -> float:
         elapsed = time.monotonic() - self._wall_start

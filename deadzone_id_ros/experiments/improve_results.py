@@ -286,14 +286,22 @@ class ImproveTargets(JsonRecord):
 
 
 def targets(run: ImproveRun) -> ImproveTargets:
-    """The targets of :class:`ImproveTargets` on ``run``."""
+    """The targets of :class:`ImproveTargets` on ``run``. A compare model that faulted on a held-out run (a
+    runaway: its RMSE counts an arm out of control) is no yardstick: ``pick_ratio`` and ``pick_met`` are then None,
+    and the reports say why (:func:`compare_faulted`)."""
     r = run.rmse()
     gain = 1.0 - r[-1] / r[0] if len(r) > 1 and r[0] > 0 else None
-    ratio = r[-1] / run.compare.tracking_rmse_mean if run.compare and run.compare.tracking_rmse_mean > 0 else None
+    ratio = (r[-1] / run.compare.tracking_rmse_mean
+             if run.compare and run.compare.tracking_rmse_mean > 0 and not compare_faulted(run) else None)
     worst = max((b / a - 1.0 for a, b in zip(r, r[1:]) if a > 0), default=None)
     return ImproveTargets(gain, None if gain is None else gain >= MIN_GAIN,
                           ratio, None if ratio is None else ratio <= MAX_PICK_RATIO,
                           worst, None if worst is None else worst <= MAX_STEP_WORSENING)
+
+
+def compare_faulted(run: ImproveRun) -> bool:
+    """Whether ``run``'s compare model latched a fault (runaway) on any of its held-out runs."""
+    return run.compare is not None and bool(run.compare.faults)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ simulated seconds per run and a tiny network."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from deadzone_id_ros.experiments.improve import MAX_OVER_LIMIT_FRACTION, _accept_model, run_improve
-from deadzone_id_ros.experiments.improve_report import write_improve
+from deadzone_id_ros.experiments.improve_report import improve_table, write_improve
 from deadzone_id_ros.experiments.improve_results import ImproveSettings, targets
 from deadzone_id_ros.training.config import TrainConfig
 
@@ -171,3 +172,19 @@ def test_the_full_precision_record_reads_back(short_run, tmp_path):
     back = ImproveRun.read(tmp_path / RECORD)
     assert improve_markdown(back) == improve_markdown(run) and back.rmse() == run.rmse()
     assert back.iterations[2].training == run.iterations[2].training and back.settings == run.settings
+
+
+def test_a_compare_model_that_ran_away_is_no_yardstick(short_run):
+    """Measured on the Panda's full demo: the dedicated-excitation pick ran away under the weak DOB (768 mrad, two
+    held-out runs latched the tracking fault) and the target line said "last iteration vs it: 0.00x: met"."""
+    out, run = short_run
+    held = run.iterations[0].held_out
+    ok = dataclasses.replace(run, compare=held)
+    assert targets(ok).pick_ratio == pytest.approx(run.rmse()[-1] / held.tracking_rmse_mean)
+    fault = "seed 999 at 1.694 s: tracking error of joint1 |q_d - q| = 0.5002 rad exceeds tracking_error_limit 0.5 rad"
+    ran_away = dataclasses.replace(run, compare=dataclasses.replace(held, faults=[fault]))
+    tg = targets(ran_away)
+    assert tg.pick_ratio is None and tg.pick_met is None
+    text = "\n".join(improve_table(ran_away))
+    assert f"not compared: that model ran away (fault latched) on 1 of {len(held.seeds)} held-out runs" in text
+    assert "(**FAULT** on 1 of" in text and fault in text

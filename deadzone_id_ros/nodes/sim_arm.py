@@ -13,7 +13,8 @@ applied before the node spins; off by default (a simulator in lockstep needs non
 
 Lockstep (``lockstep: true``, ``clock_mode: sim``): each state waits for the command that answers it, and that
 command steps the physics at once (not at the next timer tick), unless simulated time would then run ahead of
-``real_time_factor``; the timer steps it then.
+``real_time_factor``; the timer steps it then. A command received before the state awaiting an answer was published
+answers an earlier state and is dropped (see ``_answers_an_earlier_state``).
 
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
 deadzone_id_ros.sim.sim_arm_params).
@@ -27,6 +28,7 @@ import warnings
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.subscription import MessageInfo
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -77,6 +79,8 @@ class SimArmNode(Node):
         self._last_idle_publish = 0.0
         self._steps_per_tick = max(1, int(round(1.0 / (self.node_config.publish_rate * self.arm.dt))))
         self.rejected_commands = 0
+        self.stale_commands = 0  # lockstep: commands dropped as answers to an earlier state
+        self._state_sent_ns = 0  # system time [ns] just before the last state was published
         self._wall_start = time.monotonic()
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
         # deep history: a reliable writer keeps this many states for a reader that falls behind (a recorder at normal
@@ -96,7 +100,7 @@ class SimArmNode(Node):
             f"/joint_states at {self.node_config.publish_rate:g} Hz, clock_mode {self.node_config.clock_mode}"
         )
 
-    def _on_command(self, msg: Float64MultiArray) -> None:
+    def _on_command(self, msg: Float64MultiArray, info: MessageInfo) -> None:
         data = np.asarray(msg.data, dtype=float)
         if data.shape != (self.arm.n_joints,):
             self.rejected_commands += 1
@@ -114,6 +118,8 @@ class SimArmNode(Node):
                 throttle_duration_sec=1.0,
             )
             return
+        if self._answers_an_earlier_state(info):
+            return
         answered = self._awaiting_since is not None or self._last_command_sim_t is None
         self._command = data
         self._last_command_sim_t = self.arm.time
@@ -125,6 +131,24 @@ class SimArmNode(Node):
             # the answer to the last state: step now rather than at the next timer tick (up to a period later), so
             # a lockstep run goes as fast as the controller answers, still capped by real_time_factor
             self._on_tick()
+
+    def _answers_an_earlier_state(self, info: MessageInfo) -> bool:
+        """Lockstep: whether a command reached this node (DDS reception time, this host's clock) before the state
+        now awaiting an answer was published, so it answers an earlier state: a controller that answered two copies
+        of the initial state, both queued while this process was starved. Counted as the answer, it would step the
+        physics once more with a stale command and leave every later command one state behind (an extra 1 ms of
+        loop delay: measured, the DOB loops of the bundled arm's joints 2 and 3 then chattered through a whole
+        live recording). Such a command is dropped and counted (``stale_commands``)."""
+        if not (self.node_config.lockstep and self._awaiting_since is not None):
+            return False
+        received = int(info.get("received_timestamp") or 0)  # 0: the middleware does not give it
+        if received <= 0 or received >= self._state_sent_ns:
+            return False
+        self.stale_commands += 1
+        self.get_logger().info(
+            f"lockstep: dropped {self.stale_commands} command(s) that reached the simulator before the state they "
+            "would answer (answers to an earlier state)", throttle_duration_sec=5.0)
+        return True
 
     def _target_sim_time(self) -> float:
         elapsed = time.monotonic() - self._wall_start
@@ -197,6 +221,7 @@ class SimArmNode(Node):
         msg.position = meas.q.tolist()
         msg.velocity = meas.dq.tolist()
         msg.effort = meas.effort.tolist()
+        self._state_sent_ns = time.time_ns()  # before publishing: an answer to this state is received after it
         self._joint_pub.publish(msg)
         if self.node_config.lockstep and self._last_command_sim_t is not None:
             self._awaiting_since = time.monotonic()

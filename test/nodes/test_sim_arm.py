@@ -190,3 +190,40 @@ def test_lockstep_needs_sim_clock(processes):
          "-p", "lockstep:=true"], "sim_arm_lockstep_wall")
     assert proc.wait(20) == 2
     assert "lockstep = true needs clock_mode = 'sim'" in processes.log(proc)
+
+
+def test_lockstep_drops_a_command_received_before_the_state_it_would_answer():
+    """In lockstep each answer steps the physics at once. A command that reached the simulator before the state now
+    awaiting an answer was published (a controller's second answer to the repeated initial state, queued while the
+    simulator was starved) answers an earlier state: counted as the answer, it stepped once more with a stale
+    command and left every later command one state behind (measured: the demo's live recording then chattered on
+    joints 2 and 3). Driven in process with the DDS reception times that decide it."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from deadzone_id_ros.nodes.sim_arm import SimArmNode
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        node = SimArmNode(context=ctx, parameter_overrides=[
+            Parameter("clock_mode", value="sim"), Parameter("lockstep", value=True),
+            Parameter("lockstep_timeout", value=30.0), Parameter("real_time_factor", value=1000.0)])
+        try:
+            time.sleep(0.01)  # simulated time may not run ahead of real_time_factor x the wall time since start
+            zero = Float64MultiArray(data=[0.0, 0.0, 0.0])
+            node._on_command(zero, {"received_timestamp": time.time_ns()})  # the first answer: step 1
+            assert node.arm.time == pytest.approx(0.001) and node._awaiting_since is not None
+            sent = node._state_sent_ns
+            node._on_command(zero, {"received_timestamp": sent - 1000})  # received before state 1 went out
+            node._on_command(zero, {"received_timestamp": sent - 1})
+            assert node.arm.time == pytest.approx(0.001) and node.stale_commands == 2
+            assert node._awaiting_since is not None  # still waiting for the answer to state 1
+            node._on_command(zero, {"received_timestamp": time.time_ns()})  # the answer to state 1: step 2
+            assert node.arm.time == pytest.approx(0.002) and node.stale_commands == 2
+            node._on_command(zero, {"received_timestamp": 0})  # a middleware without reception times: arrival order
+            assert node.arm.time == pytest.approx(0.003)
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)

@@ -14,7 +14,7 @@ applied before the node spins; off by default (a simulator in lockstep needs non
 Lockstep (``lockstep: true``, ``clock_mode: sim``): each state waits for the command that answers it, and that
 command steps the physics at once (not at the next timer tick), unless simulated time would then run ahead of
 ``real_time_factor``; the timer steps it then. A command received before the state awaiting an answer was published
-answers an earlier state and is dropped (see ``_answers_an_earlier_state``).
+answers an earlier state: it does not step the physics (see ``_answers_an_earlier_state``).
 
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
 deadzone_id_ros.sim.sim_arm_params).
@@ -79,7 +79,7 @@ class SimArmNode(Node):
         self._last_idle_publish = 0.0
         self._steps_per_tick = max(1, int(round(1.0 / (self.node_config.publish_rate * self.arm.dt))))
         self.rejected_commands = 0
-        self.stale_commands = 0  # lockstep: commands dropped as answers to an earlier state
+        self.stale_commands = 0  # lockstep: commands that answered an earlier state (no step)
         self._state_sent_ns = 0  # system time [ns] just before the last state was published
         self._wall_start = time.monotonic()
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
@@ -118,12 +118,12 @@ class SimArmNode(Node):
                 throttle_duration_sec=1.0,
             )
             return
-        if self._answers_an_earlier_state(info):
-            return
-        answered = self._awaiting_since is not None or self._last_command_sim_t is None
-        self._command = data
+        stale = self._answers_an_earlier_state(info)
+        answered = not stale and (self._awaiting_since is not None or self._last_command_sim_t is None)
+        self._command = data  # a stale one too: the newest command (a controller's zero torque as it shuts down)
         self._last_command_sim_t = self.arm.time
-        self._awaiting_since = None
+        if not stale:
+            self._awaiting_since = None
         if self._timed_out:
             self._timed_out = False
             self.get_logger().info("receiving effort commands")
@@ -138,7 +138,9 @@ class SimArmNode(Node):
         of the initial state, both queued while this process was starved. Counted as the answer, it would step the
         physics once more with a stale command and leave every later command one state behind (an extra 1 ms of
         loop delay: measured, the DOB loops of the bundled arm's joints 2 and 3 then chattered through a whole
-        live recording). Such a command is dropped and counted (``stale_commands``)."""
+        live recording). Such a command does not count as the answer (no step; counted in ``stale_commands``), but
+        it is kept as the newest command: the controller's zero torque, sent as it shuts down right after its last
+        answer, must still be what the arm gets."""
         if not (self.node_config.lockstep and self._awaiting_since is not None):
             return False
         received = int(info.get("received_timestamp") or 0)  # 0: the middleware does not give it
@@ -146,8 +148,9 @@ class SimArmNode(Node):
             return False
         self.stale_commands += 1
         self.get_logger().info(
-            f"lockstep: dropped {self.stale_commands} command(s) that reached the simulator before the state they "
-            "would answer (answers to an earlier state)", throttle_duration_sec=5.0)
+            f"lockstep: {self.stale_commands} command(s) reached the simulator before the state they would answer "
+            "(answers to an earlier state): kept as the newest command, not counted as an answer",
+            throttle_duration_sec=5.0)
         return True
 
     def _target_sim_time(self) -> float:

@@ -192,7 +192,7 @@ def test_lockstep_needs_sim_clock(processes):
     assert "lockstep = true needs clock_mode = 'sim'" in processes.log(proc)
 
 
-def test_lockstep_drops_a_command_received_before_the_state_it_would_answer():
+def test_lockstep_does_not_step_on_a_command_received_before_the_state_it_would_answer():
     """In lockstep each answer steps the physics at once. A command that reached the simulator before the state now
     awaiting an answer was published (a controller's second answer to the repeated initial state, queued while the
     simulator was starved) answers an earlier state: counted as the answer, it stepped once more with a stale
@@ -216,9 +216,13 @@ def test_lockstep_drops_a_command_received_before_the_state_it_would_answer():
             assert node.arm.time == pytest.approx(0.001) and node._awaiting_since is not None
             sent = node._state_sent_ns
             node._on_command(zero, {"received_timestamp": sent - 1000})  # received before state 1 went out
-            node._on_command(zero, {"received_timestamp": sent - 1})
+            last = Float64MultiArray(data=[0.5, -0.5, 0.25])
+            node._on_command(last, {"received_timestamp": sent - 1})
             assert node.arm.time == pytest.approx(0.001) and node.stale_commands == 2
             assert node._awaiting_since is not None  # still waiting for the answer to state 1
+            # ... but the newest command is kept: a controller's zero torque sent as it shuts down, right after its
+            # last answer, is what the arm gets when lockstep_timeout steps it without an answer
+            assert list(node._command) == [0.5, -0.5, 0.25]
             node._on_command(zero, {"received_timestamp": time.time_ns()})  # the answer to state 1: step 2
             assert node.arm.time == pytest.approx(0.002) and node.stale_commands == 2
             node._on_command(zero, {"received_timestamp": 0})  # a middleware without reception times: arrival order

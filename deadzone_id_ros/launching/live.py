@@ -130,7 +130,7 @@ def _live_run_once(out_dir: Path, args: dict[str, str], seconds: float, log: Pat
     # 1.5 s run recorded 0.3 s of it.) The recorder then gets a moment to take the last messages in.
     horizon_wait = 1.0
     launch_args = {"output_dir": str(out_dir), "start_delay": "1.0", "duration": str(seconds),
-                   "use_sim_time": "true", "lockstep": "true", **args}
+                   "use_sim_time": "true", "lockstep": "true", "step_on_answer": "true", **args}
     domain = next_domain_id()
     env = {"ROS_DOMAIN_ID": domain}
     with log.open("w") as sink, \

@@ -11,10 +11,10 @@ wrong length or with NaN/inf (throttled error) and keeps the last good one.
 Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
 applied before the node spins; off by default (a simulator in lockstep needs none).
 
-Lockstep (``lockstep: true``, ``clock_mode: sim``): each state waits for the command that answers it, and that
-command steps the physics at once (not at the next timer tick), unless simulated time would then run ahead of
-``real_time_factor``; the timer steps it then. A command received before the state awaiting an answer was published
-answers an earlier state: it does not step the physics (see ``_answers_an_earlier_state``).
+Lockstep (``lockstep: true``, ``clock_mode: sim``): each state waits for the command that answers it; the next timer
+tick steps the physics, or with ``step_on_answer`` the answer itself at once, unless simulated time would then run
+ahead of ``real_time_factor`` (the timer steps it then). A command received before the state awaiting an answer
+was published answers an earlier state: it does not count as the answer (see ``_answers_an_earlier_state``).
 
 Parameters: config/sim_arm.yaml (physics: deadzone_id_ros.sim.config; timing and the file loader:
 deadzone_id_ros.sim.sim_arm_params).
@@ -127,7 +127,7 @@ class SimArmNode(Node):
         if self._timed_out:
             self._timed_out = False
             self.get_logger().info("receiving effort commands")
-        if self.node_config.lockstep and answered:
+        if self.node_config.lockstep and self.node_config.step_on_answer and answered:
             # the answer to the last state: step now rather than at the next timer tick (up to a period later), so
             # a lockstep run goes as fast as the controller answers, still capped by real_time_factor
             self._on_tick()

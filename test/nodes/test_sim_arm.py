@@ -208,7 +208,8 @@ def test_lockstep_does_not_step_on_a_command_received_before_the_state_it_would_
     try:
         node = SimArmNode(context=ctx, parameter_overrides=[
             Parameter("clock_mode", value="sim"), Parameter("lockstep", value=True),
-            Parameter("lockstep_timeout", value=30.0), Parameter("real_time_factor", value=1000.0)])
+            Parameter("step_on_answer", value=True), Parameter("lockstep_timeout", value=30.0),
+            Parameter("real_time_factor", value=1000.0)])
         try:
             time.sleep(0.01)  # simulated time may not run ahead of real_time_factor x the wall time since start
             zero = Float64MultiArray(data=[0.0, 0.0, 0.0])

@@ -9,6 +9,7 @@ counted as late as it is. The same function measures the controller and the bare
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -52,6 +53,33 @@ def stop(proc: subprocess.Popen) -> None:
 def log_tail(log) -> str:
     log.seek(0)
     return log.read().decode(errors="replace")[-2000:]
+
+
+def answered_loop(cmd: list[str], answer_topic: str, seconds: float, *, reference=None,
+                  collector_off: bool = False) -> dict[str, float]:
+    """Start ``cmd`` (the answering process), run :func:`stamp_loop` against its answers on ``answer_topic``, stop it.
+
+    Args:
+        collector_off: freeze and disable this process's garbage collector during the loop, so that the stand-in's
+            own collector pauses do not count as late answers.
+
+    Returns:
+        :func:`stamp_loop`'s figures.
+
+    Raises:
+        RuntimeError: no answer (the message ends with the answering process's log tail).
+    """
+    proc, log = start(cmd)
+    if collector_off:
+        gc.freeze()
+        gc.disable()
+    try:
+        return stamp_loop(answer_topic, seconds, reference=reference)
+    except RuntimeError as err:
+        raise RuntimeError(f"{err}: {log_tail(log)}") from err
+    finally:
+        gc.enable()
+        stop(proc)
 
 
 def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str, float]:

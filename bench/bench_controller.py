@@ -38,7 +38,7 @@ import numpy as np
 from deadzone_id_ros.robot_configs import bundled_excitation_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _ros import NAMES, REPO, log_tail, ros_env, stamp_loop, start, stop  # noqa: E402
+from _ros import NAMES, REPO, answered_loop, log_tail, ros_env, start, stop  # noqa: E402
 
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 
@@ -196,13 +196,7 @@ def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
                       "-p", f"model_path:={model_path}", "-p", "watchdog_timeout:=1.0",
                       "-p", "stamped_command:=true"], "/feedforward_controller/command_stamped", reference))
     for name, cmd, topic, ref in runs:
-        proc, log = start(cmd)
-        try:
-            fig = stamp_loop(topic, seconds, reference=ref)
-        except RuntimeError as err:
-            raise RuntimeError(f"{err}: {log_tail(log)}") from err
-        finally:
-            stop(proc)
+        fig = answered_loop(cmd, topic, seconds, reference=ref)
         out.update({f"{name}_{k}": v for k, v in fig.items()})
     return out
 

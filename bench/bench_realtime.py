@@ -30,7 +30,6 @@ Usage: ``python bench/bench_realtime.py [--quick]``. ``run(quick)`` returns the 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -42,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _ros import REPO, log_tail, ros_env, stamp_loop, start, stop  # noqa: E402
+from _ros import REPO, answered_loop, ros_env  # noqa: E402
 
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 PRIORITY = 50  # ros2_control_node's default; moderate, and the kernel throttles SCHED_FIFO at sched_rt_runtime_us
@@ -84,25 +83,11 @@ def scenario(rt: bool, seconds: float) -> dict[str, float]:
     cmd = [str(Path(sys.prefix) / "bin" / "feedforward_controller"), "--ros-args", "--params-file", PARAMS,
            "-p", "mode:=ctc_dob", "-p", "model:=rbd", "-p", "watchdog_timeout:=1.0", "-p", "stamped_command:=true",
            "-p", f"thread_priority:={PRIORITY if rt else 0}", "-p", f"lock_memory:={'true' if rt else 'false'}"]
-    proc, log = start(cmd)
-    gc.freeze()  # the hardware stand-in's own collector pauses must not count as the controller's late ticks
-    gc.disable()
-    try:
-        loop = stamp_loop("/feedforward_controller/command_stamped", seconds, reference=reference_publisher(seconds))
-    except RuntimeError as err:
-        raise RuntimeError(f"{err}: {log_tail(log)}") from err
-    finally:
-        gc.enable()
-        stop(proc)
-    echo, echo_log = start([sys.executable, str(Path(__file__).with_name("_echo.py"))])
-    gc.disable()
-    try:
-        raw = stamp_loop("/bench_echo", seconds)
-    except RuntimeError as err:
-        raise RuntimeError(f"{err}: {log_tail(echo_log)}") from err
-    finally:
-        gc.enable()
-        stop(echo)
+    # the hardware stand-in's own collector pauses must not count as the controller's (or the echo's) late ticks
+    loop = answered_loop(cmd, "/feedforward_controller/command_stamped", seconds,
+                         reference=reference_publisher(seconds), collector_off=True)
+    raw = answered_loop([sys.executable, str(Path(__file__).with_name("_echo.py"))], "/bench_echo", seconds,
+                        collector_off=True)
     return {"raw_late_fraction": raw["late_fraction"], "raw_latency_p99_us": raw["latency_p99_us"],
             "tick_p99_us": float(np.percentile(ticks, 99)), "tick_median_us": float(np.median(ticks)),
             "late_fraction": loop["late_fraction"], "latency_p99_us": loop["latency_p99_us"], "rt_granted": granted,

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,38 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextmanager
+def realtime_threads(priority: int) -> Iterator[str]:
+    """SCHED_FIFO at ``priority`` (1..99) for this process's threads during the block, as the nodes it talks to have
+    (threads started meanwhile inherit it), then each thread back to the policy it had (normal scheduling for those
+    started meanwhile). Yields "" or the kernel's refusal (the block then runs with normal scheduling).
+
+    A process that stands in for part of the graph (the live soak's relay) must not be the part that a busy machine
+    starves: at normal priority beside 4 busy processes it fell behind the real-time nodes by up to 100 ms, so they
+    saw bursts of states and lost some."""
+    from deadzone_id_ros.realtime import RealtimeConfig, apply_realtime
+
+    def threads() -> list[int]:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+
+    before = {}
+    for tid in threads():
+        try:
+            before[tid] = (os.sched_getscheduler(tid), os.sched_getparam(tid))
+        except ProcessLookupError:
+            continue
+    state = apply_realtime(RealtimeConfig(thread_priority=priority))
+    try:
+        yield "; ".join(state.warnings)
+    finally:
+        for tid in threads():
+            policy, param = before.get(tid, (os.SCHED_OTHER, os.sched_param(0)))
+            try:
+                os.sched_setscheduler(tid, policy, param)
+            except (ProcessLookupError, PermissionError):
+                continue
 
 
 def log_tail(log) -> str:

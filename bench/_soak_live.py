@@ -3,12 +3,13 @@ reference switches, excursions past the URDF limits, parameter sets, injected st
 command checked. Used by ``bench/bench_soak.py`` (60 s) and, shortened, by ``test/integration/test_soak_live.py``.
 
 Processes: ``sim_arm`` (clock_mode sim, lockstep) and ``feedforward_controller`` (use_sim_time, stamped_command), at
-the launch files' real-time priorities (49 and 50; normal scheduling where the kernel refuses),
-whose /joint_states input is remapped to ``/soak/joint_states``. This script relays the simulator's /joint_states to
-the controller, except during an injected gap (20-150 ms of simulated time): no state reaches the controller, its
-watchdog holds then zeros, and the first state after the gap comes with a stamp jump. In lockstep the simulator
-waits ``lockstep_timeout`` (10 ms wall) for an answer before stepping without one, so a gap costs wall time but
-simulated time goes on.
+the launch files' real-time priorities (49 and 50; normal scheduling where the kernel refuses), whose /joint_states
+input is remapped to ``/soak/joint_states``. This script (at SCHED_FIFO 48 while it runs, :data:`RELAY_PRIORITY`: at
+normal priority a busy machine starved it, and then the relay, not the nodes, lost states) relays the simulator's
+/joint_states to the controller, except during an injected gap (20-150 ms of simulated time): no state reaches the
+controller, its watchdog holds then zeros, and the first state after the gap comes with a stamp jump. In lockstep the
+simulator waits ``lockstep_timeout`` (10 ms wall) for an answer before stepping without one, so a gap costs wall time
+but simulated time goes on.
 
 Checked on ``~/command_stamped`` (every command with the time it is for, and for a state's answer the desired
 position q_d it tracked), independently of the controller's code:
@@ -36,11 +37,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _ros import NAMES, REPO, log_tail, ros_env, start, stop  # noqa: E402
+from _ros import NAMES, REPO, log_tail, realtime_threads, ros_env, start, stop  # noqa: E402
 
 from deadzone_id_ros.launching.progress import DEFAULT_STALL_TIMEOUT, ProgressWatch, process_state  # noqa: E402
 from deadzone_id_ros.robot_configs import bundled_excitation_config
 from deadzone_id_ros.stamps import NS_PER_S, ns_to_s, s_to_ns, stamp_to_ns  # noqa: E402
+
+#: SCHED_FIFO priority of this process (the relay) while it runs: below sim_arm (49) and the controller (50)
+RELAY_PRIORITY = 48
 
 FAULT_RE = re.compile(r"safe state at t = (\d+)\.(\d{9}) s: (tracking error|position)")
 RESET_RE = re.compile(r"fault cleared after the state of t = (\d+)\.(\d{9}) s")
@@ -119,6 +123,9 @@ class _Soak:
         self.states: list[tuple[int, np.ndarray]] = []  # (stamp [ns], q) of every simulator state
         self.forwarded: set[int] = set()
         self.answers: list[tuple[int, np.ndarray, np.ndarray]] = []  # (stamp [ns], tau, q_d (or empty))
+        # stamp of the last state whose answer came (one with q_d): the watchdog's commands carry the controller's
+        # clock instead, which runs ahead of the relayed states when this relay lags (a busy machine)
+        self.answered_state = 0
         self.sets: list[_ParamSet] = []
         self.gap_until = -1
         self.relay = node.create_publisher(JointState, "/soak/joint_states", 100)
@@ -139,6 +146,8 @@ class _Soak:
     def _on_answer(self, msg) -> None:
         t = stamp_to_ns(msg.header.stamp)
         self.answers.append((t, np.array(msg.effort), np.array(msg.position)))
+        if msg.position:
+            self.answered_state = max(self.answered_state, t)
 
     @property
     def now_ns(self) -> int:
@@ -175,8 +184,11 @@ class _Soak:
         if self.rng.random() < 0.3:
             values["dob_cutoff"] = [150.0, 5000.0, 150.0]
         names = list(values)
-        # from the last state the controller is known to have answered: later ones may be queued there already
-        entry = _ParamSet(self.answers[-1][0], {})
+        # from the last state the controller is known to have answered: later ones may be queued there already (not
+        # from the last answer: a watchdog command's stamp can be ahead of states still on their way, which the
+        # controller may take after applying the set; measured under load, 40 ms ahead, and a fault then judged with
+        # the old tracking limit)
+        entry = _ParamSet(self.answered_state, {})
         self.sets.append(entry)
         future = self.params.set_parameters([Parameter(k, value=v) for k, v in values.items()])
 
@@ -322,58 +334,62 @@ def live_soak(seconds: float, seed: int = 0, stall_timeout: float = DEFAULT_STAL
                           "-p", "stamped_command:=true", "-p", "thread_priority:=50",
                           "-r", "/joint_states:=/soak/joint_states"])
     ros_env()
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    node = Node("live_soak", context=ctx)
-    rng = np.random.default_rng(seed)
-    soak = _Soak(node, rng, cfg, desc)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    wall0 = time.monotonic()
-    try:
-        _wait_ready(soak, ex, ctl_log, sim_log)
-        t0 = soak.answers[-1][0]
-        next_ref = next_set = 0.0
-        next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
-        watch = ProgressWatch(stall_timeout)
-        while soak.now_ns - t0 < s_to_ns(seconds):
-            ex.spin_once(timeout_sec=0.01)
-            watch.update(soak.now_ns)
-            if watch.stalled():
-                print(f"live soak: simulated time stalled at {ns_to_s(soak.now_ns - t0):.3f} s for "
-                      f"{watch.stalled_for():.0f} s of wall time (sim_arm pid {sim.pid}: {process_state(sim.pid)}, "
-                      f"controller pid {ctl.pid}: {process_state(ctl.pid)}); giving up", file=sys.stderr)
-                break
-            now = ns_to_s(soak.now_ns - t0)
-            if now >= next_ref:
-                soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
-                soak.res.resets += 1
-                soak.send_reference()
-                soak.res.references += 1
-                next_ref = now + 3.0
-            if now >= next_set:
-                soak.send_parameters()
-                next_set = now + float(rng.uniform(1.0, 3.0))
-            if now >= next_gap:
-                soak.gap_until = soak.now_ns + s_to_ns(float(rng.uniform(0.02, 0.15)))
-                soak.res.gaps += 1
-                next_gap = now + float(rng.uniform(1.5, 4.0))
-            if now >= next_excursion:
-                j = int(rng.integers(len(NAMES)))
-                target = soak.states[-1][1].copy()
-                target[j] = desc.upper[j] + 0.6 if rng.random() < 0.5 else desc.lower[j] - 0.6
-                soak.send_reference(target)
-                soak.res.excursions += 1
-                next_excursion = now + float(rng.uniform(8.0, 15.0))
-                next_ref = now + 3.0
-        for _ in range(50):  # the last answers and parameter responses
-            ex.spin_once(timeout_sec=0.01)
-        soak.res.sim_seconds = ns_to_s(soak.now_ns - t0)
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
-        stop(ctl)
-        stop(sim)
+    with realtime_threads(RELAY_PRIORITY) as refused:  # DDS threads started inside inherit it
+        if refused:
+            print(f"live soak: {refused}", file=sys.stderr)
+        ctx = rclpy.Context()
+        rclpy.init(context=ctx)
+        node = Node("live_soak", context=ctx)
+        rng = np.random.default_rng(seed)
+        soak = _Soak(node, rng, cfg, desc)
+        ex = SingleThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        wall0 = time.monotonic()
+        try:
+            _wait_ready(soak, ex, ctl_log, sim_log)
+            t0 = soak.answers[-1][0]
+            next_ref = next_set = 0.0
+            next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
+            watch = ProgressWatch(stall_timeout)
+            while soak.now_ns - t0 < s_to_ns(seconds):
+                ex.spin_once(timeout_sec=0.01)
+                watch.update(soak.now_ns)
+                if watch.stalled():
+                    print(f"live soak: simulated time stalled at {ns_to_s(soak.now_ns - t0):.3f} s for "
+                          f"{watch.stalled_for():.0f} s of wall time (sim_arm pid {sim.pid}: "
+                          f"{process_state(sim.pid)}, controller pid {ctl.pid}: {process_state(ctl.pid)}); giving up",
+                          file=sys.stderr)
+                    break
+                now = ns_to_s(soak.now_ns - t0)
+                if now >= next_ref:
+                    soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
+                    soak.res.resets += 1
+                    soak.send_reference()
+                    soak.res.references += 1
+                    next_ref = now + 3.0
+                if now >= next_set:
+                    soak.send_parameters()
+                    next_set = now + float(rng.uniform(1.0, 3.0))
+                if now >= next_gap:
+                    soak.gap_until = soak.now_ns + s_to_ns(float(rng.uniform(0.02, 0.15)))
+                    soak.res.gaps += 1
+                    next_gap = now + float(rng.uniform(1.5, 4.0))
+                if now >= next_excursion:
+                    j = int(rng.integers(len(NAMES)))
+                    target = soak.states[-1][1].copy()
+                    target[j] = desc.upper[j] + 0.6 if rng.random() < 0.5 else desc.lower[j] - 0.6
+                    soak.send_reference(target)
+                    soak.res.excursions += 1
+                    next_excursion = now + float(rng.uniform(8.0, 15.0))
+                    next_ref = now + 3.0
+            for _ in range(50):  # the last answers and parameter responses
+                ex.spin_once(timeout_sec=0.01)
+            soak.res.sim_seconds = ns_to_s(soak.now_ns - t0)
+        finally:
+            node.destroy_node()
+            rclpy.shutdown(context=ctx)
+            stop(ctl)
+            stop(sim)
     soak.res.wall_seconds = time.monotonic() - wall0
     soak.res.states, soak.res.forwarded = len(soak.states), len(soak.forwarded)
     ctl_log.seek(0)

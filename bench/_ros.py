@@ -55,16 +55,21 @@ def stop(proc: subprocess.Popen) -> None:
 @contextmanager
 def realtime_threads(priority: int) -> Iterator[str]:
     """SCHED_FIFO at ``priority`` (1..99) for this process's threads during the block, as the nodes it talks to have
-    (threads started meanwhile inherit it), then each thread back to the policy it had (normal scheduling for those
-    started meanwhile). Yields "" or the kernel's refusal (the block then runs with normal scheduling).
+    (threads started meanwhile inherit it); afterwards each thread that was there before gets its policy back, and
+    those started meanwhile get normal scheduling. Yields "" or the kernel's refusal (the block then runs with normal
+    scheduling).
 
     A process that stands in for part of the graph (the live soak's relay) must not be the part that a busy machine
-    starves: at normal priority beside 4 busy processes it fell behind the real-time nodes by up to 100 ms, so they
-    saw bursts of states and lost some."""
+    starves: at normal priority beside 4 busy processes it fell behind the real-time nodes by up to 100 ms and passed
+    states on in bursts, of which the controller's queue kept only the newest.
+
+    Raises:
+        RuntimeError: a thread could not be given its policy back (named, with the reason).
+    """
     from deadzone_id_ros.realtime import RealtimeConfig, apply_realtime
 
-    def threads() -> list[int]:
-        return [int(t) for t in os.listdir("/proc/self/task")]
+    def threads() -> set[int]:
+        return {int(t) for t in os.listdir("/proc/self/task")}
 
     before = {}
     for tid in threads():
@@ -72,16 +77,23 @@ def realtime_threads(priority: int) -> Iterator[str]:
             before[tid] = (os.sched_getscheduler(tid), os.sched_getparam(tid))
         except ProcessLookupError:
             continue
-    state = apply_realtime(RealtimeConfig(thread_priority=priority))
     try:
-        yield "; ".join(state.warnings)
+        yield "; ".join(apply_realtime(RealtimeConfig(thread_priority=priority)).warnings)
     finally:
-        for tid in threads():
-            policy, param = before.get(tid, (os.SCHED_OTHER, os.sched_param(0)))
-            try:
-                os.sched_setscheduler(tid, policy, param)
-            except (ProcessLookupError, PermissionError):
-                continue
+        done: set[int] = set()
+        failed: list[str] = []
+        while todo := threads() - done:  # again until no thread is new: one may start another meanwhile
+            for tid in todo:
+                policy, param = before.get(tid, (os.SCHED_OTHER, os.sched_param(0)))
+                try:
+                    os.sched_setscheduler(tid, policy, param)
+                except ProcessLookupError:
+                    pass
+                except OSError as err:
+                    failed.append(f"thread {tid}: {err}")
+            done |= todo
+        if failed:
+            raise RuntimeError(f"realtime_threads: could not restore the scheduling of {', '.join(failed)}")
 
 
 def log_tail(log) -> str:

@@ -5,11 +5,11 @@ command checked. Used by ``bench/bench_soak.py`` (60 s) and, shortened, by ``tes
 Processes: ``sim_arm`` (clock_mode sim, lockstep) and ``feedforward_controller`` (use_sim_time, stamped_command), at
 the launch files' real-time priorities (49 and 50; normal scheduling where the kernel refuses), whose /joint_states
 input is remapped to ``/soak/joint_states``. This script (at SCHED_FIFO 48 while it runs, :data:`RELAY_PRIORITY`: at
-normal priority a busy machine starved it, and then the relay, not the nodes, lost states) relays the simulator's
-/joint_states to the controller, except during an injected gap (20-150 ms of simulated time): no state reaches the
-controller, its watchdog holds then zeros, and the first state after the gap comes with a stamp jump. In lockstep the
-simulator waits ``lockstep_timeout`` (10 ms wall) for an answer before stepping without one, so a gap costs wall time
-but simulated time goes on.
+normal priority a busy machine starved it, it passed states on in bursts, and the controller's queue dropped some)
+relays the simulator's /joint_states to the controller, except during an injected gap (20-150 ms of simulated time):
+no state reaches the controller, its watchdog holds then zeros, and the first state after the gap comes with a stamp
+jump. In lockstep the simulator waits ``lockstep_timeout`` (10 ms wall) for an answer before stepping without one,
+so a gap costs wall time but simulated time goes on.
 
 Checked on ``~/command_stamped`` (every command with the time it is for, and for a state's answer the desired
 position q_d it tracked), independently of the controller's code:
@@ -92,11 +92,14 @@ class LiveSoakResult:
 
 @dataclass
 class _ParamSet:
-    """A parameter set in flight from state stamp ``sent`` to ``done`` [ns]; ``values``: the accepted ones."""
+    """A parameter set sent after the state of stamp ``sent`` was answered and whose response came when this node's
+    newest state had stamp ``done`` [ns] (None: no response handled). ``values``: what was asked, then (with the
+    response) what the controller accepted."""
 
     sent: int
     values: dict[str, object]
     done: int | None = None
+    done_index: int | None = None  # commands from this index of ``answers`` on were published after it applied
 
 
 def _config_and_limits():
@@ -188,7 +191,7 @@ class _Soak:
         # from the last answer: a watchdog command's stamp can be ahead of states still on their way, which the
         # controller may take after applying the set; measured under load, 40 ms ahead, and a fault then judged with
         # the old tracking limit)
-        entry = _ParamSet(self.answered_state, {})
+        entry = _ParamSet(self.answered_state, dict(values))
         self.sets.append(entry)
         future = self.params.set_parameters([Parameter(k, value=v) for k, v in values.items()])
 
@@ -207,20 +210,40 @@ def _violate(res: LiveSoakResult, text: str) -> None:
         res.violations.append(text)
 
 
-def _in_force(sets: list[_ParamSet], name: str, base, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """(lowest, highest) value of parameter ``name`` that can be in force for the state of stamp ``t`` [ns]: one
-    value, or the old and the new one while a set changing it is in flight (sent <= t <= done)."""
+def _in_force(sets: list[_ParamSet], name: str, base, t: int, index: int | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) value of parameter ``name`` that can be in force for the state of stamp ``t`` [ns] or, with
+    ``index``, for the command at that index of the answers (stamped ``t``).
+
+    A set whose stamp ``sent`` is after ``t`` was applied after it. One is applied for a state stamped after its
+    ``done`` (relayed after the response came); for a command, from its ``done_index`` on: a watchdog command carries
+    the controller's clock, which can be ahead of ``done`` while the relay lags, so its stamp does not tell; the
+    commands reach this node in the order they were published. Otherwise the set is in flight, and the range takes
+    in its value as well as the value in force before (each set in flight: they can overlap)."""
     value = np.asarray(base, dtype=float)
-    lo = hi = value
+    flight: list[np.ndarray] = []
     for s in sets:
         if name not in s.values or s.sent > t:
             continue
         new = np.asarray(s.values[name], dtype=float)
-        if s.done is not None and s.done < t:
-            value = lo = hi = new
+        applied = (s.done is not None and s.done < t) if index is None else \
+            (s.done_index is not None and index >= s.done_index)
+        if applied:  # so is every set before it (the controller answers them in order)
+            value, flight = new, []
         else:
-            lo, hi = np.minimum(value, new), np.maximum(value, new)
-    return lo, hi
+            flight.append(new)
+    everything = [value, *flight]
+    return np.min(everything, axis=0), np.max(everything, axis=0)
+
+
+def _mark_done_indices(soak: _Soak) -> None:
+    """Each set's ``done_index``: the index of the first state answer (one with q_d) stamped after its ``done``, a
+    state the controller took after applying the set; every command published after that one comes later in
+    ``answers``."""
+    stamps = [(k, t) for k, (t, _, q_d) in enumerate(soak.answers) if q_d.size]
+    for s in soak.sets:
+        if s.done is not None:
+            s.done_index = next((k for k, t in stamps if t > s.done), None)
 
 
 def check_commands(soak: _Soak) -> None:
@@ -230,8 +253,9 @@ def check_commands(soak: _Soak) -> None:
     res, cfg = soak.res, soak.cfg
     clamp = soak.desc.effort_limit * cfg.effort_limit_scale
     forwarded = np.array(sorted(soak.forwarded), dtype=np.int64)
+    _mark_done_indices(soak)
     prev: tuple[int, np.ndarray] | None = None
-    for t, tau, _ in soak.answers:
+    for k, (t, tau, _) in enumerate(soak.answers):
         res.commands += 1
         if not np.all(np.isfinite(tau)):
             res.nonfinite += 1
@@ -245,7 +269,7 @@ def check_commands(soak: _Soak) -> None:
             if lost:
                 res.unjudged_pairs += 1
             else:
-                _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t)
+                _, rate_hi = _in_force(soak.sets, "torque_rate_limit", cfg.torque_rate_limit, t, k)
                 allowed = rate_hi * min(ns_to_s(max(t - prev[0], 0)), cfg.rate_limit_max_period)
                 change = np.abs(tau - prev[1])
                 ratio = float(np.max(np.divide(change, allowed, out=np.where(change > 0, np.inf, 0.0),
@@ -333,69 +357,78 @@ def live_soak(seconds: float, seed: int = 0, stall_timeout: float = DEFAULT_STAL
                           str(REPO / "config" / "feedforward_controller.yaml"), "-p", "use_sim_time:=true",
                           "-p", "stamped_command:=true", "-p", "thread_priority:=50",
                           "-r", "/joint_states:=/soak/joint_states"])
-    ros_env()
-    with realtime_threads(RELAY_PRIORITY) as refused:  # DDS threads started inside inherit it
-        if refused:
-            print(f"live soak: {refused}", file=sys.stderr)
-        ctx = rclpy.Context()
-        rclpy.init(context=ctx)
-        node = Node("live_soak", context=ctx)
-        rng = np.random.default_rng(seed)
-        soak = _Soak(node, rng, cfg, desc)
-        ex = SingleThreadedExecutor(context=ctx)
-        ex.add_node(node)
-        wall0 = time.monotonic()
-        try:
-            _wait_ready(soak, ex, ctl_log, sim_log)
-            t0 = soak.answers[-1][0]
-            next_ref = next_set = 0.0
-            next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
-            watch = ProgressWatch(stall_timeout)
-            while soak.now_ns - t0 < s_to_ns(seconds):
-                ex.spin_once(timeout_sec=0.01)
-                watch.update(soak.now_ns)
-                if watch.stalled():
-                    print(f"live soak: simulated time stalled at {ns_to_s(soak.now_ns - t0):.3f} s for "
-                          f"{watch.stalled_for():.0f} s of wall time (sim_arm pid {sim.pid}: "
-                          f"{process_state(sim.pid)}, controller pid {ctl.pid}: {process_state(ctl.pid)}); giving up",
-                          file=sys.stderr)
-                    break
-                now = ns_to_s(soak.now_ns - t0)
-                if now >= next_ref:
-                    soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
-                    soak.res.resets += 1
-                    soak.send_reference()
-                    soak.res.references += 1
-                    next_ref = now + 3.0
-                if now >= next_set:
-                    soak.send_parameters()
-                    next_set = now + float(rng.uniform(1.0, 3.0))
-                if now >= next_gap:
-                    soak.gap_until = soak.now_ns + s_to_ns(float(rng.uniform(0.02, 0.15)))
-                    soak.res.gaps += 1
-                    next_gap = now + float(rng.uniform(1.5, 4.0))
-                if now >= next_excursion:
-                    j = int(rng.integers(len(NAMES)))
-                    target = soak.states[-1][1].copy()
-                    target[j] = desc.upper[j] + 0.6 if rng.random() < 0.5 else desc.lower[j] - 0.6
-                    soak.send_reference(target)
-                    soak.res.excursions += 1
-                    next_excursion = now + float(rng.uniform(8.0, 15.0))
-                    next_ref = now + 3.0
-            for _ in range(50):  # the last answers and parameter responses
-                ex.spin_once(timeout_sec=0.01)
-            soak.res.sim_seconds = ns_to_s(soak.now_ns - t0)
-        finally:
-            node.destroy_node()
-            rclpy.shutdown(context=ctx)
-            stop(ctl)
-            stop(sim)
+    try:  # the nodes stop whatever fails here, rclpy's start-up included
+        ros_env()
+        with realtime_threads(RELAY_PRIORITY) as refused:  # DDS threads started inside inherit it
+            if refused:
+                print(f"live soak: {refused}", file=sys.stderr)
+            ctx = rclpy.Context()
+            rclpy.init(context=ctx)
+            node = Node("live_soak", context=ctx)
+            rng = np.random.default_rng(seed)
+            soak = _Soak(node, rng, cfg, desc)
+            ex = SingleThreadedExecutor(context=ctx)
+            ex.add_node(node)
+            wall0 = time.monotonic()
+            try:
+                _drive(soak, ex, seconds, stall_timeout, sim, ctl, ctl_log, sim_log)
+            finally:
+                node.destroy_node()
+                rclpy.shutdown(context=ctx)
+    finally:
+        stop(ctl)
+        stop(sim)
     soak.res.wall_seconds = time.monotonic() - wall0
     soak.res.states, soak.res.forwarded = len(soak.states), len(soak.forwarded)
     ctl_log.seek(0)
     check_commands(soak)
     check_safe_state(soak, ctl_log.read().decode(errors="replace"))
     return soak.res
+
+
+def _drive(soak: _Soak, ex, seconds: float, stall_timeout: float, sim, ctl, ctl_log, sim_log) -> None:
+    """Spin the soak for ``seconds`` of simulated time, injecting its events (see :func:`live_soak`); ``sim``, ``ctl``:
+    the sim_arm and controller processes (named when simulated time stalls), with their log files."""
+    rng, desc = soak.rng, soak.desc
+    _wait_ready(soak, ex, ctl_log, sim_log)
+    t0 = soak.answers[-1][0]
+    next_ref = next_set = 0.0
+    next_gap, next_excursion = float(rng.uniform(1.0, 3.0)), float(rng.uniform(4.0, 8.0))
+    watch = ProgressWatch(stall_timeout)
+    while soak.now_ns - t0 < s_to_ns(seconds):
+        ex.spin_once(timeout_sec=0.01)
+        watch.update(soak.now_ns)
+        if watch.stalled():
+            print(f"live soak: simulated time stalled at {ns_to_s(soak.now_ns - t0):.3f} s for "
+                  f"{watch.stalled_for():.0f} s of wall time (sim_arm pid {sim.pid}: "
+                  f"{process_state(sim.pid)}, controller pid {ctl.pid}: {process_state(ctl.pid)}); giving up",
+                  file=sys.stderr)
+            break
+        now = ns_to_s(soak.now_ns - t0)
+        if now >= next_ref:
+            soak.reset.call_async(soak.trigger.Request())  # an operator reset (a no-op without a fault)
+            soak.res.resets += 1
+            soak.send_reference()
+            soak.res.references += 1
+            next_ref = now + 3.0
+        if now >= next_set:
+            soak.send_parameters()
+            next_set = now + float(rng.uniform(1.0, 3.0))
+        if now >= next_gap:
+            soak.gap_until = soak.now_ns + s_to_ns(float(rng.uniform(0.02, 0.15)))
+            soak.res.gaps += 1
+            next_gap = now + float(rng.uniform(1.5, 4.0))
+        if now >= next_excursion:
+            j = int(rng.integers(len(NAMES)))
+            target = soak.states[-1][1].copy()
+            target[j] = desc.upper[j] + 0.6 if rng.random() < 0.5 else desc.lower[j] - 0.6
+            soak.send_reference(target)
+            soak.res.excursions += 1
+            next_excursion = now + float(rng.uniform(8.0, 15.0))
+            next_ref = now + 3.0
+    for _ in range(50):  # the last answers and parameter responses
+        ex.spin_once(timeout_sec=0.01)
+    soak.res.sim_seconds = ns_to_s(soak.now_ns - t0)
 
 
 def _wait_ready(soak: _Soak, ex, ctl_log, sim_log) -> None:

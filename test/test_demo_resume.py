@@ -29,8 +29,12 @@ pytestmark = pytest.mark.integration
 # lands inside it however fast lockstep runs (with 2 s it had ended, and the demo with it, on a busy machine)
 TINY = "DemoConfig(sim_seeds=(1,), sim_duration=1.0, live_duration=10.0, compare_seeds=1, quick=True)"
 
+# The script restores Python's Ctrl-C handler first: a test runner started in the background by a non-interactive
+# shell (`make test-under-load &` in a script) inherits SIGINT ignored, Python then installs no KeyboardInterrupt
+# handler, and the interrupt this test sends would be lost (measured: the demo ran to its end and exited 0).
 SCRIPT = textwrap.dedent(f"""
-    import json, sys
+    import json, signal, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from pathlib import Path
     from deadzone_id_ros.experiments.demo import DEMO_STAGES, DemoConfig, Stage, run_demo
     from deadzone_id_ros.launching.graph import signals_as_interrupt

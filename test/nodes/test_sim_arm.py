@@ -168,13 +168,14 @@ def test_lockstep_applies_each_command_the_configured_number_of_ticks_later(proc
         probe.pub.publish(Float64MultiArray(data=[1e-4 * tick(msg), 0.0, 0.0]))
 
     sub = probe.node.create_subscription(JointState, "/joint_states", answer, 100)
-    # lockstep runs as fast as the round trip allows (slow on a loaded machine): collect 200 ticks, however long;
-    # fail only when simulated time (the tick count) stops advancing
+    # lockstep runs as fast as the round trip allows (slow on a loaded machine): collect more than 200 ticks after
+    # the first delay + 1 (ticks 1..3 carry no answer yet), however long; fail only when simulated time (the tick
+    # count) stops advancing. (Waiting for tick 201 instead left exactly 200 when the wait ended at tick 203.)
     def latest() -> int:
         probe.spin(0.1)
         return max(tick(m) for _, m in probe.msgs)
 
-    wait_for_progress(lambda: latest() > 200, latest, log=lambda: processes.log(proc))
+    wait_for_progress(lambda: latest() > 201 + delay, latest, log=lambda: processes.log(proc))
     probe.node.destroy_subscription(sub)
     effort = {tick(m): m.effort[0] for _, m in probe.msgs}
     ticks = sorted(n for n in effort if n > delay + 1)

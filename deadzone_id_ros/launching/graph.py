@@ -251,6 +251,11 @@ class LaunchedGraph:
         """Raise LaunchError naming every node that died, with its status and its last output lines."""
         dead = self.died()
         if dead:
+            # a dead node's last lines may still be in its pipe (measured under load: "dying" missing from the
+            # message): its reader ends at the end of the pipe (at most 2 s, should children hold the pipe open)
+            for n in dead:
+                if n.reader is not None:
+                    n.reader.join(2.0)
             details = "; ".join(
                 f"{n.label} exited with status {n.returncode}; last output:\n  " + "\n  ".join(list(n.lines)[-15:])
                 for n in dead

@@ -106,6 +106,19 @@ def test_dying_node_is_reported_with_its_output(fake_env, monkeypatch):
             graph.raise_if_died()
 
 
+def test_dying_node_is_reported_with_output_its_reader_had_not_taken_yet(fake_env, monkeypatch):
+    """The reader of the node's pipe starts 1 s late (a busy machine): the exit is seen first, and the message still
+    has the node's last line."""
+    launch, _ = fake_env
+    monkeypatch.setenv("FAKE_MODE_second", "die")
+    pump = LaunchedGraph._pump
+    monkeypatch.setattr(LaunchedGraph, "_pump", lambda self, node: (time.sleep(1.0), pump(self, node)))
+    with LaunchedGraph(launch, sink=None) as graph:
+        assert graph.wait(timeout=30) == "died"
+        with pytest.raises(LaunchError, match=r"second exited with status 3; last output:\n(?s:.*)dying"):
+            graph.raise_if_died()
+
+
 def test_missing_executable_stops_the_nodes_already_started(fake_env, tmp_path):
     launch, stops = fake_env
     bad = tmp_path / "bad.launch.yaml"

@@ -5,7 +5,8 @@ Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes
 keeps up with 1 kHz JointState plus 1 kHz commands without deserializing. Log time = the node clock at receipt
 (``use_sim_time`` respected; a missing /clock is warned about). Services (std_srvs/Trigger):
 ``~/start``, ``~/stop``, ``~/split`` (stop + start without losing a message). Each episode is its own bag directory
-under ``output_dir`` with a standard metadata.yaml and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly; a
+under ``output_dir`` with a standard metadata.yaml and an episode.yaml. SIGINT/SIGTERM close the open episode cleanly,
+after taking in what had reached the process before (:meth:`RecorderNode.drain`); a
 ``kill -9`` loses at most ``flush_period`` seconds, and what was written opens through the recovery path of
 :func:`deadzone_id_ros.data.bag.open_bag`.
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from pathlib import Path
 
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -63,6 +66,9 @@ class RecorderNode(Node):
         self.writer = EpisodeWriter(cfg, topics)
         self._joint_state_topic = self.resolve_topic_name(cfg.joint_state_topic)
         self._have_names = False
+        self._taken = 0  # messages taken in (all topics)
+        self._drain_from_ns: int | None = None  # system time [ns] of the stop request, while draining
+        self._past_drain = False  # a message that reached this process after the stop request was taken
         qos = QoSProfile(depth=cfg.queue_depth, reliability=ReliabilityPolicy.RELIABLE)
         for topic, typ in topics.items():
             self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos, raw=True)
@@ -88,17 +94,54 @@ class RecorderNode(Node):
     def _callback(self, topic: str):
         write, write_state = self.writer.write, self.writer.write_joint_state
         clock = self.get_clock()
-        if topic != self._joint_state_topic:
-            return lambda data: write(topic, clock.now().nanoseconds, data)
 
-        def on_joint_state(data: bytes) -> None:
+        def count(info: MessageInfo) -> None:
+            self._taken += 1
+            if self._drain_from_ns is not None and int(info.get("received_timestamp") or 0) > self._drain_from_ns:
+                self._past_drain = True
+
+        if topic != self._joint_state_topic:
+            def on_message(data: bytes, info: MessageInfo) -> None:
+                write(topic, clock.now().nanoseconds, data)
+                count(info)
+
+            return on_message
+
+        def on_joint_state(data: bytes, info: MessageInfo) -> None:
             if not self._have_names and self.writer.recording:
                 self._have_names = True
                 msg = typestore().deserialize_cdr(data, JOINT_STATE_TYPE)
                 self.writer.set_joint_names(list(msg.name))
             write_state(topic, clock.now().nanoseconds, data)
+            count(info)
 
         return on_joint_state
+
+    def drain(self, limit: float = 2.0) -> int:
+        """Take in the messages that reached this process before now and still wait in the subscriptions' queues,
+        for at most ``limit`` [s] of wall time; returns how many were taken.
+
+        Called on SIGINT/SIGTERM before the episode is closed. A recorder that runs behind (a busy machine: measured,
+        a live run's last 12 ms of reference) would otherwise close with messages that had arrived and were never
+        written. It stops at the first message that arrived after the call (DDS reception time), when the queues
+        are empty, or at ``limit``: below the 5 s a launcher waits after SIGINT before SIGTERM.
+        """
+        from rclpy.executors import SingleThreadedExecutor
+
+        taken0, self._drain_from_ns, self._past_drain = self._taken, time.time_ns(), False
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self)
+        deadline, idle = time.monotonic() + limit, 0
+        try:
+            while not self._past_drain and idle < 3 and time.monotonic() < deadline:
+                before = self._taken
+                executor.spin_once(timeout_sec=0.02)
+                idle = idle + 1 if self._taken == before else 0  # a /clock or timer callback takes nothing
+        finally:
+            executor.remove_node(self)
+            executor.shutdown(timeout_sec=0.0)
+            self._drain_from_ns = None
+        return self._taken - taken0
 
     def _start(self) -> str:
         path = self.writer.start(self._now_ns())
@@ -144,8 +187,11 @@ class RecorderNode(Node):
         return serve
 
     def close(self) -> None:
-        """Close the open episode, if any (called on shutdown)."""
+        """Take in what had arrived (:meth:`drain`, while the context is valid), then close the open episode, if any
+        (called on shutdown)."""
         if self.writer.recording:
+            if self.context.ok():
+                self.drain()
             self._stop()
 
 

@@ -356,3 +356,43 @@ def test_live_autostart_and_sigterm_close_cleanly(processes, tmp_path):
     with open_bag(ep) as h:
         assert not h.recovered and h.format == "mcap"
         assert len(read_joint_states(h, "/joint_states")) > 100
+
+
+@pytest.mark.integration
+def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
+    """A recorder that runs behind (here: never spun) closes its episode with every state that had reached it: 500
+    states wait in its queue (delivered: acknowledged to the reliable publisher) when close() runs; without the drain
+    the episode has none of them."""
+    import rclpy
+    from rclpy.duration import Duration
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    from deadzone_id_ros.nodes.recorder import RecorderNode
+
+    out = tmp_path / "rec"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        rec = RecorderNode(context=ctx, parameter_overrides=[
+            Parameter("output_dir", value=str(out)), Parameter("autostart", value=True),
+            Parameter("joint_state_topic", value="/drain_test/joint_states")])
+        probe = rclpy.create_node("drain_probe", context=ctx)
+        pub = probe.create_publisher(JointState, "/drain_test/joint_states",
+                                     QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
+        for k in range(1, 501):
+            msg = JointState(name=["joint1", "joint2", "joint3"], position=[0.0] * 3, velocity=[0.0] * 3,
+                             effort=[0.0] * 3)
+            msg.header.stamp.nanosec = k * 1_000_000
+            pub.publish(msg)
+        assert pub.wait_for_all_acked(Duration(seconds=30))
+        rec.close()
+        probe.destroy_node()
+        rec.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    (ep,) = _episodes(out)
+    with open_bag(ep) as h:
+        assert len(read_joint_states(h, "/drain_test/joint_states")) == 500

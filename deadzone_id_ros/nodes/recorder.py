@@ -16,7 +16,9 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 from __future__ import annotations
 
 import functools
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -66,9 +68,9 @@ class RecorderNode(Node):
         self.writer = EpisodeWriter(cfg, topics)
         self._joint_state_topic = self.resolve_topic_name(cfg.joint_state_topic)
         self._have_names = False
-        self._taken = 0  # messages taken in (all topics)
-        self._drain_from_ns: int | None = None  # system time [ns] of the stop request, while draining
-        self._past_drain = False  # a message that reached this process after the stop request was taken
+        self._drain_from_ns: int | None = None  # while draining: system time [ns] when the drain started
+        self._drained = 0  # messages taken in by the drain that had arrived before it started
+        self._drain_take = 0.0  # time.monotonic() [s] of the drain's last such message
         qos = QoSProfile(depth=cfg.queue_depth, reliability=ReliabilityPolicy.RELIABLE)
         for topic, typ in topics.items():
             self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos, raw=True)
@@ -96,9 +98,9 @@ class RecorderNode(Node):
         clock = self.get_clock()
 
         def count(info: MessageInfo) -> None:
-            self._taken += 1
-            if self._drain_from_ns is not None and int(info.get("received_timestamp") or 0) > self._drain_from_ns:
-                self._past_drain = True
+            if self._drain_from_ns is not None and int(info.get("received_timestamp") or 0) <= self._drain_from_ns:
+                self._drained += 1
+                self._drain_take = time.monotonic()
 
         if topic != self._joint_state_topic:
             def on_message(data: bytes, info: MessageInfo) -> None:
@@ -117,31 +119,37 @@ class RecorderNode(Node):
 
         return on_joint_state
 
-    def drain(self, limit: float = 2.0) -> int:
-        """Take in the messages that reached this process before now and still wait in the subscriptions' queues,
-        for at most ``limit`` [s] of wall time; returns how many were taken.
+    def drain(self, limit: float = 2.0, idle: float = 0.1) -> int:
+        """Take in the messages that reached this process before the call and still wait in the subscriptions' queues;
+        returns how many were taken.
 
         Called on SIGINT/SIGTERM before the episode is closed. A recorder that runs behind (a busy machine: measured,
         a live run's last 12 ms of reference) would otherwise close with messages that had arrived and were never
-        written. It stops at the first message that arrived after the call (DDS reception time), when the queues
-        are empty, or at ``limit``: below the 5 s a launcher waits after SIGINT before SIGTERM.
+        written. Spins until no such message (DDS reception time before the call) has been taken for ``idle`` [s]
+        (later ones taken meanwhile are written too), or for at most ``limit`` [s]: below the 5 s a launcher waits
+        after SIGINT before SIGTERM. A SIGINT or SIGTERM meanwhile (a second Ctrl-C) ends the drain, not the process.
         """
         from rclpy.executors import SingleThreadedExecutor
 
-        taken0, self._drain_from_ns, self._past_drain = self._taken, time.time_ns(), False
+        stop: list[int] = []
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            previous = {sig: signal.signal(sig, lambda signum, _frame: stop.append(signum))
+                        for sig in (signal.SIGINT, signal.SIGTERM)}
+        self._drained, self._drain_take, self._drain_from_ns = 0, time.monotonic(), time.time_ns()
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(self)
-        deadline, idle = time.monotonic() + limit, 0
+        deadline = time.monotonic() + limit
         try:
-            while not self._past_drain and idle < 3 and time.monotonic() < deadline:
-                before = self._taken
+            while not stop and time.monotonic() - self._drain_take < idle and time.monotonic() < deadline:
                 executor.spin_once(timeout_sec=0.02)
-                idle = idle + 1 if self._taken == before else 0  # a /clock or timer callback takes nothing
         finally:
+            self._drain_from_ns = None
             executor.remove_node(self)
             executor.shutdown(timeout_sec=0.0)
-            self._drain_from_ns = None
-        return self._taken - taken0
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return self._drained
 
     def _start(self) -> str:
         path = self.writer.start(self._now_ns())
@@ -187,12 +195,18 @@ class RecorderNode(Node):
         return serve
 
     def close(self) -> None:
-        """Take in what had arrived (:meth:`drain`, while the context is valid), then close the open episode, if any
-        (called on shutdown)."""
-        if self.writer.recording:
+        """Take in what had arrived (:meth:`drain`; skipped once the context has shut down), then close the open
+        episode, if any (called on shutdown). The episode is closed whatever happens in the drain."""
+        if not self.writer.recording:
+            return
+        try:
             if self.context.ok():
                 self.drain()
-            self._stop()
+        except Exception as err:  # noqa: BLE001 - the episode must still be closed; the reason goes to the log
+            self.get_logger().warning(f"taking in the last messages stopped: {err!r}")
+        finally:
+            if self.writer.recording:  # a ~/stop served during the drain closed it already
+                self._stop()
 
 
 def main(args=None) -> int:

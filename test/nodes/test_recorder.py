@@ -377,7 +377,9 @@ def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
     try:
         rec = RecorderNode(context=ctx, parameter_overrides=[
             Parameter("output_dir", value=str(out)), Parameter("autostart", value=True),
-            Parameter("joint_state_topic", value="/drain_test/joint_states")])
+            Parameter("joint_state_topic", value="/drain_test/joint_states"),
+            Parameter("command_topic", value="/drain_test/commands"),
+            Parameter("reference_topic", value="/drain_test/reference")])
         probe = rclpy.create_node("drain_probe", context=ctx)
         pub = probe.create_publisher(JointState, "/drain_test/joint_states",
                                      QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))

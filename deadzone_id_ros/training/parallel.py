@@ -78,9 +78,17 @@ def train_each(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
     if n == 1 or "fork" not in multiprocessing.get_all_start_methods() or "ray" in sys.modules:
         return [train_mlps([s], config)[0] for s in specs]
     _JOB = (list(specs), config)
+    # close() + join(), not the with-block's terminate(): terminate() holds the task queue's lock and SIGTERMs the
+    # idle workers, and a worker forked from a process with a SIGTERM handler of its own (rclpy's, or a CLI's run
+    # in-process) does not die of it: measured, the test suite hung in Pool.terminate's join for 10 min
+    pool = multiprocessing.get_context("fork").Pool(n)
     try:
-        with multiprocessing.get_context("fork").Pool(n) as pool:
-            done = dict(pool.imap_unordered(_train_one, range(len(specs))))
+        done = dict(pool.imap_unordered(_train_one, range(len(specs))))
+        pool.close()  # the idle workers get the end sentinel and exit on their own
+    except BaseException:
+        pool.terminate()
+        raise
     finally:
+        pool.join()
         _JOB = None
     return [done[k] for k in range(len(specs))]

@@ -16,9 +16,7 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 from __future__ import annotations
 
 import functools
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -36,7 +34,7 @@ from ..data.recorder import EpisodeWriter, RecorderConfig
 from ..errors import DeadzoneIdError
 from ..realtime import RealtimeConfig
 from ..stamps import ns_to_s
-from ._common import SimClockWatch, declare_dataclass_parameters, run_node
+from ._common import SimClockWatch, declare_dataclass_parameters, run_node, spin_until_shutdown
 
 __all__ = ["RecorderNode", "main"]
 
@@ -131,24 +129,15 @@ class RecorderNode(Node):
         """
         from rclpy.executors import SingleThreadedExecutor
 
-        stop: list[int] = []
-        previous = {}
-        if threading.current_thread() is threading.main_thread():
-            previous = {sig: signal.signal(sig, lambda signum, _frame: stop.append(signum))
-                        for sig in (signal.SIGINT, signal.SIGTERM)}
         self._drained, self._drain_take, self._drain_from_ns = 0, time.monotonic(), time.time_ns()
         executor = SingleThreadedExecutor(context=self.context)
-        executor.add_node(self)
         deadline = time.monotonic() + limit
-        try:
-            while not stop and time.monotonic() - self._drain_take < idle and time.monotonic() < deadline:
-                executor.spin_once(timeout_sec=0.02)
+        try:  # the loop of every node's main: a SIGINT or SIGTERM meanwhile only ends it
+            spin_until_shutdown(self, executor, period=0.02, until=lambda: time.monotonic() - self._drain_take >= idle
+                                or time.monotonic() >= deadline)
         finally:
             self._drain_from_ns = None
-            executor.remove_node(self)
             executor.shutdown(timeout_sec=0.0)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
         return self._drained
 
     def _start(self) -> str:

@@ -34,6 +34,7 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "fault_hold_time": (0.0, 60.0),
     "diagnostics_rate": (0.0, 100.0),
     "debug_decimation": (0, 1_000_000),
+    "wait_for_subscribers": (0, 100),
     "watchdog_steady_timeout": (1e-3, 60.0),
     "thread_priority": (0, 99),
     "reference_lead": (1e-4, 1.0),
@@ -69,6 +70,10 @@ class ControllerNodeConfig:
         reference_lead: a ~/reference message takes effect this long after it arrives [s] (controller clock): the
             time a worker thread has to prepare it off the control thread
             (:class:`deadzone_id_ros.control.reference_pipeline.ReferencePipeline`).
+        wait_for_subscribers: answer no /joint_states until /effort_controller/commands has this many matched
+            subscribers (a lockstep simulation: the simulator and the recorder, so that the recording holds every
+            command; the simulator holds time until the first answer). 0 (default): command at once, as on real
+            hardware, where a controller never waits on a recorder.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -83,6 +88,7 @@ class ControllerNodeConfig:
     lock_memory: bool = False
     cpu_affinity: tuple[int, ...] = ()
     reference_lead: float = 0.02
+    wait_for_subscribers: int = 0
 
     def __post_init__(self) -> None:
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
@@ -101,6 +107,9 @@ class ControllerNodeConfig:
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
         check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
         check_positive("reference_lead", self.reference_lead)
+        if isinstance(self.wait_for_subscribers, bool) or not isinstance(self.wait_for_subscribers, int) \
+                or self.wait_for_subscribers < 0:
+            raise ValueError(f"wait_for_subscribers = {self.wait_for_subscribers!r} must be an integer >= 0")
 
 
 def load_controller_config(

@@ -9,10 +9,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import rclpy
+from rclpy.callback_groups import CallbackGroup
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 
 from ..errors import DeadzoneIdError
 from ..realtime import RealtimeConfig, RealtimeState, apply_realtime
@@ -40,6 +43,7 @@ __all__ = [
     "parameter_value",
     "run_node",
     "spin_until_shutdown",
+    "take_pending",
 ]
 
 CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time before a node warns
@@ -130,12 +134,66 @@ def init_ros(args=None) -> None:
     remember_args(rclpy.get_default_context(), list(sys.argv if args is None else args))
 
 
-def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=None) -> None:
+class _PolledGroup(CallbackGroup):
+    """A callback group the executor never waits on or runs: its subscriptions are taken by :func:`take_pending`."""
+
+    def can_execute(self, entity) -> bool:  # noqa: ARG002 - the executor's question; the answer is always no
+        return False
+
+    def beginning_execution(self, entity) -> bool:  # noqa: ARG002
+        return False
+
+    def ending_execution(self, entity) -> None:
+        pass
+
+
+def take_pending(node: Node, group: CallbackGroup) -> int:
+    """Take every message waiting in ``node``'s subscriptions and run their callbacks in order of arrival (DDS
+    reception time, then subscription order); returns how many were taken.
+
+    Subscriptions not yet in ``group`` (created since the last call, rclpy's /clock subscription of the time source
+    included) are moved into it first, so that the executor no longer waits on them. One pass wakes the process
+    once for a whole batch: a node that takes 1 kHz /joint_states, /clock and commands message by message (rclpy
+    builds a wait set per wake-up) spent most of its CPU time in the executor, not in its callbacks (measured with
+    py-spy: 70% in ``wait_for_ready_callbacks``, 6% writing the bag). Taken in order of arrival, a message stamped
+    with the node clock (the recorder's commands) sees the /clock that arrived before it, as if taken at once.
+    """
+    batch: list[tuple[int, int, Any, Any]] = []  # (reception time [ns], order taken, subscription, (msg, info))
+    for sub in list(node.subscriptions):
+        if sub.callback_group is not group:
+            # with it its QoS event handlers: left in the wait set, each keeps the wait returning while messages wait
+            # (measured: spin_once then burnt its whole timeout, 9 ms of CPU per 10 ms)
+            for entity in (sub, *getattr(sub, "event_handlers", ())):
+                group.add_entity(entity)
+                entity.callback_group = group
+        try:
+            with sub.handle:
+                while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
+                    info = taken[1]
+                    batch.append((int(info.get("received_timestamp") or 0), len(batch), sub, taken))
+        except InvalidHandle:  # destroyed meanwhile (excitation's one-shot /joint_states subscription)
+            continue
+    batch.sort(key=lambda item: item[:2])
+    for _, _, sub, (msg, info) in batch:
+        callback: Callable[..., object] = sub.callback
+        if sub._callback_type is Subscription.CallbackType.MessageOnly:
+            callback(msg)
+        else:
+            callback(msg, info)
+    return len(batch)
+
+
+def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=None, batch_period: float = 0.0) -> None:
     """Spin ``node`` until SIGINT or SIGTERM arrives, the context shuts down, or ``until()`` returns True.
 
     The signal only sets a flag; the loop stops between callbacks, so no callback is cut off halfway and the context
     is still valid afterwards (call :func:`init_ros` instead of ``rclpy.init``); ``spin_once`` with a timeout of
     ``period`` [s] bounds how long a stop request waits.
+
+    With ``batch_period`` > 0 [s] the node's subscriptions are not waited on: every ``batch_period`` the loop takes
+    all their waiting messages at once, in order of arrival (:func:`take_pending`); timers and services run as
+    usual. For a node that need not answer each message at once (the recorder, the excitation's /clock) this costs
+    one wake-up per batch instead of one per message. Subscription depths must hold ``batch_period`` of traffic.
     """
     stop = {"signal": None}
 
@@ -145,9 +203,17 @@ def spin_until_shutdown(node: Node, executor=None, period: float = 0.05, until=N
     previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     executor = executor or make_executor()
     executor.add_node(node)
+    group = _PolledGroup() if batch_period > 0 else None
+    wait = min(period, batch_period) if group is not None else period
     try:
-        while stop["signal"] is None and rclpy.ok(context=node.context) and not (until and until()):
-            executor.spin_once(timeout_sec=period)
+        while True:
+            if group is not None:
+                take_pending(node, group)
+            # after the messages, before the timers: as when the executor takes each message (a clock watch sees
+            # the first /clock before a timer on that clock runs)
+            if stop["signal"] is not None or not rclpy.ok(context=node.context) or (until and until()):
+                break
+            executor.spin_once(timeout_sec=wait)
     finally:
         executor.remove_node(node)
         for sig, handler in previous.items():
@@ -178,14 +244,15 @@ def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[
              on_exit: Callable[[N], None] | None = None, watch_clock: bool = True) -> int:
     """The ``main()`` of every node: init, spin until a signal (or ``until(node)``), then clean up.
 
-    A node with a ``realtime_config`` attribute (a :class:`~deadzone_id_ros.realtime.RealtimeConfig`) gets it applied
-    in the spinning thread before the first spin (:func:`apply_node_realtime`); the state read back is stored in its
-    ``realtime_state`` attribute. ``on_exit(node)`` runs while the context is still valid (a controller publishes
-    its safe command there, a recorder closes its bag). A configuration error (DeadzoneIdError, FileNotFoundError)
-    prints one line naming the node and exits 2 without a traceback. Every node gets a :class:`SimClockWatch`
-    (attribute ``clock_watch``, unless the node made its own; ``watch_clock=False`` opts out), so each one warns
-    when it uses simulated time and no /clock arrives; a watch with a timeout that expires stops the node with exit
-    status 1.
+    A node with a ``realtime_config`` attribute (a :class:`~deadzone_id_ros.realtime.RealtimeConfig`) gets it
+    applied in the spinning thread before the first spin (:func:`apply_node_realtime`); the state read back is
+    stored in its ``realtime_state`` attribute. A node with a ``spin_batch_period`` attribute [s] > 0 has its
+    subscriptions taken in batches (:func:`spin_until_shutdown`). ``on_exit(node)`` runs while the context is still
+    valid (a controller publishes its safe command there, a recorder closes its bag). A configuration error
+    (DeadzoneIdError, FileNotFoundError) prints one line naming the node and exits 2 without a traceback. Every node
+    gets a :class:`SimClockWatch` (attribute ``clock_watch``, unless the node made its own; ``watch_clock=False``
+    opts out), so each one warns when it uses simulated time and no /clock arrives; a watch with a timeout that
+    expires stops the node with exit status 1.
 
     Returns:
         the process exit status: 0, 1 when the node's clock watch failed, or 2 on a configuration error.
@@ -204,7 +271,8 @@ def run_node(name: str, factory: Callable[[], N], args=None, *, until: Callable[
         realtime = getattr(node, "realtime_config", None)
         if isinstance(realtime, RealtimeConfig):
             node.realtime_state = apply_node_realtime(node, realtime)  # type: ignore[attr-defined]
-        spin_until_shutdown(node, until=lambda: (watch is not None and watch.poll()) or bool(until and until(node)))
+        spin_until_shutdown(node, until=lambda: (watch is not None and watch.poll()) or bool(until and until(node)),
+                            batch_period=float(getattr(node, "spin_batch_period", 0.0)))
         if watch is not None and watch.failed:
             print(f"{name}: error: {watch.failed}", file=sys.stderr)
             status = 1

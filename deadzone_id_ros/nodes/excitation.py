@@ -73,6 +73,10 @@ class ExcitationNode(Node):
         RobotDescriptionError, FileNotFoundError: the URDF cannot be read or lacks a joint.
     """
 
+    #: [s] /clock (1 kHz from a simulator) and /joint_states are taken in batches (:func:`._common.take_pending`):
+    #: the node needs the newest time every publish_period, not a wake-up per simulated millisecond
+    spin_batch_period = 0.01
+
     def __init__(self, **kwargs) -> None:
         super().__init__("excitation", **kwargs)
         self.config: ExcitationConfig = declare_dataclass_parameters(

@@ -137,6 +137,7 @@ class FeedforwardControllerNode(Node):
         self._periods: deque[float] = deque(maxlen=window)
         self._compute: deque[float] = deque(maxlen=window)
         self._latency: deque[float] = deque(maxlen=window)
+        self._awaiting_subscribers = self.node_config.wait_for_subscribers > 0  # see _subscribers_matched
 
         # deep writer history, as sim_arm's /joint_states: a recorder that falls behind still gets every command
         self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 1000)
@@ -207,7 +208,23 @@ class FeedforwardControllerNode(Node):
         self.get_logger().error(f"/joint_states lacks joint(s) {missing} (it has {list(names)}); not controlling",
                                 throttle_duration_sec=1.0)
 
+    def _subscribers_matched(self) -> bool:
+        """True once /effort_controller/commands has ``wait_for_subscribers`` matched subscribers (then for good).
+
+        In a lockstep simulation the simulator holds time until the first answer; a recorder whose subscription
+        DDS had not yet matched when the first commands went out missed them (measured: up to the first 1.6 s of
+        simulated time of a 4 s live run, when the nodes started in an unlucky order)."""
+        want, have = self.node_config.wait_for_subscribers, self._cmd_pub.get_subscription_count()
+        if have < want:
+            self.get_logger().info(f"waiting for {want} subscriber(s) of /effort_controller/commands (have {have}) "
+                                   "before the first command", once=True)
+            return False
+        self._awaiting_subscribers = False
+        return True
+
     def _on_joint_state(self, msg: JointState) -> None:
+        if self._awaiting_subscribers and not self._subscribers_matched():
+            return
         idx = self._names.indices(msg.name)
         if idx is None:
             return

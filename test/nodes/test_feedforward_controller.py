@@ -191,6 +191,41 @@ def test_a_repeated_state_is_answered_again(processes, probe):
     assert processes.stop(ctl) == 0
 
 
+def test_wait_for_subscribers_holds_the_first_command_until_every_subscriber_matched(processes, probe):
+    """With ``wait_for_subscribers`` (a lockstep simulation: the simulator and the recorder) the controller answers no
+    state until /effort_controller/commands has that many matched subscribers, so a recorder that DDS matched late
+    still gets the first command; then it answers. Here the probe is the only subscriber at first (1 of 2)."""
+    state_pub = probe.publisher(JointState, "/joint_states")
+    # use_sim_time with no /clock: simulated time stands still, so no watchdog command is published either
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true", "-p", "wait_for_subscribers:=2"],
+                          "ffc_wait_subs")
+    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0, 0.0, 0.0], effort=[0.0, 0.0, 0.0])
+    msg.header.stamp.sec = 5
+    waiting = "waiting for 2 subscriber(s) of /effort_controller/commands (have 1)"
+    assert wait_until(lambda: (state_pub.publish(msg), probe.spin(0.1), waiting in processes.log(ctl))[2], 90.0), \
+        processes.log(ctl)
+    for k in range(1, 6):  # five more states, each answered at once without the wait
+        msg.header.stamp.nanosec = k * 1_000_000
+        state_pub.publish(msg)
+        probe.spin(0.1)
+    assert probe.commands == [], f"{len(probe.commands)} command(s) before the second subscriber matched"
+    second: list = []
+    probe.node.create_subscription(Float64MultiArray, "/effort_controller/commands", second.append, 100)
+    k = 10
+
+    def answered() -> bool:
+        nonlocal k
+        k += 1
+        msg.header.stamp.nanosec = k * 1_000_000
+        state_pub.publish(msg)
+        probe.spin(0.1)
+        return bool(second) and bool(probe.commands)
+
+    assert wait_until(answered, 90.0), processes.log(ctl)
+    assert processes.stop(ctl) == 0
+
+
 def test_reset_service_over_dds_clears_the_safe_state_and_commands_resume(processes, probe):
     """~/reset (std_srvs/Trigger) called by another process's client on a node latched in the safe state."""
     state_pub = probe.publisher(JointState, "/joint_states")

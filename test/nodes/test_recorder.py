@@ -398,3 +398,57 @@ def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
     (ep,) = _episodes(out)
     with open_bag(ep) as h:
         assert len(read_joint_states(h, "/drain_test/joint_states")) == 500
+
+
+@pytest.mark.integration
+def test_log_time_is_the_clock_at_arrival_however_late_the_recorder_takes_it(tmp_path):
+    """Under simulated time a command's log time is the last /clock that reached the recorder before it, even when the
+    recorder takes its messages long after (a busy machine; here it is not spun until close()). 300 ticks of /clock k
+    ms then a command go out back to back: each command is logged at k ms. Taken one by one at the node clock of the
+    moment (rclpy's time source keeps only the newest /clock), every command got the last tick's time."""
+    import rclpy
+    from builtin_interfaces.msg import Time
+    from rclpy.duration import Duration
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+
+    from deadzone_id_ros.nodes.recorder import RecorderNode
+
+    out = tmp_path / "rec"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    ticks = 300
+    try:
+        rec = RecorderNode(context=ctx, parameter_overrides=[
+            Parameter("output_dir", value=str(out)), Parameter("autostart", value=True),
+            Parameter("use_sim_time", value=True),
+            Parameter("joint_state_topic", value="/logtime_test/joint_states"),
+            Parameter("command_topic", value="/logtime_test/commands"),
+            Parameter("reference_topic", value="/logtime_test/reference")])
+        probe = rclpy.create_node("logtime_probe", context=ctx)
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        clock_pub = probe.create_publisher(Clock, "/clock", qos)
+        cmd_pub = probe.create_publisher(Float64MultiArray, "/logtime_test/commands", qos)
+        assert wait_until(lambda: clock_pub.get_subscription_count() >= 2 and cmd_pub.get_subscription_count() > 0,
+                          30.0)  # the recorder's own /clock subscription and rclpy's time source
+        for k in range(1, ticks + 1):
+            clock_pub.publish(Clock(clock=Time(sec=0, nanosec=k * 1_000_000)))
+            time.sleep(0.0005)  # the command arrives after its tick, as a controller's answer does
+            cmd_pub.publish(Float64MultiArray(data=[float(k)] * 3))
+            time.sleep(0.0005)
+        assert cmd_pub.wait_for_all_acked(Duration(seconds=30))
+        assert clock_pub.wait_for_all_acked(Duration(seconds=30))
+        rec.close()
+        probe.destroy_node()
+        rec.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    (ep,) = _episodes(out)
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([ep]) as reader:
+        logged = {int(reader.deserialize(raw, c.msgtype).data[0]): t
+                  for c, t, raw in reader.messages() if c.topic == "/logtime_test/commands"}
+    assert len(logged) == ticks
+    assert {k: t for k, t in logged.items() if t != k * 1_000_000} == {}  # command k logged at tick k [ns]

@@ -137,7 +137,8 @@ class FeedforwardControllerNode(Node):
         self._periods: deque[float] = deque(maxlen=window)
         self._compute: deque[float] = deque(maxlen=window)
         self._latency: deque[float] = deque(maxlen=window)
-        self._awaiting_subscribers = self.node_config.wait_for_subscribers > 0  # see _subscribers_matched
+        self._awaiting_subscribers = (self.node_config.wait_for_subscribers > 0
+                                      or self.node_config.wait_for_reference_publishers > 0)  # _subscribers_matched
 
         # deep writer history, as sim_arm's /joint_states: a recorder that falls behind still gets every command
         self._cmd_pub = self.create_publisher(Float64MultiArray, "/effort_controller/commands", 1000)
@@ -156,7 +157,8 @@ class FeedforwardControllerNode(Node):
         sim_time = bool(self.get_parameter("use_sim_time").value)
         self._pipeline = ReferencePipeline(self.controller, lambda raw, now: decode_reference(raw, now, self._time),
                                            self.node_config.reference_lead, wait=1.0 if sim_time else 0.0)
-        self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10, raw=True)
+        self._reference_sub = self.create_subscription(JointTrajectory, "~/reference", self._on_reference, 10,
+                                                       raw=True)
         self._watchdog_timer = self.create_timer(self.config.watchdog_timeout / 5.0, self._on_watchdog,
                                                  clock=self._steady)
         self.create_service(Trigger, "~/reset", self._on_reset)
@@ -209,15 +211,21 @@ class FeedforwardControllerNode(Node):
                                 throttle_duration_sec=1.0)
 
     def _subscribers_matched(self) -> bool:
-        """True once /effort_controller/commands has ``wait_for_subscribers`` matched subscribers (then for good).
+        """True once /effort_controller/commands has ``wait_for_subscribers`` matched subscribers and ~/reference
+        ``wait_for_reference_publishers`` matched publishers (then for good).
 
         In a lockstep simulation the simulator holds time until the first answer; a recorder whose subscription
         DDS had not yet matched when the first commands went out missed them (measured: up to the first 1.6 s of
-        simulated time of a 4 s live run, when the nodes started in an unlucky order)."""
-        want, have = self.node_config.wait_for_subscribers, self._cmd_pub.get_subscription_count()
-        if have < want:
-            self.get_logger().info(f"waiting for {want} subscriber(s) of /effort_controller/commands (have {have}) "
-                                   "before the first command", once=True)
+        simulated time of a 4 s live run, when the nodes started in an unlucky order), and time ran on while the
+        excitation was still starting."""
+        nc = self.node_config
+        have_subs = self._cmd_pub.get_subscription_count()
+        have_pubs = self._reference_sub.get_publisher_count()
+        if have_subs < nc.wait_for_subscribers or have_pubs < nc.wait_for_reference_publishers:
+            self.get_logger().info(
+                f"waiting for {nc.wait_for_subscribers} subscriber(s) of /effort_controller/commands (have "
+                f"{have_subs}) and {nc.wait_for_reference_publishers} publisher(s) of ~/reference (have {have_pubs}) "
+                "before the first command", once=True)
             return False
         self._awaiting_subscribers = False
         return True

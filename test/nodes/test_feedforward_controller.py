@@ -226,6 +226,40 @@ def test_wait_for_subscribers_holds_the_first_command_until_every_subscriber_mat
     assert processes.stop(ctl) == 0
 
 
+def test_wait_for_reference_publishers_holds_the_first_command_until_the_reference_publisher_matched(processes,
+                                                                                                    probe):
+    """With ``wait_for_reference_publishers`` (a lockstep simulation: the excitation) no state is answered, so
+    simulated time stays put, until ~/reference has that many matched publishers: here 2, the probe's own (the
+    fixture's ``ref_pub``) and one it creates late."""
+    state_pub = probe.publisher(JointState, "/joint_states")
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
+                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true", "-p", "wait_for_reference_publishers:=2"],
+                          "ffc_wait_ref")
+    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0, 0.0, 0.0], effort=[0.0, 0.0, 0.0])
+    msg.header.stamp.sec = 5
+    waiting = "and 2 publisher(s) of ~/reference (have 1)"
+    assert wait_until(lambda: (state_pub.publish(msg), probe.spin(0.1), waiting in processes.log(ctl))[2], 90.0), \
+        processes.log(ctl)
+    for k in range(1, 6):
+        msg.header.stamp.nanosec = k * 1_000_000
+        state_pub.publish(msg)
+        probe.spin(0.1)
+    assert probe.commands == [], f"{len(probe.commands)} command(s) before the reference had a publisher"
+    probe.publisher(JointTrajectory, "/feedforward_controller/reference")
+    k = 10
+
+    def answered() -> bool:
+        nonlocal k
+        k += 1
+        msg.header.stamp.nanosec = k * 1_000_000
+        state_pub.publish(msg)
+        probe.spin(0.1)
+        return bool(probe.commands)
+
+    assert wait_until(answered, 90.0), processes.log(ctl)
+    assert processes.stop(ctl) == 0
+
+
 def test_reset_service_over_dds_clears_the_safe_state_and_commands_resume(processes, probe):
     """~/reset (std_srvs/Trigger) called by another process's client on a node latched in the safe state."""
     state_pub = probe.publisher(JointState, "/joint_states")

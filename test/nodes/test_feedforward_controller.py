@@ -191,72 +191,41 @@ def test_a_repeated_state_is_answered_again(processes, probe):
     assert processes.stop(ctl) == 0
 
 
-def test_wait_for_subscribers_holds_the_first_command_until_every_subscriber_matched(processes, probe):
-    """With ``wait_for_subscribers`` (a lockstep simulation: the simulator and the recorder) the controller answers no
-    state until /effort_controller/commands has that many matched subscribers, so a recorder that DDS matched late
-    still gets the first command; then it answers. Here the probe is the only subscriber at first (1 of 2)."""
+@pytest.mark.parametrize("parameter, waiting, late_entity", [
+    ("wait_for_subscribers:=2", "waiting for 2 subscriber(s) of /effort_controller/commands (have 1)", "subscriber"),
+    ("wait_for_reference_publishers:=2", "and 2 publisher(s) of ~/reference (have 1)", "publisher"),
+])
+def test_wait_for_the_graph_holds_the_first_command_until_every_endpoint_matched(processes, probe, parameter, waiting,
+                                                                                 late_entity):
+    """With ``wait_for_subscribers`` (a lockstep simulation: the simulator and the recorder) or
+    ``wait_for_reference_publishers`` (the excitation) the controller answers no state, so simulated time stays put,
+    until /effort_controller/commands has that many matched subscribers, or ~/reference that many publishers: a
+    recorder that DDS matched late still gets the first command. The probe has one of each (its ``commands``
+    listener, its ``ref_pub``) and creates the second late."""
     state_pub = probe.publisher(JointState, "/joint_states")
     # use_sim_time with no /clock: simulated time stands still, so no watchdog command is published either
     ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
-                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true", "-p", "wait_for_subscribers:=2"],
-                          "ffc_wait_subs")
+                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true", "-p", parameter], "ffc_wait_graph")
     msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0, 0.0, 0.0], effort=[0.0, 0.0, 0.0])
     msg.header.stamp.sec = 5
-    waiting = "waiting for 2 subscriber(s) of /effort_controller/commands (have 1)"
-    assert wait_until(lambda: (state_pub.publish(msg), probe.spin(0.1), waiting in processes.log(ctl))[2], 90.0), \
-        processes.log(ctl)
-    for k in range(1, 6):  # five more states, each answered at once without the wait
-        msg.header.stamp.nanosec = k * 1_000_000
-        state_pub.publish(msg)
-        probe.spin(0.1)
-    assert probe.commands == [], f"{len(probe.commands)} command(s) before the second subscriber matched"
-    second: list = []
-    probe.node.create_subscription(Float64MultiArray, "/effort_controller/commands", second.append, 100)
-    k = 10
+    k = 0
 
-    def answered() -> bool:
+    def send() -> None:
         nonlocal k
-        k += 1
+        k += 1  # a new state each time (1 ms apart), each one answered at once without the wait
         msg.header.stamp.nanosec = k * 1_000_000
         state_pub.publish(msg)
         probe.spin(0.1)
-        return bool(second) and bool(probe.commands)
 
-    assert wait_until(answered, 90.0), processes.log(ctl)
-    assert processes.stop(ctl) == 0
-
-
-def test_wait_for_reference_publishers_holds_the_first_command_until_the_reference_publisher_matched(processes,
-                                                                                                    probe):
-    """With ``wait_for_reference_publishers`` (a lockstep simulation: the excitation) no state is answered, so
-    simulated time stays put, until ~/reference has that many matched publishers: here 2, the probe's own (the
-    fixture's ``ref_pub``) and one it creates late."""
-    state_pub = probe.publisher(JointState, "/joint_states")
-    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS,
-                           "-p", "mode:=pd_dob", "-p", "use_sim_time:=true", "-p", "wait_for_reference_publishers:=2"],
-                          "ffc_wait_ref")
-    msg = JointState(name=list(NAMES), position=[0.0, 0.3, 0.6], velocity=[0.0, 0.0, 0.0], effort=[0.0, 0.0, 0.0])
-    msg.header.stamp.sec = 5
-    waiting = "and 2 publisher(s) of ~/reference (have 1)"
-    assert wait_until(lambda: (state_pub.publish(msg), probe.spin(0.1), waiting in processes.log(ctl))[2], 90.0), \
-        processes.log(ctl)
-    for k in range(1, 6):
-        msg.header.stamp.nanosec = k * 1_000_000
-        state_pub.publish(msg)
-        probe.spin(0.1)
-    assert probe.commands == [], f"{len(probe.commands)} command(s) before the reference had a publisher"
-    probe.publisher(JointTrajectory, "/feedforward_controller/reference")
-    k = 10
-
-    def answered() -> bool:
-        nonlocal k
-        k += 1
-        msg.header.stamp.nanosec = k * 1_000_000
-        state_pub.publish(msg)
-        probe.spin(0.1)
-        return bool(probe.commands)
-
-    assert wait_until(answered, 90.0), processes.log(ctl)
+    assert wait_until(lambda: (send(), waiting in processes.log(ctl))[1], 90.0), processes.log(ctl)
+    for _ in range(5):
+        send()
+    assert probe.commands == [], f"{len(probe.commands)} command(s) before the second {late_entity} matched"
+    if late_entity == "subscriber":
+        probe.node.create_subscription(Float64MultiArray, "/effort_controller/commands", lambda _m: None, 100)
+    else:
+        probe.publisher(JointTrajectory, "/feedforward_controller/reference")
+    assert wait_until(lambda: (send(), bool(probe.commands))[1], 90.0), processes.log(ctl)
     assert processes.stop(ctl) == 0
 
 

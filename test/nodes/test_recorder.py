@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -358,29 +359,46 @@ def test_live_autostart_and_sigterm_close_cleanly(processes, tmp_path):
         assert len(read_joint_states(h, "/joint_states")) > 100
 
 
-@pytest.mark.integration
-def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
-    """A recorder that runs behind (here: never spun) closes its episode with every state that had reached it: 500
-    states wait in its queue (delivered: acknowledged to the reliable publisher) when close() runs; without the drain
-    the episode has none of them."""
+
+@contextmanager
+def _unspun_recorder(out: Path, prefix: str, sim_time: bool = False):
+    """An in-process RecorderNode (autostart, topics under ``prefix``) that is never spun, and a probe node in the same
+    context: yields (recorder, probe); on exit the recorder's close() runs (its drain takes what arrived), then both
+    nodes and the context go."""
     import rclpy
-    from rclpy.duration import Duration
     from rclpy.parameter import Parameter
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from sensor_msgs.msg import JointState
 
     from deadzone_id_ros.nodes.recorder import RecorderNode
 
-    out = tmp_path / "rec"
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     try:
         rec = RecorderNode(context=ctx, parameter_overrides=[
             Parameter("output_dir", value=str(out)), Parameter("autostart", value=True),
-            Parameter("joint_state_topic", value="/drain_test/joint_states"),
-            Parameter("command_topic", value="/drain_test/commands"),
-            Parameter("reference_topic", value="/drain_test/reference")])
-        probe = rclpy.create_node("drain_probe", context=ctx)
+            Parameter("use_sim_time", value=sim_time),
+            Parameter("joint_state_topic", value=f"{prefix}/joint_states"),
+            Parameter("command_topic", value=f"{prefix}/commands"),
+            Parameter("reference_topic", value=f"{prefix}/reference")])
+        probe = rclpy.create_node(f"{prefix.strip('/')}_probe", context=ctx)
+        yield rec, probe
+        rec.close()
+        probe.destroy_node()
+        rec.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+
+
+@pytest.mark.integration
+def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
+    """A recorder that runs behind (here: never spun) closes its episode with every state that had reached it: 500
+    states wait in its queue (delivered: acknowledged to the reliable publisher) when close() runs; without the drain
+    the episode has none of them."""
+    from rclpy.duration import Duration
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    out = tmp_path / "rec"
+    with _unspun_recorder(out, "/drain_test") as (_rec, probe):
         pub = probe.create_publisher(JointState, "/drain_test/joint_states",
                                      QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
@@ -390,11 +408,6 @@ def test_close_takes_in_the_messages_that_arrived_before_it(tmp_path):
             msg.header.stamp.nanosec = k * 1_000_000
             pub.publish(msg)
         assert pub.wait_for_all_acked(Duration(seconds=30))
-        rec.close()
-        probe.destroy_node()
-        rec.destroy_node()
-    finally:
-        rclpy.shutdown(context=ctx)
     (ep,) = _episodes(out)
     with open_bag(ep) as h:
         assert len(read_joint_states(h, "/drain_test/joint_states")) == 500
@@ -406,27 +419,14 @@ def test_log_time_is_the_clock_at_arrival_however_late_the_recorder_takes_it(tmp
     recorder takes its messages long after (a busy machine; here it is not spun until close()). 300 ticks of /clock k
     ms then a command go out back to back: each command is logged at k ms. Taken one by one at the node clock of the
     moment (rclpy's time source keeps only the newest /clock), every command got the last tick's time."""
-    import rclpy
     from builtin_interfaces.msg import Time
     from rclpy.duration import Duration
-    from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
 
-    from deadzone_id_ros.nodes.recorder import RecorderNode
-
     out = tmp_path / "rec"
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
     ticks = 300
-    try:
-        rec = RecorderNode(context=ctx, parameter_overrides=[
-            Parameter("output_dir", value=str(out)), Parameter("autostart", value=True),
-            Parameter("use_sim_time", value=True),
-            Parameter("joint_state_topic", value="/logtime_test/joint_states"),
-            Parameter("command_topic", value="/logtime_test/commands"),
-            Parameter("reference_topic", value="/logtime_test/reference")])
-        probe = rclpy.create_node("logtime_probe", context=ctx)
+    with _unspun_recorder(out, "/logtime_test", sim_time=True) as (_rec, probe):
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         clock_pub = probe.create_publisher(Clock, "/clock", qos)
         cmd_pub = probe.create_publisher(Float64MultiArray, "/logtime_test/commands", qos)
@@ -439,11 +439,6 @@ def test_log_time_is_the_clock_at_arrival_however_late_the_recorder_takes_it(tmp
             time.sleep(0.0005)
         assert cmd_pub.wait_for_all_acked(Duration(seconds=30))
         assert clock_pub.wait_for_all_acked(Duration(seconds=30))
-        rec.close()
-        probe.destroy_node()
-        rec.destroy_node()
-    finally:
-        rclpy.shutdown(context=ctx)
     (ep,) = _episodes(out)
     from rosbags.highlevel import AnyReader
 

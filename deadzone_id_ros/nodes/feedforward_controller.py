@@ -5,8 +5,9 @@ limits and the watchdog are documented there).
 
 Topics:
 - subscribes ``/joint_states`` (sensor_msgs/JointState; joints mapped by name; the header stamps give the period).
-  Each message is one control tick (messages closer than half a control period to the previous one are skipped),
-  so the command follows the state with the least latency.
+  Each message is one control tick, at most ``control_rate`` on average, so the command follows the state with the
+  least latency (:class:`~deadzone_id_ros.control.tick_gate.TickGate`: a tick is due one period after the last one
+  was due, so a late state followed by an on-time one costs no tick).
 - subscribes ``~/reference`` (trajectory_msgs/JointTrajectory): absolute time of a point = header.stamp (zero:
   now) + time_from_start; sampled with continuous q, dq, ddq; a new message replaces the previous reference
   ``reference_lead`` after it arrives (prepared meanwhile in a worker thread, off the control callback:
@@ -74,6 +75,7 @@ from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_R
 from ..control.model_swap import MODEL_FIELDS
 from ..control.reference_pipeline import ReferencePipeline
 from ..control.state_names import StateNameMap
+from ..control.tick_gate import TickGate
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
@@ -119,9 +121,8 @@ class FeedforwardControllerNode(Node):
         self.realtime_state: RealtimeState = current_state()
         # name list of a /joint_states message -> indices of the controlled joints in it (None: another publisher's)
         self._names = StateNameMap(self.config.joint_names, self._on_foreign_states, self._on_missing_joints)
-        self._last_stamp_ns: int | None = None
         self._time = EpochSeconds()  # the controller's float seconds, precise at wall-clock stamps
-        self._min_period_ns = int(0.5e9 / self.config.control_rate)
+        self._gate = TickGate(self.config.control_rate)  # which states are ticks (stamps in ns)
         self._ticks = 0
         self._bad_states = 0
         self._references = 0
@@ -245,8 +246,8 @@ class FeedforwardControllerNode(Node):
             )
             return
         stamp_ns = stamp_to_ns(msg.header.stamp)
-        if self._last_stamp_ns is not None and 0 <= stamp_ns - self._last_stamp_ns < self._min_period_ns:
-            if stamp_ns == self._last_stamp_ns:
+        if not self._gate.is_tick(stamp_ns):
+            if stamp_ns == self._gate.last_ns:
                 # The same state again: a simulator in lockstep repeats its state until a command reaches it (the
                 # first one can be lost while DDS is still matching). Answer with the command already computed.
                 self._steady_last_ns = time.monotonic_ns()
@@ -269,10 +270,10 @@ class FeedforwardControllerNode(Node):
             self._publish_stamped(msg.header.stamp, q_d if q_d is None or self._command_identity
                                   else q_d[self._to_command])
         now_ns = self.get_clock().now().nanoseconds
-        if self._last_stamp_ns is None or stamp_ns > self._last_stamp_ns:  # a stamp going back is no period
-            if self._last_stamp_ns is not None:
-                self._periods.append(ns_to_s(stamp_ns - self._last_stamp_ns))
-            self._last_stamp_ns = stamp_ns
+        last_ns = self._gate.last_ns
+        if last_ns is not None and stamp_ns > last_ns:  # a stamp going back is no period
+            self._periods.append(ns_to_s(stamp_ns - last_ns))
+        self._gate.ticked(stamp_ns)
         self._compute.append(compute)
         self._latency.append(ns_to_s(now_ns - stamp_ns))
         self._ticks += 1

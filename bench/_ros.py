@@ -10,6 +10,7 @@ counted as late as it is. The same function measures the controller and the bare
 from __future__ import annotations
 
 import gc
+import math
 import os
 import signal
 import subprocess
@@ -140,7 +141,10 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
     Returns:
         latency_median_us, latency_p99_us (answered states), late_fraction (answered after ``LATE_S`` or never),
         answered_rate_hz (answers per second of window), state_rate_hz, bunched_fraction (the part of
-        late_fraction that is states never answered and sent less than half a period after the previous one).
+        late_fraction that is states never answered and sent less than half a period after the previous one),
+        missed_fraction (the 1 kHz slots this stand-in overran and skipped, as ros2_control_node skips the cycles
+        it missed: no state, so no late answer, is counted for them). An answer's arrival is its DDS reception
+        time in this process, so the stand-in's own delay in taking it is not counted against the answerer.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -153,8 +157,11 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
     node = Node("bench_hw", context=ctx)
     answers: dict[int, int] = {}  # state stamp [ns] -> arrival [ns]
 
-    def on_answer(m: JointState) -> None:
-        answers.setdefault(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, time.time_ns())
+    def on_answer(m: JointState, info) -> None:
+        # the answer's arrival is its DDS reception time in this process (system clock, as the state stamps), not
+        # the moment this loop got round to its callback: the stand-in's own delays are not the answerer's
+        arrival = int(info.get("received_timestamp") or 0) or time.time_ns()
+        answers.setdefault(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, arrival)
 
     node.create_subscription(JointState, answer_topic, on_answer, 100)
     pub = node.create_publisher(JointState, "/joint_states", 10)
@@ -182,12 +189,12 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         sent: list[int] = []
         t_next = time.perf_counter()
         next_ref = 0
-        k = 0
+        k = skipped = 0
         measuring = False
         while True:
             now = time.monotonic()
             if not measuring and now >= end_warm:
-                measuring, k, next_ref = True, 0, 0
+                measuring, k, next_ref, skipped = True, 0, 0, 0
                 end = t_next + seconds
             if measuring and t_next >= end:
                 break
@@ -199,6 +206,14 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
                     next_ref += 500
                 k += 1
             t_next += 1e-3
+            if (behind := time.perf_counter() - t_next) > 0:
+                # an overrun of this stand-in: skip the slots it missed, as ros2_control_node's loop does, instead
+                # of sending a burst of states stamped within microseconds of each other; counted in missed_fraction
+                missed = math.ceil(behind / 1e-3)
+                t_next += missed * 1e-3
+                if measuring:
+                    k += missed
+                    skipped += missed
             while (p := time.perf_counter()) < t_next:
                 ex.spin_once(timeout_sec=max(0.0, t_next - p))
         drain = time.monotonic() + 0.2  # answers still in flight for the last states
@@ -222,4 +237,6 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         # never answered and sent less than half a period after the previous state (a burst after a stall of this
         # stand-in): the controller skips such a state by design; counted late all the same, and said here
         "bunched_fraction": float(np.mean(~answered & (np.diff(sent_arr, prepend=sent_arr[0] - 10**6) < 500_000))),
+        # 1 kHz slots of the window this stand-in itself overran and skipped (no state sent, so none judged)
+        "missed_fraction": skipped / max(1, k),
     }

@@ -23,8 +23,9 @@ in parallel do not clash. The same sweep runs once in this process (``--engine l
   in-process run as one CPU's work; on shared cores it also holds what other processes took;
 - ``sweep_ray_same_metrics``: 1 when every cell's RMSE of every method is the same on both paths.
 
-Token authentication (on by default since Ray 2.59): the head writes ``~/.ray/auth_token`` when none is there; the
-second node and the driver send it with ``RAY_AUTH_MODE=token``. The cluster is stopped in a ``finally`` by ending
+Token authentication (on by default since Ray 2.59): the bench writes a token of its own into the cluster's temp
+dir and points ``RAY_AUTH_TOKEN_PATH`` at it for the head, the second node and the driver (with
+``RAY_AUTH_MODE=token``); ``~/.ray`` is left alone. The cluster is stopped in a ``finally`` by ending
 the processes of its own session only (their command lines or open log files name its temp dir), never ``ray stop``,
 which would end every Ray process of the machine, other users' included.
 Run: ``python bench/bench_sweep_ray.py [--quick]``, or through ``make bench`` (bench/run_all.py). Needs the ray
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -155,6 +157,12 @@ def run(quick: bool = False) -> dict[str, float]:
         t_local = time.perf_counter() - t0
         print(f"in-process: {len(local.cells)} cells in {t_local:.1f} s ({len(local.failed)} failed)")
 
+        # this cluster's own token, in its temp dir: Ray 2.60's `ray start` does not create one, and ~/.ray is the
+        # user's (measured: on a machine without ~/.ray/auth_token the head refused to start)
+        token = Path(temp) / "auth_token"
+        token.write_text(secrets.token_hex(32))
+        token.chmod(0o600)
+        os.environ["RAY_AUTH_TOKEN_PATH"] = str(token)
         port = _free_ports(1)[0]
         t0 = time.perf_counter()
         _ray("--head", "--num-cpus", "1", "--port", str(port), "--temp-dir", temp, "--include-dashboard=false",
@@ -162,7 +170,7 @@ def run(quick: bool = False) -> dict[str, float]:
         _ray("--address", f"127.0.0.1:{port}", "--num-cpus", "1", "--node-ip-address", "127.0.0.1", *_node_ports())
         t_start = time.perf_counter() - t0
         print(f"two-node cluster (1 CPU each) up in {t_start:.1f} s")
-        os.environ["RAY_AUTH_MODE"] = "token"  # token authentication (Ray >= 2.59): the driver sends ~/.ray/auth_token
+        os.environ["RAY_AUTH_MODE"] = "token"  # token authentication (Ray >= 2.59): the driver sends that token
         t0 = time.perf_counter()
         remote = run_sweep(sweep, work / "ray", engine="ray", address=f"127.0.0.1:{port}", log=print)
         t_ray = time.perf_counter() - t0

@@ -25,13 +25,19 @@ NAMES = ("joint1", "joint2", "joint3")
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 SIM_PARAMS = str(REPO / "config" / "sim_arm.yaml")
 
+PROBE_DEPTH = 10000  # messages of history per 1 kHz topic: 10 s
+
 
 @pytest.fixture
 def probe(ros_probe):
     """The shared test node, recording /joint_states, commands, diagnostics and torque parts; ``ref_pub`` publishes
     the controller's reference."""
-    ros_probe.states = ros_probe.listen("/joint_states", JointState, keep=lambda m: m)
-    ros_probe.commands = ros_probe.listen("/effort_controller/commands", Float64MultiArray, keep=lambda m: list(m.data))
+    # In lockstep the simulator runs as fast as the controller answers, never waiting for this probe: a history
+    # deep enough for a whole run (about 4000 states of 1 ms) so that a probe that falls behind on a busy machine
+    # loses none (with 100, one run under load kept 137 of the 3000 states of its reference)
+    ros_probe.states = ros_probe.listen("/joint_states", JointState, qos=PROBE_DEPTH, keep=lambda m: m)
+    ros_probe.commands = ros_probe.listen("/effort_controller/commands", Float64MultiArray, qos=PROBE_DEPTH,
+                                          keep=lambda m: list(m.data))
     ros_probe.diagnostics = ros_probe.listen("/diagnostics", DiagnosticArray, qos=10, keep=lambda m: m)
     ros_probe.parts = ros_probe.listen("/feedforward_controller/torque_parts", Float64MultiArray, qos=10,
                                        keep=lambda m: m)
@@ -76,6 +82,7 @@ def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
     idx = [list(probe.states[0].name).index(j) for j in NAMES]
     q = np.array([np.asarray(m.position)[idx] for m in probe.states])
     inside = (stamps > t0_ns * 1e-9) & (stamps < t0_ns * 1e-9 + seconds)
+    print(f"{mode}: {inside.sum()} joint states during the {seconds:g} s reference")
     assert inside.sum() > 300, f"only {inside.sum()} joint states during the reference"
     q_d = sampler.sample_many(stamps[inside])[0]
     rmse = float(np.sqrt(np.mean((q_d - q[inside]) ** 2)))

@@ -1,5 +1,5 @@
-"""Which joint states are control ticks: at most the control rate on average, and jitter in the state stamps costs no
-tick.
+"""Which joint states are control ticks: never closer than half a period (as before), and jitter in the state stamps
+costs no tick.
 
 A controller driven by its state messages (``/joint_states`` from joint_state_broadcaster) answers each state that
 is a tick and skips the others, so that a publisher much faster than ``control_rate`` does not make it compute

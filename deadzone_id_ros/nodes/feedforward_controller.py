@@ -5,9 +5,9 @@ limits and the watchdog are documented there).
 
 Topics:
 - subscribes ``/joint_states`` (sensor_msgs/JointState; joints mapped by name; the header stamps give the period).
-  Each message is one control tick, at most ``control_rate`` on average, so the command follows the state with the
-  least latency (:class:`~deadzone_id_ros.control.tick_gate.TickGate`: a tick is due one period after the last one
-  was due, so a late state followed by an on-time one costs no tick).
+  Each message is one control tick unless it comes less than half a period after the last one, so the command
+  follows the state with the least latency (:class:`~deadzone_id_ros.control.tick_gate.TickGate`: a tick is due
+  one period after the last one was due, so a late state followed by an on-time one costs no tick).
 - subscribes ``~/reference`` (trajectory_msgs/JointTrajectory): absolute time of a point = header.stamp (zero:
   now) + time_from_start; sampled with continuous q, dq, ddq; a new message replaces the previous reference
   ``reference_lead`` after it arrives (prepared meanwhile in a worker thread, off the control callback:

@@ -208,7 +208,7 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
             assert val is not None  # _evaluate fills it
             log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(metrics.test.rmse_per_joint)} "
                 f"{unit_label(inputs.effort_units)} (mean "
-                f"{metrics.test.rmse_mean:.4f}); validation {fmt_values([val.rmse_mean])}"
+                f"{fmt_values([metrics.test.rmse_mean])}); validation {fmt_values([val.rmse_mean])}"
                 + "".join(f"; {j}: {MISSING} ({why})" for j, why in metrics.missing.items()))
             if s == 0:
                 preds[method], val_metrics[method] = pred, val
@@ -350,7 +350,7 @@ def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs
     has_net = run.fit.model.mlp is not None
     saved = save_method(run, out / PICK_DIR, inputs, data, config.with_overrides(seed=pick.seed), onnx=has_net)
     pick.onnx = f"{PICK_DIR}/{saved.onnx_file}" if saved.onnx_file else None
-    log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {pick.test_rmse_mean:.4f} "
+    log(f"pick: {pick.method} seed {pick.seed} ({pick.reason}); its test RMSE {fmt_values([pick.test_rmse_mean])} "
         f"{unit_label(inputs.effort_units)}; "
         f"exported to {out / PICK_DIR}; how sure: {pick.confidence}")
     return pick

@@ -235,7 +235,8 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         "answered_rate_hz": float(answered.sum() / window),
         "state_rate_hz": float(len(sent_arr) / window),
         # never answered and sent less than half a period after the previous state (a burst after a stall of this
-        # stand-in): the controller skips such a state by design; counted late all the same, and said here
+        # stand-in): the controller's TickGate skips such a state when it is off its 1 ms grid; counted late all
+        # the same, and said here
         "bunched_fraction": float(np.mean(~answered & (np.diff(sent_arr, prepend=sent_arr[0] - 10**6) < 500_000))),
         # 1 kHz slots of the window this stand-in itself overran and skipped (no state sent, so none judged)
         "missed_fraction": skipped / max(1, k),

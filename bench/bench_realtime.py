@@ -16,9 +16,10 @@ Per scenario (model rbd, mode ctc_dob: no training needed):
   of this process (the hardware stand-in) is off during that window, so its pauses are not counted as the
   controller's (measured: with it on, about 1% of the states were answered late by the stand-in's own pauses).
   ``ctrl_late_bunched_fraction_<scenario>``: the part of the late fraction that is states never answered and sent
-  less than half a period after the previous one (the stand-in catching up after a stall of its own: the controller
-  skips such a state by design). The stand-in skips the 1 kHz slots it overran itself, as ros2_control_node skips
-  missed cycles, instead of catching up with a burst of states stamped microseconds apart
+  less than half a period after the previous one (the stand-in catching up after a stall of its own: the controller's
+  TickGate skips such a state when it is not yet due on its period grid). The stand-in skips the 1 kHz slots it
+  overran itself, as ros2_control_node skips missed cycles, instead of catching up with a burst of states stamped
+  microseconds apart
   (``standin_missed_fraction_<scenario>``: those slots send nothing and are judged neither way). Before it did,
   the bursts were 0.2-0.9% of the states and the controller skipped them as faster than its rate; a plain
   SCHED_FIFO 50 loop sleeping to 1 ms deadlines overshoots by more than 0.5 ms in 0.3-0.45% of its periods on

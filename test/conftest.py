@@ -234,6 +234,21 @@ class RosProbe:
                 return True
         return until() if until is not None else True
 
+    def drain(self, quiet: float = 0.5) -> int:
+        """Take every message still queued for this probe: spin until one ``spin_once`` of ``quiet`` [s] adds
+        nothing to any listened topic. Call it once the publishers are stopped, so that a backlog of an earlier run
+        (a probe that fell behind on a busy machine keeps up to its history depth) is not read as the next run's.
+        Returns how many messages it took."""
+        def total() -> int:
+            return sum(len(v) for v in self.messages.values())
+
+        start = total()
+        while True:
+            before = total()
+            self.executor.spin_once(timeout_sec=quiet)
+            if total() == before:
+                return total() - start
+
     def client(self, srv_type: type, service: str):  # noqa: ANN201 - an rclpy Client
         """The probe's client of ``service``, created on first use and kept (a new one would need discovery again)."""
         if service not in self._clients:

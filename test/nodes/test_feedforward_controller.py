@@ -55,6 +55,12 @@ def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
     The simulator owns time and runs in lockstep with the controller (each 1 ms tick waits for the command that
     answers the last state), so the result measures the control law over DDS, not how busy the machine is.
     """
+    # the probe may still hold a backlog of the last mode's run (its history is deep so that it loses nothing):
+    # taken now, before this run's simulator starts, none of it can be read as this run's start state (its stamp
+    # t0, its position the reference's start) or land in this run's window. Measured under load: 79-4073 messages
+    # of the run before were still queued here; without this drain 1 of 2 runs failed (ctc_dob 0.032 rad with 3599
+    # states in its 3 s window; a full-suite run: pd_dob 0.52 rad, 0.001 idle), with it 2 of 2 passed.
+    drained = probe.drain()
     probe.states.clear()
     sim = processes.start([executable("sim_arm"), "--ros-args", "--params-file", SIM_PARAMS,
                            "-p", "clock_mode:=sim", "-p", "lockstep:=true"], f"sim_{mode}")
@@ -82,7 +88,8 @@ def _track(processes, probe, mode: str, seconds: float = 3.0) -> float:
     idx = [list(probe.states[0].name).index(j) for j in NAMES]
     q = np.array([np.asarray(m.position)[idx] for m in probe.states])
     inside = (stamps > t0_ns * 1e-9) & (stamps < t0_ns * 1e-9 + seconds)
-    print(f"{mode}: {inside.sum()} joint states during the {seconds:g} s reference")
+    print(f"{mode}: {inside.sum()} joint states during the {seconds:g} s reference "
+          f"({drained} messages of the run before drained first)")
     assert inside.sum() > 300, f"only {inside.sum()} joint states during the reference"
     q_d = sampler.sample_many(stamps[inside])[0]
     rmse = float(np.sqrt(np.mean((q_d - q[inside]) ** 2)))

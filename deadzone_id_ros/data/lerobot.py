@@ -44,7 +44,7 @@ __all__ = ["CURRENT_UNIT", "INFO_FILE", "LOAD_UNIT", "POSITION_UNITS", "LerobotD
            "open_lerobot"]
 
 INFO_FILE = "meta/info.json"
-#: A Feetech/Dynamixel servo's Present_Load: PWM duty in 0.1 % (the same string as the loader's unit for it).
+#: A Feetech/Dynamixel servo's Present_Load: PWM duty in 0.1 %.
 LOAD_UNIT = "0.1%duty"
 #: A Feetech servo's Present_Current, in the register's raw steps (the servo's manual gives the current per step).
 CURRENT_UNIT = "Present_Current"

@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import SafetyError
 from ..models.base import InverseDynamicsModel, check_joint_arrays, is_joint_vector
 from ..robot import RobotDescription
+from .arm_check import ArmReference, arm_verdict
 from .config import ControllerConfig, check_fixed_fields
 from .dob import DisturbanceObserver
 from .limits import all_finite as _all_finite
@@ -68,8 +69,9 @@ class FeedforwardController:
         description: the robot description giving effort limits (default: read from ``config.urdf_path``).
 
     Raises:
-        SafetyError: the model's joints differ from ``config.joint_names`` (missing and extra joints named), or the
-            description lacks joints.
+        SafetyError: the model's joints differ from ``config.joint_names`` (missing and extra joints named), the
+            description lacks joints, or the model carries a URDF of another arm (:mod:`.arm_check`: the joint, the
+            bodies and the torque difference named).
         FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or a controlled joint's effort limit is 0,
             negative or missing (the joint and the fix are named).
     """
@@ -95,6 +97,10 @@ class FeedforwardController:
                               f"controller's {list(self.joint_names)}")
         description.check_effort_limits()  # effort="0" (CAD exports) would clamp every command to 0 N·m
         self.description = description
+        other_arm, why = arm_verdict(model, ArmReference.of(description), self.joint_names,
+                                     description.effort_limit * config.effort_limit_scale)
+        if other_arm:
+            raise SafetyError(f"{why}; refusing to start")
         self.status = ControllerStatus.for_joints(n)
         self._n = n
         self._zero = np.zeros(n)
@@ -163,7 +169,8 @@ class FeedforwardController:
         """
         if config is not None:
             check_model_fields(self.config, config)
-        verdict = check_swap(model, self.joint_names, self.effort_limit, *self._probe.states(probe))
+        verdict = check_swap(model, self.joint_names, self.effort_limit, *self._probe.states(probe),
+                             arm=ArmReference.of(self.description))
         if verdict.accepted:
             self._binding, self.model = bind_model(model, self.joint_names), model
             self.config = config or self.config

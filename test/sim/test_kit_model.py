@@ -92,3 +92,18 @@ def test_a_profile_refuses_a_zero_effort_limit_or_encoder_resolution(tmp_path):
     bad.write_text(path.read_text().replace(f"value: {COUNT!r}", "value: 0.0", 1))
     with pytest.raises(ConfigError, match=r"settings.joint1.encoder_resolution\[0\] = 0.0 must be a finite positive"):
         load_profile(bad)
+
+
+def test_a_present_load_recording_is_loaded_with_its_unit_declared(tmp_path):
+    """A bag whose effort is the simulated servo's Present_Load: the loader's effort-unit handling names the unit
+    (so training warns and the controller refuses a model of it) instead of calling it unknown or N·m."""
+    from deadzone_id_ros.data.dataset import load_dataset
+    from deadzone_id_ros.data.effort_units import PRESENT_LOAD
+    from deadzone_id_ros.sim.record import simulate_bag
+
+    _, robot = _kit(tmp_path)
+    sim = sim_config(robot, effort_readout="present_load", no_load_speed=(5.0, 5.0, 5.0))
+    bag = simulate_bag(4.0, 5, tmp_path / "servo_bag", sim_config=sim, controller_config=controller_config(robot)).path
+    ds = load_dataset(bag)
+    assert ds.effort_units == {j: PRESENT_LOAD for j in JOINTS}, ds.effort_unit_reason
+    assert "Present_Load" in ds.effort_unit_reason

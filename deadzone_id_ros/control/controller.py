@@ -23,7 +23,8 @@ command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`
 previous command (a state's stamp or the watchdog's time; 0 when no time has passed: the command stays), so after a
 gap in the stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping, as
 seen on the wire; it is clamped
-to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
+to ``effort_limit_scale`` times the effort limits (:meth:`ControllerConfig.effort_limits`: the robot profile's
+actuator limits, else the URDF's; the clamp wins: a lowered scale cuts |tau| at once, and the
 watchdog's and the safe state's zero torque is never ramped). Watchdog:
 :meth:`FeedforwardController.check_watchdog` with no new measurement for ``watchdog_timeout`` holds the model's
 static torque ``f(q_last, 0, 0)`` (rate-limited and clamped), and after a further ``watchdog_hold_time`` commands zero;
@@ -125,7 +126,7 @@ class FeedforwardController:
     def _apply(self, config: ControllerConfig) -> None:
         """Take gains, limits and timeouts from ``config`` (the fixed fields are the caller's business)."""
         self.config = config
-        self.effort_limit = self.description.effort_limit * config.effort_limit_scale
+        self.effort_limit = config.effort_limits(self.description)
         self.kp = np.asarray(config.kp, dtype=float)
         self.kd = np.asarray(config.kd, dtype=float)
         self.jn = np.asarray(config.nominal_inertia, dtype=float)

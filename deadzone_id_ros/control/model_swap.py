@@ -100,7 +100,7 @@ def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_l
     Args:
         model: the candidate (any :class:`InverseDynamicsModel`).
         joint_names: (J,) the controller's joints (all arrays here are in this order).
-        effort_limit: (J,) the controller's effort clamp [N·m] (URDF limit times ``effort_limit_scale``).
+        effort_limit: (J,) the controller's effort clamp [N·m] (``ControllerConfig.effort_limits``).
         probe_q, probe_dq, probe_ddq: (N, J) probe states, q [rad], dq [rad/s], ddq [rad/s²] (the controller's
             ddq_ref), N >= 1.
         arm: the controller's arm (URDF and limits); a model carrying its own URDF is compared with it

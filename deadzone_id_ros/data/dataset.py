@@ -226,7 +226,8 @@ def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) ->
     cols = [series.joint_names.index(j) for j in joints if j not in (config.torque_constants or {})]
     eff = np.abs(np.asarray(series.effort, float)[:, cols]) if cols else np.zeros((0, 0))
     finite = eff[np.isfinite(eff)]
-    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0)
+    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0,
+                             whole_numbers=bool(finite.size) and bool(np.all(finite == np.round(finite))))
 
 
 def recorded_effort_unit(path: str | Path) -> tuple[str, str] | None:

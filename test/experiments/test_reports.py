@@ -22,6 +22,7 @@ from deadzone_id_ros.experiments.closed_loop_report import (
     closed_loop_targets,
     in_process_table,
     live_table,
+    worse_than_no_model,
 )
 from deadzone_id_ros.experiments.closed_loop_results import (
     ClosedLoopResult,
@@ -273,3 +274,28 @@ def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
     assert "![tracking: q and q_d over time](plots/closed_loop_tracking.png)" in md and "seed 999" in md
     assert "closed_loop_tracking" not in "\n".join(closed_loop_markdown(
         {"pd_dob": _summary("pd_dob", 1, 2)}, {}, {}, ClosedLoopSettings(), "r.png", "plots/closed_loop_tracking.png"))
+
+
+# --- a model that makes tracking worse than no model (issue 39, item 8) ----------------------------------------------
+
+def test_the_report_says_in_plain_words_when_a_model_tracks_worse_than_pd_dob():
+    """A constructed result: the nominal rigid body and a learned model above pd_dob's error, one learned model
+    below. The report names the two worse ones, with both figures, and not the better one."""
+    import dataclasses
+
+    pd = dataclasses.replace(_summary("pd_dob", 0.336, 1.0), mode="pd_dob", model="none")
+    nominal = dataclasses.replace(_summary("ctc_dob_rbd_nominal", 0.640, 2.0), label="ctc_dob + rbd (URDF nominal)",
+                                  model="rbd")
+    worse, better = _summary("ctc_dob_masked", 0.400, 1.0), _summary("ctc_dob_conventional", 0.200, 1.0)
+    entries = {s.name: s for s in (pd, nominal, worse, better)}
+    lines = worse_than_no_model(entries)
+    assert len(lines) == 2, lines
+    assert "ctc_dob + rbd (URDF nominal) tracks worse than pd_dob, which uses no model: 0.640 vs 0.336 mrad" in lines[0]
+    assert "armature" in lines[0]  # the nominal model's advice names what the profile adds
+    assert "ctc_dob + masked tracks worse than pd_dob" in lines[1]
+    text = "\n".join(closed_loop_markdown(entries, {}, {}, ClosedLoopSettings(
+        seeds=[999, 1000], duration_s=1.0, weak_dob_fraction=0.3, live_seed=None, live_duration_s=0.0, pick="masked",
+        pick_source="test"), "plot.png"))
+    assert lines[0] in text and lines[1] in text and "conventional tracks worse" not in text
+    # nothing to say when every model helps
+    assert worse_than_no_model({s.name: s for s in (pd, better)}) == []

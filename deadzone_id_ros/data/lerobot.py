@@ -120,7 +120,7 @@ class LerobotDataset:
 
 def find_lerobot_root(path: str | Path) -> Path | None:
     """The LeRobot dataset ``path`` is or lies in (a directory with meta/info.json: ``path`` itself or one of its
-    parents, for a parquet file under data/chunk-*/), or None."""
+    parents, for a parquet file under ``data/chunk-*/``), or None."""
     p = Path(path)
     for cand in ([p] if p.is_dir() else []) + list(p.parents)[:4]:
         if (cand / INFO_FILE).is_file():

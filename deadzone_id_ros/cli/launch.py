@@ -66,6 +66,23 @@ def _take_launch_arguments(args: argparse.Namespace, extra: list[str]) -> bool:
     return True
 
 
+def _check_robot(spec: str) -> None:
+    """Resolve the robot profile ``robot:=spec`` before any node starts: a profile that cannot be read or whose URDF
+    is missing stops the launch with one message naming the profile and the path, and nothing is started (no node
+    error blaming a parameter file, no empty episode left in the output folder).
+
+    Raises:
+        ConfigError: the profile or its URDF cannot be resolved (``robot:=SPEC: ...``).
+    """
+    from ..errors import ConfigError, DeadzoneIdError
+    from ..robot.defaults import load_robot
+
+    try:
+        load_robot(spec)
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        raise ConfigError(f"robot:={spec}: {err}") from err
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit status. Raises LaunchError/FileNotFoundError for bad input."""
     import shlex
@@ -76,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         print(_show_arguments(plan))
         return 0
     plan = load_launch_file(args.file, given)
+    if "robot" in given and not args.print_only:
+        _check_robot(given["robot"])
     if args.print_only:
         for spec in plan.nodes:
             print(f"# {spec.label}\n{shlex.join(spec.command())}")

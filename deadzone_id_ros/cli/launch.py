@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         elif outcome == "stopped":
             print(f"[launch] {signal.Signals(received[0]).name} received; stopping the nodes", file=sys.stderr)
     finally:
-        status = graph.shutdown(timeout=args.shutdown_timeout)
+        # after a failure, nodes still importing are stopped without a KeyboardInterrupt traceback over the error
+        status = graph.shutdown(timeout=args.shutdown_timeout, quiet_if_starting=bool(graph.died()))
         for s, handler in previous.items():
             signal.signal(s, handler)
     if graph.died() or any(n.killed for n in graph.nodes):

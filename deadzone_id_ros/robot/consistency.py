@@ -124,7 +124,7 @@ def _another_robot(robot: ReducedRobot, fits: Mapping[str, tuple[float, float] |
     mapped = [f"{d}->{u}" for d, u in zip(robot.joint_names, robot.urdf_joint_names, strict=True) if d != u]
     if len(poor) < MIN_POOR_JOINTS or not (outside or mapped):
         return None
-    fit_text = ", ".join(f"{j} {fits[j][0]:+.2f} (slope {fits[j][1]:.3g})" for j in poor if fits[j] is not None)
+    fit_text = ", ".join(f"{j} {fit[0]:+.2f} (slope {fit[1]:.3g})" for j in poor if (fit := fits[j]) is not None)
     evidence = [f"the URDF's rigid body does not explain the effort of {len(poor)} of {len(fits)} joints (partial "
                 f"correlation, slope: {fit_text}; a joint that its URDF describes gives |r| >= "
                 f"{MIN_CORRELATION:g} and a slope near 1)"]

@@ -3,7 +3,8 @@
 FILE is a path or a file name in the package's ``launch/`` share directory (e.g. ``sim.launch.yaml``). The nodes run
 as child processes with their output prefixed by ``[name]``; SIGINT/SIGTERM to the launcher stop them in reverse
 start order (SIGINT, then SIGTERM, then SIGKILL after timeouts); SIGHUP (a closed terminal) does the same. A node
-marked ``on_exit: shutdown`` (replay.launch.yaml's bag_replay) ends the launch when it exits. Exit status: 0 after a
+marked ``on_exit: shutdown`` (replay.launch.yaml's bag_replay; sim_feedforward.launch.yaml's excitation, which exits
+after its motion with ``end_when_finished:=true``, the default) ends the launch when it exits. Exit status: 0 after a
 requested shutdown in which every node exited cleanly, 1 if a node died on its own or exited non-zero (the others are
 then stopped) or had to be killed, 2 for a bad launch file or argument.
 """

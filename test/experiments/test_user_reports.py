@@ -128,11 +128,27 @@ def test_the_next_commands_of_a_robot_demo_carry_robot_and_work_verbatim(tmp_pat
             assert controller["robot"] == (want or "three_dof_arm") and controller["model"] == "learned"
 
 
-def test_the_hardware_launch_starts_at_a_third_of_the_effort_limits():
-    hardware = dict(load_launch_file("feedforward.launch.yaml", {}).node("feedforward_controller").params)
-    assert float(hardware["effort_limit_scale"]) == 0.3
-    sim = dict(load_launch_file("sim_feedforward.launch.yaml", {}).node("feedforward_controller").params)
-    assert float(sim["effort_limit_scale"]) == 1.0  # the simulated arm, as the demo measures it
+def _effort_limit_scale(launch_file: str, args: dict[str, str]) -> float:
+    """The controller's effort_limit_scale as its parameter files give it, later files winning (as ROS 2 reads
+    them); no launch argument sets it on the command line."""
+    import yaml
+
+    spec = load_launch_file(launch_file, args).node("feedforward_controller")
+    assert "effort_limit_scale" not in dict(spec.params)
+    value = None
+    for path in spec.param_files:
+        for section in (yaml.safe_load(Path(path).read_text()) or {}).values():
+            value = section["ros__parameters"].get("effort_limit_scale", value)
+    return float(value)
+
+
+def test_the_hardware_launch_starts_at_a_third_of_the_effort_limits_and_a_users_file_wins(tmp_path):
+    assert _effort_limit_scale("feedforward.launch.yaml", {}) == 0.3
+    assert _effort_limit_scale("sim_feedforward.launch.yaml", {}) == 1.0  # the simulated arm, as the demo measures it
+    mine = tmp_path / "my_controller.yaml"
+    mine.write_text("/**:\n  ros__parameters:\n    effort_limit_scale: 0.5\n")
+    assert _effort_limit_scale("feedforward.launch.yaml", {"params_file": str(mine)}) == 0.5
+    assert _effort_limit_scale("sim_feedforward.launch.yaml", {"controller_params_file": str(mine)}) == 0.5
 
 
 def test_user_facing_text_has_no_issue_numbers_or_jargon():

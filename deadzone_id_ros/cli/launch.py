@@ -3,7 +3,8 @@
 FILE is a path or a file name in the package's ``launch/`` share directory (e.g. ``sim.launch.yaml``). The nodes run
 as child processes with their output prefixed by ``[name]``; SIGINT/SIGTERM to the launcher stop them in reverse
 start order (SIGINT, then SIGTERM, then SIGKILL after timeouts); SIGHUP (a closed terminal) does the same. A node
-marked ``on_exit: shutdown`` (replay.launch.yaml's bag_replay) ends the launch when it exits. Exit status: 0 after a
+marked ``on_exit: shutdown`` (replay.launch.yaml's bag_replay; sim_feedforward.launch.yaml's excitation, which exits
+after its motion with ``end_when_finished:=true``, the default) ends the launch when it exits. Exit status: 0 after a
 requested shutdown in which every node exited cleanly, 1 if a node died on its own or exited non-zero (the others are
 then stopped) or had to be killed, 2 for a bad launch file or argument.
 """
@@ -66,6 +67,23 @@ def _take_launch_arguments(args: argparse.Namespace, extra: list[str]) -> bool:
     return True
 
 
+def _check_robot(spec: str) -> None:
+    """Resolve the robot profile ``robot:=spec`` before any node starts: a profile that cannot be read or whose URDF
+    is missing stops the launch with one message naming the profile and the path, and nothing is started (no node
+    error blaming a parameter file, no empty episode left in the output folder).
+
+    Raises:
+        ConfigError: the profile or its URDF cannot be resolved (``robot:=SPEC: ...``).
+    """
+    from ..errors import ConfigError, DeadzoneIdError
+    from ..robot.defaults import load_robot
+
+    try:
+        load_robot(spec)
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        raise ConfigError(f"robot:={spec}: {err}") from err
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit status. Raises LaunchError/FileNotFoundError for bad input."""
     import shlex
@@ -76,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         print(_show_arguments(plan))
         return 0
     plan = load_launch_file(args.file, given)
+    if "robot" in given and not args.print_only:
+        _check_robot(given["robot"])
     if args.print_only:
         for spec in plan.nodes:
             print(f"# {spec.label}\n{shlex.join(spec.command())}")
@@ -103,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         elif outcome == "stopped":
             print(f"[launch] {signal.Signals(received[0]).name} received; stopping the nodes", file=sys.stderr)
     finally:
-        status = graph.shutdown(timeout=args.shutdown_timeout)
+        # after a failure, nodes still importing are stopped without a KeyboardInterrupt traceback over the error
+        status = graph.shutdown(timeout=args.shutdown_timeout, quiet_if_starting=bool(graph.died()))
         for s, handler in previous.items():
             signal.signal(s, handler)
     if graph.died() or any(n.killed for n in graph.nodes):

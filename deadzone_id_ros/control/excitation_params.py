@@ -26,6 +26,9 @@ class ExcitationNodeConfig:
         wait_for_subscribers: start the trajectory only once the reference topic has at least this many subscribers
             (e.g. 2: the controller and the recorder), so that a recording holds the whole reference even when DDS
             matches a subscriber late on a busy machine; 0 starts at once (>= 0).
+        exit_when_finished: exit (status 0) once the node clock has passed the end of the motion, so that a launch
+            that marks the node ``on_exit: shutdown`` ends by itself and the recorder closes its episode
+            (sim_feedforward.launch.yaml, ``end_when_finished``); False keeps publishing nothing and idling.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -35,6 +38,7 @@ class ExcitationNodeConfig:
     publish_period: float = 0.5
     horizon: float = 2.0
     wait_for_subscribers: int = 0
+    exit_when_finished: bool = False
 
     def __post_init__(self) -> None:
         check_positive("start_delay", self.start_delay, allow_zero=True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..control.config import ControlMode
 from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings
+from .compare_report import mean_std
 
 if TYPE_CHECKING:
     from .closed_loop_results import ClosedLoopSummary
@@ -62,11 +63,34 @@ def in_process_table(entries: dict[str, ClosedLoopSummary], limit: float | None 
     for e in entries.values():
         flag = _flag(e, limit)
         lines.append(f"| {e.label} | {_joints(_mrad(e.tracking_rmse_per_joint), 3)} | "
-                     f"{e.tracking_rmse_mean * 1e3:.3f} ± {e.tracking_rmse_std * 1e3:.3f} | "
-                     f"{_joints(_mrad(e.max_abs_error_per_joint), 1)} | {e.reversal_rmse_mean * 1e3:.3f} ± "
-                     f"{e.reversal_rmse_std * 1e3:.3f} | {max(e.rate_limit_fraction):.2%} | "
+                     f"{mean_std(e.tracking_rmse_mean * 1e3, e.tracking_rmse_std * 1e3, len(e.seeds), '.3f')} | "
+                     f"{_joints(_mrad(e.max_abs_error_per_joint), 1)} | "
+                     f"{_reversal_cell(e)} | {max(e.rate_limit_fraction):.2%} | "
                      f"{'**' + flag.split(' (')[0] + '**' if flag else 'ok'} |")
     return lines
+
+
+def _no_reversal_note(entries: dict[str, ClosedLoopSummary]) -> list[str]:
+    """One line naming the joints whose reference never reverses (their reversal panels are empty), or none."""
+    first = next(iter(entries.values()), None)
+    if first is None:
+        return []
+    none = [j for j, v in zip(first.joint_names, first.reversal_rmse_per_joint, strict=False)
+            if v is None or not math.isfinite(v)]
+    if not none:
+        return []
+    which = "that joint" if len(none) == 1 else "those joints"
+    return [f"No velocity reversal on {', '.join(none)}: the reference of {which} never changes direction (a "
+            "continuous joint turning one way), so there is no error at reversals to measure and its panels below "
+            "are empty.", ""]
+
+
+def _reversal_cell(e: ClosedLoopSummary) -> str:
+    """The at-reversals cell [mrad]: mean (± std over seeds), or why there is none (a reference that never reverses,
+    e.g. a continuous joint turning one way, has no reversal to measure: its plot stays empty)."""
+    if not math.isfinite(e.reversal_rmse_mean):
+        return "none (the reference never reverses)"
+    return mean_std(e.reversal_rmse_mean * 1e3, e.reversal_rmse_std * 1e3, len(e.seeds), ".3f")
 
 
 def flagged_lines(entries: dict[str, ClosedLoopSummary], limit: float | None) -> list[str]:
@@ -88,9 +112,8 @@ def live_table(live: dict[str, ClosedLoopResult], limit: float | None = None) ->
     if not live:
         return []
     lines = ["| controller | live over DDS: tracking RMSE per joint [mrad] | live mean [mrad] | in-process mean, same "
-             "seed and duration [mrad] | live / in-process | time base | zero-stamp states: not recorded / in bag "
-             "| run |",
-             "|---|---|---|---|---|---|---|---|"]
+             "seed and duration [mrad] | live / in-process | time base | run |",
+             "|---|---|---|---|---|---|---|"]
     for name, live_run in live.items():
         r = live_run.metrics
         inproc = live_run.inprocess_tracking_rmse_mean
@@ -98,7 +121,6 @@ def live_table(live: dict[str, ClosedLoopResult], limit: float | None = None) ->
         inproc_txt = f"{inproc * 1e3:.3f}" if inproc is not None else "n/a"
         lines.append(f"| {name} | {_joints([x * 1e3 for x in r.tracking_rmse_per_joint], 3)} | "
                      f"{r.tracking_rmse_mean * 1e3:.3f} | {inproc_txt} | {ratio} | {r.time_base} | "
-                     f"{r.zero_stamp_states_dropped} / {r.zero_stamp_states} | "
                      f"{run_flag([], r.max_abs_error_per_joint, r.tracking_rmse_per_joint, limit) or 'ok'} |")
     return lines
 
@@ -122,8 +144,9 @@ def closed_loop_targets(entries: dict[str, ClosedLoopSummary], limit: float | No
             verdict = ("met" if worst <= 0.5 else
                        "met on the means, not beyond the spread" if ratio <= 0.5 else "missed")
             spread = f"with one std against it {worst:.2f}"
-        out.append(f"- ctc_dob + pick ({pick.label}) vs pd_dob: {m_p:.3f} ± {s_p:.3f} vs {m_pd:.3f} ± {s_pd:.3f} "
-                   f"mrad, ratio {ratio:.2f} (target <= 0.5; {spread}): **{verdict}**{_flag_note(limit, pd, pick)}.")
+        out.append(f"- ctc_dob + pick ({pick.label}) vs pd_dob: {mean_std(m_p, s_p, len(pick.seeds), '.3f')} vs "
+                   f"{mean_std(m_pd, s_pd, len(pd.seeds), '.3f')} mrad, ratio {ratio:.2f} (target <= 0.5; "
+                   f"{spread}): **{verdict}**{_flag_note(limit, pd, pick)}.")
     mk, cv = entries.get("ctc_dob_masked"), entries.get("ctc_dob_conventional")
     if mk and cv:
         m_m, s_m = mk.tracking_rmse_mean * 1e3, mk.tracking_rmse_std * 1e3
@@ -136,8 +159,8 @@ def closed_loop_targets(entries: dict[str, ClosedLoopSummary], limit: float | No
             verdict = "met: below by more than the spread"
         else:
             verdict = "met on the means only: the spreads overlap"
-        out.append(f"- ctc_dob + masked vs ctc_dob + conventional: {m_m:.3f} ± {s_m:.3f} vs {m_c:.3f} ± {s_c:.3f} "
-                   f"mrad: **{verdict}**{_flag_note(limit, mk, cv)}.")
+        out.append(f"- ctc_dob + masked vs ctc_dob + conventional: {mean_std(m_m, s_m, len(mk.seeds), '.3f')} vs "
+                   f"{mean_std(m_c, s_c, len(cv.seeds), '.3f')} mrad: **{verdict}**{_flag_note(limit, mk, cv)}.")
     return out
 
 
@@ -216,7 +239,7 @@ def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, C
               "more of the load.", "", *in_process_table(weak, lim), "", *_flagged(weak, lim),
               *worse_than_no_model(weak, lim), *([""] if worse_than_no_model(weak, lim) else []),
               f"Ranking (mean tracking RMSE, mrad): {_ranking(weak, lim)}." if weak else "", "",
-              f"![tracking error around velocity reversals]({plot})", ""]
+              *_no_reversal_note(closed), f"![tracking error around velocity reversals]({plot})", ""]
     if tracking and any(e.trace for e in closed.values()):
         lines += [f"Tracking on seed {settings.seeds[0] if settings.seeds else '?'} with the default DOB (q and "
                   f"q_d over time per joint, and the error): [{tracking}]({tracking})", "",

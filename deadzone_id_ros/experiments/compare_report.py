@@ -51,6 +51,14 @@ def num(v: float | None, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+def mean_std(mean: float | None, std: float | None, n_seeds: int, spec: str) -> str:
+    """``mean ± std`` over ``n_seeds`` seeds, each formatted with ``spec``; ``mean (1 seed)`` for one seed, where a
+    spread of 0 would only say that nothing was repeated."""
+    if n_seeds <= 1:
+        return f"{num(mean, spec)} (1 seed)"
+    return f"{num(mean, spec)} ± {num(std, spec)}"
+
+
 def data_origin(simulator: bool | None) -> str:
     """What the report calls its data, from the comparison's simulator flag (True: this project's simulator)."""
     if simulator:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .closed_loop import TRACKING_PLOT
 from .closed_loop_report import closed_loop_markdown
-from .compare_report import fmt_joints, num
+from .compare_report import fmt_joints, mean_std, num
 from .compare_results import CompareReport
 from .demo_results import DemoReport
 from .pick_report import fraction_cell
@@ -23,8 +23,8 @@ def compare_table(report: CompareReport) -> list[str]:
              "mean ± std over seeds | "
              "normalized RMSE | usable data |", "|---|---|---|---|---|"]
     for name, m in report.methods.items():
-        lines.append(f"| {name} | {fmt_joints(m.rmse_per_joint, digits=4)} | {num(m.rmse_mean, '.4f')} ± "
-                     f"{num(m.rmse_mean_std, '.4f')} | {num(m.nrmse_mean, '.3f')} | "
+        lines.append(f"| {name} | {fmt_joints(m.rmse_per_joint, digits=4)} | "
+                     f"{mean_std(m.rmse_mean, m.rmse_mean_std, len(m.seeds), '.4f')} | {num(m.nrmse_mean, '.3f')} | "
                      f"{num(m.usable_fraction, '.1%')} |")
     floor = report.noise_floor
     if floor:
@@ -47,7 +47,8 @@ def _efficiency_table(report: CompareReport) -> list[str]:
         cells = [fraction_cell(report, k), str(eff.train_samples[k])]
         for m in methods:
             c = eff.curves[m]
-            cells += [f"{num(c.rmse_mean[k], '.4f')} ± {num(c.rmse_mean_std[k], '.4f')}", str(c.usable_samples[k])]
+            n_seeds = len(report.methods[m].seeds) if m in report.methods else 2
+            cells += [mean_std(c.rmse_mean[k], c.rmse_mean_std[k], n_seeds, '.4f'), str(c.usable_samples[k])]
         lines.append("| " + " | ".join(cells) + " |")
     note = eff.usable_samples_note
     return lines + (["", f"Usable: {note}."] if note else [])
@@ -157,14 +158,19 @@ NEXT_LAUNCH_ARGS: dict[str, dict[str, str]] = {
 }
 
 
-def launch_command(launch_file: str, model_path: str) -> str:
+def launch_command(launch_file: str, model_path: str, robot: str = "") -> str:
     """``deadzone-id launch FILE ...`` running a learned model (``model_path``: its artifact directory or .onnx)
-    with ``mode:=ctc_dob model:=learned`` and the file's :data:`NEXT_LAUNCH_ARGS`; ``model_path`` comes last.
+    with ``mode:=ctc_dob model:=learned``, the file's :data:`NEXT_LAUNCH_ARGS` and, for a demo on a robot profile
+    (``robot``: its name or file; "" for the bundled arm), ``robot:=`` (a file as an absolute path), without which
+    the controller's joints are the bundled arm's and the model is refused; ``model_path`` comes last.
 
     Raises:
         KeyError: ``launch_file`` is not in :data:`NEXT_LAUNCH_ARGS`.
     """
-    args = {**NEXT_LAUNCH_ARGS[launch_file], "mode": "ctc_dob", "model": "learned", "model_path": model_path}
+    from ..launching.live import robot_launch_args
+
+    args = {**NEXT_LAUNCH_ARGS[launch_file], **robot_launch_args(robot), "mode": "ctc_dob", "model": "learned",
+            "model_path": model_path}
     return f"deadzone-id launch {launch_file} " + " ".join(f"{k}:={v}" for k, v in args.items())
 
 
@@ -175,12 +181,13 @@ def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
         return [f"Best learned model exported to ONNX: `{compare_dir}/models/{report.best_learned}`.", ""]
     onnx = f" (ONNX `{compare_dir}/{pick.onnx}`)" if pick.onnx else ""
     model = f"{compare_dir}/{pick.artifact}"
+    robot = str(report.config.get("robot") or "")
     return ["## Next", "",
             f"The model to deploy is **{pick.method}** in `{model}/`{onnx}: {pick.reason}. Run it on the simulated "
-            f"arm, from this folder, with `{launch_command('sim_feedforward.launch.yaml', model)}`; on your own "
-            f"arm, with `{launch_command('feedforward.launch.yaml', model)}` once `my_controller.yaml` names its "
-            "joints, URDF and gains (docs/own-robot.md; its model must be trained on that arm's "
-            "recording).", ""]
+            f"arm, from this folder, with `{launch_command('sim_feedforward.launch.yaml', model, robot)}`; on your "
+            f"own arm, with `{launch_command('feedforward.launch.yaml', model, robot)}` once `my_controller.yaml` "
+            "names its joints, URDF and gains (docs/own-robot.md; its model must be trained on "
+            "that arm's recording).", ""]
 
 
 def dead_zone_line(report: CompareReport) -> list[str]:

@@ -1,4 +1,4 @@
-"""The report of ``deadzone-id improve``: its targets (:func:`targets`, issue 23), report.json, report.md and the plot
+"""The report of ``deadzone-id improve``: its targets (:func:`targets`), report.json, report.md and the plot
 of held-out error against iteration (:func:`write_improve`)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def improve_table(run: ImproveRun) -> list[str]:
     else:
         pick = (f"- last iteration vs the dedicated-excitation model: {_ratio(tg.pick_ratio)} (target <= "
                 f"{MAX_PICK_RATIO:g}x): {_verdict(tg.pick_met)}")
-    return lines + ["", "Targets (issue 23):", "",
+    return lines + ["", "Targets:", "",
                     f"- last iteration vs iteration 0: {_pct(tg.gain)} lower (target >= {MIN_GAIN:.0%}): "
                     f"{_verdict(tg.gain_met)}",
                     pick,

@@ -101,8 +101,10 @@ def confidence(pick: Pick, unit: str = "N·m") -> str:
     if pick.tie:
         return (f"{head}, within the spread {pick.spread:.4g} {unit} of their difference over {over}: a tie; "
                 f"choosing {pick.method} by its lower mean, which the data cannot confirm (either is as good)")
+    times = pick.margin / pick.spread
+    how = "over 100 times" if times > 100 else f"{times:.0f} times" if times >= 2 else f"{times:.1f} times"
     return (f"{head}, beyond the spread {pick.spread:.4g} {unit} of their difference over {over}: a clear pick "
-            f"({pick.margin / pick.spread:.1f}x the spread)")
+            f"(the margin is {how} that spread)")
 
 
 def pick_seed(result: MethodResult) -> int:

@@ -254,6 +254,9 @@ def _reversal_figure(settings: dict[str, dict[str, ClosedLoopSummary]]):
                 positive[k] |= bool(np.any(err[:, k] > 0))
         for k, joint in enumerate(joints):
             ax = axes[r, k]
+            if not positive[k]:  # say why the panel is empty instead of leaving it blank
+                ax.text(0.5, 0.5, "no velocity reversal\nof the reference on this joint\n(e.g. a continuous joint "
+                        "turning one way)", transform=ax.transAxes, ha="center", va="center", fontsize=8)
             ax.axvline(0.0, color="k", lw=0.6)
             ax.set_title(f"{joint}, {setting}", fontsize=9)
             ax.set_xlabel("time from velocity reversal [ms]")

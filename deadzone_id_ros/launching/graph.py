@@ -201,7 +201,7 @@ class LaunchedGraph:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.shutdown()
+        self.shutdown(quiet_if_starting=bool(self.died()))
 
     # ---------------------------------------------------------------------------------------------------- output
     def _emit(self, line: str) -> None:
@@ -294,9 +294,14 @@ class LaunchedGraph:
                 except ProcessLookupError:
                     pass
 
-    def shutdown(self, timeout: float = 5.0, sigterm_timeout: float = 2.0) -> dict[str, int]:
+    def shutdown(self, timeout: float = 5.0, sigterm_timeout: float = 2.0, *,
+                 quiet_if_starting: bool = False) -> dict[str, int]:
         """Stop the nodes in reverse start order: SIGINT, wait ``timeout`` [s], SIGTERM, wait ``sigterm_timeout``
         [s], SIGKILL. Safe to call more than once.
+
+        With ``quiet_if_starting`` (a launch that failed), a node that has printed nothing yet (still importing) gets
+        SIGTERM first: SIGINT would end its import with a long KeyboardInterrupt traceback that buries the real error
+        of the node that failed; one line says it was stopped while starting.
 
         An interrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`signals_as_interrupt`) arriving during the shutdown does
         not leave nodes behind: the node being stopped is stopped again with short timeouts, the rest as usual, and the
@@ -308,9 +313,12 @@ class LaunchedGraph:
         pending: KeyboardInterrupt | None = None
         for node in reversed(self.nodes):
             waits = (timeout, sigterm_timeout)
+            first = signal.SIGTERM if quiet_if_starting and not node.lines_total else signal.SIGINT
+            if first == signal.SIGTERM and node.returncode is None:
+                self._emit(f"[launch] {node.label} was still starting (no output yet): stopped with SIGTERM")
             while True:
                 try:
-                    self._stop_node(node, *waits)
+                    self._stop_node(node, *waits, first=first)
                     break
                 except KeyboardInterrupt as err:
                     pending = pending or err
@@ -322,11 +330,13 @@ class LaunchedGraph:
             raise pending
         return {n.label: int(n.process.returncode) for n in self.nodes if n.process.returncode is not None}
 
-    def _stop_node(self, node: NodeProcess, timeout: float, sigterm_timeout: float) -> None:
+    def _stop_node(self, node: NodeProcess, timeout: float, sigterm_timeout: float,
+                   first: signal.Signals = signal.SIGINT) -> None:
         proc = node.process
         if proc.poll() is None:
             node.stop_requested = True
-            for sig, wait_s in ((signal.SIGINT, timeout), (signal.SIGTERM, sigterm_timeout), (signal.SIGKILL, 5.0)):
+            steps = ((signal.SIGINT, timeout), (signal.SIGTERM, sigterm_timeout), (signal.SIGKILL, 5.0))
+            for sig, wait_s in steps[[s for s, _ in steps].index(first):]:
                 if sig == signal.SIGKILL:
                     node.killed = True
                 try:

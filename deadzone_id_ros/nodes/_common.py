@@ -46,7 +46,14 @@ __all__ = [
     "take_pending",
 ]
 
-CLOCK_WARN_AFTER = 3.0  # [s] of wall time without /clock under use_sim_time before a node warns
+# [s] of wall time without /clock under use_sim_time before a node warns (half a watch's timeout when that is shorter).
+# Long enough for DDS discovery to show the simulator's /clock publisher on a busy machine (measured here: a fresh
+# node saw sim_arm's publisher only 1.1-2 s after it started; in a loaded lockstep launch the controller saw none at
+# 3 s and warned, though sim_arm had published /clock for 3 s).
+CLOCK_WARN_AFTER = 10.0
+# [s] after which a node whose simulated time stands at 0 while a /clock publisher exists says so once (INFO): a
+# simulator in lockstep holds time at 0 until the controller's first command, which is expected, not a warning.
+CLOCK_INFO_AFTER = 3.0
 
 N = TypeVar("N", bound=Node)
 
@@ -57,8 +64,10 @@ class SimClockWatch:
     start time fixed earlier is wrong by the whole simulated time. :meth:`poll` (called by :func:`run_node`'s spin
     loop between callbacks, at least every 50 ms) reads the node clock: callbacks registered with :meth:`when_ready`
     run once, when the node's time first moves past 0 (the first /clock message, as rclpy's time source applies it),
-    with that time. It warns after ``warn_after`` seconds of wall time without /clock (and every 10 s after), and with
-    ``timeout`` marks the watch :attr:`failed` (:func:`run_node` then stops the node with exit status 1). The watch
+    with that time. It warns after ``warn_after`` seconds of wall time without /clock (and every 10 s after; half the
+    ``timeout`` when that is shorter); when a /clock publisher exists but time stands at 0 (a simulator in lockstep
+    waiting for the controller's first command) it says so once, at :data:`CLOCK_INFO_AFTER`, and never warns. With
+    ``timeout`` it marks the watch :attr:`failed` (:func:`run_node` then stops the node with exit status 1). The watch
     adds no subscription or timer to the node: an extra steady-clock timer in a node on simulated time stalled the
     lockstep graph of the demo (measured), and a 1 kHz /clock costs nothing extra this way.
 
@@ -73,10 +82,13 @@ class SimClockWatch:
         self.sim_time = bool(node.get_parameter("use_sim_time").value)
         self.ready = not self.sim_time
         self.failed: str | None = None
+        if timeout is not None:
+            warn_after = min(warn_after, timeout / 2)
         self.warn_after, self.timeout = warn_after, timeout
         self._callbacks: list[Callable[[int], object]] = []
         self._t0 = time.monotonic()
         self._next_warn = warn_after
+        self._next_info = CLOCK_INFO_AFTER
 
     def when_ready(self, callback: Callable[[int], object]) -> None:
         """Run ``callback(now_ns)`` [ns, node clock] now if the clock is ready, else when simulated time starts."""
@@ -90,6 +102,10 @@ class SimClockWatch:
         if not self.ready and not self.failed:
             self._check()
         return bool(self.failed)
+
+    def _clock_publishers(self) -> int:
+        """How many publishers of /clock this node's graph knows (a graph query, no subscription)."""
+        return self.node.count_publishers("/clock")
 
     def _check(self) -> None:
         now_ns = self.node.get_clock().now().nanoseconds
@@ -106,6 +122,13 @@ class SimClockWatch:
                            "simulator (or the bag player with --clock) that publishes /clock, or set use_sim_time "
                            "false")
             self.node.get_logger().error(self.failed)
+        elif waited >= min(self._next_info, self._next_warn) and self._clock_publishers():
+            # a simulator publishes /clock but holds it at 0: lockstep waits for the controller's first command,
+            # which is expected: said once, not warned
+            self._next_info = self._next_warn = float("inf")
+            self.node.get_logger().info(
+                f"simulated time has not started after {waited:.0f} s: /clock stands at 0 (a simulator in lockstep "
+                "holds it until the controller answers its first state); waiting")
         elif waited >= self._next_warn:
             self._next_warn = waited + 10.0
             self.node.get_logger().warning(

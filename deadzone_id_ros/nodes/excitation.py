@@ -7,7 +7,8 @@ centres the motion on that position (joints mapped by name). The trajectory star
 on ``/feedforward_controller/reference`` as overlapping windows: every ``publish_period`` a JointTrajectory whose
 header.stamp is the trajectory start and whose points (position, velocity, acceleration, every ``sample_period``)
 cover the next ``horizon`` seconds. After the end, the last window is published once more and the node idles; when
-its clock passes the end of the motion it logs "excitation: motion finished" once (what a live run waits for).
+its clock passes the end of the motion it logs "excitation: motion finished" once (what a live run waits for) and,
+with ``exit_when_finished``, exits with status 0 (a launch that marks it ``on_exit: shutdown`` then ends).
 
 Parameters: config/excitation.yaml (:class:`ExcitationConfig` + :class:`ExcitationNodeConfig`, the latter and the file
 loader in :mod:`deadzone_id_ros.control.excitation_params`). Time comes from the
@@ -87,6 +88,7 @@ class ExcitationNode(Node):
         self._t0_ns = 0
         self._finished = False  # the last window is out
         self._motion_done = False  # the node clock has passed the end of the motion
+        self.done = False  # exit_when_finished and the motion is finished: main() stops spinning
         self._pending_start: tuple[np.ndarray | None] | None = None  # a start waiting for the subscribers
         self._waiting_logged = False
         self._pub = self.create_publisher(JointTrajectory, REFERENCE_TOPIC, 10)
@@ -173,13 +175,15 @@ class ExcitationNode(Node):
             self._publish_window(now_ns)
         elif now_ns >= self._t0_ns + s_to_ns(float(self.points.t[-1])):
             self._motion_done = True
-            self.get_logger().info(f"excitation: motion finished (node time {ns_to_s(now_ns):.3f} s)")
+            self.get_logger().info(f"excitation: motion finished (node time {ns_to_s(now_ns):.3f} s)"
+                                   + ("; exiting (exit_when_finished)" if self.node_config.exit_when_finished else ""))
+            self.done = self.node_config.exit_when_finished
 
 
 def main(args=None) -> int:
-    """Run the excitation node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no
-    traceback)."""
-    return run_node("excitation", ExcitationNode, args)
+    """Run the excitation node until SIGINT/SIGTERM (or, with ``exit_when_finished``, the end of the motion).
+    Returns 0, or 2 on a configuration error (message, no traceback)."""
+    return run_node("excitation", ExcitationNode, args, until=lambda node: node.done)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 from __future__ import annotations
 
 import functools
+import shutil
 import struct
 import sys
 import time
@@ -216,7 +217,9 @@ class RecorderNode(Node):
 
     def close(self) -> None:
         """Take in what had arrived (:meth:`drain`; skipped once the context has shut down), then close the open
-        episode, if any (called on shutdown). The episode is closed whatever happens in the drain."""
+        episode, if any (called on shutdown). The episode is closed whatever happens in the drain. An episode that
+        holds no message at all (the graph stopped before anything arrived: a failed start) is removed, and the log
+        says so: a failed start leaves no empty episode behind."""
         if not self.writer.recording:
             return
         try:
@@ -226,7 +229,12 @@ class RecorderNode(Node):
             self.get_logger().warning(f"taking in the last messages stopped: {err!r}")
         finally:
             if self.writer.recording:  # a ~/stop served during the drain closed it already
+                path = self.writer.path
                 self._stop()
+                if path is not None and not any(self.writer.counts.values()):
+                    shutil.rmtree(path, ignore_errors=True)
+                    self.get_logger().info(f"removed episode {path}: it holds no message (the graph stopped before "
+                                           "anything was recorded)")
 
 
 def main(args=None) -> int:

@@ -119,12 +119,28 @@ def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[st
 
     Raises:
         ConfigError: the profile cannot be found or read, or the implicit profile cannot be derived (a joint the URDF
-            lacks, an effort limit of 0); the message starts with ``source`` (the parameter file or node) when given.
+            lacks, an effort limit of 0); the message starts with ``source`` (the parameter file or node) when given,
+            except when the robot profile itself is at fault (its file, its URDF): then it starts with ``robot:=``
+            and names the profile, not a parameter file that holds none of it.
     """
     try:
         return _fill(cls, values, joint_names, robot if robot is not None else str(values.get("robot") or ""))
+    except _ProfileError as err:
+        raise ConfigError(str(err)) from err.__cause__
     except (DeadzoneIdError, FileNotFoundError) as err:
         raise ConfigError(f"{source}: {err}" if source else str(err)) from err
+
+
+class _ProfileError(ConfigError):
+    """The robot profile named by ``robot`` cannot be loaded or resolved (the message says which and why)."""
+
+
+def _load_named(spec: str) -> DerivedRobot:
+    """:func:`load_robot` of ``spec``; a failure becomes a :class:`_ProfileError` starting with ``robot:=SPEC``."""
+    try:
+        return load_robot(spec)
+    except (DeadzoneIdError, FileNotFoundError) as err:
+        raise _ProfileError(f"robot:={spec}: {err}") from err
 
 
 def _missing(name: str, value: Any) -> bool:
@@ -142,7 +158,7 @@ def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | Non
     joints = tuple(values.get("joint_names") or ()) or tuple(joint_names or ())
     out = dict(values)
     if "command_joint_names" in wanted and joints:  # the profile's order of its own joints, else the joints given
-        named = load_robot(spec) if spec else bundled_robot()
+        named = _load_named(spec) if spec else bundled_robot()
         out["command_joint_names"] = named.profile.command_joint_names if joints == named.joint_names else joints
         wanted.remove("command_joint_names")
         if not wanted:
@@ -150,7 +166,7 @@ def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | Non
     urdf = str(values.get("urdf_path") or "")
     home = values.get("initial_position") or values.get("center") or ()
     if spec:
-        robot = load_robot(spec)
+        robot = _load_named(spec)
         other_urdf = bool(urdf) and Path(urdf).resolve() != Path(robot.urdf_path).resolve()
         if (joints and joints != robot.joint_names) or other_urdf:
             robot = robot_for(urdf or robot.urdf_path, joints or robot.joint_names, home)

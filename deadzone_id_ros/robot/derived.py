@@ -110,14 +110,30 @@ def resolve_profile_urdf(profile: RobotProfile) -> Path:
     """The URDF file a profile names: a path relative to its folder, an absolute path, or a catalog name.
 
     Raises:
-        FileNotFoundError, RobotDescriptionError: from :func:`deadzone_id_ros.robot.catalog.resolve_robot_model`.
+        FileNotFoundError: ``urdf`` is a path (it has a folder part or ends in .urdf/.xml) that does not exist; the
+            message names the profile (name and file) and the path looked for.
+        RobotDescriptionError: ``urdf`` is neither an existing file nor a known robot model; the message names the
+            profile, the path looked for, the known names and, when example-robot-data is not installed, how to
+            install it.
     """
-    from .catalog import resolve_robot_model
+    from .catalog import ERD_DISTRIBUTION, available_robots
 
     local = profile.folder / profile.urdf
     if local.is_file():
         return local
-    return resolve_robot_model(profile.urdf).urdf_path
+    names = available_robots()
+    if profile.urdf in names:
+        return names[profile.urdf].urdf_path
+    where = f"{profile.label()}: its URDF {profile.urdf!r}"
+    if Path(profile.urdf).suffix.lower() in (".urdf", ".xml") or "/" in profile.urdf:
+        raise FileNotFoundError(f"{where} does not exist (looked for {local.resolve()}); fix `urdf:` in the profile "
+                                "(a path relative to the profile's folder, or a `deadzone-id robots` name)")
+    hint = ""
+    if not any(e.origin == ERD_DISTRIBUTION for e in names.values()):
+        hint = (f"; robot models such as so101 and panda come from {ERD_DISTRIBUTION}, which is not installed: "
+                "`pip install -r requirements-robots.txt -c constraints.txt` (or `make install-robots`)")
+    raise RobotDescriptionError(f"{where} is neither a file (looked for {local.resolve()}) nor a known robot model "
+                                f"(known: {', '.join(names) or 'none'}){hint}")
 
 
 def _mass_diagonal(urdf_path: Path, profile: RobotProfile, home: np.ndarray) -> np.ndarray:

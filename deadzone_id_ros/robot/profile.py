@@ -92,6 +92,7 @@ class RobotProfile:
         settings: joint -> key (:data:`SETTING_KEYS`) -> :class:`Setting`.
         overrides: key (:data:`OVERRIDE_KEYS`) -> (J,) explicit values.
         folder: the profile file's folder (relative URDF paths resolve there).
+        source: the profile file it was read from ("" when built in code), for messages.
 
     Raises:
         ValueError: a bad value; the message names the key and the value.
@@ -111,6 +112,7 @@ class RobotProfile:
     settings: Mapping[str, Mapping[str, Setting]] = field(default_factory=dict)
     overrides: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     folder: Path = Path(".")
+    source: str = ""
 
     def __post_init__(self) -> None:
         from ..config import check_joint_names, check_per_joint, check_positive
@@ -147,6 +149,10 @@ class RobotProfile:
             if key not in OVERRIDE_KEYS:
                 raise ValueError(f"overrides.{key}: unknown key; known: {list(OVERRIDE_KEYS)}")
             check_per_joint(f"overrides.{key}", values, n)
+
+    def label(self) -> str:
+        """``robot profile NAME (FILE)``: how messages name this profile."""
+        return f"robot profile {self.name}" + (f" ({self.source})" if self.source else "")
 
     def setting(self, joint: str, key: str) -> Setting | None:
         """The profile's :class:`Setting` ``key`` of ``joint``, or None when the profile gives none."""
@@ -188,7 +194,7 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
             command_joint_names=tuple(str(j) for j in values.get("command_joints") or ()),
             locked={str(k): float(v) for k, v in (values.get("locked") or {}).items()},
             home=tuple(float(v) for v in values.get("home") or ()), settings=settings, overrides=overrides,
-            folder=folder if folder is not None else Path("."), **scalars)
+            folder=folder if folder is not None else Path("."), source=source, **scalars)
     except (TypeError, ValueError, AttributeError) as err:
         raise ConfigError(f"{source}: {err}") from err
 

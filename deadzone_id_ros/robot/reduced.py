@@ -86,8 +86,9 @@ def match_joints(data_names: Sequence[str], urdf_names: Sequence[str], joint_map
     target = tuple(joint_map.get(n, n) for n in data_names)
     missing = [f"{d}->{u}" if d != u else d for d, u in zip(data_names, target) if u not in urdf_names]
     if missing:
-        raise RobotDescriptionError(f"{source}: joint(s) {missing} not in the URDF; pass --joint-map "
-                                    f"bag_name:urdf_name ({both})")
+        raise RobotDescriptionError(f"{source}: joint(s) {missing} not in the URDF; if the recording was made on the "
+                                    f"robot this URDF describes, pass --joint-map bag_name:urdf_name, else that "
+                                    f"robot's URDF ({both})")
     if len(set(target)) != len(target):
         raise RobotDescriptionError(f"{source}: two data joints map to one URDF joint {list(target)} ({both})")
     return target

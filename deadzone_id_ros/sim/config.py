@@ -4,9 +4,11 @@ and the parameter-file loader are beside it: :mod:`deadzone_id_ros.sim.sim_arm_p
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -217,7 +219,9 @@ def resolve_urdf_friction(config: SimArmConfig, description: RobotDescription) -
     source of truth unless the parameter file overrides it explicitly.
 
     Warns:
-        FrictionSourceWarning: per joint where an explicit value differs from the URDF's.
+        FrictionSourceWarning: per joint where an explicit value differs from the URDF's, once per process for each
+            (URDF, joint, key, value); never for a value that a shipped robot profile of this URDF gives with its
+            source (the profile overrides its URDF on purpose, e.g. the SO-101's servo friction).
     """
     urdf = {"frictionloss": description.friction, "damping": description.damping}
     tag = {"frictionloss": "<dynamics friction>", "damping": "<dynamics damping>"}
@@ -228,12 +232,48 @@ def resolve_urdf_friction(config: SimArmConfig, description: RobotDescription) -
             resolved[key] = tuple(float(v) for v in from_urdf)
             continue
         for name, mine, theirs in zip(config.joint_names, given, from_urdf):
-            if not np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
-                warnings.warn(
-                    f"joint {name}: {key} = {mine:g} (robot profile or parameter file) overrides the URDF's "
-                    f"{tag[key]} = {theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body "
-                    "model read from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
+            if np.isclose(mine, theirs, rtol=1e-9, atol=1e-12):
+                continue
+            said = (str(description.urdf_path), name, key, float(mine), float(theirs))
+            if said in _FRICTION_SAID or _shipped_setting(str(description.urdf_path), name, key, float(mine)):
+                continue
+            _FRICTION_SAID.add(said)
+            warnings.warn(
+                f"joint {name}: {key} = {mine:g} (robot profile or parameter file) overrides the URDF's "
+                f"{tag[key]} = {theirs:g} ({description.urdf_path}); the simulator uses {mine:g}, a rigid-body "
+                "model read from the URDF uses the other", FrictionSourceWarning, stacklevel=3)
     return dataclasses.replace(config, **resolved) if resolved else config
+
+
+#: (URDF, joint, key, value, URDF's value) already warned about in this process: said once per joint, not per arm.
+_FRICTION_SAID: set[tuple[str, str, str, float, float]] = set()
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped_settings(urdf_path: str) -> dict[tuple[str, str], float]:
+    """{(joint, key): value} of the settings (each with its source) of every shipped robot profile whose URDF is
+    ``urdf_path``; {} when none is (or a shipped profile cannot be read: then it is not this one)."""
+    from ..errors import DeadzoneIdError
+    from ..robot.derived import resolve_profile_urdf
+    from ..robot.profile import available_profiles, load_profile
+
+    out: dict[tuple[str, str], float] = {}
+    for path in available_profiles().values():
+        try:
+            profile = load_profile(path)
+            if Path(resolve_profile_urdf(profile)).resolve() != Path(urdf_path).resolve():
+                continue
+        except (DeadzoneIdError, FileNotFoundError):
+            continue
+        for joint, entries in profile.settings.items():
+            out.update({(joint, key): s.value for key, s in entries.items()})
+    return out
+
+
+def _shipped_setting(urdf_path: str, joint: str, key: str, value: float) -> bool:
+    """Whether a shipped profile of ``urdf_path`` sets ``key`` of ``joint`` to ``value``."""
+    shipped = _shipped_settings(urdf_path).get((joint, key))
+    return shipped is not None and bool(np.isclose(shipped, value, rtol=1e-9, atol=1e-12))
 
 
 def filled(value: T | None) -> T:

@@ -25,6 +25,8 @@ from .arm import SimArm
 from .config import SimArmConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ..control import ControllerConfig, ExcitationConfig, FeedforwardController
 
 __all__ = ["simulate"]
@@ -210,11 +212,11 @@ def _run_ticks(
     Returns:
         the loop's wall time [s].
     """
-    iterator = range(len(trace.pos))
-    if progress:
-        from tqdm import tqdm
+    iterator: Iterable[int] = range(len(trace.pos))
+    if progress:  # a bar on a terminal, a line per tenth in a log file
+        from ..progress_lines import progress_iter
 
-        iterator = tqdm(iterator, desc="simulate", unit="tick", unit_scale=True, mininterval=0.5)
+        iterator = progress_iter(iterator, "simulate", "tick")
     wall0 = time.perf_counter()
     for k in iterator:
         meas = arm.measure()

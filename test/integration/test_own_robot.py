@@ -48,7 +48,7 @@ def test_documented_commands_for_your_own_robot(tmp_path):
     with log.open("w") as out:
         launch = subprocess.Popen(
             [executable("deadzone-id"), "launch", "sim_feedforward.launch.yaml", f"controller_params_file:={params}",
-             "autostart:=false", f"output_dir:={runs}", "duration:=30"],
+             "autostart:=false", f"output_dir:={runs}", "duration:=30", "end_when_finished:=false"],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         assert wait_until(lambda: "[recorder] [INFO]" in log.read_text() and

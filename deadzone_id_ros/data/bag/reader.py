@@ -4,8 +4,10 @@ ROS 1 bags, ROS 2 sqlite3 and MCAP bags are read through :class:`rosbags.highlev
 a finished rosbag2 directory are opened directly (``metadata.yaml`` is only checked against them, so a QoS text that
 differs from the storage's loses nothing). zstd-compressed storage files are decompressed into a temporary
 directory first. A bag that rosbags cannot read as it is (no ``metadata.yaml``, an MCAP file without summary or with
-a layout its indexed reader does not handle, a topic whose type definition does not parse, a bare storage file) is
-rebuilt by :func:`~deadzone_id_ros.data.bag.recover.recover_files` into a temporary directory; the handle says so.
+a layout its indexed reader does not handle, a topic whose type definition does not parse, a bare storage file, an
+MCAP file whose messages are not ROS 2 CDR: JointState in ROS 1, JSON or protobuf encoding is converted, see
+:mod:`.mcap_encodings`) is rebuilt by :func:`~deadzone_id_ros.data.bag.recover.recover_files` into a temporary
+directory; the handle says so.
 Every temporary directory is removed when the bag is closed, also when opening fails.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 from ...errors import DataError
 from .format import detect_format, is_zstd, mcap_has_footer, storage_files, typestore
 from .layout import declared_counts, decompress_files, load_metadata, mcap_layout_problem
+from .mcap_encodings import non_cdr_channels
 from .recover import recover_files
 
 __all__ = ["BagHandle", "open_bag"]
@@ -211,6 +214,10 @@ def _prepare_ros2(handle: BagHandle, tmpdir: Any) -> tuple[list[tuple[Path, str]
             handle.damaged |= not mcap_has_footer(p)
             if problem:
                 reasons.append(f"{p.name}: {problem}")
+            profile, foreign = non_cdr_channels(p)
+            if foreign:  # valid MCAP in another encoding: converted while rebuilding, not damage
+                reasons.append(f"{p.name}: MCAP profile {profile!r} with message encoding(s) "
+                               f"{sorted({c.message_encoding for c in foreign})} (read: ROS 2 CDR only)")
     if meta is not None:
         _check_file_list(handle, meta, files)
     if reasons:

@@ -150,10 +150,10 @@ def write_recording(
         raise DataError(f"cannot write bag {out}: {err}") from err
     total = sum(len(s[1]) for s in streams.values())
     bar = None
-    if progress:
-        from tqdm import tqdm
+    if progress:  # a bar on a terminal, a line per tenth in a log file
+        from ...progress_lines import progress_bar
 
-        bar = tqdm(total=total, unit="msg", desc=f"writing {out.name}")
+        bar = progress_bar(total, f"writing {out.name}", "msg")
     with writer:
         topics = {"state": joint_state_topic, "command": command_topic, "reference": reference_topic}
         done = _write_messages(writer, recording, streams, topics, state_log_ns, bar)

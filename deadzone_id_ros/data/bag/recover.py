@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .format import STORAGE_CHOICES, ZSTD_MAGIC, detect_format, storage_files, typestore, zstd_module
+from .format import (
+    JOINT_STATE_TYPE,
+    STORAGE_CHOICES,
+    ZSTD_MAGIC,
+    detect_format,
+    storage_files,
+    typestore,
+    zstd_module,
+)
 
 __all__ = ["recover_bag", "recover_files"]
 
@@ -31,14 +39,24 @@ def _iter_mcap_raw(path: Path, notes: list[str]) -> Iterator[tuple[_RawConnectio
     """Stream every intact message of an MCAP file, stopping cleanly at a truncated end.
 
     A chunk that cannot be decompressed or fails its CRC loses its own messages only (named in ``notes`` with its
-    byte offset and log-time range); the chunks after it are still read.
+    byte offset and log-time range); the chunks after it are still read. Messages of channels that are not CDR are
+    converted (JointState) or left out (anything else) by a
+    :class:`~deadzone_id_ros.data.bag.mcap_encodings.JointStateTranscoder`, named in ``notes``.
+
+    Raises:
+        DataError: a JointState channel in an encoding that cannot be converted, or a message that does not decode.
     """
     from mcap.exceptions import McapError
-    from mcap.records import Channel, Chunk, Message, Schema
+    from mcap.records import Channel, Chunk, Header, Message, Schema
     from mcap.stream_reader import StreamReader, breakup_chunk
+
+    from .mcap_encodings import JointStateTranscoder
 
     schemas: dict[int, Schema] = {}
     channels: dict[int, _RawConnection] = {}
+    foreign: dict[int, tuple[Channel, Any]] = {}  # channel id -> (channel, decoder or None) of non-CDR channels
+    transcoder = JointStateTranscoder(path, "")
+    seen: dict[int, int] = {}  # channel id -> index of its last converted message
     count = orphans = 0
     lost: list[str] = []
     with path.open("rb") as f:
@@ -55,19 +73,35 @@ def _iter_mcap_raw(path: Path, notes: list[str]) -> Iterator[tuple[_RawConnectio
                 else:
                     records = [outer]
                 for rec in records:
-                    if isinstance(rec, Schema):
+                    if isinstance(rec, Header):
+                        transcoder.profile = rec.profile
+                    elif isinstance(rec, Schema):
                         schemas[rec.id] = rec
                     elif isinstance(rec, Channel):
-                        channels[rec.id] = _raw_connection(rec, schemas.get(rec.schema_id))
+                        schema = schemas.get(rec.schema_id)
+                        channels[rec.id] = _raw_connection(rec, schema)
+                        if rec.message_encoding != "cdr" and rec.id not in foreign:
+                            foreign[rec.id] = (rec, transcoder.decoder(rec.topic, rec.message_encoding, schema))
+                            if foreign[rec.id][1] is not None:
+                                channels[rec.id] = _RawConnection(rec.topic, JOINT_STATE_TYPE, None, None)
                     elif isinstance(rec, Message):
                         conn = channels.get(rec.channel_id)
                         if conn is None:
                             orphans += 1
                             continue
+                        data = rec.data
+                        if rec.channel_id in foreign:
+                            channel, decode = foreign[rec.channel_id]
+                            if decode is None:
+                                transcoder.skip(channel.topic, conn.msgtype, channel.message_encoding)
+                                continue
+                            index = seen[rec.channel_id] = seen.get(rec.channel_id, -1) + 1
+                            data = transcoder.convert(channel.topic, channel.message_encoding, decode, data, index)
                         count += 1
-                        yield conn, rec.log_time, rec.data
+                        yield conn, rec.log_time, data
         except (McapError, EOFError, ValueError, OSError) as err:  # truncated by a kill: keep what was intact
             notes.append(f"{path.name}: MCAP ends early ({type(err).__name__}: {err}); kept {count} intact message(s)")
+    notes += transcoder.notes()
     if lost:
         notes.append(f"{path.name}: {len(lost)} unreadable chunk(s) lost with their messages: {'; '.join(lost)}")
     if orphans:

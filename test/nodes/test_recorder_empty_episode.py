@@ -1,0 +1,22 @@
+"""Issue 39 item 3: a recorder stopped before anything was recorded (the rest of the graph failed to start) leaves no
+empty episode in its output folder; one that recorded keeps its episode. A real recorder process over DDS."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import executable, wait_for_progress
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_recorder_stopped_before_any_message_leaves_no_episode(processes, tmp_path):
+    out = tmp_path / "rec"
+    proc = processes.start([executable("recorder"), "--ros-args", "-p", f"output_dir:={out}",
+                            "-p", "autostart:=true"], "recorder_empty")
+    wait_for_progress(lambda: "recording episode" in processes.log(proc), lambda: len(processes.log(proc)),
+                      stall_timeout=60.0, log=lambda: processes.log(proc))
+    assert any(out.iterdir())  # the episode was opened
+    assert processes.stop(proc) == 0, processes.log(proc)
+    log = processes.log(proc)
+    assert "removed episode" in log and "it holds no message" in log, log
+    assert not any(out.iterdir()), list(out.iterdir())

@@ -75,13 +75,11 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments.improve import run_improve
     from ..experiments.improve_report import write_improve
     from ..experiments.improve_results import ImproveSettings
-    from ..models.methods import METHODS
+    from ..models.methods import resolve_methods
     from ..training.config import load_train_config
 
-    unknown = sorted(set(args.methods or ()) - set(METHODS))
     try:
-        if unknown:
-            raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+        resolve_methods(args.methods)
         settings = ImproveSettings(
             iterations=args.iterations, task_seeds=tuple(args.task_seeds), task_duration_s=args.duration,
             held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,

@@ -267,7 +267,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
-    from .closed_loop_sim import controller_specs
+    from .closed_loop_sim import closed_loop_methods, controller_specs
     from .plots import reversal_error_plot, tracking_plot
 
     if not seeds:
@@ -288,7 +288,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     settings = ClosedLoopSettings(
         seeds=[int(s) for s in seeds], duration_s=float(duration), weak_dob_fraction=float(weak_dob_fraction),
         live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
-        live_failures=failures, missing=sorted(set(("rbd", "masked", "conventional")) - set(available)),
+        live_failures=failures, missing=sorted(set(closed_loop_methods()) - set(available)),
         sim_profile=sim.profile, time_base=IN_PROCESS_TIME_BASE,
         tracking_error_limit=float(base.tracking_error_limit))
     return ClosedLoopRun(strong, weak, live, settings)

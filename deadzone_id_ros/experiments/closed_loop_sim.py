@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..control.config import ControlMode
+from ..models.methods import METHODS, get_method
 from ..sim.tracking import TrackingFigures, reversal_mask, tracking_figures
 from .closed_loop_results import ClosedLoopSummary
 
@@ -47,6 +48,12 @@ class ControllerSpec:
         return self.control.name
 
 
+def closed_loop_methods() -> list[str]:
+    """The methods whose artifacts drive a controller of the comparison (registry flag
+    :attr:`~deadzone_id_ros.models.methods.Method.closed_loop`), the identified rigid bodies first."""
+    return sorted((m.name for m in METHODS.values() if m.closed_loop), key=lambda n: not METHODS[n].rigid_body)
+
+
 def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str]) -> list[ControllerSpec]:
     """The six controllers of issue 15 for the artifacts in ``models_dir`` (``<method>/`` per trained method).
 
@@ -55,18 +62,18 @@ def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str
         available: methods that have an artifact; controllers whose method is missing are left out.
 
     Returns:
-        pd_dob, ctc_dob_rbd_nominal (URDF parameters), ctc_dob_rbd (identified rigid body), ctc_dob_masked,
-        ctc_dob_conventional, ctc_dob_pick (in that order, those that can run).
+        pd_dob, ctc_dob_rbd_nominal (URDF parameters), ctc_dob_<method> for each of :func:`closed_loop_methods`
+        (ctc_dob_rbd: identified rigid body, ctc_dob_masked, ctc_dob_conventional), ctc_dob_pick (in that order,
+        those that can run).
     """
     pd_dob, ctc_dob = ControlMode("nominal_inertia", dob=True), ControlMode("model", dob=True)
     specs = [ControllerSpec("pd_dob", "pd_dob", pd_dob, "none"),
              ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ctc_dob, "rbd")]
-    for name, method in (("ctc_dob_rbd", "rbd"), ("ctc_dob_masked", "masked"),
-                         ("ctc_dob_conventional", "conventional"), ("ctc_dob_pick", pick)):
+    for name, method in [*((f"ctc_dob_{m}", m) for m in closed_loop_methods()), ("ctc_dob_pick", pick)]:
         if method is not None and method in available:
             label = f"ctc_dob + {method}" + (" (pick)" if name == "ctc_dob_pick" else "")
-            if name == "ctc_dob_rbd":
-                label = "ctc_dob + rbd (identified)"
+            if name != "ctc_dob_pick" and not get_method(method).learned:
+                label = f"ctc_dob + {method} (identified)"
             specs.append(ControllerSpec(name, label, ctc_dob, "learned", str(models_dir / method)))
     return specs
 

@@ -9,8 +9,9 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
 - the episodes are cut into time blocks and split train/val/test once (``split_seed``);
 - the dead-zone thresholds are fitted on the training split only and used for every method and for evaluation;
 - each MLP method is trained with ``seeds`` seeds (weight init and batch order); early stopping uses the validation
-  split with the method's own loss; rbd is deterministic and fitted once, and hybrid and band reuse that fit (band
-  identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
+  split with the method's own loss; each method is planned from its registry entry alone
+  (:mod:`~deadzone_id_ros.training.planner`): rbd is deterministic and fitted once, and hybrid and band reuse that
+  fit (band identifies its per-joint band tau_s,j from it: :func:`~.fit.identify_band_halfwidth`);
 - every network of the comparison (methods x seeds and the data-efficiency points) is trained alone, over one
   worker process per core (:func:`~deadzone_id_ros.training.parallel.train_each`): each keeps its own init, batches,
   early stopping and result, the same bit for bit whatever the number of workers (test/training/test_parallel.py);
@@ -30,29 +31,30 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, SupportsFloat
+from typing import SupportsFloat
 
 import numpy as np
 
 from ..data.effort_units import tau_unit, unit_label
 from ..errors import DataError
-from ..models.methods import METHODS
+from ..models.methods import get_method, resolve_methods
 from ..training.blocks import MISSING, fmt_values
 from ..training.config import TrainConfig
 from ..training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
-from ..training.fit import FitPlan, FitResult, Stacked, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits
+from ..training.fit import FitPlan, FitResult, Stacked, fit_plans
 from ..training.pipeline import (
     MethodRun,
     PreparedData,
     TrainingInputs,
     evaluate_on_test,
     prepare_data,
-    rigid_body_for,
     rigid_body_regressor,
     save_method,
+    shared_fits,
 )
+from ..training.planner import plan_methods
 from ..training.records import RunMetrics
 from .compare_report import write_report
 from .compare_results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
@@ -60,10 +62,7 @@ from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .pick import choose_pick, diagnose_stuck, pick_seed
 from .pick_cv import cross_validate, needs_cv, share_warnings
 
-if TYPE_CHECKING:
-    from ..models.mlp import MLPWeights
-
-__all__ = ["plan_methods", "quick_config", "run_compare"]
+__all__ = ["quick_config", "run_compare"]
 
 Band = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -139,40 +138,6 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
     # Tolerance of the band test: the exact simulator model's own RMSE on moving pairs (measurement noise).
     tol = np.nan_to_num(np.asarray(evaluate_predictions(band[0], test).rmse_per_joint, dtype=float))
     return band[0], band[1], band[2] + tol
-
-
-def plan_methods(data: PreparedData, config: TrainConfig, methods: list[str], regressor,
-                 skipped: dict[str, str], log: Callable[[str], None], unit: str = "N·m",
-                 init: Mapping[str, MLPWeights] | None = None) -> dict[str, list[FitPlan]]:
-    """Every method's seed plans (``config.seeds`` seeds from ``config.seed``); the rigid-body fit and the band are
-    identified once and shared. A method that cannot be planned goes into ``skipped`` with the reason.
-
-    Args:
-        regressor: the rigid-body structure (:func:`~.pipeline.rigid_body_for`) or None.
-        init: method -> warm-start weights of its networks (:func:`~.fit.plan_fits`; ``deadzone-id improve``).
-    """
-    rbd = None
-    needs_band = [m for m in methods if (c := METHODS[m].loss_class) is not None and c.needs_band]
-    if regressor is not None and (any(METHODS[m].rigid_body for m in methods) or needs_band):
-        try:
-            rbd = fit_rbd("rbd", data.train, regressor)
-        except DataError as err:
-            skipped.update({m: str(err) for m in methods if METHODS[m].rigid_body})
-    band = identify_band_halfwidth(data.train, rbd) if needs_band else None
-    if band is not None:
-        log(f"band loss: tau_s per joint {np.round(band, 4).tolist()} {unit} "
-            f"({'rbd residual' if rbd is not None else 'linear-model residual'} on stuck training pairs, 95% quantile)")
-    seeds = [config.seed + s for s in range(config.seeds)]
-    plans: dict[str, list[FitPlan]] = {}
-    for m in methods:
-        if m in skipped:
-            continue
-        try:
-            plans[m] = plan_fits(m, seeds, data.train, data.val, data.dead_zone, rbd=rbd, band=band,
-                                 init=(init or {}).get(m))
-        except DataError as err:
-            skipped[m] = str(err)
-    return plans
 
 
 def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[RunMetrics, np.ndarray]:
@@ -283,10 +248,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     t_start = time.perf_counter()
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
-    methods = list(methods or METHODS)
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+    methods = [m.name for m in resolve_methods(methods)]
     data = prepare_data(inputs, config, log)
     log(f"split: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples "
         f"({len(data.split.train)}/{len(data.split.val)}/{len(data.split.test)} blocks); joints "
@@ -294,13 +256,13 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
     shares = share_warnings(len(data.train), len(data.val), len(data.test))
     for line in shares:
         log(f"WARNING: {line}")
-    regressor, skipped = rigid_body_for(methods, inputs, data, config)
-    plans = plan_methods(data, config, methods, regressor, skipped, log, unit_label(inputs.effort_units))
+    shared = shared_fits(inputs, data, config, log, unit_label(inputs.effort_units))
+    plans, skipped = plan_methods(methods, config.seed_list, shared)
     for m, why in skipped.items():
         log(f"skipping {m}: {why}")
     band = _noise_band(inputs, data.test)
-    eff_methods = [m for m in ("masked", "conventional") if m in plans]
-    eff_rows = plan_efficiency(data, config, eff_methods)
+    eff_methods = [m for m in plans if get_method(m).efficiency_curve]
+    eff_rows = plan_efficiency(data, config, eff_methods, shared.regressor)
     runs, preds, val_metrics, eff_fits = _run_all(inputs, data, config, plans, eff_rows, band, out, log)
     report = CompareReport(
         joint_names=list(inputs.joint_names),

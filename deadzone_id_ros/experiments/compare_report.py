@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..training.blocks import MISSING
-from .compare_results import CompareReport, DataDiagnosis, MethodResult
+from .compare_results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
 from .pick import PREDICTABLE_RATIO
 from .pick_report import fraction_cell, pick_section
 from .plots import compare_plots
@@ -132,7 +132,7 @@ def _accuracy_section(report: CompareReport) -> list[str]:
 
 def _efficiency_section(report: CompareReport) -> list[str]:
     de = report.data_efficiency
-    dm = [m for m in ("masked", "conventional") if de is not None and m in de.curves]
+    dm = [m for m in (PROP, CONV) if de is not None and m in de.curves]
     if de is None or not dm:
         return []
     lines = ["## Data efficiency", "",
@@ -144,7 +144,7 @@ def _efficiency_section(report: CompareReport) -> list[str]:
         cells = " | ".join(_fmt(de.curves[m].rmse_mean[i], de.curves[m].rmse_mean_std[i]) for m in dm)
         gain = ""
         if len(dm) == 2:
-            a, b = de.curves["masked"].rmse_mean[i], de.curves["conventional"].rmse_mean[i]
+            a, b = de.curves[PROP].rmse_mean[i], de.curves[CONV].rmse_mean[i]
             gain = f" {(b - a) / b:+.1%} |" if a is not None and b not in (None, 0) else " n/a |"
         lines.append(f"| {fraction_cell(report, i)} | {de.train_samples[i]} | {cells} |{gain}")
     for m in dm:
@@ -162,7 +162,7 @@ def efficiency_reading(report: CompareReport, methods: Sequence[str]) -> list[st
         return []
     rows: list[tuple[str, float, float]] = []
     for i in range(len(de.fractions)):
-        a, b = de.curves["masked"].rmse_mean[i], de.curves["conventional"].rmse_mean[i]
+        a, b = de.curves[PROP].rmse_mean[i], de.curves[CONV].rmse_mean[i]
         if a is not None and b is not None:
             rows.append((fraction_cell(report, i), a, b))
     lower = [f for f, a, b in rows if a < b]
@@ -174,9 +174,9 @@ def efficiency_reading(report: CompareReport, methods: Sequence[str]) -> list[st
               if rows else "No training share has both errors.")]
     ms = report.methods
     ranked = sorted((m for m in ms if ms[m].rmse_mean is not None), key=lambda m: _num(ms[m].rmse_mean))
-    if "masked" in ms and ranked and ranked[0] != "masked":
+    if PROP in ms and ranked and ranked[0] != PROP:
         out.append(f"The table compares masked with conventional only: on the full training set {ranked[0]} has "
-                   f"the lowest test error ({_fmt(ms[ranked[0]].rmse_mean)} vs masked {_fmt(ms['masked'].rmse_mean)} "
+                   f"the lowest test error ({_fmt(ms[ranked[0]].rmse_mean)} vs masked {_fmt(ms[PROP].rmse_mean)} "
                    f"{report.torque_unit}).")
     return out
 
@@ -233,7 +233,7 @@ def _num(value: float | None) -> float:
 # --- compare: the verdict -------------------------------------------------------------------------------------------
 
 def _masked_vs_conventional(report: CompareReport) -> list[str]:
-    a, b = report.methods["masked"], report.methods["conventional"]
+    a, b = report.methods[PROP], report.methods[CONV]
     a_mean, b_mean = _num(a.rmse_mean), _num(b.rmse_mean)
     out: list[str] = []
     diff = (b_mean - a_mean) / b_mean if b_mean else float("nan")
@@ -325,19 +325,19 @@ def verdict(report: CompareReport) -> list[str]:
                    f"{report.data.samples.train} training samples for {len(report.joint_names)} joints "
                    "the test blocks visit states the training blocks do not cover, so the differences between "
                    "methods below say little about the loss functions.")
-    if "masked" in ms and "conventional" in ms:
+    if PROP in ms and CONV in ms:
         out += _masked_vs_conventional(report)
-    if "mse_all" in ms and "masked" in ms:
-        out += _mse_all_lines(ms["masked"], ms["mse_all"], report.data_diagnosis)
-    if "rbd" in ms and "masked" in ms:
-        out.append(f"The rigid-body model (identified base parameters + friction) reaches {_fmt(ms['rbd'].rmse_mean)} "
-                   f"{report.torque_unit} mean RMSE vs {_fmt(ms['masked'].rmse_mean)} for the masked MLP.")
+    if NAIVE_M in ms and PROP in ms:
+        out += _mse_all_lines(ms[PROP], ms[NAIVE_M], report.data_diagnosis)
+    if RIGID in ms and PROP in ms:
+        out.append(f"The rigid-body model (identified base parameters + friction) reaches {_fmt(ms[RIGID].rmse_mean)} "
+                   f"{report.torque_unit} mean RMSE vs {_fmt(ms[PROP].rmse_mean)} for the masked MLP.")
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]
         out.append(f"Best method {best} is {_num(report.floor_ratio(best)):.2f}× the simulator's own noise "
                    f"floor ({_fmt(nf.rmse_mean)} {report.torque_unit}).")
-        rbd_ratio = report.floor_ratio("rbd")
+        rbd_ratio = report.floor_ratio(RIGID)
         if rbd_ratio is not None:
             out.append(f"rbd (identified) is {rbd_ratio:.2f}× the noise floor.")
     return out

@@ -25,13 +25,17 @@ import numpy as np
 from ..data.deadzone import DeadZone
 from ..errors import DataError
 from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, sub_key, take
-from ..models.methods import METHODS
+from ..models.methods import CONVENTIONAL, METHODS, NAIVE, PROPOSED, RIGID_BODY, method_with_role
 from ..training.config import TrainConfig
 from ..training.evaluate import json_clean
 from ..training.records import DataRecord, RunMetrics
 
 __all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
+
+#: The methods the paper's comparisons name, by their registry role (:data:`~deadzone_id_ros.models.methods.ROLES`;
+#: "" when no registered method holds it): proposed (masked), conventional, naive (mse_all), rigid body (rbd).
+PROP, CONV, NAIVE_M, RIGID = (method_with_role(r) for r in (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY))
 
 REPORT_VERSION = 1
 #: Folder of the picked model's artifact inside a comparison folder.
@@ -340,7 +344,7 @@ class CompareReport:
         }
         if self.noise_floor is not None:
             out["noise_floor"] = dataclasses.asdict(dataclasses.replace(self.noise_floor,
-                                                                        rbd_ratio=self.floor_ratio("rbd")))
+                                                                        rbd_ratio=self.floor_ratio(RIGID)))
         out["data_efficiency"] = self.data_efficiency.to_dict() if self.data_efficiency is not None else {}
         out["pick"] = dataclasses.asdict(self.pick) if self.pick is not None else None
         out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None

@@ -10,7 +10,7 @@ import numpy as np
 from .closed_loop import TRACKING_PLOT
 from .closed_loop_report import closed_loop_markdown
 from .compare_report import fmt_joints, num
-from .compare_results import CompareReport
+from .compare_results import CONV, PROP, CompareReport
 from .demo_results import DemoReport
 from .pick_report import fraction_cell
 
@@ -39,7 +39,7 @@ def _efficiency_table(report: CompareReport) -> list[str]:
     eff = report.data_efficiency
     if eff is None:
         return []
-    methods = [m for m in ("masked", "conventional") if m in eff.curves]
+    methods = [m for m in (PROP, CONV) if m in eff.curves]
     head = "| training data | samples | " + " | ".join(f"{m} RMSE [{report.torque_unit}] | {m} usable"
                                                     for m in methods) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(methods))]
@@ -184,7 +184,7 @@ def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
 
 def dead_zone_line(report: CompareReport) -> list[str]:
     """One line on how much of the data the dead zone takes (empty without masked and conventional)."""
-    masked, conv = report.methods.get("masked"), report.methods.get("conventional")
+    masked, conv = report.methods.get(PROP), report.methods.get(CONV)
     if masked is None or conv is None or masked.usable_fraction is None or conv.usable_fraction is None:
         return []
     return [f"Dead zone: the masked loss uses {masked.usable_fraction:.1%} of (sample, joint) pairs; the conventional "

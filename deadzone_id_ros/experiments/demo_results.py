@@ -7,7 +7,7 @@ from typing import Any
 
 from ..training.evaluate import json_clean
 from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
-from .compare_results import CompareReport
+from .compare_results import CONV, PROP, CompareReport
 from .improve_results import ImproveRun
 
 __all__ = ["DemoReport"]
@@ -51,7 +51,7 @@ class DemoReport:
         """The paper's claim on this arm: usable fraction and mean torque RMSE [N·m] of the masked and the
         conventional method and their ratios (masked / conventional); None where a method is missing or its value
         is undefined."""
-        m, c = self.compare.methods.get("masked"), self.compare.methods.get("conventional")
+        m, c = self.compare.methods.get(PROP), self.compare.methods.get(CONV)
 
         def ratio(a: float | None, b: float | None) -> float | None:
             return a / b if a is not None and b else None

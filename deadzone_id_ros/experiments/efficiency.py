@@ -15,15 +15,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import SupportsFloat
+from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
-from ..errors import DataError
+from ..models.methods import get_method
 from ..training.blocks import fmt_values
 from ..training.config import TrainConfig
-from ..training.fit import FitPlan, FitResult, Stacked, plan_fits, stack_episodes
+from ..training.fit import FitPlan, FitResult, Stacked, stack_episodes
+from ..training.planner import RegressorFactory, SharedFits, plan_methods
 from .compare_results import DataEfficiency, EfficiencyCurve
+
+if TYPE_CHECKING:
+    from ..models.rbd import RigidBodyRegressor
+    from ..training.pipeline import PreparedData
 
 __all__ = ["EfficiencyRow", "collect_efficiency", "efficiency_rows", "plan_efficiency"]
 
@@ -71,22 +76,22 @@ def efficiency_rows(fractions: list[float] | tuple[float, ...], n_blocks: int) -
     return [(fs, k) for k, fs in sorted(rows.items())]
 
 
-def plan_efficiency(data, config: TrainConfig, methods: Sequence[str]) -> list[EfficiencyRow]:
-    """Plan the fits of every row below the full split (``data``: the compare's PreparedData)."""
+def plan_efficiency(data: PreparedData, config: TrainConfig, methods: Sequence[str],
+                    regressor: RigidBodyRegressor | RegressorFactory | None = None) -> list[EfficiencyRow]:
+    """Plan the fits of every row below the full split (``data``: the compare's PreparedData) with the one planner
+    (:func:`~deadzone_id_ros.training.planner.plan_methods`; a rigid body, when a method needs one, is identified on
+    the row's own blocks with ``regressor``)."""
     train_eps = data.split.train
     order = np.random.default_rng(config.split_seed + 1).permutation(len(train_eps))
-    seeds = [config.seed + s for s in range(config.seeds)]
     rows = []
     for fracs, k in efficiency_rows(config.efficiency_fractions, len(train_eps)):
         row = EfficiencyRow(fracs, k, full=k == len(train_eps))
         if not row.full:
             row.data = stack_episodes([train_eps[i] for i in order[:k]], data.dead_zone)
-            for m in methods:
-                try:
-                    row.plans[m] = plan_fits(m, seeds, row.data, data.val, data.dead_zone,
-                                             desc=f"{m} {fracs[0]:.0%}")
-                except DataError as err:
-                    row.plans[m] = str(err)
+            plans, failed = plan_methods(methods, config.seed_list,
+                                         SharedFits(row.data, data.val, data.dead_zone, regressor),
+                                         label=f"{fracs[0]:.0%}")
+            row.plans = {m: plans[m] if m in plans else failed[m] for m in methods}
         rows.append(row)
     return rows
 
@@ -109,9 +114,10 @@ def collect_efficiency(rows: list[EfficiencyRow], fits: dict[int, FitResult], ma
             c = out.curves[m]
             c.rmse_mean.append(_finite(np.mean(vals)) if vals else None)
             c.rmse_mean_std.append(_finite(np.std(vals)) if vals else None)
-            c.usable_samples.append(int(sub.r.all(axis=1).sum()) if m == "conventional" else int(sub.r.sum()))
+            c.usable_samples.append(get_method(m).usable_count(sub.r))
             c.failed.append(fail)
             log(f"data efficiency {'/'.join(f'{f:.0%}' for f in row.fractions)} ({len(sub)} samples): {m} mean "
                 f"RMSE {fmt_values([c.rmse_mean[-1]])}{' (' + fail + ')' if fail else ''}")
-    out.usable_samples_note = "masked: (sample, joint) pairs with r = 1; conventional: samples with all joints moving"
+    counts = {True: "samples with all joints moving", False: "(sample, joint) pairs with r = 1"}
+    out.usable_samples_note = "; ".join(f"{m}: {counts[get_method(m).drops_stuck_samples]}" for m in methods)
     return out

@@ -5,18 +5,18 @@ Iteration 0 runs ctc_dob with the nominal rigid body on the task references (see
 :data:`~.improve_results.DEFAULT_TASK_SEEDS`) and records each run as an ordinary rosbag2 bag
 (:func:`~deadzone_id_ros.sim.record.simulate_bag`: the bags ``compare`` and ``train`` read). Each further iteration
 trains every candidate method on everything recorded so far with the training pipeline of ``compare``
-(:func:`~.compare.plan_methods`, :func:`~deadzone_id_ros.training.fit.fit_plans`), each network warm-started from
-its previous iteration's network; picks the method by validation error (:func:`~.pick.choose_pick`, as ``compare``
-does); checks the candidate (:func:`_accept_model`: finite torque within the limits on the recorded states,
-validation error, and a trial run on a check reference that no iteration trains on); runs the task references again
-with the model it accepted as the feedforward, and records. Every iteration is scored on held-out references that no
-iteration runs (:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as task seeds): tracking RMSE per joint,
-at velocity reversals and the DOB's mean |estimate| (:func:`~.closed_loop_sim.run_controller`). Runs are in-process
-(the nodes' controller and simulator code, no DDS); each run builds its controller with the iteration's model, so
-no model is swapped inside a running controller here (the run-time swap of the node is issue 23 item 2). With
-``settings.live`` the task runs are recorded over DDS in lockstep by the nodes (:mod:`.improve_live`: a fresh launch
-per run with the iteration's model); the trial runs and the held-out scoring stay in-process, so that the two modes
-are scored alike.
+(:func:`~deadzone_id_ros.training.planner.plan_methods`, :func:`~deadzone_id_ros.training.fit.fit_plans`), each
+network warm-started from its previous iteration's network; picks the method by validation error
+(:func:`~.pick.choose_pick`, as ``compare`` does); checks the candidate (:func:`_accept_model`: finite torque within
+the limits on the recorded states, validation error, and a trial run on a check reference that no iteration trains
+on); runs the task references again with the model it accepted as the feedforward, and records. Every iteration is
+scored on held-out references that no iteration runs (:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as
+task seeds): tracking RMSE per joint, at velocity reversals and the DOB's mean |estimate|
+(:func:`~.closed_loop_sim.run_controller`). Runs are in-process (the nodes' controller and simulator code, no DDS);
+each run builds its controller with the iteration's model, so no model is swapped inside a running controller here
+(the run-time swap of the node is issue 23 item 2). With ``settings.live`` the task runs are recorded over DDS in
+lockstep by the nodes (:mod:`.improve_live`: a fresh launch per run with the iteration's model); the trial runs and
+the held-out scoring stay in-process, so that the two modes are scored alike.
 
 The label is the applied torque (the recorded effort: the command after the rate limit and the clamp), with the
 dead-zone mask of training (r_ij = 1 where |dq_ij| > alpha sigma_j, sigma_j from the training split). Why not the
@@ -191,21 +191,19 @@ class _Candidates:
 def _fit_candidates(bags: Sequence[str], warm: Mapping[str, MLPWeights], settings: ImproveSettings,
                     setup: RunSetup, config: TrainConfig, log: Callable[[str], None]) -> _Candidates:
     """Fit every candidate method (one seed each) on ``bags``, warm-started from ``warm`` where it has a network."""
-    from ..models.methods import METHODS
     from ..resources import default_urdf
     from ..training.fit import fit_plans
-    from ..training.pipeline import load_inputs, prepare_data, rigid_body_for
-    from .compare import plan_methods
+    from ..training.pipeline import load_inputs, prepare_data, shared_fits
+    from ..training.planner import plan_methods
 
-    methods = list(settings.methods or METHODS)
     # a live bag is the recorder node's, whose episode.yaml does not name the simulator (a robot's would not either):
     # its rigid body comes from the controller's URDF, as for a robot
     urdf = setup.urdf or (str(setup.base.urdf_path or default_urdf()) if settings.live else None)
     inputs = load_inputs(list(bags), urdf=urdf, simulator="auto", locked=setup.locked or None,
                          log=lambda _m: None)
     data = prepare_data(inputs, config, log)
-    regressor, skipped = rigid_body_for(methods, inputs, data, config)
-    plans = plan_methods(data, config, methods, regressor, skipped, log, init=warm)
+    plans, skipped = plan_methods(settings.methods or None, config.seed_list, shared_fits(inputs, data, config, log),
+                                  init=warm)
     flat = [p for ps in plans.values() for p in ps]
     fits = dict(zip((p.method for p in flat), fit_plans(flat, config)))  # one seed per method
     return _Candidates(inputs, data, fits, skipped)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..models.methods import METHODS, NAIVE, PROPOSED, method_with_role
 from ..training.evaluate import TorqueMetrics
 from .compare_results import PICK_DIR, DataDiagnosis, MethodResult, Pick
 
@@ -116,13 +117,15 @@ def diagnose_stuck(methods: Mapping[str, MethodResult],
     """Whether the torques of stuck joints are predictable, from a model fitted on moving pairs only.
 
     Args:
-        methods: the results (to choose, among masked / hybrid / rbd, the one with the lowest validation RMSE).
+        methods: the results (to choose, among the methods fitted on moving pairs only, masked / rbd / hybrid
+            (:attr:`~deadzone_id_ros.models.methods.Method.fits_moving_pairs_only`), the one with the lowest
+            validation RMSE).
         val_metrics: method -> the seed-0 metrics on the validation split (:func:`evaluate_predictions`).
 
     Returns:
         the diagnosis, or None when none of those methods ran.
     """
-    cands = [m for m in ("hybrid", "rbd", "masked") if m in methods and m in val_metrics
+    cands = [m for m in methods if m in METHODS and METHODS[m].fits_moving_pairs_only and m in val_metrics
              and _ok(methods[m].validation_rmse_mean)]
     if not cands:
         return None
@@ -135,12 +138,13 @@ def diagnose_stuck(methods: Mapping[str, MethodResult],
     have = np.isfinite(ratio)
     predictable = bool(have.any() and np.all(ratio[have] <= PREDICTABLE_RATIO))
     nums = ", ".join(f"{r:.2f}" if np.isfinite(r) else "n/a" for r in ratio)
+    naive, proposed = method_with_role(NAIVE) or "plain MSE", method_with_role(PROPOSED) or "masking"
     if predictable:
         note = (f"The torques of stuck joints are predictable here: {model}, fitted on moving pairs only, predicts "
                 f"the stuck validation pairs about as well as the moving ones (stuck / moving RMSE per joint: {nums}; "
                 f"all <= {PREDICTABLE_RATIO}). The measured torque of a stuck joint is then not an arbitrary value in "
                 "a friction band (e.g. link-side torque sensors, as on the KUKA LWR), so masking those pairs cannot "
-                "help: it only discards data. Expect mse_all to match or beat masked.")
+                f"help: it only discards data. Expect {naive} to match or beat {proposed}.")
     else:
         note = (f"The torques of stuck joints are not predictable from (q, dq, ddq): {model}, fitted on moving pairs "
                 f"only, misses the stuck validation pairs by far more than the moving ones (stuck / moving RMSE per "

@@ -31,7 +31,8 @@ from ..data.types import Episode
 from ..errors import DataError
 from ..training.config import TrainConfig
 from ..training.evaluate import evaluate_predictions
-from ..training.fit import FitPlan, fit_plans, fit_rbd, identify_band_halfwidth, plan_fits, stack_episodes
+from ..training.fit import FitPlan, fit_plans, stack_episodes
+from ..training.planner import SharedFits, plan_methods
 from .compare_results import CrossValidation
 
 if TYPE_CHECKING:
@@ -100,20 +101,9 @@ def _fold_plans(train_eps: list[Episode], val_eps: list[Episode], methods: Seque
     except ValueError as err:
         raise DataError(f"cross-validation fold dead zone: {err}") from err
     train, val = stack_episodes(train_eps, dz), stack_episodes(val_eps, dz)
-    rbd = None
-    if regressor_for is not None:  # rbd, hybrid and band use it; one least-squares fit, shared by the seeds
-        try:
-            rbd = fit_rbd("rbd", train, regressor_for(dz))
-        except DataError:
-            rbd = None
-    band = identify_band_halfwidth(train, rbd) if "band" in methods else None
-    plans = {}
-    for m in methods:
-        try:
-            plans[m] = plan_fits(m, seeds, train, val, dz, rbd=rbd, band=band)
-        except DataError:
-            continue
-    return plans
+    # the one planner; the rigid body (rbd, hybrid, band) and the band are identified once on the fold's training part
+    regressor = (lambda: regressor_for(dz)) if regressor_for is not None else None
+    return plan_methods(methods, seeds, SharedFits(train, val, dz, regressor))[0]
 
 
 def cross_validate(split: Split, methods: Sequence[str], config: TrainConfig, reason: str,

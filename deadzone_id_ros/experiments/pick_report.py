@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from ..data.effort_units import FIX_HINT
-from .compare_results import CompareReport
+from ..models.methods import BAND, method_with_role
+from .compare_results import PROP, CompareReport
 
 __all__ = ["band_lines", "fraction_cell", "pick_section"]
 
@@ -88,9 +89,10 @@ def _table(report: CompareReport) -> list[str]:
 def band_lines(report: CompareReport) -> list[str]:
     """Whether the band loss helped: band vs masked (and mse_all) mean test RMSE against the seed spread."""
     ms = report.methods
-    if "band" not in ms or "masked" not in ms:
+    band_m = method_with_role(BAND)
+    if band_m not in ms or PROP not in ms:
         return []
-    b, m = ms["band"], ms["masked"]
+    b, m = ms[band_m], ms[PROP]
     if b.rmse_mean is None or m.rmse_mean is None:
         return []
     spread = 2 * math.hypot(b.rmse_mean_std or 0.0, m.rmse_mean_std or 0.0)

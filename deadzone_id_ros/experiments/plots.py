@@ -10,39 +10,41 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..models.methods import METHODS
+
 if TYPE_CHECKING:
     from ..training.fit import Stacked
     from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary
     from .compare_results import CompareReport
 
-__all__ = ["METHOD_COLOURS", "closed_loop_plot", "compare_plots", "method_colour", "reversal_error_plot",
+__all__ = ["LABEL_COLOURS", "closed_loop_plot", "compare_plots", "method_colour", "reversal_error_plot",
            "tracking_plot"]
 
 Band = tuple[np.ndarray, np.ndarray, np.ndarray]
 
-#: The one colour map of every report: training method or controller name -> matplotlib colour. A controller that
-#: runs a method's model (``ctc_dob_<method>``) takes the method's colour; the pick has its own.
-METHOD_COLOURS: dict[str, str] = {
-    "masked": "tab:blue", "conventional": "tab:orange", "mse_all": "tab:green", "rbd": "tab:red",
-    "hybrid": "tab:purple", "band": "tab:brown", "pd_dob": "tab:gray", "ctc_dob_rbd_nominal": "tab:pink",
-    "ctc_dob_pick": "tab:olive", "noise floor": "black",
+#: The colours of the labels that are not methods (a method's colour is its registry entry's
+#: :attr:`~deadzone_id_ros.models.methods.Method.colour`): controllers that run no method's model, the noise floor.
+#: A controller that runs a method's model (``ctc_dob_<method>``) takes the method's colour; the pick has its own.
+LABEL_COLOURS: dict[str, str] = {
+    "pd_dob": "tab:gray", "ctc_dob_rbd_nominal": "tab:pink", "ctc_dob_pick": "tab:olive", "noise floor": "black",
 }
 _SPARE = ("tab:cyan", "darkgoldenrod", "teal", "indigo", "crimson", "darkseagreen")
 
 
 def method_colour(name: str) -> str:
-    """The colour of a method or controller in every plot (:data:`METHOD_COLOURS`).
+    """The colour of a method (its registry entry's) or controller (:data:`LABEL_COLOURS`) in every plot.
 
     ``ctc_dob_<method>`` (a controller running that method's model) takes the method's colour; a noise-floor label
     is black; a name not in the map gets a spare colour chosen by a stable hash of the name (the same in every plot
     and every run).
     """
-    if name in METHOD_COLOURS:
-        return METHOD_COLOURS[name]
-    if name.startswith("ctc_dob_") and name[len("ctc_dob_"):] in METHOD_COLOURS:
-        return METHOD_COLOURS[name[len("ctc_dob_"):]]
+    if name in LABEL_COLOURS:
+        return LABEL_COLOURS[name]
+    method = name[len("ctc_dob_"):] if name.startswith("ctc_dob_") else name
+    if method in METHODS and METHODS[method].colour:
+        return METHODS[method].colour
     if name.startswith("noise floor"):
-        return METHOD_COLOURS["noise floor"]
+        return LABEL_COLOURS["noise floor"]
     import zlib
 
     return _SPARE[zlib.crc32(name.encode()) % len(_SPARE)]
@@ -75,7 +77,7 @@ def compare_plots(folder: Path, report: CompareReport, test: Stacked, preds: dic
     """
     files = [_rmse_bars(folder, report)]
     de = report.data_efficiency
-    if de is not None and any(m in de.curves for m in ("masked", "conventional")):
+    if de is not None and de.curves:
         files.append(_efficiency(folder, report))
     if preds:
         files.append(_pred_vs_measured(folder, report.joint_names, test, preds, report.torque_unit))
@@ -113,16 +115,16 @@ def _rmse_figure(report: CompareReport):
 
 
 def _efficiency(folder: Path, report: CompareReport) -> str:
-    """Mean test RMSE against the number of training samples, masked vs conventional."""
+    """Mean test RMSE against the number of training samples, one line per method on the curve (masked vs
+    conventional)."""
     plt = _pyplot()
     de = report.data_efficiency
     assert de is not None
     fig, ax = plt.subplots(figsize=(6, 4))
-    for m in ("masked", "conventional"):
-        if m in de.curves:
-            y = np.asarray(de.curves[m].rmse_mean, dtype=float)
-            ax.errorbar(de.train_samples, y, yerr=np.asarray(de.curves[m].rmse_mean_std, dtype=float),
-                        marker="o", capsize=3, label=m, color=method_colour(m))
+    for m in de.curves:
+        y = np.asarray(de.curves[m].rmse_mean, dtype=float)
+        ax.errorbar(de.train_samples, y, yerr=np.asarray(de.curves[m].rmse_mean_std, dtype=float),
+                    marker="o", capsize=3, label=m, color=method_colour(m))
     ax.set_xscale("log")
     ax.set_xlabel("training samples (all, before any dropping)")
     ax.set_ylabel(f"mean test RMSE [{report.torque_unit}]")

@@ -139,12 +139,13 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
         FileNotFoundError / DataError: a data set that cannot be loaded (before any cell runs).
     """
     from ..errors import ConfigError
-    from ..models.methods import METHODS
+    from ..models.methods import resolve_methods
     from ..training.config import load_train_config
 
-    unknown = [m for m in sweep.methods if m not in METHODS]
-    if unknown:
-        raise ConfigError(f"sweep: unknown method(s) {unknown}; choose from {list(METHODS)}")
+    try:
+        resolve_methods(sweep.methods)
+    except ValueError as err:
+        raise ConfigError(f"sweep: {err}") from err
     t0 = time.perf_counter()
     out = Path(out_dir)
     (out / "cells").mkdir(parents=True, exist_ok=True)

@@ -136,6 +136,11 @@ class TrainConfig(JsonRecord):
         """The MLP architecture part."""
         return MLPConfig(tuple(self.hidden_sizes), self.activation)
 
+    @property
+    def seed_list(self) -> list[int]:
+        """The training seeds of a comparison: ``seed`` .. ``seed + seeds - 1``."""
+        return [self.seed + s for s in range(self.seeds)]
+
     def with_overrides(self, **changes: Any) -> TrainConfig:
         """A copy with some fields changed (validated again); None values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

@@ -204,7 +204,7 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         validation_rmse_mean=_opt(np.mean([v.rmse_mean for v in vals])),
         validation_rmse_per_joint=_mean_std([v.rmse_per_joint for v in vals])[0],
         validation_rmse_per_seed=_opts([v.rmse_mean for v in vals]),
-        steps_per_seed=[int(r.train["steps"]) for r in per_seed if "steps" in r.train])
+        steps_per_seed=[r.train.steps for r in per_seed if r.train.steps is not None])
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

@@ -98,7 +98,7 @@ def band_lines(report: CompareReport) -> list[str]:
     spread = 2 * math.hypot(b.rmse_mean_std or 0.0, m.rmse_mean_std or 0.0)
     diff = (m.rmse_mean - b.rmse_mean) / m.rmse_mean
     clear = len(b.seeds) >= 2 and len(m.seeds) >= 2 and abs(m.rmse_mean - b.rmse_mean) > spread
-    band = b.per_seed[0].train.get("band_halfwidth") or [] if b.per_seed else []
+    band = (b.per_seed[0].train.band_halfwidth or []) if b.per_seed else []
     verdict = ("helps" if diff > 0 and clear else "hurts" if diff < 0 and clear else "makes no clear difference")
     unit = report.torque_unit
     return ["### The band loss", "",

@@ -4,8 +4,7 @@ networks (:mod:`.planner` makes the plans), wrap each as a LearnedModel."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from ..models.mlp import MLPWeights
 from ..models.predictor import LearnedModel
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
 from .config import TrainConfig
+from .fit_summary import FitSummary
 from .parallel import train_each
 from .trainer import MLPSpec, TrainInfo
 
@@ -95,12 +95,13 @@ class FitResult:
 
     Attributes:
         model: the model (numpy predict).  usable_fraction: see :func:`usable_fraction`.
-        info: training summary (steps, losses, time, samples used) for the report and model.json.
+        info: the fit's record (samples used, loss, band, training steps, losses, time) for the report and
+            model.json.
     """
 
     model: LearnedModel
     usable_fraction: float
-    info: dict[str, Any] = field(default_factory=dict)
+    info: FitSummary
 
 
 @dataclass
@@ -110,7 +111,7 @@ class FitPlan:
     Attributes:
         method, seed: what is fitted.  joint_names: (J,).  dead_zone: stored with the model.  rbd: the identified
         rigid-body part (rbd, hybrid) or None.  spec: the network to train (None: rbd only).  usable_fraction:
-        see :func:`usable_fraction`.  info: the training summary so far.
+        see :func:`usable_fraction`.  info: the fit's record so far (no training figures yet).
     """
 
     method: str
@@ -120,15 +121,15 @@ class FitPlan:
     rbd: RigidBodyModel | None
     spec: MLPSpec | None
     usable_fraction: float
-    info: dict[str, Any]
+    info: FitSummary
 
     def finish(self, trained: tuple[MLPWeights, TrainInfo] | None) -> FitResult:
         """The fit, given the trained network of :attr:`spec` (None when there is none)."""
-        info = dict(self.info)
-        mlp = None
+        info, mlp = self.info, None
         if trained is not None:
-            mlp = trained[0]
-            info.update(trained[1].to_dict())
+            mlp, t = trained
+            info = info.with_training(t.steps, t.best_step, t.best_val_loss, t.final_train_loss, t.stopped_early,
+                                      t.seconds, t.samples_per_s)
         model = LearnedModel(self.joint_names, self.method, mlp=mlp, rbd=self.rbd, dead_zone=self.dead_zone)
         return FitResult(model, self.usable_fraction, info)
 

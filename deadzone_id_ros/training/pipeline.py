@@ -166,7 +166,7 @@ def evaluate_on_test(fit: FitResult, data: PreparedData,
     check_model_joints(fit.model, data.test)
     pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
     test = evaluate_predictions(pred, data.test, **(band or {}))
-    metrics = RunMetrics(test, int(fit.info["seed"]), float(fit.usable_fraction), json_clean(fit.info),
+    metrics = RunMetrics(test, fit.info.seed, float(fit.usable_fraction), fit.info,
                          missing_figures(data, test.rmse_per_joint))
     return metrics, pred
 
@@ -206,7 +206,7 @@ def save_method(run: MethodRun, out_dir: str | Path, inputs: TrainingInputs, dat
     what was written."""
     return save_artifact(run.fit.model, out_dir, metrics=json_clean(run.metrics.to_dict(with_train=False)),
                          training_data=json_clean(data.fingerprint(inputs, config).to_dict()),
-                         extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info)},
+                         extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info.to_dict())},
                          onnx=onnx)
 
 
@@ -229,10 +229,10 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
         f"{list(inputs.joint_names)}")
     run = run_method(method, data, config, shared=shared_fits(inputs, data, config, log))
     info = run.fit.info
-    if "steps" in info:
-        log(f"{method}: {info['steps']} training steps ("
-            + ("validation loss stopped improving" if info["stopped_early"] else f"the maximum, {config.max_steps}")
-            + f"; best weights at step {info['best_step']})")
+    if info.steps is not None:
+        log(f"{method}: {info.steps} training steps ("
+            + ("validation loss stopped improving" if info.stopped_early else f"the maximum, {config.max_steps}")
+            + f"; best weights at step {info.best_step})")
     save_method(run, out_dir, inputs, data, config, onnx=onnx)
     return run, data
 

@@ -11,9 +11,9 @@ method of the split reuses it, and the band loss identifies its per-joint band t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from ..models.mlp import MLPWeights
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
 from .config import TrainConfig
 from .fit import FitPlan, FitResult, Stacked, fit_plans, identify_band_halfwidth
+from .fit_summary import FitSummary
 from .trainer import MLPSpec, TrainArrays
 
 __all__ = ["SharedFits", "fit_method", "plan_method", "plan_methods"]
@@ -147,12 +148,9 @@ def plan_method(method: str | Method, seeds: Sequence[int], shared: SharedFits, 
     train, val, dead_zone = shared.train, shared.val, shared.dead_zone
     rbd = _rigid_body(entry, shared)
     usable = entry.usable_fraction(train.r)
-    info: dict[str, Any] = {"method": entry.name}
-    if rbd is not None and shared.rbd_rows is not None:
-        info["rbd_rows"] = shared.rbd_rows
+    info = FitSummary(entry.name, seeds[0], rbd_rows=shared.rbd_rows if rbd is not None else None)
     if not needs.network:
-        return [FitPlan(entry.name, seeds[0], train.joint_names, dead_zone, rbd, None, usable,
-                        {**info, "seed": seeds[0]})]
+        return [FitPlan(entry.name, seeds[0], train.joint_names, dead_zone, rbd, None, usable, info)]
     tr, va = train, val
     rows = entry.train_rows(train.r)
     if rows is not None:
@@ -170,13 +168,12 @@ def plan_method(method: str | Method, seeds: Sequence[int], shared: SharedFits, 
     r_tr = tr.r if needs.mask else np.ones_like(tr.r)
     r_va = va.r if needs.mask else np.ones_like(va.r)
     arr_tr, arr_va = TrainArrays(tr.x, y_tr, r_tr), TrainArrays(va.x, y_va, r_va)
-    if band is not None:
-        info["band_halfwidth"] = band.tolist()
-    info.update(loss=entry.loss, train_samples=len(tr), val_samples=len(va))
+    info = dataclasses.replace(info, loss=entry.loss, train_samples=len(tr), val_samples=len(va),
+                               band_halfwidth=None if band is None else band.tolist())
     keep_rbd = rbd if needs.rigid_body == "required" else None
     return [FitPlan(entry.name, s, train.joint_names, dead_zone, keep_rbd,
                     MLPSpec(arr_tr, arr_va, loss, s, f"{desc or entry.name} seed {s}", init),
-                    usable, {**info, "seed": s}) for s in seeds]
+                    usable, dataclasses.replace(info, seed=s)) for s in seeds]
 
 
 def plan_methods(methods: Iterable[str] | None, seeds: Sequence[int], shared: SharedFits, *,

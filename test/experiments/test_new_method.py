@@ -49,8 +49,10 @@ def test_a_new_method_runs_through_compare_and_cross_validation(new_method, tmp_
     result = report.methods[NEW]
     assert result.rmse_mean is not None and result.usable_fraction == 1.0  # the band loss learns every pair
     train = result.per_seed[0].train
-    assert train["loss"] == "band" and len(train["band_halfwidth"]) == len(inputs.joint_names)
-    assert train["rbd_rows"] > 0  # its rigid body was identified (shared, once) and its network learns the residual
+    assert train.loss == "band" and train.band_halfwidth is not None
+    assert len(train.band_halfwidth) == len(inputs.joint_names)
+    # its rigid body was identified (shared, once) and its network learns the residual
+    assert train.rbd_rows is not None and train.rbd_rows > 0
     saved = json.loads((tmp_path / "models" / NEW / "model.json").read_text())
     assert saved["method"] == NEW and saved["rbd"] is not None
     de = report.data_efficiency

@@ -77,15 +77,15 @@ def test_methods_learn_from_what_they_should(sim_dataset, tiny_config):
     all_moving = train.r.all(axis=1)
     assert 0.05 < all_moving.mean() < 0.95  # the data has a real dead zone
     conv = fit_method("conventional", train, val, dz, tiny_config)
-    assert conv.info["train_samples"] == int(all_moving.sum())  # exactly the samples with no stuck joint
+    assert conv.info.train_samples == int(all_moving.sum())  # exactly the samples with no stuck joint
     assert conv.usable_fraction == pytest.approx(all_moving.mean())
     masked = fit_method("masked", train, val, dz, tiny_config)
-    assert masked.info["train_samples"] == len(train)
+    assert masked.info.train_samples == len(train)
     assert masked.usable_fraction == pytest.approx(train.r.mean())
     assert usable_fraction("mse_all", train.r) == 1.0
     reg = RigidBodyRegressor(default_urdf().read_text(), train.joint_names)
     rbd = fit_method("rbd", train, val, dz, tiny_config, regressor=reg)
-    assert rbd.info["rbd_rows"] == int(train.r.sum()) and rbd.model.mlp is None
+    assert rbd.info.rbd_rows == int(train.r.sum()) and rbd.model.mlp is None
     hybrid = fit_method("hybrid", train, val, dz, tiny_config, rbd=rbd.model.rbd)
     assert hybrid.model.rbd is rbd.model.rbd and hybrid.model.mlp is not None
 
@@ -114,7 +114,7 @@ def test_band_method_trains_on_every_pair_with_an_identified_band(sim_dataset, t
     data = stack_episodes(sim_dataset.episodes, dz)
     reg = RigidBodyRegressor(default_urdf().read_text(), data.joint_names, 0.01)
     fit = fit_method("band", data, data, dz, tiny_config, regressor=reg)
-    band = np.asarray(fit.info["band_halfwidth"])
+    band = np.asarray(fit.info.band_halfwidth)
     assert fit.usable_fraction == 1.0 and fit.model.rbd is None and fit.model.mlp is not None
     assert band.shape == (3,) and np.all(band > 0)
     # The band is the spread of stuck torques around the moving-pairs model: well below the torques' own spread.

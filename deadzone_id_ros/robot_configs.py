@@ -85,22 +85,22 @@ def bag_replay_config(robot: DerivedRobot, bag: str, **explicit: Any) -> BagRepl
                                   **explicit})
 
 
-def bundled_controller_config(**explicit: Any) -> ControllerConfig:
+def bundled_controller_config(**explicit: object) -> ControllerConfig:
     """:func:`controller_config` of the bundled arm."""
     return controller_config(bundled_robot(), **explicit)
 
 
-def bundled_sim_config(**explicit: Any) -> SimArmConfig:
+def bundled_sim_config(**explicit: object) -> SimArmConfig:
     """:func:`sim_config` of the bundled arm."""
     return sim_config(bundled_robot(), **explicit)
 
 
-def bundled_excitation_config(**explicit: Any) -> ExcitationConfig:
+def bundled_excitation_config(**explicit: object) -> ExcitationConfig:
     """:func:`excitation_config` of the bundled arm."""
     return excitation_config(bundled_robot(), **explicit)
 
 
-def simulation_configs(spec: str, sim_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def simulation_configs(spec: str, sim_overrides: dict[str, object] | None = None) -> dict[str, Any]:
     """The keyword arguments of :func:`~deadzone_id_ros.sim.record.simulate_bag` (and ``simulate``) for the robot
     profile ``spec`` (a shipped name or a profile file): ``sim_config``, ``controller_config``,
     ``excitation_config`` and ``robot`` (its name); ``sim_overrides`` (SimArmConfig keys) replace the profile's

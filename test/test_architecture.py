@@ -126,6 +126,57 @@ def untyped_returns(root: Path, rooms: tuple[str, ...], allowed: set[str]) -> li
     return found
 
 
+def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    """Every annotation of a module (parameters, returns, variables; a quoted one parsed), leaving out the JSON
+    writers (``to_dict`` methods, bodies included)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "to_dict":
+            skip.update(id(sub) for sub in ast.walk(node))
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        found: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            found = [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x]
+            found.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            found = [node.annotation]
+        for ann in found:
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                ann = ast.parse(ann.value, mode="eval").body
+            if ann is not None:
+                yield ann
+
+
+def any_annotations(root: Path) -> list[str]:
+    """``file:line`` of every ``Any`` (``typing.Any``) in an annotation under ``root``, JSON writers aside."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for ann in _annotations(ast.parse(path.read_text(), str(path))):
+            found += [f"{path.relative_to(root.parent)}:{x.lineno}" for x in ast.walk(ann)
+                      if (isinstance(x, ast.Name) and x.id == "Any")
+                      or (isinstance(x, ast.Attribute) and x.attr == "Any")]
+    return found
+
+
+#: Ceilings of the typing counts over the whole package (JSON writers, the ``to_dict`` methods, aside), so that they
+#: cannot grow back. Measured with :func:`any_annotations` and :func:`untyped_returns` at main fdf31f2 (issue 37):
+#: 327 ``Any`` in annotations and 43 functions returning ``dict[..., Any]`` or a bare ``dict``. Lower them when the
+#: counts fall; never raise them.
+ANY_CEILING = 188
+DICT_RETURNS_CEILING = 40
+
+
+def test_any_and_untyped_dict_returns_stay_under_their_ceilings():
+    anys = any_annotations(PACKAGE)
+    dicts = untyped_returns(PACKAGE, (".",), {"to_dict"})
+    assert len(anys) <= ANY_CEILING, f"{len(anys)} Any in annotations (ceiling {ANY_CEILING}); type them"
+    assert len(dicts) <= DICT_RETURNS_CEILING, (
+        f"{len(dicts)} functions return an untyped dict (ceiling {DICT_RETURNS_CEILING}): {dicts}")
+
+
 def test_no_import_cycle_in_the_package():
     cycles = import_cycles(PACKAGE)
     assert not cycles, f"import cycles (type-only imports included): {[sorted(c) for c in cycles]}"

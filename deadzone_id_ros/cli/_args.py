@@ -259,7 +259,7 @@ def check_bags(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
         detect_format(Path(path))
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None,
+def load_bags(args: argparse.Namespace, joints: object = None,
               torque_constants: dict[str, float] | None = None) -> Dataset:
     """Load ``args.bag`` with the data loader (:func:`dataset_config_from_args`); returns the Dataset.
 

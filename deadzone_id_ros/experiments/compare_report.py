@@ -32,7 +32,7 @@ def write_report(out: Path, report: CompareReport, test: Stacked, preds: dict[st
     return len(plots)
 
 
-def _fmt(v: Any, std: Any = None, digits: int = 4) -> str:
+def _fmt(v: object, std: object = None, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return MISSING
     s = f"{v:.{digits}f}"

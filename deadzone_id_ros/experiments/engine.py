@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, DeadzoneIdError
@@ -47,6 +48,8 @@ RAY_MISSING = ("--engine ray needs Ray, an optional extra: `make install-ray` in
                "`pip install 'deadzone_id_ros[ray]'`")
 
 T = TypeVar("T")
+#: A cell's argument type.
+A = TypeVar("A")
 
 
 @dataclass
@@ -73,7 +76,7 @@ class CellOutcome(Generic[T]):
         return self.error is None
 
 
-def require_ray() -> Any:
+def require_ray() -> ModuleType:
     """The ``ray`` module. Raises ConfigError saying how to install it when it is missing."""
     try:
         import ray
@@ -107,7 +110,7 @@ class _Failed:
         self.error, self.detail = error, detail
 
 
-def _ray_task(fn: Callable[[Any], Any], key: str, arg: Any) -> Any:
+def _ray_task(fn: Callable[[A], T], key: str, arg: A) -> T | _Failed:
     """The body of one Ray task: one torch thread, the cell's seed, then ``fn(arg)``."""
     import torch
 
@@ -119,7 +122,7 @@ def _ray_task(fn: Callable[[Any], Any], key: str, arg: Any) -> Any:
         return _Failed(err, traceback.format_exc())
 
 
-def _run_local(fn: Callable[[Any], T], cells: Mapping[str, Any],
+def _run_local(fn: Callable[[A], T], cells: Mapping[str, A],
                on_done: Callable[[CellOutcome[T]], None]) -> list[CellOutcome[T]]:
     out = []
     for key, arg in cells.items():
@@ -134,7 +137,7 @@ def _run_local(fn: Callable[[Any], T], cells: Mapping[str, Any],
     return out
 
 
-def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable[[str], None]) -> None:
+def _init_ray(ray: ModuleType, address: str | None, num_cpus: int | None, log: Callable[[str], None]) -> None:
     """``ray.init`` as the module docstring says."""
     addr = address or os.environ.get("RAY_ADDRESS") or "local"
     kwargs: dict[str, Any] = {"address": addr, "include_dashboard": False, "log_to_driver": True}
@@ -159,7 +162,7 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable
         f"{info.get('session_dir', '?')}")
 
 
-def _run_ray(fn: Callable[[Any], T], cells: Mapping[str, Any], address: str | None, num_cpus: int | None,
+def _run_ray(fn: Callable[[A], T], cells: Mapping[str, A], address: str | None, num_cpus: int | None,
              max_retries: int, on_done: Callable[[CellOutcome[T]], None],
              log: Callable[[str], None]) -> list[CellOutcome[T]]:
     ray = require_ray()
@@ -220,7 +223,7 @@ def engine_session(engine: str, address: str | None = None, num_cpus: int | None
         ray.shutdown()
 
 
-def run_cells(fn: Callable[[Any], T], cells: Mapping[str, Any], *, engine: str = "local",
+def run_cells(fn: Callable[[A], T], cells: Mapping[str, A], *, engine: str = "local",
               address: str | None = None, num_cpus: int | None = None, max_retries: int = 2,
               on_done: Callable[[CellOutcome[T]], None] | None = None,
               log: Callable[[str], None] = print) -> list[CellOutcome[T]]:

@@ -57,7 +57,7 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _plain(obj: Any) -> Any:
+def _plain(obj: object) -> Any:
     """JSON-ready copy: numpy scalars/arrays -> Python, NaN/inf -> None (model.json stays valid JSON)."""
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
@@ -207,7 +207,7 @@ def model_effort_units(model: Any, recorded: dict[str, str] | None = None) -> di
     return {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
 
 
-def check_newton_metres(model: Any, where: str) -> None:
+def check_newton_metres(model: object, where: str) -> None:
     """Refuse a model that does not predict N·m for every joint: a controller sends its output as torque.
 
     Raises:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -135,7 +134,7 @@ class Method:
         """The class of its loss (None when nothing is learned)."""
         return LOSSES[self.loss] if self.loss is not None else None
 
-    def make_loss(self, **params: Any) -> Loss:
+    def make_loss(self, **params: object) -> Loss:
         """Its loss built with ``params`` (``band`` when :attr:`Loss.needs_band`).
 
         Raises:

@@ -100,7 +100,7 @@ def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
     return values
 
 
-def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
+def fill_required(cls: type, values: Mapping[str, object], joint_names: Sequence[str] | None = None,
                   source: str = "", robot: str | None = None) -> dict[str, Any]:
     """``values`` with every :data:`PROFILE_FIELDS` field of the dataclass ``cls`` that is missing or empty (None,
     an empty list, or "" for ``urdf_path``) filled in from a robot profile.
@@ -121,7 +121,7 @@ def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[st
         raise ConfigError(f"{source}: {err}" if source else str(err)) from err
 
 
-def _missing(name: str, value: Any) -> bool:
+def _missing(name: str, value: object) -> bool:
     return value is None or (isinstance(value, (list, tuple)) and not value) or (name == "urdf_path" and value == "")
 
 

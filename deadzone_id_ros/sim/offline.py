@@ -181,7 +181,7 @@ class _Trace:
         """Uninitialized (n, j) arrays, filled by :func:`_run_ticks`."""
         return cls(*(np.empty((n, j)) for _ in range(9)))
 
-    def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, Any]) -> Recording:
+    def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, object]) -> Recording:
         """The logs as a Recording: states, commands and reference all stamped ``t_ns`` (N,) [ns]."""
         return Recording(
             joint_names=joint_names,

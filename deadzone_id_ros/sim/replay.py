@@ -159,7 +159,7 @@ def replay(
     *,
     closed_loop: bool = False,
     sim_config: SimArmConfig | None = None,
-    controller_config: Any = None,
+    controller_config: object = None,
     source: str = "<recording>",
 ) -> ReplayResult:
     """Replay ``recording`` through the simulated arm (see the module docstring for both modes).

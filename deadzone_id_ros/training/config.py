@@ -146,7 +146,7 @@ class TrainConfig(JsonRecord):
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+def load_train_config(path: str | Path | None = None, overrides: dict[str, object] | None = None) -> TrainConfig:
     """Load :class:`TrainConfig` from a ROS 2 parameter file (default: the bundled config/training.yaml).
 
     The file's ``/**`` section (and a ``deadzone_id`` section, which overrides it) holds the keys of TrainConfig;

@@ -180,7 +180,7 @@ def missing_figures(data: PreparedData, rmse_per_joint: Sequence[float]) -> dict
 
 def run_method(method: str, data: PreparedData, config: TrainConfig, *,
                regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
-               band: dict[str, Any] | None = None, desc: str | None = None,
+               band: dict[str, object] | None = None, desc: str | None = None,
                shared: SharedFits | None = None) -> MethodRun:
     """Fit ``method`` with ``config`` (its seed) on ``data`` and evaluate it on the test split.
 

@@ -169,7 +169,7 @@ def _drop_unmappable(
 
 
 def _map_by_name(
-    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Any]
+    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, object]
 ) -> JointStateSeries:
     m = len(log_ns)
     valid, dropped, unnamed_pos = _drop_unmappable(blocks, m, undecodable)

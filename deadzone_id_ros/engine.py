@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-from ..errors import ConfigError, DeadzoneIdError
+from .errors import ConfigError, DeadzoneIdError
 
 __all__ = ["ENGINES", "RAY_MISSING", "CellOutcome", "engine_session", "pack_dir", "require_ray", "run_cells",
            "unpack_dir"]

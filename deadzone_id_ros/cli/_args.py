@@ -54,7 +54,7 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
-    """--engine, --address, --num-cpus: where the coarse cells run (:mod:`~deadzone_id_ros.experiments.engine`)."""
+    """--engine, --address, --num-cpus: where the coarse cells run (:mod:`~deadzone_id_ros.engine`)."""
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: in this process (default); ray: one Ray task per cell (needs `make install-ray`)")
     p.add_argument("--address", default=None, metavar="ADDR",

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; returns 0 when every cell finished, 1 when some failed (the table says which)."""
-    from ..experiments.engine import require_ray
+    from ..engine import require_ray
     from ..experiments.sweep import run_sweep
     from ..experiments.sweep_config import load_sweep
     from ..outputs import output_lock

@@ -159,9 +159,9 @@ def _load_bag_task(arg: tuple[str | Path, DatasetConfig]) -> BagLoad:
 
 def _load_bags_as_tasks(paths: Sequence[str | Path], config: DatasetConfig, engine: str, address: str | None,
                         num_cpus: int | None, log: Callable[[str], None]) -> list[BagLoad]:
-    """One :func:`~deadzone_id_ros.experiments.engine.run_cells` task per bag; each bag's cleaning report is logged
+    """One :func:`~deadzone_id_ros.engine.run_cells` task per bag; each bag's cleaning report is logged
     as it arrives; the first failed bag's own error is raised (after every task ended)."""
-    from ..experiments.engine import CellOutcome, run_cells
+    from ..engine import CellOutcome, run_cells
 
     def done(o: CellOutcome[BagLoad]) -> None:
         if o.result is not None:
@@ -187,7 +187,7 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         paths: one or more bags; their episodes are combined (joints must agree; see ``DatasetConfig.joints``).
         config: see :class:`DatasetConfig` (default: auto topic, all usable joints, median rate, 0.1 s gaps).
         engine: "local" (default: the bags one after the other in this process) or "ray": one Ray task per bag
-            (:func:`~deadzone_id_ros.experiments.engine.run_cells` with ``address`` and ``num_cpus`` as there; the
+            (:func:`~deadzone_id_ros.engine.run_cells` with ``address`` and ``num_cpus`` as there; the
             workers read the bags, so they need them at the same paths), each bag's cleaning report sent to ``log``.
 
     Returns:

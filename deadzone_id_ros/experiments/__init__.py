@@ -9,7 +9,7 @@
 - ``soak``: the controller against the simulated arm under random events, every command checked (:mod:`.soak`);
 - ``sweep``: a grid of comparisons (data sets x alpha x data fractions), one coarse cell each (:mod:`.sweep`; its
   file :mod:`.sweep_config`, its table :mod:`.sweep_report`, the cell :mod:`.compare_cell`), run in-process or as Ray
-  tasks by :mod:`.engine` (Ray, an optional extra, imported only there);
+  tasks by :mod:`deadzone_id_ros.engine` (Ray, an optional extra, imported only there);
 - ``demo``: the demo's stages, resumable, with an output lock (:mod:`.demo`, :mod:`.demo_stages`); its results
   and report.md (:mod:`.demo_results`, :mod:`.demo_report`).
 
@@ -27,7 +27,7 @@ __all__ = ["ClosedLoopRun", "CompareReport", "DemoReport", "MethodResult", "Soak
 _WHERE = {"ClosedLoopRun": "closed_loop_results", "CompareReport": "compare_results", "DemoReport": "demo_results",
           "MethodResult": "compare_results", "SoakResult": "soak", "quick_config": "compare",
           "run_closed_loop": "closed_loop", "run_compare": "compare", "run_soak": "soak", "SweepReport": "sweep_report",
-          "run_cells": "engine", "run_sweep": "sweep"}
+          "run_cells": "..engine", "run_sweep": "sweep"}
 
 
 def __getattr__(name: str) -> Any:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine import pack_dir, run_cells, unpack_dir
 from ..training.config import TrainConfig
 from ..training.pipeline import TrainingInputs
 from .compare import run_compare
 from .compare_results import CompareReport
-from .engine import pack_dir, run_cells, unpack_dir
 
 __all__ = ["CompareJob", "CompareOutput", "compare_cell", "run_compare_on"]
 

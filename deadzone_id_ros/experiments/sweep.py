@@ -23,12 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..engine import CellOutcome, engine_session, run_cells, unpack_dir
 from ..errors import DataError
 from ..jsonrecord import read_record
 from ..training.config import TrainConfig
 from ..training.pipeline import TrainingInputs
 from .compare_cell import CompareJob, CompareOutput, compare_cell
-from .engine import CellOutcome, engine_session, run_cells, unpack_dir
 from .sweep_config import DataSpec, SweepConfig, cell_key
 from .sweep_report import CELL_FILE, CellMethod, SweepCell, SweepReport, write_sweep_report
 

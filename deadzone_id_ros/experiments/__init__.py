@@ -27,7 +27,7 @@ __all__ = ["ClosedLoopRun", "CompareReport", "DemoReport", "MethodResult", "Soak
 _WHERE = {"ClosedLoopRun": "closed_loop_results", "CompareReport": "compare_results", "DemoReport": "demo_results",
           "MethodResult": "compare_results", "SoakResult": "soak", "quick_config": "compare",
           "run_closed_loop": "closed_loop", "run_compare": "compare", "run_soak": "soak", "SweepReport": "sweep_report",
-          "run_cells": "..engine", "run_sweep": "sweep"}
+          "run_cells": ".engine", "run_sweep": "sweep"}
 
 
 def __getattr__(name: str) -> Any:

@@ -83,6 +83,46 @@ def core_imports_of_nodes(root: Path) -> list[str]:
             and not any(a == p or a.startswith(p + ".") for p in adapters)]
 
 
+#: The package's layers, lowest first: a module may import its own layer and the layers below it, never one above
+#: (type-only and function-level imports included). Each entry names the top-level modules and subpackages of one
+#: layer ("" is the package's own __init__). The base (errors, stamps, ..., engine) knows no robot; robot/ reads
+#: descriptions; data/ turns bags into samples; models/ holds the methods and their parts; control/ is the law;
+#: sim/ is the MuJoCo arm (running the law); robot_configs gathers every room's configs of a robot; training/ fits
+#: the methods; launching/ runs launch files and live graphs; experiments/ compose all of these; nodes/ and cli/
+#: are the thin ROS and command-line adapters.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("", "config", "engine", "jsonrecord", "outputs", "realtime", "resources", "stamps"),
+    ("robot",),
+    ("data",),
+    ("models",),
+    ("control",),
+    ("sim",),
+    ("robot_configs",),
+    ("training",),
+    ("launching",),
+    ("experiments",),
+    ("nodes",),
+    ("cli",),
+)
+
+
+def layer_violations(root: Path, layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    """``module:line -> target`` for every import of a higher layer (see :data:`LAYERS`), and ``module: no layer``
+    for a module whose room is in no layer (a new room must be placed)."""
+    rank = {room: k for k, rooms in enumerate(layers) for room in rooms}
+
+    def room(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    found = sorted({f"{m}: no layer" for m in _modules(root) if room(m) not in rank})
+    for a, b, line in imports(root):
+        if room(a) in rank and room(b) in rank and rank[room(a)] < rank[room(b)]:
+            found.append(f"{a}:{line} -> {b}")
+    return found
+
+
 def _returned_shapes(node: ast.expr) -> Iterator[ast.expr]:
     """The types a return annotation hands back: itself, the members of a union (``X | None``, ``Optional[X]``),
     the elements of a returned tuple; a quoted annotation is parsed. (A dict inside a list or a mapping's value is a
@@ -182,6 +222,11 @@ def test_no_import_cycle_in_the_package():
     assert not cycles, f"import cycles (type-only imports included): {[sorted(c) for c in cycles]}"
 
 
+def test_no_module_imports_a_higher_layer():
+    found = layer_violations(PACKAGE, LAYERS)
+    assert not found, f"imports of a higher layer (see LAYERS), type-only and function-level included: {found}"
+
+
 def test_only_nodes_and_cli_import_nodes():
     assert not core_imports_of_nodes(PACKAGE), core_imports_of_nodes(PACKAGE)
 
@@ -222,8 +267,9 @@ def _write_package(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_each_check_can_fail(tmp_path):
-    """A package that breaks every rule: a cycle closed by a type-only import, a core module importing a node, a
-    function in training/ returning dict[str, Any] (and one hidden in a tuple)."""
+    """A package that breaks every rule: a cycle closed by a type-only import, a core module importing a node (a
+    higher layer, from inside a function), a function in training/ returning dict[str, Any] (and one hidden in a
+    tuple), Any in annotations (a JSON writer's aside), a room in no layer."""
     pkg = _write_package(tmp_path, {
         "a.py": "from .b import thing\n",
         "b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import thing\n"
@@ -239,9 +285,16 @@ def test_each_check_can_fail(tmp_path):
                           "def to_dict() -> dict[str, Any]:\n    return {}\n"),
     })
     assert import_cycles(pkg) == [{"deadzone_id_ros.a", "deadzone_id_ros.b"}]
+    layers = (("", "a", "b"), ("training",), ("nodes",), ("cli",))
+    assert layer_violations(pkg, layers) == ["deadzone_id_ros.b:5 -> deadzone_id_ros.nodes.node"]
+    assert layer_violations(pkg, layers[1:]) == [
+        "deadzone_id_ros.a: no layer", "deadzone_id_ros.b: no layer", "deadzone_id_ros: no layer"]
+    assert layer_violations(pkg, (("", "a", "b", "cli"), ("training",), ("nodes",))) == [
+        "deadzone_id_ros.b:5 -> deadzone_id_ros.nodes.node", "deadzone_id_ros.cli.main:1 -> deadzone_id_ros.nodes.node"]
     assert core_imports_of_nodes(pkg) == ["deadzone_id_ros.b:5 -> deadzone_id_ros.nodes.node"]
     found = untyped_returns(pkg, ("training",), {"to_dict"})
     assert [f.split(" ")[1] for f in found] == ["bad", "hidden"]
+    assert any_annotations(pkg) == ["deadzone_id_ros/training/m.py:2", "deadzone_id_ros/training/m.py:6"]
     tests = tmp_path / "test"
     tests.mkdir()
     (tests / "test_x.py").write_text("from deadzone_id_ros.cli.main import main, _helper\n")

@@ -51,7 +51,7 @@ def simulate(
         seed: seeds the excitation trajectory and the simulator noise (it replaces ``sim_config.seed`` and
             ``excitation_config.seed``), so one integer reproduces the run.
         sim_config: physics (default: the bundled arm's profile,
-            :func:`deadzone_id_ros.robot_configs.bundled_sim_config`).
+            :func:`deadzone_id_ros.sim.robot_configs.bundled_sim_config`).
         controller_config: a :class:`~deadzone_id_ros.control.ControllerConfig` (default: mode pd_dob with the rbd
             model for the static torque); its joint names must be the arm's.
         rate_hz: control rate [Hz]; ``1/rate_hz`` must be a whole number of physics steps.
@@ -74,7 +74,7 @@ def simulate(
     check_positive("duration", duration)
     if not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
         raise ValueError(f"rate_hz = {rate_hz!r} must be a finite number > 0 Hz")
-    from ..robot_configs import bundled_sim_config
+    from .robot_configs import bundled_sim_config
 
     sim_config = dataclasses.replace(sim_config or bundled_sim_config(), seed=int(seed))
     substeps = _substeps(rate_hz, sim_config.timestep)
@@ -138,10 +138,10 @@ def _run_configs(
     Raises:
         SafetyError: the controller's or the excitation's joints differ from the arm's.
     """
+    from ..control.robot_configs import controller_config as profile_controller_config
+    from ..control.robot_configs import excitation_config as profile_excitation_config
     from ..errors import SafetyError
-    from ..robot_configs import controller_config as profile_controller_config
-    from ..robot_configs import excitation_config as profile_excitation_config
-    from ..robot_configs import robot_for
+    from ..robot.defaults import robot_for
 
     if controller_config is None or excitation_config is None:  # the sim's robot: its profile, or URDF-derived
         robot = robot_for(sim_config.urdf_path, sim_config.joint_names, sim_config.initial_position)

@@ -312,8 +312,8 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
                 controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
                 notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
         else:
-            from ..robot_configs import controller_config as profile_controller_config
-            from ..robot_configs import robot_for
+            from ..control.robot_configs import controller_config as profile_controller_config
+            from ..robot.defaults import robot_for
 
             controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names))
             notes.append(f"controller: default configuration (mode {controller_config.mode})")

@@ -33,8 +33,7 @@ from ..training.records import DataRecord, RunMetrics
 __all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
 
-#: The methods the paper's comparisons name, by their registry role (:data:`~deadzone_id_ros.models.methods.ROLES`;
-#: "" when no registered method holds it): proposed (masked), conventional, naive (mse_all), rigid body (rbd).
+#: The methods the comparisons name, by registry role (masked, conventional, mse_all, rbd; "" if none holds it).
 PROP, CONV, NAIVE_M, RIGID = (method_with_role(r) for r in (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY))
 
 REPORT_VERSION = 1

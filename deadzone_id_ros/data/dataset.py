@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -51,6 +51,15 @@ __all__ = [
     "load_bag",
     "load_dataset",
 ]
+
+
+class MovingFractions(TypedDict):
+    """Fractions (0..1) of a data set outside the dead zone: per joint, of samples with every joint moving
+    (``all_joints``) and of (sample, joint) pairs (``pairs``)."""
+
+    per_joint: dict[str, float]
+    all_joints: float
+    pairs: float
 
 @dataclass
 class Dataset:
@@ -91,7 +100,7 @@ class Dataset:
         eps = list(self.episodes if episodes is None else episodes)
         return fit_dead_zone(eps, dead_zone)
 
-    def moving_fractions(self, dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
+    def moving_fractions(self, dead_zone: DeadZoneConfig | None = None) -> MovingFractions:
         """Per-joint fraction of samples outside the dead zone, and the fraction with every joint moving.
 
         Returns ``{"per_joint": {name: fraction}, "all_joints": fraction, "pairs": fraction}`` (fractions in 0..1),
@@ -99,11 +108,8 @@ class Dataset:
         """
         dz = self.dead_zone(dead_zone=dead_zone)
         r = np.concatenate([dz.mask(ep.dq) for ep in self.episodes], axis=0)
-        return {
-            "per_joint": {n: float(r[:, j].mean()) for j, n in enumerate(self.joint_names)},
-            "all_joints": float(r.all(axis=1).mean()),
-            "pairs": float(r.mean()),
-        }
+        return MovingFractions(per_joint={n: float(r[:, j].mean()) for j, n in enumerate(self.joint_names)},
+                               all_joints=float(r.all(axis=1).mean()), pairs=float(r.mean()))
 
 
 def _check_joint_names(per_bag: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:

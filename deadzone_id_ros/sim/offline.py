@@ -13,7 +13,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -161,6 +161,23 @@ def _run_configs(
     return ctrl_config, exc_config
 
 
+class RunStats(TypedDict):
+    """The ``stats`` of a simulated run's metadata (:func:`_run_stats`): per joint the stuck fraction, tracking RMSE
+    [rad], DOB mean |estimate| [N·m], clamp and rate-limit events; the share of samples with any joint stuck, the
+    real-time factor, the payload [kg], the latched fault ("" when none) and its control time [s] (None)."""
+
+    stuck_fraction_per_joint: list[float]
+    any_joint_stuck_fraction: float
+    tracking_rmse_rad: list[float]
+    dob_mean_abs: list[float]
+    clamp_events: list[int]
+    rate_limit_events: list[int]
+    real_time_factor: float
+    payload_mass_kg: float
+    fault: str
+    fault_time_s: float | None
+
+
 @dataclass
 class _Trace:
     """Per-tick logs of one run, (N, J) each: measured q [rad], dq [rad/s], applied effort [N·m], command [N·m],
@@ -227,22 +244,21 @@ def _run_ticks(
 
 def _run_stats(
     trace: _Trace, controller: FeedforwardController, arm: SimArm, duration: float, wall: float
-) -> dict[str, Any]:
+) -> RunStats:
     """The ``stats`` of the metadata: stuck fractions (true |dq| < 1e-3 rad/s), tracking RMSE [rad], limit events,
     the DOB's mean |estimate| per joint [N·m] (``dob_mean_abs``: how much the observer corrects the feedforward; 0
     without DOB), real-time factor, payload [kg], and the controller's latched fault: ``fault`` (its reason, "" when
     none) and ``fault_time_s`` (its control time [s], None when none)."""
     stuck = np.abs(trace.true_dq) < 1e-3
     err = trace.ref_q - trace.pos
-    return {
-        "stuck_fraction_per_joint": stuck.mean(axis=0).tolist(),
-        "any_joint_stuck_fraction": float(stuck.any(axis=1).mean()),
-        "tracking_rmse_rad": np.sqrt((err**2).mean(axis=0)).tolist(),
-        "dob_mean_abs": np.abs(trace.dob).mean(axis=0).tolist(),
-        "clamp_events": controller.status.clamp_events.tolist(),
-        "rate_limit_events": controller.status.rate_limit_events.tolist(),
-        "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
-        "payload_mass_kg": arm.payload_mass,
-        "fault": controller.safety.fault,
-        "fault_time_s": float(controller.safety.fault_time) if controller.safety.tripped else None,
-    }
+    return RunStats(
+        stuck_fraction_per_joint=stuck.mean(axis=0).tolist(),
+        any_joint_stuck_fraction=float(stuck.any(axis=1).mean()),
+        tracking_rmse_rad=np.sqrt((err**2).mean(axis=0)).tolist(),
+        dob_mean_abs=np.abs(trace.dob).mean(axis=0).tolist(),
+        clamp_events=controller.status.clamp_events.tolist(),
+        rate_limit_events=controller.status.rate_limit_events.tolist(),
+        real_time_factor=float(duration / wall) if wall > 0 else math.inf,
+        payload_mass_kg=arm.payload_mass,
+        fault=controller.safety.fault,
+        fault_time_s=float(controller.safety.fault_time) if controller.safety.tripped else None)

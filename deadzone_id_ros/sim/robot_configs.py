@@ -5,15 +5,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
+from ..control.config import ControllerConfig
+from ..control.excitation import ExcitationConfig
 from ..control.robot_configs import controller_config, excitation_config
 from ..robot.defaults import bundled_robot, load_robot, profile_values, urdf_field
 from ..robot.derived import DerivedRobot
 from .bag_replay_params import BagReplayNodeConfig
 from .config import SimArmConfig
 
-__all__ = ["bag_replay_config", "bundled_sim_config", "sim_config", "simulation_configs"]
+__all__ = ["SimulationConfigs", "bag_replay_config", "bundled_sim_config", "sim_config", "simulation_configs"]
+
+
+class SimulationConfigs(TypedDict, total=False):
+    """The keyword arguments of :func:`~deadzone_id_ros.sim.record.simulate_bag` for a robot profile (all absent:
+    the bundled arm's defaults)."""
+
+    sim_config: SimArmConfig
+    controller_config: ControllerConfig
+    excitation_config: ExcitationConfig
+    robot: str
 
 
 def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
@@ -44,7 +56,7 @@ def bundled_sim_config(**explicit: object) -> SimArmConfig:
     return sim_config(bundled_robot(), **explicit)
 
 
-def simulation_configs(spec: str, sim_overrides: dict[str, object] | None = None) -> dict[str, Any]:
+def simulation_configs(spec: str, sim_overrides: dict[str, object] | None = None) -> SimulationConfigs:
     """The keyword arguments of :func:`~deadzone_id_ros.sim.record.simulate_bag` (and ``simulate``) for the robot
     profile ``spec`` (a shipped name or a profile file): ``sim_config``, ``controller_config``,
     ``excitation_config`` and ``robot`` (its name); ``sim_overrides`` (SimArmConfig keys) replace the profile's
@@ -54,7 +66,8 @@ def simulation_configs(spec: str, sim_overrides: dict[str, object] | None = None
         FileNotFoundError / ConfigError: the profile cannot be found or read (names it); ValueError: a bad override.
     """
     if not spec:
-        return {}
+        return SimulationConfigs()
     robot = load_robot(spec)
-    return {"sim_config": sim_config(robot, **(sim_overrides or {})), "controller_config": controller_config(robot),
-            "excitation_config": excitation_config(robot), "robot": robot.profile.name}
+    return SimulationConfigs(sim_config=sim_config(robot, **(sim_overrides or {})),
+                             controller_config=controller_config(robot), excitation_config=excitation_config(robot),
+                             robot=robot.profile.name)

@@ -20,14 +20,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "deadzone_id_ros"
 #: document it hands on unchanged), named one by one so that a new one is a decision.
 JSON_WRITERS = {
     "to_dict",  # every results type's JSON form
-    "report_entry",  # experiments/closed_loop_results.py: ClosedLoopSummary's report.json entry
-    "closed_loop_sections",  # experiments/closed_loop_results.py: the closed-loop keys of report.json
-    "record",  # experiments/improve_results.py: ImproveRun's full-precision improve.json (read back by ImproveRun.read)
+    "report_entry",  # experiments/closed_loop/results.py: ClosedLoopSummary's report.json entry
+    "closed_loop_sections",  # experiments/closed_loop/results.py: the closed-loop keys of report.json
+    "record",  # experiments/improve/results.py: ImproveRun's full-precision improve.json (read back by ImproveRun.read)
     "config_dict",  # training/pipeline.py: TrainConfig as JSON for model.json
     "_episode_doc",  # training/sources.py: a bag's episode.yaml as read
     "_fit",  # training/trainer.py: hands back torch's state_dict (tensors by parameter name), not a result; that
     # file is being rewritten on the `methods` branch of issue 19
-    # experiments/demo.py and demo_stages.py: the demo's resumable state is JSON (demo_state.json); each stage returns
+    # experiments/demo/run.py and stages.py: the demo's resumable state is JSON (demo_state.json); each stage returns
     # the JSON record of what it wrote, and the run hands back those records
     "_config_dict", "run_demo", "_run_stages", "simulate", "live", "compare", "closed_loop", "improve", "report",
 }
@@ -258,7 +258,7 @@ def test_training_and_experiments_return_typed_results():
 
 
 #: Tests that still import a private name from cli/ (module, name): cli/demo.py's orchestration moves to
-#: experiments/demo.py on the `lockstep` branch of issue 19; remove the entry when it merges.
+#: experiments/demo/run.py on the `lockstep` branch of issue 19; remove the entry when it merges.
 KNOWN_PRIVATE_CLI_IMPORTS = {("deadzone_id_ros.cli.demo", "_convert_dfki")}
 
 

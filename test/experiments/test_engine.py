@@ -223,8 +223,8 @@ def test_ingest_as_ray_tasks_equals_in_process(two_bags, tmp_path, monkeypatch):
 def test_sweep_on_ray_loads_bags_as_tasks_on_its_one_cluster(two_bags, tmp_path, monkeypatch):
     """``run_sweep`` with ``engine="ray"``: one cluster for the bags' tasks (one per bag, each logged with its report)
     and the cells' tasks; the same RMSE as in-process; no Ray process left."""
-    from deadzone_id_ros.experiments.sweep import run_sweep
-    from deadzone_id_ros.experiments.sweep_config import load_sweep
+    from deadzone_id_ros.experiments.sweep.config import load_sweep
+    from deadzone_id_ros.experiments.sweep.run import run_sweep
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     (tmp_path / "sweep.yaml").write_text(f"""\

@@ -29,7 +29,7 @@ def new_method():
 
 def test_a_new_method_runs_through_compare_and_cross_validation(new_method, tmp_path):
     from deadzone_id_ros.data.dataset import dataset_from_recordings
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.sim.offline import simulate
     from deadzone_id_ros.training.pipeline import TrainingInputs
@@ -63,8 +63,8 @@ def test_a_new_method_runs_through_compare_and_cross_validation(new_method, tmp_
 
 
 def test_a_new_method_is_a_candidate_of_improve(new_method, tmp_path):
-    from deadzone_id_ros.experiments.improve import run_improve
-    from deadzone_id_ros.experiments.improve_results import ImproveSettings
+    from deadzone_id_ros.experiments.improve.results import ImproveSettings
+    from deadzone_id_ros.experiments.improve.run import run_improve
 
     settings = ImproveSettings(iterations=1, task_seeds=(11,), task_duration_s=2.0, held_out_seeds=(999,),
                                held_out_duration_s=1.0, dob_cutoff_scale=0.2, methods=(NEW,))

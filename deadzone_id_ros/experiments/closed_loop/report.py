@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings
+from .results import ClosedLoopResult, ClosedLoopSettings
 
 if TYPE_CHECKING:
-    from .closed_loop_results import ClosedLoopSummary
+    from .results import ClosedLoopSummary
 
 __all__ = ["closed_loop_markdown", "closed_loop_targets", "flagged_lines", "in_process_table", "live_table", "run_flag"]
 
@@ -167,7 +167,7 @@ def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, C
                          tracking: str | None = None) -> list[str]:
     """The closed-loop section: settings, both in-process tables with each run's status, targets, rankings, the
     reversal plot ``plot``, the tracking plot ``tracking`` (linked when given and a default-DOB summary carries a
-    trace, :func:`~deadzone_id_ros.experiments.plots.tracking_plot`) and the live check."""
+    trace, :func:`~deadzone_id_ros.experiments.compare.plots.tracking_plot`) and the live check."""
     lines = [f"Held-out excitation seeds {settings.seeds} (in no training data), {settings.duration_s:g} s each, "
              f"simulator profile `{settings.sim_profile}` (config/sim_arm.yaml, the live sim_arm's "
              "physics), run in-process: the nodes' FeedforwardController and SimArm code without DDS. Every "

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
+from ...jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports this module and must not load MuJoCo
-    from ..sim.tracking import TrackingFigures, TrackingMetrics
+    from ...sim.tracking import TrackingFigures, TrackingMetrics
 
 __all__ = ["IN_PROCESS_TIME_BASE", "ClosedLoopResult", "ClosedLoopRun", "ClosedLoopSettings", "ClosedLoopSummary",
            "closed_loop_sections"]
@@ -80,7 +80,7 @@ class ClosedLoopSummary:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form at full precision (closed_loop.json ``summaries.<name>``): keys as the fields, ``per_seed``
         as :meth:`TrackingFigures.to_dict`."""
-        from ..training.evaluate import json_clean
+        from ...training.evaluate import json_clean
 
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["per_seed"] = [s.to_dict() for s in self.per_seed]
@@ -93,7 +93,7 @@ class ClosedLoopSummary:
         Raises:
             DataError: a missing, unknown or malformed key (named).
         """
-        from ..sim.tracking import TrackingFigures  # a resumed report only: --help never gets here
+        from ...sim.tracking import TrackingFigures  # a resumed report only: --help never gets here
 
         return record_from_dict(cls, d, key, localns={"TrackingFigures": TrackingFigures})
 
@@ -146,7 +146,7 @@ class ClosedLoopResult:
         Raises:
             DataError: a missing, unknown or malformed key (named).
         """
-        from ..sim.tracking import TrackingMetrics
+        from ...sim.tracking import TrackingMetrics
 
         own = {f.name for f in dataclasses.fields(cls)} - {"metrics"}
         metrics = TrackingMetrics.from_dict({k: v for k, v in as_object(d, key, cls.__name__).items()
@@ -189,7 +189,7 @@ class ClosedLoopSettings(JsonRecord):
 
 @dataclass
 class ClosedLoopRun:
-    """Everything :func:`~deadzone_id_ros.experiments.closed_loop.run_closed_loop` measured.
+    """Everything :func:`~deadzone_id_ros.experiments.closed_loop.run.run_closed_loop` measured.
 
     Attributes:
         summaries, summaries_weak: name -> ClosedLoopSummary, default and weak DOB.  live: name -> live run.
@@ -205,7 +205,7 @@ class ClosedLoopRun:
     def to_dict(self) -> dict[str, Any]:
         """closed_loop.json: :func:`closed_loop_sections` and, at full precision, ``summaries`` and
         ``summaries_weak`` (name -> :meth:`ClosedLoopSummary.to_dict`); NaN written as null."""
-        from ..training.evaluate import json_clean
+        from ...training.evaluate import json_clean
 
         return json_clean({**closed_loop_sections(self.summaries, self.summaries_weak, self.live, self.settings),
                            "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
@@ -228,7 +228,7 @@ class ClosedLoopRun:
 
     @classmethod
     def read(cls, path: str | Path) -> ClosedLoopRun:
-        """closed_loop.json (:func:`~deadzone_id_ros.experiments.closed_loop.write_closed_loop`) read back.
+        """closed_loop.json (:func:`~deadzone_id_ros.experiments.closed_loop.run.write_closed_loop`) read back.
 
         Raises:
             FileNotFoundError: no such file.  DataError: not JSON or not a closed-loop comparison's record (names the

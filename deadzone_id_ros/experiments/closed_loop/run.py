@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick",
            "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
 
-from .closed_loop_results import (
+from .results import (
     IN_PROCESS_TIME_BASE,
     ClosedLoopResult,
     ClosedLoopRun,
@@ -35,7 +35,7 @@ from .closed_loop_results import (
 )
 
 if TYPE_CHECKING:
-    from .closed_loop_sim import ControllerSpec
+    from .sim import ControllerSpec
 
 DEFAULT_SEEDS = (999, 1000, 1001)  # held out: the demo trains on seeds 1..5 and 100
 WEAK_DOB_FRACTION = 0.2
@@ -50,15 +50,15 @@ def _log(message: str) -> None:
 def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     """The comparison's pick (a method with an artifact in ``compare_dir``/models) and where it came from.
 
-    The report's :attr:`~.compare_results.CompareReport.pick` when it has one; otherwise its
-    :meth:`~.compare_results.CompareReport.best_learned` (lowest mean test RMSE among the learned methods).
+    The report's :attr:`~.compare.results.CompareReport.pick` when it has one; otherwise its
+    :meth:`~.compare.results.CompareReport.best_learned` (lowest mean test RMSE among the learned methods).
 
     Raises:
         FileNotFoundError: ``compare_dir``/report.json is missing.
         DataError: report.json is not a comparison's report (names the missing or unknown key).
     """
-    from ..errors import DataError
-    from .compare_results import Pick, best_learned
+    from ...errors import DataError
+    from ..compare.results import Pick, best_learned
 
     path = Path(compare_dir) / "report.json"
     if not path.is_file():
@@ -85,8 +85,8 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
 def _default_configs(robot: str | None = None) -> tuple[Any, Any]:
     """(SimArmConfig, ControllerConfig): of the robot profile ``robot`` (name or file), else the bundled
     config/sim_arm.yaml and the default ControllerConfig for its joints."""
-    from ..robot_configs import controller_config, load_robot, robot_for, sim_config
-    from ..sim.sim_arm_params import load_sim_config
+    from ...robot_configs import controller_config, load_robot, robot_for, sim_config
+    from ...sim.sim_arm_params import load_sim_config
 
     if robot:
         derived = load_robot(robot)
@@ -96,7 +96,7 @@ def _default_configs(robot: str | None = None) -> tuple[Any, Any]:
 
 
 def _one(args: tuple) -> ClosedLoopSummary:
-    from .closed_loop_sim import run_controller
+    from .sim import run_controller
 
     return run_controller(*args)
 
@@ -125,7 +125,7 @@ def worker_pool(workers: int, niceness: int = 0) -> Iterator[ProcessPoolExecutor
 
 def _jobs(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
           dob_fractions: Sequence[float], robot: str | None = None) -> list[tuple]:
-    """The arguments of :func:`~.closed_loop_sim.run_controller` per DOB fraction and controller, in that order, on
+    """The arguments of :func:`~.closed_loop.sim.run_controller` per DOB fraction and controller, in that order, on
     the robot profile ``robot`` (None: the bundled arm)."""
     sim, base = _default_configs(robot)
     return [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
@@ -180,9 +180,9 @@ def live_closed_loop(specs: Sequence[ControllerSpec], seed: int, duration: float
         (name -> result, name -> why the live run failed): a live run that fails twice (a node died, lockstep
         stalls under load; logs under ``out``/logs) is reported, not fatal, since the in-process runs measure.
     """
-    from ..errors import DeadzoneIdError
-    from ..launching.live import closed_loop_metrics, live_run, robot_launch_args
-    from .closed_loop_sim import run_controller
+    from ...errors import DeadzoneIdError
+    from ...launching.live import closed_loop_metrics, live_run, robot_launch_args
+    from .sim import run_controller
 
     if inprocess is None:
         sim, base = _default_configs(robot)
@@ -267,8 +267,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
-    from .closed_loop_sim import closed_loop_methods, controller_specs
-    from .plots import reversal_error_plot, tracking_plot
+    from ..compare.plots import reversal_error_plot, tracking_plot
+    from .sim import closed_loop_methods, controller_specs
 
     if not seeds:
         raise ValueError("closed loop needs at least one seed")
@@ -301,7 +301,7 @@ def write_closed_loop(out: Path, res: ClosedLoopRun) -> str:
     Raises:
         ValueError: a non-finite number left in the JSON document (NaN is written as null).
     """
-    from .closed_loop_report import closed_loop_markdown
+    from .report import closed_loop_markdown
 
     (out / "closed_loop.json").write_text(json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n")
     text = "\n".join(closed_loop_markdown(res.summaries, res.summaries_weak, res.live, res.settings,

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..control.config import ControlMode
-from ..models.methods import METHODS, get_method
-from ..sim.tracking import TrackingFigures, reversal_mask, tracking_figures
-from .closed_loop_results import ClosedLoopSummary
+from ...control.config import ControlMode
+from ...models.methods import METHODS, get_method
+from ...sim.tracking import TrackingFigures, reversal_mask, tracking_figures
+from .results import ClosedLoopSummary
 
 __all__ = ["ControllerSpec", "controller_specs", "run_config", "run_controller"]
 
@@ -120,7 +120,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
     Raises:
         ValueError: no seeds, or dob_scale not > 0.  FileNotFoundError, ArtifactError: the model cannot be loaded.
     """
-    from ..sim.offline import simulate
+    from ...sim.offline import simulate
 
     if not seeds:
         raise ValueError("run_controller needs at least one seed")

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine import pack_dir, run_cells, unpack_dir
-from ..training.config import TrainConfig
-from ..training.pipeline import TrainingInputs
-from .compare import run_compare
-from .compare_results import CompareReport
+from ...engine import pack_dir, run_cells, unpack_dir
+from ...training.config import TrainConfig
+from ...training.pipeline import TrainingInputs
+from .results import CompareReport
+from .run import run_compare
 
 __all__ = ["CompareJob", "CompareOutput", "compare_cell", "run_compare_on"]
 
@@ -50,10 +50,10 @@ class CompareOutput:
 
 
 def compare_cell(job: CompareJob) -> CompareOutput:
-    """Run :func:`~.compare.run_compare` on ``job`` in a temporary folder and return it packed (a task body).
+    """Run :func:`~.compare.run.run_compare` on ``job`` in a temporary folder and return it packed (a task body).
 
     Raises:
-        as :func:`~.compare.run_compare` (DataError, ConfigError, ValueError).
+        as :func:`~.compare.run.run_compare` (DataError, ConfigError, ValueError).
     """
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="deadzone-compare-") as tmp:
@@ -65,14 +65,14 @@ def compare_cell(job: CompareJob) -> CompareOutput:
 def run_compare_on(engine: str, inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig, *,
                    methods: Sequence[str] | None = None, address: str | None = None, num_cpus: int | None = None,
                    log: Callable[[str], None] = print) -> CompareReport:
-    """``compare`` on ``engine``: "local" calls :func:`~.compare.run_compare` here; "ray" runs it as one Ray task
+    """``compare`` on ``engine``: "local" calls :func:`~.compare.run.run_compare` here; "ray" runs it as one Ray task
     (:func:`~.engine.run_cells`, ``address`` and ``num_cpus`` as there) and unpacks its folder into ``out_dir``.
 
     Returns:
         the report, as written to ``out_dir``/report.json.
 
     Raises:
-        as :func:`~.compare.run_compare`; the task's own exception when it failed on every try (a worker death:
+        as :func:`~.compare.run.run_compare`; the task's own exception when it failed on every try (a worker death:
         Ray's error); ConfigError: Ray missing or a bad engine (:func:`~.engine.run_cells`).
     """
     if engine == "local":

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
-from ..models.methods import get_method
-from ..training.blocks import fmt_values
-from ..training.config import TrainConfig
-from ..training.fit import FitPlan, FitResult, Stacked, stack_episodes
-from ..training.planner import RegressorFactory, SharedFits, plan_methods
-from .compare_results import DataEfficiency, EfficiencyCurve
+from ...models.methods import get_method
+from ...training.blocks import fmt_values
+from ...training.config import TrainConfig
+from ...training.fit import FitPlan, FitResult, Stacked, stack_episodes
+from ...training.planner import RegressorFactory, SharedFits, plan_methods
+from .results import DataEfficiency, EfficiencyCurve
 
 if TYPE_CHECKING:
-    from ..models.rbd import RigidBodyRegressor
-    from ..training.pipeline import PreparedData
+    from ...models.rbd import RigidBodyRegressor
+    from ...training.pipeline import PreparedData
 
 __all__ = ["EfficiencyRow", "collect_efficiency", "efficiency_rows", "plan_efficiency"]
 

@@ -5,8 +5,8 @@ mean over joints); within it, the seed with the lowest validation RMSE is export
 the choice: its error is reported afterwards, as the estimate of what the deployed model will do. (Choosing by test
 error would make that estimate optimistic: the minimum of several noisy test errors is biased low.)
 
-When the validation split has too few blocks to choose by, the methods are ranked by cross-validation over time
-blocks of train+validation instead (:mod:`.pick_cv`). Either way the pick says how sure it is: its margin over the
+When the validation split has too few blocks to choose by, the methods are ranked by cross-validation over time blocks
+of train+validation instead (:mod:`.compare.pick_cv`). Either way the pick says how sure it is: its margin over the
 runner-up against the spread of their difference over seeds (and folds); a margin within that spread is a tie.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..models.methods import METHODS, NAIVE, PROPOSED, method_with_role
-from ..training.evaluate import TorqueMetrics
-from .compare_results import PICK_DIR, DataDiagnosis, MethodResult, Pick
+from ...models.methods import METHODS, NAIVE, PROPOSED, method_with_role
+from ...training.evaluate import TorqueMetrics
+from .results import PICK_DIR, DataDiagnosis, MethodResult, Pick
 
 __all__ = ["PREDICTABLE_RATIO", "choose_pick", "confidence", "diagnose_stuck", "margin_spread", "pick_seed"]
 

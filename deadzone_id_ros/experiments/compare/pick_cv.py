@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
-from ..data.split import Split, time_blocks
-from ..data.types import Episode
-from ..errors import DataError
-from ..training.config import TrainConfig
-from ..training.evaluate import evaluate_predictions
-from ..training.fit import FitPlan, fit_plans, stack_episodes
-from ..training.planner import SharedFits, plan_methods
-from .compare_results import CrossValidation
+from ...data.deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
+from ...data.split import Split, time_blocks
+from ...data.types import Episode
+from ...errors import DataError
+from ...training.config import TrainConfig
+from ...training.evaluate import evaluate_predictions
+from ...training.fit import FitPlan, fit_plans, stack_episodes
+from ...training.planner import SharedFits, plan_methods
+from .results import CrossValidation
 
 if TYPE_CHECKING:
-    from ..models.rbd import RigidBodyRegressor
+    from ...models.rbd import RigidBodyRegressor
 
 #: The rigid-body regressor for a fold's dead zone (its friction smoothing follows the thresholds).
 RegressorFor = Callable[[DeadZone], "RigidBodyRegressor"]

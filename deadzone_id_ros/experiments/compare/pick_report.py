@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..data.effort_units import FIX_HINT
-from ..models.methods import BAND, method_with_role
-from .compare_results import PROP, CompareReport
+from ...data.effort_units import FIX_HINT
+from ...models.methods import BAND, method_with_role
+from .results import PROP, CompareReport
 
 __all__ = ["band_lines", "fraction_cell", "pick_section"]
 

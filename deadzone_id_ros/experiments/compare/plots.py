@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..models.methods import METHODS
+from ...models.methods import METHODS
 
 if TYPE_CHECKING:
-    from ..training.fit import Stacked
-    from .closed_loop_results import ClosedLoopResult, ClosedLoopSummary
-    from .compare_results import CompareReport
+    from ...training.fit import Stacked
+    from ..closed_loop.results import ClosedLoopResult, ClosedLoopSummary
+    from .results import CompareReport
 
 __all__ = ["LABEL_COLOURS", "closed_loop_plot", "compare_plots", "method_colour", "reversal_error_plot",
            "tracking_plot"]

@@ -1,6 +1,6 @@
 """Reports in one place: the comparison's report.md (tables, verdict) and the number formatting every report
-shares. Everything here reads the typed results of :mod:`.compare_results`; the demo's and demo-real's report.md are in
-:mod:`.demo_report`, the plots in :mod:`.plots`.
+shares. Everything here reads the typed results of :mod:`.compare.results`; the demo's and demo-real's report.md are in
+:mod:`.demo.report`, the plots in :mod:`.compare.plots`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..training.blocks import MISSING
-from .compare_results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
+from ...training.blocks import MISSING
 from .pick import PREDICTABLE_RATIO
 from .pick_report import fraction_cell, pick_section
 from .plots import compare_plots
+from .results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
 
 if TYPE_CHECKING:
-    from ..training.fit import Stacked
+    from ...training.fit import Stacked
 
 __all__ = ["compare_markdown", "data_origin", "efficiency_reading", "fmt_joints", "num", "verdict", "write_report"]
 
@@ -272,7 +272,7 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
 
 def _mse_all_lines(masked: MethodResult, mse_all: MethodResult, diagnosis: DataDiagnosis | None) -> list[str]:
     """mse_all against masked on moving pairs and, when mse_all is not worse, whether stuck torques are predictable:
-    the verdict of ``diagnosis`` (the report's one answer, :func:`~deadzone_id_ros.experiments.pick.diagnose_stuck`)
+    the verdict of ``diagnosis`` (the report's one answer, :func:`~.compare.pick.diagnose_stuck`)
     when there is one, else mse_all's own stuck / moving ratio against the same threshold."""
     a, c = _num(masked.rmse_mean), _num(mse_all.rmse_mean)
     spread = 2 * math.hypot(masked.rmse_mean_std or 0.0, mse_all.rmse_mean_std or 0.0)

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data.deadzone import DeadZone
-from ..errors import DataError
-from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, sub_key, take
-from ..models.methods import CONVENTIONAL, METHODS, NAIVE, PROPOSED, RIGID_BODY, method_with_role
-from ..training.config import TrainConfig
-from ..training.evaluate import json_clean
-from ..training.records import DataRecord, RunMetrics
+from ...data.deadzone import DeadZone
+from ...errors import DataError
+from ...jsonrecord import JsonRecord, as_object, read_record, record_from_dict, sub_key, take
+from ...models.methods import CONVENTIONAL, METHODS, NAIVE, PROPOSED, RIGID_BODY, method_with_role
+from ...training.config import TrainConfig
+from ...training.evaluate import json_clean
+from ...training.records import DataRecord, RunMetrics
 
 __all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
@@ -149,7 +149,7 @@ class MethodResult(JsonRecord):
 @dataclass
 class CrossValidation(JsonRecord):
     """The cross-validation the pick was made by when the validation split had too few blocks
-    (:mod:`.pick_cv`).
+    (:mod:`.compare.pick_cv`).
 
     Attributes:
         reason: why it was used.  folds: number of folds.  seeds: the training seeds of every fold.
@@ -328,7 +328,7 @@ class CompareReport:
     def torque_unit(self) -> str:
         """The unit of every torque figure as printed: "N·m", or the recorded effort's ("mA", "unknown", "mixed
         units") when it was trained as recorded (:mod:`deadzone_id_ros.data.effort_units`)."""
-        from ..data.effort_units import unit_label
+        from ...data.effort_units import unit_label
 
         return unit_label(self.data.effort_units or {"": self.units.get("rmse", "N*m")})
 

@@ -1,5 +1,5 @@
 """The comparison experiment: every method on the same split over several seeds, as a typed :class:`CompareReport`
-written to report.json, report.md and plots (rendering: :mod:`.compare_report`, :mod:`.plots`).
+written to report.json, report.md and plots (rendering: :mod:`.compare.report`, :mod:`.compare.plots`).
 
 Reproduces the experiment of Inami, Yamane, Sakaino (arXiv 2402.00393, Sec. IV) and adds the rigid-body and hybrid
 baselines, a data-efficiency curve and, on simulator data, the noise floor (the simulator's own inverse dynamics
@@ -16,13 +16,13 @@ Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, 
   worker process per core (:func:`~deadzone_id_ros.training.parallel.train_each`): each keeps its own init, batches,
   early stopping and result, the same bit for bit whatever the number of workers (test/training/test_parallel.py);
 - accuracy: torque RMSE per joint on test pairs where that joint moves (r_ij = 1), mean ± std over seeds;
-- the pick (:mod:`.pick`): the model to deploy is the method with the lowest validation RMSE, exported to ``pick/``;
-  its test error is reported, never used to choose. With fewer than 3 validation blocks it is the lowest
-  cross-validation RMSE over time blocks of train+validation instead (:mod:`.pick_cv`, every method refitted per
+- the pick (:mod:`.compare.pick`): the model to deploy is the method with the lowest validation RMSE, exported to
+  ``pick/``; its test error is reported, never used to choose. With fewer than 3 validation blocks it is the lowest
+  cross-validation RMSE over time blocks of train+validation instead (:mod:`.compare.pick_cv`, every method refitted per
   fold); either way the pick states its margin over the runner-up against the seed (and fold) spread;
 - a training split smaller than the validation or test split is warned about (log, report.json, report.md);
 - data efficiency: masked vs conventional trained on the first 10-100% of the (shuffled) training blocks, one row
-  per distinct training size (:mod:`.efficiency`).
+  per distinct training size (:mod:`.compare.efficiency`).
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ from typing import SupportsFloat
 
 import numpy as np
 
-from ..data.effort_units import tau_unit, unit_label
-from ..errors import DataError
-from ..models.methods import get_method, resolve_methods
-from ..training.blocks import MISSING, fmt_values
-from ..training.config import TrainConfig
-from ..training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
-from ..training.fit import FitPlan, FitResult, Stacked, fit_plans
-from ..training.pipeline import (
+from ...data.effort_units import tau_unit, unit_label
+from ...errors import DataError
+from ...models.methods import get_method, resolve_methods
+from ...training.blocks import MISSING, fmt_values
+from ...training.config import TrainConfig
+from ...training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
+from ...training.fit import FitPlan, FitResult, Stacked, fit_plans
+from ...training.pipeline import (
     MethodRun,
     PreparedData,
     TrainingInputs,
@@ -54,13 +54,13 @@ from ..training.pipeline import (
     save_method,
     shared_fits,
 )
-from ..training.planner import plan_methods
-from ..training.records import RunMetrics
-from .compare_report import write_report
-from .compare_results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
+from ...training.planner import plan_methods
+from ...training.records import RunMetrics
 from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .pick import choose_pick, diagnose_stuck, pick_seed
 from .pick_cv import cross_validate, needs_cv, share_warnings
+from .report import write_report
+from .results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
 
 __all__ = ["quick_config", "run_compare"]
 
@@ -115,8 +115,8 @@ def _sim_band(inputs: TrainingInputs, data: Stacked) -> Band | None:
     fed the measured inputs. The half width is per joint: the static (breakaway) friction plus the load term at the
     median band centre of the data.
     """
-    from ..robot_configs import bundled_sim_config
-    from ..sim import SimArm
+    from ...robot_configs import bundled_sim_config
+    from ...sim import SimArm
 
     cfg = inputs.sim_config or bundled_sim_config()
     if set(cfg.joint_names) != set(data.joint_names):
@@ -291,7 +291,7 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
 def _export_pick(report: CompareReport, runs: dict[str, list[MethodRun]], inputs: TrainingInputs,
                  data: PreparedData, config: TrainConfig, out: Path, log: Callable[[str], None]) -> Pick:
     """Choose the model to deploy by validation RMSE (by cross-validation when the validation split has too few
-    blocks: :mod:`.pick_cv`), export it to ``out``/pick (ONNX when it has a network)."""
+    blocks: :mod:`.compare.pick_cv`), export it to ``out``/pick (ONNX when it has a network)."""
     why_cv = needs_cv(data.split)
     cv = None
     if why_cv is not None:

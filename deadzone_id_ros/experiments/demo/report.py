@@ -1,5 +1,5 @@
 """The demo's and demo-real's report.md: the comparison table, the data-efficiency table and the live closed-loop
-table with its reading, from the typed results of :mod:`.compare_results`."""
+table with its reading, from the typed results of :mod:`.compare.results`."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .closed_loop import TRACKING_PLOT
-from .closed_loop_report import closed_loop_markdown
-from .compare_report import fmt_joints, num
-from .compare_results import CONV, PROP, CompareReport
-from .demo_results import DemoReport
-from .pick_report import fraction_cell
+from ..closed_loop.report import closed_loop_markdown
+from ..closed_loop.run import TRACKING_PLOT
+from ..compare.pick_report import fraction_cell
+from ..compare.report import fmt_joints, num
+from ..compare.results import CONV, PROP, CompareReport
+from .results import DemoReport
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
            "real_markdown"]
@@ -73,7 +73,7 @@ def _improve_lines(report: DemoReport) -> list[str]:
     """The improve stage's section: its settings, iteration table and targets, and where its report is."""
     if report.improve is None:
         return []
-    from .improve_report import PLOT, improve_settings_line, improve_table
+    from ..improve.report import PLOT, improve_settings_line, improve_table
 
     return ["## Learning from its own runs (deadzone-id improve)", "", improve_settings_line(report.improve), "",
             *improve_table(report.improve), "Full report: [improve/report.md](improve/report.md).", "",

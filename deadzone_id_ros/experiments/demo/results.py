@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..training.evaluate import json_clean
-from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
-from .compare_results import CONV, PROP, CompareReport
-from .improve_results import ImproveRun
+from ...training.evaluate import json_clean
+from ..closed_loop.results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
+from ..compare.results import CONV, PROP, CompareReport
+from ..improve.results import ImproveRun
 
 __all__ = ["DemoReport"]
 
@@ -21,7 +21,7 @@ class DemoReport:
         config: the demo's sizes (DemoConfig as a dict).  simulated_bags, live_bag: the recordings.  compare_dir:
         the comparison's folder.  compare: its report.  best_learned: the learned method exported to ONNX.
         closed_loop, closed_loop_weak_dob: controller name -> in-process summary over the held-out seeds
-        (:class:`~deadzone_id_ros.experiments.closed_loop_results.ClosedLoopSummary`), default and weak DOB.
+        (:class:`~deadzone_id_ros.experiments.closed_loop.results.ClosedLoopSummary`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
         fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
@@ -66,7 +66,7 @@ class DemoReport:
         """report.json: ``robot`` (name, joints), ``config``, ``data`` (with ``live_skipped``), ``compare``
         (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``,
         ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``improve`` (the improve stage's
-        report.json section, :meth:`~.improve_results.ImproveRun.to_dict`, or None), ``masked_vs_conventional``
+        report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({

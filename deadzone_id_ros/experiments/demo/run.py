@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DeadzoneIdError
-from ..outputs import INCOMPLETE, OutputError, incomplete, mark_incomplete, output_dir, output_lock
-from .demo_stages import DEMO_STAGES, DemoConfig, Stage, StageContext
+from ...errors import DeadzoneIdError
+from ...outputs import INCOMPLETE, OutputError, incomplete, mark_incomplete, output_dir, output_lock
+from .stages import DEMO_STAGES, DemoConfig, Stage, StageContext
 
 __all__ = ["DEMO_STAGES", "STATE_FILE", "DemoConfig", "DemoInterrupted", "Stage", "StageContext", "run_demo"]
 

@@ -13,7 +13,7 @@ command a user could run by hand:
    references, rbd and hybrid as candidates, the comparison's pick beside it), in ``DIR/improve``;
 6. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
 
-Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo` records, so that a
+Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo.run` records, so that a
 resumed run rebuilds what later stages need without running the stage again.
 """
 
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..robot.defaults import BUNDLED_ROBOT
+from ...robot.defaults import BUNDLED_ROBOT
 
 __all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
 
-#: The closed-loop stage's record in the output folder (:meth:`.closed_loop_results.ClosedLoopRun.read`).
+#: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
 
 
@@ -156,8 +156,8 @@ def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
                   robot: str = "") -> tuple[str, int, float]:
     """One offline bag (a worker of :func:`simulate`) of the profile ``robot`` ("" the bundled arm): (its path, its
     /joint_states samples, simulation wall [s])."""
-    from ..robot_configs import simulation_configs
-    from ..sim.record import simulate_bag
+    from ...robot_configs import simulation_configs
+    from ...sim.record import simulate_bag
 
     result = simulate_bag(duration, seed, path, start_time=start_time, **simulation_configs(robot))
     return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
@@ -169,7 +169,7 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
     stage's start, in seed order as one after the other would); result ``{"bags": [...]}``."""
     import time
 
-    from .closed_loop import worker_pool
+    from ..closed_loop.run import worker_pool
 
     start = time.time()
     jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k, ctx.cfg.robot)
@@ -196,11 +196,11 @@ def live(ctx: StageContext) -> dict[str, Any]:
     Raises:
         DataError: the recording cannot be trained on, or the run stalled (:func:`~..launching.live.live_run`).
     """
-    from ..data.dataset import DatasetConfig
-    from ..data.inspect import format_report, inspect_bag
-    from ..errors import DataError
-    from ..launching.live import live_run, robot_launch_args
-    from ..training.config import load_train_config
+    from ...data.dataset import DatasetConfig
+    from ...data.inspect import format_report, inspect_bag
+    from ...errors import DataError
+    from ...launching.live import live_run, robot_launch_args
+    from ...training.config import load_train_config
 
     (ctx.out / "logs").mkdir(exist_ok=True)
     bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed),
@@ -221,17 +221,17 @@ def compare(ctx: StageContext) -> dict[str, Any]:
     Raises:
         DataError: no learned model, or the ONNX export check failed.
     """
-    from ..errors import DataError
-    from ..experiments.compare import compare_config, run_compare
-    from ..models.export import export_artifact_onnx
-    from ..training.config import load_train_config
-    from ..training.pipeline import load_inputs
+    from ...errors import DataError
+    from ...models.export import export_artifact_onnx
+    from ...training.config import load_train_config
+    from ...training.pipeline import load_inputs
+    from ..compare.run import compare_config, run_compare
 
     live_bag = ctx.results["live"]["bag"]
     bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + ([ctx.out / live_bag] if live_bag else [])
     robot_kw: dict[str, Any] = {}
     if ctx.cfg.robot:
-        from ..robot_configs import load_robot
+        from ...robot_configs import load_robot
 
         robot = load_robot(ctx.cfg.robot)
         robot_kw = {"urdf": str(robot.urdf_path), "locked": dict(robot.profile.locked)}
@@ -254,8 +254,8 @@ def compare(ctx: StageContext) -> dict[str, Any]:
 def closed_loop(ctx: StageContext) -> dict[str, Any]:
     """Stage 4: the closed-loop comparison, written to closed_loop.json (read back by a resumed report stage) and
     closed_loop.md; result ``{"closed_loop_json": "closed_loop.json"}``."""
-    from .closed_loop import run_closed_loop, write_closed_loop
-    from .plots import closed_loop_plot
+    from ..closed_loop.run import run_closed_loop, write_closed_loop
+    from ..compare.plots import closed_loop_plot
 
     cfg = ctx.cfg
     res = run_closed_loop(ctx.out / ctx.results["compare"]["compare_dir"], ctx.out, cfg.closed_loop_seeds,
@@ -275,11 +275,11 @@ def improve(ctx: StageContext) -> dict[str, Any]:
     methods every iteration of the README's measurement picked, so the stage trains one network per iteration;
     compared with the comparison's pick); result ``{"improve_dir": "improve"}``, or ``{"improve_dir": null}`` with
     ``improve_iterations`` 0."""
-    from ..training.config import load_train_config
-    from .compare import compare_config
-    from .improve import run_improve
-    from .improve_report import write_improve
-    from .improve_results import ImproveSettings
+    from ...training.config import load_train_config
+    from ..compare.run import compare_config
+    from ..improve.report import write_improve
+    from ..improve.results import ImproveSettings
+    from ..improve.run import run_improve
 
     cfg = ctx.cfg
     if cfg.improve_iterations == 0:
@@ -302,7 +302,7 @@ def _robot_name(cfg: DemoConfig) -> str:
     """The robot's name for the report: the profile's name, else the bundled arm's."""
     if not cfg.robot:
         return BUNDLED_ROBOT
-    from ..robot_configs import load_robot
+    from ...robot_configs import load_robot
 
     return load_robot(cfg.robot).profile.name
 
@@ -317,10 +317,10 @@ def report(ctx: StageContext) -> dict[str, Any]:
     Raises:
         FileNotFoundError: a file to read back is missing.  DataError: it is malformed (names the file and key).
     """
-    from .closed_loop_results import ClosedLoopRun
-    from .compare_results import CompareReport
-    from .demo_report import demo_markdown
-    from .demo_results import DemoReport
+    from ..closed_loop.results import ClosedLoopRun
+    from ..compare.results import CompareReport
+    from .report import demo_markdown
+    from .results import DemoReport
 
     r = ctx.results
     compare_dir = ctx.out / r["compare"]["compare_dir"]
@@ -328,8 +328,8 @@ def report(ctx: StageContext) -> dict[str, Any]:
     closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
     improved = ctx.objects.get("improve")
     if improved is None and (r.get("improve") or {}).get("improve_dir"):  # a run without the stage has no record
-        from .improve_report import RECORD
-        from .improve_results import ImproveRun
+        from ..improve.report import RECORD
+        from ..improve.results import ImproveRun
 
         improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
     doc = DemoReport(config=dataclasses.asdict(ctx.cfg),

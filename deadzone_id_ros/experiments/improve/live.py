@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import yaml
 
 if TYPE_CHECKING:
-    from .closed_loop_sim import ControllerSpec
-    from .improve_results import RunSetup
+    from ..closed_loop.sim import ControllerSpec
+    from .results import RunSetup
 
 __all__ = ["controller_params_file", "record_live"]
 
@@ -35,7 +35,7 @@ def controller_params_file(setup: RunSetup, dob_scale: float, out: Path) -> Path
     Raises:
         FileNotFoundError: the bundled config/feedforward_controller.yaml cannot be found.
     """
-    from ..resources import share_file
+    from ...resources import share_file
 
     if dob_scale == 1.0:
         return None
@@ -56,7 +56,7 @@ def record_live(spec: ControllerSpec, seeds: Sequence[int], duration: float, rob
         LaunchError, DataError (StallError): a run that fails twice (:func:`~deadzone_id_ros.launching.live.live_run`);
             improve cannot train without its data, so this is fatal.
     """
-    from ..launching.live import closed_loop_metrics, live_run, robot_launch_args
+    from ...launching.live import closed_loop_metrics, live_run, robot_launch_args
 
     args = {"mode": spec.mode, "model": spec.model, **robot_launch_args(robot or "")}
     if spec.model_path:

@@ -8,10 +8,10 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .improve_results import MAX_PICK_RATIO, MAX_STEP_WORSENING, MIN_GAIN, compare_faulted, targets
+from .results import MAX_PICK_RATIO, MAX_STEP_WORSENING, MIN_GAIN, compare_faulted, targets
 
 if TYPE_CHECKING:
-    from .improve_results import ImproveRun
+    from .results import ImproveRun
 
 __all__ = ["PLOT", "RECORD", "improve_markdown", "improve_plot", "improve_settings_line", "improve_table",
            "write_improve"]
@@ -93,7 +93,7 @@ def improve_markdown(run: ImproveRun, plot: str | None = f"plots/{PLOT}") -> lis
                      + (f"; warm start: {', '.join(t.warm_started)}" if t.warm_started else ""))
     lines += ["", "Label: the applied torque (recorded effort) with the dead-zone mask of training; the applied torque "
               "minus the DOB's estimate is about the running model's own prediction, so it would teach the model "
-              "itself (see `deadzone_id_ros/experiments/improve.py`)."]
+              "itself (see `deadzone_id_ros/experiments/improve/run.py`)."]
     if plot:
         lines += ["", f"![held-out error against iteration]({plot})"]
     return lines
@@ -110,7 +110,7 @@ def _ratio(v: float | None) -> str:
 def improve_plot(run: ImproveRun, path: Path) -> None:
     """Held-out tracking RMSE (mean ± std over seeds) and at reversals [mrad] against iteration, with the
     dedicated-excitation model as a horizontal line when there is one."""
-    from .plots import _pyplot, _save
+    from ..compare.plots import _pyplot, _save
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 3.6))

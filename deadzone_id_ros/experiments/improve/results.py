@@ -1,4 +1,4 @@
-"""Results of ``deadzone-id improve`` (:mod:`.improve`): how it ran (:class:`ImproveSettings`), what one iteration's
+"""Results of ``deadzone-id improve`` (:mod:`.improve.run`): how it ran (:class:`ImproveSettings`), what one iteration's
 training decided (:class:`TrainingStep`), one iteration (:class:`ImproveIteration`) and the whole loop
 (:class:`ImproveRun`), whose :meth:`ImproveRun.to_dict` is report.json's ``improve`` section.
 
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
+from ...jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
     import numpy as np
 
-    from .closed_loop_results import ClosedLoopSummary
+    from ..closed_loop.results import ClosedLoopSummary
 
 __all__ = ["DEFAULT_HELD_OUT_SEEDS", "DEFAULT_TASK_SEEDS", "MAX_PICK_RATIO", "MAX_STEP_WORSENING", "MIN_GAIN",
            "ImproveIteration", "ImproveRun", "ImproveSettings", "ImproveTargets", "RunSetup", "TrainingStep",
@@ -53,7 +53,7 @@ class ImproveSettings(JsonRecord):
         robot: robot profile (name or file); None: the bundled arm.
         compare_model: a model artifact to score beside the iterations (the dedicated-excitation pick); None: none.
         live: record the task runs over DDS in lockstep by the nodes (sim_arm, excitation, feedforward_controller,
-            recorder; :mod:`.improve_live`) instead of in-process; scoring stays in-process either way.
+            recorder; :mod:`.improve.live`) instead of in-process; scoring stays in-process either way.
 
     Raises:
         ValueError: a value out of range, no task or held-out seed, or a held-out seed that is also a task seed
@@ -143,7 +143,7 @@ class ImproveIteration:
         URDF's nominal rigid body; "learned").  model_path: the artifact ("" for rbd).  method: the model's method.
         training: the training that preceded it (None for iteration 0).  runs: the bags recorded with it.
         held_out: its in-process runs on the held-out references
-        (:class:`~.closed_loop_results.ClosedLoopSummary`).
+        (:class:`~.closed_loop.results.ClosedLoopSummary`).
     """
 
     index: int
@@ -157,8 +157,8 @@ class ImproveIteration:
 
     def report_entry(self) -> dict[str, Any]:
         """report.json's ``improve.iterations[k]``: the model, the training decision, and the held-out figures of
-        :meth:`~.closed_loop_results.ClosedLoopSummary.report_entry` (mrad) plus ``dob_mean_abs_per_joint`` [N·m]."""
-        from ..training.evaluate import json_clean
+        :meth:`~.closed_loop.results.ClosedLoopSummary.report_entry` (mrad) plus ``dob_mean_abs_per_joint`` [N·m]."""
+        from ...training.evaluate import json_clean
 
         h = self.held_out
         return json_clean({
@@ -170,7 +170,7 @@ class ImproveIteration:
 
     def to_dict(self) -> dict[str, Any]:
         """The full-precision JSON form (improve.json): keys as the fields, ``held_out`` as
-        :meth:`~.closed_loop_results.ClosedLoopSummary.to_dict`."""
+        :meth:`~.closed_loop.results.ClosedLoopSummary.to_dict`."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["training"] = self.training.to_dict() if self.training else None
         out["held_out"] = self.held_out.to_dict()
@@ -183,7 +183,7 @@ class ImproveIteration:
         Raises:
             DataError: a missing, unknown or malformed key (named).
         """
-        from .closed_loop_results import ClosedLoopSummary
+        from ..closed_loop.results import ClosedLoopSummary
 
         return record_from_dict(cls, d, key, localns={"ClosedLoopSummary": ClosedLoopSummary,
                                                       "TrainingStep": TrainingStep})
@@ -213,7 +213,7 @@ class ImproveRun:
         """report.json: ``improve`` with ``settings``, ``iterations`` (:meth:`ImproveIteration.report_entry`),
         ``compare_model`` (its held-out entry or None), ``targets`` (:func:`targets`),
         ``joint_names``, ``sim_profile`` and ``seconds``."""
-        from ..training.evaluate import json_clean
+        from ...training.evaluate import json_clean
 
         return json_clean({"improve": {
             "settings": self.settings.to_dict(), "joint_names": self.joint_names, "sim_profile": self.sim_profile,
@@ -223,8 +223,8 @@ class ImproveRun:
 
     def record(self) -> dict[str, Any]:
         """improve.json: every field at full precision (iterations as :meth:`ImproveIteration.to_dict`, ``compare``
-        as :meth:`~.closed_loop_results.ClosedLoopSummary.to_dict` or None), read back by :meth:`read`."""
-        from ..training.evaluate import json_clean
+        as :meth:`~.closed_loop.results.ClosedLoopSummary.to_dict` or None), read back by :meth:`read`."""
+        from ...training.evaluate import json_clean
 
         return json_clean({"settings": self.settings.to_dict(), "iterations": [it.to_dict() for it in self.iterations],
                            "compare": self.compare.to_dict() if self.compare else None,
@@ -237,7 +237,7 @@ class ImproveRun:
         Raises:
             DataError: a missing or malformed key (named).
         """
-        from .closed_loop_results import ClosedLoopSummary
+        from ..closed_loop.results import ClosedLoopSummary
 
         as_object(d, key, cls.__name__)
         return cls(take(d, "settings", ImproveSettings, key), take(d, "iterations", list[ImproveIteration], key),
@@ -246,7 +246,7 @@ class ImproveRun:
 
     @classmethod
     def read(cls, path: str | Path) -> ImproveRun:
-        """improve.json (:func:`~.improve_report.write_improve`) read back.
+        """improve.json (:func:`~.improve.report.write_improve`) read back.
 
         Raises:
             FileNotFoundError: no such file.  DataError: not JSON or not an improve record (names the file and key).
@@ -325,10 +325,10 @@ class RunSetup:
         """The setup of the robot profile ``robot`` (name or file), or the bundled arm (None)."""
         import numpy as np
 
-        from ..resources import default_urdf
-        from ..robot import load_robot_description
-        from ..robot_configs import load_robot
-        from .closed_loop import _default_configs
+        from ...resources import default_urdf
+        from ...robot import load_robot_description
+        from ...robot_configs import load_robot
+        from ..closed_loop.run import _default_configs
 
         sim, base = _default_configs(robot)
         urdf, locked = None, {}

@@ -2,21 +2,21 @@
 executes, starting from the URDF's nominal rigid body, with no excitation experiment (issue 23).
 
 Iteration 0 runs ctc_dob with the nominal rigid body on the task references (seeded excitations,
-:data:`~.improve_results.DEFAULT_TASK_SEEDS`) and records each run as an ordinary rosbag2 bag
+:data:`~.improve.results.DEFAULT_TASK_SEEDS`) and records each run as an ordinary rosbag2 bag
 (:func:`~deadzone_id_ros.sim.record.simulate_bag`: the bags ``compare`` and ``train`` read). Each further iteration
 trains every candidate method on everything recorded so far with the training pipeline of ``compare``
-(:func:`~deadzone_id_ros.training.planner.plan_methods`, :func:`~deadzone_id_ros.training.fit.fit_plans`), each
-network warm-started from its previous iteration's network; picks the method by validation error
-(:func:`~.pick.choose_pick`, as ``compare`` does); checks the candidate (:func:`_accept_model`: finite torque within
-the limits on the recorded states, validation error, and a trial run on a check reference that no iteration trains
-on); runs the task references again with the model it accepted as the feedforward, and records. Every iteration is
-scored on held-out references that no iteration runs (:data:`~.improve_results.DEFAULT_HELD_OUT_SEEDS`, refused as
+(:func:`~deadzone_id_ros.training.planner.plan_methods`, :func:`~deadzone_id_ros.training.fit.fit_plans`), each network
+warm-started from its previous iteration's network; picks the method by validation error
+(:func:`~.compare.pick.choose_pick`, as ``compare`` does); checks the candidate (:func:`_accept_model`: finite torque
+within the limits on the recorded states, validation error, and a trial run on a check reference that no iteration
+trains on); runs the task references again with the model it accepted as the feedforward, and records. Every iteration
+is scored on held-out references that no iteration runs (:data:`~.improve.results.DEFAULT_HELD_OUT_SEEDS`, refused as
 task seeds): tracking RMSE per joint, at velocity reversals and the DOB's mean |estimate|
-(:func:`~.closed_loop_sim.run_controller`). Runs are in-process (the nodes' controller and simulator code, no DDS);
-each run builds its controller with the iteration's model, so no model is swapped inside a running controller here
-(the run-time swap of the node is issue 23 item 2). With ``settings.live`` the task runs are recorded over DDS in
-lockstep by the nodes (:mod:`.improve_live`: a fresh launch per run with the iteration's model); the trial runs and
-the held-out scoring stay in-process, so that the two modes are scored alike.
+(:func:`~.closed_loop.sim.run_controller`). Runs are in-process (the nodes' controller and simulator code, no DDS); each
+run builds its controller with the iteration's model, so no model is swapped inside a running controller here (the
+run-time swap of the node is issue 23 item 2). With ``settings.live`` the task runs are recorded over DDS in lockstep by
+the nodes (:mod:`.improve.live`: a fresh launch per run with the iteration's model); the trial runs and the held-out
+scoring stay in-process, so that the two modes are scored alike.
 
 The label is the applied torque (the recorded effort: the command after the rate limit and the clamp), with the
 dead-zone mask of training (r_ij = 1 where |dq_ij| > alpha sigma_j, sigma_j from the training split). Why not the
@@ -40,15 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .improve_results import ImproveIteration, ImproveRun, ImproveSettings, RunSetup, TrainingStep
+from .results import ImproveIteration, ImproveRun, ImproveSettings, RunSetup, TrainingStep
 
 if TYPE_CHECKING:
-    from ..models.base import InverseDynamicsModel
-    from ..models.mlp import MLPWeights
-    from ..training.config import TrainConfig
-    from ..training.fit import FitResult, Stacked
-    from .closed_loop_results import ClosedLoopSummary
-    from .closed_loop_sim import ControllerSpec
+    from ...models.base import InverseDynamicsModel
+    from ...models.mlp import MLPWeights
+    from ...training.config import TrainConfig
+    from ...training.fit import FitResult, Stacked
+    from ..closed_loop.results import ClosedLoopSummary
+    from ..closed_loop.sim import ControllerSpec
 
 __all__ = ["MAX_OVER_LIMIT_FRACTION", "MAX_TRIAL_WORSENING", "RunSetup", "improve_train_config", "run_improve"]
 
@@ -70,15 +70,15 @@ def _log(message: str) -> None:
 def improve_train_config(config: TrainConfig | None = None) -> TrainConfig:
     """The training configuration of each iteration: ``config`` (default: the bundled config/training.yaml) with one
     training seed per method and no progress bar."""
-    from ..training.config import load_train_config
+    from ...training.config import load_train_config
 
     return (config or load_train_config()).with_overrides(seeds=1, progress=False)
 
 
 def _record_one(args: tuple) -> str:
     """One task run written as a bag (a pool job): (spec, seed, duration, setup, dob_scale, path, start) -> path."""
-    from ..sim.record import simulate_bag
-    from .closed_loop_sim import run_config
+    from ...sim.record import simulate_bag
+    from ..closed_loop.sim import run_config
 
     spec, seed, duration, setup, scale, path, start = args
     cfg = run_config(spec, setup.base, scale)
@@ -89,7 +89,7 @@ def _record_one(args: tuple) -> str:
 
 def _score(args: tuple) -> ClosedLoopSummary:
     """The held-out runs of one model (a pool job): (spec, seeds, duration, setup, dob_scale) -> summary."""
-    from .closed_loop_sim import run_controller
+    from ..closed_loop.sim import run_controller
 
     spec, seeds, duration, setup, scale = args
     return run_controller(spec, seeds, duration, setup.sim, setup.base, scale)
@@ -99,9 +99,9 @@ def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setu
                    workers: int, log: Callable[[str], None] = _log) -> tuple[list[str], ClosedLoopSummary]:
     """Iteration ``k``'s task runs (recorded under ``out``/runs/iter{k}) and its held-out score, over ``workers``
     processes (1: here). With ``settings.live`` the task runs are live runs over DDS in this process
-    (:func:`~.improve_live.record_live`) while the held-out score, in-process as without, goes on in a worker
-    process at :data:`~.closed_loop.OVERLAP_NICENESS`."""
-    from .closed_loop import OVERLAP_NICENESS, worker_pool
+    (:func:`~.improve.live.record_live`) while the held-out score, in-process as without, goes on in a worker
+    process at :data:`~.closed_loop.run.OVERLAP_NICENESS`."""
+    from ..closed_loop.run import OVERLAP_NICENESS, worker_pool
 
     n = len(settings.task_seeds)
     folder = out / "runs" / f"iter{k}"
@@ -110,7 +110,7 @@ def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setu
             for i, s in enumerate(settings.task_seeds)]
     held = (spec, tuple(settings.held_out_seeds), settings.held_out_duration_s, setup, settings.dob_cutoff_scale)
     if settings.live:
-        from .improve_live import controller_params_file, record_live
+        from .live import controller_params_file, record_live
 
         params = controller_params_file(setup, settings.dob_cutoff_scale, out / "runs")
         live_args = (spec, settings.task_seeds, settings.task_duration_s, settings.robot, params, folder, log)
@@ -129,7 +129,7 @@ def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setu
 
 def _validation_rmse(model: InverseDynamicsModel, val: Stacked) -> float:
     """Mean over joints of the torque RMSE [N·m] of ``model`` on the moving pairs of ``val``."""
-    from ..training.evaluate import evaluate_predictions
+    from ...training.evaluate import evaluate_predictions
 
     return float(evaluate_predictions(model.predict(val.q, val.dq, val.ddq), val).rmse_mean)
 
@@ -152,7 +152,7 @@ def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.
     nominal rigid body's 0.452, tracked the held-out references at 737 mrad against 2.5; a trial on a reference it
     was trained on still passed it, hence a reference no iteration trains on).
     """
-    from ..control.model_swap import check_swap
+    from ...control.model_swap import check_swap
 
     # the run-time swap's checks (joints, units, finite torque on every recorded state); its limit check refuses a
     # single state beyond the clamp, where this rule allows MAX_OVER_LIMIT_FRACTION of states (below)
@@ -191,10 +191,10 @@ class _Candidates:
 def _fit_candidates(bags: Sequence[str], warm: Mapping[str, MLPWeights], settings: ImproveSettings,
                     setup: RunSetup, config: TrainConfig, log: Callable[[str], None]) -> _Candidates:
     """Fit every candidate method (one seed each) on ``bags``, warm-started from ``warm`` where it has a network."""
-    from ..resources import default_urdf
-    from ..training.fit import fit_plans
-    from ..training.pipeline import load_inputs, prepare_data, shared_fits
-    from ..training.planner import plan_methods
+    from ...resources import default_urdf
+    from ...training.fit import fit_plans
+    from ...training.pipeline import load_inputs, prepare_data, shared_fits
+    from ...training.planner import plan_methods
 
     # a live bag is the recorder node's, whose episode.yaml does not name the simulator (a robot's would not either):
     # its rigid body comes from the controller's URDF, as for a robot
@@ -215,8 +215,8 @@ def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running:
     """Iteration ``k``'s training on ``bags``: fit the candidates, pick by validation error, save the pick's artifact
     under ``out``/models/iter{k}, check it (:func:`_accept_model`) against the ``running`` model, whose run of the
     check reference tracked at ``running_trial`` [rad]. Returns (the step, method -> fit)."""
-    from ..training.pipeline import MethodRun, evaluate_on_test, save_method
-    from .pick import choose_pick
+    from ...training.pipeline import MethodRun, evaluate_on_test, save_method
+    from ..compare.pick import choose_pick
 
     cands = _fit_candidates(bags, warm, settings, setup, config, log)
     inputs, data, fits, skipped = cands.inputs, cands.data, cands.fits, cands.skipped
@@ -246,8 +246,8 @@ def _train(k: int, bags: Sequence[str], warm: Mapping[str, MLPWeights], running:
 def _spec(k: int, artifact: str | None, method: str) -> ControllerSpec:
     """The controller of iteration ``k``: ctc_dob with the nominal rigid body (``artifact`` None) or the model
     artifact ``artifact`` of method ``method``."""
-    from ..control.config import ControlMode
-    from .closed_loop_sim import ControllerSpec
+    from ...control.config import ControlMode
+    from ..closed_loop.sim import ControllerSpec
 
     ctc_dob = ControlMode("model", dob=True)
     if artifact is None:
@@ -269,8 +269,8 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
         ValueError: workers < 1.  FileNotFoundError, ArtifactError: ``settings.compare_model`` cannot be loaded.
         DataError, ConfigError, RobotDescriptionError: from loading the recorded bags or training on them.
     """
-    from ..models.runtime import load_model
-    from .closed_loop_sim import run_config
+    from ...models.runtime import load_model
+    from ..closed_loop.sim import run_config
 
     if workers < 1:
         raise ValueError(f"workers = {workers} must be >= 1")
@@ -313,8 +313,8 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
 
 def _compare_spec(path: str) -> ControllerSpec:
     """ctc_dob with the model artifact ``path`` (the dedicated-excitation pick)."""
-    from ..control.config import ControlMode
-    from .closed_loop_sim import ControllerSpec
+    from ...control.config import ControlMode
+    from ..closed_loop.sim import ControllerSpec
 
     return ControllerSpec("compare_model", f"ctc_dob + {Path(path).name} (dedicated excitation)",
                           ControlMode("model", dob=True), "learned", str(path))

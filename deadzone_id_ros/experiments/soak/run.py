@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import check_positive
+from ...config import check_positive
 
 __all__ = ["SoakResult", "ramp_points", "run_soak"]
 
@@ -89,7 +89,7 @@ def ramp_points(joint_names: tuple[str, ...], q: np.ndarray, target: np.ndarray,
     """A slow straight ramp from ``q`` to ``target`` ((J,) [rad]) over ``duration`` [s], with the quintic
     (minimum-jerk) shape 10 s^3 - 15 s^4 + 6 s^5 at 41 points: the excursion of both soaks (a TrajectoryPoints with
     positions only)."""
-    from ..control import TrajectoryPoints
+    from ...control import TrajectoryPoints
 
     s = np.linspace(0.0, 1.0, 41)[:, None]
     shape = s**3 * (10 - 15 * s + 6 * s**2)
@@ -131,9 +131,9 @@ class _SoakLoop:
     """
 
     def __init__(self, seed: int, mode: str, progress: bool) -> None:
-        from ..control import build_controller
-        from ..robot_configs import bundled_controller_config, bundled_sim_config
-        from ..sim.arm import SimArm
+        from ...control import build_controller
+        from ...robot_configs import bundled_controller_config, bundled_sim_config
+        from ...sim.arm import SimArm
 
         self.rng = np.random.default_rng(seed)
         self.arm = SimArm(bundled_sim_config(seed=seed))
@@ -211,8 +211,8 @@ class _SoakLoop:
     def new_reference(self, t: float, target: np.ndarray | None = None) -> None:
         """Give the controller, at ``t`` [s], a new reference starting 0.05-0.5 s ahead: a random excitation centred
         where the arm is, or (``target``, (J,) [rad]) a slow 2 s straight ramp there."""
-        from ..control import generate_excitation
-        from ..robot_configs import bundled_excitation_config
+        from ...control import generate_excitation
+        from ...robot_configs import bundled_excitation_config
 
         arm, desc, rng = self.arm, self.desc, self.rng
         q = arm.measure().q

@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
-from ..config import dataclass_from_dict
-from ..errors import ConfigError
+from ...config import dataclass_from_dict
+from ...errors import ConfigError
 
 __all__ = ["DataSpec", "SweepConfig", "cell_key", "load_sweep"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonrecord import JsonRecord
-from ..training.evaluate import json_clean
+from ...jsonrecord import JsonRecord
+from ...training.evaluate import json_clean
 
 __all__ = ["CELL_FILE", "CellMethod", "SweepCell", "SweepReport", "write_sweep_report"]
 
@@ -111,7 +111,7 @@ def _markdown(report: SweepReport) -> str:
 
 def _plot(report: SweepReport, path: Path) -> None:
     """One panel per method: mean test RMSE against alpha, one line per (data set, fraction), seed std as bars."""
-    from .plots import _pyplot, _save
+    from ..compare.plots import _pyplot, _save
 
     done = [c for c in report.cells if c.status == "done"]
     methods = sorted({m for c in done for m in c.methods})

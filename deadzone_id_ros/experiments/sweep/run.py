@@ -1,9 +1,9 @@
 """``deadzone-id sweep``: a grid of comparisons (data sets x alpha x data fractions), one coarse cell each, run
 in-process or as Ray tasks (:mod:`.engine`).
 
-Each cell is one :func:`~.compare_cell.compare_cell`: every method x seed trained batched on that data set, with the
-dead-zone alpha and the first ``fraction`` of each episode (:mod:`.sweep_config`). Its full comparison (report.md,
-report.json, plots, models, pick) lands in ``OUT/cells/<key>/`` with its :data:`~.sweep_report.CELL_FILE`, written
+Each cell is one :func:`~.compare.cell.compare_cell`: every method x seed trained batched on that data set, with the
+dead-zone alpha and the first ``fraction`` of each episode (:mod:`.sweep.config`). Its full comparison (report.md,
+report.json, plots, models, pick) lands in ``OUT/cells/<key>/`` with its :data:`~.sweep.report.CELL_FILE`, written
 as each cell finishes; the sweep's table is ``OUT/report.md`` / ``report.json`` / ``plots/rmse_vs_alpha.png``.
 
 - a cell that fails (bad data, too little data for a split, a worker killed more often than Ray retries it) is
@@ -23,14 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..engine import CellOutcome, engine_session, run_cells, unpack_dir
-from ..errors import DataError
-from ..jsonrecord import read_record
-from ..training.config import TrainConfig
-from ..training.pipeline import TrainingInputs
-from .compare_cell import CompareJob, CompareOutput, compare_cell
-from .sweep_config import DataSpec, SweepConfig, cell_key
-from .sweep_report import CELL_FILE, CellMethod, SweepCell, SweepReport, write_sweep_report
+from ...engine import CellOutcome, engine_session, run_cells, unpack_dir
+from ...errors import DataError
+from ...jsonrecord import read_record
+from ...training.config import TrainConfig
+from ...training.pipeline import TrainingInputs
+from ..compare.cell import CompareJob, CompareOutput, compare_cell
+from .config import DataSpec, SweepConfig, cell_key
+from .report import CELL_FILE, CellMethod, SweepCell, SweepReport, write_sweep_report
 
 __all__ = ["load_data_set", "run_sweep", "truncate_inputs"]
 
@@ -55,17 +55,17 @@ def load_data_set(spec: DataSpec, out: Path, log: Callable[[str], None], *, engi
     Raises:
         FileNotFoundError / DataError / ConfigError: from the loader, naming the bag.
     """
-    from ..training.pipeline import load_inputs
+    from ...training.pipeline import load_inputs
 
     bags: list[str | Path] = list(spec.bags)
     robot_kw: dict[str, Any] = {}
     if spec.simulate is not None:
-        from ..robot_configs import load_robot, simulation_configs
+        from ...robot_configs import load_robot, simulation_configs
 
         robot = str(spec.simulate.get("robot") or "")
         bag = out / "data" / spec.name
         if not (bag / "episode.yaml").is_file():
-            from ..sim.record import simulate_bag
+            from ...sim.record import simulate_bag
 
             shutil.rmtree(bag, ignore_errors=True)  # a recording cut short by an earlier run
             bag.parent.mkdir(parents=True, exist_ok=True)
@@ -138,9 +138,9 @@ def run_sweep(sweep: SweepConfig, out_dir: str | Path, *, engine: str = "local",
         ConfigError: a bad training configuration, an unknown method, Ray missing for ``engine="ray"``.
         FileNotFoundError / DataError: a data set that cannot be loaded (before any cell runs).
     """
-    from ..errors import ConfigError
-    from ..models.methods import resolve_methods
-    from ..training.config import load_train_config
+    from ...errors import ConfigError
+    from ...models.methods import resolve_methods
+    from ...training.config import load_train_config
 
     try:
         resolve_methods(sweep.methods)

@@ -37,7 +37,7 @@ T = TypeVar("T")
 _ROS_OPTIONS_WITH_VALUE = ("-r", "--remap", "-p", "--param", "--params-file", "-e", "--enclave", "--log-level",
                            "--log-config-file", "--log-file-name")
 # The command line each context was initialised with by init_ros (rclpy keeps none; without one: sys.argv).
-_CONTEXT_ARGS: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
+_CONTEXT_ARGS: weakref.WeakKeyDictionary[object, list[str]] = weakref.WeakKeyDictionary()
 
 
 def parameter_files(args: Sequence[str]) -> list[str]:
@@ -225,7 +225,7 @@ def _element_type(tp: object) -> type | None:
     return None
 
 
-def _as_float(value: object) -> Any:
+def _as_float(value: object) -> object:
     """int -> float (also inside lists); anything else unchanged, for the dataclass to validate."""
     if isinstance(value, bool):
         return value

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from .fit import FitResult, Stacked, fit_plans, stack_episodes
 from .planner import SharedFits, fit_method, plan_method
 from .records import DataRecord, RunMetrics, SampleCounts, SplitRecord
 from .sources import BagSource
+
+if TYPE_CHECKING:
+    from ..robot.reduced import ReducedRobot
+    from ..sim.config import SimArmConfig
 
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
            "run_method", "save_method", "shared_fits", "train_one"]
@@ -62,7 +66,7 @@ class TrainingInputs:
     joint_names: tuple[str, ...]
     sources: list[BagSource] = field(default_factory=list)
     simulator: bool | None = False
-    sim_config: Any = None
+    sim_config: SimArmConfig | None = None
     urdf_xml: str | None = None
     urdf_source: str = ""
     dataset_report: dict[str, Any] = field(default_factory=dict)
@@ -315,8 +319,8 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
                           effort_units=dict(ds.effort_units), torque_constants=torque_constants)
 
 
-def _check_against_urdf(reduced: Any, episodes: Sequence[Episode], effort_units: Mapping[str, str], source: str,
-                        mode: str, log: Callable[[str], None]) -> None:
+def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effort_units: Mapping[str, str],
+                        source: str, mode: str, log: Callable[[str], None]) -> None:
     """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
     from ..data.effort_units import NEWTON_METRE
     from ..robot.consistency import check_recording

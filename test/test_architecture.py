@@ -1,6 +1,8 @@
 """Architecture checks over the package's source (ast; nothing is imported): no import cycle, type-only imports
-included; the core never imports the rclpy adapters in ``nodes/``; results in ``training/`` and ``experiments/`` are
-typed (no function returns ``dict[str, Any]`` except the JSON writers named in :data:`JSON_WRITERS`).
+included; no module imports a higher layer (:data:`LAYERS`, every layer); the core never imports the rclpy adapters
+in ``nodes/``; results in ``training/`` and ``experiments/`` are typed (no function returns ``dict[str, Any]`` except
+the JSON writers named in :data:`JSON_WRITERS`); ``Any`` in annotations and untyped dict returns stay under their
+ceilings over the whole package; no module is longer than :data:`MAX_LINES`.
 
 Each check is a function of the parsed source, so each is also run on a small package written in ``tmp_path`` that
 breaks it, to show that it can fail.

@@ -159,7 +159,7 @@ class _Soak:
     def send_reference(self, target: np.ndarray | None = None) -> None:
         """A new excitation from where the arm is, or (``target``) a slow ramp to a position past a limit."""
         from deadzone_id_ros.control import generate_excitation
-        from deadzone_id_ros.experiments.soak import ramp_points
+        from deadzone_id_ros.experiments.soak.run import ramp_points
         from deadzone_id_ros.nodes.excitation import reference_message
 
         q = self.states[-1][1]

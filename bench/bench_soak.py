@@ -1,9 +1,9 @@
 """Soak of the controller against the simulated arm (issue 12): in process for 10 simulated minutes, then live over
 DDS in lockstep for 60 simulated seconds; prints its figures.
 
-1. In process (:func:`deadzone_id_ros.experiments.soak.run_soak`): FeedforwardController + SimArm at 1 kHz with random
-   reference switches, live parameter sets, measurement gaps, NaNs and runaways; every command checked against the
-   clamp and the rate limit, the safe state checked to start exactly on the tick a limit is crossed.
+1. In process (:func:`deadzone_id_ros.experiments.soak.run.run_soak`): FeedforwardController + SimArm at 1 kHz
+   with random reference switches, live parameter sets, measurement gaps, NaNs and runaways; every command checked
+   against the clamp and the rate limit, the safe state checked to start exactly on the tick a limit is crossed.
 2. Live (:mod:`_soak_live`): sim_arm and feedforward_controller as processes over DDS in lockstep, with reference
    switches, excursions past the URDF limits, parameter sets (some refused), injected state gaps and resets; every
    command checked against the clamp and the rate limit in force, and every fault against the crossings computed
@@ -32,7 +32,7 @@ def _print_violations(violations: list[str]) -> None:
 
 
 def in_process(seconds: float) -> dict[str, float]:
-    from deadzone_id_ros.experiments.soak import run_soak
+    from deadzone_id_ros.experiments.soak.run import run_soak
 
     res = run_soak(seconds, seed=0, progress=True)
     print(f"in process: {res.sim_seconds:.0f} s simulated in {res.wall_seconds:.0f} s; {res.commands} commands, "

@@ -137,8 +137,8 @@ def run(quick: bool = False) -> dict[str, float]:
     if importlib.util.find_spec("ray") is None:  # not imported here: Ray reads RAY_AUTH_MODE when imported
         print("bench_sweep_ray: skipped, Ray is not installed (make install-ray)", file=sys.stderr)
         return {}
-    from deadzone_id_ros.experiments.sweep import run_sweep
-    from deadzone_id_ros.experiments.sweep_config import load_sweep
+    from deadzone_id_ros.experiments.sweep.config import load_sweep
+    from deadzone_id_ros.experiments.sweep.run import run_sweep
 
     work = Path(tempfile.mkdtemp(prefix="dzsweep"))
     temp = tempfile.mkdtemp(prefix="dzray", dir="/tmp")  # short: Ray's socket paths must stay under 107 chars
@@ -148,7 +148,7 @@ def run(quick: bool = False) -> dict[str, float]:
     print(f"bench_sweep_ray: load average {os.getloadavg()} at the start")
     try:
         # the data set is simulated once, outside both timings
-        from deadzone_id_ros.experiments.sweep import load_data_set
+        from deadzone_id_ros.experiments.sweep.run import load_data_set
 
         load_data_set(sweep.data[0], work / "local", quiet)
         shutil.copytree(work / "local" / "data", work / "ray" / "data")

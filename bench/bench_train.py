@@ -108,7 +108,7 @@ def _cpu_seconds() -> float:
 def compare_time(seconds: float, quick: bool) -> tuple[float, float]:
     """(wall time, CPU time) [s] of run_compare on ``seconds`` of simulated data (every method, bundled config)."""
     from deadzone_id_ros.data.dataset import dataset_from_recordings
-    from deadzone_id_ros.experiments.compare import quick_config, run_compare
+    from deadzone_id_ros.experiments.compare.run import quick_config, run_compare
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.sim.offline import simulate
     from deadzone_id_ros.training.parallel import worker_count

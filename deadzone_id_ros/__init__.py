@@ -13,6 +13,7 @@ Layout (the ROS-free core never imports rclpy):
 - ``realtime``  SCHED_FIFO priority, locked memory and CPU affinity of a node process, as ros2_control_node's
 - ``launching`` the YAML launch-file runner used where ``ros2 launch`` is not installed
 - ``experiments`` compare, closed-loop comparison, soak, demo reports: each with its results and report (core)
+- ``engine``    where coarse cells run: in-process, or as Ray tasks (Ray, an optional extra, imported only there)
 - ``jsonrecord`` typed results read back from the JSON their ``to_dict`` wrote (``from_dict``; core)
 - ``nodes``     thin rclpy adapters, one executable per module (their parameter dataclasses and loaders,
                 ``*_params``, are ROS-free and live in ``control`` and ``sim``)

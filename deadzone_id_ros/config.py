@@ -75,7 +75,7 @@ def load_yaml(text: str) -> Any:
 NODE_ONLY_PARAMETERS = ("use_sim_time", "robot")
 
 
-def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[str, Any]:
+def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[str, object]:
     """Read the ``ros__parameters`` mapping of a ROS 2 parameter file.
 
     Args:
@@ -123,7 +123,7 @@ def load_ros_parameters(path: str | Path, node_name: str | None = None) -> dict[
     return merged
 
 
-def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flatten(params: dict[str, object], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in params.items():
         name = f"{prefix}{key}"
@@ -135,7 +135,7 @@ def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def dataclass_from_dict(
-    cls: type[T], values: dict[str, Any], source: str = "<dict>", *, ignore: tuple[str, ...] = ()
+    cls: type[T], values: dict[str, object], source: str = "<dict>", *, ignore: tuple[str, ...] = ()
 ) -> T:
     """Build the frozen dataclass ``cls`` from ``values``, rejecting unknown keys.
 
@@ -175,7 +175,7 @@ def parameter_default(f: dataclasses.Field) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _is_tuple_type(tp: Any) -> bool:
+def _is_tuple_type(tp: object) -> bool:
     if tp is None:
         return False
     origin = typing.get_origin(tp)
@@ -188,8 +188,8 @@ def _is_tuple_type(tp: Any) -> bool:
 
 def load_node_configs(
     core_cls: type[T], node_cls: type[U], node_name: str, default_file: str,
-    path: str | Path | None = None, overrides: dict[str, Any] | None = None,
-    fill: Callable[[type, dict[str, Any]], dict[str, Any]] | None = None,
+    path: str | Path | None = None, overrides: dict[str, object] | None = None,
+    fill: Callable[[type, dict[str, object]], dict[str, object]] | None = None,
 ) -> tuple[T, U]:
     """Load one node's parameter file into its two configs: the ROS-free core one and the node-only one.
 

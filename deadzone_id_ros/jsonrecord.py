@@ -41,21 +41,21 @@ def _where(key: str) -> str:
     return f"key {key!r}" if key else "the top level"
 
 
-def as_object(d: Any, key: str, what: str) -> Mapping[str, Any]:
+def as_object(d: object, key: str, what: str) -> Mapping[str, Any]:
     """``d`` when it is a JSON object; else a DataError naming ``key`` and ``what`` was expected there."""
     if not isinstance(d, Mapping):
         raise DataError(f"{_where(key)}: expected an object ({what}), got {d!r:.80}")
     return d
 
 
-def take(d: Mapping[str, Any], name: str, tp: Any, key: str) -> Any:
+def take(d: Mapping[str, object], name: str, tp: object, key: str) -> Any:
     """``d[name]`` decoded as ``tp`` (:func:`decode`); a DataError names the key when it is missing."""
     if name not in d:
         raise DataError(f"{_where(key)}: missing key {name!r}")
     return decode(tp, d[name], sub_key(key, name))
 
 
-def decode(tp: Any, value: Any, key: str, localns: Mapping[str, Any] | None = None) -> Any:
+def decode(tp: object, value: object, key: str, localns: Mapping[str, object] | None = None) -> Any:
     """``value`` (as json.loads gave it) as the annotated type ``tp``.
 
     Raises:
@@ -101,8 +101,8 @@ def decode(tp: Any, value: Any, key: str, localns: Mapping[str, Any] | None = No
     raise DataError(f"{_where(key)}: expected {getattr(tp, '__name__', tp)}, got {value!r:.80}")
 
 
-def record_from_dict(cls: type[R], d: Mapping[str, Any], key: str = "", localns: Mapping[str, Any] | None = None,
-                     **decoded: Any) -> R:
+def record_from_dict(cls: type[R], d: Mapping[str, object], key: str = "", localns: Mapping[str, object] | None = None,
+                     **decoded: object) -> R:
     """The dataclass ``cls`` from ``d``, the JSON of its fields (the inverse of ``dataclasses.asdict``).
 
     Args:
@@ -134,7 +134,7 @@ def record_from_dict(cls: type[R], d: Mapping[str, Any], key: str = "", localns:
         raise DataError(f"{_where(key)}: not a valid {cls.__name__}: {err}") from err
 
 
-def read_record(path: str | Path, reader: typing.Callable[[Mapping[str, Any], str], R]) -> R:
+def read_record(path: str | Path, reader: typing.Callable[[Mapping[str, object], str], R]) -> R:
     """Read ``path`` (JSON) with ``reader`` (a ``from_dict``).
 
     Raises:

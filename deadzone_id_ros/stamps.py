@@ -7,11 +7,11 @@ seconds only through :func:`ns_to_s` and goes back through :func:`s_to_ns`. A RO
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar, overload
 
 import numpy as np
 
-__all__ = ["NS_PER_S", "EpochSeconds", "increasing_rows", "ns_to_s", "ns_to_stamp", "s_to_ns", "stamp_to_ns",
+__all__ = ["NS_PER_S", "EpochSeconds", "Stamp", "increasing_rows", "ns_to_s", "ns_to_stamp", "s_to_ns", "stamp_to_ns",
            "stamp_to_s"]
 
 NS_PER_S = 1_000_000_000
@@ -20,12 +20,19 @@ NS_PER_S = 1_000_000_000
 _T = TypeVar("_T", int, float, np.ndarray, np.integer, np.floating)
 
 
-def stamp_to_ns(stamp: Any) -> int:
+class Stamp(Protocol):
+    """A ROS time or duration (builtin_interfaces Time / Duration, as rclpy or rosbags decode it)."""
+
+    sec: int
+    nanosec: int
+
+
+def stamp_to_ns(stamp: Stamp) -> int:
     """Integer nanoseconds [ns] of a ROS stamp (``sec`` [s] + ``nanosec`` [ns]); also for a Duration."""
     return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
 
 
-def stamp_to_s(stamp: Any) -> float:
+def stamp_to_s(stamp: Stamp) -> float:
     """Float seconds [s] of a ROS stamp: ``sec + nanosec * 1e-9`` (loses sub-µs precision at epoch times)."""
     return stamp.sec + stamp.nanosec * 1e-9
 
@@ -43,7 +50,15 @@ def ns_to_s(t_ns: _T) -> _T:
     return t_ns * 1e-9  # type: ignore[return-value]
 
 
-def s_to_ns(t_s: Any) -> Any:
+@overload
+def s_to_ns(t_s: np.ndarray) -> np.ndarray: ...
+
+
+@overload
+def s_to_ns(t_s: float | np.floating) -> int: ...
+
+
+def s_to_ns(t_s: float | np.floating | np.ndarray) -> int | np.ndarray:
     """Seconds [s] to integer nanoseconds [ns], rounded to the nearest nanosecond (ties to even).
 
     A scalar gives a Python int; an array gives an int64 array of the same shape.

@@ -8,7 +8,7 @@ import pytest
 from deadzone_id_ros.data.bag import write_recording
 from deadzone_id_ros.data.types import Recording
 from deadzone_id_ros.errors import DataError
-from deadzone_id_ros.experiments.demo import DemoConfig
+from deadzone_id_ros.experiments.demo.run import DemoConfig
 from deadzone_id_ros.launching.live import closed_loop_metrics
 from deadzone_id_ros.stamps import ns_to_s
 
@@ -108,7 +108,7 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
 
 def _compare_report(rmse: dict[str, float | None]):
     from deadzone_id_ros.data.deadzone import DeadZone
-    from deadzone_id_ros.experiments.compare_results import CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult
+    from deadzone_id_ros.experiments.compare.results import CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult
     from deadzone_id_ros.training.config import TrainConfig
     from deadzone_id_ros.training.records import DataRecord
 
@@ -126,8 +126,8 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
 
 
 def test_demo_report_json_keeps_its_keys():
-    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
-    from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
+    from deadzone_id_ros.experiments.demo.results import DemoReport
     from deadzone_id_ros.sim.tracking import TrackingMetrics
 
     live = ClosedLoopResult("pd_dob", "none", None, "bag",
@@ -157,9 +157,9 @@ def test_demo_report_json_keeps_its_keys():
 
 
 def test_demo_report_names_the_pick_to_deploy():
-    from deadzone_id_ros.experiments.compare_results import Pick
-    from deadzone_id_ros.experiments.demo_report import _deploy_lines
-    from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.experiments.compare.results import Pick
+    from deadzone_id_ros.experiments.demo.report import _deploy_lines
+    from deadzone_id_ros.experiments.demo.results import DemoReport
 
     cmp = _compare_report({"masked": 0.3, "hybrid": 0.2})
     report = DemoReport({"quick": True}, ["a"], "b", "cmp", cmp, "hybrid", {}, 1.0, {}, {})
@@ -173,8 +173,8 @@ def test_demo_report_names_the_pick_to_deploy():
 @pytest.mark.parametrize("quick", [True, False])
 def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, quick):
     """Issue 12 item 10: a --quick report says its learned controllers are under-trained; a full one does not."""
-    from deadzone_id_ros.experiments.demo_report import demo_markdown
-    from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.experiments.demo.report import demo_markdown
+    from deadzone_id_ros.experiments.demo.results import DemoReport
 
     cfg = {"quick": quick, "sim_seeds": [1, 2], "sim_duration": 10.0, "live_duration": 5.0}
     report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), _compare_report({"masked": 0.3}), "masked",
@@ -194,7 +194,7 @@ def test_demo_with_a_robot_profile_simulates_and_records_that_robot_live(tmp_pat
     import yaml
 
     from deadzone_id_ros.data.bag import read_recording
-    from deadzone_id_ros.experiments.demo import DEMO_STAGES, STATE_FILE, run_demo
+    from deadzone_id_ros.experiments.demo.run import DEMO_STAGES, STATE_FILE, run_demo
     from deadzone_id_ros.robot_configs import load_robot
 
     lines: list[str] = []

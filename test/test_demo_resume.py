@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from deadzone_id_ros.experiments.demo import STATE_FILE, DemoConfig, DemoInterrupted, Stage, run_demo
+from deadzone_id_ros.experiments.demo.run import STATE_FILE, DemoConfig, DemoInterrupted, Stage, run_demo
 from deadzone_id_ros.outputs import INCOMPLETE, OutputError, incomplete, output_lock
 
 pytestmark = pytest.mark.integration
@@ -36,7 +36,7 @@ SCRIPT = textwrap.dedent(f"""
     import json, signal, sys
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from pathlib import Path
-    from deadzone_id_ros.experiments.demo import DEMO_STAGES, DemoConfig, Stage, run_demo
+    from deadzone_id_ros.experiments.demo.run import DEMO_STAGES, DemoConfig, Stage, run_demo
     from deadzone_id_ros.launching.graph import signals_as_interrupt
 
     def summary(ctx):
@@ -186,8 +186,8 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     as the live one, "compare" is the real stage's run_compare on the recordings with a 32-32 net and 100 steps,
     handing its typed report on in process as the real stage does.
     """
-    from deadzone_id_ros.experiments.compare import run_compare
-    from deadzone_id_ros.experiments.demo import DEMO_STAGES
+    from deadzone_id_ros.experiments.compare.run import run_compare
+    from deadzone_id_ros.experiments.demo.run import DEMO_STAGES
     from deadzone_id_ros.training.config import TrainConfig
     from deadzone_id_ros.training.pipeline import load_inputs
 

@@ -54,7 +54,7 @@ def add_data_arguments(p: argparse.ArgumentParser, *, bag_required: bool = True)
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
-    """--engine, --address, --num-cpus: where the coarse cells run (:mod:`~deadzone_id_ros.experiments.engine`)."""
+    """--engine, --address, --num-cpus: where the coarse cells run (:mod:`~deadzone_id_ros.engine`)."""
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: in this process (default); ray: one Ray task per cell (needs `make install-ray`)")
     p.add_argument("--address", default=None, metavar="ADDR",
@@ -275,7 +275,7 @@ def check_bags(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
         detect_format(Path(path))
 
 
-def load_bags(args: argparse.Namespace, joints: Any = None,
+def load_bags(args: argparse.Namespace, joints: object = None,
               torque_constants: dict[str, float] | None = None) -> Dataset:
     """Load ``args.bag`` with the data loader (:func:`dataset_config_from_args`); returns the Dataset.
 

@@ -7,7 +7,7 @@ fraction of the default, where the feedforward has to carry the load). Optionall
 over DDS (sim_feedforward.launch.yaml in lockstep) on the first seed, beside the in-process run of the same seed
 and duration: the check that the nodes behave like the in-process loop. Writes OUT/closed_loop.json,
 OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png (the experiment:
-:mod:`deadzone_id_ros.experiments.closed_loop`).
+:mod:`deadzone_id_ros.experiments.closed_loop.run`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..experiments.closed_loop import DEFAULT_SEEDS, WEAK_DOB_FRACTION
+from ..experiments.closed_loop.run import DEFAULT_SEEDS, WEAK_DOB_FRACTION
 
 __all__ = ["register", "run"]
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     report = Path(args.compare) / "report.json"
     if not report.is_file():  # before the heavy imports: a wrong folder is answered at once
         raise FileNotFoundError(f"{report} does not exist (run `deadzone-id compare --out {args.compare}` first)")
-    from ..experiments.closed_loop import run_closed_loop, write_closed_loop
+    from ..experiments.closed_loop.run import run_closed_loop, write_closed_loop
 
     if not args.duration > 0 or args.workers < 1:
         raise ConfigError(f"--duration ({args.duration}) must be > 0 s and --workers ({args.workers}) >= 1")

@@ -43,9 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the comparison. Returns 0."""
     from ..data.effort_units import unit_label
-    from ..experiments.compare import compare_config
-    from ..experiments.compare_cell import run_compare_on
-    from ..experiments.engine import engine_session, require_ray
+    from ..engine import engine_session, require_ray
+    from ..experiments.compare.cell import run_compare_on
+    from ..experiments.compare.run import compare_config
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
     from ._args import command_line_error, train_config_from_args, training_inputs

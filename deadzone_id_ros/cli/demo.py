@@ -1,8 +1,8 @@
 """``deadzone-id demo`` and ``deadzone-id demo-real``: the main job end to end (argument parsing and printing).
 
-``demo`` runs the stages of :mod:`deadzone_id_ros.experiments.demo_stages` on the simulated 3-DOF arm, or with
+``demo`` runs the stages of :mod:`deadzone_id_ros.experiments.demo.stages` on the simulated 3-DOF arm, or with
 ``--robot NAME|FILE`` on the arm of a robot profile (every stage, the live ones through ``robot:=``), (offline
-simulation, a live ROS 2 recording, compare, closed loop, report) through :func:`deadzone_id_ros.experiments.demo.
+simulation, a live ROS 2 recording, compare, closed loop, report) through :func:`deadzone_id_ros.experiments.demo.run.
 run_demo`, which never loses work: a failed or interrupted run keeps its folder marked incomplete (INCOMPLETE.json
 names the stage, the reason and the logs), ``--resume DIR`` continues it from the last finished stage, and a lock
 refuses a second run into the same folder, naming the process that holds it.
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..experiments.demo_stages import DemoConfig
+from ..experiments.demo.stages import DemoConfig
 
 __all__ = ["DemoConfig", "RealRun", "register", "run", "run_demo_real", "run_real"]
 
 if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
-    from ..experiments.compare_results import CompareReport
+    from ..experiments.compare.results import CompareReport
 
 
 class _Stages:
@@ -104,7 +104,7 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
     """What ``deadzone-id compare --bag BAGS --out OUT --simulator no --urdf U [--joint-map ...] --block-seconds B
     --savgol-window W [--quick]`` does with the bundled training configuration."""
     from ..data.dataset import DatasetConfig
-    from ..experiments.compare import quick_config, run_compare
+    from ..experiments.compare.run import quick_config, run_compare
     from ..robot import parse_joint_map
     from ..training.config import load_train_config
     from ..training.pipeline import load_inputs
@@ -149,7 +149,7 @@ def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,
 
 
 def _run_demo_real(out: Path, kuka: Path, csvs: list[Path], quick: bool) -> dict[str, CompareReport]:
-    from ..experiments.demo_report import real_markdown
+    from ..experiments.demo.report import real_markdown
 
     stages = _Stages(3 + len(csvs))
     stages.start(f"convert {len(csvs)} DFKI double-pendulum CSVs to rosbag2 (deadzone-id convert)")
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     CLI; an interrupt as KeyboardInterrupt, after the folder was marked and the resume command printed)."""
     import dataclasses
 
-    from ..experiments.demo import run_demo
+    from ..experiments.demo.run import run_demo
 
     if args.robot:
         from ..robot_configs import load_robot

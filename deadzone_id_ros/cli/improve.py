@@ -10,7 +10,7 @@ reference no iteration trains on, without fault and at most 5% worse than the ru
 references again with the model it accepted, and records. Every iteration is scored on held-out references no
 iteration runs (--seeds): tracking RMSE per joint, at velocity reversals, and the DOB's mean absolute estimate. The
 label is the applied torque (see the experiment's docstring for why). Writes OUT/report.json (`improve.iterations`),
-OUT/report.md and OUT/plots/improve_iterations.png (the experiment: :mod:`deadzone_id_ros.experiments.improve`).
+OUT/report.md and OUT/plots/improve_iterations.png (the experiment: :mod:`deadzone_id_ros.experiments.improve.run`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..experiments.improve_results import DEFAULT_HELD_OUT_SEEDS, DEFAULT_TASK_SEEDS
+from ..experiments.improve.results import DEFAULT_HELD_OUT_SEEDS, DEFAULT_TASK_SEEDS
 
 __all__ = ["register", "run"]
 
@@ -72,16 +72,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.compare_model and not (Path(args.compare_model) / "model.json").is_file():  # before the heavy imports
         raise FileNotFoundError(f"model artifact {args.compare_model} does not exist (no model.json)")
-    from ..experiments.improve import run_improve
-    from ..experiments.improve_report import write_improve
-    from ..experiments.improve_results import ImproveSettings
-    from ..models.methods import METHODS
+    from ..experiments.improve.report import write_improve
+    from ..experiments.improve.results import ImproveSettings
+    from ..experiments.improve.run import run_improve
+    from ..models.methods import resolve_methods
     from ..training.config import load_train_config
 
-    unknown = sorted(set(args.methods or ()) - set(METHODS))
     try:
-        if unknown:
-            raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+        resolve_methods(args.methods)
         settings = ImproveSettings(
             iterations=args.iterations, task_seeds=tuple(args.task_seeds), task_duration_s=args.duration,
             held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,

@@ -9,9 +9,13 @@ topic) plus episode.yaml. This is the bulk-data path for training and tests.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..sim.robot_configs import SimulationConfigs
 
 __all__ = ["register", "run"]
 
@@ -66,15 +70,17 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--duration = {args.duration} must be > 0 s")
     try:
         overrides = {"profile": args.sim_profile} if args.sim_profile else None
-        configs: dict = {}
+        configs: SimulationConfigs = {}
         if args.robot:
             configs = _robot_configs(args.robot, args.sim_config, overrides or {})
-            sim_config = configs.pop("sim_config")
+            sim_config = configs.get("sim_config")
         else:
             sim_config, _ = load_sim_config(args.sim_config, overrides)
         result = simulate_bag(args.duration, args.seed, args.out, storage=args.storage, rate_hz=args.rate,
                               start_time=args.start_time, notes=args.notes, progress=not args.no_progress,
-                              sim_config=sim_config, reference_topic=args.reference_topic, **configs)
+                              sim_config=sim_config, reference_topic=args.reference_topic,
+                              controller_config=configs.get("controller_config"),
+                              excitation_config=configs.get("excitation_config"), robot=configs.get("robot"))
     except ValueError as err:
         raise ConfigError(f"simulate: {err}") from err
     rec, sim_s = result.recording, result.sim_seconds
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _robot_configs(spec: str, sim_file: str | None, overrides: dict) -> dict:
+def _robot_configs(spec: str, sim_file: str | None, overrides: dict[str, object]) -> SimulationConfigs:
     """sim_config, controller_config, excitation_config and robot name of the profile ``spec``; the keys of
     ``sim_file`` (a sim_arm parameter file) and ``overrides`` override the profile's simulator values.
 

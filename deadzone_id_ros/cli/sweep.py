@@ -8,7 +8,7 @@ A cell that fails is reported and the others go on; running the sweep into the s
 finished with the same settings (training configuration, methods, data set) and runs the rest. ``--engine ray`` runs
 one Ray task per bag file to load the data and one per cell, on a fresh local cluster or on ``--address``
 (docs/cluster.md). The file's keys:
-:mod:`deadzone_id_ros.experiments.sweep_config`.
+:mod:`deadzone_id_ros.experiments.sweep.config`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; returns 0 when every cell finished, 1 when some failed (the table says which)."""
-    from ..experiments.engine import require_ray
-    from ..experiments.sweep import run_sweep
-    from ..experiments.sweep_config import load_sweep
+    from ..engine import require_ray
+    from ..experiments.sweep.config import load_sweep
+    from ..experiments.sweep.run import run_sweep
     from ..outputs import output_lock
 
     sweep = load_sweep(args.sweep)

@@ -48,7 +48,7 @@ class CleaningLog:
             raise ValueError(f"cleaning stage {self.stage!r}: count {name} = {n} must be >= 0")
         self.counts[name] = self.counts.get(name, 0) + int(n)
 
-    def note(self, name: str, value: Any) -> None:
+    def note(self, name: str, value: object) -> None:
         """Record a decision: ``value`` becomes the report field ``name``."""
         self.notes[name] = value
 
@@ -61,7 +61,7 @@ class CleaningLog:
         """(W,) every warning, in the order recorded."""
         return tuple(t for _, t in self.entries)
 
-    def warnings_of(self, *stages: Callable[..., Any]) -> list[str]:
+    def warnings_of(self, *stages: Callable[..., object]) -> list[str]:
         """The warnings written by ``stages`` (stage functions), in the order recorded."""
         names = {s.__name__ for s in stages}
         return [t for stage, t in self.entries if stage in names]

@@ -52,7 +52,7 @@ def _fields_dict(report: Any) -> dict[str, Any]:
     return out
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """Tuples -> lists and mappings -> dicts, recursively (JSON/YAML-ready)."""
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]

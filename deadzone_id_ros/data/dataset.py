@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -52,6 +52,15 @@ __all__ = [
     "load_dataset",
     "recorded_effort_unit",
 ]
+
+
+class MovingFractions(TypedDict):
+    """Fractions (0..1) of a data set outside the dead zone: per joint, of samples with every joint moving
+    (``all_joints``) and of (sample, joint) pairs (``pairs``)."""
+
+    per_joint: dict[str, float]
+    all_joints: float
+    pairs: float
 
 @dataclass
 class Dataset:
@@ -92,7 +101,7 @@ class Dataset:
         eps = list(self.episodes if episodes is None else episodes)
         return fit_dead_zone(eps, dead_zone)
 
-    def moving_fractions(self, dead_zone: DeadZoneConfig | None = None) -> dict[str, Any]:
+    def moving_fractions(self, dead_zone: DeadZoneConfig | None = None) -> MovingFractions:
         """Per-joint fraction of samples outside the dead zone, and the fraction with every joint moving.
 
         Returns ``{"per_joint": {name: fraction}, "all_joints": fraction, "pairs": fraction}`` (fractions in 0..1),
@@ -100,11 +109,8 @@ class Dataset:
         """
         dz = self.dead_zone(dead_zone=dead_zone)
         r = np.concatenate([dz.mask(ep.dq) for ep in self.episodes], axis=0)
-        return {
-            "per_joint": {n: float(r[:, j].mean()) for j, n in enumerate(self.joint_names)},
-            "all_joints": float(r.all(axis=1).mean()),
-            "pairs": float(r.mean()),
-        }
+        return MovingFractions(per_joint={n: float(r[:, j].mean()) for j, n in enumerate(self.joint_names)},
+                               all_joints=float(r.all(axis=1).mean()), pairs=float(r.mean()))
 
 
 def _check_joint_names(per_bag: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:
@@ -160,9 +166,9 @@ def _load_bag_task(arg: tuple[str | Path, DatasetConfig]) -> BagLoad:
 
 def _load_bags_as_tasks(paths: Sequence[str | Path], config: DatasetConfig, engine: str, address: str | None,
                         num_cpus: int | None, log: Callable[[str], None]) -> list[BagLoad]:
-    """One :func:`~deadzone_id_ros.experiments.engine.run_cells` task per bag; each bag's cleaning report is logged
+    """One :func:`~deadzone_id_ros.engine.run_cells` task per bag; each bag's cleaning report is logged
     as it arrives; the first failed bag's own error is raised (after every task ended)."""
-    from ..experiments.engine import CellOutcome, run_cells
+    from ..engine import CellOutcome, run_cells
 
     def done(o: CellOutcome[BagLoad]) -> None:
         if o.result is not None:
@@ -188,7 +194,7 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
         paths: one or more bags; their episodes are combined (joints must agree; see ``DatasetConfig.joints``).
         config: see :class:`DatasetConfig` (default: auto topic, all usable joints, median rate, 0.1 s gaps).
         engine: "local" (default: the bags one after the other in this process) or "ray": one Ray task per bag
-            (:func:`~deadzone_id_ros.experiments.engine.run_cells` with ``address`` and ``num_cpus`` as there; the
+            (:func:`~deadzone_id_ros.engine.run_cells` with ``address`` and ``num_cpus`` as there; the
             workers read the bags, so they need them at the same paths), each bag's cleaning report sent to ``log``.
 
     Returns:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..stamps import ns_to_s
 from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
+from .bag.reader import BagHandle
 from .cleaning_report import BagReport
 from .dataset import recorded_effort_unit
 from .dataset_config import DatasetConfig
@@ -25,7 +26,39 @@ from .deadzone import DeadZoneConfig, fit_dead_zone
 from .effort_units import FIX_HINT, NEWTON_METRE, effort_units, guess_effort_unit
 from .episodes import build_episodes
 
-__all__ = ["effort_unit_note", "format_report", "inspect_bag"]
+__all__ = ["DatasetSummary", "TopicRate", "effort_unit_note", "format_report", "inspect_bag"]
+
+
+class TopicRate(TypedDict):
+    """One topic of a bag: its message type(s), message count and mean rate [Hz] from the log times (None: fewer
+    than two messages)."""
+
+    type: str
+    messages: int
+    rate_hz: float | None
+
+
+class DatasetSummary(TypedDict):
+    """inspect's ``dataset`` entry: the data's joints, samples, episodes and rates, how velocity and time were
+    taken, the dead zone fitted (alpha or absolute thresholds; threshold [rad/s] and stuck fraction per joint; the
+    fractions of samples with every joint moving and of moving pairs), the loader's counts, skipped joints and
+    warnings."""
+
+    joints: list[str]
+    samples: int
+    episodes: int
+    rate_hz: float
+    velocity_source: str
+    time_source: str
+    alpha: float | None
+    absolute_thresholds: bool
+    velocity_threshold: dict[str, float]
+    dead_zone_fraction: dict[str, float]
+    all_joints_moving_fraction: float
+    pairs_moving_fraction: float
+    counts: dict[str, int]
+    joints_skipped: list[str]
+    warnings: list[str]
 
 
 def effort_unit_note(msgtypes: set[str], max_abs_effort: float, config: DatasetConfig | None = None,
@@ -60,45 +93,35 @@ def effort_unit_note(msgtypes: set[str], max_abs_effort: float, config: DatasetC
             f"{FIX_HINT}")
 
 
-def _rates(handle: Any) -> dict[str, dict[str, Any]]:
+def _rates(handle: BagHandle) -> dict[str, TopicRate]:
     """{topic: {type, messages, rate_hz}} from the log times (read through the handle: a read error is a DataError)."""
     reader = handle.reader
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, TopicRate] = {}
     for topic in sorted({c.topic for c in reader.connections}):
         conns = [c for c in reader.connections if c.topic == topic]
         types = sorted({c.msgtype for c in conns})
         t = np.sort(np.asarray([t_ns for _, t_ns, _ in handle.read_topic(topic)], dtype=np.int64))
         rate = float((len(t) - 1) / ns_to_s(t[-1] - t[0])) if len(t) > 1 and t[-1] > t[0] else None
-        out[topic] = {"type": types[0] if len(types) == 1 else " | ".join(types), "messages": int(len(t)),
-                      "rate_hz": rate}
+        out[topic] = TopicRate(type=types[0] if len(types) == 1 else " | ".join(types), messages=int(len(t)),
+                               rate_hz=rate)
     return out
 
 
 def _dataset_summary(path: str | Path, episodes: list, joints: tuple[str, ...], rep: BagReport,
-                     dead_zone: DeadZoneConfig | None) -> dict[str, Any]:
+                     dead_zone: DeadZoneConfig | None) -> DatasetSummary:
     """inspect's ``dataset`` entry: sizes, sources, the dead zone fitted with ``dead_zone`` and the loader counts."""
     try:
         dz = fit_dead_zone(episodes, dead_zone)
     except ValueError as err:
         raise ConfigError(f"{path}: {err}") from err
     r = np.concatenate([dz.mask(ep.dq) for ep in episodes], axis=0)
-    return {
-        "joints": list(joints),
-        "samples": int(r.shape[0]),
-        "episodes": len(episodes),
-        "rate_hz": rep.rate_hz,
-        "velocity_source": rep.velocity_source,
-        "time_source": rep.time_source,
-        "alpha": dz.alpha,
-        "absolute_thresholds": dz.alpha is None,
-        "velocity_threshold": {j: float(x) for j, x in zip(joints, dz.threshold)},
-        "dead_zone_fraction": {j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
-        "all_joints_moving_fraction": float(r.all(axis=1).mean()),
-        "pairs_moving_fraction": float(r.mean()),
-        "counts": rep.counts(),
-        "joints_skipped": list(rep.joints_skipped),
-        "warnings": list(rep.warnings),
-    }
+    return DatasetSummary(
+        joints=list(joints), samples=int(r.shape[0]), episodes=len(episodes), rate_hz=rep.rate_hz,
+        velocity_source=rep.velocity_source, time_source=rep.time_source, alpha=dz.alpha,
+        absolute_thresholds=dz.alpha is None, velocity_threshold={j: float(x) for j, x in zip(joints, dz.threshold)},
+        dead_zone_fraction={j: float(1.0 - r[:, k].mean()) for k, j in enumerate(joints)},
+        all_joints_moving_fraction=float(r.all(axis=1).mean()), pairs_moving_fraction=float(r.mean()),
+        counts=rep.counts(), joints_skipped=list(rep.joints_skipped), warnings=list(rep.warnings))
 
 
 def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
@@ -144,7 +167,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
                 for k, j in enumerate(s.joint_names)
                 if len(s) and np.nanmax(s.position[:, k], initial=-np.inf) > np.nanmin(s.position[:, k], initial=np.inf)
             ]
-            entry = {"joints": list(s.joint_names), "messages": s.report["messages"],
+            entry: dict[str, Any] = {"joints": list(s.joint_names), "messages": s.report["messages"],
                      "messages_used": s.report["messages_used"], "fields": fields, "moving_joints": moving,
                      "dropped": s.report["dropped"], "joint_order_changes": s.report["joint_order_changes"]}
             try:

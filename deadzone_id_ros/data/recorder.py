@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DataError
 from ..realtime import check_realtime
@@ -34,6 +34,9 @@ from .bag import (
     typestore,
     write_episode_yaml,
 )
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
 
 __all__ = ["EpisodeWriter", "RecorderConfig", "header_stamp_ns"]
 
@@ -140,7 +143,7 @@ class EpisodeWriter:
         self.topics = dict(topics or config.topics())
         self.output_dir = Path(config.output_dir)
         self._writer: Any = None
-        self._conns: dict[str, Any] = {}
+        self._conns: dict[str, Connection] = {}
         self.path: Path | None = None
         self.counts: dict[str, int] = {}
         self.start_ns: int | None = None

@@ -188,7 +188,7 @@ def _process_file(
     return variables
 
 
-def _text(value: Any, variables: Mapping[str, str], where: str) -> str:
+def _text(value: object, variables: Mapping[str, str], where: str) -> str:
     """Evaluate a scalar attribute to a string (numbers and booleans written as YAML would)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -246,7 +246,7 @@ def _do_include(
             declared[i] = dataclasses.replace(spec, set_by=f"the include in {path.name} sets it to {raw[spec.name]}")
 
 
-def _param_value(value: Any, variables: Mapping[str, str], where: str) -> Any:
+def _param_value(value: object, variables: Mapping[str, str], where: str) -> Any:
     if isinstance(value, str):
         return evaluate(value, variables, where)
     if isinstance(value, (bool, int, float)):

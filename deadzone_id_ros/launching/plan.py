@@ -123,7 +123,7 @@ class LaunchPlan:
         raise KeyError(f"{self.file}: no node '{label}' (nodes: {[n.label for n in self.nodes]})")
 
 
-def render_parameter(value: Any) -> str:
+def render_parameter(value: object) -> str:
     """Render a parameter value for ``-p name:=VALUE`` so that rcl's YAML parser reads back the same type.
 
     Strings are passed verbatim (launch_ros also YAML-parses substituted strings, so ``"true"`` becomes a bool in

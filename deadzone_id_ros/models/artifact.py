@@ -34,9 +34,10 @@ from .. import __version__
 from ..data.deadzone import DeadZone
 from ..data.effort_units import FIX_HINT, NEWTON_METRE, tau_unit
 from ..errors import ArtifactError
+from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
-from .predictor import METHODS, LearnedModel
+from .predictor import LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "check_newton_metres", "export_onnx", "load_artifact", "model_effort_units",
@@ -56,7 +57,7 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _plain(obj: Any) -> Any:
+def _plain(obj: object) -> Any:
     """JSON-ready copy: numpy scalars/arrays -> Python, NaN/inf -> None (model.json stays valid JSON)."""
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
@@ -206,7 +207,7 @@ def model_effort_units(model: Any, recorded: dict[str, str] | None = None) -> di
     return {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
 
 
-def check_newton_metres(model: Any, where: str) -> None:
+def check_newton_metres(model: object, where: str) -> None:
     """Refuse a model that does not predict N·m for every joint: a controller sends its output as torque.
 
     Raises:
@@ -242,15 +243,17 @@ def load_artifact(path: str | Path) -> LearnedModel:
         files = dict(meta["files"])
     except (KeyError, TypeError) as err:
         raise ArtifactError(f"{meta_path}: missing key {err}") from err
-    if method not in METHODS:
-        raise ArtifactError(f"{meta_path}: method {method!r} is not one of {list(METHODS)}")
+    try:
+        entry = get_method(method)
+    except ValueError as err:
+        raise ArtifactError(f"{meta_path}: {err}") from err
     weights_path = _check_file(root, "weights.npz", files)
     try:
         with np.load(weights_path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except (ValueError, OSError) as err:
         raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
-    want_rbd, want_mlp = METHODS[method].rigid_body, METHODS[method].learned
+    want_rbd, want_mlp = entry.rigid_body, entry.learned
     try:
         mlp = _mlp_part(meta, arrays, meta_path) if want_mlp else None
         rbd = _rbd_part(root, meta, files, arrays, joint_names, weights_path) if want_rbd else None

@@ -18,9 +18,13 @@ fraction).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
 
 __all__ = ["LOSSES", "BandLoss", "Loss", "MSELoss", "MaskedLoss", "conventional_keep", "identify_band", "make_loss",
            "register_loss"]
@@ -47,7 +51,7 @@ def register_loss(name: str) -> Callable[[_L], _L]:
     return wrap
 
 
-def make_loss(name: str, **params: Any) -> Loss:
+def make_loss(name: str, **params: object) -> Loss:
     """The registered loss ``name`` built with ``params`` (``band`` for the band loss).
 
     Raises:
@@ -58,7 +62,7 @@ def make_loss(name: str, **params: Any) -> Loss:
     return LOSSES[name](**params)
 
 
-def _check_shapes(pred: Any, target: Any, mask: Any) -> None:
+def _check_shapes(pred: Tensor, target: Tensor, mask: Tensor) -> None:
     if pred.shape != target.shape or pred.shape != mask.shape or pred.ndim != 2:
         raise ValueError(f"pred {tuple(pred.shape)}, target {tuple(target.shape)} and mask {tuple(mask.shape)} "
                          "must have the same shape (N, J)")
@@ -85,7 +89,7 @@ class Loss:
     learns_stuck: ClassVar[bool] = False
     needs_band: ClassVar[bool] = False
 
-    def sums(self, pred: Any, target: Any, mask: Any) -> tuple[Any, Any]:
+    def sums(self, pred: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | int]:
         """(sum of the per-pair terms, their count) as tensors or numbers; pred, target, mask: (N, J).
 
         Raises:
@@ -93,7 +97,7 @@ class Loss:
         """
         raise NotImplementedError
 
-    def __call__(self, pred: Any, target: Any, mask: Any) -> Any:
+    def __call__(self, pred: Tensor, target: Tensor, mask: Tensor) -> Tensor:
         """The scalar loss tensor ``sum / max(1, count)`` of :meth:`sums`."""
         total, count = self.sums(pred, target, mask)
         if isinstance(count, (int, float)):
@@ -107,7 +111,7 @@ class Loss:
         """This loss for targets divided by ``y_std`` (J,) (the trainer's standardized torques); unchanged here."""
         return self
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, list[float]]:
         """JSON-ready parameters for the training summary (empty by default)."""
         return {}
 
@@ -120,7 +124,7 @@ class MaskedLoss(Loss):
     """Masked mean squared error (Inami et al., arXiv 2402.00393, Eq. (3)):
     ``sum_ij r_ij (pred_ij - target_ij)^2 / max(1, sum_ij r_ij)``; r_ij in {0, 1} (bool or float)."""
 
-    def sums(self, pred: Any, target: Any, mask: Any) -> tuple[Any, Any]:
+    def sums(self, pred: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | int]:
         """(sum of r (pred - target)^2, sum of r); see :meth:`Loss.sums`."""
         _check_shapes(pred, target, mask)
         m = mask.to(pred.dtype)
@@ -134,7 +138,7 @@ class MSELoss(Loss):
     uses_mask = False
     learns_stuck = True
 
-    def sums(self, pred: Any, target: Any, mask: Any) -> tuple[Any, Any]:
+    def sums(self, pred: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | int]:
         """(sum of (pred - target)^2, N J); see :meth:`Loss.sums`."""
         _check_shapes(pred, target, mask)
         return ((pred - target) ** 2).sum(), pred.numel()
@@ -171,14 +175,14 @@ class BandLoss(Loss):
     learns_stuck = True
     needs_band = True
 
-    def __init__(self, band: Any = None) -> None:
+    def __init__(self, band: object = None) -> None:
         if band is None:
             raise ValueError("the band loss needs band = (J,) tau_s,j [N·m] (see identify_band); none given")
         b = np.asarray(band.detach().cpu().numpy() if hasattr(band, "detach") else band, dtype=np.float64)
         if b.ndim != 1 or not np.all(np.isfinite(b)) or np.any(b < 0):
             raise ValueError(f"band must be (J,) finite values >= 0, got shape {b.shape}")
         self.band = b
-        self._tensor: dict[Any, Any] = {}
+        self._tensor: dict[tuple[torch.dtype, torch.device], Tensor] = {}
 
     def check(self, n_joints: int, desc: str) -> None:
         """Raises ValueError naming ``desc`` when the band is not (J,) = (``n_joints``,)."""
@@ -190,11 +194,11 @@ class BandLoss(Loss):
         """The band divided by ``y_std`` (J,), as float32 (the trainer's tensors)."""
         return BandLoss((self.band / np.asarray(y_std)).astype(np.float32))
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, list[float]]:
         """``{"band": tau_s,j list}``."""
         return {"band": self.band.tolist()}
 
-    def sums(self, pred: Any, target: Any, mask: Any) -> tuple[Any, Any]:
+    def sums(self, pred: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | int]:
         """(sum of l_ij, N J); see :meth:`Loss.sums`. Raises ValueError also when the band is not (J,)."""
         import torch
 

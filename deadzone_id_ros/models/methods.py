@@ -2,25 +2,58 @@
 
 A method is a rigid-body part, a network part, or both (:class:`~deadzone_id_ros.models.predictor.LearnedModel`),
 the loss its network trains with (a class registered in :data:`~deadzone_id_ros.models.losses.LOSSES`), and the
-rows it trains on. Training (``training/fit.py``), evaluation, the artifact loader, ``compare`` and the command line
-read this table and nothing else; adding a method is one :func:`register_method` call here (and, for a new loss, one
-class in losses.py). Methods: Inami, Yamane, Sakaino, "Loss Function Considering Dead Zone for Neural Networks",
-arXiv 2402.00393 (masked, conventional, mse_all, rbd) and this project's extensions (band, hybrid).
+rows it trains on. Its entry says everything its fit needs (a rigid body, the static-friction band, which rows, the
+mask, a residual target: :attr:`Method.needs`) and how the experiments show it (colour, role, curves); the
+one planner, :mod:`deadzone_id_ros.training.planner`, turns an entry into fit plans for train, compare,
+cross-validation, the data-efficiency curve, improve and sweep. Nothing outside this module compares a method's
+name, and :func:`resolve_methods` is the one place a name is resolved. Adding a method is one
+:func:`register_method` call (and, for a new loss, one class in losses.py). Methods: Inami, Yamane, Sakaino,
+"Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393 (masked, conventional, mse_all, rbd) and
+this project's extensions (band, hybrid).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from .losses import LOSSES, Loss, conventional_keep, make_loss
 
-__all__ = ["METHODS", "ROWS", "Method", "get_method", "register_method"]
+__all__ = ["CONVENTIONAL", "METHODS", "NAIVE", "PROPOSED", "RIGID_BODY", "ROLES", "ROWS", "Method", "MethodNeeds",
+           "get_method", "method_with_role", "register_method", "resolve_methods"]
 
 #: Which training rows a method keeps: every sample, or only the samples where every joint moves.
 ROWS = ("all", "all_moving")
+
+#: The roles the reports compare by (a method has at most one; the reports name the method holding it):
+#: the paper's proposed dead-zone loss, the conventional drop-stuck-samples baseline, the naive plain MSE on every
+#: sample, the identified rigid body alone, and the band loss (this project's stuck-pair loss).
+PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND = "proposed", "conventional", "naive", "rigid_body", "band"
+ROLES = (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND)
+
+
+@dataclass(frozen=True)
+class MethodNeeds:
+    """What fitting a method needs from its split, read by the planner (:mod:`deadzone_id_ros.training.planner`).
+
+    Attributes:
+        rigid_body: "required" (no fit without the identified rigid body), "band" (the band is identified from the
+            rigid body when there is one) or "none".
+        band: its loss is built with the static-friction half-width tau_s,j (J,) [N·m].
+        drops_stuck_samples: trains only on samples where every joint moves.
+        mask: its loss reads the dead-zone mask r (otherwise every pair counts).
+        residual: its network learns tau - rbd(q, dq, ddq).
+        network: it trains a network.
+    """
+
+    rigid_body: str
+    band: bool
+    drops_stuck_samples: bool
+    mask: bool
+    residual: bool
+    network: bool
 
 
 @dataclass(frozen=True)
@@ -35,9 +68,13 @@ class Method:
             nothing is learned by gradient descent (the rigid body alone).
         rows: "all" or "all_moving" (drop every sample with a stuck joint, the conventional method's rule).
         description: one line for the report.
+        colour: its matplotlib colour in the plots ("": a spare colour chosen from its name).
+        role: one of :data:`ROLES` the reports compare it in, or "".
+        efficiency_curve: trained on growing shares of the training blocks for the data-efficiency curve.
+        closed_loop: its artifact drives a computed-torque controller of the closed-loop comparison.
 
     Raises:
-        ValueError: no part at all, an unknown loss or rows value.
+        ValueError: no part at all, an unknown loss, rows or role value.
     """
 
     name: str
@@ -45,6 +82,10 @@ class Method:
     loss: str | None
     rows: str = "all"
     description: str = ""
+    colour: str = ""
+    role: str = ""
+    efficiency_curve: bool = False
+    closed_loop: bool = False
 
     def __post_init__(self) -> None:
         if not self.rigid_body and self.loss is None:
@@ -53,6 +94,35 @@ class Method:
             raise ValueError(f"method {self.name!r}: loss = {self.loss!r} must be one of {sorted(LOSSES)}")
         if self.rows not in ROWS:
             raise ValueError(f"method {self.name!r}: rows = {self.rows!r} must be one of {list(ROWS)}")
+        if self.role and self.role not in ROLES:
+            raise ValueError(f"method {self.name!r}: role = {self.role!r} must be one of {list(ROLES)}")
+
+    @property
+    def needs(self) -> MethodNeeds:
+        """What its fit needs from the split (:class:`MethodNeeds`)."""
+        cls = self.loss_class
+        band = cls is not None and cls.needs_band
+        return MethodNeeds(rigid_body="required" if self.rigid_body else ("band" if band else "none"), band=band,
+                           drops_stuck_samples=self.drops_stuck_samples, mask=cls is not None and cls.uses_mask,
+                           residual=self.rigid_body and cls is not None, network=cls is not None)
+
+    @property
+    def drops_stuck_samples(self) -> bool:
+        """It trains only on the samples where every joint moves (the conventional rule)."""
+        return self.rows == "all_moving"
+
+    @property
+    def fits_moving_pairs_only(self) -> bool:
+        """Fitted on every sample's moving pairs only (r_ij = 1) and nothing else: its error on stuck pairs tells
+        whether a stuck joint's torque is predictable (``diagnose_stuck`` of the comparison's pick)."""
+        cls = self.loss_class
+        return self.rows == "all" and (cls is None or (cls.uses_mask and not cls.learns_stuck))
+
+    def usable_count(self, r: np.ndarray) -> int:
+        """How many training units it learns from for the mask r (N, J): samples with every joint moving when it
+        drops stuck samples, else moving (sample, joint) pairs (the data-efficiency table's count)."""
+        r = np.asarray(r, dtype=bool)
+        return int(r.all(axis=1).sum()) if self.drops_stuck_samples else int(r.sum())
 
     @property
     def learned(self) -> bool:
@@ -64,7 +134,7 @@ class Method:
         """The class of its loss (None when nothing is learned)."""
         return LOSSES[self.loss] if self.loss is not None else None
 
-    def make_loss(self, **params: Any) -> Loss:
+    def make_loss(self, **params: object) -> Loss:
         """Its loss built with ``params`` (``band`` when :attr:`Loss.needs_band`).
 
         Raises:
@@ -113,25 +183,54 @@ def register_method(method: Method) -> Method:
     return method
 
 
+def resolve_methods(names: Iterable[str] | None) -> list[Method]:
+    """The registered methods ``names`` in that order (None or empty: every method, in registry order): the one
+    place a method name is resolved.
+
+    Raises:
+        ValueError: unknown names ("unknown method(s) [...]; choose from [...]").
+    """
+    names = list(names or METHODS)
+    unknown = [m for m in names if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+    return [METHODS[m] for m in names]
+
+
 def get_method(name: str) -> Method:
-    """The registered method ``name``.
+    """The registered method ``name`` (:func:`resolve_methods` of one name).
 
     Raises:
         ValueError: unknown name (the known ones are listed).
     """
-    if name not in METHODS:
-        raise ValueError(f"method = {name!r} must be one of {list(METHODS)}")
-    return METHODS[name]
+    return resolve_methods([name])[0]
+
+
+def method_with_role(role: str) -> str:
+    """The name of the registered method holding ``role`` (:data:`ROLES`), or "" when none does.
+
+    Raises:
+        ValueError: ``role`` is not one of :data:`ROLES`.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role = {role!r} must be one of {list(ROLES)}")
+    return next((m.name for m in METHODS.values() if m.role == role), "")
 
 
 register_method(Method("masked", rigid_body=False, loss="masked",
-                       description="dead-zone loss: stuck (sample, joint) pairs masked out"))
+                       description="dead-zone loss: stuck (sample, joint) pairs masked out", colour="tab:blue",
+                       role=PROPOSED, efficiency_curve=True, closed_loop=True))
 register_method(Method("conventional", rigid_body=False, loss="mse", rows="all_moving",
-                       description="samples with any stuck joint dropped, plain MSE"))
-register_method(Method("mse_all", rigid_body=False, loss="mse", description="plain MSE on every sample"))
+                       description="samples with any stuck joint dropped, plain MSE", colour="tab:orange",
+                       role=CONVENTIONAL, efficiency_curve=True, closed_loop=True))
+register_method(Method("mse_all", rigid_body=False, loss="mse", description="plain MSE on every sample",
+                       colour="tab:green", role=NAIVE))
 register_method(Method("band", rigid_body=False, loss="band",
-                       description="dead-zone band loss: stuck pairs penalized outside the static-friction band"))
+                       description="dead-zone band loss: stuck pairs penalized outside the static-friction band",
+                       colour="tab:brown", role=BAND))
 register_method(Method("rbd", rigid_body=True, loss=None,
-                       description="identified rigid body (RNEA base parameters + friction)"))
-register_method(Method("hybrid", rigid_body=True, loss="masked", description="rbd + MLP residual, dead-zone loss"))
+                       description="identified rigid body (RNEA base parameters + friction)", colour="tab:red",
+                       role=RIGID_BODY, closed_loop=True))
+register_method(Method("hybrid", rigid_body=True, loss="masked", description="rbd + MLP residual, dead-zone loss",
+                       colour="tab:purple"))
 

@@ -33,7 +33,7 @@ class LearnedModel:
 
     def __init__(self, joint_names: Sequence[str], method: str, mlp: MLPWeights | None = None,
                  rbd: RigidBodyModel | None = None, dead_zone: DeadZone | None = None,
-                 metadata: dict[str, Any] | None = None) -> None:
+                 metadata: dict[str, object] | None = None) -> None:
         entry = get_method(method)
         want_rbd, want_mlp = entry.rigid_body, entry.learned
         if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):

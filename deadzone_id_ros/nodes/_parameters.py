@@ -37,7 +37,7 @@ T = TypeVar("T")
 _ROS_OPTIONS_WITH_VALUE = ("-r", "--remap", "-p", "--param", "--params-file", "-e", "--enclave", "--log-level",
                            "--log-config-file", "--log-file-name")
 # The command line each context was initialised with by init_ros (rclpy keeps none; without one: sys.argv).
-_CONTEXT_ARGS: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
+_CONTEXT_ARGS: weakref.WeakKeyDictionary[object, list[str]] = weakref.WeakKeyDictionary()
 
 
 def parameter_files(args: Sequence[str]) -> list[str]:
@@ -107,7 +107,7 @@ def attribute_descriptions(cls: type) -> dict[str, str]:
     return out
 
 
-def check_range(name: str, value: Any, bounds: tuple[float, float] | None) -> str:
+def check_range(name: str, value: object, bounds: tuple[float, float] | None) -> str:
     """"" when ``value`` (a number or a list of numbers) lies in ``bounds`` (inclusive) or bounds is None; else a
     reason naming the parameter, the value and the range (rclpy itself checks ranges of scalar parameters only)."""
     if bounds is None:
@@ -121,7 +121,7 @@ def check_range(name: str, value: Any, bounds: tuple[float, float] | None) -> st
     return ""
 
 
-def parameter_value(cls: type, name: str, value: Any) -> Any:
+def parameter_value(cls: type, name: str, value: object) -> Any:
     """A ROS parameter value as the dataclass field ``name`` of ``cls`` takes it: int -> float for float fields,
     lists -> tuples for tuple fields."""
     hints = typing.get_type_hints(cls)
@@ -211,7 +211,7 @@ def declare_robot_parameter(node: Node, cls: type) -> str | None:
     return str(node.get_parameter("robot").value or BUNDLED_ROBOT)
 
 
-def _element_type(tp: Any) -> type | None:
+def _element_type(tp: object) -> type | None:
     """float for ``float``/``tuple[float, ...]`` (also inside ``X | None``), likewise int/str/bool; else None."""
     if tp in (float, int, str, bool):
         return tp
@@ -225,7 +225,7 @@ def _element_type(tp: Any) -> type | None:
     return None
 
 
-def _as_float(value: Any) -> Any:
+def _as_float(value: object) -> object:
     """int -> float (also inside lists); anything else unchanged, for the dataclass to validate."""
     if isinstance(value, bool):
         return value
@@ -236,6 +236,6 @@ def _as_float(value: Any) -> Any:
     return value
 
 
-def remember_args(context: Any, args: list[str]) -> None:
+def remember_args(context: object, args: list[str]) -> None:
     """Keep the command line ``context`` was initialised with, for the messages that name its parameter files."""
     _CONTEXT_ARGS[context] = args

@@ -23,6 +23,7 @@ import struct
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -141,7 +142,7 @@ class RecorderNode(Node):
         def on_joint_state(data: bytes, info: MessageInfo) -> None:
             if not self._have_names and self.writer.recording:
                 self._have_names = True
-                msg = typestore().deserialize_cdr(data, JOINT_STATE_TYPE)
+                msg: Any = typestore().deserialize_cdr(data, JOINT_STATE_TYPE)  # a sensor_msgs/JointState
                 self.writer.set_joint_names(list(msg.name))
             write_state(topic, log_time(info), data)
             count(info)

@@ -106,7 +106,7 @@ def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
     return values
 
 
-def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
+def fill_required(cls: type, values: Mapping[str, object], joint_names: Sequence[str] | None = None,
                   source: str = "", robot: str | None = None) -> dict[str, Any]:
     """``values`` with every :data:`PROFILE_FIELDS` field of the dataclass ``cls`` that is missing or empty (None,
     an empty list, "" for ``urdf_path``, 0 for a rate) filled in from a robot profile.
@@ -143,7 +143,7 @@ def _load_named(spec: str) -> DerivedRobot:
         raise _ProfileError(f"robot:={spec}: {err}") from err
 
 
-def _missing(name: str, value: Any) -> bool:
+def _missing(name: str, value: object) -> bool:
     """True for a field left unset: None, an empty list, "" for ``urdf_path`` and 0 for a rate (``control_rate``,
     ``publish_rate``: 0 means "the robot profile's")."""
     return (value is None or (isinstance(value, (list, tuple)) and not value) or (name == "urdf_path" and value == "")

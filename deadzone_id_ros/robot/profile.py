@@ -159,7 +159,7 @@ class RobotProfile:
         return self.settings.get(joint, {}).get(key)
 
 
-def _setting(where: str, raw: Any) -> Setting:
+def _setting(where: str, raw: object) -> Setting:
     if not isinstance(raw, dict) or set(raw) != {"value", "source"}:
         raise ValueError(f"{where} = {raw!r} must be {{value: NUMBER, source: TEXT}}")
     if isinstance(raw["value"], bool) or not isinstance(raw["value"], (int, float)):

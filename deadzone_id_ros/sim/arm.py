@@ -68,7 +68,7 @@ class SimArm:
 
     def __init__(self, config: SimArmConfig | None = None) -> None:
         from ..resources import default_urdf
-        from ..robot_configs import bundled_sim_config
+        from .robot_configs import bundled_sim_config
 
         config = config or bundled_sim_config()
         urdf = Path(config.urdf_path) if config.urdf_path else default_urdf()

@@ -20,7 +20,7 @@ class BagReplayNodeConfig:
         bag: the bag to play (directory or file); required.
         command_joint_names: (J,) joint order of /effort_controller/commands (the sim's ``joint_names``); required
             (no default): a robot profile's ``command_joints``
-            (:func:`deadzone_id_ros.robot_configs.bag_replay_config`).
+            (:func:`deadzone_id_ros.sim.robot_configs.bag_replay_config`).
         joint_state_topic: JointState topic inside the bag.
         command_topic: command topic inside the bag.
         start_delay: wait this long after the simulator's first /joint_states before playing [s] (>= 0); not used

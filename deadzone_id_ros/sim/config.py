@@ -59,8 +59,8 @@ class SimArmConfig:
     """Physics of the simulated arm. Per-joint tuples have length J and follow ``joint_names``.
 
     ``joint_names``, ``armature``, the noise tuples and ``initial_position`` have no default (keyword-only,
-    required): build the config for a robot from its profile with :func:`deadzone_id_ros.robot_configs.sim_config`
-    (the bundled arm: :func:`~deadzone_id_ros.robot_configs.bundled_sim_config`).
+    required): build the config for a robot from its profile with :func:`deadzone_id_ros.sim.robot_configs.sim_config`
+    (the bundled arm: :func:`~deadzone_id_ros.sim.robot_configs.bundled_sim_config`).
 
     Profiles: ``profile`` picks the defaults of every geared-joint effect (:data:`PROFILES`): "geared_desktop_arm"
     (default) or "ideal" (the plain rigid arm with Coulomb friction, bit for bit the simulator before profiles

@@ -13,7 +13,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def simulate(
         seed: seeds the excitation trajectory and the simulator noise (it replaces ``sim_config.seed`` and
             ``excitation_config.seed``), so one integer reproduces the run.
         sim_config: physics (default: the bundled arm's profile,
-            :func:`deadzone_id_ros.robot_configs.bundled_sim_config`).
+            :func:`deadzone_id_ros.sim.robot_configs.bundled_sim_config`).
         controller_config: a :class:`~deadzone_id_ros.control.ControllerConfig` (default: mode pd_dob with the rbd
             model for the static torque); its joint names must be the arm's.
         rate_hz: control and /joint_states rate [Hz]; ``1/rate_hz`` must be a whole number of physics steps. None
@@ -78,7 +78,7 @@ def simulate(
     check_positive("duration", duration)
     if rate_hz is not None and not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
         raise ValueError(f"rate_hz = {rate_hz!r} must be a finite number > 0 Hz")
-    from ..robot_configs import bundled_sim_config
+    from .robot_configs import bundled_sim_config
 
     sim_config = dataclasses.replace(sim_config or bundled_sim_config(), seed=int(seed))
     ctrl_config, exc_config = _run_configs(sim_config, duration, seed, controller_config, excitation_config)
@@ -143,10 +143,10 @@ def _run_configs(
     Raises:
         SafetyError: the controller's or the excitation's joints differ from the arm's.
     """
+    from ..control.robot_configs import controller_config as profile_controller_config
+    from ..control.robot_configs import excitation_config as profile_excitation_config
     from ..errors import SafetyError
-    from ..robot_configs import controller_config as profile_controller_config
-    from ..robot_configs import excitation_config as profile_excitation_config
-    from ..robot_configs import robot_for
+    from ..robot.defaults import robot_for
 
     if controller_config is None or excitation_config is None:  # the sim's robot: its profile, or URDF-derived
         robot = robot_for(sim_config.urdf_path, sim_config.joint_names, sim_config.initial_position)
@@ -164,6 +164,23 @@ def _run_configs(
             f"{list(sim_config.joint_names)}"
         )
     return ctrl_config, exc_config
+
+
+class RunStats(TypedDict):
+    """The ``stats`` of a simulated run's metadata (:func:`_run_stats`): per joint the stuck fraction, tracking RMSE
+    [rad], DOB mean |estimate| [N·m], clamp and rate-limit events; the share of samples with any joint stuck, the
+    real-time factor, the payload [kg], the latched fault ("" when none) and its control time [s] (None)."""
+
+    stuck_fraction_per_joint: list[float]
+    any_joint_stuck_fraction: float
+    tracking_rmse_rad: list[float]
+    dob_mean_abs: list[float]
+    clamp_events: list[int]
+    rate_limit_events: list[int]
+    real_time_factor: float
+    payload_mass_kg: float
+    fault: str
+    fault_time_s: float | None
 
 
 @dataclass
@@ -186,7 +203,7 @@ class _Trace:
         """Uninitialized (n, j) arrays, filled by :func:`_run_ticks`."""
         return cls(*(np.empty((n, j)) for _ in range(9)))
 
-    def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, Any]) -> Recording:
+    def recording(self, joint_names: tuple[str, ...], t_ns: np.ndarray, metadata: dict[str, object]) -> Recording:
         """The logs as a Recording: states, commands and reference all stamped ``t_ns`` (N,) [ns]."""
         return Recording(
             joint_names=joint_names,
@@ -232,22 +249,21 @@ def _run_ticks(
 
 def _run_stats(
     trace: _Trace, controller: FeedforwardController, arm: SimArm, duration: float, wall: float
-) -> dict[str, Any]:
+) -> RunStats:
     """The ``stats`` of the metadata: stuck fractions (true |dq| < 1e-3 rad/s), tracking RMSE [rad], limit events,
     the DOB's mean |estimate| per joint [N·m] (``dob_mean_abs``: how much the observer corrects the feedforward; 0
     without DOB), real-time factor, payload [kg], and the controller's latched fault: ``fault`` (its reason, "" when
     none) and ``fault_time_s`` (its control time [s], None when none)."""
     stuck = np.abs(trace.true_dq) < 1e-3
     err = trace.ref_q - trace.pos
-    return {
-        "stuck_fraction_per_joint": stuck.mean(axis=0).tolist(),
-        "any_joint_stuck_fraction": float(stuck.any(axis=1).mean()),
-        "tracking_rmse_rad": np.sqrt((err**2).mean(axis=0)).tolist(),
-        "dob_mean_abs": np.abs(trace.dob).mean(axis=0).tolist(),
-        "clamp_events": controller.status.clamp_events.tolist(),
-        "rate_limit_events": controller.status.rate_limit_events.tolist(),
-        "real_time_factor": float(duration / wall) if wall > 0 else math.inf,
-        "payload_mass_kg": arm.payload_mass,
-        "fault": controller.safety.fault,
-        "fault_time_s": float(controller.safety.fault_time) if controller.safety.tripped else None,
-    }
+    return RunStats(
+        stuck_fraction_per_joint=stuck.mean(axis=0).tolist(),
+        any_joint_stuck_fraction=float(stuck.any(axis=1).mean()),
+        tracking_rmse_rad=np.sqrt((err**2).mean(axis=0)).tolist(),
+        dob_mean_abs=np.abs(trace.dob).mean(axis=0).tolist(),
+        clamp_events=controller.status.clamp_events.tolist(),
+        rate_limit_events=controller.status.rate_limit_events.tolist(),
+        real_time_factor=float(duration / wall) if wall > 0 else math.inf,
+        payload_mass_kg=arm.payload_mass,
+        fault=controller.safety.fault,
+        fault_time_s=float(controller.safety.fault_time) if controller.safety.tripped else None)

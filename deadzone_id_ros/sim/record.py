@@ -5,12 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data.types import Recording
 from ..stamps import s_to_ns
+
+if TYPE_CHECKING:
+    from ..control.config import ControllerConfig
+    from ..control.excitation import ExcitationConfig
+    from .config import SimArmConfig
 
 __all__ = ["SimulatedBag", "simulate_bag"]
 
@@ -26,7 +31,8 @@ class SimulatedBag:
 
 def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = "mcap", rate_hz: float | None = None,
                  start_time: float | None = None, notes: str = "", progress: bool = False,
-                 sim_config: Any = None, controller_config: Any = None, excitation_config: Any = None,
+                 sim_config: SimArmConfig | None = None, controller_config: ControllerConfig | None = None,
+                 excitation_config: ExcitationConfig | None = None,
                  robot: str | None = None, **write_kw: Any) -> SimulatedBag:
     """Simulate (:func:`~deadzone_id_ros.sim.offline.simulate`) and write the run as a rosbag2 plus episode.yaml.
 

@@ -35,7 +35,7 @@ from ..errors import DataError
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s
 from .arm import SimArm
 from .config import SimArmConfig
-from .replay_report import replay_meaning
+from .replay_report import ReplaySummary, replay_meaning
 
 __all__ = ["ReplayResult", "check_joints", "replay", "replay_bag", "write_report"]
 
@@ -91,18 +91,15 @@ class ReplayResult:
         """(J,) largest absolute position difference [rad]."""
         return np.max(np.abs(self.simulated_q - self.recorded_q), axis=0)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ReplaySummary:
         """JSON-ready summary: mode, source, samples, duration and per-joint errors keyed by joint name."""
         per_joint = lambda arr: {n: float(v) for n, v in zip(self.joint_names, arr)}  # noqa: E731
-        return {
-            "mode": self.mode, "source": self.source, "joints": list(self.joint_names), "samples": int(len(self.t)),
-            "duration_s": float(self.t[-1] - self.t[0]) if len(self.t) else 0.0,
-            "rmse_q_rad": per_joint(self.rmse_q),
-            "rmse_dq_rad_s": per_joint(self.rmse_dq),
-            "rmse_effort_nm": per_joint(self.rmse_effort),
-            "max_abs_q_error_rad": per_joint(self.max_abs_q_error),
-            "notes": list(self.notes),
-        }
+        return ReplaySummary(
+            mode=self.mode, source=self.source, joints=list(self.joint_names), samples=int(len(self.t)),
+            duration_s=float(self.t[-1] - self.t[0]) if len(self.t) else 0.0,
+            rmse_q_rad=per_joint(self.rmse_q), rmse_dq_rad_s=per_joint(self.rmse_dq),
+            rmse_effort_nm=per_joint(self.rmse_effort), max_abs_q_error_rad=per_joint(self.max_abs_q_error),
+            notes=list(self.notes))
 
 
 def check_joints(
@@ -159,7 +156,7 @@ def replay(
     *,
     closed_loop: bool = False,
     sim_config: SimArmConfig | None = None,
-    controller_config: Any = None,
+    controller_config: object = None,
     source: str = "<recording>",
 ) -> ReplayResult:
     """Replay ``recording`` through the simulated arm (see the module docstring for both modes).
@@ -312,8 +309,8 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
                 controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
                 notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
         else:
-            from ..robot_configs import controller_config as profile_controller_config
-            from ..robot_configs import robot_for
+            from ..control.robot_configs import controller_config as profile_controller_config
+            from ..robot.defaults import robot_for
 
             controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names))
             notes.append(f"controller: default configuration (mode {controller_config.mode})")

@@ -1,15 +1,33 @@
-"""What a replay's error table means, in sentences generated from its numbers (core, no ROS)."""
+"""A replay's summary (its JSON shape) and what its error table means, in sentences generated from its numbers (core,
+no ROS)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 
-__all__ = ["DRIFT_RAD", "replay_meaning"]
+__all__ = ["DRIFT_RAD", "ReplaySummary", "replay_meaning"]
 
 DRIFT_RAD = 0.05  # [rad] an open-loop position error above this is drift, not a near-perfect match
 
+
+
+class ReplaySummary(TypedDict):
+    """:meth:`ReplayResult.summary`: the replay's mode, source, joints, samples, duration [s] and, per joint name,
+    the RMSE of q [rad], dq [rad/s] and effort [N·m] and the largest |q error| [rad]; notes."""
+
+    mode: str
+    source: str
+    joints: list[str]
+    samples: int
+    duration_s: float
+    rmse_q_rad: dict[str, float]
+    rmse_dq_rad_s: dict[str, float]
+    rmse_effort_nm: dict[str, float]
+    max_abs_q_error_rad: dict[str, float]
+    notes: list[str]
 
 def replay_meaning(mode: str, joint_names: Sequence[str], max_abs_q_error: np.ndarray, duration: float) -> str:
     """One paragraph on what a replay's position errors mean.

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
-from .fit import FitResult, Stacked, fit_method, stack_episodes, usable_fraction
+from .fit import FitResult, Stacked, stack_episodes, usable_fraction
 from .pipeline import MethodRun, PreparedData, TrainingInputs, prepare_data, run_method, train_one
+from .planner import SharedFits, fit_method, plan_method, plan_methods
 from .sources import detect_simulator, fingerprint, resolve_urdf
 from .trainer import EarlyStopping, MLPSpec, TrainArrays, TrainInfo, train_mlp, train_mlps
 
@@ -19,6 +20,7 @@ __all__ = [
     "MLPSpec",
     "MethodRun",
     "PreparedData",
+    "SharedFits",
     "Stacked",
     "TrainArrays",
     "TrainConfig",
@@ -31,6 +33,8 @@ __all__ = [
     "fit_method",
     "json_clean",
     "load_train_config",
+    "plan_method",
+    "plan_methods",
     "prepare_data",
     "resolve_urdf",
     "run_method",

@@ -9,13 +9,19 @@ M - 1 networks with exactly the state they had. The loop itself is :func:`~deadz
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["StackedMLP", "forward_one", "torch_activation"]
+if TYPE_CHECKING:
+    from torch import Tensor
+
+#: A hidden activation: tensor -> tensor, elementwise.
+Activation = Callable[["Tensor"], "Tensor"]
+
+__all__ = ["Activation", "StackedMLP", "forward_one", "torch_activation"]
 
 
-def torch_activation(name: str) -> Any:
+def torch_activation(name: str) -> Activation:
     """The torch function of an activation name (relu, tanh, silu, elu; see models.mlp.ACTIVATIONS).
 
     Raises:
@@ -27,7 +33,7 @@ def torch_activation(name: str) -> Any:
     return {"relu": torch.relu, "tanh": torch.tanh, "silu": F.silu, "elu": F.elu}[name]
 
 
-def forward_one(params: Sequence[Any], x: Any, activation: Any) -> Any:
+def forward_one(params: Sequence[Tensor], x: Tensor, activation: Activation) -> Tensor:
     """One network's output (N, J) for x (N, D), ``params`` in nn.Sequential order (weight0 (out, in), bias0, ...)."""
     import torch.nn.functional as F
 
@@ -47,7 +53,7 @@ class StackedMLP:
         learning_rate: Adam step size.  weight_decay: Adam's L2 coefficient (added to the gradient).
     """
 
-    def __init__(self, inits: Sequence[Sequence[Any]], activation: str, learning_rate: float,
+    def __init__(self, inits: Sequence[Sequence[Tensor]], activation: str, learning_rate: float,
                  weight_decay: float) -> None:
         import torch
 
@@ -59,7 +65,7 @@ class StackedMLP:
     def __len__(self) -> int:
         return int(self.params[0].shape[0])
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Tensor) -> Tensor:
         """(M, B, J) outputs for x (M, B, D): network m sees x[m]."""
         import torch
 
@@ -69,13 +75,13 @@ class StackedMLP:
             h = self.act(torch.baddbmm(p[k + 1].unsqueeze(1), h, p[k].transpose(1, 2)))
         return torch.baddbmm(p[-1].unsqueeze(1), h, p[-2].transpose(1, 2))
 
-    def step(self, losses: Any) -> None:
+    def step(self, losses: Tensor) -> None:
         """One Adam step on the sum of ``losses`` (M,) (each network gets the gradient of its own loss)."""
         self.opt.zero_grad(set_to_none=True)
         losses.sum().backward()
         self.opt.step()
 
-    def network(self, j: int) -> list[Any]:
+    def network(self, j: int) -> list[Tensor]:
         """Network j's parameters (detached views, nn.Sequential order)."""
         return [p.detach()[j] for p in self.params]
 

@@ -137,12 +137,17 @@ class TrainConfig(JsonRecord):
         """The MLP architecture part."""
         return MLPConfig(tuple(self.hidden_sizes), self.activation)
 
+    @property
+    def seed_list(self) -> list[int]:
+        """The training seeds of a comparison: ``seed`` .. ``seed + seeds - 1``."""
+        return [self.seed + s for s in range(self.seeds)]
+
     def with_overrides(self, **changes: Any) -> TrainConfig:
         """A copy with some fields changed (validated again); None values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-def load_train_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+def load_train_config(path: str | Path | None = None, overrides: dict[str, object] | None = None) -> TrainConfig:
     """Load :class:`TrainConfig` from a ROS 2 parameter file (default: the bundled config/training.yaml).
 
     The file's ``/**`` section (and a ``deadzone_id`` section, which overrides it) holds the keys of TrainConfig;

@@ -145,7 +145,7 @@ def check_model_joints(model: InverseDynamicsModel, data: Stacked) -> None:
         raise ValueError(f"model joints {list(model.joint_names)} differ from data joints {list(data.joint_names)}")
 
 
-def json_clean(obj: Any) -> Any:
+def json_clean(obj: object) -> Any:
     """Recursively convert numpy scalars/arrays to Python and NaN/inf to None, so json.dumps writes valid JSON."""
     if isinstance(obj, dict):
         return {str(k): json_clean(v) for k, v in obj.items()}

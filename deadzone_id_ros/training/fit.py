@@ -1,10 +1,10 @@
-"""Fit one method on a split: stack episodes, apply the dead-zone mask, train or identify, wrap as LearnedModel."""
+"""Fitting on a split: stack episodes with the dead-zone mask, identify the rigid body and the band, train the planned
+networks (:mod:`.planner` makes the plans), wrap each as a LearnedModel."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,11 +17,12 @@ from ..models.mlp import MLPWeights
 from ..models.predictor import LearnedModel
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
 from .config import TrainConfig
+from .fit_summary import FitSummary
 from .parallel import train_each
-from .trainer import MLPSpec, TrainArrays, TrainInfo
+from .trainer import MLPSpec, TrainInfo
 
-__all__ = ["FitPlan", "FitResult", "Stacked", "fit_method", "fit_plans", "fit_rbd", "identify_band_halfwidth",
-           "plan_fits", "stack_episodes", "usable_fraction"]
+__all__ = ["FitPlan", "FitResult", "Stacked", "fit_plans", "fit_rbd", "identify_band_halfwidth", "stack_episodes",
+           "usable_fraction"]
 
 
 @dataclass
@@ -94,12 +95,13 @@ class FitResult:
 
     Attributes:
         model: the model (numpy predict).  usable_fraction: see :func:`usable_fraction`.
-        info: training summary (steps, losses, time, samples used) for the report and model.json.
+        info: the fit's record (samples used, loss, band, training steps, losses, time) for the report and
+            model.json.
     """
 
     model: LearnedModel
     usable_fraction: float
-    info: dict[str, Any] = field(default_factory=dict)
+    info: FitSummary
 
 
 @dataclass
@@ -109,7 +111,7 @@ class FitPlan:
     Attributes:
         method, seed: what is fitted.  joint_names: (J,).  dead_zone: stored with the model.  rbd: the identified
         rigid-body part (rbd, hybrid) or None.  spec: the network to train (None: rbd only).  usable_fraction:
-        see :func:`usable_fraction`.  info: the training summary so far.
+        see :func:`usable_fraction`.  info: the fit's record so far (no training figures yet).
     """
 
     method: str
@@ -119,15 +121,15 @@ class FitPlan:
     rbd: RigidBodyModel | None
     spec: MLPSpec | None
     usable_fraction: float
-    info: dict[str, Any]
+    info: FitSummary
 
     def finish(self, trained: tuple[MLPWeights, TrainInfo] | None) -> FitResult:
         """The fit, given the trained network of :attr:`spec` (None when there is none)."""
-        info = dict(self.info)
-        mlp = None
+        info, mlp = self.info, None
         if trained is not None:
-            mlp = trained[0]
-            info.update(trained[1].to_dict())
+            mlp, t = trained
+            info = info.with_training(t.steps, t.best_step, t.best_val_loss, t.final_train_loss, t.stopped_early,
+                                      t.seconds, t.samples_per_s)
         model = LearnedModel(self.joint_names, self.method, mlp=mlp, rbd=self.rbd, dead_zone=self.dead_zone)
         return FitResult(model, self.usable_fraction, info)
 
@@ -168,67 +170,6 @@ def identify_band_halfwidth(train: Stacked, rbd: RigidBodyModel | None) -> np.nd
     return identify_band(residual, train.r)
 
 
-def plan_fits(method: str, seeds: Sequence[int], train: Stacked, val: Stacked, dead_zone: DeadZone, *,
-              regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
-              band: np.ndarray | None = None, desc: str | None = None,
-              init: MLPWeights | None = None) -> list[FitPlan]:
-    """Prepare ``method`` for each seed from its registry entry (:data:`~deadzone_id_ros.models.METHODS`): the
-    rows it trains on, its rigid-body part (the network then learns the residual), its loss; the seeds share the
-    rigid-body fit, the target arrays and the loss.
-
-    Args:
-        method: a registered method.  seeds: training seeds (no network: the first only).
-        train, val: stacked splits (from :func:`stack_episodes` with the same dead zone).
-        regressor: rigid-body structure (needed by methods with a rigid body unless ``rbd`` is given; a loss that
-            needs the band identifies it with it if given).
-        rbd: an already identified rigid-body model to reuse.
-        band: (J,) tau_s,j [N·m] for a loss that needs it (default: :func:`identify_band_halfwidth`).
-        desc: label prefix for errors.
-        init: warm start of every seed's network from these weights (:class:`~.trainer.MLPSpec`; the previous
-            iteration's network of ``deadzone-id improve``); None: fresh networks.
-
-    Raises:
-        ValueError: unknown method.
-        DataError: a rigid body without a URDF; no training row left (conventional: no sample where every joint
-            moves); too little data.
-    """
-    entry = get_method(method)
-    loss_cls = entry.loss_class
-    needs_band = loss_cls is not None and loss_cls.needs_band
-    info: dict[str, Any] = {"method": method}
-    if rbd is None and (entry.rigid_body or (needs_band and band is None and regressor is not None)):
-        rbd = fit_rbd(method, train, regressor)
-        info["rbd_rows"] = int(train.r.sum())
-    usable = entry.usable_fraction(train.r)
-    if loss_cls is None:
-        return [FitPlan(method, seeds[0], train.joint_names, dead_zone, rbd, None, usable, {**info, "seed": seeds[0]})]
-    tr, va = train, val
-    rows = entry.train_rows(train.r)
-    if rows is not None:
-        if not rows.any():
-            raise DataError(f"{method}: no training sample has every joint outside its dead zone "
-                            f"(alpha = {dead_zone.alpha}); the method has nothing to learn from")
-        val_rows = entry.train_rows(val.r)
-        tr, va = train.subset(rows), (val if val_rows is None else val.subset(val_rows))
-    y_tr, y_va = tr.tau, va.tau
-    if entry.rigid_body and rbd is not None:  # rigid body + network: the network learns the residual
-        y_tr = tr.tau - rbd.predict(tr.q, tr.dq, tr.ddq)
-        y_va = va.tau - rbd.predict(va.q, va.dq, va.ddq) if len(va) else va.tau
-    params: dict[str, Any] = {}
-    if needs_band:
-        params["band"] = identify_band_halfwidth(train, rbd) if band is None else np.asarray(band, dtype=np.float64)
-        info["band_halfwidth"] = params["band"].tolist()
-    loss = entry.make_loss(**params)
-    r_tr = tr.r if loss_cls.uses_mask else np.ones_like(tr.r)
-    r_va = va.r if loss_cls.uses_mask else np.ones_like(va.r)
-    arr_tr, arr_va = TrainArrays(tr.x, y_tr, r_tr), TrainArrays(va.x, y_va, r_va)
-    info.update(loss=entry.loss, train_samples=len(tr), val_samples=len(va))
-    keep_rbd = rbd if entry.rigid_body else None
-    return [FitPlan(method, s, train.joint_names, dead_zone, keep_rbd,
-                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or method} seed {s}", init),
-                    usable, {**info, "seed": s}) for s in seeds]
-
-
 def fit_plans(plans: Sequence[FitPlan], config: TrainConfig) -> list[FitResult]:
     """Train the networks of ``plans``, each alone, over the worker processes of
     :func:`~deadzone_id_ros.training.parallel.train_each`, and finish each plan; results in the order of ``plans``,
@@ -240,27 +181,3 @@ def fit_plans(plans: Sequence[FitPlan], config: TrainConfig) -> list[FitResult]:
     idx = [k for k, p in enumerate(plans) if p.spec is not None]
     trained = dict(zip(idx, train_each([plans[k].spec for k in idx], config)))  # type: ignore[misc]
     return [p.finish(trained.get(k)) for k, p in enumerate(plans)]
-
-
-def fit_method(method: str, train: Stacked, val: Stacked, dead_zone: DeadZone, config: TrainConfig, *,
-               regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
-               desc: str | None = None) -> FitResult:
-    """Fit ``method`` on ``train`` (early stopping on ``val``), alone, with ``config.seed``: :func:`plan_fits`
-    then :func:`fit_plans` with one plan (``compare`` plans every method and seed and fits them in one call).
-
-    Args:
-        method: a registered method (masked | conventional | mse_all | band | rbd | hybrid).
-        train, val: stacked splits (from :func:`stack_episodes` with the same dead zone).
-        dead_zone: stored with the model.
-        config: training settings (seed, architecture, optimizer, budget).
-        regressor: rigid-body structure (needed by rbd/hybrid unless ``rbd`` is given; band identifies its band
-            with it when given).
-        rbd: an already identified rigid-body model to reuse (it is deterministic, so seeds can share it).
-        desc: label for errors.
-
-    Raises:
-        ValueError: unknown method.
-        DataError: rbd/hybrid without a URDF; conventional with no sample where every joint moves; too little data.
-    """
-    plan = plan_fits(method, [config.seed], train, val, dead_zone, regressor=regressor, rbd=rbd, desc=desc)[0]
-    return fit_plans([plan], config)[0]

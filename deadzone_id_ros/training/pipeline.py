@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,17 +24,21 @@ from ..data.split import Split
 from ..data.types import Episode
 from ..errors import ConfigError, DataError, RobotDescriptionError
 from ..models.artifact import SavedArtifact, save_artifact
-from ..models.methods import METHODS
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
 from .evaluate import check_model_joints, evaluate_predictions, json_clean
-from .fit import FitResult, Stacked, fit_method, stack_episodes
+from .fit import FitResult, Stacked, fit_plans, stack_episodes
+from .planner import SharedFits, fit_method, plan_method
 from .records import DataRecord, RunMetrics, SampleCounts, SplitRecord
 from .sources import BagSource
 
+if TYPE_CHECKING:
+    from ..robot.reduced import ReducedRobot
+    from ..sim.config import SimArmConfig
+
 __all__ = ["MethodRun", "PreparedData", "TrainingInputs", "load_inputs", "prepare_data", "rigid_body_regressor",
-           "run_method", "save_method", "train_one"]
+           "run_method", "save_method", "shared_fits", "train_one"]
 
 
 @dataclass
@@ -62,7 +66,7 @@ class TrainingInputs:
     joint_names: tuple[str, ...]
     sources: list[BagSource] = field(default_factory=list)
     simulator: bool | None = False
-    sim_config: Any = None
+    sim_config: SimArmConfig | None = None
     urdf_xml: str | None = None
     urdf_source: str = ""
     dataset_report: dict[str, Any] = field(default_factory=dict)
@@ -144,27 +148,14 @@ def rigid_body_regressor(inputs: TrainingInputs, dead_zone: DeadZone, config: Tr
                               locked=inputs.locked or None)
 
 
-def rigid_body_for(methods: Sequence[str], inputs: TrainingInputs, data: PreparedData,
-                   config: TrainConfig) -> tuple[RigidBodyRegressor | None, dict[str, str]]:
-    """The rigid-body structure ``methods`` need, and {method: why it cannot run} for those that need it when there
-    is none. rbd and hybrid need it; band uses it for its band when there is one and runs without it.
-
-    Returns:
-        (regressor or None, {method: reason}); the regressor is None when no method uses it or it cannot be built.
-    """
-    needs = [m for m in methods if METHODS[m].rigid_body]
-    if not needs and not any(_needs_band(m) for m in methods):
-        return None, {}
-    try:
-        return rigid_body_regressor(inputs, data.dead_zone, config), {}
-    except (DataError, RobotDescriptionError) as err:
-        return None, {m: str(err) for m in needs}
-
-
-def _needs_band(method: str) -> bool:
-    """The method's loss needs the static-friction band (identified from the rigid-body fit when there is one)."""
-    cls = METHODS[method].loss_class
-    return cls is not None and cls.needs_band
+def shared_fits(inputs: TrainingInputs, data: PreparedData, config: TrainConfig,
+                log: Callable[[str], None] | None = None, unit: str = "N·m") -> SharedFits:
+    """What the methods fitted on ``data``'s training split share (:class:`~.planner.SharedFits`): the rigid body,
+    built from ``inputs``' URDF on first use and identified once, and the band."""
+    no_urdf = (f"no URDF with joints {list(inputs.joint_names)}: {inputs.urdf_source}; pass --urdf"
+               if inputs.urdf_xml is None else "")
+    factory = (lambda: rigid_body_regressor(inputs, data.dead_zone, config)) if inputs.urdf_xml is not None else None
+    return SharedFits(data.train, data.val, data.dead_zone, factory, no_rigid_body=no_urdf, log=log, unit=unit)
 
 
 def evaluate_on_test(fit: FitResult, data: PreparedData,
@@ -179,7 +170,7 @@ def evaluate_on_test(fit: FitResult, data: PreparedData,
     check_model_joints(fit.model, data.test)
     pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
     test = evaluate_predictions(pred, data.test, **(band or {}))
-    metrics = RunMetrics(test, int(fit.info["seed"]), float(fit.usable_fraction), json_clean(fit.info),
+    metrics = RunMetrics(test, fit.info.seed, float(fit.usable_fraction), fit.info,
                          missing_figures(data, test.rmse_per_joint))
     return metrics, pred
 
@@ -193,17 +184,23 @@ def missing_figures(data: PreparedData, rmse_per_joint: Sequence[float]) -> dict
 
 def run_method(method: str, data: PreparedData, config: TrainConfig, *,
                regressor: RigidBodyRegressor | None = None, rbd: RigidBodyModel | None = None,
-               band: dict[str, Any] | None = None, desc: str | None = None) -> MethodRun:
+               band: dict[str, object] | None = None, desc: str | None = None,
+               shared: SharedFits | None = None) -> MethodRun:
     """Fit ``method`` with ``config`` (its seed) on ``data`` and evaluate it on the test split.
 
     Args:
-        regressor / rbd: see :func:`~deadzone_id_ros.training.fit_method`.
+        regressor / rbd: see :func:`~deadzone_id_ros.training.planner.fit_method` (ignored with ``shared``).
         band: ``band_center`` / ``band_halfwidth`` for :func:`evaluate_on_test` (friction band, simulator data).
+        shared: the split's shared fits (:func:`shared_fits`); None: built from ``regressor`` / ``rbd``.
 
     Raises:
-        DataError, ValueError: from :func:`~deadzone_id_ros.training.fit_method`.
+        DataError, ValueError: from :func:`~deadzone_id_ros.training.planner.plan_method`.
     """
-    fit = fit_method(method, data.train, data.val, data.dead_zone, config, regressor=regressor, rbd=rbd, desc=desc)
+    if shared is None:
+        fit = fit_method(method, data.train, data.val, data.dead_zone, config, regressor=regressor, rbd=rbd,
+                         desc=desc)
+    else:
+        fit = fit_plans(plan_method(method, [config.seed], shared, desc=desc), config)[0]
     return MethodRun(fit, evaluate_on_test(fit, data, band)[0])
 
 
@@ -213,7 +210,7 @@ def save_method(run: MethodRun, out_dir: str | Path, inputs: TrainingInputs, dat
     what was written."""
     return save_artifact(run.fit.model, out_dir, metrics=json_clean(run.metrics.to_dict(with_train=False)),
                          training_data=json_clean(data.fingerprint(inputs, config).to_dict()),
-                         extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info)},
+                         extra={"train_config": config_dict(config), "train_info": json_clean(run.fit.info.to_dict())},
                          onnx=onnx)
 
 
@@ -232,25 +229,14 @@ def train_one(inputs: TrainingInputs, method: str, config: TrainConfig, out_dir:
         RobotDescriptionError: the URDF does not fit the data's joints.
     """
     data = prepare_data(inputs, config, log)
-    regressor: RigidBodyRegressor | None = None
-    if METHODS[method].rigid_body:  # rbd, hybrid: the rigid body is required; a URDF that does not fit raises here
-        if inputs.urdf_xml is None:
-            raise DataError(f"method {method!r} needs a URDF with joints {list(inputs.joint_names)}: "
-                            f"{inputs.urdf_source}; pass --urdf")
-        regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-    elif _needs_band(method) and inputs.urdf_xml is not None:  # the band is identified from the rbd fit when it can be
-        try:
-            regressor = rigid_body_regressor(inputs, data.dead_zone, config)
-        except RobotDescriptionError as err:
-            log(f"{method}: identifying the band without the rigid-body model ({err})")
     log(f"train {method}: {len(data.train)} train / {len(data.val)} val / {len(data.test)} test samples, joints "
         f"{list(inputs.joint_names)}")
-    run = run_method(method, data, config, regressor=regressor)
+    run = run_method(method, data, config, shared=shared_fits(inputs, data, config, log))
     info = run.fit.info
-    if "steps" in info:
-        log(f"{method}: {info['steps']} training steps ("
-            + ("validation loss stopped improving" if info["stopped_early"] else f"the maximum, {config.max_steps}")
-            + f"; best weights at step {info['best_step']})")
+    if info.steps is not None:
+        log(f"{method}: {info.steps} training steps ("
+            + ("validation loss stopped improving" if info.stopped_early else f"the maximum, {config.max_steps}")
+            + f"; best weights at step {info.best_step})")
     save_method(run, out_dir, inputs, data, config, onnx=onnx)
     return run, data
 
@@ -333,8 +319,8 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
                           effort_units=dict(ds.effort_units), torque_constants=torque_constants)
 
 
-def _check_against_urdf(reduced: Any, episodes: Sequence[Episode], effort_units: Mapping[str, str], source: str,
-                        mode: str, log: Callable[[str], None]) -> None:
+def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effort_units: Mapping[str, str],
+                        source: str, mode: str, log: Callable[[str], None]) -> None:
     """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
     from ..data.effort_units import NEWTON_METRE
     from ..robot.consistency import check_recording

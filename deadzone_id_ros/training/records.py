@@ -10,12 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jsonrecord import JsonRecord, decode, record_from_dict, sub_key
+from ..jsonrecord import JsonRecord, record_from_dict, sub_key
 from .blocks import BlockChoice
 from .evaluate import TorqueMetrics
+from .fit_summary import FitSummary
 from .sources import BagSource
 
-__all__ = ["DataRecord", "RunMetrics", "SampleCounts", "SplitRecord"]
+__all__ = ["DataRecord", "FitSummary", "RunMetrics", "SampleCounts", "SplitRecord"]
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,14 @@ class RunMetrics:
 
     Attributes:
         test: torque errors on the test split.  seed: the training seed.  usable_fraction: share of the training data
-        the method learns from.  train: the fit's training summary (JSON-ready).  missing: {joint: why its test
+        the method learns from.  train: the fit's record (:class:`FitSummary`).  missing: {joint: why its test
         figure is missing}.  validation: the same errors on the validation split (compare; None in ``train``).
     """
 
     test: TorqueMetrics
     seed: int
     usable_fraction: float
-    train: dict[str, Any]
+    train: FitSummary
     missing: dict[str, str]
     validation: TorqueMetrics | None = None
 
@@ -132,7 +133,7 @@ class RunMetrics:
         that :meth:`from_dict` reads them back whole)."""
         out: dict[str, Any] = {**self.test.to_dict(), "seed": self.seed, "usable_fraction": self.usable_fraction}
         if with_train:
-            out["train"] = self.train
+            out["train"] = self.train.to_dict()
         out["missing"] = dict(self.missing)
         if self.validation is not None:
             out["validation_rmse_mean"] = self.validation.rmse_mean
@@ -155,7 +156,8 @@ class RunMetrics:
                                         if k not in own and not k.startswith(_VALIDATION)}, key)
         validation = TorqueMetrics.from_dict(val, sub_key(key, "validation_*")) if val else None
         return record_from_dict(cls, {k: d[k] for k in own if k in d}, key, test=test, validation=validation,
-                                train=decode(dict[str, Any], d.get("train", {}), sub_key(key, "train")))
+                                train=FitSummary.from_dict(d.get("train", {"method": "", "seed": d.get("seed", 0)}),
+                                                           sub_key(key, "train")))
 
 
 _VALIDATION = "validation_"

@@ -7,13 +7,16 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..config import load_yaml
 from ..errors import ConfigError, RobotDescriptionError
 from ..jsonrecord import JsonRecord
+
+if TYPE_CHECKING:
+    from ..sim.config import SimArmConfig
 
 __all__ = ["BagSource", "detect_simulator", "fingerprint", "resolve_urdf", "training_overlap"]
 
@@ -83,7 +86,7 @@ def _episode_doc(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, Any, str]:
+def detect_simulator(paths: Sequence[str | Path]) -> tuple[bool, SimArmConfig | None, str]:
     """Whether every bag was recorded from the simulated arm, per its ``episode.yaml``.
 
     A bag counts as simulated when its episode.yaml has a ``sim_config`` mapping, or a ``generator``/``source``

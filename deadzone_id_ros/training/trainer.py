@@ -18,15 +18,18 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import DataError
 from ..models.losses import Loss, make_loss
 from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp
-from .batched import StackedMLP, forward_one
+from .batched import Activation, StackedMLP, forward_one
 from .config import TrainConfig
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = ["EarlyStopping", "MLPSpec", "TrainArrays", "TrainInfo", "stopping_rows", "train_mlp", "train_mlps"]
 
@@ -140,7 +143,7 @@ class MLPSpec:
     init: MLPWeights | None = None
 
 
-def _warm_state(init: MLPWeights, d: int, j: int, config: TrainConfig) -> list[Any]:
+def _warm_state(init: MLPWeights, d: int, j: int, config: TrainConfig) -> list[Tensor]:
     """The parameters of ``init`` in nn.Sequential order (weight0 (out, in), bias0, ...) as float32 tensors.
 
     Raises:
@@ -199,7 +202,7 @@ class _Net:
         self.best_state: list[np.ndarray] | None = None
         self.running: list[float] = []
 
-    def next_batch(self, bs: int) -> tuple[Any, Any, Any]:
+    def next_batch(self, bs: int) -> tuple[Tensor, Tensor, Tensor]:
         """The next ``bs`` training rows (a new permutation of this network's generator when one runs out)."""
         import torch
 
@@ -210,7 +213,7 @@ class _Net:
         self.pos += bs
         return self.xt[idx], self.yt[idx], self.rt[idx]
 
-    def val_loss(self, params: list[Any], activation: Any) -> float:
+    def val_loss(self, params: list[Tensor], activation: Activation) -> float:
         """The loss on the validation split, summed in chunks (:meth:`Loss.sums`) in float64."""
         import torch
 
@@ -224,7 +227,7 @@ class _Net:
                 count += float(c)
         return total / max(count, 1.0)
 
-    def evaluate(self, params: list[Any], activation: Any, step: int) -> bool:
+    def evaluate(self, params: list[Tensor], activation: Activation, step: int) -> bool:
         """Evaluation at ``step``: history, best weights, the stopping rule; True when this network stops now."""
         train_l = sum(self.running) / len(self.running)
         self.running = []
@@ -248,7 +251,7 @@ def stopping_rows(val: TrainArrays | None, n: int) -> TrainArrays | None:
     return TrainArrays(val.x[rows], val.y[rows], val.r[rows])
 
 
-def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tuple[Any, Any, Any]:
+def _tensors(a: TrainArrays, x_norm: Standardizer, y_norm: Standardizer) -> tuple[Tensor, Tensor, Tensor]:
     """(x, y, r) of ``a`` as float32 torch tensors, x and y standardized."""
     import torch
 

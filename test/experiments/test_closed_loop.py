@@ -9,9 +9,9 @@ import pytest
 
 from deadzone_id_ros.control import ControlMode
 from deadzone_id_ros.errors import DataError
-from deadzone_id_ros.experiments.closed_loop import read_pick
-from deadzone_id_ros.experiments.closed_loop_report import closed_loop_targets
-from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec, controller_specs, run_controller
+from deadzone_id_ros.experiments.closed_loop.report import closed_loop_targets
+from deadzone_id_ros.experiments.closed_loop.run import read_pick
+from deadzone_id_ros.experiments.closed_loop.sim import ControllerSpec, controller_specs, run_controller
 from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sim.tracking import reversal_mask, tracking_figures
 
@@ -74,7 +74,7 @@ def test_controller_specs_names_and_missing_methods(tmp_path):
 
 def _report(tmp_path, rmse, pick=None):
     from deadzone_id_ros.data.deadzone import DeadZone
-    from deadzone_id_ros.experiments.compare_results import (
+    from deadzone_id_ros.experiments.compare.results import (
         CompareReport,
         DeadZoneSummary,
         MethodDeadZone,
@@ -120,7 +120,7 @@ def test_read_pick_prefers_the_reports_pick(tmp_path):
 def _entry(mean, std):
     """A ClosedLoopSummary over two seeds with a mean ± std tracking RMSE of ``mean`` ± ``std`` mrad (the rest
     zero)."""
-    from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopSummary
+    from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopSummary
 
     zeros = [0.0] * 3
     return ClosedLoopSummary("x", "x", "pd_dob", "none", "", ["j1", "j2", "j3"], [999, 1000], [150.0] * 3, 1.0, zeros,
@@ -162,7 +162,7 @@ def test_worker_pool_runs_niced_and_cancels_its_queue_when_the_block_raises():
     import os
     import time
 
-    from deadzone_id_ros.experiments.closed_loop import worker_pool
+    from deadzone_id_ros.experiments.closed_loop.run import worker_pool
 
     with worker_pool(1, 3) as pool:
         assert pool.submit(os.nice, 0).result() == min(os.nice(0) + 3, 19)

@@ -1,4 +1,4 @@
-"""The cell engine (experiments/engine.py): in-process by default, Ray core tasks with ``engine="ray"``.
+"""The cell engine (engine.py): in-process by default, Ray core tasks with ``engine="ray"``.
 
 The Ray tests start real local clusters (``address="local"``, ``num_cpus=2``: 11-20 s each on 2 cores) and check
 that none of their processes outlives the run. They are skipped only when Ray is not installed (`make install-ray`;
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.engine import RAY_MISSING, pack_dir, run_cells, unpack_dir
 from deadzone_id_ros.errors import ConfigError, DataError
-from deadzone_id_ros.experiments.engine import RAY_MISSING, pack_dir, run_cells, unpack_dir
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (`make install-ray`)")
@@ -196,7 +196,7 @@ def test_ingest_as_ray_tasks_equals_in_process(two_bags, tmp_path, monkeypatch):
     import numpy as np
 
     from deadzone_id_ros.data import DatasetConfig, load_dataset
-    from deadzone_id_ros.experiments.engine import engine_session
+    from deadzone_id_ros.engine import engine_session
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     config = DatasetConfig(max_gap_s=0.05)
@@ -223,8 +223,8 @@ def test_ingest_as_ray_tasks_equals_in_process(two_bags, tmp_path, monkeypatch):
 def test_sweep_on_ray_loads_bags_as_tasks_on_its_one_cluster(two_bags, tmp_path, monkeypatch):
     """``run_sweep`` with ``engine="ray"``: one cluster for the bags' tasks (one per bag, each logged with its report)
     and the cells' tasks; the same RMSE as in-process; no Ray process left."""
-    from deadzone_id_ros.experiments.sweep import run_sweep
-    from deadzone_id_ros.experiments.sweep_config import load_sweep
+    from deadzone_id_ros.experiments.sweep.config import load_sweep
+    from deadzone_id_ros.experiments.sweep.run import run_sweep
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     (tmp_path / "sweep.yaml").write_text(f"""\

@@ -16,7 +16,7 @@ import time
 import pytest
 from conftest import executable
 
-from deadzone_id_ros.experiments.engine import PROBE_TIMEOUT_S, SIGNAL_GRACE_S
+from deadzone_id_ros.engine import PROBE_TIMEOUT_S, SIGNAL_GRACE_S
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                 reason="Ray is not installed (`make install-ray`)")

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import yaml
 
-from deadzone_id_ros.experiments.improve import MAX_OVER_LIMIT_FRACTION, _accept_model, run_improve
-from deadzone_id_ros.experiments.improve_report import improve_table, write_improve
-from deadzone_id_ros.experiments.improve_results import ImproveSettings, targets
+from deadzone_id_ros.experiments.improve.report import improve_table, write_improve
+from deadzone_id_ros.experiments.improve.results import ImproveSettings, targets
+from deadzone_id_ros.experiments.improve.run import MAX_OVER_LIMIT_FRACTION, _accept_model, run_improve
 from deadzone_id_ros.training.config import TrainConfig
 
 TINY = TrainConfig(hidden_sizes=(16, 16), max_steps=60, eval_interval=30, workers=1, progress=False)
@@ -164,8 +164,8 @@ def test_accept_model_refuses_non_finite_over_limit_and_worse_validation(short_r
 
 def test_the_full_precision_record_reads_back(short_run, tmp_path):
     """improve.json (what a resumed demo reads) gives back the run: the same markdown, the same targets."""
-    from deadzone_id_ros.experiments.improve_report import RECORD, improve_markdown
-    from deadzone_id_ros.experiments.improve_results import ImproveRun
+    from deadzone_id_ros.experiments.improve.report import RECORD, improve_markdown
+    from deadzone_id_ros.experiments.improve.results import ImproveRun
 
     _, run = short_run
     write_improve(tmp_path, run)

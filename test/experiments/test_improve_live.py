@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from deadzone_id_ros.experiments.improve import RunSetup
-from deadzone_id_ros.experiments.improve_live import controller_params_file
-from deadzone_id_ros.experiments.improve_results import ImproveSettings
+from deadzone_id_ros.experiments.improve.live import controller_params_file
+from deadzone_id_ros.experiments.improve.results import ImproveSettings
+from deadzone_id_ros.experiments.improve.run import RunSetup
 from deadzone_id_ros.resources import share_file
 
 

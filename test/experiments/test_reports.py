@@ -17,21 +17,22 @@ from matplotlib.colors import to_rgba
 
 from deadzone_id_ros.control import ControlMode
 from deadzone_id_ros.data.deadzone import DeadZone
-from deadzone_id_ros.experiments.closed_loop_report import (
+from deadzone_id_ros.experiments.closed_loop.report import (
     closed_loop_markdown,
     closed_loop_targets,
     in_process_table,
     live_table,
     worse_than_no_model,
 )
-from deadzone_id_ros.experiments.closed_loop_results import (
+from deadzone_id_ros.experiments.closed_loop.results import (
     ClosedLoopResult,
     ClosedLoopSettings,
     ClosedLoopSummary,
 )
-from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec, run_controller
-from deadzone_id_ros.experiments.compare_report import compare_markdown, verdict
-from deadzone_id_ros.experiments.compare_results import (
+from deadzone_id_ros.experiments.closed_loop.sim import ControllerSpec, run_controller
+from deadzone_id_ros.experiments.compare.pick import PREDICTABLE_RATIO
+from deadzone_id_ros.experiments.compare.report import compare_markdown, verdict
+from deadzone_id_ros.experiments.compare.results import (
     CompareReport,
     DataDiagnosis,
     DataEfficiency,
@@ -41,7 +42,6 @@ from deadzone_id_ros.experiments.compare_results import (
     MethodResult,
     Pick,
 )
-from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO
 from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sim.tracking import TrackingMetrics
 from deadzone_id_ros.training.config import TrainConfig
@@ -84,7 +84,7 @@ def test_a_run_whose_controller_faulted_is_marked_with_its_reason(tmp_path):
 
 def test_a_run_beyond_the_tracking_error_limit_is_marked_even_without_a_fault():
     """The weak-DOB case of issue 22: 1238 mrad RMSE, 3.5 rad max, limit 0.5 rad, and no fault recorded."""
-    from deadzone_id_ros.experiments.closed_loop_report import flagged_lines, run_flag
+    from deadzone_id_ros.experiments.closed_loop.report import flagged_lines, run_flag
 
     ran_away = _summary("ctc_dob_conventional", 1238.0, 3500.0)
     assert run_flag([], ran_away.max_abs_error_per_joint, ran_away.tracking_rmse_per_joint, 0.5) == (
@@ -116,7 +116,12 @@ def _live(rmse: float) -> ClosedLoopResult:
 def test_each_controller_has_one_colour_in_every_closed_loop_plot():
     """The live bars and the reversal lines list the controllers in different orders and subsets (as the demo
     does); each controller still has the one colour of the map."""
-    from deadzone_id_ros.experiments.plots import _closed_loop_figure, _reversal_figure, _tracking_figure, method_colour
+    from deadzone_id_ros.experiments.compare.plots import (
+        _closed_loop_figure,
+        _reversal_figure,
+        _tracking_figure,
+        method_colour,
+    )
 
     bars = _closed_loop_figure({"ctc_dob_masked": _live(0.002), "pd_dob": _live(0.003)})
     lines = _reversal_figure({"default DOB": {n: _summary(n, 1, 2) for n in
@@ -133,7 +138,7 @@ def test_each_controller_has_one_colour_in_every_closed_loop_plot():
     assert to_rgba(track_colour["ctc_dob + masked"]) == bar_colour["ctc_dob_masked"]
     assert to_rgba(line_colour["pd_dob"]) == bar_colour["pd_dob"] == to_rgba(method_colour("pd_dob"))
     assert to_rgba(track_colour["ctc_dob + conventional"]) == to_rgba(line_colour["ctc_dob + conventional"])
-    from deadzone_id_ros.experiments.plots import _rmse_figure
+    from deadzone_id_ros.experiments.compare.plots import _rmse_figure
 
     rmse = _rmse_figure(_report({"conventional": _method(0.3), "masked": _method(0.2)}))  # the comparison's bars
     assert {c.get_label(): c.patches[0].get_facecolor() for c in rmse.axes[0].containers
@@ -165,7 +170,7 @@ def test_a_one_seed_report_never_speaks_of_a_spread_it_does_not_have():
         two = " ".join(verdict(_report({"masked": _method(masked), "conventional": _method(conv),
                                         "mse_all": _method(0.35)})))
         assert "twice the seed-to-seed spread" in two and "One training seed only" not in two
-    from deadzone_id_ros.experiments.pick_report import band_lines
+    from deadzone_id_ros.experiments.compare.pick_report import band_lines
 
     band = " ".join(band_lines(_report({"masked": _method(0.3, (0,)), "band": _method(0.29, (0,))})))
     assert "no spread" in band and "twice the seed-to-seed spread" not in band
@@ -178,7 +183,7 @@ def test_a_one_seed_report_never_speaks_of_a_spread_it_does_not_have():
 
 def test_the_datas_origin_follows_the_simulator_flag():
     """4: a simulated bag is never "real robot", in the comparison nor in demo-real's report."""
-    from deadzone_id_ros.experiments.demo_report import real_markdown
+    from deadzone_id_ros.experiments.demo.report import real_markdown
 
     ms = {"masked": _method(0.3)}
     sim, real = _report(ms, simulator=True), _report(ms, simulator=False)
@@ -210,7 +215,7 @@ def test_stuck_torques_get_one_answer_in_the_whole_report(predictable):
 
 def test_the_data_efficiency_reading_follows_its_numbers():
     """6: "Positive gain" defines the sign only; who is lower is counted; another winner is named."""
-    from deadzone_id_ros.experiments.compare_report import efficiency_reading
+    from deadzone_id_ros.experiments.compare.report import efficiency_reading
 
     de = DataEfficiency([0.25, 1.0], [100, 400], [1, 4],
                         {"masked": EfficiencyCurve([0.5, 0.3], [0.0, 0.0]),
@@ -234,8 +239,8 @@ def _declared_args(launch_file: str) -> set[str]:
 
 
 def test_the_next_commands_carry_what_the_docs_and_the_launch_files_need():
-    from deadzone_id_ros.experiments.demo_report import _deploy_lines
-    from deadzone_id_ros.experiments.demo_results import DemoReport
+    from deadzone_id_ros.experiments.demo.report import _deploy_lines
+    from deadzone_id_ros.experiments.demo.results import DemoReport
 
     cmp = _report({"masked": _method(0.3)})
     cmp.pick = Pick("masked", "lowest mean validation RMSE", 0.1)
@@ -260,7 +265,7 @@ def test_the_next_commands_carry_what_the_docs_and_the_launch_files_need():
 # --- 7. the tracking plot -------------------------------------------------------------------------------------------
 
 def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
-    from deadzone_id_ros.experiments.plots import tracking_plot
+    from deadzone_id_ros.experiments.compare.plots import tracking_plot
 
     run = run_controller(PD_DOB, [999, 1000], 0.5, bundled_sim_config(), bundled_controller_config())
     t, q, q_d = (np.asarray(run.trace[k]) for k in ("t", "q", "q_d"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from deadzone_id_ros.experiments.soak import run_soak
+from deadzone_id_ros.experiments.soak.run import run_soak
 
 
 def test_short_soak_keeps_every_limit():

@@ -9,7 +9,7 @@ import pytest
 
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.errors import ConfigError
-from deadzone_id_ros.experiments.sweep_config import load_sweep
+from deadzone_id_ros.experiments.sweep.config import load_sweep
 
 SWEEP = """\
 data:

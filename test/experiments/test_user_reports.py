@@ -16,18 +16,18 @@ from pathlib import Path
 import numpy as np
 
 from deadzone_id_ros.data.deadzone import DeadZone
-from deadzone_id_ros.experiments.closed_loop_report import closed_loop_markdown, in_process_table, live_table
-from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
-from deadzone_id_ros.experiments.compare_results import (
+from deadzone_id_ros.experiments.closed_loop.report import closed_loop_markdown, in_process_table, live_table
+from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
+from deadzone_id_ros.experiments.compare.pick import confidence
+from deadzone_id_ros.experiments.compare.results import (
     CompareReport,
     DeadZoneSummary,
     MethodDeadZone,
     MethodResult,
     Pick,
 )
-from deadzone_id_ros.experiments.demo_report import _deploy_lines, compare_table
-from deadzone_id_ros.experiments.demo_results import DemoReport
-from deadzone_id_ros.experiments.pick import confidence
+from deadzone_id_ros.experiments.demo.report import _deploy_lines, compare_table
+from deadzone_id_ros.experiments.demo.results import DemoReport
 from deadzone_id_ros.launching import load_launch_file
 from deadzone_id_ros.progress_lines import StepLines, progress_iter
 from deadzone_id_ros.sim.tracking import TrackingMetrics
@@ -68,7 +68,7 @@ def test_one_seed_says_so_instead_of_a_zero_spread():
 
 
 def test_a_joint_that_never_reverses_is_named_and_its_panels_say_why(tmp_path):
-    from deadzone_id_ros.experiments.plots import _reversal_figure
+    from deadzone_id_ros.experiments.compare.plots import _reversal_figure
 
     run = _summary([999, 1000], reversal=(1e-3, 1e-3, math.nan))  # a continuous wrist turning one way
     md = "\n".join(closed_loop_markdown({"pd_dob": run}, {}, {}, ClosedLoopSettings(seeds=[999, 1000]), "r.png"))

@@ -26,9 +26,9 @@ def test_live_improve_trains_on_the_recorder_nodes_bags_and_its_runs_agree_with_
     run's (the same computation: scoring is in-process), iteration 1 picks the same method, and each live task run
     tracks as its in-process twin within 15 % (issue 23).
     """
-    from deadzone_id_ros.experiments.improve import run_improve
-    from deadzone_id_ros.experiments.improve_report import improve_settings_line
-    from deadzone_id_ros.experiments.improve_results import ImproveSettings
+    from deadzone_id_ros.experiments.improve.report import improve_settings_line
+    from deadzone_id_ros.experiments.improve.results import ImproveSettings
+    from deadzone_id_ros.experiments.improve.run import run_improve
     from deadzone_id_ros.launching.live import closed_loop_metrics
 
     settings = ImproveSettings(iterations=1, task_seeds=(11, 12), task_duration_s=2.0, held_out_seeds=(999,),

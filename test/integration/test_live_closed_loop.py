@@ -24,8 +24,8 @@ def test_live_run_tracks_like_the_in_process_loop(tmp_path):
     run does during its start delay, outside the metric: measured ratios 0.49-0.68.
     """
     from deadzone_id_ros.control import ControlMode
-    from deadzone_id_ros.experiments.closed_loop import live_closed_loop
-    from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec
+    from deadzone_id_ros.experiments.closed_loop.run import live_closed_loop
+    from deadzone_id_ros.experiments.closed_loop.sim import ControllerSpec
 
     spec = ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ControlMode.parse("ctc_dob"), "rbd")
     duration = 1.5
@@ -52,12 +52,12 @@ def test_in_process_runs_beside_the_live_runs_are_those_run_alone(tmp_path):
     import dataclasses
     import json
 
-    from deadzone_id_ros.experiments.closed_loop import (
+    from deadzone_id_ros.experiments.closed_loop.run import (
         WEAK_DOB_FRACTION,
         run_closed_loop,
         run_in_process,
     )
-    from deadzone_id_ros.experiments.closed_loop_sim import controller_specs, run_controller
+    from deadzone_id_ros.experiments.closed_loop.sim import controller_specs, run_controller
     from deadzone_id_ros.robot_configs import controller_config, robot_for
     from deadzone_id_ros.sim.sim_arm_params import load_sim_config
 
@@ -96,8 +96,8 @@ def test_live_run_of_so101_controls_its_five_joints_like_the_in_process_loop(tmp
     start on brakes); rel 0.1 is twice the largest.
     """
     from deadzone_id_ros.control import ControlMode
-    from deadzone_id_ros.experiments.closed_loop import live_closed_loop
-    from deadzone_id_ros.experiments.closed_loop_sim import ControllerSpec
+    from deadzone_id_ros.experiments.closed_loop.run import live_closed_loop
+    from deadzone_id_ros.experiments.closed_loop.sim import ControllerSpec
     from deadzone_id_ros.robot_configs import load_robot
 
     spec = ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ControlMode.parse("ctc_dob"), "rbd")

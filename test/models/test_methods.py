@@ -30,7 +30,7 @@ def test_usable_fraction_follows_rows_and_loss():
 
 
 def test_registry_errors():
-    with pytest.raises(ValueError, match="method = 'nope' must be one of"):
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \['nope'\]; choose from \['masked'"):
         get_method("nope")
     with pytest.raises(ValueError, match="already registered"):
         register_method(Method("masked", rigid_body=False, loss="masked"))
@@ -61,7 +61,7 @@ def test_a_new_method_is_one_entry_and_one_loss_class(sim_dataset_small):
         fit = fit_method("l1_test", train, val, dz, cfg)
         assert fit.model.method == "l1_test" and fit.model.mlp is not None
         assert fit.usable_fraction == pytest.approx(float(train.r.mean()))
-        assert fit.info["loss"] == "masked_l1_test" and fit.info["steps"] == 60
+        assert fit.info.loss == "masked_l1_test" and fit.info.steps == 60
     finally:
         METHODS.pop("l1_test", None)
         LOSSES.pop("masked_l1_test", None)

@@ -138,7 +138,7 @@ def test_tampered_normalization_in_json_is_refused(trained, tmp_path):
         (lambda m: m.update(package_version="9.9.0"), r"written by deadzone_id_ros 9\.9\.0, but this is"),
         (lambda m: m.update(format_version=2), "format_version 2 is not supported"),
         (lambda m: m.update(format="something.else"), "format 'something.else' is not"),
-        (lambda m: m.update(method="magic"), "method 'magic' is not one of"),
+        (lambda m: m.update(method="magic"), r"unknown method\(s\) \['magic'\]"),
         (lambda m: m.pop("files"), "missing key 'files'"),
     ],
 )

@@ -54,7 +54,7 @@ def tiny_config():
 def compared(sim_dataset, tmp_path_factory):
     """One comparison on the simulator data, every method, 2 seeds: (output folder, report.json, config, the typed
     report run_compare returned)."""
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.training.pipeline import TrainingInputs
 

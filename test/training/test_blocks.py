@@ -45,7 +45,7 @@ def test_kuka_41s_gets_blocks_with_moving_pairs_in_every_split(kuka_inputs):
 
 
 def test_missing_figures_show_a_dash_and_why_in_report_and_cli(kuka_inputs, tmp_path, capsys):
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
 
     cfg = TrainConfig(hidden_sizes=(16, 16), max_steps=40, eval_interval=20, batch_size=256, seeds=1,
                       progress=False, block_seconds=5.0, efficiency_fractions=(1.0,))
@@ -65,7 +65,7 @@ def test_missing_figures_show_a_dash_and_why_in_report_and_cli(kuka_inputs, tmp_
 
 def test_a_5s_recording_can_be_compared(sim_recordings, tmp_path):
     from deadzone_id_ros.data.dataset import dataset_from_recordings
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     ds = dataset_from_recordings(sim_recordings[:1])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.data.split import split_episodes
-from deadzone_id_ros.experiments.compare import run_compare
+from deadzone_id_ros.experiments.compare.run import run_compare
 from deadzone_id_ros.models import METHODS, load_artifact
 from deadzone_id_ros.sim import SimArm
 from deadzone_id_ros.training.pipeline import TrainingInputs

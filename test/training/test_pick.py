@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from deadzone_id_ros.experiments.compare_results import DataEfficiency, MethodDeadZone, MethodResult
-from deadzone_id_ros.experiments.efficiency import efficiency_rows
-from deadzone_id_ros.experiments.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
+from deadzone_id_ros.experiments.compare.efficiency import efficiency_rows
+from deadzone_id_ros.experiments.compare.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
+from deadzone_id_ros.experiments.compare.results import DataEfficiency, MethodDeadZone, MethodResult
 
 
 def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
@@ -20,7 +20,7 @@ def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
 def _report_of(joints, methods=None, **kw):
     """A CompareReport with an empty data record, a zero dead zone and the default configuration."""
     from deadzone_id_ros.data.deadzone import DeadZone
-    from deadzone_id_ros.experiments.compare_results import CompareReport, DeadZoneSummary
+    from deadzone_id_ros.experiments.compare.results import CompareReport, DeadZoneSummary
     from deadzone_id_ros.training.config import TrainConfig
     from deadzone_id_ros.training.records import DataRecord
 
@@ -57,7 +57,7 @@ def test_a_tie_is_reported_as_a_tie():
     assert f"within the spread {pick.spread:.4g} N·m" in pick.confidence and ": a tie; choosing masked" in (
         pick.confidence)
     report = _report_of(["j1"], {m: _result(1.0, means[m], scores[m][0]) for m in scores}, pick=pick)
-    from deadzone_id_ros.experiments.pick_report import pick_section
+    from deadzone_id_ros.experiments.compare.pick_report import pick_section
 
     assert f"How sure: {pick.confidence}." in "\n".join(pick_section(report))
     assert json.loads(json.dumps(report.to_dict()))["pick"]["tie"] is True
@@ -113,7 +113,7 @@ def test_efficiency_rows_merge_fractions_that_select_the_same_blocks():
 
 
 def test_merged_rows_are_named_in_the_table():
-    from deadzone_id_ros.experiments.pick_report import fraction_cell
+    from deadzone_id_ros.experiments.compare.pick_report import fraction_cell
 
     de = DataEfficiency([0.1, 1.0], [500, 2000], [2, 4], merged=[[0.1, 0.3], []])
     rep = _report_of(["j"], data_efficiency=de)
@@ -148,7 +148,7 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     assert len(band) == 3 and all(b > 0 for b in band)
     assert np.isfinite(report["methods"]["band"]["rmse_mean"])
     # demo-real's summary names the pick of each recording, its test error and where it was exported
-    from deadzone_id_ros.experiments.demo_report import real_markdown
+    from deadzone_id_ros.experiments.demo.report import real_markdown
 
     # the typed report run_compare returned is what report.json holds (no round trip through from_dict)
     assert typed.to_dict() == report and typed.pick is not None and typed.pick.onnx == pick["onnx"]

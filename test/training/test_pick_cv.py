@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.data.split import split_episodes
-from deadzone_id_ros.experiments.pick_cv import MIN_VAL_BLOCKS, cv_folds, needs_cv, share_warnings
+from deadzone_id_ros.experiments.compare.pick_cv import MIN_VAL_BLOCKS, cv_folds, needs_cv, share_warnings
 from deadzone_id_ros.training.config import TrainConfig
 
 
@@ -59,7 +59,7 @@ def test_share_warning_only_when_training_is_smaller():
 @pytest.fixture(scope="module")
 def short_compare(sim_dataset, tmp_path_factory):
     """compare on one 12 s recording cut into 4 blocks of 3 s: 1 training, 1 validation, 2 test blocks."""
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.resources import default_urdf
     from deadzone_id_ros.training.pipeline import TrainingInputs
 

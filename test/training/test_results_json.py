@@ -15,10 +15,10 @@ import shutil
 import pytest
 
 from deadzone_id_ros.errors import DataError
-from deadzone_id_ros.experiments.closed_loop import run_closed_loop, write_closed_loop
-from deadzone_id_ros.experiments.closed_loop_results import ClosedLoopRun
-from deadzone_id_ros.experiments.compare_results import CompareReport
-from deadzone_id_ros.experiments.demo_stages import DEMO_STAGES, DemoConfig, StageContext
+from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopRun
+from deadzone_id_ros.experiments.closed_loop.run import run_closed_loop, write_closed_loop
+from deadzone_id_ros.experiments.compare.results import CompareReport
+from deadzone_id_ros.experiments.demo.stages import DEMO_STAGES, DemoConfig, StageContext
 
 
 def _text(doc) -> str:

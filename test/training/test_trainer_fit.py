@@ -9,7 +9,8 @@ from deadzone_id_ros.data.deadzone import fit_dead_zone
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.models import RigidBodyRegressor
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.training.fit import fit_method, identify_band_halfwidth, stack_episodes, usable_fraction
+from deadzone_id_ros.training.fit import identify_band_halfwidth, stack_episodes, usable_fraction
+from deadzone_id_ros.training.planner import fit_method
 from deadzone_id_ros.training.trainer import TrainArrays, stopping_rows, train_mlp
 
 
@@ -76,15 +77,15 @@ def test_methods_learn_from_what_they_should(sim_dataset, tiny_config):
     all_moving = train.r.all(axis=1)
     assert 0.05 < all_moving.mean() < 0.95  # the data has a real dead zone
     conv = fit_method("conventional", train, val, dz, tiny_config)
-    assert conv.info["train_samples"] == int(all_moving.sum())  # exactly the samples with no stuck joint
+    assert conv.info.train_samples == int(all_moving.sum())  # exactly the samples with no stuck joint
     assert conv.usable_fraction == pytest.approx(all_moving.mean())
     masked = fit_method("masked", train, val, dz, tiny_config)
-    assert masked.info["train_samples"] == len(train)
+    assert masked.info.train_samples == len(train)
     assert masked.usable_fraction == pytest.approx(train.r.mean())
     assert usable_fraction("mse_all", train.r) == 1.0
     reg = RigidBodyRegressor(default_urdf().read_text(), train.joint_names)
     rbd = fit_method("rbd", train, val, dz, tiny_config, regressor=reg)
-    assert rbd.info["rbd_rows"] == int(train.r.sum()) and rbd.model.mlp is None
+    assert rbd.info.rbd_rows == int(train.r.sum()) and rbd.model.mlp is None
     hybrid = fit_method("hybrid", train, val, dz, tiny_config, rbd=rbd.model.rbd)
     assert hybrid.model.rbd is rbd.model.rbd and hybrid.model.mlp is not None
 
@@ -98,7 +99,7 @@ def test_fit_errors(sim_dataset, tiny_config):
     nobody_moves = train.subset(~train.r.all(axis=1))
     with pytest.raises(DataError, match="conventional: no training sample has every joint outside its dead zone"):
         fit_method("conventional", nobody_moves, val, dz, tiny_config)
-    with pytest.raises(ValueError, match="method = 'lasso' must be one of"):
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \['lasso'\]"):
         fit_method("lasso", train, val, dz, tiny_config)
     other = fit_dead_zone([eps[0]])
     renamed = type(eps[0])("x", "y", ("a", "b", "c"), eps[0].t, eps[0].q, eps[0].dq, eps[0].ddq, eps[0].tau)
@@ -113,7 +114,7 @@ def test_band_method_trains_on_every_pair_with_an_identified_band(sim_dataset, t
     data = stack_episodes(sim_dataset.episodes, dz)
     reg = RigidBodyRegressor(default_urdf().read_text(), data.joint_names, 0.01)
     fit = fit_method("band", data, data, dz, tiny_config, regressor=reg)
-    band = np.asarray(fit.info["band_halfwidth"])
+    band = np.asarray(fit.info.band_halfwidth)
     assert fit.usable_fraction == 1.0 and fit.model.rbd is None and fit.model.mlp is not None
     assert band.shape == (3,) and np.all(band > 0)
     # The band is the spread of stuck torques around the moving-pairs model: well below the torques' own spread.

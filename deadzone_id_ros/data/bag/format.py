@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ...errors import DataError
+
+if TYPE_CHECKING:
+    from rosbags.typesys.store import Typestore
 
 __all__ = [
     "COMMAND_TYPE",
@@ -48,7 +52,7 @@ _MAGIC_SQLITE = b"SQLite format 3\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
-def typestore() -> Any:
+def typestore() -> Typestore:
     """Return the rosbags typestore used for writing and as the fallback for bags without type definitions.
 
     ROS 2 Kilted message definitions (sensor_msgs, std_msgs, trajectory_msgs are unchanged since Humble).
@@ -61,7 +65,7 @@ def typestore() -> Any:
     return _TYPESTORE
 
 
-_TYPESTORE: Any = None
+_TYPESTORE: Typestore | None = None
 
 
 def _kind_of_head(head: bytes) -> str | None:
@@ -74,7 +78,7 @@ def _kind_of_head(head: bytes) -> str | None:
     return None
 
 
-def zstd_module() -> Any:
+def zstd_module() -> ModuleType:
     """The zstd module rosbags itself uses: ``compression.zstd`` (Python >= 3.14) or ``backports.zstd``."""
     if sys.version_info >= (3, 14):
         from compression import zstd  # type: ignore[import-not-found]

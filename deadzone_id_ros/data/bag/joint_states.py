@@ -7,7 +7,7 @@ mapped by name in every message; messages that cannot be mapped are dropped and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -20,7 +20,27 @@ from .format import JOINT_STATE_TYPE
 if TYPE_CHECKING:
     from .reader import BagHandle
 
-__all__ = ["JointStateSeries", "read_joint_states", "series_from_recording"]
+__all__ = ["Dropped", "JointStateSeries", "SeriesReport", "read_joint_states", "series_from_recording"]
+
+
+class Dropped(TypedDict):
+    """Messages dropped for one reason: how many, and the index of the first."""
+
+    count: int
+    first_message: int
+
+
+class SeriesReport(TypedDict, total=False):
+    """What decoding a joint-state topic found: messages on the topic and used, the dropped ones by reason, joint
+    order changes, messages carrying each field, and (only when no message names its joints) the position range
+    per unnamed joint [rad or m]."""
+
+    messages: int
+    messages_used: int
+    dropped: dict[str, Dropped]
+    joint_order_changes: int
+    messages_with_field: dict[str, int]
+    unnamed_position_range: list[float]
 
 
 @dataclass
@@ -49,7 +69,7 @@ class JointStateSeries:
     velocity: np.ndarray
     effort: np.ndarray
     index: np.ndarray
-    report: dict[str, Any] = field(default_factory=dict)
+    report: SeriesReport = field(default_factory=lambda: SeriesReport())
 
     @property
     def where(self) -> str:
@@ -111,12 +131,12 @@ def read_joint_states(handle: BagHandle, topic: str) -> JointStateSeries:
             names, st, fv, ok = block
             blocks.append(_Block(tuple(names), pending[ok], st[ok], {f: v[ok] for f, v in fv.items()}))
             pending = pending[~ok]
-    undecodable: dict[str, Any] = {}
+    undecodable: dict[str, Dropped] = {}
     for i in slow:
         try:
             msg = reader.deserialize(raws[i], conns[0].msgtype)
         except AnyReaderError as err:  # a corrupt message: counted and dropped, never a traceback
-            d = undecodable.setdefault(f"undecodable message ({err})", {"count": 0, "first_message": i})
+            d = undecodable.setdefault(f"undecodable message ({err})", Dropped(count=0, first_message=int(i)))
             d["count"] += 1
             continue
         stamp = stamp_to_ns(msg.header.stamp)
@@ -136,13 +156,13 @@ class _Block:
 
 
 def _drop_unmappable(
-    blocks: list[_Block], m: int, undecodable: dict[str, Any]
-) -> tuple[list[_Block], dict[str, dict[str, Any]], list[np.ndarray]]:
+    blocks: list[_Block], m: int, undecodable: dict[str, Dropped]
+) -> tuple[list[_Block], dict[str, Dropped], list[np.ndarray]]:
     """Split blocks into those that can be mapped by name and the dropped ones, counted per reason.
 
     Returns (valid blocks, {reason: {count, first_message}} sorted by first message, positions of unnamed blocks).
     """
-    dropped: dict[str, dict[str, Any]] = dict(undecodable)
+    dropped: dict[str, Dropped] = dict(undecodable)
     valid: list[_Block] = []
     unnamed_pos: list[np.ndarray] = []
     for blk in blocks:
@@ -169,7 +189,7 @@ def _drop_unmappable(
 
 
 def _map_by_name(
-    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Any]
+    bag: str, topic: str, blocks: list[_Block], log_ns: np.ndarray, undecodable: dict[str, Dropped]
 ) -> JointStateSeries:
     m = len(log_ns)
     valid, dropped, unnamed_pos = _drop_unmappable(blocks, m, undecodable)
@@ -207,13 +227,8 @@ def _map_by_name(
             if v.shape[1]:
                 arrays[f][rows[:, None], cols[None, :]] = v
                 present[f] += len(rows)
-    report: dict[str, Any] = {
-        "messages": m,
-        "messages_used": int(len(kept)),
-        "dropped": dropped,
-        "joint_order_changes": int(order_changes),
-        "messages_with_field": present,
-    }
+    report = SeriesReport(messages=m, messages_used=int(len(kept)), dropped=dropped,
+                          joint_order_changes=int(order_changes), messages_with_field=present)
     if unnamed_pos and len({p.shape[1] for p in unnamed_pos}) == 1:
         # diagnosis only (cannot be mapped by name): does anything move on the unnamed joints?
         report["unnamed_position_range"] = np.ptp(np.concatenate(unnamed_pos), axis=0).tolist()

@@ -18,13 +18,17 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DataError
 from .format import detect_format, is_zstd, mcap_has_footer, storage_files, typestore
 from .layout import declared_counts, decompress_files, load_metadata, mcap_layout_problem
 from .mcap_encodings import non_cdr_channels
 from .recover import recover_files
+
+if TYPE_CHECKING:
+    from rosbags.highlevel import AnyReader
+    from rosbags.interfaces import Connection
 
 __all__ = ["BagHandle", "open_bag"]
 
@@ -61,10 +65,10 @@ class BagHandle:
     declared: dict[str, int] = field(default_factory=dict)
     declared_by: str = ""
 
-    rebuild: Callable[[str], Any] | None = field(default=None, repr=False)
+    rebuild: Callable[[str], AnyReader] | None = field(default=None, repr=False)
     """Rebuilds the bag by streaming and returns a new open reader (None: not possible, or done already)."""
 
-    def read_topic(self, topic: str) -> list[tuple[Any, int, bytes]]:
+    def read_topic(self, topic: str) -> list[tuple[Connection, int, bytes]]:
         """Every ``(connection, log time [ns], raw bytes)`` of ``topic``, in log-time order.
 
         When rosbags' reader fails in the middle of the bag (a corrupt chunk), the bag is rebuilt once by streaming
@@ -92,8 +96,8 @@ class BagHandle:
                     self.losses.append(f"topic {topic}: {want - len(items)} of {want} message(s) lost")
         return items
 
-    def _read_all(self, topic: str) -> list[tuple[Any, int, bytes]]:
-        out: list[tuple[Any, int, bytes]] = []
+    def _read_all(self, topic: str) -> list[tuple[Connection, int, bytes]]:
+        out: list[tuple[Connection, int, bytes]] = []
         conns = [c for c in self.reader.connections if c.topic == topic]
         if not conns:
             return out
@@ -161,7 +165,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
         handle.reader = reader
         if fmt != "ros1" and not handle.recovered:
 
-            def rebuild(why: str) -> Any:
+            def rebuild(why: str) -> AnyReader:
                 handle.damaged = True  # reading failed in the middle: a chunk or page is damaged
                 new = _open_reader(AnyReader, [_recover(handle, files, tmpdir, message_zstd, why)])
                 stack.callback(new.close)
@@ -172,7 +176,7 @@ def open_bag(path: str | Path) -> Iterator[BagHandle]:
         yield handle
 
 
-def _open_reader(any_reader: Any, paths: list[Path]) -> Any:
+def _open_reader(any_reader: type[AnyReader], paths: list[Path]) -> AnyReader:
     reader = any_reader(paths, default_typestore=typestore())
     reader.open()
     return reader

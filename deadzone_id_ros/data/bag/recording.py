@@ -17,7 +17,7 @@ import dataclasses
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -39,7 +39,11 @@ from .format import (
     typestore,
 )
 from .joint_states import read_joint_states
-from .reader import open_bag
+from .reader import BagHandle, open_bag
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
+    from rosbags.rosbag2 import Writer
 
 __all__ = ["ZeroStampWarning", "episode_yaml", "read_recording", "write_episode_yaml", "write_recording"]
 
@@ -48,7 +52,7 @@ class ZeroStampWarning(UserWarning):
     """Some JointStates of a bag carry a zero header stamp (left out, or receive time used when all do)."""
 
 
-def episode_yaml(recording: Recording, **extra: Any) -> dict[str, Any]:
+def episode_yaml(recording: Recording, **extra: object) -> dict[str, Any]:
     """The content of ``episode.yaml`` for ``recording``: robot, joints, start/stop times [ns and UTC], notes.
 
     ``extra`` keys are added on top (for example ``storage`` or ``topics``).
@@ -77,7 +81,7 @@ def _iso(t_ns: int) -> str:
     return datetime.fromtimestamp(ns_to_s(t_ns), tz=timezone.utc).isoformat()
 
 
-def _plain(d: dict[str, Any]) -> dict[str, Any]:
+def _plain(d: dict[str, object]) -> dict[str, Any]:
     """Make a metadata dict YAML-safe (numpy scalars/arrays -> Python)."""
     out: dict[str, Any] = {}
     for k, v in d.items():
@@ -95,7 +99,7 @@ def _plain(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_episode_yaml(bag_dir: str | Path, doc: dict[str, Any]) -> Path:
+def write_episode_yaml(bag_dir: str | Path, doc: dict[str, object]) -> Path:
     """Write ``doc`` as ``bag_dir/episode.yaml`` atomically (temporary file + rename); returns the path."""
     path = Path(bag_dir) / EPISODE_FILE
     tmp = path.with_suffix(".yaml.tmp")
@@ -171,7 +175,7 @@ def write_recording(
     return out
 
 
-def _write_messages(writer: Any, recording: Recording, streams: dict[str, tuple[tuple[np.ndarray, ...], np.ndarray]],
+def _write_messages(writer: Writer, recording: Recording, streams: dict[str, tuple[tuple[np.ndarray, ...], np.ndarray]],
                     topics: dict[str, str], state_log_ns: np.ndarray | None, bar: Any) -> int:
     """Write every message of ``streams`` (kind -> (rows, stamps [ns])) to the open rosbags ``writer``, the kinds
     ("state", "command", "reference") on their ``topics``, merged in log-time order as a live recorder writes them
@@ -182,7 +186,7 @@ def _write_messages(writer: Any, recording: Recording, streams: dict[str, tuple[
     """
     ts = typestore()
     types = {"state": JOINT_STATE_TYPE, "command": COMMAND_TYPE, "reference": REFERENCE_TYPE}
-    conns: dict[str, Any] = {kind: writer.add_connection(topics[kind], types[kind], typestore=ts)
+    conns: dict[str, Connection] = {kind: writer.add_connection(topics[kind], types[kind], typestore=ts)
              for kind in ("state", "command", "reference") if kind in streams}
     encoders = MessageEncoders(recording.joint_names)
     log_times = {k: v[1] for k, v in streams.items()}
@@ -285,7 +289,7 @@ def read_recording(
     )
 
 
-def _read_commands(h: Any, path: Path, topic: str, j: int) -> dict[str, np.ndarray]:
+def _read_commands(h: BagHandle, path: Path, topic: str, j: int) -> dict[str, np.ndarray]:
     """``command_t_ns`` (K,) [ns, log time] and ``command`` (K, J) [N·m] from the Float64MultiArray ``topic`` of the
     open bag ``h``.
 
@@ -302,7 +306,7 @@ def _read_commands(h: Any, path: Path, topic: str, j: int) -> dict[str, np.ndarr
     return {"command_t_ns": np.asarray(t_list, dtype=np.int64), "command": np.asarray(rows).reshape(-1, j)}
 
 
-def _read_reference(h: Any, path: Path, topic: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+def _read_reference(h: BagHandle, path: Path, topic: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """``reference_t_ns`` (K,) [ns] and ``reference_position`` / ``_velocity`` / ``_acceleration`` (K, J) [rad,
     rad/s, rad/s²] from the JointTrajectory ``topic`` of the open bag ``h``: every point, stamped header stamp +
     ``time_from_start``, mapped to ``names`` by joint name (an empty field gives NaN).

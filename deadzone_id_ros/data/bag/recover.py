@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DataError
 from .format import (
@@ -23,6 +23,11 @@ from .format import (
     typestore,
     zstd_module,
 )
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys.store import Typestore
 
 __all__ = ["recover_bag", "recover_files"]
 
@@ -224,14 +229,15 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
         writer = Writer(dst, version=9, storage_plugin=StoragePlugin[storage.upper()])
         writer.open()
         try:
-            conns: dict[tuple[str, str], Any] = {}
+            conns: dict[tuple[str, str], Connection | None] = {}
             for path, kind in files:
                 it = _iter_mcap_raw(path, notes) if kind == "mcap" else _iter_sqlite_raw(path, Path(tmp), notes)
                 for raw_conn, t_ns, data in it:
                     key = (raw_conn.topic, raw_conn.msgtype)
                     if key not in conns:
                         conns[key] = _add_recovered_connection(writer, raw_conn, ts)
-                    if conns[key] is None:
+                    conn = conns[key]
+                    if conn is None:
                         name = f"{raw_conn.topic} ({raw_conn.msgtype})"
                         skipped[name] = skipped.get(name, 0) + 1
                         continue
@@ -242,7 +248,7 @@ def recover_files(files: list[tuple[Path, str]], dst: Path, storage: str, label:
                         except Exception as err:  # noqa: BLE001 - each zstd module raises its own ZstdError
                             corrupt.append(f"{raw_conn.topic} at {t_ns} ns ({err})")
                             continue
-                    writer.write(conns[key], t_ns, data)
+                    writer.write(conn, t_ns, data)
                     counts += 1
         except BaseException:
             writer.close()
@@ -276,7 +282,7 @@ def _is_loss(note: str) -> bool:
     return any(m in note for m in _LOSS_MARKERS)
 
 
-def _add_recovered_connection(writer: Any, raw: _RawConnection, ts: Any) -> Any:
+def _add_recovered_connection(writer: Writer, raw: _RawConnection, ts: Typestore) -> Connection | None:
     """A writer connection for ``raw``, or None when its type has no usable definition (the topic is skipped)."""
     from rosbags.rosbag2 import WriterError
     from rosbags.typesys import TypesysError

@@ -1,0 +1,109 @@
+"""report.md sections of the pick (which model to deploy and why), the data diagnosis and the band loss."""
+
+from __future__ import annotations
+
+import math
+
+from ...data.effort_units import FIX_HINT
+from ...models.methods import BAND, method_with_role
+from .results import PROP, CompareReport
+
+__all__ = ["band_lines", "fraction_cell", "pick_section"]
+
+
+def _f(v: float | None, digits: int = 4) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.{digits}f}"
+
+
+def fraction_cell(report: CompareReport, i: int) -> str:
+    """The data-efficiency table's fraction cell of row ``i``: "10%", or "10% = 30%" for rows a merge joined."""
+    de = report.data_efficiency
+    assert de is not None
+    merged = de.merged[i] if i < len(de.merged) else []
+    if merged:
+        return " = ".join(f"{f:.0%}" for f in merged) + f" (same {de.train_blocks[i]} blocks, trained once)"
+    return f"{de.fractions[i]:.0%}"
+
+
+def pick_section(report: CompareReport) -> list[str]:
+    """"## Which model to deploy": the pick, the validation errors it was chosen by, its test error, the export,
+    and the data diagnosis."""
+    warn = [f"**Warning:** {w}." for w in report.split_warnings] + ([""] if report.split_warnings else [])
+    p = report.pick
+    if p is None:
+        return ["## Which model to deploy", "", *warn] if warn else []
+    if p.onnx:
+        onnx = f", ONNX `{p.onnx}`"
+    elif report.torque_unit != "N·m":
+        onnx = f", no ONNX: it predicts {report.torque_unit}, not N·m"
+    else:
+        onnx = ", no network: load it with `load_artifact`"
+    lines = ["## Which model to deploy", "", *warn,
+             f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`{onnx}): "
+             f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} "
+             f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
+             *([f"**The controller refuses this model**: the effort was recorded in {report.torque_unit}, not N·m. "
+                f"Train again with {FIX_HINT}.", ""] if report.torque_unit != "N·m" else []),
+             f"How sure: {p.confidence}.", "", *_cv_intro(report), *_table(report)]
+    chosen = "the validation split only" if p.cv is None else "cross-validation over train+validation blocks only"
+    lines += ["", f"The pick uses {chosen}; the test column is the honest estimate of what the "
+              "picked model will do, not a second chance to choose.", ""]
+    d = report.data_diagnosis
+    if d is not None:
+        lines += ["### Are stuck torques predictable?", "", d.note, ""]
+    return lines + band_lines(report)
+
+
+def _cv_intro(report: CompareReport) -> list[str]:
+    """The sentence on the cross-validation, when the pick was made by it."""
+    cv = report.pick.cv if report.pick is not None else None
+    if cv is None:
+        return []
+    return [f"Chosen by cross-validation because {cv.reason}. Train+validation were cut into {cv.folds} folds of "
+            f"contiguous time blocks ({', '.join(map(str, cv.held_out_samples))} held-out samples; the test blocks "
+            f"untouched), every method refitted per fold with seeds {cv.seeds}; the CV column is the mean ± std of "
+            "the held-out RMSE over folds and seeds.", ""]
+
+
+def _table(report: CompareReport) -> list[str]:
+    """The methods' validation (and cross-validation) and test RMSE, best pick criterion first."""
+    p = report.pick
+    assert p is not None
+    cv = p.cv
+
+    def key(m: str) -> float:
+        v = cv.rmse_mean.get(m) if cv is not None else report.methods[m].validation_rmse_mean
+        return math.inf if v is None else v
+
+    head = "| method | validation RMSE (mean over seeds) | test RMSE |"
+    lines = [head.replace(" | test", " | CV RMSE (mean ± std) | test") if cv else head,
+             "|---|---|---|---|" if cv else "|---|---|---|"]
+    for m in sorted(report.methods, key=key):
+        e = report.methods[m]
+        mark = " **(pick)**" if m == p.method else ""
+        cv_cell = f" {_f(cv.rmse_mean.get(m))} ± {_f(cv.rmse_std.get(m))} |" if cv else ""
+        lines.append(f"| {m}{mark} | {_f(e.validation_rmse_mean)} |{cv_cell} {_f(e.rmse_mean)} |")
+    return lines
+
+
+def band_lines(report: CompareReport) -> list[str]:
+    """Whether the band loss helped: band vs masked (and mse_all) mean test RMSE against the seed spread."""
+    ms = report.methods
+    band_m = method_with_role(BAND)
+    if band_m not in ms or PROP not in ms:
+        return []
+    b, m = ms[band_m], ms[PROP]
+    if b.rmse_mean is None or m.rmse_mean is None:
+        return []
+    spread = 2 * math.hypot(b.rmse_mean_std or 0.0, m.rmse_mean_std or 0.0)
+    diff = (m.rmse_mean - b.rmse_mean) / m.rmse_mean
+    clear = len(b.seeds) >= 2 and len(m.seeds) >= 2 and abs(m.rmse_mean - b.rmse_mean) > spread
+    band = (b.per_seed[0].train.band_halfwidth or []) if b.per_seed else []
+    verdict = ("helps" if diff > 0 and clear else "hurts" if diff < 0 and clear else "makes no clear difference")
+    unit = report.torque_unit
+    return ["### The band loss", "",
+            f"band (stuck pairs penalized only outside ±tau_s,j; tau_s = {', '.join(_f(v, 3) for v in band)} {unit}) "
+            f"vs masked: mean test RMSE {_f(b.rmse_mean)} ± {_f(b.rmse_mean_std)} vs {_f(m.rmse_mean)} ± "
+            f"{_f(m.rmse_mean_std)} {unit} ({diff:+.1%} in band's favour): the band loss **{verdict}** here "
+            + ("(clear = beyond twice the seed-to-seed spread)." if len(b.seeds) >= 2 and len(m.seeds) >= 2 else
+               "(one seed: no spread to judge a difference by)."), ""]

@@ -1,0 +1,376 @@
+"""The six stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
+command a user could run by hand:
+
+1. ``simulate``: bulk data from the offline simulator (``deadzone-id simulate``, several simulated minutes, no DDS);
+2. ``live``: a live ROS 2 run through ``sim_feedforward.launch.yaml`` (sim_arm, excitation, feedforward_controller
+   with pd_dob, recorder, as separate processes over DDS, in lockstep), the path a user takes on real hardware;
+3. ``compare``: ``deadzone-id compare`` on all recordings (every method, several seeds) and an ONNX export of the
+   best learned model;
+4. ``closed_loop``: ``deadzone-id closed-loop``: pd_dob and ctc_dob with the URDF's nominal rigid body, the identified
+   rigid body, the masked, conventional and picked models on held-out references (in-process, default and weak
+   DOB), plus one short live run per controller over DDS;
+5. ``improve``: ``deadzone-id improve`` with small settings (weak DOB, the closed-loop comparison's held-out
+   references, rbd and hybrid as candidates, the comparison's pick beside it), in ``DIR/improve``;
+6. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
+
+Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo.run` records, so that a
+resumed run rebuilds what later stages need without running the stage again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...robot.defaults import BUNDLED_ROBOT
+
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+
+#: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
+CLOSED_LOOP_JSON = "closed_loop.json"
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Sizes of the demo's stages.
+
+    Attributes:
+        sim_seeds: excitation/noise seeds of the offline-simulated episodes (one bag each).
+        sim_duration: simulated seconds per offline episode [s].
+        live_duration: excitation length of the live recording [s].
+        live_seed: excitation seed of the live recording.
+        closed_loop_seeds: held-out reference seeds of the closed-loop comparison (in no training data).
+        closed_loop_duration: in-process closed-loop run per seed and controller [s].
+        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s]; 0: none (the
+            in-process comparison only).
+        weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
+        compare_seeds: training seeds per method.
+        quick: shorter training (``compare --quick``): under-trained models, said so in the report.
+        improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
+        improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
+        improve_duration: its seconds per task run [s].
+        robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
+            simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
+            (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
+            the bundled arm.
+
+    Raises:
+        ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
+            (0, 1), a closed-loop seed that is also a training seed or an improve task seed, or improve_iterations
+            < 0.
+    """
+
+    sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
+    sim_duration: float = 60.0
+    live_duration: float = 20.0
+    live_seed: int = 100
+    closed_loop_seeds: tuple[int, ...] = (999, 1000, 1001)
+    closed_loop_duration: float = 6.0
+    closed_loop_live_duration: float = 4.0
+    weak_dob_fraction: float = 0.2
+    compare_seeds: int = 3
+    quick: bool = False
+    improve_iterations: int = 1
+    improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
+    improve_duration: float = 10.0
+    robot: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.sim_seeds:
+            raise ValueError("sim_seeds is empty")
+        if not self.closed_loop_seeds:
+            raise ValueError("closed_loop_seeds is empty")
+        for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
+        if not self.closed_loop_live_duration >= 0:
+            raise ValueError(f"closed_loop_live_duration = {self.closed_loop_live_duration} must be >= 0 s (0: no "
+                             "live run)")
+        if not 0 < self.weak_dob_fraction < 1:
+            raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
+        for seed in self.closed_loop_seeds:
+            if seed in self.sim_seeds or seed == self.live_seed or seed in self.improve_task_seeds:
+                raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
+        if self.improve_iterations < 0 or not self.improve_task_seeds:
+            raise ValueError(f"improve_iterations = {self.improve_iterations} must be >= 0 and improve_task_seeds "
+                             f"= {list(self.improve_task_seeds)} not empty")
+
+    @classmethod
+    def quick_run(cls) -> DemoConfig:
+        """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
+        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
+                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
+                   improve_duration=5.0)
+
+
+@dataclass
+class StageContext:
+    """What a stage sees.
+
+    Attributes:
+        out: the output folder.  cfg: the sizes.  results: stage name -> JSON result of every finished stage (this
+        run's and, on resume, the earlier run's).  log: prints a line.  stage_seconds: ``"<n>_<stage>"`` -> wall
+        time of each finished stage [s].  objects: stage name -> the typed result of a stage finished in this process
+        (the comparison's report, the closed-loop run), for the report stage; on resume the report stage reads
+        what is missing back from the files those stages wrote.
+    """
+
+    out: Path
+    cfg: DemoConfig
+    results: dict[str, Any]
+    log: Callable[[str], None] = print
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    objects: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a resumable run.
+
+    Attributes:
+        name: its key in demo_state.json and INCOMPLETE.json.  title: (config) -> the header line.
+        run: (context) -> its JSON-able result.  owns: glob patterns (relative to the output folder) of what it
+        writes, moved aside before it runs again after an interruption.
+    """
+
+    name: str
+    title: Callable[[DemoConfig], str]
+    run: Callable[[StageContext], Any]
+    owns: tuple[str, ...] = ()
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _rel(ctx: StageContext, path: Path) -> str:
+    return str(Path(path).relative_to(ctx.out))
+
+
+def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
+                  robot: str = "") -> tuple[str, int, float]:
+    """One offline bag (a worker of :func:`simulate`) of the profile ``robot`` ("" the bundled arm): (its path, its
+    /joint_states samples, simulation wall [s])."""
+    from ...robot_configs import simulation_configs
+    from ...sim.record import simulate_bag
+
+    result = simulate_bag(duration, seed, path, start_time=start_time, **simulation_configs(robot))
+    return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
+
+
+def simulate(ctx: StageContext) -> dict[str, Any]:
+    """Stage 1: one offline-simulated bag per seed of the configured robot, two at a time in worker processes when
+    there are several (each bag depends on its seed only; the stamps of the k-th seed start k seconds after the
+    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``."""
+    import time
+
+    from ..closed_loop.run import worker_pool
+
+    start = time.time()
+    jobs = [(ctx.cfg.sim_duration, seed, ctx.out / "data" / f"sim_seed{seed}", start + k, ctx.cfg.robot)
+            for k, seed in enumerate(ctx.cfg.sim_seeds)]
+    bags: list[str] = []
+
+    def wrote(path: str, samples: int, seconds: float) -> None:
+        ctx.log(f"wrote {path}: {samples} samples, {ctx.cfg.sim_duration:g} s simulated in {seconds:.1f} s")
+        bags.append(_rel(ctx, Path(path)))
+
+    if len(jobs) == 1:
+        wrote(*_simulate_one(*jobs[0]))
+    else:
+        with worker_pool(2) as pool:
+            for future in [pool.submit(_simulate_one, *job) for job in jobs]:
+                wrote(*future.result())
+    return {"bags": bags}
+
+
+def live(ctx: StageContext) -> dict[str, Any]:
+    """Stage 2: the live recording of the configured robot (lockstep, no wall-clock deadline); result
+    ``{"bag": ...}``.
+
+    Raises:
+        DataError: the recording cannot be trained on, or the run stalled (:func:`~..launching.live.live_run`).
+    """
+    from ...data.dataset import DatasetConfig
+    from ...data.inspect import format_report, inspect_bag
+    from ...errors import DataError
+    from ...launching.live import live_run, robot_launch_args
+    from ...training.config import load_train_config
+
+    (ctx.out / "logs").mkdir(exist_ok=True)
+    bag = live_run(ctx.out / "data" / "live", {"mode": "pd_dob", "model": "rbd", "seed": str(ctx.cfg.live_seed),
+                                               **robot_launch_args(ctx.cfg.robot)},
+                   ctx.cfg.live_duration, ctx.out / "logs" / "live_recording.log")
+    ctx.log(f"recorded {bag}")
+    info = inspect_bag(bag, DatasetConfig(), load_train_config().dead_zone)
+    ctx.log(format_report(info))
+    if not info["trainable"]:
+        raise DataError(f"the live recording {bag} cannot be trained on: {info['why_not']}")
+    return {"bag": _rel(ctx, bag)}
+
+
+def compare(ctx: StageContext) -> dict[str, Any]:
+    """Stage 3: compare every method on every recording, export the best learned model to ONNX; result
+    ``{"compare_dir": "compare", "best": METHOD}`` (the report is compare/report.json).
+
+    Raises:
+        DataError: no learned model, or the ONNX export check failed.
+    """
+    from ...errors import DataError
+    from ...models.export import export_artifact_onnx
+    from ...training.config import load_train_config
+    from ...training.pipeline import load_inputs
+    from ..compare.run import compare_config, run_compare
+
+    live_bag = ctx.results["live"]["bag"]
+    bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + ([ctx.out / live_bag] if live_bag else [])
+    robot_kw: dict[str, Any] = {}
+    if ctx.cfg.robot:
+        from ...robot_configs import load_robot
+
+        robot = load_robot(ctx.cfg.robot)
+        robot_kw = {"urdf": str(robot.urdf_path), "locked": dict(robot.profile.locked)}
+    compare_dir = ctx.out / "compare"
+    cfg = compare_config(load_train_config(), quick=ctx.cfg.quick, seeds=ctx.cfg.compare_seeds)
+    # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
+    report = run_compare(load_inputs(bags, simulator="yes", log=_log, **robot_kw), compare_dir, cfg, log=_log)
+    ctx.objects["compare"] = report
+    best = report.best_learned()
+    if best is None:
+        raise DataError("compare produced no learned model to export")
+    export = export_artifact_onnx(compare_dir / "models" / best)
+    ctx.log(f"wrote {export.path}; onnxruntime vs numpy: max |diff| = {export.max_abs_diff:.2e} N*m")
+    if not export.ok:
+        raise DataError(f"ONNX export check failed: onnxruntime differs by {export.max_abs_diff:.3g} N*m")
+    ctx.log(f"best learned model: {best} -> {compare_dir / 'models' / best}")
+    return {"compare_dir": _rel(ctx, compare_dir), "best": best}
+
+
+def closed_loop(ctx: StageContext) -> dict[str, Any]:
+    """Stage 4: the closed-loop comparison, written to closed_loop.json (read back by a resumed report stage) and
+    closed_loop.md; result ``{"closed_loop_json": "closed_loop.json"}``."""
+    from ..closed_loop.run import run_closed_loop, write_closed_loop
+    from ..compare.plots import closed_loop_plot
+
+    cfg = ctx.cfg
+    res = run_closed_loop(ctx.out / ctx.results["compare"]["compare_dir"], ctx.out, cfg.closed_loop_seeds,
+                          cfg.closed_loop_duration, cfg.weak_dob_fraction,
+                          cfg.closed_loop_live_duration, log=ctx.log,
+                          robot=cfg.robot or None)
+    if res.live:
+        closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
+    write_closed_loop(ctx.out, res)
+    ctx.objects["closed_loop"] = res
+    return {"closed_loop_json": CLOSED_LOOP_JSON}
+
+
+def improve(ctx: StageContext) -> dict[str, Any]:
+    """Stage 5: ``deadzone-id improve`` with the demo's small settings into ``improve/`` (weak DOB, where the
+    feedforward carries the load; held out: the closed-loop seeds and duration; candidates rbd and hybrid, the
+    methods every iteration of the measurement in docs/improve.md picked, so the stage trains one network per iteration;
+    compared with the comparison's pick); result ``{"improve_dir": "improve"}``, or ``{"improve_dir": null}`` with
+    ``improve_iterations`` 0."""
+    from ...training.config import load_train_config
+    from ..compare.run import compare_config
+    from ..improve.report import write_improve
+    from ..improve.results import ImproveSettings
+    from ..improve.run import run_improve
+
+    cfg = ctx.cfg
+    if cfg.improve_iterations == 0:
+        ctx.log("improve_iterations = 0: skipped")
+        return {"improve_dir": None}
+    pick = ctx.out / ctx.results["compare"]["compare_dir"] / "pick"
+    settings = ImproveSettings(
+        iterations=cfg.improve_iterations, task_seeds=cfg.improve_task_seeds, task_duration_s=cfg.improve_duration,
+        held_out_seeds=cfg.closed_loop_seeds, held_out_duration_s=cfg.closed_loop_duration,
+        dob_cutoff_scale=cfg.weak_dob_fraction, methods=("rbd", "hybrid"), robot=cfg.robot or None,
+        compare_model=str(pick) if (pick / "model.json").is_file() else None)
+    run = run_improve(ctx.out / "improve", settings, compare_config(load_train_config(), quick=cfg.quick),
+                      workers=2, log=ctx.log)
+    write_improve(ctx.out / "improve", run)
+    ctx.objects["improve"] = run
+    return {"improve_dir": "improve"}
+
+
+def _robot_name(cfg: DemoConfig) -> str:
+    """The robot's name for the report: the profile's name, else the bundled arm's."""
+    if not cfg.robot:
+        return BUNDLED_ROBOT
+    from ...robot_configs import load_robot
+
+    return load_robot(cfg.robot).profile.name
+
+
+def report(ctx: StageContext) -> dict[str, Any]:
+    """Stage 6: report.json and report.md from the recorded results of stages 1-5; result ``{"report": ...}``.
+
+    The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
+    when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
+    closed_loop.json); the report is the same either way.
+
+    Raises:
+        FileNotFoundError: a file to read back is missing.  DataError: it is malformed (names the file and key).
+    """
+    from ..closed_loop.results import ClosedLoopRun
+    from ..compare.results import CompareReport
+    from .report import demo_markdown
+    from .results import DemoReport
+
+    r = ctx.results
+    compare_dir = ctx.out / r["compare"]["compare_dir"]
+    cmp = ctx.objects.get("compare") or CompareReport.read(compare_dir / "report.json")
+    closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
+    improved = ctx.objects.get("improve")
+    if improved is None and (r.get("improve") or {}).get("improve_dir"):  # a run without the stage has no record
+        from ..improve.report import RECORD
+        from ..improve.results import ImproveRun
+
+        improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
+    doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
+                     simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
+                     live_bag=str(ctx.out / r["live"]["bag"]) if r["live"]["bag"] else "",
+                     live_skipped=r["live"].get("skipped", ""), robot=_robot_name(ctx.cfg),
+                     compare_dir=str(compare_dir), compare=cmp,
+                     best_learned=r["compare"]["best"], closed_loop=closed.summaries,
+                     closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
+                     closed_loop_settings=closed.settings, improve=improved, stage_seconds=ctx.stage_seconds,
+                     seconds=sum(ctx.stage_seconds.values()))
+    (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")
+    (ctx.out / "report.md").write_text(demo_markdown(doc, ctx.out))
+    ctx.log("stage times [s]: " + ", ".join(f"{k} {v:.0f}" for k, v in ctx.stage_seconds.items()))
+    ctx.log(f"Read {ctx.out / 'report.md'} (plots in {ctx.out / 'plots'} and {compare_dir / 'plots'}).")
+    return {"report": "report.md"}
+
+
+def _live_title(c: DemoConfig) -> str:
+    return (f"live ROS 2 recording{f' of {c.robot}' if c.robot else ''}: sim_feedforward.launch.yaml, pd_dob, "
+            f"{c.live_duration:g} s excitation (sim_arm, excitation, feedforward_controller, recorder as processes "
+            "over DDS; simulated time, lockstep)")
+
+
+def _closed_loop_title(c: DemoConfig) -> str:
+    live = (f"one live run of {c.closed_loop_live_duration:g} s per controller over DDS"
+            if c.closed_loop_live_duration > 0 else "no live run")
+    return (f"closed loop: seeds {list(c.closed_loop_seeds)} x {c.closed_loop_duration:g} s in-process, default and "
+            f"weak DOB, {live} (deadzone-id closed-loop)")
+
+
+DEMO_STAGES: tuple[Stage, ...] = (
+    Stage("simulate", lambda c: f"offline simulation{f' of {c.robot}' if c.robot else ''}: {len(c.sim_seeds)} "
+          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*",)),
+    Stage("live", _live_title, live, ("data/live*", "logs/live_recording*.log")),
+    Stage("compare", lambda c: "compare every method on all recordings (deadzone-id compare)", compare,
+          ("compare",)),
+    Stage("closed_loop", _closed_loop_title, closed_loop,
+          ("closed_loop", CLOSED_LOOP_JSON, "closed_loop.md", "logs/closed_loop_*.log", "plots/closed_loop*.png")),
+    Stage("improve", lambda c: f"learning from its own runs: {c.improve_iterations} iteration(s), task seeds "
+          f"{list(c.improve_task_seeds)} x {c.improve_duration:g} s, weak DOB (deadzone-id improve)", improve,
+          ("improve",)),
+    Stage("report", lambda c: "report", report, ("report.json", "report.md")),
+)

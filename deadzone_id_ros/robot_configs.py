@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .robot.defaults import BUNDLED_ROBOT, bundled_robot, load_robot, profile_values, robot_for, urdf_field
+from .robot.defaults import (
+    BUNDLED_ROBOT,
+    bundled_robot,
+    load_robot,
+    locked_field,
+    profile_values,
+    robot_for,
+    urdf_field,
+)
 
 if TYPE_CHECKING:
     from .control.config import ControllerConfig
@@ -42,8 +50,9 @@ def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
 
 def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     """The simulated arm's config for ``robot``: joints, URDF, armature, noise and initial position (the home pose)
-    from the profile; friction and damping from the profile's settings where it gives them (else the URDF's, filled
-    in by the simulator); ``explicit`` fields override.
+    from the profile, and its locked joints (``locked_joints``: held where the profile locks them, as in the
+    rigid-body model); friction and damping from the profile's settings where it gives them (else the URDF's,
+    filled in by the simulator); ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value.
@@ -52,7 +61,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
 
     values: dict[str, Any] = {
         "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
-        **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position"))}
+        **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position")),
+        "locked_joints": locked_field(robot)}
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
             values[key] = robot.values(key)

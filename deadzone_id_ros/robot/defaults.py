@@ -19,7 +19,7 @@ from .derived import DerivedRobot, derive_robot
 from .profile import RobotProfile, resolve_profile
 
 __all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "PROFILE_FIELDS", "bundled_robot", "fill_required", "is_bundled_urdf",
-           "load_robot", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
+           "load_robot", "locked_field", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
 
 #: Name of the shipped profile that gives the defaults where a caller names no robot.
 BUNDLED_ROBOT = "three_dof_arm"
@@ -31,7 +31,8 @@ FIELD_VALUES = {"kp": "kp", "kd": "kd", "nominal_inertia": "nominal_inertia", "d
                 "acceleration_limit": "acceleration_limit"}
 #: Config fields a robot profile fills in where a parameter file, a node's parameters or a stored config leave them
 #: out (:func:`fill_required`): joints, the effort controller's order, the URDF, simulated friction, per-joint values.
-PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", *FIELD_VALUES)
+PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", "locked_joints",
+                  *FIELD_VALUES)
 
 
 @functools.lru_cache(maxsize=8)
@@ -88,13 +89,19 @@ def urdf_field(robot: DerivedRobot) -> str:
     return "" if is_bundled_urdf(robot.urdf_path) else str(robot.urdf_path)
 
 
+def locked_field(robot: DerivedRobot) -> tuple[str, ...]:
+    """The configs' ``locked_joints`` of ``robot``: its profile's ``locked`` as ``"urdf_joint=value"`` entries."""
+    return tuple(f"{name}={value!r}" for name, value in robot.profile.locked.items())
+
+
 def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
     """Every :data:`PROFILE_FIELDS` value of ``robot``: joints, command order, URDF (:func:`urdf_field`), per-joint
     values (:data:`FIELD_VALUES`, tuples of floats), and ``frictionloss`` / ``damping`` where the profile's settings
     give them (else None: the simulator takes the URDF's)."""
     values: dict[str, Any] = {"joint_names": robot.joint_names,
                               "command_joint_names": robot.profile.command_joint_names,
-                              "urdf_path": urdf_field(robot), **profile_values(robot, tuple(FIELD_VALUES))}
+                              "urdf_path": urdf_field(robot), "locked_joints": locked_field(robot),
+                              **profile_values(robot, tuple(FIELD_VALUES))}
     for key in ("frictionloss", "damping"):
         values[key] = robot.values(key) if any(o != "urdf" for o in robot.origin[key]) else None
     return values

@@ -313,8 +313,10 @@ def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: d
         ArtifactError: URDF missing or modified, or columns/coefficients of bad shape or range. KeyError, TypeError,
             ValueError: missing or inconsistent entries.
     """
+    from ..robot.urdf_text import read_urdf
+
     urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
-    reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
+    reg = RigidBodyRegressor(read_urdf(urdf_path), joint_names, meta["rbd"]["friction_eps"],
                              source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
                              locked=meta["rbd"].get("locked") or None)
     cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)

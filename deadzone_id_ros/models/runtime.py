@@ -74,13 +74,14 @@ class NominalRigidBodyModel:
         import pinocchio as pin
 
         from ..robot import load_robot_description
+        from ..robot.urdf_text import read_urdf
 
         self.description = load_robot_description(urdf_path, joint_names)
         self.joint_names = tuple(joint_names)
         if not friction_velocity > 0:
             raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0")
         self._pin = pin
-        self.model = pin.buildModelFromUrdf(str(urdf_path))
+        self.model = pin.buildModelFromXML(read_urdf(urdf_path))
         self.data = self.model.createData()
         self._idx_q = np.array([self.model.joints[self.model.getJointId(n)].idx_q for n in joint_names], dtype=int)
         self._idx_v = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in joint_names], dtype=int)

@@ -98,25 +98,28 @@ class DerivedRobot:
 
 
 def resolve_profile_urdf(profile: RobotProfile) -> Path:
-    """The URDF file a profile names: a path relative to its folder, an absolute path, or a catalog name.
+    """The URDF file a profile names: a path relative to its folder, an absolute path, or a catalog name; for a xacro
+    file, its expansion with the profile's ``xacro_args`` (a plain URDF in the cache,
+    :func:`~deadzone_id_ros.robot.urdf_text.urdf_file`), so every stage reads the same expanded robot.
 
     Raises:
         FileNotFoundError, RobotDescriptionError: from :func:`deadzone_id_ros.robot.catalog.resolve_robot_model`.
     """
     from .catalog import resolve_robot_model
+    from .urdf_text import urdf_file
 
     local = profile.folder / profile.urdf
-    if local.is_file():
-        return local
-    return resolve_robot_model(profile.urdf).urdf_path
+    found = local if local.is_file() else resolve_robot_model(profile.urdf).urdf_path
+    return urdf_file(found, profile.xacro_args)  # a xacro file: its expansion with the profile's xacro_args
 
 
 def _mass_diagonal(urdf_path: Path, profile: RobotProfile, home: np.ndarray) -> np.ndarray:
     import pinocchio as pin
 
     from .reduced import build_reduced_model
+    from .urdf_text import read_urdf
 
-    reduced = build_reduced_model(urdf_path.read_text(), profile.joint_names, locked=profile.locked,
+    reduced = build_reduced_model(read_urdf(urdf_path), profile.joint_names, locked=profile.locked,
                                   source=str(urdf_path))
     data = reduced.model.createData()
     mass = pin.crba(reduced.model, data, reduced.configuration(home)[0])

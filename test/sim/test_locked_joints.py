@@ -159,3 +159,19 @@ def test_the_locked_joints_travel_with_the_configs_dict_form(tmp_path):
     again = sim_config_from_metadata(stored, "episode.yaml")
     assert again.locked_positions == cfg.locked_positions
     assert mujoco.mj_name2id(_quiet_arm(again).model, mujoco.mjtObj.mjOBJ_JOINT, "base_theta") == -1
+
+
+@needs_erd
+@pytest.mark.parametrize("name", ["so101", "panda"])
+def test_every_simulator_entry_point_carries_the_profiles_locked_joints(name):
+    """simulate / demo (simulation_configs), closed-loop and improve (their default configs), the sim_arm node and
+    replay of a parameter file (load_sim_config with the robot parameter) all build the profile's locked robot."""
+    from deadzone_id_ros.experiments.closed_loop import _default_configs
+    from deadzone_id_ros.robot_configs import simulation_configs
+    from deadzone_id_ros.sim.sim_arm_params import load_sim_config
+
+    want = dict(load_robot(name).profile.locked)
+    assert want
+    assert simulation_configs(name)["sim_config"].locked_positions == want
+    assert _default_configs(name)[0].locked_positions == want
+    assert load_sim_config(None, robot=name)[0].locked_positions == want

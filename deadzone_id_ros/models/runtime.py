@@ -303,8 +303,12 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
                 from .artifact import check_newton_metres, load_artifact
             except ImportError as err:
                 raise ArtifactError(f"{path}: model artifacts are not supported by this build ({err})") from err
+            from ..resources import default_urdf
+            from ..robot import load_robot_description
+
             model = load_artifact(path)
-            check_newton_metres(model, str(path))
+            kinds = load_robot_description(settings.urdf_path or default_urdf(), joint_names).kinds
+            check_newton_metres(model, str(path), dict(zip(joint_names, kinds)))
             return model
         return load_onnx(path)  # refuses metadata units other than SI (N·m)
     raise ConfigError(f"model = {kind!r} must be one of 'none', 'rbd', 'learned'")

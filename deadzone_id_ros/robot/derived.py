@@ -23,7 +23,11 @@ check_effort_limits`).
   5 x 0.1 Hz, at the velocity limit).
 - simulated noise, when the profile gives none: torque noise ``TORQUE_NOISE_FRACTION * effort_limit`` [N·m],
   velocity noise ``VELOCITY_NOISE_STD`` [rad/s] (the bundled arm's encoder-derived figure).
-- home pose: the profile's, else zeros clipped into the position limits.
+- home pose: the profile's, else zeros clipped into the position limits (a prismatic joint: into the limits less
+  ``PRISMATIC_MARGIN_FRACTION`` of its stroke at each end, where the excitation may centre on it).
+
+Units follow each joint's kind: for a prismatic joint positions are in m, velocity m/s, effort N, and the "inertia"
+diag M is a mass [kg] (pinocchio's joint-space inertia of a prismatic joint); the formulas are the same.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RobotDescriptionError
-from .description import RobotDescription, load_robot_description
+from .description import RobotDescription, load_robot_description, position_margins
 from .profile import RobotProfile
 
 __all__ = ["DOB_CAP_FRACTION", "EXCITATION_TOP_FREQUENCY", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD",
@@ -165,8 +169,9 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
         if out.any():
             bad = [profile.joint_names[i] for i in np.flatnonzero(out)]
             raise RobotDescriptionError(f"{urdf_path}: home pose of {bad} lies outside the URDF position limits")
-    else:
-        home = np.clip(np.zeros(n), desc.lower, desc.upper)
+    else:  # a prismatic joint's default home keeps its margin from the limits (a lift at 0 = its lower limit)
+        inset = position_margins(desc, 0.0)
+        home = np.clip(np.zeros(n), desc.lower + inset, desc.upper - inset)
     picker = _Picker(profile)
     pick = picker.pick
     armature = pick("armature", np.zeros(n), "derived", "armature")

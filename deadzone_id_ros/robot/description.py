@@ -17,8 +17,13 @@ import numpy as np
 
 from ..errors import RobotDescriptionError
 
-__all__ = ["JOINT_UNITS", "JointLimits", "JointUnits", "RobotDescription", "joint_kind", "joint_units",
-           "load_robot_description"]
+__all__ = ["JOINT_UNITS", "PRISMATIC_MARGIN_FRACTION", "JointLimits", "JointUnits", "RobotDescription", "joint_kind",
+           "joint_units", "load_robot_description", "position_margins"]
+
+#: Distance kept from a prismatic joint's position limits, as a fraction of its stroke (upper - lower) [1]: the
+#: excitation's margin and the default home pose's inset. A revolute joint's margin is in rad; a stroke of 0.4 m
+#: minus a 0.2 "rad" margin at each end left nothing.
+PRISMATIC_MARGIN_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,14 @@ class RobotDescription:
         return JointLimits(
             float(self.lower[i]), float(self.upper[i]), float(self.velocity_limit[i]), float(self.effort_limit[i])
         )
+
+
+def position_margins(description: RobotDescription, revolute: float,
+                     prismatic_fraction: float = PRISMATIC_MARGIN_FRACTION) -> np.ndarray:
+    """(J,) distance to keep from each joint's position limits, in the joint's own unit: ``revolute`` [rad] for a
+    revolute or continuous joint, ``prismatic_fraction`` of the stroke [m] for a prismatic one."""
+    stroke = np.where(np.isfinite(description.upper - description.lower), description.upper - description.lower, 0.0)
+    return np.where(description.prismatic, prismatic_fraction * stroke, revolute)
 
 
 def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | None = None) -> RobotDescription:

@@ -41,9 +41,10 @@ import numpy as np
 from ..errors import RobotDescriptionError
 from .description import RobotDescription, load_robot_description, position_margins
 from .profile import RobotProfile
+from .reduced import ReducedRobot
 
-__all__ = ["DOB_CAP_FRACTION", "EXCITATION_TOP_FREQUENCY", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD",
-           "DerivedRobot", "derive_robot", "resolve_profile_urdf"]
+__all__ = ["DOB_CAP_FRACTION", "EXCITATION_TOP_FREQUENCY", "MIN_INERTIAL", "TORQUE_NOISE_FRACTION",
+           "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials", "derive_robot", "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
 DOB_CAP_FRACTION = 0.5
@@ -125,9 +126,40 @@ def _mass_diagonal(urdf_path: Path, profile: RobotProfile, home: np.ndarray) -> 
 
     reduced = build_reduced_model(read_urdf(urdf_path), profile.joint_names, locked=profile.locked,
                                   source=str(urdf_path))
+    check_moving_inertials(reduced, str(urdf_path))
     data = reduced.model.createData()
     mass = pin.crba(reduced.model, data, reduced.configuration(home)[0])
     return np.asarray(mass)[reduced.idx_v, reduced.idx_v].copy()
+
+
+#: Smallest mass [kg] and principal moment of inertia [kg·m²] of a body that moves (MuJoCo's mjMINVAL).
+MIN_INERTIAL = 1e-15
+
+
+def check_moving_inertials(reduced: ReducedRobot, source: str) -> None:
+    """Refuse a controlled joint whose moving link (its child link with every link welded to it: fixed joints and
+    locked joints) has no mass or no rotational inertia: MuJoCo refuses such a model ("mass and inertia of moving
+    bodies must be larger than mjMINVAL", even when links further out have mass) and the joint-space inertia of
+    the rigid body has no inertia of its own there. A link without ``<inertial>`` between two joints is the usual
+    cause (URDF exporters, mobile bases).
+
+    Raises:
+        RobotDescriptionError: names the joint, its link, the mass and the inertia, and the fix.
+    """
+    import pinocchio as pin
+
+    model = reduced.model
+    for joint in reduced.urdf_joint_names:
+        jid = model.getJointId(joint)
+        inertia = model.inertias[jid]
+        moments = np.linalg.eigvalsh(np.asarray(inertia.inertia))
+        if inertia.mass > MIN_INERTIAL and moments.min() > MIN_INERTIAL:
+            continue
+        links = [f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == jid]
+        raise RobotDescriptionError(
+            f"{source}: joint {joint!r} moves link(s) {links} with mass {inertia.mass:g} kg and principal inertia "
+            f"{np.round(moments, 12).tolist()} kg*m^2: a moving link needs an <inertial> with positive mass and "
+            "inertia (MuJoCo refuses it, mjMINVAL); give the link its inertial, or lock or fix the joint")
 
 
 class _Picker:
@@ -156,8 +188,9 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
 
     Raises:
         FileNotFoundError: the URDF does not exist.
-        RobotDescriptionError: the URDF lacks a controlled or locked joint, or a controlled joint has an effort
-            limit of 0 or none (names the joint and the fix).
+        RobotDescriptionError: the URDF lacks a controlled or locked joint, a controlled joint is not 1-DOF (names
+            its kind: floating, planar), has an effort limit of 0 or none, or moves a link without mass or inertia
+            (:func:`check_moving_inertials`; names the joint and the link, and the fix).
     """
     urdf_path = resolve_profile_urdf(profile)
     desc = load_robot_description(urdf_path, profile.joint_names)

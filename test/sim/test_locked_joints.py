@@ -175,3 +175,15 @@ def test_every_simulator_entry_point_carries_the_profiles_locked_joints(name):
     assert simulation_configs(name)["sim_config"].locked_positions == want
     assert _default_configs(name)[0].locked_positions == want
     assert load_sim_config(None, robot=name)[0].locked_positions == want
+
+
+def test_a_controlled_joint_moving_a_link_without_inertial_is_refused_at_profile_load_naming_it(tmp_path):
+    """The massless base links are welded when locked (above); controlled, the first stage refuses them, naming the
+    link, where MuJoCo would refuse the model later (mjMINVAL) and pinocchio had no inertia of its own there."""
+    mobile_base_profile(tmp_path, 0.0)
+    profile = tmp_path / "driven.yaml"
+    profile.write_text("name: driven\nurdf: mobile.urdf\njoints: [base_x, shoulder, elbow]\n"
+                       "locked: {base_y: 0.0, base_theta: 0.0}\n")
+    with pytest.raises(RobotDescriptionError, match=r"joint 'base_x' moves link\(s\) \['base_x_link', "
+                                                    r"'base_y_link', 'base_link'\] with mass 0 kg.*<inertial>"):
+        derive_robot(load_profile(profile))

@@ -14,6 +14,7 @@ optimistic.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -70,9 +71,9 @@ def check_robot_options(model: Any, joint_map: dict[str, str], locked: dict[str,
 def run(args: argparse.Namespace) -> int:
     """Evaluate; prints a per-joint table. Returns 0."""
     from ..data.deadzone import fit_dead_zone
-    from ..data.effort_units import unit_label
+    from ..data.effort_units import unit_label, with_joint_kinds
     from ..errors import DataError
-    from ..models.artifact import load_artifact, model_effort_units
+    from ..models.artifact import load_artifact, model_effort_units, model_joint_kinds
     from ..training.blocks import fmt_values
     from ..training.evaluate import evaluate_model, json_clean
     from ..training.fit import stack_episodes
@@ -96,6 +97,12 @@ def run(args: argparse.Namespace) -> int:
                         f"{trained.get('torque_constants') or {}} (model.json); leave it out to use the model's")
     ds = load_bags(args, joints=model.joint_names, torque_constants=trained.get("torque_constants"))
     model_units = model_effort_units(model)
+    kinds = model_joint_kinds(model)
+    if kinds:  # the model's URDF said which joints are prismatic: their effort is force in N
+        peaks = {j: float(np.nanmax(np.abs(np.concatenate([e.tau[:, i] for e in ds.episodes])), initial=0.0))
+                 for i, j in enumerate(ds.joint_names)}
+        ds = dataclasses.replace(ds, effort_units=with_joint_kinds(ds.effort_units, kinds, peaks,
+                                                                   ds.effort_unit_reason)[0])
     if model_units != ds.effort_units:
         raise DataError(f"{', '.join(args.bag)}: effort units {ds.effort_units} differ from the model's "
                         f"{model_units} (model.json); give the --torque-constant / --effort-unit it was trained with")

@@ -33,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
     if args.joints:
         import pinocchio as pin
 
+        from ..robot.urdf_text import read_urdf
+
         entry = resolve_robot_model(args.joints)
-        model = pin.buildModelFromUrdf(str(entry.urdf_path))
+        model = pin.buildModelFromXML(read_urdf(entry.urdf_path))
         joints = [str(n) for i, n in enumerate(model.names) if i > 0 and model.joints[i].nv > 0]
         print(json.dumps(joints) if args.json else "\n".join(joints))
         return 0

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..config import check_joint_names, check_per_joint, check_positive
 from ..errors import ConfigError
+from ..robot.description import PRISMATIC_MARGIN_FRACTION, position_margins
 from .trajectory import TrajectoryPoints
 
 __all__ = ["ExcitationConfig", "generate_excitation"]
@@ -41,7 +42,10 @@ class ExcitationConfig:
         harmonics: number of harmonics (>= 1).
         center: (J,) centre position [rad]; used when ``center_from_start`` is false.
         center_from_start: centre on the start position given to :func:`generate_excitation` (the arm's position).
-        position_margin: distance kept from the URDF position limits [rad] (>= 0).
+        position_margin: distance kept from the URDF position limits of a revolute joint [rad] (>= 0).
+        prismatic_margin_fraction: distance kept from the position limits of a prismatic joint, as a fraction of
+            its stroke (upper - lower) [1], in [0, 0.5): a margin in the joint's own unit (0.05 of a 0.4 m stroke is
+            2 cm; 0.2 rad was the whole half-stroke).
         velocity_fraction: fraction of the URDF velocity limit the motion may reach, in (0, 1].
         acceleration_limit: (J,) acceleration bound [rad/s²] (URDFs carry none).
         amplitude: (J,) largest excursion from the centre [rad] (> 0), before limit scaling.
@@ -63,6 +67,7 @@ class ExcitationConfig:
     center: tuple[float, ...] = field(kw_only=True)
     center_from_start: bool = True
     position_margin: float = 0.2
+    prismatic_margin_fraction: float = PRISMATIC_MARGIN_FRACTION
     velocity_fraction: float = 0.6
     acceleration_limit: tuple[float, ...] = field(kw_only=True)
     amplitude: tuple[float, ...] = field(kw_only=True)
@@ -89,6 +94,8 @@ class ExcitationConfig:
         check_per_joint("amplitude", self.amplitude, n)
         if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
             raise ValueError(f"position_margin = {self.position_margin!r} must be >= 0")
+        if not (isinstance(self.prismatic_margin_fraction, (int, float)) and 0 <= self.prismatic_margin_fraction < 0.5):
+            raise ValueError(f"prismatic_margin_fraction = {self.prismatic_margin_fraction!r} must be in [0, 0.5)")
         if not (isinstance(self.velocity_fraction, (int, float)) and 0 < self.velocity_fraction <= 1):
             raise ValueError(f"velocity_fraction = {self.velocity_fraction!r} must be in (0, 1]")
         for name in ("hold_fraction", "slow_fraction"):
@@ -165,6 +172,7 @@ def _excitation_center(config: ExcitationConfig, lo: np.ndarray, hi: np.ndarray,
     if bad:
         raise ConfigError(
             f"center {center.tolist()} is outside the position limits minus position_margin={config.position_margin} "
+            f"rad (prismatic joints: prismatic_margin_fraction={config.prismatic_margin_fraction} of the stroke) "
             f"for joint(s) {bad}"
         )
     return center
@@ -202,7 +210,8 @@ def generate_excitation(
 
     desc = load_robot_description(config.urdf_path or default_urdf(), config.joint_names)
     n = desc.n_joints
-    lo, hi = desc.lower + config.position_margin, desc.upper - config.position_margin
+    margin = position_margins(desc, config.position_margin, config.prismatic_margin_fraction)
+    lo, hi = desc.lower + margin, desc.upper - margin
     if np.any(desc.continuous):  # no position limit: one turn around the start (or the configured centre)
         ref = np.asarray(start if config.center_from_start and start is not None else config.center, dtype=float)
         if ref.shape == lo.shape:

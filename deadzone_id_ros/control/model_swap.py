@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.effort_units import NEWTON_METRE
-from ..models.artifact import UNITS, model_effort_units
+from ..data.effort_units import NEWTON_METRE, not_si
+from ..models.artifact import UNITS, model_effort_units, model_joint_kinds
 from ..models.base import InverseDynamicsModel, check_joint_arrays
 from .arm_check import ArmReference, arm_verdict
 
@@ -83,7 +83,7 @@ def _unit_mismatch(model: InverseDynamicsModel) -> str:
         wrong.pop("tau", None)  # effort is judged per joint below
         if wrong:
             return f"model units {wrong} differ from the controller's {UNITS}"
-    effort = {j: u for j, u in model_effort_units(model).items() if u != NEWTON_METRE}
+    effort = not_si(model_effort_units(model), model_joint_kinds(model))  # N·m; N on a prismatic joint
     if isinstance(units, dict) and units.get("tau", NEWTON_METRE) != NEWTON_METRE and not effort:
         effort = {j: str(units["tau"]) for j in model.joint_names}
     if effort:

@@ -37,7 +37,7 @@ from .cleaning_log import CleaningLog
 from .cleaning_report import BagReport, CleaningReport, merge_reports
 from .dataset_config import TIME_SOURCES, VELOCITY_SOURCES, DatasetConfig
 from .deadzone import DeadZone, DeadZoneConfig, fit_dead_zone
-from .effort_units import NEWTON_METRE, UNKNOWN, effort_units, guess_effort_unit
+from .effort_units import NEWTON_METRE, UNKNOWN, effort_units, guess_effort_units
 from .episodes import build_episodes
 from .types import Episode, Recording
 
@@ -130,14 +130,14 @@ class BagLoad:
     Attributes:
         path: the bag as given.  episodes: its episodes (q/dq/ddq/tau (N, J) in ``joints`` order).
         joints: (J,) its joints.  report: its cleaning report (:class:`~.cleaning_report.BagReport`).
-        unit: (unit, reason) guessed for its effort.
+        unit: ({joint: unit}, reason) guessed for its effort, per joint.
     """
 
     path: str
     episodes: list[Episode]
     joints: tuple[str, ...]
     report: BagReport
-    unit: tuple[str, str]
+    unit: tuple[dict[str, str], str]
 
 
 def load_bag(path: str | Path, config: DatasetConfig) -> BagLoad:
@@ -155,7 +155,8 @@ def load_bag(path: str | Path, config: DatasetConfig) -> BagLoad:
         log.note("recovered", handle.recovered)
         log.warn(*(f"{path}: {n}" for n in handle.notes))
         eps, joints, rep = build_episodes(series, config, log)
-        unit = recorded_effort_unit(path) or _guess_unit(handle, series, joints, config)
+        stated = recorded_effort_unit(path)
+        unit = (dict.fromkeys(joints, stated[0]), stated[1]) if stated else _guess_unit(handle, series, joints, config)
     return BagLoad(str(path), eps, tuple(joints), rep, unit)
 
 
@@ -225,15 +226,22 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
                    effort_unit_reason=why)
 
 
-def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) -> tuple[str, str]:
-    """(unit, reason) of one bag's effort, from its message types and the largest |effort| of the joints that have
-    no torque constant."""
+def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) -> tuple[dict[str, str], str]:
+    """({joint: unit}, reason) of one bag's effort, from its message types and each joint's own largest |effort|
+    (joints with a torque constant are N·m by it and not judged)."""
     msgtypes = {c.msgtype for c in handle.reader.connections}
-    cols = [series.joint_names.index(j) for j in joints if j not in (config.torque_constants or {})]
-    eff = np.abs(np.asarray(series.effort, float)[:, cols]) if cols else np.zeros((0, 0))
-    finite = eff[np.isfinite(eff)]
-    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0,
-                             whole_numbers=bool(finite.size) and bool(np.all(finite == np.round(finite))))
+    effort = np.abs(np.asarray(series.effort, float))
+    peaks: dict[str, float] = {}
+    whole = True
+    for j in joints:
+        if j in (config.torque_constants or {}):
+            continue
+        col = effort[:, series.joint_names.index(j)] if effort.ndim == 2 and len(effort) else np.zeros(0)
+        finite = col[np.isfinite(col)]
+        peaks[j] = float(finite.max()) if finite.size else 0.0
+        whole = whole and bool(np.all(finite == np.round(finite)))
+    units, why = guess_effort_units(msgtypes, peaks, whole_numbers=whole and any(peaks.values()))
+    return {j: units.get(j, NEWTON_METRE) for j in joints}, why
 
 
 def recorded_effort_unit(path: str | Path) -> tuple[str, str] | None:
@@ -255,12 +263,23 @@ def recorded_effort_unit(path: str | Path) -> tuple[str, str] | None:
     return unit, f"stated in {doc_path}: {doc.get('effort_unit_reason') or 'effort_unit'}"
 
 
-def _combine_guesses(guesses: Sequence[tuple[str, str]], paths: Sequence[str]) -> tuple[str, str]:
-    """One (unit, reason) for several bags: their common guess, else "unknown" naming each bag's."""
-    units = {u for u, _ in guesses}
-    if len(units) <= 1:
-        return guesses[0] if guesses else (NEWTON_METRE, "no bag")
-    return UNKNOWN, "the bags disagree: " + "; ".join(f"{p}: {u}" for p, (u, _) in zip(paths, guesses))
+def _combine_guesses(guesses: Sequence[tuple[dict[str, str], str]], paths: Sequence[str]
+                     ) -> tuple[dict[str, str], str]:
+    """One ({joint: unit}, reason) for several bags: per joint their common guess, else "unknown" naming each bag's
+    guess of that joint."""
+    if not guesses:
+        return {}, "no bag"
+    out: dict[str, str] = {}
+    disagree: list[str] = []
+    for joint in guesses[0][0]:
+        units = {g[0].get(joint, UNKNOWN) for g in guesses}
+        out[joint] = units.pop() if len(units) == 1 else UNKNOWN
+        if out[joint] == UNKNOWN and len({g[0].get(joint) for g in guesses}) > 1:
+            disagree.append(f"{joint} (" + "; ".join(f"{p}: {g[0].get(joint)}" for p, g in zip(paths, guesses))
+                            + ")")
+    reasons = list(dict.fromkeys(g[1] for g in guesses))
+    why = "; ".join(reasons) + (f"; the bags disagree on {', '.join(disagree)}" if disagree else "")
+    return out, why
 
 
 def dataset_from_recordings(recordings: Sequence[Recording], config: DatasetConfig | None = None,

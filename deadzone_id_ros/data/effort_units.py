@@ -6,6 +6,12 @@ current predicts current, and a controller that sends it as N·m commands the wr
 from the data into the training report, the model artifact (model.json ``units.tau`` and ``effort_units``; the ONNX
 metadata) and the controller's check, which refuses a model that does not predict N·m. ``--torque-constant
 JOINT:K`` (N·m per unit of the recorded effort) converts a joint's effort to N·m when the data are loaded.
+
+Units go per joint kind (ROS REP 103, sensor_msgs/JointState: "effort [N·m or N]"): the effort of a revolute joint is
+torque in N·m, that of a prismatic joint force in N. The magnitude guess is made per joint (a lift's 239 N does not
+relabel the arm's torques), and where a URDF tells a joint is prismatic (:func:`with_joint_kinds`) its SI label is
+N with its own plausibility bound. A model whose every joint predicts its kind's SI unit is what the controller takes
+(:func:`not_si`).
 """
 
 from __future__ import annotations
@@ -13,18 +19,93 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["FIX_HINT", "NEWTON_METRE", "PRESENT_LOAD", "UNKNOWN", "effort_units", "guess_effort_unit", "normalize_unit",
-           "parse_torque_constants", "tau_unit", "unit_label"]
+__all__ = ["FIX_HINT", "NEWTON", "NEWTON_METRE", "PRESENT_LOAD", "UNKNOWN", "effort_units", "guess_effort_unit",
+           "guess_effort_units", "normalize_unit", "not_si", "parse_torque_constants", "si_effort_unit", "tau_unit",
+           "unit_label", "with_joint_kinds"]
 
 FIX_HINT = ("give --torque-constant JOINT:K (N·m per unit of the recorded effort) to convert it to N·m, or "
             "--effort-unit N*m if the effort already is joint torque")
 
 NEWTON_METRE = "N*m"  # the unit string of model.json and the ONNX metadata (ASCII)
+NEWTON = "N"  # the effort of a prismatic joint (a force)
 UNKNOWN = "unknown"
 #: A Feetech/Dynamixel serial-bus servo's Present_Load: its PWM duty in units of 0.1 %, whole numbers in
 #: [-1000, 1000] (deadzone_id_ros/sim/servo.py); about stall torque / 1000 N·m per unit at rest.
 PRESENT_LOAD = "0.1%duty"
 _IMPLAUSIBLE_NM = 200.0  # |effort| above this is implausible as a manipulator joint torque [N·m]
+# |effort| above this is implausible as the force of a manipulator's linear axis [N]: lifts and linear axes of arms
+# push up to a few hundred N (Hello Robot Stretch's lift, the issue's 239 N), heavy gantry axes a few kN; a Dynamixel's
+# present current in mA reaches it only on a joint that is then also implausible as torque.
+_IMPLAUSIBLE_N = 5000.0
+
+
+def si_effort_unit(kind: str) -> str:
+    """The SI effort of a joint kind: "N" (force) for "prismatic", "N*m" (torque) for every other kind."""
+    return NEWTON if kind == "prismatic" else NEWTON_METRE
+
+
+def not_si(units: Mapping[str, str], kinds: Mapping[str, str] | None = None) -> dict[str, str]:
+    """{joint: unit} of the joints whose effort is not their kind's SI unit (:func:`si_effort_unit`); a joint
+    without a known kind must be in N·m."""
+    kinds = kinds or {}
+    return {j: u for j, u in units.items() if u != si_effort_unit(kinds.get(j, "revolute"))}
+
+
+def guess_effort_units(msgtypes: Iterable[str], max_abs_effort: Mapping[str, float], *,
+                       whole_numbers: bool = False) -> tuple[dict[str, str], str]:
+    """({joint: unit}, reason) of a bag's effort from its message types and each joint's largest |effort|.
+
+    One driver reports one quantity on every joint, so the bag is judged as a whole (:func:`guess_effort_unit` on the
+    largest |effort|, and ``whole_numbers``: every effort a whole number, as a servo's Present_Load): a joint whose
+    effort is implausible as N·m makes every joint "unknown", and the reason names it. A prismatic joint's force is
+    told apart once a URDF says which joint it is (:func:`with_joint_kinds`).
+    """
+    peak_joint = max(max_abs_effort, key=lambda j: max_abs_effort[j], default=None)
+    unit, why = guess_effort_unit(msgtypes, max_abs_effort[peak_joint] if peak_joint is not None else 0.0,
+                                  whole_numbers=whole_numbers)
+    if unit == UNKNOWN and peak_joint is not None:
+        big = [j for j, v in max_abs_effort.items() if v > _IMPLAUSIBLE_NM]
+        why += (f" (joint(s) {big}; if one is a prismatic joint, its effort is a force in N: give the URDF (--urdf) "
+                "that says so)")
+    return dict.fromkeys(max_abs_effort, unit), why
+
+
+def with_joint_kinds(units: Mapping[str, str], kinds: Mapping[str, str], max_abs_effort: Mapping[str, float],
+                     reason: str) -> tuple[dict[str, str], str]:
+    """``units`` and ``reason`` revised once a URDF gives each joint's kind (``kinds``).
+
+    A prismatic joint's SI effort is force [N]: every prismatic joint labelled N·m (guessed, stated, or converted by
+    a torque constant) becomes "N". Where the guess was "unknown" only because some joint's |effort| is
+    implausible as N·m (``reason`` says so), the guess is made again per kind: the revolute joints by the N·m bound
+    over the revolute joints alone, the prismatic joints by :data:`_IMPLAUSIBLE_N` [N]; a lift's 239 N no longer
+    relabels the arm's torques. Units the user stated other than N·m, and current (mA), are left as they are.
+
+    Args:
+        units: {joint: unit} as loaded.  kinds: {joint: "revolute" | "continuous" | "prismatic"}.
+        max_abs_effort: {joint: largest |effort| of the training data}.  reason: why ``units`` were guessed.
+    """
+    out = dict(units)
+    magnitude = "implausible as N·m" in reason
+    revolute = [j for j in units if kinds.get(j) != "prismatic"]
+    revolute_ok = max((max_abs_effort.get(j, 0.0) for j in revolute), default=0.0) <= _IMPLAUSIBLE_NM
+    changed = []
+    for joint, unit in units.items():
+        prismatic = kinds.get(joint) == "prismatic"
+        if prismatic and (unit == NEWTON_METRE or (unit == UNKNOWN and magnitude
+                                                   and max_abs_effort.get(joint, math.inf) <= _IMPLAUSIBLE_N)):
+            out[joint] = NEWTON
+        elif not prismatic and unit == UNKNOWN and magnitude and revolute_ok:
+            out[joint] = NEWTON_METRE
+        if out[joint] != unit:
+            changed.append(joint)
+    if not changed:
+        return out, reason
+    force = [j for j in units if out[j] == NEWTON and kinds.get(j) == "prismatic"]
+    torque = [j for j in changed if out[j] == NEWTON_METRE]
+    parts = ([f"the URDF's prismatic joint(s) {force}: force in N"] if force else []) + (
+        [f"joint(s) {torque}: torque plausible as N·m once the prismatic joints' force is told apart"]
+        if torque else [])
+    return out, "; ".join(parts) + f" (as loaded: {reason})"
 
 
 def guess_effort_unit(msgtypes: Iterable[str], max_abs_effort: float, *,
@@ -62,24 +143,34 @@ def normalize_unit(unit: str) -> str:
     return NEWTON_METRE if unit.lower() in _NEWTON_METRE_SPELLINGS else unit
 
 
-def effort_units(joints: Sequence[str], guessed: str, *, effort_unit: str | None = None,
+def effort_units(joints: Sequence[str], guessed: str | Mapping[str, str], *, effort_unit: str | None = None,
                  torque_constants: Mapping[str, float] | None = None) -> dict[str, str]:
     """{joint: unit of its training label}: "N*m" where a torque constant converted it, else ``effort_unit`` (what
-    the user states for the recording; :func:`normalize_unit`) or, without one, ``guessed``
-    (:func:`guess_effort_unit`)."""
+    the user states for the recording; :func:`normalize_unit`) or, without one, ``guessed`` (one unit, or per joint:
+    :func:`guess_effort_units`; a joint it lacks: "unknown")."""
     constants = torque_constants or {}
-    rest = normalize_unit(effort_unit) if effort_unit else guessed
-    return {j: NEWTON_METRE if j in constants else rest for j in joints}
+    if effort_unit:
+        guessed = normalize_unit(effort_unit)
+    per = guessed if isinstance(guessed, Mapping) else dict.fromkeys(joints, guessed)
+    return {j: NEWTON_METRE if j in constants else str(per.get(j, UNKNOWN)) for j in joints}
 
 
 def tau_unit(units: Mapping[str, str]) -> str:
-    """The one unit of every joint (model.json's ``units.tau``), or "mixed" when the joints differ; "N*m" if empty."""
+    """The one unit of every joint (model.json's ``units.tau``): "N*m" when empty or when every joint is in N·m or
+    N, i.e. SI joint effort (torque, and force for a prismatic joint; model.json's ``effort_units`` says which joint
+    is which), the single unit of every joint ("mA"), or "mixed" when the joints' units differ otherwise."""
     kinds = set(units.values())
-    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else NEWTON_METRE)
+    if kinds <= {NEWTON_METRE, NEWTON}:
+        return NEWTON_METRE
+    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def unit_label(units: Mapping[str, str] | None) -> str:
-    """The unit as printed in tables and reports: "N·m", the single unit ("mA"), or "mixed units" (J,)."""
+    """The unit as printed in tables and reports: "N·m", "N", "N·m / N" (SI torque and force per joint kind), the
+    single unit ("mA"), or "mixed units" (J,)."""
+    kinds = set((units or {}).values())
+    if kinds == {NEWTON_METRE, NEWTON}:
+        return "N·m / N"
     unit = tau_unit(units or {})
     return "N·m" if unit == NEWTON_METRE else ("mixed units" if unit == "mixed" else unit)
 

@@ -32,8 +32,9 @@ import numpy as np
 
 from .. import __version__
 from ..data.deadzone import DeadZone
-from ..data.effort_units import FIX_HINT, NEWTON_METRE, tau_unit
+from ..data.effort_units import FIX_HINT, NEWTON_METRE, not_si, tau_unit
 from ..errors import ArtifactError
+from ..robot.description import joint_units
 from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
@@ -41,7 +42,7 @@ from .predictor import LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "check_newton_metres", "export_onnx", "load_artifact", "model_effort_units",
-           "SavedArtifact", "save_artifact", "sha256_file"]
+           "model_joint_kinds", "SavedArtifact", "save_artifact", "sha256_file"]
 
 FORMAT = "deadzone_id_ros.inverse_dynamics_model"
 FORMAT_VERSION = 1
@@ -130,8 +131,10 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     # the unit of the torque labels: from the training data, else the model's own (an artifact loaded and saved
     # again keeps it); N·m only where neither says otherwise
     effort_units = model_effort_units(model, (training_data or {}).get("effort_units"))
+    kinds = model_joint_kinds(model, (training_data or {}).get("joint_kinds"))
     units = {**UNITS, "tau": tau_unit(effort_units)}
-    model.metadata = {**(model.metadata or {}), "units": units, "effort_units": effort_units}  # for the ONNX export
+    model.metadata = {**(model.metadata or {}), "units": units, "effort_units": effort_units,  # for the ONNX export
+                      "joint_kinds": kinds}
     meta: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -140,6 +143,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         "joint_names": list(model.joint_names),
         "units": units,
         "effort_units": effort_units,
+        "joint_kinds": kinds,
+        "joint_units": {j: _units_record(kinds.get(j, "revolute")) for j in model.joint_names},
         "inputs": ["q", "dq", "ddq"],
         "dead_zone": model.dead_zone.to_dict() if model.dead_zone is not None else None,
         "mlp": None,
@@ -167,7 +172,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
                        "parameters": model.rbd.parameters()}
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
-    not_nm = {j: u for j, u in effort_units.items() if u != NEWTON_METRE}
+    not_nm = not_si(effort_units, kinds)
     if model.mlp is not None and onnx and not not_nm:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
@@ -207,13 +212,40 @@ def model_effort_units(model: Any, recorded: dict[str, str] | None = None) -> di
     return {j: str(recorded.get(j, NEWTON_METRE)) for j in model.joint_names}
 
 
-def check_newton_metres(model: object, where: str) -> None:
-    """Refuse a model that does not predict N·m for every joint: a controller sends its output as torque.
+def _units_record(kind: str) -> dict[str, str]:
+    """model.json's ``joint_units`` entry of a joint kind: {q, dq, ddq, tau: unit} (rad... N*m; prismatic m... N)."""
+    u = joint_units(kind)
+    return {"q": u.position, "dq": u.velocity, "ddq": u.acceleration, "tau": u.effort}
+
+
+def model_joint_kinds(model: Any, recorded: dict[str, str] | None = None) -> dict[str, str]:
+    """{joint: kind} of the model's joints ("revolute", "continuous", "prismatic"): ``recorded`` (the training
+    data's, from its URDF), else the model's own ``metadata["joint_kinds"]``; joints without a record: {} entry
+    absent (taken as revolute: N·m)."""
+    recorded = recorded or (getattr(model, "metadata", None) or {}).get("joint_kinds") or {}
+    return {j: str(recorded[j]) for j in model.joint_names if j in recorded}
+
+
+def check_newton_metres(model: Any, where: str, kinds: dict[str, str] | None = None) -> None:
+    """Refuse a model that does not predict SI joint effort for every joint (N·m; N for a prismatic joint): a
+    controller sends its output as joint torque/force.
+
+    Args:
+        model: the loaded model.  where: its path, for messages.
+        kinds: {joint: kind} of the controller's URDF (:attr:`RobotDescription.kinds`); None: the model's recorded
+            kinds. A joint whose recorded kind differs from the controller's is refused.
 
     Raises:
-        ArtifactError: names the joints, their unit and how to retrain in N·m.
+        ArtifactError: names the joints, their unit and how to retrain in SI units; or the joints whose kinds differ.
     """
-    wrong = {j: u for j, u in model_effort_units(model).items() if u != NEWTON_METRE}
+    recorded = model_joint_kinds(model)
+    if kinds is not None:
+        differ = {j: (recorded[j], kinds.get(j, "revolute")) for j in recorded
+                  if recorded[j] != kinds.get(j, "revolute") and "prismatic" in (recorded[j], kinds.get(j))}
+        if differ:
+            raise ArtifactError(f"{where}: joint kinds (model, controller URDF) differ: {differ}: the model was "
+                                "trained on another robot description")
+    wrong = not_si(model_effort_units(model), kinds if kinds is not None else recorded)
     if wrong:
         raise ArtifactError(f"{where}: the model predicts effort in {wrong}, not N·m (it was trained on effort "
                             f"recorded in another unit); the controller commands N·m: retrain it ({FIX_HINT})")
@@ -316,8 +348,10 @@ def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: d
         ArtifactError: URDF missing or modified, or columns/coefficients of bad shape or range. KeyError, TypeError,
             ValueError: missing or inconsistent entries.
     """
+    from ..robot.urdf_text import read_urdf
+
     urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
-    reg = RigidBodyRegressor(urdf_path.read_text(), joint_names, meta["rbd"]["friction_eps"],
+    reg = RigidBodyRegressor(read_urdf(urdf_path), joint_names, meta["rbd"]["friction_eps"],
                              source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
                              locked=meta["rbd"].get("locked") or None)
     cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)

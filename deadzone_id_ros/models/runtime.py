@@ -83,13 +83,14 @@ class NominalRigidBodyModel:
         import pinocchio as pin
 
         from ..robot import load_robot_description
+        from ..robot.urdf_text import read_urdf
 
         self.description = load_robot_description(urdf_path, joint_names)
         self.joint_names = tuple(joint_names)
         if not friction_velocity > 0:
             raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0")
         self._pin = pin
-        self.model = pin.buildModelFromUrdf(str(urdf_path))
+        self.model = pin.buildModelFromXML(read_urdf(urdf_path))
         self.data = self.model.createData()
         self._idx_q = np.array([self.model.joints[self.model.getJointId(n)].idx_q for n in joint_names], dtype=int)
         self._idx_v = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in joint_names], dtype=int)
@@ -332,8 +333,12 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
                 from .artifact import check_newton_metres, load_artifact
             except ImportError as err:
                 raise ArtifactError(f"{path}: model artifacts are not supported by this build ({err})") from err
+            from ..resources import default_urdf
+            from ..robot import load_robot_description
+
             model = load_artifact(path)
-            check_newton_metres(model, str(path))
+            kinds = load_robot_description(settings.urdf_path or default_urdf(), joint_names).kinds
+            check_newton_metres(model, str(path), dict(zip(joint_names, kinds)))
             return model
         return load_onnx(path)  # refuses metadata units other than SI (N·m)
     raise ConfigError(f"model = {kind!r} must be one of 'none', 'rbd', 'learned'")

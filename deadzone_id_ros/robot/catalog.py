@@ -85,20 +85,24 @@ def available_robots() -> dict[str, RobotModelFile]:
 
 
 def resolve_robot_model(spec: str | Path) -> RobotModelFile:
-    """The URDF named by ``spec``: an existing file path, else a name from :func:`available_robots`.
+    """The URDF named by ``spec``: an existing file path (a xacro file expanded with its default arguments,
+    :func:`~deadzone_id_ros.robot.urdf_text.urdf_file`), else a name from :func:`available_robots`.
 
     Raises:
-        FileNotFoundError: ``spec`` ends in .urdf or .xml (a path, not a name) and does not exist.
+        FileNotFoundError: ``spec`` ends in .urdf, .xacro or .xml (a path, not a name) and does not exist.
+        RobotDescriptionError: xacro cannot expand the file (names the reason).
         RobotDescriptionError: ``spec`` is neither an existing file nor a known name; the message lists the names
             (and says how to install example-robot-data when it is missing).
     """
+    from .urdf_text import urdf_file
+
     path = Path(spec)
-    if path.is_file():
-        return RobotModelFile(str(spec), path, (path.parent,), "file")
+    if path.is_file():  # a xacro file: its expansion (default arguments), a plain URDF in the cache
+        return RobotModelFile(str(spec), urdf_file(path), (path.parent,), "file")
     names = available_robots()
     if str(spec) in names:
         return names[str(spec)]
-    if path.suffix.lower() in (".urdf", ".xml"):
+    if path.suffix.lower() in (".urdf", ".xml", ".xacro"):
         raise FileNotFoundError(f"URDF {path} does not exist")
     hint = ""
     if not any(e.origin == ERD_DISTRIBUTION for e in names.values()):

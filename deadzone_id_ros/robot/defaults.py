@@ -19,7 +19,8 @@ from .derived import DerivedRobot, derive_robot
 from .profile import RobotProfile, resolve_profile
 
 __all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "PROFILE_FIELDS", "SCALAR_VALUES", "bundled_robot", "fill_required",
-           "is_bundled_urdf", "load_robot", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
+           "is_bundled_urdf", "load_robot", "locked_field", "profile_values", "robot_field_values", "robot_for",
+           "urdf_field"]
 
 #: Name of the shipped profile that gives the defaults where a caller names no robot.
 BUNDLED_ROBOT = "three_dof_arm"
@@ -34,9 +35,10 @@ FIELD_VALUES = {"kp": "kp", "kd": "kd", "nominal_inertia": "nominal_inertia", "d
 #: /joint_states' rate.
 SCALAR_VALUES = {"control_rate": "control_rate", "publish_rate": "control_rate"}
 #: Config fields a robot profile fills in where a parameter file, a node's parameters or a stored config leave them
-#: out (:func:`fill_required`): joints, the effort controller's order, the URDF, friction, per-joint values, rates.
-PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", *FIELD_VALUES,
-                  *SCALAR_VALUES)
+#: out (:func:`fill_required`): joints, the effort controller's order, the URDF, friction, locked joints, per-joint
+#: values, rates.
+PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", "locked_joints",
+                  *FIELD_VALUES, *SCALAR_VALUES)
 
 
 @functools.lru_cache(maxsize=8)
@@ -93,13 +95,19 @@ def urdf_field(robot: DerivedRobot) -> str:
     return "" if is_bundled_urdf(robot.urdf_path) else str(robot.urdf_path)
 
 
+def locked_field(robot: DerivedRobot) -> tuple[str, ...]:
+    """The configs' ``locked_joints`` of ``robot``: its profile's ``locked`` as ``"urdf_joint=value"`` entries."""
+    return tuple(f"{name}={value!r}" for name, value in robot.profile.locked.items())
+
+
 def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
     """Every :data:`PROFILE_FIELDS` value of ``robot``: joints, command order, URDF (:func:`urdf_field`), per-joint
     values (:data:`FIELD_VALUES`, tuples of floats), the rates (:data:`SCALAR_VALUES`, [Hz]), and ``frictionloss`` /
     ``damping`` where the profile's settings give them (else None: the simulator takes the URDF's)."""
     values: dict[str, Any] = {"joint_names": robot.joint_names,
                               "command_joint_names": robot.profile.command_joint_names,
-                              "urdf_path": urdf_field(robot), **profile_values(robot, tuple(FIELD_VALUES)),
+                              "urdf_path": urdf_field(robot), "locked_joints": locked_field(robot),
+                              **profile_values(robot, tuple(FIELD_VALUES)),
                               **{k: float(getattr(robot.profile, v)) for k, v in SCALAR_VALUES.items()}}
     for key in ("frictionloss", "damping"):
         values[key] = robot.values(key) if any(o != "urdf" for o in robot.origin[key]) else None

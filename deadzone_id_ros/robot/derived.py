@@ -25,7 +25,11 @@ check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's da
   5 x 0.1 Hz, at the velocity limit).
 - simulated noise, when the profile gives none: torque noise ``TORQUE_NOISE_FRACTION * effort_limit`` [N·m],
   velocity noise ``VELOCITY_NOISE_STD`` [rad/s] (the bundled arm's encoder-derived figure).
-- home pose: the profile's, else zeros clipped into the position limits.
+- home pose: the profile's, else zeros clipped into the position limits (a prismatic joint: into the limits less
+  ``PRISMATIC_MARGIN_FRACTION`` of its stroke at each end, where the excitation may centre on it).
+
+Units follow each joint's kind: for a prismatic joint positions are in m, velocity m/s, effort N, and the "inertia"
+diag M is a mass [kg] (pinocchio's joint-space inertia of a prismatic joint); the formulas are the same.
 """
 
 from __future__ import annotations
@@ -37,12 +41,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RobotDescriptionError
-from .description import RobotDescription, load_robot_description
+from .description import RobotDescription, load_robot_description, position_margins
 from .profile import RobotProfile
+from .reduced import ReducedRobot
 
-__all__ = ["DOB_CAP_FRACTION", "ENCODER_RESOLUTION", "EXCITATION_TOP_FREQUENCY", "TORQUE_NOISE_FRACTION",
-           "VELOCITY_NOISE_STD",
-           "DerivedRobot", "derive_robot", "resolve_profile_urdf"]
+__all__ = ["DOB_CAP_FRACTION", "ENCODER_RESOLUTION", "EXCITATION_TOP_FREQUENCY", "MIN_INERTIAL",
+           "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials", "derive_robot",
+           "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
 DOB_CAP_FRACTION = 0.5
@@ -107,7 +112,9 @@ class DerivedRobot:
 
 
 def resolve_profile_urdf(profile: RobotProfile) -> Path:
-    """The URDF file a profile names: a path relative to its folder, an absolute path, or a catalog name.
+    """The URDF file a profile names: a path relative to its folder, an absolute path, or a catalog name; for a xacro
+    file, its expansion with the profile's ``xacro_args`` (a plain URDF in the cache,
+    :func:`~deadzone_id_ros.robot.urdf_text.urdf_file`), so every stage reads the same expanded robot.
 
     Raises:
         FileNotFoundError: ``urdf`` is a path (it has a folder part or ends in .urdf/.xml) that does not exist; the
@@ -117,13 +124,14 @@ def resolve_profile_urdf(profile: RobotProfile) -> Path:
             install it.
     """
     from .catalog import ERD_DISTRIBUTION, available_robots
+    from .urdf_text import urdf_file
 
     local = profile.folder / profile.urdf
     if local.is_file():
-        return local
+        return urdf_file(local, profile.xacro_args)  # a xacro file: its expansion with the profile's xacro_args
     names = available_robots()
     if profile.urdf in names:
-        return names[profile.urdf].urdf_path
+        return urdf_file(names[profile.urdf].urdf_path, profile.xacro_args)
     where = f"{profile.label()}: its URDF {profile.urdf!r}"
     if Path(profile.urdf).suffix.lower() in (".urdf", ".xml") or "/" in profile.urdf:
         raise FileNotFoundError(f"{where} does not exist (looked for {local.resolve()}); fix `urdf:` in the profile "
@@ -140,12 +148,44 @@ def _mass_diagonal(urdf_path: Path, profile: RobotProfile, home: np.ndarray) -> 
     import pinocchio as pin
 
     from .reduced import build_reduced_model
+    from .urdf_text import read_urdf
 
-    reduced = build_reduced_model(urdf_path.read_text(), profile.joint_names, locked=profile.locked,
+    reduced = build_reduced_model(read_urdf(urdf_path), profile.joint_names, locked=profile.locked,
                                   source=str(urdf_path))
+    check_moving_inertials(reduced, str(urdf_path))
     data = reduced.model.createData()
     mass = pin.crba(reduced.model, data, reduced.configuration(home)[0])
     return np.asarray(mass)[reduced.idx_v, reduced.idx_v].copy()
+
+
+#: Smallest mass [kg] and principal moment of inertia [kg·m²] of a body that moves (MuJoCo's mjMINVAL).
+MIN_INERTIAL = 1e-15
+
+
+def check_moving_inertials(reduced: ReducedRobot, source: str) -> None:
+    """Refuse a controlled joint whose moving link (its child link with every link welded to it: fixed joints and
+    locked joints) has no mass or no rotational inertia: MuJoCo refuses such a model ("mass and inertia of moving
+    bodies must be larger than mjMINVAL", even when links further out have mass) and the joint-space inertia of
+    the rigid body has no inertia of its own there. A link without ``<inertial>`` between two joints is the usual
+    cause (URDF exporters, mobile bases).
+
+    Raises:
+        RobotDescriptionError: names the joint, its link, the mass and the inertia, and the fix.
+    """
+    import pinocchio as pin
+
+    model = reduced.model
+    for joint in reduced.urdf_joint_names:
+        jid = model.getJointId(joint)
+        inertia = model.inertias[jid]
+        moments = np.linalg.eigvalsh(np.asarray(inertia.inertia))
+        if inertia.mass > MIN_INERTIAL and moments.min() > MIN_INERTIAL:
+            continue
+        links = [f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == jid]
+        raise RobotDescriptionError(
+            f"{source}: joint {joint!r} moves link(s) {links} with mass {inertia.mass:g} kg and principal inertia "
+            f"{np.round(moments, 12).tolist()} kg*m^2: a moving link needs an <inertial> with positive mass and "
+            "inertia (MuJoCo refuses it, mjMINVAL); give the link its inertial, or lock or fix the joint")
 
 
 class _Picker:
@@ -174,8 +214,9 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
 
     Raises:
         FileNotFoundError: the URDF does not exist.
-        RobotDescriptionError: the URDF lacks a controlled or locked joint, or a controlled joint has an effort
-            limit of 0 or none (names the joint and the fix).
+        RobotDescriptionError: the URDF lacks a controlled or locked joint, a controlled joint is not 1-DOF (names
+            its kind: floating, planar), has an effort limit of 0 or none, or moves a link without mass or inertia
+            (:func:`check_moving_inertials`; names the joint and the link, and the fix).
     """
     urdf_path = resolve_profile_urdf(profile)
     desc = load_robot_description(urdf_path, profile.joint_names)
@@ -187,8 +228,9 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
         if out.any():
             bad = [profile.joint_names[i] for i in np.flatnonzero(out)]
             raise RobotDescriptionError(f"{urdf_path}: home pose of {bad} lies outside the URDF position limits")
-    else:
-        home = np.clip(np.zeros(n), desc.lower, desc.upper)
+    else:  # a prismatic joint's default home keeps its margin from the limits (a lift at 0 = its lower limit)
+        inset = position_margins(desc, 0.0)
+        home = np.clip(np.zeros(n), desc.lower + inset, desc.upper - inset)
     picker = _Picker(profile)
     pick = picker.pick
     armature = pick("armature", np.zeros(n), "derived", "armature")

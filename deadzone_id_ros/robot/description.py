@@ -1,21 +1,76 @@
-"""Joint names, limits and nominal friction of a URDF, parsed by pinocchio (no hand-written URDF parser)."""
+"""Joint names, kinds, limits and nominal friction of a URDF, parsed by pinocchio (no hand-written URDF parser).
+
+Joint kinds and their SI units (ROS REP 103; sensor_msgs/JointState: "position [rad or m]", "effort [N·m or N]"):
+revolute and continuous joints in rad, rad/s, rad/s², N·m; prismatic joints in m, m/s, m/s², N. Only 1-DOF joints
+can be controlled: a floating, planar or spherical joint in the controlled set is refused, naming the joint and its
+kind (lock it, or leave it out).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..errors import RobotDescriptionError
 
-__all__ = ["JointLimits", "RobotDescription", "load_robot_description"]
+__all__ = ["JOINT_UNITS", "PRISMATIC_MARGIN_FRACTION", "JointLimits", "JointUnits", "RobotDescription", "joint_kind",
+           "joint_units", "load_robot_description", "position_margins"]
+
+#: Distance kept from a prismatic joint's position limits, as a fraction of its stroke (upper - lower) [1]: the
+#: excitation's margin and the default home pose's inset. A revolute joint's margin is in rad; a stroke of 0.4 m
+#: minus a 0.2 "rad" margin at each end left nothing.
+PRISMATIC_MARGIN_FRACTION = 0.05
+
+
+@dataclass(frozen=True)
+class JointUnits:
+    """The SI units of one joint kind, as written in model.json and reports (ASCII).
+
+    Attributes:
+        position, velocity, acceleration, effort: e.g. "rad", "rad/s", "rad/s^2", "N*m" (revolute) or "m", "m/s",
+            "m/s^2", "N" (prismatic).
+    """
+
+    position: str
+    velocity: str
+    acceleration: str
+    effort: str
+
+
+#: Joint kind -> its units: revolute and continuous in rad and N·m, prismatic in m and N.
+JOINT_UNITS = {"revolute": JointUnits("rad", "rad/s", "rad/s^2", "N*m"),
+               "continuous": JointUnits("rad", "rad/s", "rad/s^2", "N*m"),
+               "prismatic": JointUnits("m", "m/s", "m/s^2", "N")}
+_MULTI_DOF = {"JointModelFreeFlyer": "floating", "JointModelPlanar": "planar", "JointModelSpherical": "spherical",
+              "JointModelSphericalZYX": "spherical"}
+
+
+def joint_kind(joint: Any) -> str:
+    """The URDF kind of a pinocchio joint model: "revolute", "continuous", "prismatic", "floating", "planar",
+    "spherical", or pinocchio's own name (``shortname()``) for any other."""
+    name = str(joint.shortname())
+    if name.startswith("JointModelP") and (name[-1] in "XYZ" and len(name) == len("JointModelPX")
+                                           or "Prismatic" in name):
+        return "prismatic"
+    if joint.nq == 2 and joint.nv == 1:
+        return "continuous"
+    if joint.nq == 1 and joint.nv == 1 and (name.startswith("JointModelR") or "Revolute" in name):
+        return "revolute"
+    return _MULTI_DOF.get(name, name)
+
+
+def joint_units(kind: str) -> JointUnits:
+    """The units of joint kind ``kind`` (:data:`JOINT_UNITS`; a kind it lacks takes the revolute ones)."""
+    return JOINT_UNITS.get(kind, JOINT_UNITS["revolute"])
 
 
 @dataclass(frozen=True)
 class JointLimits:
-    """Limits of one joint from the URDF ``<limit>`` tag (rad, rad/s, N·m)."""
+    """Limits of one joint from the URDF ``<limit>`` tag (rad, rad/s, N·m; prismatic: m, m/s, N)."""
 
     lower: float
     upper: float
@@ -25,17 +80,19 @@ class JointLimits:
 
 @dataclass(frozen=True)
 class RobotDescription:
-    """The actuated revolute joints of a URDF, in the order asked for.
+    """The actuated 1-DOF joints of a URDF, in the order asked for. Units per joint kind (:data:`JOINT_UNITS`):
+    rad and N·m for revolute/continuous joints, m and N for prismatic ones.
 
     Attributes:
         urdf_path: the file it was read from.
         joint_names: (J,) joint names, in the order of every array below.
-        lower, upper: (J,) position limits [rad]; -inf / +inf for a continuous joint (no position limit).
+        lower, upper: (J,) position limits [rad or m]; -inf / +inf for a continuous joint (no position limit).
         continuous: (J,) True for a continuous joint (pinocchio stores its angle as cos/sin: two q entries).
-        velocity_limit: (J,) [rad/s].
-        effort_limit: (J,) [N·m].
-        friction: (J,) URDF ``<dynamics friction>`` (Coulomb/static friction) [N·m].
-        damping: (J,) URDF ``<dynamics damping>`` (viscous) [N·m·s/rad].
+        velocity_limit: (J,) [rad/s or m/s].
+        effort_limit: (J,) [N·m or N].
+        friction: (J,) URDF ``<dynamics friction>`` (Coulomb/static friction) [N·m or N].
+        damping: (J,) URDF ``<dynamics damping>`` (viscous) [N·m·s/rad or N·s/m].
+        kinds: (J,) "revolute", "continuous" or "prismatic" (default: revolute, continuous where marked).
     """
 
     urdf_path: Path
@@ -47,10 +104,29 @@ class RobotDescription:
     friction: np.ndarray
     damping: np.ndarray
     continuous: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    kinds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.continuous) != len(self.joint_names):
             object.__setattr__(self, "continuous", np.zeros(len(self.joint_names), dtype=bool))
+        if len(self.kinds) != len(self.joint_names):
+            object.__setattr__(self, "kinds", tuple("continuous" if c else "revolute" for c in self.continuous))
+
+    def units(self, name: str) -> JointUnits:
+        """The units of joint ``name`` (:func:`joint_units` of its kind); raises RobotDescriptionError if unknown."""
+        return joint_units(self.kinds[self._index(name)])
+
+    @property
+    def prismatic(self) -> np.ndarray:
+        """(J,) True for a prismatic joint (positions in m, effort in N)."""
+        return np.array([k == "prismatic" for k in self.kinds], dtype=bool)
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.joint_names.index(name)
+        except ValueError as err:
+            raise RobotDescriptionError(
+                f"{self.urdf_path}: no joint named '{name}' (joints: {list(self.joint_names)})") from err
 
     def check_effort_limits(self) -> None:
         """Refuse joints a controller cannot command: an effort limit of 0, negative or missing (not finite).
@@ -63,10 +139,11 @@ class RobotDescription:
         """
         bad = {j: float(e) for j, e in zip(self.joint_names, self.effort_limit) if not (np.isfinite(e) and e > 0)}
         if bad:
+            unit = " / ".join(sorted({self.units(j).effort for j in bad}))
             raise RobotDescriptionError(
-                f"{self.urdf_path}: joint(s) {list(bad)} have effort limit(s) {list(bad.values())} N*m: every "
+                f"{self.urdf_path}: joint(s) {list(bad)} have effort limit(s) {list(bad.values())} {unit}: every "
                 f"controlled joint needs a positive effort limit (the command is clamped to it); set "
-                f"<limit effort=\"...\"> in the URDF to the actuator's peak torque")
+                f"<limit effort=\"...\"> in the URDF to the actuator's peak torque (force for a prismatic joint)")
 
     @property
     def n_joints(self) -> int:
@@ -75,15 +152,18 @@ class RobotDescription:
 
     def limits(self, name: str) -> JointLimits:
         """Return the limits of joint ``name``; raises RobotDescriptionError if the URDF lacks it."""
-        try:
-            i = self.joint_names.index(name)
-        except ValueError as err:
-            raise RobotDescriptionError(
-                f"{self.urdf_path}: no joint named '{name}' (joints: {list(self.joint_names)})"
-            ) from err
+        i = self._index(name)
         return JointLimits(
             float(self.lower[i]), float(self.upper[i]), float(self.velocity_limit[i]), float(self.effort_limit[i])
         )
+
+
+def position_margins(description: RobotDescription, revolute: float,
+                     prismatic_fraction: float = PRISMATIC_MARGIN_FRACTION) -> np.ndarray:
+    """(J,) distance to keep from each joint's position limits, in the joint's own unit: ``revolute`` [rad] for a
+    revolute or continuous joint, ``prismatic_fraction`` of the stroke [m] for a prismatic one."""
+    stroke = np.where(np.isfinite(description.upper - description.lower), description.upper - description.lower, 0.0)
+    return np.where(description.prismatic, prismatic_fraction * stroke, revolute)
 
 
 def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | None = None) -> RobotDescription:
@@ -95,16 +175,18 @@ def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | N
 
     Raises:
         FileNotFoundError: the file does not exist.
-        RobotDescriptionError: the URDF cannot be parsed, or lacks a requested joint (all missing names listed),
-            or a requested joint has more than one degree of freedom.
+        RobotDescriptionError: the URDF cannot be parsed (or xacro cannot expand it), or lacks a requested joint (all
+            missing names listed), or a requested joint has more than one degree of freedom (names it and its kind).
     """
     import pinocchio as pin
+
+    from .urdf_text import read_urdf
 
     path = Path(urdf_path)
     if not path.is_file():
         raise FileNotFoundError(f"URDF {path} does not exist")
     try:
-        model = pin.buildModelFromUrdf(str(path))
+        model = pin.buildModelFromXML(read_urdf(path))
     except (RuntimeError, ValueError) as err:
         raise RobotDescriptionError(f"{path}: pinocchio cannot parse this URDF: {err}") from err
     names = [str(n) for n in model.names][1:]  # index 0 is the universe joint
@@ -113,11 +195,15 @@ def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | N
     missing = [n for n in joint_names if n not in names]
     if missing:
         raise RobotDescriptionError(f"{path}: joint(s) {missing} not in the URDF (its joints: {names})")
-    idx_q, idx_v, continuous = [], [], []
+    idx_q, idx_v, continuous, kinds = [], [], [], []
     for n in joint_names:
         joint = model.joints[model.getJointId(n)]
         if joint.nv != 1:
-            raise RobotDescriptionError(f"{path}: joint '{n}' has {joint.nv} DOF; only 1-DOF joints are supported")
+            raise RobotDescriptionError(
+                f"{path}: joint '{n}' is {joint_kind(joint)} ({joint.nv} DOF); only 1-DOF joints (revolute, "
+                "continuous, prismatic) can be controlled: lock it in the profile (`locked`, at its neutral "
+                "configuration) or leave it out")
+        kinds.append(joint_kind(joint))
         idx_q.append(joint.idx_q)
         idx_v.append(joint.idx_v)
         continuous.append(joint.nq == 2)  # a continuous joint: cos/sin in q, no position limit
@@ -139,4 +225,5 @@ def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | N
         friction=np.asarray(model.friction)[v].copy(),
         damping=np.asarray(model.damping)[v].copy(),
         continuous=cont,
+        kinds=tuple(kinds),
     )

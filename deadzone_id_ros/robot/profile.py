@@ -10,6 +10,7 @@ Schema (every key but ``urdf`` and ``joints`` optional; unknown keys are refused
 
     name: so101
     urdf: so101                      # file path (relative to this file) or a `deadzone-id robots` name
+    xacro_args: {prefix: ""}         # arguments of a xacro description (name: value), expanded with xacro
     joints: [shoulder_pan, ...]      # controlled joints, in the order of every per-joint list
     command_joints: [...]            # effort controller's joint order (default: joints)
     locked: {gripper: 0.0}           # URDF joints held fixed [rad or m]
@@ -56,7 +57,7 @@ _POSITIVE_SETTINGS = ("bandwidth", "effort_limit", "encoder_resolution")
 #: [kg·m²], DOB cutoff [rad/s], torque rate limit [N·m/s], excitation amplitude [rad] and acceleration limit [rad/s²].
 OVERRIDE_KEYS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "amplitude", "acceleration_limit")
 _SCALARS = ("control_rate", "bandwidth", "damping_ratio", "dob_cutoff_ratio", "torque_rise_time")
-_KEYS = ("name", "urdf", "joints", "command_joints", "locked", "home", "settings", "overrides", *_SCALARS)
+_KEYS = ("name", "urdf", "xacro_args", "joints", "command_joints", "locked", "home", "settings", "overrides", *_SCALARS)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ class RobotProfile:
 
     Attributes:
         name: the robot's name.
-        urdf: the URDF as written: a path (relative to ``folder``) or a ``deadzone-id robots`` name.
+        urdf: the URDF as written: a path (relative to ``folder``) or a ``deadzone-id robots`` name; a xacro file
+            is expanded (:mod:`deadzone_id_ros.robot.urdf_text`).
+        xacro_args: xacro arguments name -> value (``name:=value`` on the xacro command line).
         joint_names: (J,) controlled joints.
         command_joint_names: (J,) the same joints in the effort controller's order.
         locked: URDF joint -> position it is locked at [rad or m].
@@ -101,6 +104,7 @@ class RobotProfile:
     name: str
     urdf: str
     joint_names: tuple[str, ...]
+    xacro_args: Mapping[str, str] = field(default_factory=dict)
     command_joint_names: tuple[str, ...] = ()
     locked: Mapping[str, float] = field(default_factory=dict)
     home: tuple[float, ...] = ()
@@ -167,6 +171,15 @@ def _setting(where: str, raw: object) -> Setting:
     return Setting(float(raw["value"]), str(raw["source"]))
 
 
+def _xacro_value(value: Any) -> str:
+    """A xacro argument as xacro takes it: text (true/false for a YAML boolean)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ValueError(f"xacro_args value {value!r} must be a string, number or boolean")
+
+
 def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", folder: Path | None = None) -> RobotProfile:
     """Build a :class:`RobotProfile` from a parsed YAML mapping.
 
@@ -190,6 +203,7 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
         scalars = {k: float(values[k]) for k in _SCALARS if k in values}
         return RobotProfile(
             name=str(values.get("name") or Path(source).stem), urdf=str(values.get("urdf") or ""),
+            xacro_args={str(k): _xacro_value(v) for k, v in (values.get("xacro_args") or {}).items()},
             joint_names=tuple(str(j) for j in values.get("joints") or ()),
             command_joint_names=tuple(str(j) for j in values.get("command_joints") or ()),
             locked={str(k): float(v) for k, v in (values.get("locked") or {}).items()},

@@ -12,20 +12,22 @@ if TYPE_CHECKING:
 
 __all__ = ["SHOWN", "profile_listing", "ros2_control_yaml"]
 
-#: Per-joint values ``robot show`` prints: (attribute of DerivedRobot, unit).
-SHOWN = (("home", "rad"), ("effort_limit", "N*m"), ("encoder_resolution", "rad"), ("mass_diagonal", "kg*m^2"),
-         ("armature", "kg*m^2"), ("nominal_inertia", "kg*m^2"),
-         ("bandwidth", "rad/s"), ("kp", "1/s^2"), ("kd", "1/s"), ("dob_cutoff", "rad/s"),
-         ("torque_rate_limit", "N*m/s"), ("frictionloss", "N*m"), ("damping", "N*m*s/rad"),
-         ("torque_noise_std", "N*m"), ("velocity_noise_std", "rad/s"), ("amplitude", "rad"),
-         ("acceleration_limit", "rad/s^2"))
-_LIMITS = (("lower", "rad"), ("upper", "rad"), ("velocity_limit", "rad/s"))
+#: Per-joint values ``robot show`` prints: (attribute of DerivedRobot, unit of a revolute joint, of a prismatic one).
+#: Bandwidth and DOB cutoff are frequencies [rad/s] on either kind; inertia becomes mass, torque force.
+SHOWN = (("home", "rad", "m"), ("effort_limit", "N*m", "N"), ("encoder_resolution", "rad", "m"),
+         ("mass_diagonal", "kg*m^2", "kg"), ("armature", "kg*m^2", "kg"),
+         ("nominal_inertia", "kg*m^2", "kg"), ("bandwidth", "rad/s", "rad/s"), ("kp", "1/s^2", "1/s^2"),
+         ("kd", "1/s", "1/s"), ("dob_cutoff", "rad/s", "rad/s"), ("torque_rate_limit", "N*m/s", "N/s"),
+         ("frictionloss", "N*m", "N"), ("damping", "N*m*s/rad", "N*s/m"), ("torque_noise_std", "N*m", "N"),
+         ("velocity_noise_std", "rad/s", "m/s"), ("amplitude", "rad", "m"), ("acceleration_limit", "rad/s^2", "m/s^2"))
+_LIMITS = (("lower", "rad", "m"), ("upper", "rad", "m"), ("velocity_limit", "rad/s", "m/s"))
 
 
 def profile_listing(robot: DerivedRobot) -> str:
     """The resolved profile as text: header, then per joint every value with its unit and origin.
 
-    Origins: ``urdf`` (read from the URDF), ``derived`` (a formula of :mod:`.derived`), ``profile`` (a setting of the
+    Units follow each joint's kind (revolute/continuous: rad, N·m; prismatic: m, N). Origins: ``urdf`` (read from
+    the URDF), ``derived`` (a formula of :mod:`.derived`), ``profile`` (a setting of the
     profile, its source printed below), ``override`` (an explicit value of the profile's ``overrides``).
     """
     p = robot.profile
@@ -36,11 +38,13 @@ def profile_listing(robot: DerivedRobot) -> str:
              f"{p.dob_cutoff_ratio:g}, torque rise time {p.torque_rise_time:g} s"]
     desc = robot.description
     for i, joint in enumerate(p.joint_names):
-        kind = "continuous" if desc.continuous[i] else "revolute"
+        kind = desc.kinds[i]
         lines.append(f"  {joint} ({kind}):")
-        for name, unit in _LIMITS:
+        for name, rot, lin in _LIMITS:
+            unit = lin if kind == "prismatic" else rot
             lines.append(f"    {name:<20} {float(getattr(desc, name)[i]):>12.6g} {unit:<10} [urdf]")
-        for name, unit in SHOWN:
+        for name, rot, lin in SHOWN:
+            unit = lin if kind == "prismatic" else rot
             where = robot.origin.get(name, ("derived",) * len(p.joint_names))[i]
             where = "profile" if name == "home" and p.home else where
             lines.append(f"    {name:<20} {float(getattr(robot, name)[i]):>12.6g} {unit:<10} [{where}]")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RobotDescriptionError
+from .description import joint_kind
 
 __all__ = ["ReducedRobot", "build_reduced_model", "match_joints", "parse_joint_map", "parse_locked"]
 
@@ -106,6 +107,7 @@ class ReducedRobot:
             configuration and listed with NaN.
         idx_q, nq_joint, idx_v: (J,) where each data joint sits in the reduced model's q (1 entry, or cos/sin for a
             continuous joint) and v.
+        kinds: (J,) "revolute", "continuous" or "prismatic" (:func:`~.description.joint_kind`).
     """
 
     model: Any
@@ -115,6 +117,7 @@ class ReducedRobot:
     idx_q: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     nq_joint: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     idx_v: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    kinds: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line: which URDF joints were locked where (``none`` when nothing was locked)."""
@@ -182,9 +185,10 @@ def build_reduced_model(urdf_xml: str, data_names: Sequence[str], joint_map: Map
     movable = [n for n in names if full.joints[full.getJointId(n)].nv > 0]
     target = match_joints(data_names, movable, joint_map, source)
     for d, u in zip(data_names, target):
-        if full.joints[full.getJointId(u)].nv != 1:
-            raise RobotDescriptionError(f"{source}: joint {u!r} (data {d!r}) has "
-                                        f"{full.joints[full.getJointId(u)].nv} DOF; only 1-DOF joints are supported")
+        joint = full.joints[full.getJointId(u)]
+        if joint.nv != 1:
+            raise RobotDescriptionError(f"{source}: joint {u!r} (data {d!r}) is {joint_kind(joint)} with {joint.nv} "
+                                        "DOF; only 1-DOF joints (revolute, continuous, prismatic) are supported")
     locked = dict(locked or {})
     bad = [n for n in locked if n not in movable or n in target]
     if bad:
@@ -197,4 +201,5 @@ def build_reduced_model(urdf_xml: str, data_names: Sequence[str], joint_map: Map
     return ReducedRobot(model=model, joint_names=tuple(data_names), urdf_joint_names=target, locked=where,
                         idx_q=np.array([j.idx_q for j in joints], dtype=int),
                         nq_joint=np.array([j.nq for j in joints], dtype=int),
-                        idx_v=np.array([j.idx_v for j in joints], dtype=int))
+                        idx_v=np.array([j.idx_v for j in joints], dtype=int),
+                        kinds=tuple(joint_kind(j) for j in joints))

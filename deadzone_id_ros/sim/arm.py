@@ -10,6 +10,9 @@ the frictionloss is set before every physics step from the velocity and the tran
 load-dependent friction), commands act ``actuation_delay`` later, the state is reported ``measurement_delay`` late
 and optionally with a low-pass filtered velocity. Profile "ideal" switches all of them off and takes the plain path.
 
+URDF joints that are not actuated are welded where the profile locks them (``locked_joints``, default 0), so the
+simulator is the same robot as pinocchio's reduced model (:mod:`deadzone_id_ros.sim.locked`).
+
 Friction and damping come from the URDF (``<dynamics friction damping>``, the same numbers the rigid-body model
 reads) unless the configuration gives them explicitly; a warning names each joint where the two disagree.
 """
@@ -28,6 +31,7 @@ from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .geared import inverse_with_friction
+from .locked import lock_uncontrolled_joints
 from .servo import present_load
 from .urdf_load import spec_without_meshes
 
@@ -147,10 +151,12 @@ class SimArm:
         missing = [n for n in config.joint_names if n not in by_name]
         if missing:
             raise RobotDescriptionError(f"{urdf}: joint(s) {missing} not in the URDF (its joints: {sorted(by_name)})")
+        # Every joint not actuated is welded where the profile locks it: the reduced model pinocchio builds.
+        try:
+            lock_uncontrolled_joints(spec, config.joint_names, config.locked_positions, str(urdf))
+        except ValueError as err:
+            raise RobotDescriptionError(f"{urdf}: {err}") from err
         for j in spec.joints:
-            # Joints not actuated by this config are welded in place by a stiff spring-free lock: leave them as-is.
-            if j.name not in config.joint_names:
-                continue
             i = config.joint_names.index(j.name)
             j.armature = config.armature[i]
             j.frictionloss = filled(config.frictionloss)[i] if with_friction else 0.0

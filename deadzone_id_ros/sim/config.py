@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..config import check_joint_names, check_per_joint
+from ..errors import DeadzoneIdError
 from ..robot.derived import ENCODER_RESOLUTION
 
 if TYPE_CHECKING:
@@ -109,6 +110,10 @@ class SimArmConfig:
         friction_solref, friction_solimp: MuJoCo solver parameters of the friction constraint.
         initial_position: (J,) [rad].
         seed: seed of the noise generator.
+        locked_joints: ``"urdf_joint=value"`` entries [rad or m]: where the URDF joints that are not in
+            ``joint_names`` are held (the robot profile's ``locked``). Every URDF joint that is not actuated is
+            welded in place, at its value here or 0 (multi-DOF joints at neutral), as pinocchio's reduced model
+            holds it (:mod:`deadzone_id_ros.sim.locked`).
 
     Raises:
         ValueError: an unknown profile, or a bad value (the message names the field and the value).
@@ -143,9 +148,13 @@ class SimArmConfig:
     friction_solimp: tuple[float, ...] = (0.99, 0.999, 0.001, 0.5, 2.0)
     initial_position: tuple[float, ...] = field(kw_only=True)
     seed: int = 0
+    locked_joints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
+        both = sorted(set(self.locked_positions) & set(self.joint_names))
+        if both:
+            raise ValueError(f"locked_joints {both} are also actuated joints (joint_names)")
         if self.profile not in PROFILES:
             raise ValueError(f"profile = {self.profile!r} is not one of {sorted(PROFILES)}")
         for key, value in PROFILES[self.profile].items():
@@ -201,6 +210,20 @@ class SimArmConfig:
             raise ValueError(f"friction_solref must have 2 values, got {list(self.friction_solref)}")
         if len(self.friction_solimp) != 5:
             raise ValueError(f"friction_solimp must have 5 values, got {list(self.friction_solimp)}")
+
+    @property
+    def locked_positions(self) -> dict[str, float]:
+        """``locked_joints`` as URDF joint -> position [rad or m].
+
+        Raises:
+            ValueError: an entry that is not ``name=number`` or a joint given twice.
+        """
+        from ..robot.reduced import parse_locked
+
+        try:
+            return parse_locked(self.locked_joints)
+        except DeadzoneIdError as err:
+            raise ValueError(f"locked_joints: {err}") from err
 
     @property
     def is_ideal(self) -> bool:

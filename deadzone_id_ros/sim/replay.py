@@ -126,7 +126,8 @@ def sim_config_for_urdf(urdf_path: str | Path, joint_names: tuple[str, ...] | li
 
     Args:
         urdf_path: the URDF (see :func:`deadzone_id_ros.robot.catalog.resolve_robot_model` for names).
-        joint_names: (J,) the actuated joints (the bag's), by name; other URDF joints are left passive.
+        joint_names: (J,) the actuated joints (the bag's), by name; every other URDF joint is locked at 0 (as the
+            rigid-body model locks it).
 
     Raises:
         ValueError: no joints.

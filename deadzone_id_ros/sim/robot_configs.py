@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 from ..control.config import ControllerConfig
 from ..control.excitation import ExcitationConfig
 from ..control.robot_configs import controller_config, excitation_config
-from ..robot.defaults import bundled_robot, load_robot, profile_values, urdf_field
+from ..robot.defaults import bundled_robot, load_robot, locked_field, profile_values, urdf_field
 from ..robot.derived import DerivedRobot
 from .bag_replay_params import BagReplayNodeConfig
 from .config import SimArmConfig
@@ -30,7 +30,8 @@ class SimulationConfigs(TypedDict, total=False):
 
 def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     """The simulated arm's config for ``robot``: joints, URDF, armature, noise, effort limit, encoder resolution and
-    initial position (the home pose) from the profile; friction and damping from the profile's settings where it
+    initial position (the home pose) from the profile, and its locked joints (``locked_joints``: held where the
+    profile locks them, as in the rigid-body model); friction and damping from the profile's settings where it
     gives them (else the URDF's, filled in by the simulator); ``explicit`` fields override.
 
     Raises:
@@ -39,7 +40,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     values: dict[str, Any] = {
         "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
         **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position",
-                                 "effort_limit", "encoder_resolution"))}
+                                 "effort_limit", "encoder_resolution")),
+        "locked_joints": locked_field(robot)}
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
             values[key] = robot.values(key)

@@ -24,9 +24,13 @@ def spec_without_meshes(urdf: Path) -> tuple[Any, int]:
     """
     import mujoco
 
-    text = urdf.read_text()
+    from ..robot.urdf_text import read_urdf
+
+    text = read_urdf(urdf)  # xacro expanded
     if "<mesh" not in text:
-        return mujoco.MjSpec.from_file(str(urdf)), 0
+        spec = mujoco.MjSpec.from_string(text)
+        spec.modelfiledir = str(urdf.parent)
+        return spec, 0
     try:
         root = ET.fromstring(text)
     except ET.ParseError as err:

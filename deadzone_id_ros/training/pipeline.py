@@ -60,6 +60,7 @@ class TrainingInputs:
         effort_units: {joint: unit of its torque label} ("N*m", "mA", "unknown"; see
             :mod:`deadzone_id_ros.data.effort_units`), carried into report.json and model.json.
         torque_constants: {joint: k [N·m per unit of the recorded effort]} applied when loading (``--torque-constant``).
+        joint_kinds: {joint: "revolute" | "continuous" | "prismatic"} from the URDF ({} without one).
     """
 
     episodes: list[Episode]
@@ -75,6 +76,7 @@ class TrainingInputs:
     robot_note: str = ""
     effort_units: dict[str, str] = field(default_factory=dict)
     torque_constants: dict[str, float] = field(default_factory=dict)
+    joint_kinds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,7 +100,8 @@ class PreparedData:
                               self.split.guard_samples, self.blocks),
             loader_report={k: v for k, v in inputs.dataset_report.items() if k in (
                 "samples", "episodes", "messages", "messages_dropped", "warnings", "velocity_source")},
-            effort_units=dict(inputs.effort_units), torque_constants=dict(inputs.torque_constants))
+            effort_units=dict(inputs.effort_units), torque_constants=dict(inputs.torque_constants),
+            joint_kinds=dict(inputs.joint_kinds))
 
 
 @dataclass
@@ -275,7 +278,7 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
             (the joint, the evidence and the flag that fixes it).
     """
     from ..data.dataset import load_dataset
-    from ..data.effort_units import FIX_HINT, NEWTON_METRE, unit_label
+    from ..data.effort_units import FIX_HINT, not_si, unit_label, with_joint_kinds
     from .sources import detect_simulator, fingerprint, resolve_urdf
 
     dcfg = dataset or DatasetConfig()
@@ -285,10 +288,6 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
     unknown = sorted(set(torque_constants) - set(ds.joint_names))
     if unknown:
         raise ConfigError(f"--torque-constant names joint(s) {unknown} that are not in the data {list(ds.joint_names)}")
-    not_nm = {j: u for j, u in ds.effort_units.items() if u != NEWTON_METRE}
-    if not_nm:
-        log(f"effort unit {unit_label(not_nm)} for joint(s) {list(not_nm)} ({ds.effort_unit_reason}): errors are "
-            f"in that unit and the controller refuses a model that does not predict N·m; {FIX_HINT}")
     simulated: bool | None = None
     sim_cfg = None
     if simulator == "auto":
@@ -303,6 +302,7 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
     urdf_xml, urdf_source = resolve_urdf(urdf, ds.joint_names, simulated=from_sim)
     joint_map, locked = dict(joint_map or {}), dict(locked or {})
     note = ""
+    units, unit_reason, kinds, reduced = dict(ds.effort_units), ds.effort_unit_reason, {}, None
     if urdf_xml is None and (joint_map or locked):
         raise RobotDescriptionError(f"--joint-map / --lock need a URDF: {urdf_source}")
     if urdf_xml is not None:
@@ -312,17 +312,33 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         reduced = build_reduced_model(urdf_xml, ds.joint_names, joint_map, locked, urdf_source)
         note = reduced.describe()
         log(f"URDF {urdf_source}: {note}")
-        _check_against_urdf(reduced, ds.episodes, ds.effort_units, urdf_source, urdf_check, log)
+        kinds = dict(zip(ds.joint_names, reduced.kinds))
+        units, unit_reason = with_joint_kinds(units, kinds, _peak_effort(ds.episodes, ds.joint_names), unit_reason)
+    not_si_units = not_si(units, kinds)
+    if not_si_units:
+        log(f"effort unit {unit_label(not_si_units)} for joint(s) {list(not_si_units)} ({unit_reason}): errors are "
+            f"in that unit and the controller refuses a model that does not predict N·m (N for a prismatic joint); "
+            f"{FIX_HINT}")
+    if reduced is not None:
+        _check_against_urdf(reduced, ds.episodes, units, kinds, urdf_source, urdf_check, log)
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
                           dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note,
-                          effort_units=dict(ds.effort_units), torque_constants=torque_constants)
+                          effort_units=units, torque_constants=torque_constants, joint_kinds=kinds)
+
+
+def _peak_effort(episodes: Sequence[Episode], joints: Sequence[str]) -> dict[str, float]:
+    """{joint: largest finite |tau|} over the episodes (0 where none)."""
+    tau = np.abs(np.concatenate([e.tau for e in episodes])) if episodes else np.zeros((0, len(joints)))
+    tau = np.where(np.isfinite(tau), tau, 0.0)
+    return {j: float(tau[:, i].max(initial=0.0)) for i, j in enumerate(joints)}
 
 
 def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effort_units: Mapping[str, str],
-                        source: str, mode: str, log: Callable[[str], None]) -> None:
+                        kinds: Mapping[str, str], source: str,
+                        mode: str, log: Callable[[str], None]) -> None:
     """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
-    from ..data.effort_units import NEWTON_METRE
+    from ..data.effort_units import si_effort_unit
     from ..robot.consistency import check_recording
 
     if mode not in ("refuse", "warn", "off"):
@@ -331,7 +347,8 @@ def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effo
         return
     q, dq, ddq, tau = (np.concatenate([getattr(e, k) for e in episodes]) for k in ("q", "dq", "ddq", "tau"))
     findings = check_recording(reduced, q, dq, ddq, tau,
-                               effort_in_nm={j: u == NEWTON_METRE for j, u in effort_units.items()})
+                               effort_in_nm={j: u == si_effort_unit(kinds.get(j, "revolute"))
+                                             for j, u in effort_units.items()})
     refused = [f for f in findings if f.refuse and mode == "refuse"]
     for f in findings:
         if f not in refused:

@@ -91,6 +91,8 @@ class DataRecord(JsonRecord):
         not determined).  samples: per split.  split: how.  loader_report: the loader's counts and warnings
         (``samples``, ``episodes``, ``messages``, ``messages_dropped``, ``warnings``, ``velocity_source``).
         effort_units: {joint: unit of its torque label}.  torque_constants: {joint: k [N·m per recorded unit]}.
+        joint_kinds: {joint: "revolute" | "continuous" | "prismatic"} from the URDF ({} without one): a prismatic
+        joint's q, dq, ddq and effort are in m, m/s, m/s², N.
     """
 
     sources: list[BagSource] = field(default_factory=list)
@@ -100,13 +102,14 @@ class DataRecord(JsonRecord):
     loader_report: dict[str, Any] = field(default_factory=dict)
     effort_units: dict[str, str] = field(default_factory=dict)
     torque_constants: dict[str, float] = field(default_factory=dict)
+    joint_kinds: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record, keys as the fields."""
         return {"sources": [s.to_dict() for s in self.sources], "simulator": self.simulator,
                 "samples": dataclasses.asdict(self.samples), "split": self.split.to_dict(),
                 "loader_report": self.loader_report, "effort_units": dict(self.effort_units),
-                "torque_constants": dict(self.torque_constants)}
+                "torque_constants": dict(self.torque_constants), "joint_kinds": dict(self.joint_kinds)}
 
 
 @dataclass(frozen=True)

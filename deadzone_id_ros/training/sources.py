@@ -141,11 +141,12 @@ def resolve_urdf(urdf: str | Path | None, joint_names: Sequence[str], *,
         RobotDescriptionError: ``urdf`` is neither a file nor a known model name (the names are listed).
     """
     from ..robot import load_robot_description, resolve_robot_model
+    from ..robot.urdf_text import read_urdf
 
     if urdf is not None:
         entry = resolve_robot_model(urdf)
-        source = str(entry.urdf_path) if entry.origin == "file" else f"{entry.name} ({entry.urdf_path})"
-        return entry.urdf_path.read_text(), source
+        source = entry.name if entry.origin == "file" else f"{entry.name} ({entry.urdf_path})"
+        return read_urdf(entry.urdf_path), source
     if not simulated:
         return None, ("no --urdf given and the data does not say it came from the simulator; pass --urdf FILE or a "
                       "name from `deadzone-id robots`")

@@ -46,7 +46,8 @@ class PushConfig:
     Attributes:
         link: the link (MuJoCo body) pushed.
         point: (3,) where, in the link's frame [m].
-        direction: (3,) direction of the force in world axes (normalized here; not zero).
+        direction: (3,) direction of the force (normalized here; not zero), in world axes, or in the link's axes
+            when ``local`` (the push then turns with the link).
         magnitude: peak force [N] (>= 0).
         shape: "step" (F from start to end), "ramp" (0 -> F over ``rise_time``, then held), "sine" (F sin(2 pi f t')).
         start: when it begins [s of simulated time] (>= 0).  duration: how long it lasts [s] (> 0).
@@ -65,6 +66,7 @@ class PushConfig:
     duration: float = 1.0
     rise_time: float = 0.5
     frequency: float = 1.0
+    local: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "point", _vec3("point", self.point))
@@ -82,7 +84,7 @@ class PushConfig:
                 raise ValueError(f"{name} = {v!r} must be a finite number {'>=' if lo_ok else '>'} 0")
 
     def force(self, t: float) -> np.ndarray:
-        """(3,) the force at simulated time ``t`` [s], world axes [N]."""
+        """(3,) the force at simulated time ``t`` [s] [N], in the axes of ``direction``."""
         s = t - self.start
         if s < 0 or s >= self.duration:
             return np.zeros(3)
@@ -183,12 +185,15 @@ class ExternalForces:
         qfrc = self._qfrc
         qfrc[:] = 0.0
         total = np.zeros(3)
+        data.xfrc_applied[self._bodies] = 0.0
         for p, body in zip(self.pushes, self._bodies):
             f = p.force(float(data.time))
-            data.xfrc_applied[body] = 0.0
             if not f.any():
                 continue
-            point = data.xpos[body] + data.xmat[body].reshape(3, 3) @ np.asarray(p.point)
+            rot = data.xmat[body].reshape(3, 3)
+            if p.local:
+                f = rot @ f
+            point = data.xpos[body] + rot @ np.asarray(p.point)
             data.xfrc_applied[body, :3] += f
             data.xfrc_applied[body, 3:] += np.cross(point - data.xipos[body], f)
             mujoco.mj_applyFT(model, data, f, np.zeros(3), point, body, qfrc)

@@ -149,22 +149,42 @@ class ResidualEstimator(ExternalTorqueEstimator):
     """Direct residual with any inverse-dynamics model: w = f(q0, dq0, (dq1 - dq0)/dt) - tau, then the low-pass.
 
     Args:
-        model: tau = f(q, dq, ddq) [N·m] (``joint_names`` must be those of the estimator, same order).
+        model: tau = f(q, dq, ddq) [N·m].
         cutoff: (J,) [rad/s], see :class:`ExternalTorqueEstimator`.
+        joint_names: (J,) the estimator's joint order (default the model's); the model's joints in any order.
 
     Raises:
-        ValueError: cutoff shape, or the model's joints differ from its own order (names both).
+        ValueError: cutoff shape, or the model's joints are not ``joint_names`` (names both).
     """
 
     kind = "residual"
 
-    def __init__(self, model: InverseDynamicsModel, cutoff: Sequence[float] | np.ndarray) -> None:
-        super().__init__(model.joint_names, cutoff)
+    def __init__(self, model: InverseDynamicsModel, cutoff: Sequence[float] | np.ndarray,
+                 joint_names: Sequence[str] | None = None) -> None:
+        super().__init__(model.joint_names if joint_names is None else joint_names, cutoff)
+        self.set_model(model)
+
+    def set_model(self, model: InverseDynamicsModel) -> None:
+        """Use ``model`` from the next sample on (a controller's model swap); its joints in any order.
+
+        Raises:
+            ValueError: its joints are not the estimator's (names both).
+        """
+        mine, theirs = self.joint_names, tuple(model.joint_names)
+        if sorted(mine) != sorted(theirs):
+            raise ValueError(f"model joints {list(theirs)} are not the estimator's {list(mine)}")
         self.model = model
+        self._to = np.array([mine.index(j) for j in theirs], dtype=int)
+        self._from = np.array([theirs.index(j) for j in mine], dtype=int)
+        self._identity = mine == theirs
 
     def _raw(self, dt: float, q0: np.ndarray, dq0: np.ndarray, q1: np.ndarray, dq1: np.ndarray,
              tau: np.ndarray) -> np.ndarray:
-        return np.asarray(self.model.predict(q0, dq0, (dq1 - dq0) / dt), dtype=float) - tau
+        ddq = (dq1 - dq0) / dt
+        if self._identity:
+            return np.asarray(self.model.predict(q0, dq0, ddq), dtype=float) - tau
+        t, f = self._to, self._from
+        return np.asarray(self.model.predict(q0[t], dq0[t], ddq[t]), dtype=float)[f] - tau
 
 
 class _PinocchioArm:

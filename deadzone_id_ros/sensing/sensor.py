@@ -7,7 +7,7 @@ sense`` build from it with :func:`build_sensor`); :class:`ForceSensor` runs it t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,42 +35,55 @@ def _nonneg(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
 class SensingConfig:
     """How external torque, contact and wrench are sensed.
 
+    Field names carry the prefix ``sensing_``: they are parameters of the controller and estimator nodes too.
+
     Attributes:
-        estimator: "residual" (the controller's model, any kind), "momentum" (momentum observer on the URDF's nominal
-            rigid body) or "dob" (disturbance observer, nominal inertia + URDF rigid body).
-        cutoff: output filter cutoff / observer gain [rad/s] (> 0), every joint.
-        dead_zone: report a stuck joint's estimate as an interval of half width ``band`` and test intervals.
-        velocity_threshold: (J,) stuck when |dq| <= this [rad/s]; () = the model artifact's dead zone if it has
-            one, else 0.1 times the profile's velocity scale (see :func:`build_sensor`).
-        band: (J,) tau_s [N·m]; () = the URDF's static friction ``<dynamics friction>``.
-        threshold: (J,) contact thresholds [N·m] (> 0); () = no contact detection.
-        release: hysteresis, in (0, 1].
-        frame: wrench frame (a URDF link); "" = no wrench.
+        sensing: sense at all (the controller node publishes nothing of it when false).
+        sensing_estimator: "residual" (the controller's model, any kind), "momentum" (momentum observer on the URDF's
+            nominal rigid body) or "dob" (disturbance observer, nominal inertia + URDF rigid body).
+        sensing_cutoff: output filter cutoff / observer gain [rad/s] (> 0), every joint.
+        sensing_dead_zone: report a stuck joint's estimate as an interval of half width ``sensing_band`` and test
+            intervals.
+        sensing_velocity_threshold: (J,) stuck when |dq| <= this [rad/s]; empty = the model artifact's dead zone
+            (alpha sigma of its training data); without either the band is off (:func:`build_sensor` says so).
+        sensing_band: (J,) tau_s [N·m]; empty = the URDF's static friction ``<dynamics friction>``.
+        sensing_threshold: (J,) contact thresholds [N·m] (> 0; e.g. from ``deadzone-id sense``); empty = no contact
+            detection.
+        sensing_release: hysteresis, in (0, 1]: the contact ends when every excess < release * threshold.
+        sensing_frame: wrench frame (a URDF link); "" = no wrench.
+        sensing_point: (3,) where on the frame the wrench acts, in its axes [m]; empty = its origin.
 
     Raises:
         ValueError: a bad field (named with its value).
     """
 
-    estimator: str = "residual"
-    cutoff: float = 100.0
-    dead_zone: bool = True
-    velocity_threshold: tuple[float, ...] = ()
-    band: tuple[float, ...] = ()
-    threshold: tuple[float, ...] = ()
-    release: float = 0.5
-    frame: str = ""
+    sensing: bool = True
+    sensing_estimator: str = "residual"
+    sensing_cutoff: float = 100.0
+    sensing_dead_zone: bool = True
+    sensing_velocity_threshold: tuple[float, ...] = ()
+    sensing_band: tuple[float, ...] = ()
+    sensing_threshold: tuple[float, ...] = ()
+    sensing_release: float = 0.5
+    sensing_frame: str = ""
+    sensing_point: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.estimator not in ESTIMATOR_KINDS:
-            raise ValueError(f"estimator = {self.estimator!r} must be one of {list(ESTIMATOR_KINDS)}")
-        if not (isinstance(self.cutoff, (int, float)) and math.isfinite(self.cutoff) and self.cutoff > 0):
-            raise ValueError(f"cutoff = {self.cutoff!r} must be a finite number > 0 rad/s")
-        for name in ("velocity_threshold", "band", "threshold"):
+        if self.sensing_estimator not in ESTIMATOR_KINDS:
+            raise ValueError(f"sensing_estimator = {self.sensing_estimator!r} must be one of {list(ESTIMATOR_KINDS)}")
+        c = self.sensing_cutoff
+        if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
+            raise ValueError(f"sensing_cutoff = {c!r} must be a finite number > 0 rad/s")
+        for name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
             object.__setattr__(self, name, _nonneg(name, getattr(self, name)))
-        if self.threshold and not all(v > 0 for v in self.threshold):
-            raise ValueError(f"threshold = {list(self.threshold)} must be > 0 N·m per joint")
-        if not 0.0 < self.release <= 1.0:
-            raise ValueError(f"release = {self.release!r} must be in (0, 1]")
+        if self.sensing_threshold and not all(v > 0 for v in self.sensing_threshold):
+            raise ValueError(f"sensing_threshold = {list(self.sensing_threshold)} must be > 0 N·m per joint")
+        if not 0.0 < self.sensing_release <= 1.0:
+            raise ValueError(f"sensing_release = {self.sensing_release!r} must be in (0, 1]")
+        point = tuple(float(v) for v in self.sensing_point)
+        if point and (len(point) != 3 or not all(math.isfinite(v) for v in point)):
+            raise ValueError(f"sensing_point = {list(self.sensing_point)} must be 3 finite numbers [m] or empty")
+        object.__setattr__(self, "sensing_point", point)
 
 
 @dataclass(frozen=True)
@@ -134,20 +147,18 @@ class ForceSensor:
 def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: str | Path,
                  joint_names: Sequence[str], nominal_inertia: Sequence[float] | None = None,
                  armature: Sequence[float] | None = None,
-                 velocity_scale: Sequence[float] | None = None) -> ForceSensor:
+                 warn: Callable[[str], object] | None = None) -> ForceSensor:
     """The :class:`ForceSensor` of ``config`` for an arm.
 
     Args:
         config: the settings.  model: the controller's inverse-dynamics model (used by "residual").
         urdf_path: the URDF (momentum, dob, wrench and the default band).  joint_names: (J,).
-        nominal_inertia: (J,) Jn [kg·m²] of "dob" (default: diag M at zero from the URDF... required for "dob").
+        nominal_inertia: (J,) Jn [kg·m²] of "dob" (the controller's); required for "dob".
         armature: (J,) rotor inertia [kg·m²] added to the momentum observer's M (None: the URDF's, i.e. none).
-        velocity_scale: (J,) a velocity scale [rad/s] (e.g. the std of the training data's dq) whose 0.1 is the
-            stuck threshold when neither the config nor the model's dead zone gives one.
+        warn: called with a sentence when the band is off for want of a stuck threshold (default: ignored).
 
     Raises:
-        ValueError: per-joint settings of the wrong length (names the field), "dob" without nominal_inertia, or no
-            stuck threshold to be found with ``dead_zone`` on.
+        ValueError: per-joint settings of the wrong length (names the field), "dob" without nominal_inertia.
         FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or the frame is not in it.
     """
     from ..models.runtime import NominalRigidBodyModel
@@ -155,35 +166,37 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
 
     names = tuple(joint_names)
     n = len(names)
-    for field_name in ("velocity_threshold", "band", "threshold"):
+    for field_name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
         v = getattr(config, field_name)
         if v and len(v) != n:
-            raise ValueError(f"sensing {field_name} has {len(v)} values for the {n} joints {list(names)}")
-    cutoff = np.full(n, float(config.cutoff))
+            raise ValueError(f"{field_name} has {len(v)} values for the {n} joints {list(names)}")
+    cutoff = np.full(n, float(config.sensing_cutoff))
     estimator: ExternalTorqueEstimator
-    if config.estimator == "residual":
-        estimator = ResidualEstimator(model, cutoff)
-    elif config.estimator == "momentum":
+    if config.sensing_estimator == "residual":
+        estimator = ResidualEstimator(model, cutoff, names)
+    elif config.sensing_estimator == "momentum":
         estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature)
     else:
         if nominal_inertia is None:
             raise ValueError("sensing estimator 'dob' needs the nominal inertia Jn (the controller's)")
         estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True), nominal_inertia, cutoff)
-    if config.dead_zone:
-        thr = np.asarray(config.velocity_threshold, float) if config.velocity_threshold else None
+    band = StaticFrictionBand.none(names)
+    if config.sensing_dead_zone:
+        thr = np.asarray(config.sensing_velocity_threshold, float) if config.sensing_velocity_threshold else None
         dz = getattr(model, "dead_zone", None)
         if thr is None and dz is not None and tuple(dz.joint_names) == names:
             thr = np.asarray(dz.threshold, float)
-        if thr is None and velocity_scale is not None:
-            thr = 0.1 * np.asarray(velocity_scale, float)
         if thr is None:
-            raise ValueError("sensing with dead_zone needs a stuck threshold: give velocity_threshold, a model with a "
-                             "dead zone (an artifact), or a velocity scale")
-        tau_s = (np.asarray(config.band, float) if config.band
-                 else load_robot_description(urdf_path, names).friction.copy())
-        band = StaticFrictionBand(names, thr, tau_s)
-    else:
-        band = StaticFrictionBand.none(names)
-    detector = ContactDetector(config.threshold, config.release) if config.threshold else None
-    wrench = WrenchEstimator(urdf_path, names, config.frame) if config.frame else None
+            if warn is not None:
+                warn("sensing: the dead-zone band is off: the model has no dead zone (not a trained artifact) and "
+                     "sensing_velocity_threshold is empty; set it [rad/s per joint] to report stuck joints as "
+                     "intervals")
+        else:
+            tau_s = (np.asarray(config.sensing_band, float) if config.sensing_band
+                     else load_robot_description(urdf_path, names).friction.copy())
+            band = StaticFrictionBand(names, thr, tau_s)
+    detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
+                else None)
+    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0))
+              if config.sensing_frame else None)
     return ForceSensor(estimator, band, detector, wrench)

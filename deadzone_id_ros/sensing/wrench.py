@@ -78,6 +78,8 @@ class WrenchEstimator:
             names = sorted({f.name for f in self.model.frames})
             raise RobotDescriptionError(f"{urdf_path}: no frame {frame!r} (frames: {names})")
         self.frame = frame
+        #: the URDF's root link: the wrench's axes are parallel to its (world) axes
+        self.base_frame = self.model.frames[1].name if len(self.model.frames) > 1 else "universe"
         self._fid = self.model.getFrameId(frame)
         offset = np.asarray(point, dtype=float)
         if offset.shape != (3,) or not np.all(np.isfinite(offset)):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-__all__ = ["ExternalForces", "ObstacleConfig", "PushConfig"]
+__all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedPushConfig"]
 
 _SHAPES = ("step", "ramp", "sine")
 _PROBE_BIT = 8  # collision bit shared only by the obstacle and the probe
@@ -208,3 +208,46 @@ class ExternalForces:
                 qfrc += contact
         self.true_torque = qfrc[self._dof].copy()
         self.true_force = total
+
+
+@dataclass(frozen=True)
+class ScriptedPushConfig:
+    """One scripted push as node parameters (the sim_arm node's ``push_*``; :class:`PushConfig` with a prefix).
+
+    Attributes:
+        push_link: the link pushed; "" = no push.  push_magnitude: [N].  push_point: (3,) in the link's frame [m].
+        push_direction: (3,) direction (world axes, or the link's with ``push_local``).  push_local: see above.
+        push_shape: "step", "ramp" or "sine".  push_start: [s of simulated time].  push_duration: [s].
+        push_rise_time: [s] ("ramp").  push_frequency: [Hz] ("sine").
+
+    Raises:
+        ValueError: a bad value (from :class:`PushConfig`, named without the prefix).
+    """
+
+    push_link: str = ""
+    push_magnitude: float = 1.0
+    push_point: tuple[float, ...] = (0.0, 0.0, 0.0)
+    push_direction: tuple[float, ...] = (1.0, 0.0, 0.0)
+    push_local: bool = False
+    push_shape: str = "step"
+    push_start: float = 1.0
+    push_duration: float = 1.0
+    push_rise_time: float = 0.5
+    push_frequency: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.push()
+
+    def push(self) -> PushConfig | None:
+        """The :class:`PushConfig`, or None without ``push_link``."""
+        if not self.push_link:
+            return None
+        return PushConfig(link=self.push_link, magnitude=self.push_magnitude, point=self.push_point,
+                          direction=self.push_direction, local=self.push_local, shape=self.push_shape,
+                          start=self.push_start, duration=self.push_duration, rise_time=self.push_rise_time,
+                          frequency=self.push_frequency)
+
+    def external(self) -> ExternalForces | None:
+        """The :class:`ExternalForces` of this push, or None without one."""
+        p = self.push()
+        return ExternalForces(pushes=[p]) if p is not None else None

@@ -32,6 +32,7 @@ import numpy as np
 from ...models.base import InverseDynamicsModel
 from ...sensing import (
     DobEstimator,
+    ExternalTorqueEstimator,
     ForceSensor,
     MomentumObserver,
     ResidualEstimator,
@@ -165,7 +166,7 @@ def _last_link(urdf: str, joint: str) -> str:
     raise ValueError(f"{urdf}: joint {joint!r} has no child link")
 
 
-def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], object]]:
+def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorqueEstimator]]:
     from ...models.runtime import NominalRigidBodyModel
 
     n = len(s.sim.joint_names)
@@ -217,6 +218,26 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
     return tr
 
 
+class _Echo(ExternalTorqueEstimator):
+    """Another estimator's latest estimate, unchanged (that estimator is updated first, on the same sample)."""
+
+    def __init__(self, source: ExternalTorqueEstimator) -> None:
+        super().__init__(source.joint_names, np.full(len(source.joint_names), math.inf))
+        self.source = source
+        self.kind = source.kind
+
+    def reset(self) -> None:
+        """Nothing of its own to forget."""
+
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """The source's estimate (J,) [N·m]."""
+        return self.source.estimate
+
+    def _raw(self, dt: float, q0: np.ndarray, dq0: np.ndarray, q1: np.ndarray, dq1: np.ndarray,
+             tau: np.ndarray) -> np.ndarray:
+        return self.source.estimate
+
+
 def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushConfig]:
     rng = np.random.default_rng([seed, 34])
     out = []
@@ -248,7 +269,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     # calibration: free motion on its own seed, no detection
     base = {"residual_band": make["residual"](), "residual": make["residual"](), "momentum": make["momentum"](),
             "dob": make["dob"]()}
-    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names)) for k, e in base.items()  # type: ignore
+    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names)) for k, e in base.items()
                      if k != "residual_band"}
     cal = _run(s, settings.calibration_seed, settings.calibration_duration, calib_sensors, (), False, "calibrate")
     from ...robot import load_robot_description
@@ -268,9 +289,10 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     first: dict[str, _Trace] = {}
     for seed in settings.seeds:
         def sensors() -> dict[str, ForceSensor]:
-            est = {"residual_band": make["residual"](), "residual": make["residual"](), "momentum": make["momentum"](),
+            shared = make["residual"]()  # one estimate, read with and without the band (sensors run in this order)
+            est = {"residual_band": shared, "residual": _Echo(shared), "momentum": make["momentum"](),
                    "dob": make["dob"]()}
-            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k])) for k in ESTIMATORS}  # type: ignore
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k])) for k in ESTIMATORS}
 
         pushes = _push_schedule(s, settings, seed)
         tr = _run(s, seed, settings.duration, sensors(), pushes, False, f"pushes seed {seed}")

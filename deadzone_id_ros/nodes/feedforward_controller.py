@@ -81,6 +81,7 @@ from ..control.tick_gate import TickGate
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..sensing import SensingConfig
+from ..sensing.sensor import SENSING_RANGES
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
@@ -122,7 +123,7 @@ class FeedforwardControllerNode(ControllerHandlers):
         self._command_identity = cmd_names == names
         self.controller = build_controller(self.config)
         self.sensing_config: SensingConfig = declare_dataclass_parameters(
-            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)])
+            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES)
         nc = self.node_config  # run_node applies realtime_config in the spin thread, then sets realtime_state
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         self.realtime_state: RealtimeState = current_state()

@@ -30,6 +30,7 @@ from std_msgs.msg import Float64MultiArray
 from ..models.runtime import load_model
 from ..sensing import SensingConfig
 from ..sensing.node_config import ForceEstimatorConfig
+from ..sensing.sensor import SENSING_RANGES
 from ..stamps import ns_to_s, stamp_to_ns
 from ._common import declare_dataclass_parameters, run_node
 from .sensing_publisher import SensingPublisher
@@ -50,7 +51,7 @@ class ForceEstimatorNode(Node):
         fixed = [f.name for f in dataclasses.fields(ForceEstimatorConfig)]
         self.config: ForceEstimatorConfig = declare_dataclass_parameters(self, ForceEstimatorConfig, read_only=fixed)
         self.sensing_config: SensingConfig = declare_dataclass_parameters(
-            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)])
+            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES)
         names = tuple(self.config.joint_names)
         model = load_model(self.config)
         self.sensing = SensingPublisher.build(self, self.sensing_config, self.config, model, names)

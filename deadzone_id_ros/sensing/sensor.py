@@ -18,10 +18,14 @@ from .contact import ContactDetector, ContactState, StaticFrictionBand
 from .estimators import DobEstimator, ExternalTorqueEstimator, MomentumObserver, ResidualEstimator
 from .wrench import WrenchEstimate, WrenchEstimator
 
-__all__ = ["ESTIMATOR_KINDS", "ForceSensor", "SensingConfig", "SensingSample", "build_sensor"]
+__all__ = ["ESTIMATOR_KINDS", "SENSING_RANGES", "ForceSensor", "SensingConfig", "SensingSample", "build_sensor"]
 
 #: estimator kinds :func:`build_sensor` knows (:mod:`.estimators`)
 ESTIMATOR_KINDS = ("residual", "momentum", "dob")
+#: (lo, hi) of every numeric ``sensing_*`` node parameter, in its unit (per-joint lists: each value)
+SENSING_RANGES: dict[str, tuple[float, float]] = {
+    "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),
+    "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_point": (-100.0, 100.0)}
 
 
 def _nonneg(name: str, values: tuple[float, ...]) -> tuple[float, ...]:

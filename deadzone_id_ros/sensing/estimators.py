@@ -122,10 +122,15 @@ class ExternalTorqueEstimator(ABC):
         Raises:
             ValueError: an array not of shape (J,), or a non-finite value (names the argument).
         """
-        q, dq, tau = check_joint_arrays(len(self.joint_names), batch=False, q=q, dq=dq, tau=tau)
-        for name, a in (("q", q), ("dq", dq), ("tau", tau)):
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name} has non-finite values: {a.tolist()}")
+        q, dq, tau = (np.asarray(a, dtype=float) for a in (q, dq, tau))
+        n = len(self.joint_names)
+        # one cheap test per tick (a sum is finite only when every term is); the slow path names what is wrong
+        shapes_ok = q.shape == dq.shape == tau.shape == (n,)
+        if not shapes_ok or not math.isfinite(q.sum() + dq.sum() + tau.sum()):
+            check_joint_arrays(n, batch=False, q=q, dq=dq, tau=tau)
+            for name, a in (("q", q), ("dq", dq), ("tau", tau)):
+                if not np.all(np.isfinite(a)):
+                    raise ValueError(f"{name} has non-finite values: {a.tolist()}")
         prev = self._prev
         self._prev = (t, q, dq)
         if prev is None or not t > prev[0]:

@@ -31,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="free motion for the thresholds [s] (default 60)")
     p.add_argument("--hold-duration", type=float, default=10.0, metavar="S", help="hold per seed [s] (default 10)")
     p.add_argument("--cutoff", type=float, default=100.0, metavar="RAD_S", help="estimator cutoff (default 100)")
+    p.add_argument("--real-dir", type=Path, default=None, metavar="DIR",
+                   help="instead of the simulation: each estimator's free-motion residual and implied threshold on the "
+                   "real recordings in DIR (kuka_lwr4_fri.bag, dfki_double_pendulum/*.csv, as demo-real reads them); "
+                   "writes OUT/sense_real.md and .json")
     p.set_defaults(func=run)
 
 
@@ -43,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..experiments.sense import SenseSettings, run_sense, write_sense
 
+    if args.real_dir is not None:
+        return _run_real(args.real_dir, args.out)
+
     try:
         settings = SenseSettings(robot=args.robot, model_path=args.model, seeds=tuple(args.seeds),
                                  duration=args.duration, calibration_duration=args.calibration_duration,
@@ -52,4 +59,21 @@ def run(args: argparse.Namespace) -> int:
     res, traces = run_sense(settings)
     print(write_sense(args.out, res, traces))
     print(f"wrote {args.out / 'sense.json'} and {args.out / 'sense.md'}; see docs/sensing.md for what they mean")
+    return 0
+
+
+def _run_real(real_dir: Path, out: Path) -> int:
+    """The real-recordings part: the runs of ``demo-real`` (the DFKI CSVs converted to rosbag2 under OUT/data)."""
+    from ..experiments.sense.real import real_markdown, sense_real_sets
+    from .demo import _convert_dfki
+
+    kuka = real_dir / "kuka_lwr4_fri.bag"
+    csvs = sorted((real_dir / "dfki_double_pendulum").glob("*.csv"))
+    if not kuka.is_file() or not csvs:
+        raise FileNotFoundError(f"{real_dir} must hold kuka_lwr4_fri.bag and dfki_double_pendulum/*.csv (the shared "
+                                "real recordings; see demo-real)")
+    runs = [(kuka.stem, [kuka], "kuka_lwr4plus", 2.0)]
+    runs += [(r.name, list(r.bags), r.urdf, r.block_seconds) for r in _convert_dfki(csvs, out)]
+    print(real_markdown(sense_real_sets(runs, out)))
+    print(f"wrote {out / 'sense_real.md'} and {out / 'sense_real.json'}")
     return 0

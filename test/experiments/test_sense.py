@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -34,3 +35,24 @@ def test_bad_settings_are_named(tmp_path):
     with pytest.raises(ValueError, match="calibration_seed 1 must not be an evaluation seed"):
         SenseSettings(seeds=(1,), calibration_seed=1)
     assert main(["sense", "--out", str(tmp_path), "--duration", "0"]) == 2
+
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
+
+
+@pytest.mark.skipif(not (REAL / "dfki_double_pendulum").is_dir(), reason="the shared real recordings are not here")
+def test_real_recording_gives_free_motion_residual_and_threshold(tmp_path):
+    from deadzone_id_ros.cli.demo import _convert_dfki
+    from deadzone_id_ros.experiments.sense.real import RealSenseResult, sense_real_sets
+
+    run = _convert_dfki(sorted((REAL / "dfki_double_pendulum").glob("*A0*.csv")), tmp_path)[0]
+    (res,) = sense_real_sets([(run.name, list(run.bags), run.urdf, run.block_seconds)], tmp_path,
+                             log=lambda _: None)
+    by = {e.name: e for e in res.estimators}
+    assert set(by) == {"residual_band", "residual", "momentum"} and res.joint_names == ["shoulder", "elbow"]
+    for e in res.estimators:  # free motion: a real residual, and a threshold above it
+        assert all(0 < r < t for r, t in zip(e.rms, e.threshold))
+    # the band never raises a threshold: it only takes the stuck samples' static friction out of the excess
+    assert all(b <= r for b, r in zip(by["residual_band"].threshold, by["residual"].threshold))
+    back = json.loads((tmp_path / "sense_real.json").read_text())
+    assert RealSenseResult.from_dict(back[0]) == res

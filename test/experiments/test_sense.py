@@ -23,6 +23,9 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     # a 4 N push at the tip is far above every threshold: detected, with a delay inside the push
     assert all(p.detected and 0 <= p.delay_ms < 300 for p in band.pushes)
     assert abs(traces["pushes"].truth).max() > 0.5
+    # the collision with the obstacle on the reference path: it happens, and it is flagged
+    assert abs(traces["collision"].truth).max() > 0.5
+    assert all(0 <= d < 100 for d in band.collision_delay_ms)
     md = write_sense(tmp_path, res, traces)
     assert "| model residual + dead-zone band |" in md
     assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0

@@ -42,12 +42,14 @@ class EstimatorFigures(JsonRecord):
         free_minutes: simulated free motion [min].  false_contacts: contact onsets in free motion (no push).
         false_contacts_per_min: the same per simulated minute.
         hold_false_contacts: contact onsets while the arm holds still without any push.
-        rmse_contact: (J,) RMSE of the estimate vs the true external torque over the push windows [N·m].
+        rmse_contact: (J,) RMSE of the estimate vs the true external torque over the push windows and the collision
+            (from its onset) [N·m].
         rmse_contact_mean: mean over joints [N·m].  rmse_over_noise: rmse_contact_mean / the torque noise floor.
         smallest_detected_force: smallest push [N] such that it and every larger one were all detected (NaN: none).
         max_delay_ms_at_1n: the largest detection delay of the pushes of 1 N or more [ms] (NaN: one missed).
         interval_coverage: share of stuck (joint, tick) pairs of the push windows whose interval holds the truth.
         pushes: every push.
+        collision_delay_ms: per seed, the detection delay of the collision with the obstacle [ms] (NaN: missed).
     """
 
     name: str
@@ -65,6 +67,7 @@ class EstimatorFigures(JsonRecord):
     max_delay_ms_at_1n: float
     interval_coverage: float
     pushes: list[PushFigure]
+    collision_delay_ms: list[float]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

@@ -41,7 +41,8 @@ from ...sensing import (
     calibrate_thresholds,
 )
 from ...sensing.contact import ContactDetector
-from ...sim.external_forces import ExternalForces, PushConfig
+from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
+from .collision import collision_onset, place_obstacle
 from .results import EstimatorFigures, PushFigure, SenseResults
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class SenseSettings:
         seeds: evaluation seeds.  calibration_seed: the threshold run's seed (not among ``seeds``).
         duration: free motion with pushes per seed [s].  calibration_duration: [s].  hold_duration: [s].
         push_magnitudes: [N].  push_period, push_duration, settle: [s].
+        collision_at: when the reference reaches the obstacle in the collision run [s] (> 0).
         cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  point: (3,) pushed point in the last
             link's frame [m] (None: the profile's payload position, the tip of the bundled arm).
 
@@ -83,6 +85,7 @@ class SenseSettings:
     push_period: float = 3.0
     push_duration: float = 0.3
     settle: float = 0.5
+    collision_at: float = 2.0
     cutoff: float = 100.0
     quantile: float = 1.0
     margin: float = 1.5
@@ -93,7 +96,8 @@ class SenseSettings:
             raise ValueError("seeds must name at least one seed")
         if self.calibration_seed in self.seeds:
             raise ValueError(f"calibration_seed {self.calibration_seed} must not be an evaluation seed {self.seeds}")
-        for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff"):
+        for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff",
+                     "collision_at"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} = {v!r} must be a finite number > 0")
@@ -180,7 +184,7 @@ def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorq
 
 
 def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor], pushes: Sequence[PushConfig],
-         hold: bool, desc: str) -> _Trace:
+         hold: bool, desc: str, obstacle: ObstacleConfig | None = None) -> _Trace:
     """One in-process closed-loop run; every sensor sees every sample."""
     from tqdm import tqdm
 
@@ -188,7 +192,7 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
     from ...sim.arm import SimArm
 
     sim = dataclasses.replace(s.sim, seed=int(seed))
-    ext = ExternalForces(pushes=list(pushes))
+    ext = ExternalForces(pushes=list(pushes), obstacle=obstacle)
     arm = SimArm(sim, external=ext)
     controller = build_controller(s.ctrl, arm.description)
     names = tuple(sim.joint_names)
@@ -283,7 +287,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     cal_est = {"residual_band": cal.est["residual"], **cal.est}
     thresholds = {k: calibrate_thresholds(cal_est[k], cal_half.get(k, np.zeros_like(cal_est[k])), settings.quantile,
                                           settings.margin) for k in ESTIMATORS}
-    acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "cover": [], "fc": [], "hold": []}
+    acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "cover": [], "fc": [], "hold": [],
+                                           "collision": []}
                                        for k in ESTIMATORS}
     free_s = 0.0
     first: dict[str, _Trace] = {}
@@ -322,8 +327,16 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         half = len(hold.t) // 2
         for k in ESTIMATORS:
             acc[k]["hold"].append(len(_onsets(hold.contact[k][:half])))
+        crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
+                     place_obstacle(s, seed, settings.collision_at))
+        onset = collision_onset(crash.truth)
+        for k in ESTIMATORS:
+            flagged = np.flatnonzero(crash.contact[k][onset:]) if onset is not None else np.zeros(0, int)
+            acc[k]["collision"].append(float(flagged[0]) if flagged.size else math.nan)
+            if onset is not None:
+                acc[k]["err"].append(crash.est[k][onset:] - crash.truth[onset:])
         if not first:
-            first = {"pushes": tr, "hold": hold}
+            first = {"pushes": tr, "hold": hold, "collision": crash}
     noise = np.asarray(s.sim.torque_noise_std, float)
     figures = []
     for k, label in ESTIMATORS.items():
@@ -344,7 +357,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             hold_false_contacts=int(sum(acc[k]["hold"])), rmse_contact=rmse.tolist(),
             rmse_contact_mean=float(rmse.mean()), rmse_over_noise=float(rmse.mean() / noise.mean()),
             smallest_detected_force=smallest, max_delay_ms_at_1n=float(max_delay),
-            interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k))
+            interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k,
+            collision_delay_ms=[float(x) for x in acc[k]["collision"]]))
     results = SenseResults(
         robot=s.name, model=s.model_label, joint_names=list(names), seeds=[int(x) for x in settings.seeds],
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),

@@ -40,6 +40,10 @@ class StaticFrictionBand:
         joint_names: (J,).
         velocity_threshold: (J,) a joint with |dq| <= this is stuck [rad/s] (the dead zone's alpha sigma).
         half_width: (J,) tau_s [N·m]: the external torque of a stuck joint is known within +- this.
+        fade_velocity: (J,) [rad/s] >= 0: a joint leaving its dead zone breaks away from static to kinetic friction
+            along the Stribeck curve (Armstrong-Hélouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994), so its
+            friction is still uncertain just outside the zone: the half width there is
+            ``tau_s exp(-(|dq| - threshold) / fade_velocity)``. 0 (default): exact as soon as it moves.
 
     Raises:
         ValueError: arrays not (J,) finite values >= 0.
@@ -48,19 +52,30 @@ class StaticFrictionBand:
     joint_names: tuple[str, ...]
     velocity_threshold: np.ndarray
     half_width: np.ndarray
+    fade_velocity: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
         object.__setattr__(self, "velocity_threshold", _joint_vector("velocity_threshold", self.velocity_threshold, n))
         object.__setattr__(self, "half_width", _joint_vector("half_width", self.half_width, n))
+        fade = np.zeros(n) if self.fade_velocity is None else self.fade_velocity
+        object.__setattr__(self, "fade_velocity", _joint_vector("fade_velocity", fade, n))
+        object.__setattr__(self, "_fades", bool(np.any(np.asarray(fade, dtype=float) > 0)))
 
     def stuck(self, dq: np.ndarray) -> np.ndarray:
         """(J,) or (N, J) bool: True where |dq| [rad/s] is inside the dead zone."""
         return np.abs(np.asarray(dq, dtype=float)) <= self.velocity_threshold
 
     def interval_half_width(self, dq: np.ndarray) -> np.ndarray:
-        """(J,) or (N, J) half width [N·m] of the external-torque interval: tau_s where stuck, 0 where moving."""
-        return np.where(self.stuck(dq), self.half_width, 0.0)
+        """(J,) or (N, J) half width [N·m] of the external-torque interval: tau_s where stuck, 0 where moving (or
+        fading from tau_s with ``fade_velocity``)."""
+        speed = np.abs(np.asarray(dq, dtype=float))
+        if not getattr(self, "_fades", False):
+            return np.where(speed <= self.velocity_threshold, self.half_width, 0.0)
+        fade = np.asarray(self.fade_velocity)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            decay = np.where(fade > 0, np.exp(-(speed - self.velocity_threshold) / np.where(fade > 0, fade, 1.0)), 0.0)
+        return self.half_width * np.where(speed <= self.velocity_threshold, 1.0, decay)
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> StaticFrictionBand:
@@ -71,7 +86,8 @@ class StaticFrictionBand:
 
 def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Sequence[float] | np.ndarray,
                    joint_names: Sequence[str], quantile: float = 0.999,
-                   floor: Sequence[float] | np.ndarray | None = None) -> StaticFrictionBand:
+                   floor: Sequence[float] | np.ndarray | None = None,
+                   fade_factors: Sequence[float] = (0.0,)) -> StaticFrictionBand:
     """The band from an estimator's output on free motion (no contact): on the stuck samples the estimate is the
     static friction the model could not know (plus noise); tau_s is its ``quantile`` per joint
     (:func:`deadzone_id_ros.models.losses.identify_band`), at least ``floor`` (e.g. the profile's static friction).
@@ -79,6 +95,9 @@ def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Seq
     Args:
         estimate: (N, J) external-torque estimate on free motion [N·m].  dq: (N, J) measured velocity [rad/s].
         velocity_threshold: (J,) [rad/s].  joint_names: (J,).  quantile: in (0, 1].  floor: (J,) [N·m] or None.
+        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none); per joint
+            the one whose band leaves the smallest largest excess |estimate| - half width on these samples is kept
+            (the one that lets the lowest contact threshold hold on this free motion).
 
     Raises:
         ValueError: shapes differ, quantile out of range, non-finite values.
@@ -88,7 +107,17 @@ def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Seq
     thr = np.asarray(velocity_threshold, dtype=float)
     moving = np.abs(np.asarray(dq, dtype=float)) > thr
     tau_s = identify_band(estimate, moving, None if floor is None else np.asarray(floor, float), quantile)
-    return StaticFrictionBand(tuple(joint_names), thr, tau_s)
+    names = tuple(joint_names)
+    est = np.abs(np.asarray(estimate, dtype=float))
+    best = np.zeros(len(names))
+    best_excess = np.full(len(names), np.inf)
+    for factor in fade_factors:
+        band = StaticFrictionBand(names, thr, tau_s, np.asarray(factor, float) * thr)
+        worst = (est - band.interval_half_width(dq)).max(axis=0)
+        better = worst < best_excess - 1e-12
+        best = np.where(better, factor * thr, best)
+        best_excess = np.where(better, worst, best_excess)
+    return StaticFrictionBand(names, thr, tau_s, best)
 
 
 def calibrate_thresholds(estimate: np.ndarray, half_width: np.ndarray, quantile: float = 1.0,

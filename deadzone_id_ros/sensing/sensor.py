@@ -142,7 +142,7 @@ class ForceSensor:
         """
         est = self.estimator.update(t, q, dq, tau).copy()
         stuck = self.band.stuck(dq)
-        half = np.where(stuck, self.band.half_width, 0.0)
+        half = self.band.interval_half_width(dq)
         contact = self.detector.update(t, est, half) if self.detector is not None else None
         wrench = self.wrench.estimate(q, est) if self.wrench is not None else None
         return SensingSample(float(t), est, half, stuck, contact, wrench)

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ESTIMATORS", "SenseSettings", "run_sense"]
 
+#: candidate fade velocities of the band, in multiples of the stuck threshold (:func:`calibrate_band`)
+FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)
 #: name -> label of the compared estimators, in report order
 ESTIMATORS = {"residual_band": "model residual + dead-zone band", "residual": "model residual, no band",
               "momentum": "momentum observer, URDF nominal", "dob": "DOB estimate"}
@@ -280,7 +282,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
 
     urdf_fs = load_robot_description(s.urdf, names).friction
     vthr = np.asarray(getattr(getattr(s.model, "dead_zone", None), "threshold", 0.1 * cal.dq.std(axis=0)), float)
-    bands = {"residual_band": calibrate_band(cal.est["residual"], cal.dq, vthr, names, 0.999, urdf_fs)}
+    bands = {"residual_band": calibrate_band(cal.est["residual"], cal.dq, vthr, names, 0.999, urdf_fs,
+                                             fade_factors=FADE_FACTORS)}
     for k in ("residual", "momentum", "dob"):
         bands[k] = StaticFrictionBand.none(names)
     cal_half = {"residual_band": bands["residual_band"].interval_half_width(cal.dq)}

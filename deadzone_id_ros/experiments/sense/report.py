@@ -34,6 +34,19 @@ def markdown(res: SenseResults) -> str:
         lines.append(f"| {e.label} | {_f(e.false_contacts_per_min)} ({e.false_contacts}) | {e.hold_false_contacts} "
                      f"| {_f(e.rmse_contact_mean)} | {_f(e.rmse_over_noise)} | {_f(e.smallest_detected_force)} "
                      f"| {_f(e.max_delay_ms_at_1n)} | {_f(e.interval_coverage)} |")
+    mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
+    lines += ["", "Pushes detected during the push (0.3 s step) by magnitude at the end-effector point, and the median "
+              "detection delay of those detected [ms]; collisions: delay per seed [ms]:", "",
+              "| estimator | " + " | ".join(f"{m:g} N" for m in mags) + " | collision |",
+              "|---|" + "---|" * (len(mags) + 1)]
+    for e in res.estimators:
+        cells = []
+        for m in mags:
+            got = [p for p in e.pushes if p.magnitude == m]
+            hit = [p.delay_ms for p in got if p.detected]
+            cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
+        lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
+                     + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
     lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
         f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
     return "\n".join(lines)

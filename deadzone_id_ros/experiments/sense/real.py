@@ -5,7 +5,8 @@ and the smallest external torque it could detect is the threshold that error for
 ``deadzone-id compare`` loads it, :func:`deadzone_id_ros.training.pipeline.load_inputs`; the DFKI CSVs converted as
 ``demo-real`` does), the samples are split in time: the first half fits the product's identified rigid body
 (:func:`~deadzone_id_ros.models.fit_rigid_body` on its URDF, the "rbd" method) and the static-friction band
-(:func:`~deadzone_id_ros.sensing.calibrate_band`, stuck below 0.1 sigma of each joint's velocity, the paper's alpha);
+(:func:`~deadzone_id_ros.sensing.calibrate_band`, stuck below 0.1 sigma of each joint's velocity, the paper's alpha;
+its fade outside the dead zone chosen there too);
 the held-out second half gives each estimator's RMS output (the free-motion residual) and its implied threshold,
 1.5 x the largest excess over the half (:func:`~deadzone_id_ros.sensing.calibrate_thresholds`).
 
@@ -37,6 +38,7 @@ from ...sensing import (
 __all__ = ["RealEstimatorFigures", "RealSenseResult", "real_markdown", "sense_real"]
 
 CUTOFF = 100.0  # [rad/s] the estimators' filter, as in ``deadzone-id sense``
+FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)  # the band's candidate fade velocities, as in ``deadzone-id sense``
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def sense_real(name: str, bags: list[Path], urdf: str, block_seconds: float = 2.
         est_mo = _run(mo, ep.t, ep.q, ep.dq, ep.tau) if mo is not None else None
     model = LearnedModel(names, "rbd", rbd=rbd)  # the product's "rbd" method
     est_rbd = _run(ResidualEstimator(model, np.full(len(names), CUTOFF)), ep.t, ep.q, ep.dq, ep.tau)
-    band = calibrate_band(est_rbd[:n], ep.dq[:n], vthr, names, 0.999)
+    band = calibrate_band(est_rbd[:n], ep.dq[:n], vthr, names, 0.999, fade_factors=FADE_FACTORS)
     figures = []
     zeros = StaticFrictionBand.none(names)
     candidates = [("residual_band", est_rbd, band), ("residual", est_rbd, zeros)]

@@ -71,7 +71,7 @@ class SensingPublisher:
               model: InverseDynamicsModel,
               names: tuple[str, ...]) -> SensingPublisher:
         """The sensing of ``config`` on ``model`` for a node whose controller or model settings are ``settings``
-        (URDF, nominal inertia); a missing stuck threshold is logged as a warning.
+        (URDF, nominal inertia); a missing stuck threshold (band off) is logged at info level.
 
         Raises:
             ValueError, FileNotFoundError, RobotDescriptionError: from :func:`~deadzone_id_ros.sensing.build_sensor`.
@@ -79,7 +79,7 @@ class SensingPublisher:
         from ..resources import default_urdf
 
         urdf = settings.urdf_path or str(default_urdf())
-        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, warn=node.get_logger().warning)
+        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, warn=node.get_logger().info)
         return cls(node, sensor)
 
     def on_state(self, msg: JointState, idx: np.ndarray, t: float, q: np.ndarray, dq: np.ndarray,

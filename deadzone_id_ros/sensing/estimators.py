@@ -193,25 +193,16 @@ class ResidualEstimator(ExternalTorqueEstimator):
 
 
 class _PinocchioArm:
-    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (others at neutral)."""
+    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (others at neutral): the
+    model, workspace and joint indices of :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`."""
 
     def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], armature: Sequence[float] | None) -> None:
-        import pinocchio as pin
+        from ..models.runtime import NominalRigidBodyModel
 
-        from ..robot import load_robot_description
-
-        self.description = load_robot_description(urdf_path, joint_names)
-        self.pin = pin
-        self.model = pin.buildModelFromUrdf(str(urdf_path))
-        self.data = self.model.createData()
-        self.idx_q = np.array([self.model.joints[self.model.getJointId(n)].idx_q for n in joint_names], dtype=int)
-        self.idx_v = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in joint_names], dtype=int)
-        if armature is not None:
-            arm = np.asarray(armature, dtype=float)
-            if arm.shape != (len(joint_names),):
-                raise ValueError(f"armature must have {len(joint_names)} values [kg·m²], got shape {arm.shape}")
-            self.model.armature[self.idx_v] = arm
-        self._q = pin.neutral(self.model)
+        rb = NominalRigidBodyModel(urdf_path, joint_names, armature=armature)
+        self.description, self.pin, self.model, self.data = rb.description, rb._pin, rb.model, rb.data
+        self.idx_q, self.idx_v = rb._idx_q, rb._idx_v
+        self._q = self.pin.neutral(self.model)
         self._v = np.zeros(self.model.nv)
 
     def terms(self, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,7 +17,8 @@ import numpy as np
 from ...sim.external_forces import ObstacleConfig
 
 if TYPE_CHECKING:
-    from .run import _Setup
+    from ...control import ControllerConfig, ExcitationConfig
+    from ...sim.config import SimArmConfig
 
 __all__ = ["ONSET", "collision_onset", "place_obstacle"]
 
@@ -28,28 +29,30 @@ RADIUS = 0.01  # [m] probe sphere
 DEPTH = 0.005  # [m] how far the box face lies inside the reference path
 
 
-def place_obstacle(s: _Setup, seed: int, at: float) -> ObstacleConfig:
-    """The box for ``seed`` on the reference path of the pushed point at ``at`` [s] (module docstring)."""
+def place_obstacle(sim: SimArmConfig, ctrl: ControllerConfig, exc: ExcitationConfig, link: str,
+                   point: tuple[float, ...], seed: int, at: float) -> ObstacleConfig:
+    """The box for ``seed`` on the reference path at ``at`` [s] of ``point`` (3,) [m] on ``link``, for the arm of
+    ``sim`` tracking the excitation ``exc`` with the controller ``ctrl`` (module docstring)."""
     from ...control import build_controller, generate_excitation
     from ...sim.arm import SimArm
 
-    sim = dataclasses.replace(s.sim, seed=int(seed))
+    sim = dataclasses.replace(sim, seed=int(seed))
     arm = SimArm(sim)
-    controller = build_controller(s.ctrl, arm.description)
-    exc = dataclasses.replace(s.exc, duration=float(at) + 2.0, seed=int(seed))
+    controller = build_controller(ctrl, arm.description)
+    exc = dataclasses.replace(exc, duration=float(at) + 2.0, seed=int(seed))
     controller.set_reference(generate_excitation(exc, start=sim.initial_position))
-    body = arm.model.body(s.link).id
-    point = np.asarray(s.point, float)
+    body = arm.model.body(link).id
+    offset = np.asarray(point, float)
 
     def tip(t: float) -> np.ndarray:
         arm.reset(controller.reference.sample(t)[0])  # type: ignore[union-attr]
-        return arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ point
+        return arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ offset
 
     p0, p1 = tip(at), tip(at + 1e-3)
     v = p1 - p0
     n = v / np.linalg.norm(v) if np.linalg.norm(v) > 0 else np.array([1.0, 0.0, 0.0])
     centre = p0 + n * (HALF + RADIUS - DEPTH)
-    return ObstacleConfig(position=tuple(centre), probe_link=s.link, half_size=(HALF,) * 3, probe_point=s.point,
+    return ObstacleConfig(position=tuple(centre), probe_link=link, half_size=(HALF,) * 3, probe_point=point,
                           probe_radius=RADIUS)
 
 

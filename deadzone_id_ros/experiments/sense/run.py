@@ -331,7 +331,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         for k in ESTIMATORS:
             acc[k]["hold"].append(len(_onsets(hold.contact[k][:half])))
         crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
-                     place_obstacle(s, seed, settings.collision_at))
+                     place_obstacle(s.sim, s.ctrl, s.exc, s.link, s.point, seed,
+                                                settings.collision_at))
         onset = collision_onset(crash.truth)
         for k in ESTIMATORS:
             flagged = np.flatnonzero(crash.contact[k][onset:]) if onset is not None else np.zeros(0, int)

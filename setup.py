@@ -36,6 +36,7 @@ setup(
             "recorder = deadzone_id_ros.nodes.recorder:main",
             "feedforward_controller = deadzone_id_ros.nodes.feedforward_controller:main",
             "bag_replay = deadzone_id_ros.nodes.bag_replay:main",
+            "force_estimator = deadzone_id_ros.nodes.force_estimator:main",
         ],
     },
 )

@@ -21,7 +21,14 @@
    same QoS and executor; ``ctrl_latency_ratio_raw`` = controller median / echo median
    (``ctrl_latency_p99_ratio_raw`` for the p99s).
 
-Usage: ``python bench/bench_controller.py [--quick]``. ``run(quick)`` returns the bench/results.json keys.
+4. Force sensing (``sense_estimate_*_us_*``): the in-process cost per tick of the controller's force sensor (the
+   direct residual with the controller's model, the dead-zone band, the contact test, the wrench at the last link:
+   :class:`deadzone_id_ros.sensing.ForceSensor` as the node runs it) beside the control law's own step
+   (``sense_control_law_*_us_*``), on the simulated arm in closed loop, no DDS. ``--sensing-only`` runs just this
+   part (with ``--model DIR``: that artifact, else the rigid body only).
+
+Usage: ``python bench/bench_controller.py [--quick] [--sensing-only [--model DIR]]``. ``run(quick)`` returns the
+bench/results.json keys.
 """
 
 from __future__ import annotations
@@ -201,6 +208,45 @@ def loop_across_processes(model_path: str, seconds: float) -> dict[str, float]:
     return out
 
 
+def sensing_cost(model: str, model_path: str, seconds: float, key: str) -> dict[str, float]:
+    """Median and p99 [µs] of the control law's step and the force sensor's update per tick, in process (item 4)."""
+    import dataclasses
+
+    from deadzone_id_ros.control import build_controller
+    from deadzone_id_ros.control.excitation import generate_excitation
+    from deadzone_id_ros.robot_configs import bundled_controller_config
+    from deadzone_id_ros.sensing import SensingConfig, build_sensor
+    from deadzone_id_ros.sim import SimArm
+
+    arm = SimArm()
+    cfg = dataclasses.replace(bundled_controller_config(), mode="ctc_dob", model=model, model_path=model_path)
+    controller = build_controller(cfg, arm.description)
+    controller.set_reference(generate_excitation(dataclasses.replace(
+        bundled_excitation_config(), duration=seconds + 1.0, seed=7), start=arm.q))
+    sensing = SensingConfig(sensing_velocity_threshold=(0.02,) * 3, sensing_threshold=(0.2, 0.5, 0.2),
+                            sensing_frame="link3", sensing_point=(0.0, 0.0, 0.22))
+    from deadzone_id_ros.resources import default_urdf
+
+    sensor = build_sensor(sensing, controller.model, str(default_urdf()), arm.joint_names, cfg.nominal_inertia)
+    n = int(seconds * 1000)
+    law, sense = np.empty(n), np.empty(n)
+    for k in range(n):
+        m = arm.measure()
+        c0 = time.perf_counter()
+        tau = controller.step(k * 1e-3, m.q, m.dq)
+        c1 = time.perf_counter()
+        sensor.update(m.t, m.q, m.dq, m.effort)
+        c2 = time.perf_counter()
+        law[k], sense[k] = (c1 - c0) * 1e6, (c2 - c1) * 1e6
+        arm.step(tau)
+    skip = min(500, n // 10)
+    law, sense = law[skip:], sense[skip:]
+    return {f"sense_control_law_median_us_{key}": float(np.median(law)),
+            f"sense_control_law_p99_us_{key}": float(np.percentile(law, 99)),
+            f"sense_estimate_median_us_{key}": float(np.median(sense)),
+            f"sense_estimate_p99_us_{key}": float(np.percentile(sense, 99))}
+
+
 def run(quick: bool = False) -> dict[str, float]:
     """Run the benchmark and return its figures (the ``ctrl_*`` keys of bench/results.json; times in µs)."""
     seconds = 4.0 if quick else 15.0
@@ -220,6 +266,8 @@ def run(quick: bool = False) -> dict[str, float]:
         out["raw_numpy_forward_median_us"] = float(np.median(fwd))
         out["raw_numpy_forward_p99_us"] = float(np.percentile(fwd, 99))
         out["ctrl_tick_ratio_raw_mlp"] = out["ctrl_tick_p99_us_mlp"] / out["raw_numpy_forward_p99_us"]
+        out.update(sensing_cost("learned", model, seconds, "mlp"))
+        out.update(sensing_cost("rbd", "", seconds, "rbd"))
         loop = loop_across_processes(model, seconds)
     out.update({
         "ctrl_latency_median_us": loop["ctrl_latency_median_us"],
@@ -239,8 +287,16 @@ def run(quick: bool = False) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 s windows and a smaller training run")
+    parser.add_argument("--sensing-only", action="store_true", help="only the force sensor's cost per tick (item 4)")
+    parser.add_argument("--model", default="", metavar="DIR", help="with --sensing-only: a trained artifact")
     args = parser.parse_args()
-    for key, value in run(args.quick).items():
+    if args.sensing_only:
+        figures = sensing_cost("rbd", "", 4.0 if args.quick else 15.0, "rbd")
+        if args.model:
+            figures.update(sensing_cost("learned", args.model, 4.0 if args.quick else 15.0, "mlp"))
+    else:
+        figures = run(args.quick)
+    for key, value in figures.items():
         print(f"{key:34s} {value:12.4g}")
     return 0
 

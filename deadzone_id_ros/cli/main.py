@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "demo",
     "demo-real": "demo",
     "closed-loop": "closed_loop",
+    "sense": "sense",
     "improve": "improve",
     "robots": "robots",
     "robot": "robot",

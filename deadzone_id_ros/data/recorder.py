@@ -68,6 +68,9 @@ class RecorderConfig:
         storage: ``"mcap"`` (default) or ``"sqlite3"``.
         joint_state_topic / command_topic / reference_topic: recorded topics (sensor_msgs/JointState,
             std_msgs/Float64MultiArray, trajectory_msgs/JointTrajectory); an empty reference_topic is not recorded.
+        external_torque_topic / contact_topic / wrench_topic: the controller's force sensing (sensor_msgs/JointState
+            with the external torque in effort, std_msgs/Bool, geometry_msgs/WrenchStamped), so demonstrations carry
+            forces; "" = not recorded.
         flush_period: seconds between flushes to disk (> 0, <= 10): the most data a ``kill -9`` can lose.
         autostart: start an episode when the node starts (else wait for ~/start).
         episode_prefix: episode directory name prefix (letters, digits, ``_``, ``-``).
@@ -89,6 +92,9 @@ class RecorderConfig:
     joint_state_topic: str = DEFAULT_JOINT_STATE_TOPIC
     command_topic: str = DEFAULT_COMMAND_TOPIC
     reference_topic: str = DEFAULT_REFERENCE_TOPIC
+    external_torque_topic: str = "/feedforward_controller/external_torque"
+    contact_topic: str = "/feedforward_controller/contact"
+    wrench_topic: str = "/feedforward_controller/external_wrench"
     flush_period: float = 1.0
     autostart: bool = False
     episode_prefix: str = "episode"
@@ -108,8 +114,9 @@ class RecorderConfig:
         for name in ("joint_state_topic", "command_topic"):
             if not _TOPIC_RE.match(getattr(self, name)):
                 raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
-        if self.reference_topic and not _TOPIC_RE.match(self.reference_topic):
-            raise ValueError(f"RecorderConfig.reference_topic = {self.reference_topic!r} is not a valid topic name")
+        for name in ("reference_topic", "external_torque_topic", "contact_topic", "wrench_topic"):
+            if getattr(self, name) and not _TOPIC_RE.match(getattr(self, name)):
+                raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
         if not (isinstance(self.flush_period, (int, float)) and 0 < self.flush_period <= 10):
             raise ValueError(f"RecorderConfig.flush_period = {self.flush_period!r} must be in (0, 10] s")
         if not re.fullmatch(r"[A-Za-z0-9_-]+", self.episode_prefix or ""):
@@ -126,6 +133,10 @@ class RecorderConfig:
         out = {self.joint_state_topic: JOINT_STATE_TYPE, self.command_topic: COMMAND_TYPE}
         if self.reference_topic:
             out[self.reference_topic] = REFERENCE_TYPE
+        for topic, typ in ((self.external_torque_topic, JOINT_STATE_TYPE), (self.contact_topic, "std_msgs/msg/Bool"),
+                           (self.wrench_topic, "geometry_msgs/msg/WrenchStamped")):
+            if topic:
+                out[topic] = typ
         return out
 
 
@@ -151,7 +162,7 @@ class EpisodeWriter:
         self.last_ns: int | None = None
         self.joint_names: list[str] = []
         self.skipped: dict[str, int] = {}
-        self._last_stamp: int | None = None
+        self._last_stamp: dict[str, int] = {}  # per JointState topic: the last header stamp written [ns]
         self.zero_stamp_states = 0  # JointStates with a zero header stamp seen in the open episode
         self._episode = 0
 
@@ -192,7 +203,7 @@ class EpisodeWriter:
             raise DataError(f"cannot create episode bag {path}: {err}") from err
         self._writer, self.path = writer, path
         self.counts = {t: 0 for t in self.topics}
-        self.skipped, self._last_stamp = {}, None
+        self.skipped, self._last_stamp = {}, {}
         self.zero_stamp_states = 0
         self.start_ns, self.last_ns, self.wall_start_ns = now_ns, None, wall_ns
         self.flush()
@@ -228,14 +239,14 @@ class EpisodeWriter:
                 self.zero_stamp_states += 1
                 if self.config.drop_zero_stamp_states:
                     reason = "zero header stamp"
-            elif self._last_stamp is not None and stamp <= self._last_stamp:
+            elif topic in self._last_stamp and stamp <= self._last_stamp[topic]:
                 reason = "header stamp not after the previous one"
             if reason is not None:
                 key = f"{topic}: {reason}"
                 self.skipped[key] = self.skipped.get(key, 0) + 1
                 return
             if stamp != 0:
-                self._last_stamp = stamp
+                self._last_stamp[topic] = stamp
         self._writer.write(self._conns[topic], t_ns, data)
         self.counts[topic] += 1
         self.last_ns = t_ns

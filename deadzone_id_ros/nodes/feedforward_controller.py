@@ -21,6 +21,11 @@ Topics:
   ``thread_priority``, ``lock_memory``, ``cpu_affinity``) (built in :mod:`.feedforward_controller_diagnostics`).
 - publishes ``~/torque_parts`` (std_msgs/Float64MultiArray) every ``debug_decimation`` ticks: layout dim[0] "part"
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
+- publishes ``~/external_torque``, ``~/external_torque_band`` (sensor_msgs/JointState, in ``effort``),
+  ``~/contact`` (std_msgs/Bool) and ``~/external_wrench`` (geometry_msgs/WrenchStamped) with ``sensing`` (default
+  on; ``sensing_*`` parameters, :class:`deadzone_id_ros.sensing.SensingConfig`): the external joint torque estimate,
+  its dead-zone interval, the contact flag and the wrench, each stamped with the /joint_states it was computed from,
+  after the command is published (:mod:`.sensing_publisher`); /diagnostics shows thresholds and the contact state.
 - publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: every command again, in
   ``effort`` [N·m] (``command_joint_names`` order), after the command itself (so a latency measured on it is never
   shorter than the command's). Stamped with the time it is for: an answer to /joint_states carries that state's
@@ -61,12 +66,9 @@ from collections import deque
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RosDuration
-from rclpy.node import Node
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
@@ -80,16 +82,20 @@ from ..control.state_names import StateNameMap
 from ..control.tick_gate import TickGate
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
+from ..sensing import SensingConfig
+from ..sensing.sensor import SENSING_RANGES
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
-from .feedforward_controller_parameters import ModelSwapper, split_request
+from .feedforward_controller_handlers import ControllerHandlers
+from .feedforward_controller_parameters import ModelSwapper
 from .feedforward_controller_reference import decode_reference, report_updates, warm_up
+from .sensing_publisher import SensingPublisher
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
 
-class FeedforwardControllerNode(Node):
+class FeedforwardControllerNode(ControllerHandlers):
     """rclpy adapter of the feedforward controller.
 
     Raises:
@@ -118,6 +124,8 @@ class FeedforwardControllerNode(Node):
         self._to_command = np.array([names.index(j) for j in cmd_names], dtype=int)
         self._command_identity = cmd_names == names
         self.controller = build_controller(self.config)
+        self.sensing_config: SensingConfig = declare_dataclass_parameters(
+            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES)
         nc = self.node_config  # run_node applies realtime_config in the spin thread, then sets realtime_state
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         self.realtime_state: RealtimeState = current_state()
@@ -152,6 +160,8 @@ class FeedforwardControllerNode(Node):
             # deep: a checker that misses one command cannot tell the rate limit from the command stream
             self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 1000)
             self._stamped_msg = JointState(name=list(cmd_names))
+        self._sensing = (SensingPublisher.build(self, self.sensing_config, self.config, self.controller.model, names)
+                         if self.sensing_config.sensing else None)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         # serialized: the worker thread of the pipeline decodes it (nodes.feedforward_controller_reference)
         warm_up(names)
@@ -271,6 +281,8 @@ class FeedforwardControllerNode(Node):
             q_d = self.controller.desired[0] if used else None
             self._publish_stamped(msg.header.stamp, q_d if q_d is None or self._command_identity
                                   else q_d[self._to_command])
+        if self._sensing is not None and used:  # after the command is out: it adds no latency
+            self._sensing.on_state(msg, idx, t, q, dq, tau, self.controller.model)
         now_ns = self.get_clock().now().nanoseconds
         last_ns = self._gate.last_ns
         if last_ns is not None and stamp_ns > last_ns:  # a stamp going back is no period
@@ -334,65 +346,6 @@ class FeedforwardControllerNode(Node):
                     f"{self.get_fully_qualified_name()}/reset is called")
             self._faults_reported = safety.faults
 
-    def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        """~/reset (std_srvs/Trigger): leave the safe state; refused (success false, with the reason) while a joint
-        is outside its position limits."""
-        fault = self.controller.status.fault
-        reason = self.controller.reset_fault()
-        response.success = not reason
-        if not reason and fault:
-            self._pipeline.clear()  # references sent before the reset: dropped with the reference
-        if reason:
-            response.message = f"reset refused: {reason}"
-            self.get_logger().error(response.message)
-        elif fault:
-            response.message = (f"fault cleared after the state of t = {self._time.text(self.controller.last_stamp)} "
-                                "s; holding the current position until a new reference arrives")
-            self.get_logger().warning(f"{response.message} (was: {fault})")
-        else:
-            response.message = "no fault latched"
-        self._report_watchdog()
-        return response
-
-    def _on_set_parameters(self, params: list) -> SetParametersResult:
-        """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason."""
-        core, node, reason = split_request(params)
-        if reason:
-            return SetParametersResult(successful=False, reason=reason)
-        try:
-            new_config = dataclasses.replace(self.config, **core)
-            new_node_config = dataclasses.replace(self.node_config, **node)
-            if (core or node) and self._swapper.busy:
-                return SetParametersResult(successful=False, reason="a model swap is in progress (~/swap_model)")
-            if any(getattr(new_config, f) != getattr(self.config, f) for f in MODEL_FIELDS):
-                reason = self._swapper.swap(new_config)  # the control loop waits (~/swap_model: it does not)
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-            self.controller.update_config(new_config)
-        except (TypeError, ValueError) as err:
-            return SetParametersResult(successful=False, reason=str(err))
-        if new_config.watchdog_timeout != self.config.watchdog_timeout:
-            self.destroy_timer(self._watchdog_timer)
-            self._watchdog_timer = self.create_timer(new_config.watchdog_timeout / 5.0, self._on_watchdog,
-                                                     clock=self._steady)
-        self.config, self.node_config = new_config, new_node_config
-        self.debug_decimation = new_node_config.debug_decimation
-        if core or node:
-            self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
-        return SetParametersResult(successful=True)
-
-    async def _on_swap_model(self, request: SetParametersAtomically.Request,
-                             response: SetParametersAtomically.Response) -> SetParametersAtomically.Response:
-        """~/swap_model (rcl_interfaces/SetParametersAtomically with model parameters only): load and check the model
-        in a worker thread while control goes on, install it between ticks, then set the parameters to it; answers
-        successful, or not with the reason (the old model keeps running)."""
-        config, changes, reason = await self._swapper.serve(self.config, request.parameters)
-        if not reason:  # the parameters say which model runs (no second swap: self.config has it already)
-            self.config = config
-            self.set_parameters([Parameter(k, value=v) for k, v in changes.items()])
-        response.result = SetParametersResult(successful=not reason, reason=reason)
-        return response
-
     def _on_diagnostics(self) -> None:
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
@@ -400,6 +353,8 @@ class FeedforwardControllerNode(Node):
             f"{self.get_name()}: control loop", self.get_fully_qualified_name(), self.config, self.controller,
             list(self._periods), list(self._compute), list(self._latency), self._bad_states, self.realtime_state,
             foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swapper.report)]
+        if self._sensing is not None:
+            arr.status.append(self._sensing.status(f"{self.get_name()}: sensing", self.get_fully_qualified_name()))
         self._diag_pub.publish(arr)
 
 

@@ -25,13 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.subscription import MessageInfo
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
@@ -52,6 +53,8 @@ _ROS_TYPES = {
     "sensor_msgs/msg/JointState": JointState,
     "std_msgs/msg/Float64MultiArray": Float64MultiArray,
     "trajectory_msgs/msg/JointTrajectory": JointTrajectory,
+    "std_msgs/msg/Bool": Bool,
+    "geometry_msgs/msg/WrenchStamped": WrenchStamped,
 }
 
 
@@ -73,7 +76,8 @@ class RecorderNode(Node):
         super().__init__("recorder", **kwargs)
         self.config = declare_dataclass_parameters(
             self, RecorderConfig,
-            read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic", "queue_depth",
+            read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic",
+                       "external_torque_topic", "contact_topic", "wrench_topic", "queue_depth",
                        "thread_priority", "lock_memory", "cpu_affinity"),
         )
         cfg = self.config

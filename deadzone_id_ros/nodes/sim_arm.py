@@ -8,6 +8,11 @@ without one it applies zero torque; before the first command the joints sit on t
 ``initial_position`` (``brake_until_first_command``); clamps to the URDF effort limits; rejects a command of the
 wrong length or with NaN/inf (throttled error) and keeps the last good one.
 
+Scripted push (``push_*`` parameters, :class:`deadzone_id_ros.sim.external_forces.ScriptedPushConfig`; off without
+``push_link``): a known force on a link from ``push_start`` (simulated time) for ``push_duration``; the true external
+joint torque J^T F of each state is published on ``~/true_external_torque`` (sensor_msgs/JointState, ``effort``
+[N·m], the state's stamp), the ground truth of force sensing.
+
 Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
 applied before the node spins; off by default (a simulator in lockstep needs none).
 
@@ -22,6 +27,7 @@ deadzone_id_ros.sim.sim_arm_params).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import warnings
@@ -37,6 +43,7 @@ from ..errors import DeadzoneIdError
 from ..realtime import RealtimeConfig
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
+from ..sim.external_forces import ScriptedPushConfig
 from ..sim.sim_arm_params import SimArmNodeConfig
 from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
@@ -60,11 +67,13 @@ class SimArmNode(Node):
         self.sim_config = declare_dataclass_parameters(self, SimArmConfig, read_only=("urdf_path", "joint_names"))
         self.node_config = declare_dataclass_parameters(
             self, SimArmNodeConfig, read_only=("clock_mode", "thread_priority", "lock_memory", "cpu_affinity"))
+        self.push_config = declare_dataclass_parameters(
+            self, ScriptedPushConfig, read_only=[f.name for f in dataclasses.fields(ScriptedPushConfig)])
         nc = self.node_config  # run_node applies it in the spin thread (nodes._common.apply_node_realtime)
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         with warnings.catch_warnings(record=True) as caught:  # e.g. friction that overrides the URDF's: to the log
             warnings.simplefilter("always", FrictionSourceWarning)
-            self.arm = SimArm(self.sim_config)
+            self.arm = SimArm(self.sim_config, external=self.push_config.external())
         for w in caught:
             self.get_logger().warning(str(w.message))
         self._owns_clock = self.node_config.clock_mode == "sim"
@@ -90,6 +99,9 @@ class SimArmNode(Node):
             self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None
         )  # reliable: matches both kinds of subscriber
         self.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
+        self._truth_pub = (self.create_publisher(JointState, "~/true_external_torque", PUBLISH_DEPTH)
+                           if self.arm.external is not None else None)
+        self._truth_msg = JointState(name=list(self.arm.joint_names))
         self._msg = JointState()
         self._clock_msg = Clock()
         self._idle_state_published = False
@@ -226,6 +238,10 @@ class SimArmNode(Node):
         msg.effort = meas.effort.tolist()
         self._state_sent_ns = time.time_ns()  # before publishing: an answer to this state is received after it
         self._joint_pub.publish(msg)
+        if self._truth_pub is not None and self.arm.external is not None:
+            self._truth_msg.header.stamp = msg.header.stamp
+            self._truth_msg.effort = self.arm.external.true_torque.tolist()
+            self._truth_pub.publish(self._truth_msg)
         if self.node_config.lockstep and self._last_command_sim_t is not None:
             self._awaiting_since = time.monotonic()
 

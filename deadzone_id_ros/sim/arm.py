@@ -30,6 +30,7 @@ from ..errors import RobotDescriptionError
 from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
+from .external_forces import ExternalForces
 from .geared import inverse_with_friction
 from .locked import lock_uncontrolled_joints
 from .servo import present_load
@@ -61,6 +62,8 @@ class SimArm:
     Args:
         config: physics configuration (joints, friction, noise, timestep, profile). ``self.config`` holds it with
             frictionloss and damping resolved (from the URDF where the configuration left them at None).
+        external: known external forces (pushes, an obstacle; :mod:`.external_forces`), or None; their true joint
+            torque of the last step is ``external.true_torque``.
 
     Raises:
         FileNotFoundError: the URDF does not exist.
@@ -70,7 +73,7 @@ class SimArm:
         FrictionSourceWarning: an explicit frictionloss/damping differs from the URDF's (names joint and values).
     """
 
-    def __init__(self, config: SimArmConfig | None = None) -> None:
+    def __init__(self, config: SimArmConfig | None = None, external: ExternalForces | None = None) -> None:
         from ..resources import default_urdf
         from .robot_configs import bundled_sim_config
 
@@ -81,9 +84,12 @@ class SimArm:
         self.joint_names: tuple[str, ...] = tuple(config.joint_names)
         #: mass of this episode's payload [kg] (0: none), drawn from ``seed`` on a stream of its own
         self.payload_mass = self._draw_payload(config)
-        self.model = self._build_model(urdf, config, with_friction=True, payload=self.payload_mass)
+        self.external = external
+        self.model = self._build_model(urdf, config, with_friction=True, payload=self.payload_mass, external=external)
         self.data = mujoco.MjData(self.model)
         self._dof = np.array([self.model.jnt_dofadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
+        if external is not None:
+            external.bind(self.model, self._dof)
         self._qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in self.joint_names], dtype=int)
         # A friction-free twin for ground-truth inverse dynamics (rigid body + armature).
         self._id_model = self._build_model(urdf, config, with_friction=False, payload=self.payload_mass)
@@ -142,7 +148,8 @@ class SimArm:
         return float(np.random.default_rng([config.seed, 1]).uniform(lo, hi))
 
     @staticmethod
-    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payload: float = 0.0) -> mujoco.MjModel:
+    def _build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payload: float = 0.0,
+                     external: ExternalForces | None = None) -> mujoco.MjModel:
         try:
             spec, _ = spec_without_meshes(urdf)  # meshes are geometry only; package:// paths do not load in MuJoCo
         except ValueError as err:
@@ -168,6 +175,8 @@ class SimArm:
             link = next(b for b in spec.bodies if any(j.name == last for j in b.joints))
             link.add_body(name="payload", pos=list(config.payload_position), ipos=[0.0, 0.0, 0.0], mass=payload,
                           inertia=[1e-7] * 3, explicitinertial=True)
+        if external is not None:
+            external.add_to_spec(spec)
         spec.option.timestep = config.timestep
         try:
             return spec.compile()
@@ -264,7 +273,7 @@ class SimArm:
             noise_std = np.asarray(self.config.torque_noise_std)
             for _ in range(n_steps):
                 self.data.qfrc_applied[self._dof] = commanded + noise_std * self._rng.standard_normal(self.n_joints)
-                mujoco.mj_step(self.model, self.data)
+                self._physics_step()
             return commanded.copy()
         for _ in range(n_steps):
             self._geared_step(commanded)
@@ -295,7 +304,7 @@ class SimArm:
         if self._ripple:
             force = force + self._ripple_a * np.sin(self._ripple_n * d.qpos[self._fqadr])
         d.qfrc_applied[dof] = force
-        mujoco.mj_step(self.model, d)
+        self._physics_step()
         if self._record:
             dq = d.qvel[dof].copy()
             if self._filter_gain:
@@ -303,6 +312,13 @@ class SimArm:
             else:
                 self._dq_filtered = dq
             self._samples.append((d.qpos[self._fqadr].copy(), self._dq_filtered, applied))
+
+    def _physics_step(self) -> None:
+        """One MuJoCo step, with the external forces when there are any."""
+        if self.external is None:
+            mujoco.mj_step(self.model, self.data)
+        else:
+            self.external.step(self.model, self.data)
 
     def hold(self, n_steps: int = 1) -> None:
         """Advance time by ``n_steps`` physics steps with the joints braked: position kept, velocity zero, no torque.

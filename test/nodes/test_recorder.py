@@ -82,7 +82,9 @@ def test_episode_writer_start_split_stop(tmp_path, storage):
             stats = reader.get_summary().statistics
             topics = {ch.topic for ch in reader.get_summary().channels.values()}
         assert stats.message_count == 200
-        assert topics == {"/joint_states", "/effort_controller/commands", "/feedforward_controller/reference"}
+        assert topics == {"/joint_states", "/effort_controller/commands", "/feedforward_controller/reference",
+                          "/feedforward_controller/external_torque", "/feedforward_controller/contact",
+                          "/feedforward_controller/external_wrench"}  # force sensing: demonstrations carry forces
 
 
 def test_sim_time_episodes_are_named_from_the_wall_clock(tmp_path):

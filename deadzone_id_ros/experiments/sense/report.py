@@ -1,0 +1,93 @@
+"""The report of ``deadzone-id sense`` (core, no ROS): sense.json, sense.md and plots/sense_estimate.png."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .results import SenseResults
+
+__all__ = ["markdown", "plot_estimate", "write_sense"]
+
+
+def _f(x: float, fmt: str = ".3g") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def markdown(res: SenseResults) -> str:
+    """The markdown table of every estimator (one row each)."""
+    minutes = res.estimators[0].free_minutes if res.estimators else 0.0
+    lines = [f"# Force sensing without a force sensor: {res.robot}", "",
+             f"Model under test: {res.model}. Seeds {res.seeds} (thresholds from seed {res.calibration_seed}: "
+             f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess). Pushes at "
+             f"{res.point} in {res.frame!r}; filter cutoff {res.cutoff:g} rad/s; simulator torque noise floor "
+             f"{_f(res.noise_floor_mean)} N·m (mean std). Wall time {res.wall_s:.0f} s.", "",
+             f"| estimator | false contacts / min (free, {minutes:.1f} min) | false contacts in holds | RMSE in "
+             "contact [N·m] | RMSE / noise floor | smallest force detected [N] | worst delay >= 1 N [ms] | interval "
+             "coverage |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in res.estimators:
+        lines.append(f"| {e.label} | {_f(e.false_contacts_per_min)} ({e.false_contacts}) | {e.hold_false_contacts} "
+                     f"| {_f(e.rmse_contact_mean)} | {_f(e.rmse_over_noise)} | {_f(e.smallest_detected_force)} "
+                     f"| {_f(e.max_delay_ms_at_1n)} | {_f(e.interval_coverage)} |")
+    mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
+    lines += ["", "Pushes detected during the push (0.3 s step) by magnitude at the end-effector point, and the median "
+              "detection delay of those detected [ms]; collisions: delay per seed [ms]:", "",
+              "| estimator | " + " | ".join(f"{m:g} N" for m in mags) + " | collision |",
+              "|---|" + "---|" * (len(mags) + 1)]
+    for e in res.estimators:
+        cells = []
+        for m in mags:
+            got = [p for p in e.pushes if p.magnitude == m]
+            hit = [p.delay_ms for p in got if p.detected]
+            cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
+        lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
+                     + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
+    lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
+        f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
+    return "\n".join(lines)
+
+
+def plot_estimate(trace: Any, path: Path, names: list[str]) -> None:
+    """Estimate vs truth over time on the joint with the largest true torque, band shaded (matplotlib, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    j = int(np.argmax(np.abs(trace.truth).max(axis=0)))
+    k = int(np.argmax(np.abs(trace.truth[:, j])))
+    a, b = max(0, k - 1500), min(len(trace.t), k + 1500)
+    t = trace.t[a:b]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.plot(t, trace.truth[a:b, j], "k", lw=2, label="true J^T F")
+    for name in names:
+        ax.plot(t, trace.est[name][a:b, j], lw=1, label=name)
+    est, half = trace.est["residual_band"][a:b, j], trace.half["residual_band"][a:b, j]
+    ax.fill_between(t, est - half, est + half, where=half > 0, alpha=0.25, color="tab:blue",
+                    label="dead-zone band (stuck)")
+    ax.set_xlabel("simulated time [s]")
+    ax.set_ylabel(f"external torque, joint {j + 1} [N·m]")
+    ax.legend(fontsize=7, loc="upper left")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_sense(out: Path, res: SenseResults, traces: dict[str, Any]) -> str:
+    """Write sense.json, sense.md and the plot under ``out``; return the markdown."""
+    from ...training.evaluate import json_clean
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sense.json").write_text(json.dumps(json_clean(res.to_dict()), indent=1))
+    md = markdown(res)
+    if "pushes" in traces:
+        plot_estimate(traces["pushes"], out / "plots" / "sense_estimate.png", [e.name for e in res.estimators])
+        md += "\n![estimate vs truth](plots/sense_estimate.png)\n"
+    (out / "sense.md").write_text(md)
+    return md

@@ -1,0 +1,108 @@
+"""Typed results of ``deadzone-id sense`` (core, no ROS), written as JSON by ``to_dict`` and read back by ``from_dict``
+(:mod:`deadzone_id_ros.jsonrecord`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ...jsonrecord import JsonRecord
+
+__all__ = ["EstimatorFigures", "PushFigure", "SenseResults"]
+
+
+@dataclass(frozen=True)
+class PushFigure(JsonRecord):
+    """One scripted push of the push scenario.
+
+    Attributes:
+        seed: the run.  start: onset of the push [s].  magnitude: [N] at the end-effector point.
+        detected: the contact flag rose during the push.  delay_ms: onset of the flag minus start [ms] (NaN if not).
+    """
+
+    seed: int
+    start: float
+    magnitude: float
+    detected: bool
+    delay_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``dataclasses.asdict``)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class EstimatorFigures(JsonRecord):
+    """The figures of one estimator over every scenario and seed.
+
+    Attributes:
+        name: key ("residual_band", "residual", "momentum", "dob").  label: for tables.
+        threshold: (J,) contact thresholds from the calibration run [N·m].  band: (J,) tau_s [N·m] (zeros: no band).
+        free_minutes: simulated free motion [min].  false_contacts: contact onsets in free motion (no push).
+        false_contacts_per_min: the same per simulated minute.
+        hold_false_contacts: contact onsets while the arm holds still without any push.
+        rmse_contact: (J,) RMSE of the estimate vs the true external torque over the push windows and the collision
+            (from its onset) [N·m].
+        rmse_contact_mean: mean over joints [N·m].  rmse_over_noise: rmse_contact_mean / the torque noise floor.
+        smallest_detected_force: smallest push [N] such that it and every larger one were all detected (NaN: none).
+        max_delay_ms_at_1n: the largest detection delay of the pushes of 1 N or more [ms] (NaN: one missed).
+        interval_coverage: share of stuck (joint, tick) pairs of the push windows whose interval holds the truth.
+        pushes: every push.
+        collision_delay_ms: per seed, the detection delay of the collision with the obstacle [ms] (NaN: missed).
+    """
+
+    name: str
+    label: str
+    threshold: list[float]
+    band: list[float]
+    free_minutes: float
+    false_contacts: int
+    false_contacts_per_min: float
+    hold_false_contacts: int
+    rmse_contact: list[float]
+    rmse_contact_mean: float
+    rmse_over_noise: float
+    smallest_detected_force: float
+    max_delay_ms_at_1n: float
+    interval_coverage: float
+    pushes: list[PushFigure]
+    collision_delay_ms: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``dataclasses.asdict``)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class SenseResults(JsonRecord):
+    """Everything ``deadzone-id sense`` measured on one robot.
+
+    Attributes:
+        robot: profile name.  model: what the residual estimators used ("learned: <path>" or the URDF nominal).
+        joint_names: (J,).  seeds: the evaluation seeds (held out: the calibration run uses its own seed).
+        calibration_seed: the free-motion run thresholds and band come from.
+        noise_floor: (J,) the simulator's torque noise std [N·m].  noise_floor_mean: its mean [N·m].
+        frame: the end-effector link.  point: (3,) the pushed point in that link's frame [m].
+        cutoff: estimator filter cutoff [rad/s].  quantile, margin: threshold rule (:func:`calibrate_thresholds`).
+        estimators: one entry per estimator.  wall_s: run time [s].
+    """
+
+    robot: str
+    model: str
+    joint_names: list[str]
+    seeds: list[int]
+    calibration_seed: int
+    noise_floor: list[float]
+    noise_floor_mean: float
+    frame: str
+    point: list[float]
+    cutoff: float
+    quantile: float
+    margin: float
+    estimators: list[EstimatorFigures]
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``dataclasses.asdict``)."""
+        return dataclasses.asdict(self)

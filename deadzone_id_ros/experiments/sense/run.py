@@ -1,0 +1,371 @@
+"""``deadzone-id sense``: every force estimator against the simulator's true external torque (core, no ROS).
+
+The controller (ctc_dob with the model under test, as the nodes run it) tracks held-out excitation references on
+the simulated arm of a robot profile, in process (:class:`~deadzone_id_ros.sim.SimArm`, 1 kHz). Estimators, fed the
+same samples (q, dq, effort):
+
+- ``residual_band``: the direct residual with the model, dead-zone aware (interval per stuck joint).
+- ``residual``: the same estimate without the band (every estimate taken as exact).
+- ``momentum``: the momentum observer on the URDF's nominal rigid body with its friction (the textbook baseline).
+- ``dob``: the disturbance observer (the controller's Jn and cutoff, h = URDF rigid body).
+
+Calibration: one free-motion run on its own seed gives each estimator's thresholds (:func:`calibrate_thresholds`:
+``margin`` times the ``quantile`` of |estimate| - half width) and the band of ``residual_band``
+(:func:`calibrate_band`, at least the URDF's static friction). Evaluation, per seed: free motion with a push every
+``push_period`` s at the end-effector point (a step of ``push_duration``, magnitudes cycling through the list, a
+random direction perpendicular to the last link's z axis); contact onsets outside the push windows (and ``settle`` s
+after) are false contacts. Then a hold: the reference stays at home; contact onsets during its first half are false
+alarms during a hold; its second half is a quasi-static ramp push (0 -> 1 N over the half).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...models.base import InverseDynamicsModel
+from ...sensing import (
+    DobEstimator,
+    ExternalTorqueEstimator,
+    ForceSensor,
+    MomentumObserver,
+    ResidualEstimator,
+    StaticFrictionBand,
+    calibrate_band,
+    calibrate_thresholds,
+)
+from ...sensing.contact import ContactDetector
+from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
+from .collision import collision_onset, place_obstacle
+from .results import EstimatorFigures, PushFigure, SenseResults
+
+if TYPE_CHECKING:
+    from ...control import ControllerConfig, ExcitationConfig
+    from ...sim.config import SimArmConfig
+
+__all__ = ["ESTIMATORS", "SenseSettings", "run_sense"]
+
+#: candidate fade velocities of the band, in multiples of the stuck threshold (:func:`calibrate_band`)
+FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)
+#: name -> label of the compared estimators, in report order
+ESTIMATORS = {"residual_band": "model residual + dead-zone band", "residual": "model residual, no band",
+              "momentum": "momentum observer, URDF nominal", "dob": "DOB estimate"}
+
+
+@dataclass(frozen=True)
+class SenseSettings:
+    """Settings of ``deadzone-id sense``.
+
+    Attributes:
+        robot: a robot profile ("" = the bundled arm).  model_path: the model under test (an artifact directory or
+            .onnx, e.g. the comparison's pick); "" = the URDF's rigid body with its friction and the profile's armature.
+        seeds: evaluation seeds.  calibration_seed: the threshold run's seed (not among ``seeds``).
+        duration: free motion with pushes per seed [s].  calibration_duration: [s].  hold_duration: [s].
+        push_magnitudes: [N].  push_period, push_duration, settle: [s].
+        collision_at: when the reference reaches the obstacle in the collision run [s] (> 0).
+        cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  point: (3,) pushed point in the last
+            link's frame [m] (None: the profile's payload position, the tip of the bundled arm).
+
+    Raises:
+        ValueError: a bad value (named).
+    """
+
+    robot: str = ""
+    model_path: str = ""
+    seeds: tuple[int, ...] = (1, 2, 3)
+    calibration_seed: int = 100
+    duration: float = 60.0
+    calibration_duration: float = 60.0
+    hold_duration: float = 10.0
+    push_magnitudes: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+    push_period: float = 3.0
+    push_duration: float = 0.3
+    settle: float = 0.5
+    collision_at: float = 2.0
+    cutoff: float = 100.0
+    quantile: float = 1.0
+    margin: float = 1.5
+    point: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("seeds must name at least one seed")
+        if self.calibration_seed in self.seeds:
+            raise ValueError(f"calibration_seed {self.calibration_seed} must not be an evaluation seed {self.seeds}")
+        for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff",
+                     "collision_at"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+        if self.push_duration + self.settle >= self.push_period:
+            raise ValueError(f"push_duration + settle = {self.push_duration + self.settle} s must be shorter than "
+                             f"push_period = {self.push_period} s")
+        if not self.push_magnitudes or not all(m > 0 for m in self.push_magnitudes):
+            raise ValueError(f"push_magnitudes = {list(self.push_magnitudes)} must be > 0 N")
+
+
+@dataclass
+class _Setup:
+    """The configs and models of one robot."""
+
+    name: str
+    sim: SimArmConfig
+    ctrl: ControllerConfig
+    exc: ExcitationConfig
+    model: InverseDynamicsModel
+    model_label: str
+    urdf: str
+    link: str
+    point: tuple[float, ...]
+
+
+@dataclass
+class _Trace:
+    """Per-tick logs of one run: t (N,), truth (N, J), and per estimator estimate, half width (N, J), contact (N,)."""
+
+    t: np.ndarray
+    dq: np.ndarray
+    truth: np.ndarray
+    est: dict[str, np.ndarray] = field(default_factory=dict)
+    half: dict[str, np.ndarray] = field(default_factory=dict)
+    contact: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _setup(settings: SenseSettings) -> _Setup:
+    from ...models.runtime import NominalRigidBodyModel, load_model
+    from ...resources import default_urdf
+    from ...robot_configs import bundled_robot, controller_config, excitation_config, load_robot, sim_config
+
+    robot = load_robot(settings.robot) if settings.robot else bundled_robot()
+    sim = sim_config(robot)
+    urdf = sim.urdf_path or str(default_urdf())
+    kind = "learned" if settings.model_path else "rbd"
+    ctrl = controller_config(robot, mode="ctc_dob", model=kind, model_path=settings.model_path)
+    exc = excitation_config(robot)
+    if settings.model_path:
+        model = load_model(ctrl)
+        label = f"learned: {settings.model_path}"
+    else:
+        model = NominalRigidBodyModel(urdf, sim.joint_names, friction=True, armature=sim.armature)
+        ctrl = dataclasses.replace(ctrl, model_friction=True)
+        label = "URDF rigid body + friction + profile armature"
+    link = _last_link(urdf, sim.joint_names[-1])
+    point = tuple(settings.point) if settings.point is not None else tuple(sim.payload_position)
+    return _Setup(robot.profile.name, sim, ctrl, exc, model, label, urdf, link, point)
+
+
+def _last_link(urdf: str, joint: str) -> str:
+    """The child link of ``joint`` in ``urdf``."""
+    import xml.etree.ElementTree as ET
+
+    for j in ET.parse(urdf).getroot().iter("joint"):
+        if j.get("name") == joint:
+            child = j.find("child")
+            if child is not None and child.get("link"):
+                return str(child.get("link"))
+    raise ValueError(f"{urdf}: joint {joint!r} has no child link")
+
+
+def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorqueEstimator]]:
+    from ...models.runtime import NominalRigidBodyModel
+
+    n = len(s.sim.joint_names)
+    g = np.full(n, cutoff)
+    return {
+        "residual": lambda: ResidualEstimator(s.model, g),
+        "momentum": lambda: MomentumObserver(s.urdf, s.sim.joint_names, g, friction=True),
+        "dob": lambda: DobEstimator(NominalRigidBodyModel(s.urdf, s.sim.joint_names, friction=True),
+                                    s.ctrl.nominal_inertia, s.ctrl.dob_cutoff),
+    }
+
+
+def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor], pushes: Sequence[PushConfig],
+         hold: bool, desc: str, obstacle: ObstacleConfig | None = None) -> _Trace:
+    """One in-process closed-loop run; every sensor sees every sample."""
+    from tqdm import tqdm
+
+    from ...control import TrajectoryPoints, build_controller, generate_excitation
+    from ...sim.arm import SimArm
+
+    sim = dataclasses.replace(s.sim, seed=int(seed))
+    ext = ExternalForces(pushes=list(pushes), obstacle=obstacle)
+    arm = SimArm(sim, external=ext)
+    controller = build_controller(s.ctrl, arm.description)
+    names = tuple(sim.joint_names)
+    home = np.asarray(sim.initial_position, float)
+    if hold:
+        controller.set_reference(TrajectoryPoints(names, np.array([0.0, duration + 1.0]), np.stack([home, home])))
+    else:
+        exc = dataclasses.replace(s.exc, duration=float(duration) + 1.0, seed=int(seed))
+        controller.set_reference(generate_excitation(exc, start=sim.initial_position))
+    arm.reset(controller.reference.sample(0.0)[0])  # type: ignore[union-attr]
+    n, j = int(round(duration * 1000.0)), len(names)
+    tr = _Trace(np.arange(n) / 1000.0, np.zeros((n, j)), np.zeros((n, j)))
+    for name in sensors:
+        sensors[name].reset()
+        tr.est[name], tr.half[name], tr.contact[name] = np.zeros((n, j)), np.zeros((n, j)), np.zeros(n, bool)
+    prev = np.zeros(j)
+    for k in tqdm(range(n), desc=desc, unit="tick", unit_scale=True, mininterval=1.0, leave=False):
+        m = arm.measure()
+        tau = controller.step(k / 1000.0, m.q, m.dq)
+        tr.dq[k], tr.truth[k] = m.dq, prev
+        for name, sensor in sensors.items():
+            smp = sensor.update(m.t, m.q, m.dq, m.effort)
+            tr.est[name][k], tr.half[name][k] = smp.tau_ext, smp.half_width
+            tr.contact[name][k] = smp.contact.in_contact if smp.contact is not None else False
+        arm.step(tau)
+        prev = ext.true_torque
+    return tr
+
+
+class _Echo(ExternalTorqueEstimator):
+    """Another estimator's latest estimate, unchanged (that estimator is updated first, on the same sample)."""
+
+    def __init__(self, source: ExternalTorqueEstimator) -> None:
+        super().__init__(source.joint_names, np.full(len(source.joint_names), math.inf))
+        self.source = source
+        self.kind = source.kind
+
+    def reset(self) -> None:
+        """Nothing of its own to forget."""
+
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """The source's estimate (J,) [N·m]."""
+        return self.source.estimate
+
+    def _raw(self, dt: float, q0: np.ndarray, dq0: np.ndarray, q1: np.ndarray, dq1: np.ndarray,
+             tau: np.ndarray) -> np.ndarray:
+        return self.source.estimate
+
+
+def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushConfig]:
+    rng = np.random.default_rng([seed, 34])
+    out = []
+    starts = np.arange(1.0, settings.duration - settings.push_period + 1e-9, settings.push_period)
+    for i, start in enumerate(starts):
+        a = rng.uniform(0, 2 * np.pi)
+        out.append(PushConfig(link=s.link, point=s.point, direction=(math.cos(a), math.sin(a), 0.0), local=True,
+                              magnitude=settings.push_magnitudes[i % len(settings.push_magnitudes)],
+                              start=float(start), duration=settings.push_duration))
+    return out
+
+
+def _onsets(flag: np.ndarray) -> np.ndarray:
+    """Indices where ``flag`` (N,) rises."""
+    return np.flatnonzero(flag & ~np.concatenate([[False], flag[:-1]]))
+
+
+def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResults, dict[str, _Trace]]:
+    """Run every scenario for every estimator; return the results and, for the plot, the first seed's traces.
+
+    Raises:
+        ValueError: bad settings.  FileNotFoundError, ConfigError, ArtifactError: the robot or model cannot be loaded.
+    """
+    wall0 = time.perf_counter()
+    s = _setup(settings)
+    names = tuple(s.sim.joint_names)
+    j = len(names)
+    make = _estimators(s, settings.cutoff)
+    # calibration: free motion on its own seed, no detection
+    base = {"residual_band": make["residual"](), "residual": make["residual"](), "momentum": make["momentum"](),
+            "dob": make["dob"]()}
+    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names)) for k, e in base.items()
+                     if k != "residual_band"}
+    cal = _run(s, settings.calibration_seed, settings.calibration_duration, calib_sensors, (), False, "calibrate")
+    from ...robot import load_robot_description
+
+    urdf_fs = load_robot_description(s.urdf, names).friction
+    vthr = np.asarray(getattr(getattr(s.model, "dead_zone", None), "threshold", 0.1 * cal.dq.std(axis=0)), float)
+    bands = {"residual_band": calibrate_band(cal.est["residual"], cal.dq, vthr, names, 0.999, urdf_fs,
+                                             fade_factors=FADE_FACTORS)}
+    for k in ("residual", "momentum", "dob"):
+        bands[k] = StaticFrictionBand.none(names)
+    cal_half = {"residual_band": bands["residual_band"].interval_half_width(cal.dq)}
+    cal_est = {"residual_band": cal.est["residual"], **cal.est}
+    thresholds = {k: calibrate_thresholds(cal_est[k], cal_half.get(k, np.zeros_like(cal_est[k])), settings.quantile,
+                                          settings.margin) for k in ESTIMATORS}
+    acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "cover": [], "fc": [], "hold": [],
+                                           "collision": []}
+                                       for k in ESTIMATORS}
+    free_s = 0.0
+    first: dict[str, _Trace] = {}
+    for seed in settings.seeds:
+        def sensors() -> dict[str, ForceSensor]:
+            shared = make["residual"]()  # one estimate, read with and without the band (sensors run in this order)
+            est = {"residual_band": shared, "residual": _Echo(shared), "momentum": make["momentum"](),
+                   "dob": make["dob"]()}
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k])) for k in ESTIMATORS}
+
+        pushes = _push_schedule(s, settings, seed)
+        tr = _run(s, seed, settings.duration, sensors(), pushes, False, f"pushes seed {seed}")
+        in_push = np.zeros(len(tr.t), bool)
+        window = np.zeros(len(tr.t), bool)
+        for p in pushes:
+            a, b = int(round(p.start * 1000)), int(round((p.start + p.duration) * 1000))
+            in_push[a:b] = True
+            window[a:b + int(settings.settle * 1000)] = True
+        free_s += float((~window).sum()) / 1000.0
+        for k in ESTIMATORS:
+            flag = tr.contact[k]
+            acc[k]["fc"].append(int(np.count_nonzero(~window[_onsets(flag)])))
+            for p in pushes:
+                a, b = int(round(p.start * 1000)), int(round((p.start + p.duration) * 1000))
+                hit = np.flatnonzero(flag[a:b])
+                acc[k]["pushes"].append(PushFigure(int(seed), p.start, p.magnitude, bool(hit.size),
+                                                   float(hit[0]) if hit.size else math.nan))
+            acc[k]["err"].append(tr.est[k][in_push] - tr.truth[in_push])
+            stuck = tr.half[k][in_push] > 0
+            inside = np.abs(tr.est[k][in_push] - tr.truth[in_push]) <= tr.half[k][in_push]
+            acc[k]["cover"].append((int(np.count_nonzero(inside & stuck)), int(np.count_nonzero(stuck))))
+        hold_pushes = [PushConfig(link=s.link, point=s.point, direction=(1.0, 0.0, 0.0), local=True, magnitude=1.0,
+                                  shape="ramp", start=settings.hold_duration / 2, duration=settings.hold_duration,
+                                  rise_time=settings.hold_duration / 2)]
+        hold = _run(s, seed, settings.hold_duration, sensors(), hold_pushes, True, f"hold seed {seed}")
+        half = len(hold.t) // 2
+        for k in ESTIMATORS:
+            acc[k]["hold"].append(len(_onsets(hold.contact[k][:half])))
+        crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
+                     place_obstacle(s.sim, s.ctrl, s.exc, s.link, s.point, seed,
+                                                settings.collision_at))
+        onset = collision_onset(crash.truth)
+        for k in ESTIMATORS:
+            flagged = np.flatnonzero(crash.contact[k][onset:]) if onset is not None else np.zeros(0, int)
+            acc[k]["collision"].append(float(flagged[0]) if flagged.size else math.nan)
+            if onset is not None:
+                acc[k]["err"].append(crash.est[k][onset:] - crash.truth[onset:])
+        if not first:
+            first = {"pushes": tr, "hold": hold, "collision": crash}
+    noise = np.asarray(s.sim.torque_noise_std, float)
+    figures = []
+    for k, label in ESTIMATORS.items():
+        err = np.concatenate(acc[k]["err"]) if acc[k]["err"] else np.zeros((0, j))
+        rmse = np.sqrt((err ** 2).mean(axis=0)) if len(err) else np.full(j, math.nan)
+        pushes_k: list[PushFigure] = acc[k]["pushes"]
+        smallest = math.nan
+        for mag in sorted(set(settings.push_magnitudes), reverse=True):
+            if all(p.detected for p in pushes_k if p.magnitude >= mag):
+                smallest = mag
+        big = [p for p in pushes_k if p.magnitude >= 1.0]
+        max_delay = max((p.delay_ms for p in big), default=math.nan) if all(p.detected for p in big) else math.nan
+        inside, stuck = (sum(c[i] for c in acc[k]["cover"]) for i in (0, 1))
+        fc = int(sum(acc[k]["fc"]))
+        figures.append(EstimatorFigures(
+            name=k, label=label, threshold=thresholds[k].tolist(), band=bands[k].half_width.tolist(),
+            free_minutes=free_s / 60.0, false_contacts=fc, false_contacts_per_min=fc / (free_s / 60.0),
+            hold_false_contacts=int(sum(acc[k]["hold"])), rmse_contact=rmse.tolist(),
+            rmse_contact_mean=float(rmse.mean()), rmse_over_noise=float(rmse.mean() / noise.mean()),
+            smallest_detected_force=smallest, max_delay_ms_at_1n=float(max_delay),
+            interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k,
+            collision_delay_ms=[float(x) for x in acc[k]["collision"]]))
+    results = SenseResults(
+        robot=s.name, model=s.model_label, joint_names=list(names), seeds=[int(x) for x in settings.seeds],
+        calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),
+        frame=s.link, point=list(s.point), cutoff=settings.cutoff, quantile=settings.quantile,
+        margin=settings.margin, estimators=figures, wall_s=time.perf_counter() - wall0)
+    return results, first

@@ -1,0 +1,199 @@
+"""Dead-zone-aware intervals of the external torque and contact detection (core, no ROS).
+
+Dead zone (Inami, Yamane, Sakaino, arXiv 2402.00393; :mod:`deadzone_id_ros.data.deadzone`): while joint j is stuck,
+``|dq_j| <= threshold_j`` (alpha sigma_j), its static friction can be anything in [-tau_s,j, +tau_s,j], so a model
+trained on free motion cannot say which value it takes, and the external torque on that joint is known only within
+``estimate +- tau_s,j``. A moving joint has kinetic friction, which the model predicts: its estimate is exact (half
+width 0). tau_s,j is the band the product identifies (:func:`deadzone_id_ros.models.losses.identify_band`: a quantile
+of |residual| over the stuck samples of free motion), so the interval covers what free motion showed.
+
+Contact: per joint, the excess ``|estimate_j| - half_width_j`` (the distance of the interval from zero) is compared
+with a threshold. An interval that contains zero has excess <= 0 and never fires: static friction alone cannot raise
+a contact. The threshold of each joint comes from held-out free motion (:func:`calibrate_thresholds`: a quantile of
+the excess times a margin). A contact starts at the first tick where any joint's excess passes its threshold (its
+onset time is that tick's stamp) and ends when every joint's excess has fallen below ``release`` times its threshold
+(hysteresis, so noise around the threshold does not chatter the flag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ContactDetector", "ContactState", "StaticFrictionBand", "calibrate_band", "calibrate_thresholds"]
+
+
+def _joint_vector(name: str, value: Sequence[float] | np.ndarray, n: int) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must be {n} finite values >= 0 (one per joint), got {np.asarray(value).tolist()}")
+    return a
+
+
+@dataclass(frozen=True)
+class StaticFrictionBand:
+    """Where each joint is stuck and how wide its static-friction band is.
+
+    Attributes:
+        joint_names: (J,).
+        velocity_threshold: (J,) a joint with |dq| <= this is stuck [rad/s] (the dead zone's alpha sigma).
+        half_width: (J,) tau_s [N·m]: the external torque of a stuck joint is known within +- this.
+        fade_velocity: (J,) [rad/s] >= 0: a joint leaving its dead zone breaks away from static to kinetic friction
+            along the Stribeck curve (Armstrong-Hélouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994), so its
+            friction is still uncertain just outside the zone: the half width there is
+            ``tau_s exp(-(|dq| - threshold) / fade_velocity)``. 0 (default): exact as soon as it moves.
+
+    Raises:
+        ValueError: arrays not (J,) finite values >= 0.
+    """
+
+    joint_names: tuple[str, ...]
+    velocity_threshold: np.ndarray
+    half_width: np.ndarray
+    fade_velocity: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.joint_names)
+        object.__setattr__(self, "velocity_threshold", _joint_vector("velocity_threshold", self.velocity_threshold, n))
+        object.__setattr__(self, "half_width", _joint_vector("half_width", self.half_width, n))
+        fade = np.zeros(n) if self.fade_velocity is None else self.fade_velocity
+        object.__setattr__(self, "fade_velocity", _joint_vector("fade_velocity", fade, n))
+        object.__setattr__(self, "_fades", bool(np.any(np.asarray(fade, dtype=float) > 0)))
+
+    def stuck(self, dq: np.ndarray) -> np.ndarray:
+        """(J,) or (N, J) bool: True where |dq| [rad/s] is inside the dead zone."""
+        return np.abs(np.asarray(dq, dtype=float)) <= self.velocity_threshold
+
+    def interval_half_width(self, dq: np.ndarray) -> np.ndarray:
+        """(J,) or (N, J) half width [N·m] of the external-torque interval: tau_s where stuck, 0 where moving (or
+        fading from tau_s with ``fade_velocity``)."""
+        speed = np.abs(np.asarray(dq, dtype=float))
+        if not getattr(self, "_fades", False):
+            return np.where(speed <= self.velocity_threshold, self.half_width, 0.0)
+        fade = np.asarray(self.fade_velocity)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            decay = np.where(fade > 0, np.exp(-(speed - self.velocity_threshold) / np.where(fade > 0, fade, 1.0)), 0.0)
+        return self.half_width * np.where(speed <= self.velocity_threshold, 1.0, decay)
+
+    @classmethod
+    def none(cls, joint_names: Sequence[str]) -> StaticFrictionBand:
+        """The band of an estimator that ignores the dead zone: every estimate exact."""
+        z = np.zeros(len(joint_names))
+        return cls(tuple(joint_names), z, z.copy())
+
+
+def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Sequence[float] | np.ndarray,
+                   joint_names: Sequence[str], quantile: float = 0.999,
+                   floor: Sequence[float] | np.ndarray | None = None,
+                   fade_factors: Sequence[float] = (0.0,)) -> StaticFrictionBand:
+    """The band from an estimator's output on free motion (no contact): on the stuck samples the estimate is the
+    static friction the model could not know (plus noise); tau_s is its ``quantile`` per joint
+    (:func:`deadzone_id_ros.models.losses.identify_band`), at least ``floor`` (e.g. the profile's static friction).
+
+    Args:
+        estimate: (N, J) external-torque estimate on free motion [N·m].  dq: (N, J) measured velocity [rad/s].
+        velocity_threshold: (J,) [rad/s].  joint_names: (J,).  quantile: in (0, 1].  floor: (J,) [N·m] or None.
+        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none); per joint
+            the one whose band leaves the smallest largest excess |estimate| - half width on these samples is kept
+            (the one that lets the lowest contact threshold hold on this free motion).
+
+    Raises:
+        ValueError: shapes differ, quantile out of range, non-finite values.
+    """
+    from ..models.losses import identify_band
+
+    thr = np.asarray(velocity_threshold, dtype=float)
+    moving = np.abs(np.asarray(dq, dtype=float)) > thr
+    tau_s = identify_band(estimate, moving, None if floor is None else np.asarray(floor, float), quantile)
+    names = tuple(joint_names)
+    est = np.abs(np.asarray(estimate, dtype=float))
+    best = np.zeros(len(names))
+    best_excess = np.full(len(names), np.inf)
+    for factor in fade_factors:
+        band = StaticFrictionBand(names, thr, tau_s, np.asarray(factor, float) * thr)
+        worst = (est - band.interval_half_width(dq)).max(axis=0)
+        better = worst < best_excess - 1e-12
+        best = np.where(better, factor * thr, best)
+        best_excess = np.where(better, worst, best_excess)
+    return StaticFrictionBand(names, thr, tau_s, best)
+
+
+def calibrate_thresholds(estimate: np.ndarray, half_width: np.ndarray, quantile: float = 1.0,
+                         margin: float = 1.5, minimum: float = 1e-6) -> np.ndarray:
+    """Per-joint contact thresholds (J,) [N·m] from held-out free motion: ``margin`` times the ``quantile`` of the
+    excess ``|estimate| - half_width`` over the samples (at least ``minimum``).
+
+    With quantile 1 (the default) and margin 1.5, no sample of the calibration data comes within a third of the
+    threshold, so free motion like it raises no contact; a lower quantile trades false alarms for sensitivity.
+
+    Args:
+        estimate: (N, J) [N·m].  half_width: (N, J) interval half widths [N·m] (zeros: an estimator without band).
+        quantile: in (0, 1].  margin: >= 1.  minimum: > 0 [N·m].
+
+    Raises:
+        ValueError: shapes differ or N = 0, quantile or margin out of range.
+    """
+    est, hw = np.asarray(estimate, dtype=float), np.asarray(half_width, dtype=float)
+    if est.ndim != 2 or est.shape != hw.shape or est.shape[0] == 0:
+        raise ValueError(f"estimate {est.shape} and half_width {hw.shape} must be the same (N, J), N > 0")
+    if not 0.0 < quantile <= 1.0:
+        raise ValueError(f"quantile = {quantile} must be in (0, 1]")
+    if not margin >= 1.0:
+        raise ValueError(f"margin = {margin} must be >= 1")
+    excess = np.abs(est) - hw
+    return np.maximum(margin * np.quantile(excess, quantile, axis=0), minimum)
+
+
+@dataclass(frozen=True)
+class ContactState:
+    """The detector's answer at one tick.
+
+    Attributes:
+        in_contact: the contact flag.  onset_t: stamp of the tick the current contact started [s] (None: no contact).
+        joints: (J,) bool, the joints whose excess is above their threshold now.
+        excess: (J,) |estimate| - half_width [N·m] (<= 0: the interval contains zero).
+    """
+
+    in_contact: bool
+    onset_t: float | None
+    joints: np.ndarray
+    excess: np.ndarray
+
+
+class ContactDetector:
+    """Contact flag with onset time and hysteresis on the interval test (module docstring).
+
+    Args:
+        threshold: (J,) [N·m] > 0.  release: in (0, 1]: the contact ends when every excess < release * threshold.
+
+    Raises:
+        ValueError: threshold not > 0, release out of range.
+    """
+
+    def __init__(self, threshold: Sequence[float] | np.ndarray, release: float = 0.5) -> None:
+        thr = np.asarray(threshold, dtype=float)
+        if thr.ndim != 1 or not np.all(thr > 0) or not np.all(np.isfinite(thr)):
+            raise ValueError(f"threshold must be (J,) finite values > 0 [N·m], got {thr.tolist()}")
+        if not 0.0 < release <= 1.0:
+            raise ValueError(f"release = {release} must be in (0, 1]")
+        self.threshold = thr
+        self.release = float(release)
+        self.in_contact = False
+        self.onset_t: float | None = None
+
+    def reset(self) -> None:
+        """No contact."""
+        self.in_contact, self.onset_t = False, None
+
+    def update(self, t: float, estimate: np.ndarray, half_width: np.ndarray) -> ContactState:
+        """The state after the tick at ``t`` [s] with ``estimate`` and ``half_width`` (J,) [N·m]."""
+        excess = np.abs(estimate) - half_width
+        above = excess > self.threshold
+        if self.in_contact:
+            if np.all(excess < self.release * self.threshold):
+                self.in_contact, self.onset_t = False, None
+        elif above.any():
+            self.in_contact, self.onset_t = True, float(t)
+        return ContactState(self.in_contact, self.onset_t, above, excess)

@@ -1,0 +1,206 @@
+"""One force sensor per arm (core, no ROS): estimator + dead-zone interval + contact detector + wrench, per sample.
+
+:class:`SensingConfig` is the one setting of all of it (the controller node, the estimator node and ``deadzone-id
+sense`` build from it with :func:`build_sensor`); :class:`ForceSensor` runs it tick by tick.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..models.base import InverseDynamicsModel
+from .contact import ContactDetector, ContactState, StaticFrictionBand
+from .estimators import DobEstimator, ExternalTorqueEstimator, MomentumObserver, ResidualEstimator
+from .wrench import WrenchEstimate, WrenchEstimator
+
+__all__ = ["ESTIMATOR_KINDS", "SENSING_RANGES", "ForceSensor", "SensingConfig", "SensingSample", "build_sensor"]
+
+#: estimator kinds :func:`build_sensor` knows (:mod:`.estimators`)
+ESTIMATOR_KINDS = ("residual", "momentum", "dob")
+#: (lo, hi) of every numeric ``sensing_*`` node parameter, in its unit (per-joint lists: each value)
+SENSING_RANGES: dict[str, tuple[float, float]] = {
+    "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),
+    "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_point": (-100.0, 100.0)}
+
+
+def _nonneg(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if not all(math.isfinite(v) and v >= 0 for v in out):
+        raise ValueError(f"{name} = {list(values)} must be finite values >= 0")
+    return out
+
+
+@dataclass(frozen=True)
+class SensingConfig:
+    """How external torque, contact and wrench are sensed.
+
+    Field names carry the prefix ``sensing_``: they are parameters of the controller and estimator nodes too.
+
+    Attributes:
+        sensing: sense at all (the controller node publishes nothing of it when false).
+        sensing_estimator: "residual" (the controller's model, any kind), "momentum" (momentum observer on the URDF's
+            nominal rigid body) or "dob" (disturbance observer, nominal inertia + URDF rigid body).
+        sensing_cutoff: output filter cutoff / observer gain [rad/s] (> 0), every joint.
+        sensing_dead_zone: report a stuck joint's estimate as an interval of half width ``sensing_band`` and test
+            intervals.
+        sensing_velocity_threshold: (J,) stuck when |dq| <= this [rad/s]; empty = the model artifact's dead zone
+            (alpha sigma of its training data); without either the band is off (:func:`build_sensor` says so).
+        sensing_band: (J,) tau_s [N·m]; empty = the URDF's static friction ``<dynamics friction>``.
+        sensing_threshold: (J,) contact thresholds [N·m] (> 0; e.g. from ``deadzone-id sense``); empty = no contact
+            detection.
+        sensing_release: hysteresis, in (0, 1]: the contact ends when every excess < release * threshold.
+        sensing_frame: wrench frame (a URDF link); "" = no wrench.
+        sensing_point: (3,) where on the frame the wrench acts, in its axes [m]; empty = its origin.
+
+    Raises:
+        ValueError: a bad field (named with its value).
+    """
+
+    sensing: bool = True
+    sensing_estimator: str = "residual"
+    sensing_cutoff: float = 100.0
+    sensing_dead_zone: bool = True
+    sensing_velocity_threshold: tuple[float, ...] = ()
+    sensing_band: tuple[float, ...] = ()
+    sensing_threshold: tuple[float, ...] = ()
+    sensing_release: float = 0.5
+    sensing_frame: str = ""
+    sensing_point: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.sensing_estimator not in ESTIMATOR_KINDS:
+            raise ValueError(f"sensing_estimator = {self.sensing_estimator!r} must be one of {list(ESTIMATOR_KINDS)}")
+        c = self.sensing_cutoff
+        if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
+            raise ValueError(f"sensing_cutoff = {c!r} must be a finite number > 0 rad/s")
+        for name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
+            object.__setattr__(self, name, _nonneg(name, getattr(self, name)))
+        if self.sensing_threshold and not all(v > 0 for v in self.sensing_threshold):
+            raise ValueError(f"sensing_threshold = {list(self.sensing_threshold)} must be > 0 N·m per joint")
+        if not 0.0 < self.sensing_release <= 1.0:
+            raise ValueError(f"sensing_release = {self.sensing_release!r} must be in (0, 1]")
+        point = tuple(float(v) for v in self.sensing_point)
+        if point and (len(point) != 3 or not all(math.isfinite(v) for v in point)):
+            raise ValueError(f"sensing_point = {list(self.sensing_point)} must be 3 finite numbers [m] or empty")
+        object.__setattr__(self, "sensing_point", point)
+
+
+@dataclass(frozen=True)
+class SensingSample:
+    """What the sensor says at one sample.
+
+    Attributes:
+        t: stamp of the state it was computed from [s].
+        tau_ext: (J,) external joint torque estimate, centre of the interval [N·m] (the environment on the arm).
+        half_width: (J,) interval half width [N·m]: 0 = exact (joint moving), tau_s = stuck (known only within
+            tau_ext +- tau_s).
+        stuck: (J,) bool.
+        contact: the detector's state, or None without thresholds.
+        wrench: the wrench at the frame, or None without a frame.
+    """
+
+    t: float
+    tau_ext: np.ndarray
+    half_width: np.ndarray
+    stuck: np.ndarray
+    contact: ContactState | None
+    wrench: WrenchEstimate | None
+
+
+class ForceSensor:
+    """Runs an estimator, the dead-zone band, the contact detector and the wrench on every sample.
+
+    Args:
+        estimator: any :class:`~.estimators.ExternalTorqueEstimator`.  band: the dead-zone band
+            (:meth:`StaticFrictionBand.none` for an estimator without one).  detector: or None.  wrench: or None.
+    """
+
+    def __init__(self, estimator: ExternalTorqueEstimator, band: StaticFrictionBand,
+                 detector: ContactDetector | None = None, wrench: WrenchEstimator | None = None) -> None:
+        if band.joint_names != estimator.joint_names:
+            raise ValueError(f"band joints {list(band.joint_names)} differ from the estimator's "
+                             f"{list(estimator.joint_names)}")
+        self.estimator, self.band, self.detector, self.wrench = estimator, band, detector, wrench
+        self.joint_names = estimator.joint_names
+
+    def reset(self) -> None:
+        """Forget the history and any contact."""
+        self.estimator.reset()
+        if self.detector is not None:
+            self.detector.reset()
+
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
+        """Take one sample (see :meth:`~.estimators.ExternalTorqueEstimator.update`) and return what it says.
+
+        Raises:
+            ValueError: shapes or non-finite values (names the argument).
+        """
+        est = self.estimator.update(t, q, dq, tau).copy()
+        stuck = self.band.stuck(dq)
+        half = self.band.interval_half_width(dq)
+        contact = self.detector.update(t, est, half) if self.detector is not None else None
+        wrench = self.wrench.estimate(q, est) if self.wrench is not None else None
+        return SensingSample(float(t), est, half, stuck, contact, wrench)
+
+
+def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: str | Path,
+                 joint_names: Sequence[str], nominal_inertia: Sequence[float] | None = None,
+                 armature: Sequence[float] | None = None,
+                 warn: Callable[[str], object] | None = None) -> ForceSensor:
+    """The :class:`ForceSensor` of ``config`` for an arm.
+
+    Args:
+        config: the settings.  model: the controller's inverse-dynamics model (used by "residual").
+        urdf_path: the URDF (momentum, dob, wrench and the default band).  joint_names: (J,).
+        nominal_inertia: (J,) Jn [kg·m²] of "dob" (the controller's); required for "dob".
+        armature: (J,) rotor inertia [kg·m²] added to the momentum observer's M (None: the URDF's, i.e. none).
+        warn: called with a sentence when the band is off for want of a stuck threshold (default: ignored).
+
+    Raises:
+        ValueError: per-joint settings of the wrong length (names the field), "dob" without nominal_inertia.
+        FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or the frame is not in it.
+    """
+    from ..models.runtime import NominalRigidBodyModel
+    from ..robot import load_robot_description
+
+    names = tuple(joint_names)
+    n = len(names)
+    for field_name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
+        v = getattr(config, field_name)
+        if v and len(v) != n:
+            raise ValueError(f"{field_name} has {len(v)} values for the {n} joints {list(names)}")
+    cutoff = np.full(n, float(config.sensing_cutoff))
+    estimator: ExternalTorqueEstimator
+    if config.sensing_estimator == "residual":
+        estimator = ResidualEstimator(model, cutoff, names)
+    elif config.sensing_estimator == "momentum":
+        estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature)
+    else:
+        if nominal_inertia is None:
+            raise ValueError("sensing estimator 'dob' needs the nominal inertia Jn (the controller's)")
+        estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True), nominal_inertia, cutoff)
+    band = StaticFrictionBand.none(names)
+    if config.sensing_dead_zone:
+        thr = np.asarray(config.sensing_velocity_threshold, float) if config.sensing_velocity_threshold else None
+        dz = getattr(model, "dead_zone", None)
+        if thr is None and dz is not None and tuple(dz.joint_names) == names:
+            thr = np.asarray(dz.threshold, float)
+        if thr is None:
+            if warn is not None:
+                warn("sensing: the dead-zone band is off: the model has no dead zone (not a trained artifact) and "
+                     "sensing_velocity_threshold is empty; set it [rad/s per joint] to report stuck joints as "
+                     "intervals")
+        else:
+            tau_s = (np.asarray(config.sensing_band, float) if config.sensing_band
+                     else load_robot_description(urdf_path, names).friction.copy())
+            band = StaticFrictionBand(names, thr, tau_s)
+    detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
+                else None)
+    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0))
+              if config.sensing_frame else None)
+    return ForceSensor(estimator, band, detector, wrench)

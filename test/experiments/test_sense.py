@@ -1,0 +1,61 @@
+"""``deadzone-id sense`` end to end on a short run of the bundled arm (real MuJoCo, real estimators)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.experiments.sense import SenseResults, SenseSettings, run_sense, write_sense
+
+
+def test_short_run_writes_a_report_that_reads_back(tmp_path):
+    settings = SenseSettings(seeds=(1,), duration=4.0, calibration_duration=3.0, hold_duration=2.0,
+                             push_period=1.5, push_magnitudes=(4.0,))
+    res, traces = run_sense(settings)
+    assert [e.name for e in res.estimators] == ["residual_band", "residual", "momentum", "dob"]
+    band, plain = res.estimators[0], res.estimators[1]
+    assert all(b > 0 for b in band.band) and not any(plain.band)
+    assert len(band.pushes) == 2 and {p.magnitude for p in band.pushes} == {4.0}
+    # a 4 N push at the tip is far above every threshold: detected, with a delay inside the push
+    assert all(p.detected and 0 <= p.delay_ms < 300 for p in band.pushes)
+    assert abs(traces["pushes"].truth).max() > 0.5
+    # the collision with the obstacle on the reference path: it happens, and it is flagged
+    assert abs(traces["collision"].truth).max() > 0.5
+    assert all(0 <= d < 100 for d in band.collision_delay_ms)
+    md = write_sense(tmp_path, res, traces)
+    assert "| model residual + dead-zone band |" in md
+    assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0
+    back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
+    assert back.estimators[0].pushes == band.pushes
+    assert back.estimators[1].interval_coverage is not None and math.isnan(back.estimators[1].interval_coverage)
+
+
+def test_bad_settings_are_named(tmp_path):
+    with pytest.raises(ValueError, match="calibration_seed 1 must not be an evaluation seed"):
+        SenseSettings(seeds=(1,), calibration_seed=1)
+    assert main(["sense", "--out", str(tmp_path), "--duration", "0"]) == 2
+
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
+
+
+@pytest.mark.skipif(not (REAL / "dfki_double_pendulum").is_dir(), reason="the shared real recordings are not here")
+def test_real_recording_gives_free_motion_residual_and_threshold(tmp_path):
+    from deadzone_id_ros.cli.demo import _convert_dfki
+    from deadzone_id_ros.experiments.sense.real import RealSenseResult, sense_real_sets
+
+    run = _convert_dfki(sorted((REAL / "dfki_double_pendulum").glob("*A0*.csv")), tmp_path)[0]
+    (res,) = sense_real_sets([(run.name, list(run.bags), run.urdf, run.block_seconds)], tmp_path,
+                             log=lambda _: None)
+    by = {e.name: e for e in res.estimators}
+    assert set(by) == {"residual_band", "residual", "momentum"} and res.joint_names == ["shoulder", "elbow"]
+    for e in res.estimators:  # free motion: a real residual, and a threshold above it
+        assert all(0 < r < t for r, t in zip(e.rms, e.threshold))
+    # the band never raises a threshold: it only takes the stuck samples' static friction out of the excess
+    assert all(b <= r for b, r in zip(by["residual_band"].threshold, by["residual"].threshold))
+    back = json.loads((tmp_path / "sense_real.json").read_text())
+    assert RealSenseResult.from_dict(back[0]) == res

@@ -25,6 +25,9 @@ class ForceEstimatorConfig:
         model: "rbd" (the URDF's rigid body) or "learned" (``model_path``); "none" estimates -tau.
         model_path: "learned": an artifact directory or .onnx.
         model_friction: "rbd": add the URDF's friction.  friction_velocity: [rad/s] > 0.
+        armature, frictionloss, damping: "rbd": (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
+            [N·m·s/rad] friction (None: none) the nominal model adds, as
+            :class:`~deadzone_id_ros.control.ControllerConfig` takes them; unset, the ``robot`` profile's.
         nominal_inertia: (J,) Jn [kg·m²] of the "dob" estimator.
         use_commands: take the torque of each interval from the last command on ``commands_topic`` instead of the
             /joint_states effort (an arm whose drives report no torque).
@@ -41,6 +44,9 @@ class ForceEstimatorConfig:
     model_path: str = ""
     model_friction: bool = True
     friction_velocity: float = 0.01
+    armature: tuple[float, ...] = ()
+    frictionloss: tuple[float, ...] | None = None
+    damping: tuple[float, ...] | None = None
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
     use_commands: bool = False
     commands_topic: str = "/effort_controller/commands"

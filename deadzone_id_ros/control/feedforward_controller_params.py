@@ -11,7 +11,6 @@ from pathlib import Path
 
 from ..config import check_positive, load_node_configs
 from ..realtime import check_realtime
-from ..sensing.sensor import SENSING_RANGES
 from .config import ControllerConfig
 
 __all__ = ["LIVE_PARAMETERS", "PARAMETER_RANGES", "ControllerNodeConfig", "load_controller_config"]
@@ -42,7 +41,6 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "wait_for_subscribers": (0, 100),
     "wait_for_reference_publishers": (0, 100),
     "watchdog_steady_timeout": (1e-3, 60.0),
-    **SENSING_RANGES,
     "thread_priority": (0, 99),
     "reference_lead": (1e-4, 1.0),
 }

@@ -4,7 +4,7 @@ A Feetech STS/SMS servo reports ``Present_Load`` as 11 bits of sign and magnitud
 (0..1000, the PWM duty in 0.1 %) and the sign in bit 10, so a raw reading of 1024 + m means -m. A driver that
 publishes the register without decoding it (lerobot before huggingface/lerobot PR 1014, which added the decoding)
 gives effort in [0, 2047] that jumps by about 1024 whenever the torque crosses zero. Read as a number it is
-anti-correlated with the torque almost everywhere, so the URDF check (:mod:`deadzone_id_ros.robot.consistency`)
+anti-correlated with the torque almost everywhere, so the URDF check (:mod:`deadzone_id_ros.data.consistency`)
 would call it an opposite sign convention; flipping its sign does not undo the offset.
 
 :func:`sign_bit_evidence` recognizes the encoding in one joint's effort series; :func:`decode_sign_bit` undoes it;

@@ -20,6 +20,7 @@ from rclpy.task import Future
 from ..control import ControllerConfig, FeedforwardController, swap_configured_model
 from ..control.feedforward_controller_params import PARAMETER_RANGES, ControllerNodeConfig
 from ..control.model_swap import MODEL_FIELDS, SwapVerdict
+from ..sensing.sensor import SENSING_RANGES
 from ._common import check_range, parameter_value
 
 __all__ = ["ModelSwapper", "split_request"]
@@ -31,8 +32,8 @@ _NODE = frozenset(f.name for f in dataclasses.fields(ControllerNodeConfig))
 def split_request(params: Iterable[Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(changes of :class:`ControllerConfig`, changes of :class:`ControllerNodeConfig`, "" or why the request is
     refused) for ``params`` (rclpy Parameters: ``name``, ``value``). Values come as the dataclass fields take them
-    (tuples, floats); a value outside its range (:data:`PARAMETER_RANGES`) refuses the request, naming it. Other
-    parameters (use_sim_time, ...) are rclpy's business and left out."""
+    (tuples, floats); a value outside its range (:data:`PARAMETER_RANGES`; the sensing ones: :data:`SENSING_RANGES`)
+    refuses the request, naming it. Other parameters (use_sim_time, ...) are rclpy's business and left out."""
     core: dict[str, Any] = {}
     node: dict[str, Any] = {}
     for p in params:
@@ -41,7 +42,7 @@ def split_request(params: Iterable[Any]) -> tuple[dict[str, Any], dict[str, Any]
         value = p.value
         if not isinstance(value, (str, bool, int, float)) and value is not None:
             value = list(value)
-        reason = check_range(p.name, value, PARAMETER_RANGES.get(p.name))
+        reason = check_range(p.name, value, PARAMETER_RANGES.get(p.name) or SENSING_RANGES.get(p.name))
         if reason:
             return {}, {}, reason
         cls = ControllerConfig if p.name in _CORE else ControllerNodeConfig

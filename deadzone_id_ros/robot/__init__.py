@@ -6,7 +6,6 @@ values derived from their URDF."""
 from __future__ import annotations
 
 from .catalog import ERD_DISTRIBUTION, RobotModelFile, available_robots, resolve_robot_model
-from .consistency import RecordingFinding, check_recording
 from .derived import DerivedRobot, derive_robot
 from .description import JointLimits, RobotDescription, load_robot_description
 from .profile import RobotProfile, Setting, available_profiles, load_profile, resolve_profile
@@ -16,7 +15,6 @@ __all__ = [
     "ERD_DISTRIBUTION",
     "DerivedRobot",
     "JointLimits",
-    "RecordingFinding",
     "ReducedRobot",
     "RobotDescription",
     "RobotModelFile",
@@ -25,7 +23,6 @@ __all__ = [
     "available_profiles",
     "available_robots",
     "build_reduced_model",
-    "check_recording",
     "derive_robot",
     "load_profile",
     "load_robot_description",

@@ -338,8 +338,8 @@ def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effo
                         kinds: Mapping[str, str], source: str,
                         mode: str, log: Callable[[str], None]) -> None:
     """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
+    from ..data.consistency import check_recording
     from ..data.effort_units import si_effort_unit
-    from ..robot.consistency import check_recording
 
     if mode not in ("refuse", "warn", "off"):
         raise ConfigError(f"urdf_check = {mode!r} must be 'refuse', 'warn' or 'off'")

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from conftest import SHARED_REAL
 
+from deadzone_id_ros.data.consistency import check_recording
 from deadzone_id_ros.data.dataset import DatasetConfig
 from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.robot import build_reduced_model, check_recording
+from deadzone_id_ros.robot import build_reduced_model
 from deadzone_id_ros.training.pipeline import load_inputs
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .reduced import ReducedRobot
+from ..robot.reduced import ReducedRobot
 
 __all__ = ["POSITION_MARGIN", "RecordingFinding", "check_recording"]
 
@@ -176,7 +176,7 @@ def _fit(nominal: np.ndarray, effort: np.ndarray, dq: np.ndarray) -> tuple[float
 
 def _torque_findings(joint: str, fit: tuple[float, float] | None, n: int, in_nm: bool,
                      effort: np.ndarray) -> list[RecordingFinding]:
-    from ..data.sign_bit import sign_bit_evidence, sign_bit_fix
+    from .sign_bit import sign_bit_evidence, sign_bit_fix
 
     encoded = sign_bit_evidence(effort)
     if encoded:

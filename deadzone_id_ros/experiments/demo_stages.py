@@ -29,10 +29,12 @@ from typing import Any
 
 from ..robot.defaults import BUNDLED_ROBOT
 
-__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", "Stage", "StageContext"]
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop_results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
+#: The robot check's record in the output folder (:class:`deadzone_id_ros.sim.check.RobotCheck`).
+ROBOT_CHECK_JSON = "robot_check.json"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class DemoConfig:
         improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
         improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
         improve_duration: its seconds per task run [s].
+        robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.sim.check`) in
+            ``robot_check.json`` for the report (``deadzone-id demo --no-check``: False).
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
             (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
@@ -79,6 +83,7 @@ class DemoConfig:
     improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
     improve_duration: float = 10.0
     robot: str = ""
+    robot_check: bool = True
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
@@ -186,7 +191,18 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
         with worker_pool(2) as pool:
             for future in [pool.submit(_simulate_one, *job) for job in jobs]:
                 wrote(*future.result())
-    return {"bags": bags}
+    return {"bags": bags, **_robot_check(ctx)}
+
+
+def _robot_check(ctx: StageContext) -> dict[str, Any]:
+    """With a robot profile (and ``robot_check``): its robot check, written to robot_check.json and logged; result
+    ``{"robot_check": "robot_check.json"}``, else {}."""
+    if not ctx.cfg.robot or not ctx.cfg.robot_check:
+        return {}
+    from ..sim.check import write_check
+
+    ctx.log(write_check(ctx.cfg.robot, ctx.out / ROBOT_CHECK_JSON).text().rstrip())
+    return {"robot_check": ROBOT_CHECK_JSON}
 
 
 def live(ctx: StageContext) -> dict[str, Any]:
@@ -332,7 +348,13 @@ def report(ctx: StageContext) -> dict[str, Any]:
         from .improve_results import ImproveRun
 
         improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
-    doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
+    check = None
+    if r["simulate"].get("robot_check"):
+        from ..jsonrecord import read_record
+        from ..sim.check import RobotCheck
+
+        check = read_record(ctx.out / r["simulate"]["robot_check"], RobotCheck.from_dict)
+    doc = DemoReport(config=dataclasses.asdict(ctx.cfg), robot_check=check,
                      simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
                      live_bag=str(ctx.out / r["live"]["bag"]) if r["live"]["bag"] else "",
                      live_skipped=r["live"].get("skipped", ""), robot=_robot_name(ctx.cfg),
@@ -363,7 +385,7 @@ def _closed_loop_title(c: DemoConfig) -> str:
 
 DEMO_STAGES: tuple[Stage, ...] = (
     Stage("simulate", lambda c: f"offline simulation{f' of {c.robot}' if c.robot else ''}: {len(c.sim_seeds)} "
-          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*",)),
+          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*", ROBOT_CHECK_JSON)),
     Stage("live", _live_title, live, ("data/live*", "logs/live_recording*.log")),
     Stage("compare", lambda c: "compare every method on all recordings (deadzone-id compare)", compare,
           ("compare",)),

@@ -43,7 +43,7 @@ def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
 def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     """The simulated arm's config for ``robot``: joints, URDF, armature, noise and initial position (the home pose)
     from the profile; friction and damping from the profile's settings where it gives them (else the URDF's, filled
-    in by the simulator); ``explicit`` fields override.
+    in by the simulator), and its ``actuation_delay`` where it states one; ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value.
@@ -56,6 +56,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
             values[key] = robot.values(key)
+    if robot.profile.actuation_delay is not None:  # the drives' delay the profile states (else the sim profile's)
+        values["actuation_delay"] = robot.profile.actuation_delay
     return SimArmConfig(**{**values, **explicit})
 
 

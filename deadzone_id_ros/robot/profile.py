@@ -19,6 +19,7 @@ Schema (every key but ``urdf`` and ``joints`` optional; unknown keys are refused
     damping_ratio: 1.0               # zeta
     dob_cutoff_ratio: 7.5            # DOB cutoff = ratio * w (capped below Nyquist)
     torque_rise_time: 0.01           # torque_rate_limit = effort_limit / rise time [s]
+    actuation_delay: 0.001           # command -> torque delay of the drives [s] (default: one control period)
     settings:                        # per joint: only what a URDF cannot give, each with its source
       shoulder_pan:
         frictionloss: {value: 0.0524, source: "..."}
@@ -49,7 +50,8 @@ SETTING_KEYS = ("frictionloss", "damping", "armature", "torque_noise_std", "velo
 #: [kg·m²], DOB cutoff [rad/s], torque rate limit [N·m/s], excitation amplitude [rad] and acceleration limit [rad/s²].
 OVERRIDE_KEYS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "amplitude", "acceleration_limit")
 _SCALARS = ("control_rate", "bandwidth", "damping_ratio", "dob_cutoff_ratio", "torque_rise_time")
-_KEYS = ("name", "urdf", "joints", "command_joints", "locked", "home", "settings", "overrides", *_SCALARS)
+_KEYS = ("name", "urdf", "joints", "command_joints", "locked", "home", "settings", "overrides", "actuation_delay",
+         *_SCALARS)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class RobotProfile:
         damping_ratio: zeta of the closed loop (> 0).
         dob_cutoff_ratio: DOB cutoff as a multiple of w (> 0).
         torque_rise_time: time the command may take to sweep the full effort limit [s] (> 0).
+        actuation_delay: time from a command to its torque on the arm [s] (>= 0), the delay the derived DOB cutoff
+            leaves phase margin for; None: one control period (the read -> update -> write cycle of ros2_control).
         settings: joint -> key (:data:`SETTING_KEYS`) -> :class:`Setting`.
         overrides: key (:data:`OVERRIDE_KEYS`) -> (J,) explicit values.
         folder: the profile file's folder (relative URDF paths resolve there).
@@ -100,6 +104,7 @@ class RobotProfile:
     damping_ratio: float = 1.0
     dob_cutoff_ratio: float = 7.5
     torque_rise_time: float = 0.01
+    actuation_delay: float | None = None
     settings: Mapping[str, Mapping[str, Setting]] = field(default_factory=dict)
     overrides: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     folder: Path = Path(".")
@@ -119,6 +124,8 @@ class RobotProfile:
             check_per_joint("home", self.home, n, sign="any")
         for name in _SCALARS:
             check_positive(name, getattr(self, name))
+        if self.actuation_delay is not None:
+            check_positive("actuation_delay", self.actuation_delay, allow_zero=True)
         both = [j for j in self.locked if j in self.joint_names]
         if both:
             raise ValueError(f"locked joint(s) {both} are also controlled joints")
@@ -174,13 +181,15 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
                     for j, entries in (values.get("settings") or {}).items()}
         overrides = {str(k): tuple(float(v) for v in vs) for k, vs in (values.get("overrides") or {}).items()}
         scalars = {k: float(values[k]) for k in _SCALARS if k in values}
+        delay = values.get("actuation_delay")
         return RobotProfile(
             name=str(values.get("name") or Path(source).stem), urdf=str(values.get("urdf") or ""),
             joint_names=tuple(str(j) for j in values.get("joints") or ()),
             command_joint_names=tuple(str(j) for j in values.get("command_joints") or ()),
             locked={str(k): float(v) for k, v in (values.get("locked") or {}).items()},
             home=tuple(float(v) for v in values.get("home") or ()), settings=settings, overrides=overrides,
-            folder=folder if folder is not None else Path("."), **scalars)
+            folder=folder if folder is not None else Path("."),
+            actuation_delay=None if delay is None else float(delay), **scalars)
     except (TypeError, ValueError, AttributeError) as err:
         raise ConfigError(f"{source}: {err}") from err
 

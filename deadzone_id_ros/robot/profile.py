@@ -88,6 +88,8 @@ class RobotProfile:
         settings: joint -> key (:data:`SETTING_KEYS`) -> :class:`Setting`.
         overrides: key (:data:`OVERRIDE_KEYS`) -> (J,) explicit values.
         folder: the profile file's folder (relative URDF paths resolve there).
+        derivation: "" for a written profile; for one derived from a catalog robot
+            (:func:`.catalog_arm.catalog_profile`), how its joints, locked joints and home pose were chosen.
 
     Raises:
         ValueError: a bad value; the message names the key and the value.
@@ -108,6 +110,7 @@ class RobotProfile:
     settings: Mapping[str, Mapping[str, Setting]] = field(default_factory=dict)
     overrides: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     folder: Path = Path(".")
+    derivation: str = ""
 
     def __post_init__(self) -> None:
         from ..config import check_joint_names, check_per_joint, check_positive
@@ -180,7 +183,7 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
         settings = {str(j): {str(k): _setting(f"settings.{j}.{k}", raw) for k, raw in (entries or {}).items()}
                     for j, entries in (values.get("settings") or {}).items()}
         overrides = {str(k): tuple(float(v) for v in vs) for k, vs in (values.get("overrides") or {}).items()}
-        scalars = {k: float(values[k]) for k in _SCALARS if k in values}
+        scalars: dict[str, Any] = {k: float(values[k]) for k in _SCALARS if k in values}
         delay = values.get("actuation_delay")
         return RobotProfile(
             name=str(values.get("name") or Path(source).stem), urdf=str(values.get("urdf") or ""),
@@ -227,11 +230,14 @@ def available_profiles() -> dict[str, Path]:
 
 
 def resolve_profile(spec: str | Path) -> RobotProfile:
-    """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`).
+    """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`), else
+    a robot of the catalog (``deadzone-id robots``) that is a fixed-base serial arm, its profile derived from its URDF
+    (:func:`.catalog_arm.catalog_profile`).
 
     Raises:
         FileNotFoundError: ``spec`` ends in .yaml/.yml and does not exist.
-        ConfigError: neither a file nor a known name (the names are listed), or a bad profile.
+        ConfigError: neither a file nor a known name (the names are listed), a bad profile, or a catalog robot that is
+            not a fixed-base serial arm (the reason).
     """
     path = Path(spec)
     if path.is_file():
@@ -241,5 +247,11 @@ def resolve_profile(spec: str | Path) -> RobotProfile:
         return load_profile(known[str(spec)])
     if path.suffix.lower() in (".yaml", ".yml"):
         raise FileNotFoundError(f"robot profile {path} does not exist")
+    from .catalog import available_robots
+
+    if str(spec) in available_robots():
+        from .catalog_arm import catalog_profile
+
+        return catalog_profile(str(spec))
     raise ConfigError(f"--robot {spec!r} is neither a profile file nor a shipped profile (known: "
-                      f"{', '.join(known) or 'none'})")
+                      f"{', '.join(known) or 'none'}) nor a robot of the catalog (`deadzone-id robots`)")

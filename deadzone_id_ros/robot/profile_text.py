@@ -33,6 +33,7 @@ def profile_listing(robot: DerivedRobot) -> str:
     locked = ", ".join(f"{k}={v:g}" for k, v in p.locked.items()) or "none"
     lines = [f"robot {p.name}", f"  urdf: {robot.urdf_path}", f"  joints: {', '.join(p.joint_names)}",
              f"  command order: {', '.join(p.command_joint_names)}", f"  locked: {locked}",
+             *([f"  profile: {p.derivation}"] if p.derivation else []),
              f"  control_rate: {p.control_rate:g} Hz, damping ratio {p.damping_ratio:g}, DOB cutoff ratio "
              f"{p.dob_cutoff_ratio:g}, torque rise time {p.torque_rise_time:g} s",
              f"  loop: delay T_d {1e3 * loop_delay(p):.3g} ms, crossover limit {robot.loop_crossover_limit:.4g} rad/s "

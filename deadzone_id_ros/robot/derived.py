@@ -7,10 +7,14 @@ For each controlled joint j (the profile's ``overrides`` beat every derived valu
 check_effort_limits`).
 - friction and damping: the profile's ``frictionloss`` / ``damping`` settings, else the URDF's ``<dynamics>``.
 - rotor inertia (armature): the profile's ``armature`` setting (the drive's reflected rotor inertia, which a URDF
-  cannot carry); where it gives none, a default rule, not a measurement: ``armature_j = ARMATURE_FRACTION *
-  max_q M_jj(q)``, a tenth of the largest link inertia joint j moves over the workspace (geared drives usually carry
-  more: MuJoCo Menagerie's Panda 0.1 kg·m² on every joint, the SO-101's STS3215 servo 0.028 kg·m², about its whole
-  arm), so that no joint is left with a vanishing inertia; ``robot show`` marks it ``[derived]`` with the rule.
+  cannot carry); where it gives none, a default rule, not a measurement: ``armature_j = max(effort_limit_j /
+  DRIVE_ACCELERATION, ARMATURE_FRACTION * max_q M_jj(q))``. A geared drive's torque limit and reflected rotor inertia
+  grow together (gear ratio N: tau_max = N tau_m, J_r = N^2 J_m, so J_r / tau_max = N / (tau_m / J_m)); with N about
+  100 and a motor that accelerates its own rotor at about 1e5 rad/s² this is 1 / DRIVE_ACCELERATION. It gives the
+  Panda 0.087 / 0.012 kg·m² (MuJoCo Menagerie's model: 0.1 on every joint) and stays on the light side of hobby
+  servos (the SO-101's STS3215: 0.028 kg·m² at 1.9 N·m). The second term keeps a joint with a tiny effort limit
+  from a vanishing inertia. It bounds the simulated torque noise's acceleration too (below
+  TORQUE_NOISE_FRACTION * DRIVE_ACCELERATION). ``robot show`` marks it ``[derived]`` with the rule.
 - nominal joint inertia: ``Jn_j = M(q_home)[j, j] + armature_j``, the diagonal of the joint-space inertia matrix of
   the reduced model (locked joints merged into their parents) at the home pose, from pinocchio's composite rigid
   body algorithm (``pinocchio.crba``; R. Featherstone, "Rigid Body Dynamics Algorithms", Springer 2008, ch. 6), plus
@@ -55,14 +59,16 @@ from ..errors import RobotDescriptionError
 from .description import RobotDescription, load_robot_description
 from .profile import RobotProfile
 
-__all__ = ["ARMATURE_FRACTION", "DOB_CAP_FRACTION", "EXCITATION_TOP_FREQUENCY", "PHASE_MARGIN_DEG",
-           "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "derive_robot", "loop_delay",
-           "resolve_profile_urdf"]
+__all__ = ["ARMATURE_FRACTION", "DOB_CAP_FRACTION", "DRIVE_ACCELERATION", "EXCITATION_TOP_FREQUENCY",
+           "PHASE_MARGIN_DEG", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "derive_robot",
+           "loop_delay", "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
 DOB_CAP_FRACTION = 0.5
-#: Default armature where a profile gives none: this fraction of the largest M_jj(q) over the sampled poses [1].
+#: Default armature where a profile gives none: at least this fraction of the largest M_jj(q) over the poses [1] ...
 ARMATURE_FRACTION = 0.1
+#: ... and at least the effort limit over this acceleration [rad/s²] (the reflected rotor alone at full torque).
+DRIVE_ACCELERATION = 1000.0
 #: Phase margin the derived gains and DOB cutoff keep on the lightest sampled arm [deg].
 PHASE_MARGIN_DEG = 45.0
 #: Highest harmonic of the default excitation (5 harmonics of 0.1 Hz) [Hz].
@@ -195,11 +201,13 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     masses = mass_matrices(urdf_path, profile.joint_names, profile.locked, poses)
     mass = np.diagonal(masses[0]).copy()  # the home pose
     reasons: dict[str, str] = {}
-    default_armature = ARMATURE_FRACTION * np.diagonal(masses, axis1=1, axis2=2).max(axis=0)
+    default_armature = np.maximum(desc.effort_limit / DRIVE_ACCELERATION,
+                                  ARMATURE_FRACTION * np.diagonal(masses, axis1=1, axis2=2).max(axis=0))
     armature = pick("armature", default_armature, "derived", "armature")
     if "derived" in picker.origin["armature"]:
-        reasons["armature"] = (f"no rotor inertia given: {ARMATURE_FRACTION:g} x the largest M_jj(q) over "
-                               f"{len(poses)} poses (a rule, not a measurement: give settings.<joint>.armature)")
+        reasons["armature"] = (f"no rotor inertia given: max(effort_limit / {DRIVE_ACCELERATION:g} rad/s^2, "
+                               f"{ARMATURE_FRACTION:g} x the largest M_jj(q) over {len(poses)} poses), a rule, not a "
+                               "measurement: give settings.<joint>.armature from the drive's datasheet")
     jn = pick("nominal_inertia", mass + armature, "derived")
     try:
         spread = inertia_spread(profile.joint_names, masses, armature, jn, poses)

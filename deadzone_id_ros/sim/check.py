@@ -56,9 +56,10 @@ MOVING_FRACTION = 0.3
 #: Below this true speed a joint counts as stuck whatever its velocity spread (the offline simulator's rule) [rad/s].
 STUCK_VELOCITY = 1e-3
 #: A joint whose full excitation sweeps less than this fraction of its usable range barely moves [1].
-RANGE_FRACTION = 0.1
-#: Noise floor above this fraction of the standard deviation of the joint's torque [1].
-NOISE_FLOOR_FRACTION = 0.3
+RANGE_FRACTION = 0.05
+#: Noise floor above this fraction of the standard deviation of the joint's torque [1] (measured: the chattering
+#: Panda without rotor inertia 0.7-0.95, the shipped profiles at most 0.05).
+NOISE_FLOOR_FRACTION = 0.5
 #: The excitation's peak torque above this fraction of the effort limit saturates [1].
 EFFORT_FRACTION = 0.9
 

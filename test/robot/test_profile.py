@@ -98,9 +98,11 @@ def test_a_joint_without_rotor_inertia_gets_the_documented_default(tmp_path):
     grid = _planar_mass(np.linspace(-2.0, 2.0, 4001), 0.0)
     largest = np.diagonal(grid, axis1=1, axis2=2).max(axis=0)
     assert robot.origin["armature"] == ("derived", "derived") and "rule" in robot.reasons["armature"]
-    # 0.1 x the largest M_jj over the sampled poses: joint b's is constant, joint a's at most the closed-form peak
+    # max(effort / 1000 rad/s^2, 0.1 x the largest M_jj over the sampled poses); here the link inertia wins: joint b's
+    # is constant, joint a's at most the closed-form peak
     np.testing.assert_allclose(robot.armature[1], 0.1 * largest[1], rtol=1e-6)
     assert 0.09 * largest[0] < robot.armature[0] <= 0.1 * largest[0] * (1 + 1e-6)
+    assert np.all(robot.armature >= np.array([8.0, 5.0]) / 1000.0)  # never below effort limit / 1000 rad/s^2
 
 
 def test_overrides_beat_derived_values(tmp_path):

@@ -39,9 +39,12 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["OVERRIDE_KEYS", "SETTING_KEYS", "RobotProfile", "Setting", "available_profiles", "load_profile",
+__all__ = ["CATALOG_PREFIX", "OVERRIDE_KEYS", "SETTING_KEYS", "RobotProfile", "Setting", "available_profiles",
+           "load_profile",
            "profile_from_dict", "resolve_profile"]
 
+#: ``--robot catalog:NAME``: the catalog robot's derived profile, even where a shipped profile has the name.
+CATALOG_PREFIX = "catalog:"
 #: Per-joint settings a profile may give (each with a source): simulated static friction [N·m], viscous friction
 #: [N·m·s/rad], reflected rotor inertia [kg·m²], torque and velocity noise [N·m, rad/s], closed-loop bandwidth
 #: [rad/s].
@@ -232,7 +235,8 @@ def available_profiles() -> dict[str, Path]:
 def resolve_profile(spec: str | Path) -> RobotProfile:
     """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`), else
     a robot of the catalog (``deadzone-id robots``) that is a fixed-base serial arm, its profile derived from its URDF
-    (:func:`.catalog_arm.catalog_profile`).
+    (:func:`.catalog_arm.catalog_profile`). ``catalog:NAME`` asks for the derived profile of a catalog robot even
+    where a shipped profile has its name (``catalog:panda``: the Panda with no hand-written settings).
 
     Raises:
         FileNotFoundError: ``spec`` ends in .yaml/.yml and does not exist.
@@ -242,6 +246,10 @@ def resolve_profile(spec: str | Path) -> RobotProfile:
     path = Path(spec)
     if path.is_file():
         return load_profile(path)
+    if str(spec).startswith(CATALOG_PREFIX):
+        from .catalog_arm import catalog_profile
+
+        return catalog_profile(str(spec)[len(CATALOG_PREFIX):])
     known = available_profiles()
     if str(spec) in known:
         return load_profile(known[str(spec)])

@@ -92,3 +92,5 @@ def test_a_written_profile_still_wins_over_the_catalog():
     from deadzone_id_ros.robot import resolve_profile
 
     assert resolve_profile("three_dof_arm").derivation == ""  # the shipped profile, not the bundled URDF's tree
+    catalog = resolve_profile("catalog:three_dof_arm")  # the bundled URDF's tree, no hand-written setting
+    assert catalog.derivation and catalog.joint_names == ("joint1", "joint2", "joint3") and not catalog.settings

@@ -10,9 +10,12 @@ drone), a tree that branches before two arm joints or into chains that are not g
 base with wheels, the fingers of a hand), and joints with more than one degree of freedom in the arm.
 
 The derived profile locks each gripper joint at 0 (clipped into its limits), sets the home pose to zero clipped
-into the inner 80% of each joint's range, and leaves every per-joint value to :func:`.derived.derive_robot` (rotor
-inertia by its default rule, gains and DOB cutoff from the inertia spread). A written profile file always wins: pass
-its path, or a shipped profile's name (``panda``, ``so101``).
+into the inner 80% of each joint's range (the middle of the range for a joint whose range excludes zero) unless its
+gravity load takes more than :data:`HOME_GRAVITY_SHARE` of an effort limit (an outstretched arm, whose excitation
+would then have to shrink to stay within the drives), in which case to the pose of least gravity load (largest share
+of an effort limit) among 64 poses drawn within that inner range (seeded), and leaves every per-joint value to
+:func:`.derived.derive_robot` (rotor inertia by its default rule, gains and DOB cutoff from the inertia spread). A
+written profile file always wins: pass its path, or a shipped profile's name (``panda``, ``so101``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ GRIPPER_PATTERN = re.compile(r"gripper|finger|jaw|claw|hand|tool|thumb", re.IGNO
 MIN_ARM_JOINTS = 2
 #: The home pose is zero clipped into this inner share of each joint's range.
 HOME_INNER = 0.8
+#: ... unless its gravity torque exceeds this share of an effort limit; then the pose of least gravity load.
+HOME_GRAVITY_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -142,10 +147,38 @@ def catalog_profile(name: str) -> RobotProfile:
     lo, hi = model.lowerPositionLimit[idx], model.upperPositionLimit[idx]
     finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo) & (hi - lo < 1e6)
     inset = np.where(finite, (1 - HOME_INNER) / 2 * (hi - lo), 0.0)
-    home = np.where(finite, np.clip(0.0, lo + inset, hi - inset), 0.0)
+    # zero clipped into the inner range; a joint whose range excludes zero (the Panda's elbow) at its middle instead,
+    # since the excitation is centred on home and a home near a limit leaves it no room
+    home = np.where(finite, np.where((lo < 0) & (hi > 0), np.clip(0.0, lo + inset, hi - inset), (lo + hi) / 2), 0.0)
+    home, why_home = _home(entry.urdf_path, found, home, np.where(finite, lo + inset, -np.pi),
+                           np.where(finite, hi - inset, np.pi))
     locked = ", ".join(f"{k}={v:g}" for k, v in found.locked.items()) or "none"
     return RobotProfile(
         name=name, urdf=name, joint_names=found.arm, locked=found.locked, home=tuple(float(v) for v in home),
         derivation=(f"derived from the catalog URDF {entry.urdf_path.name}: the {len(found.arm)} joints in series "
-                    f"from the base, the end effector locked ({locked}), home zero clipped into the inner "
-                    f"{HOME_INNER:.0%} of each range; a profile file overrides all of it"))
+                    f"from the base, the end effector locked ({locked}), home {why_home}; a profile file overrides "
+                    "all of it"))
+
+
+def _home(urdf_path, found: ArmStructure, zero: np.ndarray, lo: np.ndarray,
+          hi: np.ndarray) -> tuple[np.ndarray, str]:
+    """The home pose (J,) [rad] and why: ``zero`` unless its gravity load is too high (module docstring)."""
+    import pinocchio as pin
+
+    from .description import load_robot_description
+    from .inertia import sample_poses
+    from .reduced import build_reduced_model
+
+    reduced = build_reduced_model(urdf_path.read_text(), found.arm, locked=found.locked, source=str(urdf_path))
+    effort = load_robot_description(urdf_path, found.arm).effort_limit
+    if not np.all(effort > 0):
+        return zero, f"zero clipped into the inner {HOME_INNER:.0%} of each range (its middle where it excludes zero)"
+    data = reduced.model.createData()
+    poses = sample_poses(lo, hi, zero)
+    load = np.array([np.max(np.abs(np.asarray(pin.computeGeneralizedGravity(reduced.model, data, c))[reduced.idx_v])
+                            / effort) for c in reduced.configuration(poses)])
+    if load[0] <= HOME_GRAVITY_SHARE:
+        return zero, f"zero clipped into the inner {HOME_INNER:.0%} of each range (its middle where it excludes zero)"
+    k = int(np.argmin(load))
+    return poses[k], (f"the least gravity load of {len(poses)} poses in the inner {HOME_INNER:.0%} of each range "
+                      f"({load[k]:.0%} of an effort limit; zero would take {load[0]:.0%})")

@@ -432,7 +432,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
                            f"{j.range_usable:.2f} rad" for j in joints if j.joint in still)
         out.append(Finding("motion", still, f"joints barely move under the excitation: {detail}", (
             "raise overrides.amplitude / overrides.acceleration_limit of these joints, check the URDF's velocity "
-            "limit, or lower settings.<joint>.frictionloss if their static friction holds them")))
+            "limit, or lower settings.<joint>.frictionloss if their static friction holds them; where the "
+            "excitation shrank to keep the torque within the effort limits (gravity), pick a home pose with less "
+            "gravity load (home)")))
     heavy = where(lambda j: j.peak_effort_fraction > EFFORT_FRACTION)
     if heavy:
         out.append(Finding("effort", heavy, (

@@ -4,7 +4,7 @@ The successor of bench/arms_table.py for issue 36. For each catalog robot (``dea
 picks some) the derived profile ``catalog:NAME`` is resolved (a robot that is not a fixed-base serial arm is listed
 with the reason it is refused), checked with ``deadzone-id robot check catalog:NAME --json`` (a few seconds), and,
 with ``--demo`` for the arms the check accepts, run through ``deadzone-id demo --robot catalog:NAME --quick`` into
-``OUT/NAME``. Every figure comes from those commands' JSON files: the check's verdict and findings, its noise floor
+``OUT/NAME`` (``--demo NAME ...``: only those arms). Every figure comes from those commands' JSON files: the check's verdict and findings, its noise floor
 and the URDF nominal rigid body's torque error on the same samples (mean over joints), the demo's masked and
 conventional usable fractions, whether its report refused the torque comparison, and the closed-loop tracking RMSE
 of pd_dob and of ctc_dob with the nominal rigid body (mean over joints and held-out seeds).
@@ -13,7 +13,7 @@ Writes OUT/catalog_arms.json and the page ``--page`` (default docs/arms.md), gen
 few minutes on the shared 2-core machine; ``--demo`` with many arms takes long (run a few with ``--robots``).
 ``--from-json FILE`` rebuilds the page from an earlier run without running anything.
 
-Usage: ``python bench/catalog_arms.py [--out out/catalog_arms] [--robots NAME ...] [--demo] [--page docs/arms.md]
+Usage: ``python bench/catalog_arms.py [--out out/catalog_arms] [--robots NAME ...] [--demo [NAME ...]] [--page FILE]
 [--from-json FILE]``
 """
 
@@ -128,7 +128,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out/catalog_arms"))
     parser.add_argument("--robots", nargs="+", default=None, help="catalog arms to run (default: every one)")
-    parser.add_argument("--demo", action="store_true", help="also run the quick demo of each arm the check accepts")
+    parser.add_argument("--demo", nargs="*", default=None, metavar="NAME",
+                        help="also run the quick demo of each arm the check accepts (of these names, when given)")
     parser.add_argument("--page", type=Path, default=Path("docs/arms.md"))
     parser.add_argument("--from-json", type=Path, help="rebuild the page from an earlier catalog_arms.json")
     args = parser.parse_args()
@@ -146,7 +147,7 @@ def main() -> int:
                 continue
             print(f"checking {name}", flush=True)
             row = _check(name, args.out)
-            if args.demo and row["verdict"] == "trustworthy":
+            if args.demo is not None and (not args.demo or name in args.demo) and row["verdict"] == "trustworthy":
                 print(f"demo {name}", flush=True)
                 row.update(_demo(name, args.out))
             doc["arms"][name] = row

@@ -4,10 +4,11 @@ The successor of bench/arms_table.py for issue 36. For each catalog robot (``dea
 picks some) the derived profile ``catalog:NAME`` is resolved (a robot that is not a fixed-base serial arm is listed
 with the reason it is refused), checked with ``deadzone-id robot check catalog:NAME --json`` (a few seconds), and,
 with ``--demo`` for the arms the check accepts, run through ``deadzone-id demo --robot catalog:NAME --quick`` into
-``OUT/NAME`` (``--demo NAME ...``: only those arms). Every figure comes from those commands' JSON files: the check's verdict and findings, its noise floor
-and the URDF nominal rigid body's torque error on the same samples (mean over joints), the demo's masked and
-conventional usable fractions, whether its report refused the torque comparison, and the closed-loop tracking RMSE
-of pd_dob and of ctc_dob with the nominal rigid body (mean over joints and held-out seeds).
+``OUT/NAME`` (``--demo NAME ...``: only those arms). Every figure comes from those commands' JSON files: the check's
+verdict and findings, its noise floor and the URDF nominal rigid body's torque error on the same samples (mean over
+joints), the demo's masked and conventional usable fractions, whether its report refused the torque comparison, and
+the closed-loop tracking RMSE of pd_dob and of ctc_dob with the nominal rigid body (mean over joints and held-out
+seeds).
 
 Writes OUT/catalog_arms.json and the page ``--page`` (default docs/arms.md), generated whole. A quick demo takes a
 few minutes on the shared 2-core machine; ``--demo`` with many arms takes long (run a few with ``--robots``).

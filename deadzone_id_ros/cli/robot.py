@@ -7,13 +7,18 @@ where it came from. ``check`` runs the profile's simulated arm in closed loop fo
 trustworthy, and if not, what to change in the profile (:mod:`deadzone_id_ros.sim.check`; exit status 1 when it found
 a problem). ``ros2-control`` writes the controller_manager parameter file (joint_state_broadcaster and an
 effort forward_command_controller in the profile's command order). NAME is a profile shipped in config/robots/
-(``three_dof_arm``, ``so101``, ``panda``); FILE a profile YAML file of your own.
+(``three_dof_arm``, ``so101``, ``panda``) or a fixed-base serial arm of the robot catalog (``deadzone-id robots``;
+its profile derived from the URDF, ``catalog:NAME`` where a shipped profile has the name); FILE a profile YAML file
+of your own.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+_SPEC_HELP = ("a shipped profile, a fixed-base serial arm of the catalog (`deadzone-id robots`; catalog:NAME where a "
+              "shipped profile has the name) or a profile YAML file")
 
 __all__ = ["register", "run_check", "run_ros2_control", "run_show"]
 
@@ -24,18 +29,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__)
     actions = p.add_subparsers(dest="robot_action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="print the resolved profile (derived values marked)")
-    show.add_argument("robot", metavar="NAME|FILE", help="a shipped profile name or a profile YAML file")
+    show.add_argument("robot", metavar="NAME|FILE", help=_SPEC_HELP)
     show.set_defaults(func=run_show)
     chk = actions.add_parser("check", help="a short closed-loop test of the profile in the simulator: is it "
                              "trustworthy, and what to change if not")
-    chk.add_argument("robot", metavar="NAME|FILE", help="a shipped profile name or a profile YAML file")
+    chk.add_argument("robot", metavar="NAME|FILE", help=_SPEC_HELP)
     chk.add_argument("--duration", type=float, default=4.0, metavar="S",
                      help="closed-loop simulated time [s] (default 4)")
     chk.add_argument("--seed", type=int, default=1, metavar="N", help="excitation and noise seed (default 1)")
     chk.add_argument("--json", default=None, metavar="FILE", help="also write the figures and findings as JSON")
     chk.set_defaults(func=run_check)
     ctl = actions.add_parser("ros2-control", help="write the controller_manager YAML for the profile")
-    ctl.add_argument("robot", metavar="NAME|FILE", help="a shipped profile name or a profile YAML file")
+    ctl.add_argument("robot", metavar="NAME|FILE", help=_SPEC_HELP)
     ctl.add_argument("-o", "--output", default=None, help="write here instead of stdout")
     ctl.set_defaults(func=run_ros2_control)
 

@@ -390,6 +390,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
         return [j.joint for j in joints if pred(j)]
 
     shaking = where(lambda j: j.chatter_accel_rms > CHATTER_FRACTION * j.acceleration_limit)
+    dob_key = (f"overrides.dob_cutoff (now {np.max(robot.dob_cutoff):.3g} rad/s)"
+               if "override" in robot.origin.get("dob_cutoff", ())
+               else f"dob_cutoff_ratio (now {p.dob_cutoff_ratio:g})")
     if shaking:
         lead = spread.leading_joints() or shaking
         worst = max(joints, key=lambda j: j.chatter_accel_rms / j.acceleration_limit)
@@ -402,8 +405,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             f"(DOB cutoff {np.max(robot.dob_cutoff):.0f} rad/s, {p.control_rate:g} Hz) cannot take with the "
             "actuation delay"), (
             f"give settings.{lead[0]}.armature (and the other joints' armature): the reflected rotor inertia of "
-            "the drive, rotor inertia x gear ratio^2 [kg*m^2], from its datasheet; or lower dob_cutoff_ratio "
-            f"(now {p.dob_cutoff_ratio:g}) or bandwidth (now {p.bandwidth:g} rad/s)")))
+            f"the drive, rotor inertia x gear ratio^2 [kg*m^2], from its datasheet; or lower {dob_key} (the "
+            f"derived bound at this spread is w_max / kappa = {robot.loop_crossover_limit / robot.inertia_gain:.3g} "
+            "rad/s)")))
     rated = where(lambda j: j.rate_limit_fraction > LIMIT_FRACTION)
     if rated:
         out.append(Finding("rate_limit", rated, (
@@ -424,8 +428,8 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
         out.append(Finding("tracking", loose, (
             f"tracking RMSE up to {1e3 * worst.tracking_rmse:.1f} mrad at {worst.joint} "
             f"({worst.tracking_rmse / max(worst.reference_std, 1e-12):.0%} of the reference's spread)"),
-            "see the other problems; else raise bandwidth (now "
-            f"{p.bandwidth:g} rad/s) or settings.<joint>.bandwidth"))
+            "see the other problems; else raise bandwidth (profile "
+            f"{p.bandwidth:g} rad/s, derived {np.min(robot.bandwidth):.3g}) or settings.<joint>.bandwidth"))
     still = where(lambda j: j.moving_fraction < MOVING_FRACTION or j.range_swept < RANGE_FRACTION * j.range_usable)
     if still:
         detail = "; ".join(f"{j.joint} moves on {j.moving_fraction:.0%} of samples and sweeps {j.range_swept:.2f} of "

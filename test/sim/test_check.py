@@ -39,7 +39,7 @@ def test_a_profile_that_chatters_is_caught_naming_the_joint_and_the_fix(tmp_path
     # joints 1 and 3 line up at joint 2 near 0: the worst eigenvector of diag(Jn) M^-1 lies on them
     assert set(chatter.joints) >= {"panda_joint1", "panda_joint3"}
     assert "settings.panda_joint3.armature" in chatter.fix or "settings.panda_joint1.armature" in chatter.fix
-    assert "dob_cutoff_ratio" in chatter.fix and "PROBLEM (chatter)" in out
+    assert "overrides.dob_cutoff (now 150 rad/s)" in chatter.fix and "PROBLEM (chatter)" in out
     figures = {j.joint: j for j in check.joints}
     assert figures["panda_joint3"].chatter_accel_rms > figures["panda_joint3"].acceleration_limit
     assert any(f.check == "noise_floor" for f in check.findings)  # the shaking arm's data would be noise

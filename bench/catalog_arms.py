@@ -35,13 +35,12 @@ EXE = str(Path(sys.prefix) / "bin" / "deadzone-id")
 def _classify() -> tuple[list[str], dict[str, str]]:
     """(catalog arms, {non-arm: why refused}) over the whole catalog."""
     from deadzone_id_ros.errors import DeadzoneIdError
-    from deadzone_id_ros.robot import available_robots
-    from deadzone_id_ros.robot.catalog_arm import catalog_profile
+    from deadzone_id_ros.robot import available_robots, resolve_profile
 
     arms, refused = [], {}
     for name in available_robots():
         try:
-            catalog_profile(name)
+            resolve_profile(f"catalog:{name}")
             arms.append(name)
         except DeadzoneIdError as err:
             refused[name] = str(err).split(": ", 2)[-1].split(". Write a profile")[0]

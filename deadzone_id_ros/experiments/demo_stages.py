@@ -171,7 +171,8 @@ def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
 def simulate(ctx: StageContext) -> dict[str, Any]:
     """Stage 1: one offline-simulated bag per seed of the configured robot, two at a time in worker processes when
     there are several (each bag depends on its seed only; the stamps of the k-th seed start k seconds after the
-    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``."""
+    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``, plus
+    ``"robot_check"`` (the file of :func:`_robot_check`) with a robot profile."""
     import time
 
     from .closed_loop import worker_pool
@@ -191,18 +192,19 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
         with worker_pool(2) as pool:
             for future in [pool.submit(_simulate_one, *job) for job in jobs]:
                 wrote(*future.result())
-    return {"bags": bags, **_robot_check(ctx)}
+    check = _robot_check(ctx)
+    return {"bags": bags, **({"robot_check": check} if check else {})}
 
 
-def _robot_check(ctx: StageContext) -> dict[str, Any]:
-    """With a robot profile (and ``robot_check``): its robot check, written to robot_check.json and logged; result
-    ``{"robot_check": "robot_check.json"}``, else {}."""
+def _robot_check(ctx: StageContext) -> str | None:
+    """With a robot profile (and ``robot_check``): its robot check, written to robot_check.json and logged; returns
+    that file's name (relative to the output folder), else None."""
     if not ctx.cfg.robot or not ctx.cfg.robot_check:
-        return {}
+        return None
     from ..sim.check import write_check
 
     ctx.log(write_check(ctx.cfg.robot, ctx.out / ROBOT_CHECK_JSON).text().rstrip())
-    return {"robot_check": ROBOT_CHECK_JSON}
+    return ROBOT_CHECK_JSON
 
 
 def live(ctx: StageContext) -> dict[str, Any]:

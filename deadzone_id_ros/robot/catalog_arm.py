@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
-from .profile import RobotProfile
 
-__all__ = ["GRIPPER_PATTERN", "ArmStructure", "arm_structure", "catalog_profile"]
+__all__ = ["GRIPPER_PATTERN", "ArmStructure", "arm_structure", "catalog_profile_values"]
 
 #: Joint names taken for an end effector's (locked, not controlled).
 GRIPPER_PATTERN = re.compile(r"gripper|finger|jaw|claw|hand|tool|thumb", re.IGNORECASE)
@@ -121,8 +121,9 @@ def arm_structure(model) -> ArmStructure:  # noqa: C901 - one walk with its refu
     return ArmStructure(arm, locked)
 
 
-def catalog_profile(name: str) -> RobotProfile:
-    """The derived profile of the catalog robot ``name`` (module docstring).
+def catalog_profile_values(name: str) -> dict[str, Any]:
+    """The fields of the derived :class:`~.profile.RobotProfile` of the catalog robot ``name`` (module docstring):
+    ``name``, ``urdf``, ``joint_names``, ``locked``, ``home`` and ``derivation``.
 
     Raises:
         ConfigError: ``name`` is a catalog robot that is not a fixed-base serial arm (the reason and what to do).
@@ -153,7 +154,7 @@ def catalog_profile(name: str) -> RobotProfile:
     home, why_home = _home(entry.urdf_path, found, home, np.where(finite, lo + inset, -np.pi),
                            np.where(finite, hi - inset, np.pi))
     locked = ", ".join(f"{k}={v:g}" for k, v in found.locked.items()) or "none"
-    return RobotProfile(
+    return dict(
         name=name, urdf=name, joint_names=found.arm, locked=found.locked, home=tuple(float(v) for v in home),
         derivation=(f"derived from the catalog URDF {entry.urdf_path.name}: the {len(found.arm)} joints in series "
                     f"from the base, the end effector locked ({locked}), home {why_home}; a profile file overrides "

@@ -92,7 +92,7 @@ class RobotProfile:
         overrides: key (:data:`OVERRIDE_KEYS`) -> (J,) explicit values.
         folder: the profile file's folder (relative URDF paths resolve there).
         derivation: "" for a written profile; for one derived from a catalog robot
-            (:func:`.catalog_arm.catalog_profile`), how its joints, locked joints and home pose were chosen.
+            (:func:`.catalog_arm.catalog_profile_values`), how its joints, locked joints and home pose were chosen.
 
     Raises:
         ValueError: a bad value; the message names the key and the value.
@@ -232,10 +232,17 @@ def available_profiles() -> dict[str, Path]:
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 
+def _catalog_profile(name: str) -> RobotProfile:
+    """The derived profile of a catalog arm (:func:`.catalog_arm.catalog_profile_values`)."""
+    from .catalog_arm import catalog_profile_values
+
+    return RobotProfile(**catalog_profile_values(name))
+
+
 def resolve_profile(spec: str | Path) -> RobotProfile:
     """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`), else
     a robot of the catalog (``deadzone-id robots``) that is a fixed-base serial arm, its profile derived from its URDF
-    (:func:`.catalog_arm.catalog_profile`). ``catalog:NAME`` asks for the derived profile of a catalog robot even
+    (:func:`.catalog_arm.catalog_profile_values`). ``catalog:NAME`` asks for the derived profile of a catalog robot even
     where a shipped profile has its name (``catalog:panda``: the Panda with no hand-written settings).
 
     Raises:
@@ -247,9 +254,7 @@ def resolve_profile(spec: str | Path) -> RobotProfile:
     if path.is_file():
         return load_profile(path)
     if str(spec).startswith(CATALOG_PREFIX):
-        from .catalog_arm import catalog_profile
-
-        return catalog_profile(str(spec)[len(CATALOG_PREFIX):])
+        return _catalog_profile(str(spec)[len(CATALOG_PREFIX):])
     known = available_profiles()
     if str(spec) in known:
         return load_profile(known[str(spec)])
@@ -258,8 +263,6 @@ def resolve_profile(spec: str | Path) -> RobotProfile:
     from .catalog import available_robots
 
     if str(spec) in available_robots():
-        from .catalog_arm import catalog_profile
-
-        return catalog_profile(str(spec))
+        return _catalog_profile(str(spec))
     raise ConfigError(f"--robot {spec!r} is neither a profile file nor a shipped profile (known: "
                       f"{', '.join(known) or 'none'}) nor a robot of the catalog (`deadzone-id robots`)")

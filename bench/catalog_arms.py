@@ -12,7 +12,8 @@ seeds).
 
 Writes OUT/catalog_arms.json and the page ``--page`` (default docs/arms.md), generated whole. A quick demo takes a
 few minutes on the shared 2-core machine; ``--demo`` with many arms takes long (run a few with ``--robots``).
-``--from-json FILE`` rebuilds the page from an earlier run without running anything.
+``--from-json FILE`` rebuilds the page from an earlier run without running anything (the run of docs/arms.md:
+bench/catalog_arms_results.json).
 
 Usage: ``python bench/catalog_arms.py [--out out/catalog_arms] [--robots NAME ...] [--demo [NAME ...]] [--page FILE]
 [--from-json FILE]``
@@ -32,19 +33,21 @@ from typing import Any
 EXE = str(Path(sys.prefix) / "bin" / "deadzone-id")
 
 
-def _classify() -> tuple[list[str], dict[str, str]]:
-    """(catalog arms, {non-arm: why refused}) over the whole catalog."""
-    from deadzone_id_ros.errors import DeadzoneIdError
+def _classify() -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """(catalog arms, {non-arm: why refused}, {robot whose URDF cannot be used as it is: why}) over the catalog."""
+    from deadzone_id_ros.errors import ConfigError, DeadzoneIdError
     from deadzone_id_ros.robot import available_robots, resolve_profile
 
-    arms, refused = [], {}
+    arms, refused, unusable = [], {}, {}
     for name in available_robots():
         try:
             resolve_profile(f"catalog:{name}")
             arms.append(name)
-        except DeadzoneIdError as err:
+        except ConfigError as err:
             refused[name] = str(err).split(": ", 2)[-1].split(". Write a profile")[0]
-    return arms, refused
+        except DeadzoneIdError as err:
+            unusable[name] = str(err).replace(str(Path(sys.prefix)), "$VENV")
+    return arms, refused, unusable
 
 
 def _check(name: str, out: Path) -> dict[str, Any]:
@@ -116,6 +119,9 @@ def page(doc: dict[str, Any]) -> str:
     if fixes:
         lines += ["", "## What the robot check says to change", ""]
         lines += [f"- **{n}**: {why}" for n, why in fixes]
+    if doc.get("unusable"):
+        lines += ["", "## Catalog robots whose URDF cannot be used as it is", ""]
+        lines += [f"- **{n}**: {why}" for n, why in doc["unusable"].items()]
     if doc.get("refused"):
         lines += ["", "## Catalog robots that are not fixed-base serial arms", "",
                   "`--robot NAME` refuses these with the reason below; write a profile naming the joints of one "
@@ -135,12 +141,15 @@ def main() -> int:
     args = parser.parse_args()
     if args.from_json:
         doc = json.loads(args.from_json.read_text())
+        if "unusable" not in doc:  # a record written before the split: classify again (no simulation)
+            _, doc["refused"], doc["unusable"] = _classify()
     else:
         args.out.mkdir(parents=True, exist_ok=True)
-        arms, refused = _classify()
+        arms, refused, unusable = _classify()
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
         doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "commit": commit.strip() or "?", "loadavg": list(os.getloadavg()), "arms": {}, "refused": refused}
+               "commit": commit.strip() or "?", "loadavg": list(os.getloadavg()), "arms": {}, "refused": refused,
+               "unusable": unusable}
         for name in args.robots or arms:
             if name not in arms:
                 doc["arms"][name] = {"verdict": "refused", "why": refused.get(name, "not in the catalog")}

@@ -142,7 +142,8 @@ def test_demo_report_json_keeps_its_keys():
                      summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
                      {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["robot", "config", "data", "compare", "closed_loop", "closed_loop_weak_dob",
-                         "closed_loop_live", "closed_loop_settings", "improve", "masked_vs_conventional",
+                         "closed_loop_live", "closed_loop_settings", "improve", "robot_check",
+                         "comparison_refused", "masked_vs_conventional",
                          "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
     issue_keys = {"tracking_rmse_mean_mrad", "tracking_rmse_std_mrad", "seeds", "reversal_rmse_mean_mrad"}
@@ -182,6 +183,30 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
     text = demo_markdown(report, tmp_path)
     assert ("under-trained" in text) is quick
     assert ("Run --quick" in text) is quick
+
+
+def test_demo_report_refuses_a_comparison_below_the_noise_floor_and_says_why_the_arm_is_not_trustworthy(tmp_path):
+    """Issue 36: a report whose simulator noise floor exceeds the methods' errors shows no torque table, and the robot
+    check's verdict and fixes come first."""
+    from deadzone_id_ros.experiments.compare.results import NoiseFloor
+    from deadzone_id_ros.experiments.demo.report import demo_markdown
+    from deadzone_id_ros.experiments.demo.results import DemoReport
+    from deadzone_id_ros.sim.check import Finding, JointFigures, RobotCheck
+
+    figures = JointFigures("j1", 90.0, 6.8, 0.3, 0.0, 0.007, 0.14, 0.9, 1.4, 5.4, 0.3, 0.2, 8.3, 9.9, 8.5)
+    check = RobotCheck("arm7", 4.0, 1, 47.7, 61.0, [figures], [Finding("chatter", ["j1"], "the arm shakes",
+                                                                      "give settings.j1.armature")], 1.0)
+    cfg = {"quick": True, "sim_seeds": [1], "sim_duration": 10.0, "live_duration": 5.0}
+    for floor, refused in ((3.75, True), (0.01, False)):
+        cmp = _compare_report({"masked": 0.3, "rbd": 0.5})
+        cmp.noise_floor = NoiseFloor("sim ID", [floor] * 3, floor, [0.1] * 3, None, [0.1] * 3)
+        report = DemoReport(cfg, ["a"], "b", str(tmp_path / "compare"), cmp, "masked", {}, 1.0, {}, {},
+                            robot_check=check)
+        text = demo_markdown(report, tmp_path)
+        assert ("| masked |" not in text) is refused and ("Not shown: the simulator's own noise floor" in text) \
+            is refused
+        assert bool(report.to_dict()["comparison_refused"]) is refused
+        assert "**The simulated arm7 is not trustworthy (chatter)**" in text and "give settings.j1.armature" in text
 
 
 @pytest.mark.integration

@@ -18,6 +18,7 @@ from deadzone_id_ros.robot_configs import (
     controller_node_config,
     excitation_config,
     load_robot,
+    robot_for,
     sim_config,
 )
 from deadzone_id_ros.sim.sim_arm_params import load_sim_config
@@ -69,8 +70,12 @@ def test_a_parameter_file_for_another_arm_needs_only_its_joints(tmp_path):
                       "    mode: pd\n")
     cfg, node = load_controller_config(params)
     assert cfg.joint_names == tuple(names) and len(cfg.kp) == 5 and node.command_joint_names == tuple(names)
-    # URDF-derived (an implicit profile: the gripper locked at 0, no armature setting): diag M(home) itself
-    assert cfg.kp == (400.0,) * 5 and cfg.nominal_inertia == pytest.approx(robot.values("mass_diagonal"))
+    # URDF-derived (an implicit profile: the gripper locked at 0, no armature setting): diag M(home) plus the default
+    # armature rule (issue 36)
+    implicit = robot_for(robot.urdf_path, names)
+    assert implicit.origin["armature"] == ("derived",) * 5
+    assert cfg.kp == implicit.values("kp") and cfg.nominal_inertia == pytest.approx(
+        tuple(implicit.mass_diagonal + implicit.armature))
     exc, _ = load_excitation_config()  # the bundled file: the bundled arm
     assert exc.joint_names == bundled_robot().joint_names
 

@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from ..experiments.closed_loop.run import DEFAULT_SEEDS, WEAK_DOB_FRACTION
+from ._check import add_check_argument, robot_check_first
 
 __all__ = ["register", "run"]
 
@@ -37,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--robot", default=None, metavar="NAME|FILE",
                    help="robot profile (`deadzone-id robot show`) of the simulated arm and the controller "
                    "(default: the bundled arm), in process and in the live runs (robot:= of the launch files)")
+    add_check_argument(p)
     p.set_defaults(func=run)
 
 
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.duration > 0 or args.workers < 1:
         raise ConfigError(f"--duration ({args.duration}) must be > 0 s and --workers ({args.workers}) >= 1")
     out = args.out or args.compare
+    robot_check_first(args.robot, args.no_check)
     try:
         res = run_closed_loop(args.compare, out, args.seeds, args.duration, args.weak_dob_fraction,
                               args.live_duration, args.workers, robot=args.robot)

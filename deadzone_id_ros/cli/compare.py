@@ -8,7 +8,9 @@ hybrid need a URDF with the data's joints (the bundled arm is used when its join
 skipped and the report says why. On simulator data (``episode.yaml`` says so, or ``--simulator yes``) the report
 adds the noise floor and the friction band. ``--engine ray`` loads the bags as Ray tasks (one per bag, each logging
 its cleaning report) and runs the comparison as one Ray task, on one cluster (a fresh local one, or ``--address`` of
-a running one) with the same metrics as in-process.
+a running one) with the same metrics as in-process. With ``--robot`` on simulator data, the robot check
+(``deadzone-id robot check``) runs first and stops a profile whose simulated arm is not trustworthy (``--no-check``
+skips it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
     from ..models.predictor import METHODS
     from ._args import add_config_arguments, add_data_arguments, add_engine_arguments
+    from ._check import add_check_argument
 
     p = subparsers.add_parser("compare", help="compare every method on bags and write a report",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="data from the simulated arm (noise floor); auto reads episode.yaml")
     add_config_arguments(p)
     add_engine_arguments(p)
+    add_check_argument(p)
     p.set_defaults(func=run)
 
 
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ..outputs import check_output_dir, output_dir
     from ..training.blocks import MISSING, fmt_values
     from ._args import command_line_error, train_config_from_args, training_inputs
+    from ._check import robot_check_first
 
     try:
         cfg = compare_config(train_config_from_args(args), quick=args.quick, seeds=args.seeds)
@@ -60,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     # with --engine ray: one cluster for the bags' tasks (training_inputs) and the comparison's task
     with engine_session(args.engine, args.address, args.num_cpus, log=lambda m: print(m, file=sys.stderr)):
         inputs = training_inputs(args, simulator=args.simulator)
+        if inputs.simulator:  # bags of the simulated arm: is that arm trustworthy?
+            robot_check_first(args.robot, args.no_check)
         with output_dir(args.out, "compare", force=args.force) as out:
             # the work goes to a temporary sibling renamed at the end: the log names the final folder
             report = run_compare_on(args.engine, inputs, out, cfg, methods=args.methods,

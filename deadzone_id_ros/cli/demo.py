@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..experiments.demo.stages import DemoConfig
+from ._check import add_check_argument, robot_check_first
 
 __all__ = ["DemoConfig", "RealRun", "register", "run", "run_demo_real", "run_real"]
 
@@ -195,6 +196,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="robot profile (`deadzone-id robot show`) every stage runs: simulate, the live recording "
                    "(robot:= of the launch files), compare (rbd and hybrid on its URDF) and the closed loop, in "
                    "process and live (default: the bundled arm)")
+    add_check_argument(p)
     p.set_defaults(func=run)
     r = subparsers.add_parser(
         "demo-real", help="compare every method on the real recordings (KUKA LWR4+ bag, DFKI double pendulum CSVs)",
@@ -219,12 +221,15 @@ def run(args: argparse.Namespace) -> int:
         from ..robot_configs import load_robot
 
         load_robot(args.robot)  # a bad profile fails here, before any output folder is made
+        if args.resume is None:
+            robot_check_first(args.robot, args.no_check)  # an untrustworthy arm stops here too
     if args.resume is not None:
         given = DemoConfig.quick_run() if args.quick else None
-        run_demo(args.resume, dataclasses.replace(given, robot=args.robot) if given else None, resume=True)
+        run_demo(args.resume, dataclasses.replace(given, robot=args.robot, robot_check=not args.no_check)
+                 if given else None, resume=True)
     else:
         cfg = DemoConfig.quick_run() if args.quick else DemoConfig()
-        run_demo(args.out, dataclasses.replace(cfg, robot=args.robot), force=args.force)
+        run_demo(args.out, dataclasses.replace(cfg, robot=args.robot, robot_check=not args.no_check), force=args.force)
     return 0
 
 

@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 
 from ..experiments.improve.results import DEFAULT_HELD_OUT_SEEDS, DEFAULT_TASK_SEEDS
+from ._check import add_check_argument, robot_check_first
 
 __all__ = ["register", "run"]
 
@@ -57,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default=None, help="training parameters file (default: config/training.yaml)")
     p.add_argument("--max-steps", type=int, default=None, help="gradient steps at most per network (overrides)")
     p.add_argument("--workers", type=int, default=2, help="processes for the runs of an iteration (default 2)")
+    add_check_argument(p)
     p.set_defaults(func=run)
 
 
@@ -91,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--workers = {args.workers} must be >= 1")
     except ValueError as err:
         raise ConfigError(f"command line: {err}") from err
+    robot_check_first(args.robot, args.no_check)
     res = run_improve(args.out, settings, config, workers=args.workers)
     print(write_improve(args.out, res))
     return 0

@@ -49,4 +49,7 @@ def run(args: argparse.Namespace) -> int:
         names = [n for n, e in robots.items() if e.origin == origin]
         print(f"{origin} ({len(names)}):")
         print("  " + ("\n  ".join(names) if names else f"(none: {ERD_DISTRIBUTION} is not installed)"))
+    print("--robot NAME takes each fixed-base serial arm of these with a profile derived from its URDF (`deadzone-id "
+          "robot show NAME` prints it, `deadzone-id robot check NAME` checks it; a legged robot, hand or humanoid is "
+          "refused with the reason); a profile file of your own overrides it (docs/own-arm.md)")
     return 0

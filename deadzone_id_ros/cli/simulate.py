@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..data.bag import DEFAULT_REFERENCE_TOPIC, STORAGE_CHOICES
 from ..errors import ConfigError
+from ._check import add_check_argument, robot_check_first
 
 if TYPE_CHECKING:
     from ..sim.robot_configs import SimulationConfigs
@@ -51,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--robot", default=None, metavar="NAME|FILE",
                    help="robot profile (`deadzone-id robot show`): the simulated arm, its controller and its "
                    "excitation (default: the bundled arm)")
+    add_check_argument(p)
     p.add_argument("--notes", default="", help="free text for episode.yaml")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = {"profile": args.sim_profile} if args.sim_profile else None
         configs: SimulationConfigs = {}
         if args.robot:
+            robot_check_first(args.robot, args.no_check)
             configs = _robot_configs(args.robot, args.sim_config, overrides or {})
             sim_config = configs.get("sim_config")
         else:

@@ -4,8 +4,11 @@
 whose rate switches smoothly between moving (1), holding (0) and slow phases, so that recordings contain the dead-zone
 phases (stuck joints, stick-slip) that real demonstrations contain. Amplitudes are scaled to stay within the URDF
 position and velocity limits and a configured acceleration limit, each with a margin; a continuous joint (no position
-limit) moves within one turn each way of its centre. The result is a
-:class:`~deadzone_id_ros.control.trajectory.TrajectoryPoints` (positions, velocities and accelerations).
+limit) moves within one turn each way of its centre. Then the torque the motion needs (the URDF's rigid body with its
+friction and damping, pinocchio RNEA: gravity, inertia, Coriolis) is kept below ``effort_fraction`` of each effort
+limit by shrinking every joint's excursion about the centre by one common factor (bisection), so that no joint
+saturates under gravity and friction; a centre pose whose gravity load alone breaks that bound is refused. The result
+is a :class:`~deadzone_id_ros.control.trajectory.TrajectoryPoints` (positions, velocities and accelerations).
 
 Excitation trajectories in the style of Swevers et al., "Optimal robot excitation and identification", IEEE T-RA
 13(5), 1997 (finite Fourier series per joint); the hold/slow phases follow Inami, Yamane, Sakaino (arXiv 2402.00393).
@@ -56,6 +59,11 @@ class ExcitationConfig:
         transition: length of the smooth (quintic smoothstep) change of phase rate [s] (> 0).
         lead_in: initial hold before motion starts [s] (>= 0).
         sample_period: period of the generated points [s] (> 0).
+        effort_fraction: the largest share of each URDF effort limit the motion's rigid-body torque (with the URDF
+            friction) may take, in [0, 1]; the rest is left to the feedback, the rotor inertia and the friction the
+            URDF does not carry: the load-dependent friction of geared drives (the simulator's geared_desktop_arm: up
+            to 0.234 N·m per N·m transmitted, near rest) alone turns a 0.7 share into about 0.9, hence 0.6. 0
+            switches the effort fit off.
     """
 
     joint_names: tuple[str, ...] = field(kw_only=True)
@@ -78,6 +86,7 @@ class ExcitationConfig:
     transition: float = 0.3
     lead_in: float = 0.5
     sample_period: float = 0.01
+    effort_fraction: float = 0.6
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
@@ -111,6 +120,8 @@ class ExcitationConfig:
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
         if not (isinstance(self.lead_in, (int, float)) and self.lead_in >= 0):
             raise ValueError(f"lead_in = {self.lead_in!r} must be >= 0")
+        if not (isinstance(self.effort_fraction, (int, float)) and 0 <= self.effort_fraction <= 1):
+            raise ValueError(f"effort_fraction = {self.effort_fraction!r} must be in [0, 1]")
         if self.sample_period > self.transition / 3:
             raise ValueError(f"sample_period = {self.sample_period} must be <= transition/3 = {self.transition / 3}")
 
@@ -202,8 +213,9 @@ def generate_excitation(
         FileNotFoundError: the URDF does not exist.
         RobotDescriptionError: the URDF lacks a configured joint.
         ValueError: ``start`` has the wrong length.
-        ConfigError: ``config.center`` lies outside the limits minus the margin (joints named). A ``start`` outside
-            them is moved inside instead (5% of the usable range from the limit).
+        ConfigError: ``config.center`` lies outside the limits minus the margin (joints named), or the gravity load
+            of the centre pose alone needs more than ``effort_fraction`` of a joint's effort limit (joints and torques
+            named). A ``start`` outside the limits is moved inside instead (5% of the usable range from the limit).
     """
     from ..resources import default_urdf
     from ..robot import load_robot_description
@@ -251,4 +263,41 @@ def generate_excitation(
         q[:, j] = center[j] + s * f
         dq[:, j] = s * v
         ddq[:, j] = s * acc
+    if config.effort_fraction > 0:
+        q, dq, ddq = _fit_effort(config, desc, center, q, dq, ddq)
     return TrajectoryPoints(tuple(config.joint_names), t + t0, q, dq, ddq)
+
+
+def _fit_effort(config: ExcitationConfig, desc, center: np.ndarray, q: np.ndarray, dq: np.ndarray,
+                ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, dq, ddq) with every joint's excursion about ``center`` shrunk by one common factor c in (0, 1], the largest
+    (bisection, 1% of c) whose rigid-body torque with the URDF friction stays within ``effort_fraction`` of each
+    effort limit; unchanged when the motion already does. Arrays (K, J) [rad, rad/s, rad/s²].
+
+    Raises:
+        ConfigError: the centre pose held still needs more than that (gravity): names the joints and torques.
+    """
+    from ..models.runtime import NominalRigidBodyModel
+    from ..resources import default_urdf
+
+    model = NominalRigidBodyModel(config.urdf_path or default_urdf(), config.joint_names, friction=True)
+    bound = config.effort_fraction * desc.effort_limit
+
+    def load(c: float) -> float:
+        tau = model.predict(center + c * (q - center), c * dq, c * ddq)
+        return float(np.max(np.max(np.abs(tau), axis=0) / bound))
+
+    if load(1.0) <= 1.0:
+        return q, dq, ddq
+    static = np.abs(model.predict(center, np.zeros_like(center), np.zeros_like(center)))
+    if np.any(static > bound):
+        bad = [f"{config.joint_names[j]} {static[j]:.3g} N*m of {desc.effort_limit[j]:.3g}"
+               for j in np.flatnonzero(static > bound)]
+        raise ConfigError(f"the excitation's centre {np.round(center, 4).tolist()} needs more than effort_fraction = "
+                          f"{config.effort_fraction:g} of the effort limit to hold against gravity at {bad}: choose a "
+                          "home pose (robot profile) or centre with less gravity load")
+    lo, hi = 0.0, 1.0
+    while hi - lo > 0.01 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if load(mid) <= 1.0 else (lo, mid)
+    return center + lo * (q - center), lo * dq, lo * ddq

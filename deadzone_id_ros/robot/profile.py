@@ -20,6 +20,7 @@ Schema (every key but ``urdf`` and ``joints`` optional; unknown keys are refused
     damping_ratio: 1.0               # zeta
     dob_cutoff_ratio: 7.5            # DOB cutoff = ratio * w (capped below Nyquist)
     torque_rise_time: 0.01           # torque_rate_limit = effort_limit / rise time [s]
+    actuation_delay: 0.001           # command -> torque delay of the drives [s] (default: one control period)
     settings:                        # per joint: only what a URDF cannot give, each with its source
       shoulder_pan:
         frictionloss: {value: 0.0524, source: "..."}
@@ -41,9 +42,12 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["OVERRIDE_KEYS", "SETTING_KEYS", "RobotProfile", "Setting", "available_profiles", "load_profile",
+__all__ = ["CATALOG_PREFIX", "OVERRIDE_KEYS", "SETTING_KEYS", "RobotProfile", "Setting", "available_profiles",
+           "load_profile",
            "profile_from_dict", "resolve_profile"]
 
+#: ``--robot catalog:NAME``: the catalog robot's derived profile, even where a shipped profile has the name.
+CATALOG_PREFIX = "catalog:"
 #: Per-joint settings a profile may give (each with a source): simulated static friction [N·m], viscous friction
 #: [N·m·s/rad], reflected rotor inertia [kg·m²], torque and velocity noise [N·m, rad/s], closed-loop bandwidth
 #: [rad/s], the actuator's effort limit [N·m] (beats the URDF's ``<limit effort>``: the controller's clamp and the
@@ -57,7 +61,8 @@ _POSITIVE_SETTINGS = ("bandwidth", "effort_limit", "encoder_resolution")
 #: [kg·m²], DOB cutoff [rad/s], torque rate limit [N·m/s], excitation amplitude [rad] and acceleration limit [rad/s²].
 OVERRIDE_KEYS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "amplitude", "acceleration_limit")
 _SCALARS = ("control_rate", "bandwidth", "damping_ratio", "dob_cutoff_ratio", "torque_rise_time")
-_KEYS = ("name", "urdf", "xacro_args", "joints", "command_joints", "locked", "home", "settings", "overrides", *_SCALARS)
+_KEYS = ("name", "urdf", "xacro_args", "joints", "command_joints", "locked", "home", "settings", "overrides",
+         "actuation_delay", *_SCALARS)
 
 
 @dataclass(frozen=True)
@@ -92,10 +97,14 @@ class RobotProfile:
         damping_ratio: zeta of the closed loop (> 0).
         dob_cutoff_ratio: DOB cutoff as a multiple of w (> 0).
         torque_rise_time: time the command may take to sweep the full effort limit [s] (> 0).
+        actuation_delay: time from a command to its torque on the arm [s] (>= 0), the delay the derived DOB cutoff
+            leaves phase margin for; None: one control period (the read -> update -> write cycle of ros2_control).
         settings: joint -> key (:data:`SETTING_KEYS`) -> :class:`Setting`.
         overrides: key (:data:`OVERRIDE_KEYS`) -> (J,) explicit values.
         folder: the profile file's folder (relative URDF paths resolve there).
         source: the profile file it was read from ("" when built in code), for messages.
+        derivation: "" for a written profile; for one derived from a catalog robot
+            (:func:`.catalog_arm.catalog_profile_values`), how its joints, locked joints and home pose were chosen.
 
     Raises:
         ValueError: a bad value; the message names the key and the value.
@@ -113,10 +122,12 @@ class RobotProfile:
     damping_ratio: float = 1.0
     dob_cutoff_ratio: float = 7.5
     torque_rise_time: float = 0.01
+    actuation_delay: float | None = None
     settings: Mapping[str, Mapping[str, Setting]] = field(default_factory=dict)
     overrides: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     folder: Path = Path(".")
     source: str = ""
+    derivation: str = ""
 
     def __post_init__(self) -> None:
         from ..config import check_joint_names, check_per_joint, check_positive
@@ -133,6 +144,8 @@ class RobotProfile:
             check_per_joint("home", self.home, n, sign="any")
         for name in _SCALARS:
             check_positive(name, getattr(self, name))
+        if self.actuation_delay is not None:
+            check_positive("actuation_delay", self.actuation_delay, allow_zero=True)
         both = [j for j in self.locked if j in self.joint_names]
         if both:
             raise ValueError(f"locked joint(s) {both} are also controlled joints")
@@ -200,7 +213,8 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
         settings = {str(j): {str(k): _setting(f"settings.{j}.{k}", raw) for k, raw in (entries or {}).items()}
                     for j, entries in (values.get("settings") or {}).items()}
         overrides = {str(k): tuple(float(v) for v in vs) for k, vs in (values.get("overrides") or {}).items()}
-        scalars = {k: float(values[k]) for k in _SCALARS if k in values}
+        scalars: dict[str, Any] = {k: float(values[k]) for k in _SCALARS if k in values}
+        delay = values.get("actuation_delay")
         return RobotProfile(
             name=str(values.get("name") or Path(source).stem), urdf=str(values.get("urdf") or ""),
             xacro_args={str(k): _xacro_value(v) for k, v in (values.get("xacro_args") or {}).items()},
@@ -208,7 +222,8 @@ def profile_from_dict(values: Mapping[str, Any], source: str = "<profile>", fold
             command_joint_names=tuple(str(j) for j in values.get("command_joints") or ()),
             locked={str(k): float(v) for k, v in (values.get("locked") or {}).items()},
             home=tuple(float(v) for v in values.get("home") or ()), settings=settings, overrides=overrides,
-            folder=folder if folder is not None else Path("."), source=source, **scalars)
+            folder=folder if folder is not None else Path("."), source=source,
+            actuation_delay=None if delay is None else float(delay), **scalars)
     except (TypeError, ValueError, AttributeError) as err:
         raise ConfigError(f"{source}: {err}") from err
 
@@ -245,20 +260,37 @@ def available_profiles() -> dict[str, Path]:
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 
+def _catalog_profile(name: str) -> RobotProfile:
+    """The derived profile of a catalog arm (:func:`.catalog_arm.catalog_profile_values`)."""
+    from .catalog_arm import catalog_profile_values
+
+    return RobotProfile(**catalog_profile_values(name))
+
+
 def resolve_profile(spec: str | Path) -> RobotProfile:
-    """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`).
+    """The profile ``spec`` names: an existing file, else a shipped profile's name (:func:`available_profiles`), else
+    a robot of the catalog (``deadzone-id robots``) that is a fixed-base serial arm, its profile derived from its URDF
+    (:func:`.catalog_arm.catalog_profile_values`). ``catalog:NAME`` asks for the derived profile of a catalog robot even
+    where a shipped profile has its name (``catalog:panda``: the Panda with no hand-written settings).
 
     Raises:
         FileNotFoundError: ``spec`` ends in .yaml/.yml and does not exist.
-        ConfigError: neither a file nor a known name (the names are listed), or a bad profile.
+        ConfigError: neither a file nor a known name (the names are listed), a bad profile, or a catalog robot that is
+            not a fixed-base serial arm (the reason).
     """
     path = Path(spec)
     if path.is_file():
         return load_profile(path)
+    if str(spec).startswith(CATALOG_PREFIX):
+        return _catalog_profile(str(spec)[len(CATALOG_PREFIX):])
     known = available_profiles()
     if str(spec) in known:
         return load_profile(known[str(spec)])
     if path.suffix.lower() in (".yaml", ".yml"):
         raise FileNotFoundError(f"robot profile {path} does not exist")
+    from .catalog import available_robots
+
+    if str(spec) in available_robots():
+        return _catalog_profile(str(spec))
     raise ConfigError(f"--robot {spec!r} is neither a profile file nor a shipped profile (known: "
-                      f"{', '.join(known) or 'none'})")
+                      f"{', '.join(known) or 'none'}) nor a robot of the catalog (`deadzone-id robots`)")

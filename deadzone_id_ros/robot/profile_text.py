@@ -30,12 +30,18 @@ def profile_listing(robot: DerivedRobot) -> str:
     the URDF), ``derived`` (a formula of :mod:`.derived`), ``profile`` (a setting of the
     profile, its source printed below), ``override`` (an explicit value of the profile's ``overrides``).
     """
+    from .derived import PHASE_MARGIN_DEG, loop_delay
+
     p = robot.profile
     locked = ", ".join(f"{k}={v:g}" for k, v in p.locked.items()) or "none"
     lines = [f"robot {p.name}", f"  urdf: {robot.urdf_path}", f"  joints: {', '.join(p.joint_names)}",
              f"  command order: {', '.join(p.command_joint_names)}", f"  locked: {locked}",
+             *([f"  profile: {p.derivation}"] if p.derivation else []),
              f"  control_rate: {p.control_rate:g} Hz, damping ratio {p.damping_ratio:g}, DOB cutoff ratio "
-             f"{p.dob_cutoff_ratio:g}, torque rise time {p.torque_rise_time:g} s"]
+             f"{p.dob_cutoff_ratio:g}, torque rise time {p.torque_rise_time:g} s",
+             f"  loop: delay T_d {1e3 * loop_delay(p):.3g} ms, crossover limit {robot.loop_crossover_limit:.4g} rad/s "
+             f"({PHASE_MARGIN_DEG:g} deg phase margin), inertia gain kappa {robot.inertia_gain:.3g} (the lightest the "
+             "sampled workspace looks to the joint loops)"]
     desc = robot.description
     for i, joint in enumerate(p.joint_names):
         kind = desc.kinds[i]
@@ -50,6 +56,9 @@ def profile_listing(robot: DerivedRobot) -> str:
             lines.append(f"    {name:<20} {float(getattr(robot, name)[i]):>12.6g} {unit:<10} [{where}]")
         for key, setting in p.settings.get(joint, {}).items():
             lines.append(f"    source of {key}: {setting.source}")
+        for key, why in robot.reasons.items():
+            if robot.origin.get(key, ("derived",) * len(p.joint_names))[i] == "derived":
+                lines.append(f"    why {key}: {why}")
     return "\n".join(lines) + "\n"
 
 

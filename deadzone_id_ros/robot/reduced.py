@@ -196,7 +196,11 @@ def build_reduced_model(urdf_xml: str, data_names: Sequence[str], joint_map: Map
                                     f"lacks (URDF joints {movable}, recorded {list(target)})")
     to_lock = [n for n in movable if n not in target]
     q0, where = _lock_config(full, to_lock, locked)
-    model = pin.buildReducedModel(full, [full.getJointId(n) for n in to_lock], q0) if to_lock else full
+    try:
+        model = pin.buildReducedModel(full, [full.getJointId(n) for n in to_lock], q0) if to_lock else full
+    except (ValueError, RuntimeError) as err:  # e.g. a locked joint named like a link: two frames of one name
+        raise RobotDescriptionError(f"{source}: pinocchio cannot lock {to_lock}: {err} (rename the joint or the "
+                                    "link that share a name)") from err
     joints = [model.joints[model.getJointId(u)] for u in target]
     return ReducedRobot(model=model, joint_names=tuple(data_names), urdf_joint_names=target, locked=where,
                         idx_q=np.array([j.idx_q for j in joints], dtype=int),

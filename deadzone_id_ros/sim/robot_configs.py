@@ -32,7 +32,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     """The simulated arm's config for ``robot``: joints, URDF, armature, noise, effort limit, encoder resolution and
     initial position (the home pose) from the profile, and its locked joints (``locked_joints``: held where the
     profile locks them, as in the rigid-body model); friction and damping from the profile's settings where it
-    gives them (else the URDF's, filled in by the simulator); ``explicit`` fields override.
+    gives them (else the URDF's, filled in by the simulator), and its ``actuation_delay`` where it states one;
+    ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value.
@@ -45,6 +46,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
             values[key] = robot.values(key)
+    if robot.profile.actuation_delay is not None:  # the drives' delay the profile states (else the sim profile's)
+        values["actuation_delay"] = robot.profile.actuation_delay
     return SimArmConfig(**{**values, **explicit})
 
 

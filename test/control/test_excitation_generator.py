@@ -75,3 +75,37 @@ def test_excitation_config_validation_names_the_field():
         bundled_excitation_config(duration=-1.0)
     with pytest.raises(ValueError, match="velocity_fraction = 1.5 must be in"):
         bundled_excitation_config(velocity_fraction=1.5)
+
+
+def _weak_arm(tmp_path, effort2: float) -> str:
+    """The bundled arm with joint2's effort limit lowered to ``effort2`` [N·m]."""
+    text = default_urdf().read_text().replace('upper="1.6" effort="10.0"', f'upper="1.6" effort="{effort2}"')
+    path = tmp_path / "weak.urdf"
+    path.write_text(text)
+    return str(path)
+
+
+def test_excitation_fits_the_effort_limits_under_gravity_and_friction(tmp_path):
+    """Issue 36: the motion's rigid-body torque (URDF friction included) stays within effort_fraction of every effort
+    limit; the excitation shrinks about its centre instead of asking for more than the drive has."""
+    from deadzone_id_ros.models.runtime import NominalRigidBodyModel
+
+    urdf = _weak_arm(tmp_path, 4.0)
+    model = NominalRigidBodyModel(urdf, NAMES, friction=True)
+    start = [0.0, 0.3, 0.6]
+    free = generate_excitation(bundled_excitation_config(urdf_path=urdf, duration=30.0, seed=4, effort_fraction=0.0),
+                               start=start)
+    cfg = bundled_excitation_config(urdf_path=urdf, duration=30.0, seed=4)
+    fitted = generate_excitation(cfg, start=start)
+    peak = lambda p: np.abs(model.predict(p.position, p.velocity, p.acceleration)).max(axis=0)  # noqa: E731
+    assert peak(free)[1] > cfg.effort_fraction * 4.0  # unfitted, joint2 asks for more
+    assert np.all(peak(fitted) <= cfg.effort_fraction * np.array([4.0, 4.0, 5.0]) * (1 + 1e-9))
+    shrink = np.ptp(fitted.position, axis=0) / np.ptp(free.position, axis=0)
+    assert np.allclose(shrink, shrink[0]) and 0.2 < shrink[0] < 1.0  # one common factor, the motion kept
+    np.testing.assert_allclose(fitted.position[0], free.position[0])  # about the same centre
+
+
+def test_a_centre_the_drive_cannot_hold_against_gravity_is_refused(tmp_path):
+    urdf = _weak_arm(tmp_path, 0.5)
+    with pytest.raises(ConfigError, match=r"needs more than effort_fraction = 0.6 .*joint2 .* N\*m of 0.5.*home pose"):
+        generate_excitation(bundled_excitation_config(urdf_path=urdf, duration=5.0, seed=1), start=[0.0, 0.3, 0.6])

@@ -58,8 +58,51 @@ def test_gains_follow_the_stated_bandwidth_and_the_dob_cutoff_stays_below_nyquis
     np.testing.assert_allclose(robot.kd, [2 * 0.8 * 30.0])
     np.testing.assert_allclose(robot.dob_cutoff, [7.5 * 30.0])
     np.testing.assert_allclose(robot.torque_rate_limit, [8.0 / 0.02])
-    slow = derive_robot(load_profile(_profile(tmp_path, bandwidth=30.0, control_rate=20.0)))
+    # 20 Hz, no actuation delay: T_d = T / 2, and the 45 deg phase-margin bound (pi/4) / T_d meets the Nyquist cap
+    slow = derive_robot(load_profile(_profile(tmp_path, bandwidth=30.0, control_rate=20.0, actuation_delay=0.0)))
     np.testing.assert_allclose(slow.dob_cutoff, [DOB_CAP_FRACTION * math.pi * 20.0])  # 225 capped to 31.4 rad/s
+    np.testing.assert_allclose(slow.bandwidth, [math.pi / 4 / 0.025 / 2])  # kd = 2 w within the bound: w <= 15.7
+
+
+def _planar_mass(t: np.ndarray, armature: float) -> np.ndarray:
+    """(N, 2, 2) joint-space inertia of the planar arm with joint b at angle t (closed form) plus armature."""
+    c = np.cos(t)
+    m = np.empty((len(t), 2, 2))
+    m[:, 0, 0] = M1 * L1**2 + M2 * (L1**2 + L2**2 + 2 * L1 * L2 * c)
+    m[:, 0, 1] = m[:, 1, 0] = M2 * (L2**2 + L1 * L2 * c)
+    m[:, 1, 1] = M2 * L2**2
+    return m + armature * np.eye(2)
+
+
+def test_dob_cutoff_keeps_its_phase_margin_on_the_lightest_sampled_arm(tmp_path):
+    """Issue 36: g = (pi/2 - 45 deg) / T_d / kappa, kappa the largest eigenvalue of diag(Jn) M(q)^-1 over the sampled
+    poses, checked against the closed-form inertia of the planar arm; a ratio-based 7.5 w would be far above it."""
+    armature = {"value": 0.002, "source": "test figure"}
+    path = _profile(tmp_path, joints=["a", "b"], locked={}, home=[0.0, 0.0],
+                    settings={"a": {"armature": armature}, "b": {"armature": armature}})
+    robot = derive_robot(load_profile(path))
+    jn = np.diagonal(_planar_mass(np.array([0.0]), 0.002)[0])
+    np.testing.assert_allclose(robot.nominal_inertia, jn, rtol=1e-6)
+    grid = _planar_mass(np.linspace(-2.0, 2.0, 4001), 0.002)  # every pose of joint b (a does not change M)
+    worst = np.linalg.eigvals(jn[None, :, None] * np.linalg.inv(grid)).real.max()
+    at_home = np.linalg.eigvals(jn[:, None] * np.linalg.inv(grid[2000])).real.max()
+    assert at_home * (1 - 1e-6) <= robot.inertia_gain <= worst * (1 + 1e-6)  # link inertias of 1e-9 kg*m^2 aside
+    w_max = (math.pi / 2 - math.pi / 4) / (0.001 + 0.0005)  # 1 kHz: one period of actuation delay + half a period
+    np.testing.assert_allclose(robot.loop_crossover_limit, w_max)
+    np.testing.assert_allclose(robot.dob_cutoff, [w_max / robot.inertia_gain] * 2)
+    assert robot.dob_cutoff[0] < 7.5 * 20.0 and "w_max / kappa" in robot.reasons["dob_cutoff"]
+
+
+def test_a_joint_without_rotor_inertia_gets_the_documented_default(tmp_path):
+    robot = derive_robot(load_profile(_profile(tmp_path, joints=["a", "b"], locked={}, home=[0.0, 0.0])))
+    grid = _planar_mass(np.linspace(-2.0, 2.0, 4001), 0.0)
+    largest = np.diagonal(grid, axis1=1, axis2=2).max(axis=0)
+    assert robot.origin["armature"] == ("derived", "derived") and "rule" in robot.reasons["armature"]
+    # max(effort / 1000 rad/s^2, 0.1 x the largest M_jj over the sampled poses); here the link inertia wins: joint b's
+    # is constant, joint a's at most the closed-form peak
+    np.testing.assert_allclose(robot.armature[1], 0.1 * largest[1], rtol=1e-6)
+    assert 0.09 * largest[0] < robot.armature[0] <= 0.1 * largest[0] * (1 + 1e-6)
+    assert np.all(robot.armature >= np.array([8.0, 5.0]) / 1000.0)  # never below effort limit / 1000 rad/s^2
 
 
 def test_overrides_beat_derived_values(tmp_path):

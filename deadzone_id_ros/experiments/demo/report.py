@@ -98,6 +98,32 @@ def _claim_lines(report: DemoReport) -> list[str]:
             f"({num(c['rmse_ratio'], '.2f')}x).", ""]
 
 
+def _check_lines(report: DemoReport) -> list[str]:
+    """The robot check's section: is the simulated arm trustworthy, and if not, each problem with its fix."""
+    check = report.robot_check
+    if check is None:
+        return []
+    lines = ["## Is the simulated arm trustworthy? (deadzone-id robot check)", "",
+             f"**The simulated {check.robot} is {check.verdict}** ({check.duration:g} s closed loop with pd_dob, seed "
+             f"{check.seed}; mean noise floor {check.noise_floor_mean:.3g} N·m against the URDF's nominal rigid body's "
+             f"error of {check.nominal_rbd_mean:.3g} N·m on the same samples).", ""]
+    for f in check.findings:
+        lines += [f"- **{f.check}** ({', '.join(f.joints)}): {f.problem}. Fix: {f.fix}."]
+    if check.findings:
+        lines += ["", "Until these are fixed, the figures below describe a simulated arm that is not controlled well; "
+                  f"`deadzone-id robot check {check.robot}` checks the profile again.", ""]
+    return lines
+
+
+def _torque_lines(report: DemoReport) -> list[str]:
+    """The torque table, or why it is not shown (:meth:`DemoReport.comparison_refused`)."""
+    why = report.comparison_refused()
+    if not why:
+        return compare_table(report.compare)
+    return [f"**Not shown: {why}.** The numbers are in compare/report.md for diagnosis only; fix the robot profile "
+            "(see the robot check above) and run the demo again."]
+
+
 def demo_markdown(report: DemoReport, out: Path) -> str:
     """The demo's report.md (paths relative to ``out``, the demo's folder)."""
     cfg = report.config
@@ -117,10 +143,11 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
            f"one live ROS 2 recording of {cfg['live_duration']:g} s excitation through "
            "`sim_feedforward.launch.yaml`."),
         "",
-        *_claim_lines(report),
+        *_check_lines(report),
+        *([] if report.comparison_refused() else _claim_lines(report)),
         "## Torque prediction on held-out data (where the joint moves)",
         "",
-        *compare_table(report.compare),
+        *_torque_lines(report),
         "",
         f"Full comparison: [{rel(compare_dir / 'report.md')}]({rel(compare_dir / 'report.md')}) — dead-zone "
         "behaviour, per-seed numbers and plots.",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...training.evaluate import json_clean
 from ..closed_loop.results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary, closed_loop_sections
 from ..compare.results import CONV, PROP, CompareReport
 from ..improve.results import ImproveRun
+
+if TYPE_CHECKING:
+    from ..sim.check import RobotCheck
 
 __all__ = ["DemoReport"]
 
@@ -24,6 +27,8 @@ class DemoReport:
         (:class:`~deadzone_id_ros.experiments.closed_loop.results.ClosedLoopSummary`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
         fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
+        robot_check: the robot check of the profile (:class:`~deadzone_id_ros.sim.check.RobotCheck`), or None (the
+            bundled arm, or ``--no-check``).
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
@@ -46,6 +51,20 @@ class DemoReport:
     robot: str = ""
     live_skipped: str = ""
     improve: ImproveRun | None = None
+    robot_check: RobotCheck | None = None
+
+    def comparison_refused(self) -> str:
+        """Why the torque comparison must not be presented ("" when it may): the simulator's noise floor (its own
+        inverse dynamics on the same test pairs) above the best method's mean error, so that the methods' differences
+        are noise."""
+        floor = self.compare.noise_floor
+        errors = [m.rmse_mean for m in self.compare.methods.values() if m.rmse_mean is not None]
+        if floor is None or floor.rmse_mean is None or not errors or floor.rmse_mean <= min(errors):
+            return ""
+        best = min(errors)
+        return (f"the simulator's own noise floor ({floor.rmse_mean:.4g} {self.compare.torque_unit}, its exact inverse "
+                f"dynamics on the same test pairs) exceeds the best method's error ({best:.4g}): the differences "
+                "between methods are noise")
 
     def masked_vs_conventional(self) -> dict[str, float | None]:
         """The paper's claim on this arm: usable fraction and mean torque RMSE [N·m] of the masked and the
@@ -65,7 +84,8 @@ class DemoReport:
     def to_dict(self) -> dict[str, Any]:
         """report.json: ``robot`` (name, joints), ``config``, ``data`` (with ``live_skipped``), ``compare``
         (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``,
-        ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``improve`` (the improve stage's
+        ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``robot_check`` (or None),
+        ``comparison_refused`` (:meth:`comparison_refused`), ``improve`` (the improve stage's
         report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
@@ -80,6 +100,8 @@ class DemoReport:
             **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
                                    self.closed_loop_settings),
             "improve": self.improve.to_dict()["improve"] if self.improve else None,
+            "robot_check": self.robot_check.to_dict() if self.robot_check else None,
+            "comparison_refused": self.comparison_refused(),
             "masked_vs_conventional": self.masked_vs_conventional(),
             "stage_seconds": self.stage_seconds,
             "seconds": self.seconds,

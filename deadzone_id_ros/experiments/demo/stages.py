@@ -29,10 +29,12 @@ from typing import Any
 
 from ...robot.defaults import BUNDLED_ROBOT
 
-__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "DemoConfig", "Stage", "StageContext"]
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", "Stage", "StageContext"]
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
+#: The robot check's record in the output folder (:class:`deadzone_id_ros.sim.check.RobotCheck`).
+ROBOT_CHECK_JSON = "robot_check.json"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class DemoConfig:
         improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
         improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
         improve_duration: its seconds per task run [s].
+        robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.sim.check`) in
+            ``robot_check.json`` for the report (``deadzone-id demo --no-check``: False).
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
             (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
@@ -79,6 +83,7 @@ class DemoConfig:
     improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
     improve_duration: float = 10.0
     robot: str = ""
+    robot_check: bool = True
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
@@ -166,7 +171,8 @@ def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
 def simulate(ctx: StageContext) -> dict[str, Any]:
     """Stage 1: one offline-simulated bag per seed of the configured robot, two at a time in worker processes when
     there are several (each bag depends on its seed only; the stamps of the k-th seed start k seconds after the
-    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``."""
+    stage's start, in seed order as one after the other would); result ``{"bags": [...]}``, plus
+    ``"robot_check"`` (the file of :func:`_robot_check`) with a robot profile."""
     import time
 
     from ..closed_loop.run import worker_pool
@@ -186,7 +192,19 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
         with worker_pool(2) as pool:
             for future in [pool.submit(_simulate_one, *job) for job in jobs]:
                 wrote(*future.result())
-    return {"bags": bags}
+    check = _robot_check(ctx)
+    return {"bags": bags, **({"robot_check": check} if check else {})}
+
+
+def _robot_check(ctx: StageContext) -> str | None:
+    """With a robot profile (and ``robot_check``): its robot check, written to robot_check.json and logged; returns
+    that file's name (relative to the output folder), else None."""
+    if not ctx.cfg.robot or not ctx.cfg.robot_check:
+        return None
+    from ..sim.check import write_check
+
+    ctx.log(write_check(ctx.cfg.robot, ctx.out / ROBOT_CHECK_JSON).text().rstrip())
+    return ROBOT_CHECK_JSON
 
 
 def live(ctx: StageContext) -> dict[str, Any]:
@@ -332,7 +350,13 @@ def report(ctx: StageContext) -> dict[str, Any]:
         from ..improve.results import ImproveRun
 
         improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
-    doc = DemoReport(config=dataclasses.asdict(ctx.cfg),
+    check = None
+    if r["simulate"].get("robot_check"):
+        from ..jsonrecord import read_record
+        from ..sim.check import RobotCheck
+
+        check = read_record(ctx.out / r["simulate"]["robot_check"], RobotCheck.from_dict)
+    doc = DemoReport(config=dataclasses.asdict(ctx.cfg), robot_check=check,
                      simulated_bags=[str(ctx.out / b) for b in r["simulate"]["bags"]],
                      live_bag=str(ctx.out / r["live"]["bag"]) if r["live"]["bag"] else "",
                      live_skipped=r["live"].get("skipped", ""), robot=_robot_name(ctx.cfg),
@@ -363,7 +387,7 @@ def _closed_loop_title(c: DemoConfig) -> str:
 
 DEMO_STAGES: tuple[Stage, ...] = (
     Stage("simulate", lambda c: f"offline simulation{f' of {c.robot}' if c.robot else ''}: {len(c.sim_seeds)} "
-          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*",)),
+          f"episodes x {c.sim_duration:g} s (deadzone-id simulate)", simulate, ("data/sim_seed*", ROBOT_CHECK_JSON)),
     Stage("live", _live_title, live, ("data/live*", "logs/live_recording*.log")),
     Stage("compare", lambda c: "compare every method on all recordings (deadzone-id compare)", compare,
           ("compare",)),

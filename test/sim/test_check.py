@@ -1,0 +1,80 @@
+"""The robot check (``deadzone-id robot check``): a chattering profile is caught, naming the joints and the profile key
+to change; a good profile passes; the record reads back."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from conftest import needs_erd
+
+from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.robot import derive_robot, load_profile, resolve_profile
+from deadzone_id_ros.sim.check import RobotCheck, run_check
+
+PANDA_JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
+PANDA_HOME = [0.0, -0.785398, 0.0, -2.356194, 0.0, 1.570796, 0.785398]
+
+
+def _panda_without_rotor_inertia(tmp_path, dob_cutoff: float = 150.0):
+    """The Panda with link inertia only (no armature) and a DOB cutoff of ``dob_cutoff`` on every joint: where the
+    axes of joints 1 and 3 line up its joint-space inertia is nearly singular (the shipped profile's notes)."""
+    doc = {"name": "panda_bare", "urdf": "panda", "joints": PANDA_JOINTS,
+           "locked": {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}, "home": PANDA_HOME,
+           "settings": {j: {"armature": {"value": 0.0, "source": "test: no rotor inertia"}} for j in PANDA_JOINTS},
+           "overrides": {"dob_cutoff": [dob_cutoff] * 7}}
+    path = tmp_path / "panda_bare.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@needs_erd
+def test_a_profile_that_chatters_is_caught_naming_the_joint_and_the_fix(tmp_path, capsys):
+    path = _panda_without_rotor_inertia(tmp_path)
+    assert main(["robot", "check", str(path), "--json", str(tmp_path / "check.json")]) == 1
+    out = capsys.readouterr().out
+    check = RobotCheck.from_dict(json.loads((tmp_path / "check.json").read_text()))
+    assert not check.trustworthy and "not trustworthy" in out
+    chatter = next(f for f in check.findings if f.check == "chatter")
+    # joints 1 and 3 line up at joint 2 near 0: the worst eigenvector of diag(Jn) M^-1 lies on them
+    assert set(chatter.joints) >= {"panda_joint1", "panda_joint3"}
+    assert "settings.panda_joint3.armature" in chatter.fix or "settings.panda_joint1.armature" in chatter.fix
+    assert "overrides.dob_cutoff (now 150 rad/s)" in chatter.fix and "PROBLEM (chatter)" in out
+    figures = {j.joint: j for j in check.joints}
+    assert figures["panda_joint3"].chatter_accel_rms > figures["panda_joint3"].acceleration_limit
+    assert any(f.check == "noise_floor" for f in check.findings)  # the shaking arm's data would be noise
+
+
+@needs_erd
+def test_the_same_arm_with_its_rotor_inertia_passes(tmp_path):
+    check = run_check(derive_robot(resolve_profile("panda")))
+    assert check.trustworthy, check.text()
+    assert all(j.chatter_accel_rms < 0.5 * j.acceleration_limit for j in check.joints)
+    assert check.noise_floor_mean < check.nominal_rbd_mean
+
+
+def test_the_bundled_arm_passes_and_the_record_reads_back(tmp_path, capsys):
+    assert main(["robot", "check", "three_dof_arm", "--duration", "2", "--json", str(tmp_path / "c.json")]) == 0
+    assert "verdict: the simulated three_dof_arm is trustworthy" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "c.json").read_text())
+    check = RobotCheck.from_dict(doc)
+    assert doc["trustworthy"] and check.duration == 2.0 and [j.joint for j in check.joints] == [
+        "joint1", "joint2", "joint3"]
+
+
+def test_a_joint_that_barely_moves_is_named(tmp_path):
+    """The bundled arm with joint2's excitation amplitude a thousandth of its range: it barely moves."""
+    base = resolve_profile("three_dof_arm")
+    doc = yaml.safe_load(base.folder.joinpath("three_dof_arm.yaml").read_text())
+    doc["urdf"] = str(derive_robot(base).urdf_path)
+    doc["overrides"]["amplitude"][1] = 0.001
+    path = tmp_path / "stuck.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    check = run_check(derive_robot(load_profile(path)))
+    motion = next(f for f in check.findings if f.check == "motion")
+    assert motion.joints == ["joint2"] and "overrides.amplitude" in motion.fix
+
+
+def test_bad_duration_is_a_command_line_error(capsys):
+    assert main(["robot", "check", "three_dof_arm", "--duration", "0"]) == 2
+    assert "duration" in capsys.readouterr().err

@@ -188,10 +188,10 @@ def test_demo_report_says_when_its_learned_models_are_under_trained(tmp_path, qu
 def test_demo_report_refuses_a_comparison_below_the_noise_floor_and_says_why_the_arm_is_not_trustworthy(tmp_path):
     """Issue 36: a report whose simulator noise floor exceeds the methods' errors shows no torque table, and the robot
     check's verdict and fixes come first."""
+    from deadzone_id_ros.experiments.check import Finding, JointFigures, RobotCheck
     from deadzone_id_ros.experiments.compare.results import NoiseFloor
     from deadzone_id_ros.experiments.demo.report import demo_markdown
     from deadzone_id_ros.experiments.demo.results import DemoReport
-    from deadzone_id_ros.sim.check import Finding, JointFigures, RobotCheck
 
     figures = JointFigures("j1", 90.0, 6.8, 0.3, 0.0, 0.007, 0.14, 0.9, 1.4, 5.4, 0.3, 0.2, 8.3, 9.9, 8.5)
     check = RobotCheck("arm7", 4.0, 1, 47.7, 61.0, [figures], [Finding("chatter", ["j1"], "the arm shakes",

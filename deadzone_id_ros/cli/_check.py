@@ -1,5 +1,5 @@
 """The robot check that ``simulate``, ``compare``, ``closed-loop``, ``improve`` and ``demo`` run first when given
-``--robot`` (:mod:`deadzone_id_ros.sim.check`; ``--no-check`` skips it)."""
+``--robot`` (:mod:`deadzone_id_ros.experiments.check`; ``--no-check`` skips it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..sim.check import RobotCheck
+    from ..experiments.check import RobotCheck
 
 __all__ = ["add_check_argument", "robot_check_first"]
 
@@ -37,8 +37,8 @@ def robot_check_first(spec: str | None, skip: bool = False, *, refuse: bool = Tr
     if skip or not spec:
         return None
     from ..errors import ConfigError
+    from ..experiments.check import run_check
     from ..robot_configs import load_robot
-    from ..sim.check import run_check
 
     result = run_check(load_robot(spec))
     print(result.text(), file=sys.stderr, end="", flush=True)

@@ -4,8 +4,8 @@ NAME|FILE [-o FILE]``.
 ``show`` prints a robot profile resolved against its URDF: limits (from the URDF), friction, the nominal inertia
 diag M(q_home) and the default gains (derived, formulas in :mod:`deadzone_id_ros.robot.derived`), each marked with
 where it came from. ``check`` runs the profile's simulated arm in closed loop for a few seconds and says whether it is
-trustworthy, and if not, what to change in the profile (:mod:`deadzone_id_ros.sim.check`; exit status 1 when it found
-a problem). ``ros2-control`` writes the controller_manager parameter file (joint_state_broadcaster and an
+trustworthy, and if not, what to change in the profile (:mod:`deadzone_id_ros.experiments.check`; exit status 1
+when it found a problem). ``ros2-control`` writes the controller_manager parameter file (joint_state_broadcaster and an
 effort forward_command_controller in the profile's command order). NAME is a profile shipped in config/robots/
 (``three_dof_arm``, ``so101``, ``panda``) or a fixed-base serial arm of the robot catalog (``deadzone-id robots``;
 its profile derived from the URDF, ``catalog:NAME`` where a shipped profile has the name); FILE a profile YAML file
@@ -60,8 +60,8 @@ def run_check(args: argparse.Namespace) -> int:
     import json
 
     from ..errors import ConfigError
+    from ..experiments.check import CheckSettings, run_check
     from ..robot_configs import load_robot
-    from ..sim.check import CheckSettings, run_check
 
     try:
         settings = CheckSettings(duration=args.duration, seed=args.seed)

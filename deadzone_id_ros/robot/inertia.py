@@ -6,7 +6,7 @@ the eigenvalues of ``diag(Jn) M(q)^-1``. Where ``M(q)`` is nearly singular (two 
 links with no rotor inertia) that matrix has eigenvalues far above one and a loop tuned for ``Jn`` sees a much
 lighter arm: with the actuation and sampling delay of a digital loop it chatters. :func:`inertia_spread` measures
 this over uniformly sampled poses, so that the derivation of the DOB cutoff (:mod:`.derived`) and the robot check
-(:mod:`deadzone_id_ros.sim.check`) can use it.
+(:mod:`deadzone_id_ros.experiments.check`) can use it.
 
 ``M(q)`` comes from the composite rigid body algorithm (``pinocchio.crba``; R. Featherstone, "Rigid Body Dynamics
 Algorithms", Springer 2008, ch. 6) on the reduced model (locked joints merged into their parents), plus the

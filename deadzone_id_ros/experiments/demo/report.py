@@ -194,7 +194,7 @@ def launch_command(launch_file: str, model_path: str, robot: str = "") -> str:
     Raises:
         KeyError: ``launch_file`` is not in :data:`NEXT_LAUNCH_ARGS`.
     """
-    from ..launching.live import robot_launch_args
+    from ...launching.live import robot_launch_args
 
     args = {**NEXT_LAUNCH_ARGS[launch_file], **robot_launch_args(robot), "mode": "ctc_dob", "model": "learned",
             "model_path": model_path}

@@ -11,7 +11,7 @@ from ..compare.results import CONV, PROP, CompareReport
 from ..improve.results import ImproveRun
 
 if TYPE_CHECKING:
-    from ..sim.check import RobotCheck
+    from ..check import RobotCheck
 
 __all__ = ["DemoReport"]
 
@@ -27,8 +27,8 @@ class DemoReport:
         (:class:`~deadzone_id_ros.experiments.closed_loop.results.ClosedLoopSummary`), default and weak DOB.
         closed_loop_live: controller name -> one live run over DDS.  closed_loop_settings: seeds, durations, DOB
         fraction, the pick and where it came from, the in-process runs' ``time_base`` ("sim_time"), notes.
-        robot_check: the robot check of the profile (:class:`~deadzone_id_ros.sim.check.RobotCheck`), or None (the
-            bundled arm, or ``--no-check``).
+        robot_check: the robot check of the profile (:class:`~deadzone_id_ros.experiments.check.RobotCheck`), or
+            None (the bundled arm, or ``--no-check``).
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].

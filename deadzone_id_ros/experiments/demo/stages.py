@@ -33,7 +33,7 @@ __all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", 
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
-#: The robot check's record in the output folder (:class:`deadzone_id_ros.sim.check.RobotCheck`).
+#: The robot check's record in the output folder (:class:`deadzone_id_ros.experiments.check.RobotCheck`).
 ROBOT_CHECK_JSON = "robot_check.json"
 
 
@@ -56,7 +56,7 @@ class DemoConfig:
         improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
         improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
         improve_duration: its seconds per task run [s].
-        robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.sim.check`) in
+        robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.experiments.check`) in
             ``robot_check.json`` for the report (``deadzone-id demo --no-check``: False).
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
@@ -201,7 +201,7 @@ def _robot_check(ctx: StageContext) -> str | None:
     that file's name (relative to the output folder), else None."""
     if not ctx.cfg.robot or not ctx.cfg.robot_check:
         return None
-    from ..sim.check import write_check
+    from ..check import write_check
 
     ctx.log(write_check(ctx.cfg.robot, ctx.out / ROBOT_CHECK_JSON).text().rstrip())
     return ROBOT_CHECK_JSON
@@ -352,8 +352,8 @@ def report(ctx: StageContext) -> dict[str, Any]:
         improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
     check = None
     if r["simulate"].get("robot_check"):
-        from ..jsonrecord import read_record
-        from ..sim.check import RobotCheck
+        from ...jsonrecord import read_record
+        from ..check import RobotCheck
 
         check = read_record(ctx.out / r["simulate"]["robot_check"], RobotCheck.from_dict)
     doc = DemoReport(config=dataclasses.asdict(ctx.cfg), robot_check=check,

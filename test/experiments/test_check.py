@@ -9,8 +9,8 @@ import yaml
 from conftest import needs_erd
 
 from deadzone_id_ros.cli.main import main
+from deadzone_id_ros.experiments.check import RobotCheck, run_check
 from deadzone_id_ros.robot import derive_robot, load_profile, resolve_profile
-from deadzone_id_ros.sim.check import RobotCheck, run_check
 
 PANDA_JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 PANDA_HOME = [0.0, -0.785398, 0.0, -2.356194, 0.0, 1.570796, 0.785398]

@@ -1,7 +1,7 @@
 """The feedforward controller (core, no ROS): computed-torque control + disturbance observer + safety.
 
 Per tick k, with the period dt_k taken from the measurement stamps, desired (q_d, dq_d, ddq_d) from the reference
-and measured (q, dq):
+and measured (q, dq)::
 
     e = q_d - q,  de = dq_d - dq
     ddq_ref = ddq_d + Kd de + Kp e                       (per-joint PD in the acceleration dimension)

@@ -29,7 +29,7 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
 9. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
    :func:`unwrap_angles`: a joint whose angle wraps at ±pi (a continuous joint) is unwrapped, counted;
 10. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
-   derivative (``velocity="auto"``);
+    derivative (``velocity="auto"``);
 11. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
 12. :func:`resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each segment
     to ``rate_hz`` by linear interpolation, ddq (and dq when differentiated) by zero-phase Savitzky–Golay

@@ -7,6 +7,7 @@ Tune trials, and every path gave bit-identical losses with one torch thread and 
 cell, never one per network, and no Ray Tune.
 
 Ray (an optional extra, ``make install-ray``) is imported only here and only when ``engine="ray"``. Choices:
+
 - ``address``: ``"local"`` starts a fresh local cluster (never attaches to a leftover one), with an explicit
   ``num_cpus`` (cgroups can make Ray count the host's CPUs) and no dashboard; ``"auto"`` or ``"HOST:PORT"``
   attach to a running cluster (``ray start --head``). None: ``RAY_ADDRESS`` when it is set, as Ray users expect,

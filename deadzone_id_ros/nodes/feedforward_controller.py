@@ -4,6 +4,7 @@ Thin rclpy adapter around :class:`deadzone_id_ros.control.FeedforwardController`
 limits and the watchdog are documented there).
 
 Topics:
+
 - subscribes ``/joint_states`` (sensor_msgs/JointState; joints mapped by name; the header stamps give the period).
   Each message is one control tick unless it comes less than half a period after the last one, so the command
   follows the state with the least latency (:class:`~deadzone_id_ros.control.tick_gate.TickGate`: a tick is due

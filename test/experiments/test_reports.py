@@ -1,7 +1,7 @@
 """Reports a user can trust (issue 22): every sentence generated from the numbers it describes, one branch per test.
 
 Runs that faulted or ran away are marked; one colour per method in every plot; one-seed reports say there is no
-spread; the data's origin follows the simulator flag; the "Next" launch commands carry the arguments the README and
+spread; the data's origin follows the simulator flag; the "Next" launch commands carry the arguments the docs and
 the launch files need; the stuck-torque and data-efficiency sentences agree with their numbers; the closed-loop
 report has a tracking plot."""
 
@@ -232,7 +232,7 @@ def _declared_args(launch_file: str) -> set[str]:
     return {item["arg"]["name"] for item in doc["launch"] if "arg" in item}
 
 
-def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
+def test_the_next_commands_carry_what_the_docs_and_the_launch_files_need():
     from deadzone_id_ros.experiments.demo_report import _deploy_lines
     from deadzone_id_ros.experiments.demo_results import DemoReport
 
@@ -246,11 +246,12 @@ def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
     for launch_file, args in commands.items():
         assert set(args) <= _declared_args(launch_file), launch_file
         assert args["model_path"] == "compare/pick" and args["mode"] == "ctc_dob" and args["model"] == "learned"
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    control = re.search(r"\*\*Control\*\*: `(deadzone-id launch feedforward\.launch\.yaml [^`]+)`", readme)
+    own_robot = " ".join((ROOT / "docs" / "own-robot.md").read_text().split())
+    control = re.search(r"\*\*Control\*\*: `(deadzone-id launch feedforward\.launch\.yaml [^`]+)`", own_robot)
     assert control is not None
     assert {a.split(":=")[0] for a in control.group(1).split()[3:]} <= set(commands["feedforward.launch.yaml"])
-    assert "use_sim_time:=true lockstep:=true" in readme  # the README's "When you need lockstep"
+    lockstep = " ".join((ROOT / "docs" / "controller.md").read_text().split())  # "When you need lockstep"
+    assert "Use `use_sim_time:=true lockstep:=true` with `sim_feedforward.launch.yaml`" in lockstep
     assert commands["sim_feedforward.launch.yaml"]["use_sim_time"] == "true"
     assert commands["sim_feedforward.launch.yaml"]["lockstep"] == "true"
 

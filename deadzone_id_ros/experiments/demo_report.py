@@ -9,7 +9,7 @@ import numpy as np
 
 from .closed_loop import TRACKING_PLOT
 from .closed_loop_report import closed_loop_markdown
-from .compare_report import fmt_joints, num
+from .compare_report import baseline_lines, fmt_joints, num
 from .compare_results import CONV, PROP, CompareReport
 from .demo_results import DemoReport
 from .pick_report import fraction_cell
@@ -121,6 +121,8 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
         "",
         *compare_table(report.compare),
         "",
+        *baseline_lines(report.compare),
+        "",
         f"Full comparison: [{rel(compare_dir / 'report.md')}]({rel(compare_dir / 'report.md')}) — dead-zone "
         "behaviour, per-seed numbers and plots.",
         "",
@@ -201,7 +203,8 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
              "blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
         origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
-        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *dead_zone_line(rep), "",
+        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep), "",
+                  *dead_zone_line(rep), "",
                   *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]
     return "\n".join(lines)

@@ -59,3 +59,22 @@ def test_consistent_fit_on_short_poorly_exciting_data(short_data):
     assert rmse(lmi) <= 2 * rmse(plain) + 0.01
     with pytest.raises(ValueError, match="give prior_weight"):
         fit_rigid_body(reg, q, dq, ddq, tau, prior_weight=None, consistent=True)
+
+
+def test_the_gravity_baseline_is_the_urdfs_gravity_torque(short_data, tmp_path):
+    import pinocchio as pin
+
+    from deadzone_id_ros.models import LearnedModel, load_artifact, save_artifact
+    from deadzone_id_ros.models.rbd import urdf_gravity_model
+
+    reg, q, dq, ddq, _ = short_data
+    grav = urdf_gravity_model(reg)
+    model, data = reg.model, reg.model.createData()
+    want = np.array([pin.computeGeneralizedGravity(model, data, reg.robot.configuration(qi[None])[0])[reg.robot.idx_v]
+                     for qi in q[::20]])
+    assert np.allclose(grav.predict(q[::20], dq[::20], ddq[::20]), want, rtol=1e-10, atol=1e-10)
+    assert np.allclose(grav.predict(q[::20], 0 * dq[::20], 0 * ddq[::20]), want, rtol=1e-10, atol=1e-10)
+    save_artifact(LearnedModel(reg.joint_names, "gravity", rbd=grav), tmp_path / "g")
+    loaded = load_artifact(tmp_path / "g")
+    assert loaded.rbd is not None and loaded.rbd.gravity_only
+    assert np.allclose(loaded.predict(q[::20], dq[::20], ddq[::20]), want, rtol=1e-10, atol=1e-10)

@@ -8,9 +8,10 @@ error would make that estimate optimistic: the minimum of several noisy test err
 When the validation split has too few blocks to choose by, the methods are ranked by cross-validation over time
 blocks of train+validation instead (:mod:`.pick_cv`). Either way the pick says how sure it is: its margin over the
 runner-up against the spread of their difference over seeds (and folds); a margin within that spread is a tie.
-A tie goes to the simpler method (:attr:`~deadzone_id_ros.models.methods.Method.simplicity`: the constant baseline,
-the URDF's gravity, the rigid body, networks, rigid body + network): the pick never chooses a method that beats a
-simpler one by no more than the spread of their difference.
+A tie with a reference that learns nothing (the constant baseline, the URDF's gravity, the identified rigid bodies:
+no trained network) goes to the simplest such reference (:attr:`~deadzone_id_ros.models.methods.Method.simplicity`):
+the pick never deploys a network that beats one of them by no more than the spread of their difference. Ties between
+networks stay with the lower mean.
 """
 
 from __future__ import annotations
@@ -88,12 +89,13 @@ def choose_pick(validation_rmse: Mapping[str, float | None], unit: str = "N·m",
 
 def _simpler_within_spread(method: str, best: float, ranked: Sequence[tuple[float, int, str]],
                            scores: Mapping[str, Sequence[Sequence[float | None]]]) -> tuple[str, float, float] | None:
-    """The simplest method (then the lowest error) that ``method`` (error ``best``) beats by no more than the
-    spread of their paired difference, as (name, its error, the spread); None when there is none (or no spread)."""
+    """The simplest method without a trained network (then the lowest error) that ``method`` (error ``best``) beats
+    by no more than the spread of their paired difference, as (name, its error, the spread); None when there is none
+    (or no spread)."""
     rank = METHODS[method].simplicity if method in METHODS else math.inf
     cands = []
     for value, _, other in ranked[1:]:
-        if other not in METHODS or METHODS[other].simplicity >= rank:
+        if other not in METHODS or METHODS[other].learned or METHODS[other].simplicity >= rank:
             continue
         spread = margin_spread(scores.get(method), scores.get(other))
         if spread is not None and value - best <= spread:

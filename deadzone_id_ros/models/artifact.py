@@ -155,7 +155,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     if model.mlp is not None:
         arrays.update(model.mlp.arrays())
         meta["mlp"] = {"hidden_sizes": list(model.mlp.hidden_sizes), "activation": model.mlp.activation,
-                       "n_layers": len(model.mlp.weights)}
+                       "n_layers": len(model.mlp.weights), "circular": list(model.mlp.circular)}
         meta["normalization"] = {
             "input_mean": model.mlp.x_norm.mean.tolist(), "input_std": model.mlp.x_norm.std.tolist(),
             "output_mean": model.mlp.y_norm.mean.tolist(), "output_std": model.mlp.y_norm.std.tolist(),
@@ -169,7 +169,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps.tolist(),
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
-                       "parameters": model.rbd.parameters()}
+                       "parameters": model.rbd.parameters(), "gravity_only": model.rbd.gravity_only}
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     not_nm = not_si(effort_units, kinds)
@@ -285,7 +285,7 @@ def load_artifact(path: str | Path) -> LearnedModel:
             arrays = {k: npz[k] for k in npz.files}
     except (ValueError, OSError) as err:
         raise ArtifactError(f"{weights_path}: cannot read the weights without pickle: {err}") from err
-    want_rbd, want_mlp = entry.rigid_body, entry.learned
+    want_rbd, want_mlp = entry.rigid_body, entry.has_network
     try:
         mlp = _mlp_part(meta, arrays, meta_path) if want_mlp else None
         rbd = _rbd_part(root, meta, files, arrays, joint_names, weights_path) if want_rbd else None
@@ -332,7 +332,8 @@ def _mlp_part(meta: dict[str, Any], arrays: dict[str, np.ndarray], meta_path: Pa
         ArtifactError: the normalizations differ. KeyError, TypeError, ValueError: missing or inconsistent entries.
     """
     spec = meta["mlp"]
-    mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]))
+    mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]),
+                                 circular=tuple(int(c) for c in spec.get("circular", [])))
     norm = meta.get("normalization") or {}
     if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
             not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
@@ -364,4 +365,4 @@ def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: d
         raise ArtifactError(
             f"{weights_path}: rigid-body columns {cols.shape} / coefficients {coef.shape} invalid"
         )
-    return RigidBodyModel(reg, cols, coef)
+    return RigidBodyModel(reg, cols, coef, gravity_only=bool(meta["rbd"].get("gravity_only", False)))

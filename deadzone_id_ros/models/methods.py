@@ -21,17 +21,29 @@ import numpy as np
 
 from .losses import LOSSES, Loss, conventional_keep, make_loss
 
-__all__ = ["CONVENTIONAL", "METHODS", "NAIVE", "PROPOSED", "RIGID_BODY", "ROLES", "ROWS", "Method", "MethodNeeds",
-           "get_method", "method_with_role", "register_method", "resolve_methods"]
+__all__ = ["BASELINES", "CONSISTENT_RIGID_BODY", "CONSTANT", "CONVENTIONAL", "GRAVITY", "IDENTIFICATIONS", "METHODS",
+           "NAIVE", "PROPOSED", "RIGID_BODY", "ROLES", "ROWS", "Method", "MethodNeeds", "get_method",
+           "method_with_role", "register_method", "resolve_methods"]
 
 #: Which training rows a method keeps: every sample, or only the samples where every joint moves.
 ROWS = ("all", "all_moving")
 
 #: The roles the reports compare by (a method has at most one; the reports name the method holding it):
 #: the paper's proposed dead-zone loss, the conventional drop-stuck-samples baseline, the naive plain MSE on every
-#: sample, the identified rigid body alone, and the band loss (this project's stuck-pair loss).
+#: sample, the identified rigid body alone, the band loss (this project's stuck-pair loss), the constant baseline
+#: (each joint's mean torque), the URDF's gravity torque alone, and the physically consistent rigid body.
 PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND = "proposed", "conventional", "naive", "rigid_body", "band"
-ROLES = (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND)
+CONSTANT, GRAVITY, CONSISTENT_RIGID_BODY = "constant", "gravity", "consistent_rigid_body"
+ROLES = (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND, CONSTANT, GRAVITY, CONSISTENT_RIGID_BODY)
+
+#: Baselines that learn nothing: "mean" predicts each joint's mean torque over the moving training pairs (a
+#: constant), "gravity" the URDF's nominal gravity torque g(q) (no parameter is fitted).
+BASELINES = ("", "mean", "gravity")
+
+#: How a rigid-body part is identified (:func:`~deadzone_id_ros.models.rbd.fit_rigid_body`): "prior" (every
+#: parameter, ridge prior toward the URDF, lambda by cross-validation), "consistent" (the same, with the
+#: pseudo-inertia of every body positive semidefinite: Wensing, Kim, Slotine 2018), "urdf" (the URDF's values).
+IDENTIFICATIONS = ("prior", "consistent", "urdf")
 
 
 @dataclass(frozen=True)
@@ -72,9 +84,20 @@ class Method:
         role: one of :data:`ROLES` the reports compare it in, or "".
         efficiency_curve: trained on growing shares of the training blocks for the data-efficiency curve.
         closed_loop: its artifact drives a computed-torque controller of the closed-loop comparison.
+        baseline: one of :data:`BASELINES`: "" (a method), "mean" (the constant baseline: a network part whose
+            weights are zero and whose output bias is each joint's mean training torque) or "gravity" (the URDF's
+            gravity torque: a rigid-body part, nothing fitted).
+        identification: how its rigid-body part is identified, one of :data:`IDENTIFICATIONS`.
+        simplicity: its rank from simplest (0: a constant) up; the pick prefers a simpler method whenever the
+            best one beats it by no more than the seed/fold spread (:func:`~deadzone_id_ros.experiments.compare.pick.
+            choose_pick`).
+        per_joint: its network is one small network per joint whose inputs are that joint's own (q, dq, ddq) and
+            its rigid-body torque (the per-joint residual).
+        by_default: fitted when no method list is given (``compare`` without ``--methods``); an opt-in method (a
+            costly fit that has not yet paid on the shipped and real data) runs only when named.
 
     Raises:
-        ValueError: no part at all, an unknown loss, rows or role value.
+        ValueError: no part at all, an unknown loss, rows, role, baseline or identification value.
     """
 
     name: str
@@ -86,9 +109,26 @@ class Method:
     role: str = ""
     efficiency_curve: bool = False
     closed_loop: bool = False
+    baseline: str = ""
+    identification: str = "prior"
+    simplicity: int = 4
+    per_joint: bool = False
+    by_default: bool = True
 
     def __post_init__(self) -> None:
-        if not self.rigid_body and self.loss is None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"method {self.name!r}: baseline = {self.baseline!r} must be one of {list(BASELINES)}")
+        if self.identification not in IDENTIFICATIONS:
+            raise ValueError(f"method {self.name!r}: identification = {self.identification!r} must be one of "
+                             f"{list(IDENTIFICATIONS)}")
+        if self.baseline and self.loss is not None:
+            raise ValueError(f"method {self.name!r}: a baseline learns nothing (loss = {self.loss!r})")
+        if self.baseline == "gravity" and not (self.rigid_body and self.identification == "urdf"):
+            raise ValueError(f"method {self.name!r}: the gravity baseline is the URDF's rigid body "
+                             "(rigid_body=True, identification='urdf')")
+        if self.per_joint and not (self.rigid_body and self.loss is not None):
+            raise ValueError(f"method {self.name!r}: a per-joint residual needs a rigid body and a loss")
+        if not self.rigid_body and self.loss is None and self.baseline != "mean":
             raise ValueError(f"method {self.name!r} has neither a rigid body nor a loss")
         if self.loss is not None and self.loss not in LOSSES:
             raise ValueError(f"method {self.name!r}: loss = {self.loss!r} must be one of {sorted(LOSSES)}")
@@ -128,6 +168,11 @@ class Method:
     def learned(self) -> bool:
         """The method trains a network."""
         return self.loss is not None
+
+    @property
+    def has_network(self) -> bool:
+        """Its model has a network part (trained, or the constant baseline's fixed one)."""
+        return self.loss is not None or self.baseline == "mean"
 
     @property
     def loss_class(self) -> type[Loss] | None:
@@ -184,13 +229,13 @@ def register_method(method: Method) -> Method:
 
 
 def resolve_methods(names: Iterable[str] | None) -> list[Method]:
-    """The registered methods ``names`` in that order (None or empty: every method, in registry order): the one
-    place a method name is resolved.
+    """The registered methods ``names`` in that order (None or empty: every method fitted by default,
+    :attr:`Method.by_default`, in registry order): the one place a method name is resolved.
 
     Raises:
         ValueError: unknown names ("unknown method(s) [...]; choose from [...]").
     """
-    names = list(names or METHODS)
+    names = list(names or [m for m, method in METHODS.items() if method.by_default])
     unknown = [m for m in names if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
@@ -228,9 +273,18 @@ register_method(Method("mse_all", rigid_body=False, loss="mse", description="pla
 register_method(Method("band", rigid_body=False, loss="band",
                        description="dead-zone band loss: stuck pairs penalized outside the static-friction band",
                        colour="tab:brown", role=BAND))
-register_method(Method("rbd", rigid_body=True, loss=None,
-                       description="identified rigid body (RNEA base parameters + friction)", colour="tab:red",
+register_method(Method("rbd", rigid_body=True, loss=None, simplicity=2,
+                       description="identified rigid body (all parameters, URDF prior + friction)", colour="tab:red",
                        role=RIGID_BODY, closed_loop=True))
 register_method(Method("hybrid", rigid_body=True, loss="masked", description="rbd + MLP residual, dead-zone loss",
-                       colour="tab:purple"))
-
+                       colour="tab:purple", simplicity=5))
+register_method(Method("rbd_consistent", rigid_body=True, loss=None, identification="consistent", simplicity=2,
+                       by_default=False,
+                       description="physically consistent rigid body (pseudo-inertia LMI, URDF prior + friction)",
+                       colour="tab:pink", role=CONSISTENT_RIGID_BODY))
+register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
+                       description="constant baseline: each joint's mean training torque (moving pairs)",
+                       colour="tab:gray", role=CONSTANT))
+register_method(Method("gravity", rigid_body=True, loss=None, baseline="gravity", identification="urdf",
+                       simplicity=1, description="the URDF's nominal gravity torque g(q), nothing fitted",
+                       colour="tab:olive", role=GRAVITY))

@@ -1,5 +1,9 @@
 """Multi-layer perceptron f(q, dq, ddq) -> tau with input/output standardization (core, no ROS).
 
+A continuous joint (no position limit) enters the network on the circle: its angle q_j is replaced by sin q_j and
+cos q_j is appended after the angles (:func:`circle_features`), so the model is 2π-periodic in q_j, in training, in
+the numpy forward pass and in the ONNX graph alike; the network's raw input stays [q, dq, ddq] (3J).
+
 The network sees standardized inputs ``(x - in_mean) / in_std`` and predicts standardized torques; the statistics
 come from the training split and travel with the weights (:class:`MLPWeights`), so a saved model reproduces its
 predictions exactly. Training uses torch (:func:`build_torch_mlp`); inference uses a plain numpy forward pass
@@ -18,6 +22,7 @@ __all__ = [
     "MLPWeights",
     "Standardizer",
     "build_torch_mlp",
+    "circle_features",
     "mlp_from_torch",
     "torch_from_mlp",
 ]
@@ -36,6 +41,30 @@ def _np_activation(name: str, x: np.ndarray) -> np.ndarray:
     if name == "elu":
         return np.where(x > 0, x, np.expm1(np.minimum(x, 0.0)))
     raise ValueError(f"activation = {name!r} must be one of {list(ACTIVATIONS)}")
+
+
+def circle_features(x: np.ndarray, n_joints: int, circular: tuple[int, ...]) -> np.ndarray:
+    """The network's features of raw inputs x: (N, 3J) or (3J,) [q (rad), dq (rad/s), ddq (rad/s²)].
+
+    For each joint index c in ``circular`` (continuous joints), q_c is replaced by sin q_c and cos q_c is inserted
+    after the J angle columns: features (N, 3J + C) = [q with sin, cos q_circular, dq, ddq]. Without circular
+    joints x is returned as it is.
+
+    Raises:
+        ValueError: the last dimension of x is not 3J, or an index is outside [0, J).
+    """
+    if not circular:
+        return x
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape[-1] != 3 * n_joints:
+        raise ValueError(f"x must have {3 * n_joints} columns [q, dq, ddq] for {n_joints} joints; got {x.shape}")
+    c = list(circular)
+    if min(c) < 0 or max(c) >= n_joints:
+        raise ValueError(f"circular joint indices {c} must lie in [0, {n_joints})")
+    q = x[..., :n_joints].copy()
+    qc = x[..., c]
+    q[..., c] = np.sin(qc)
+    return np.concatenate([q, np.cos(qc), x[..., n_joints:]], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -106,8 +135,10 @@ class MLPWeights:
         weights: per layer (out, in) matrices, float32.
         biases: per layer (out,) vectors, float32.
         activation: hidden-layer activation (see :data:`ACTIVATIONS`); the output layer is linear.
-        x_norm: input standardizer, D = 3J inputs [q (rad), dq (rad/s), ddq (rad/s²)].
+        x_norm: input standardizer of the D = 3J + C features (:func:`circle_features` of [q (rad), dq (rad/s),
+            ddq (rad/s²)]).
         y_norm: output standardizer, J torques [N·m].
+        circular: indices (C,) of the continuous joints, which enter as (sin q, cos q); () for none.
     """
 
     weights: tuple[np.ndarray, ...]
@@ -115,8 +146,10 @@ class MLPWeights:
     activation: str
     x_norm: Standardizer
     y_norm: Standardizer
+    circular: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "circular", tuple(int(c) for c in self.circular))
         if len(self.weights) != len(self.biases) or not self.weights:
             raise ValueError(f"need as many weight matrices as bias vectors (>= 1), got {len(self.weights)} and "
                              f"{len(self.biases)}")
@@ -128,6 +161,10 @@ class MLPWeights:
         if self.x_norm.mean.shape != (self.n_inputs,) or self.y_norm.mean.shape != (self.n_outputs,):
             raise ValueError(f"normalization shapes {self.x_norm.mean.shape}/{self.y_norm.mean.shape} do not match "
                              f"the network ({self.n_inputs} in, {self.n_outputs} out)")
+        J, C = self.n_outputs, len(self.circular)
+        if self.n_inputs != 3 * J + C or len(set(self.circular)) != C or any(not 0 <= c < J for c in self.circular):
+            raise ValueError(f"network of {self.n_inputs} inputs and {J} outputs with circular joints "
+                             f"{list(self.circular)}: needs 3J + C = {3 * J + C} inputs and indices in [0, {J})")
         _np_activation(self.activation, np.zeros(1))
         # float64 copies for the inference path, normalization folded into the first and last layers (once).
         w64 = [np.ascontiguousarray(w.T, dtype=np.float64) for w in self.weights]
@@ -142,8 +179,13 @@ class MLPWeights:
 
     @property
     def n_inputs(self) -> int:
-        """Input width D (= 3J)."""
+        """Width D of the first layer (= 3J + C features; the raw input is 3J wide)."""
         return int(self.weights[0].shape[1])
+
+    @property
+    def n_raw_inputs(self) -> int:
+        """Width of the raw input [q, dq, ddq] (= 3J)."""
+        return 3 * self.n_outputs
 
     @property
     def n_outputs(self) -> int:
@@ -156,9 +198,10 @@ class MLPWeights:
         return tuple(int(w.shape[0]) for w in self.weights[:-1])
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        """Predict from raw inputs x: (N, D) or (D,) [q, dq, ddq] -> (N, J) or (J,) torque [N·m] (numpy, float64)."""
+        """Predict from raw inputs x: (N, 3J) or (3J,) [q, dq, ddq] -> (N, J) or (J,) torque [N·m] (numpy, float64);
+        continuous joints go through :func:`circle_features` first."""
         w64, b64 = self._w64, self._b64  # type: ignore[attr-defined]
-        h = x
+        h = circle_features(x, self.n_outputs, self.circular) if self.circular else x
         for k in range(len(w64) - 1):
             h = h @ w64[k]
             h += b64[k]
@@ -182,9 +225,11 @@ class MLPWeights:
 
     @classmethod
     def from_arrays(
-        cls, arrays: dict[str, np.ndarray], n_layers: int, activation: str, prefix: str = "mlp."
+        cls, arrays: dict[str, np.ndarray], n_layers: int, activation: str, prefix: str = "mlp.",
+        circular: tuple[int, ...] = (),
     ) -> MLPWeights:
-        """Inverse of :meth:`arrays`; raises KeyError naming a missing array, ValueError on inconsistent shapes."""
+        """Inverse of :meth:`arrays` (``circular`` is kept in model.json); raises KeyError naming a missing array,
+        ValueError on inconsistent shapes."""
         ws = tuple(np.asarray(arrays[f"{prefix}layer{k}.weight"], dtype=np.float32) for k in range(n_layers))
         bs = tuple(np.asarray(arrays[f"{prefix}layer{k}.bias"], dtype=np.float32) for k in range(n_layers))
         return cls(
@@ -193,7 +238,23 @@ class MLPWeights:
             activation,
             Standardizer(np.asarray(arrays[f"{prefix}x_mean"], float), np.asarray(arrays[f"{prefix}x_std"], float)),
             Standardizer(np.asarray(arrays[f"{prefix}y_mean"], float), np.asarray(arrays[f"{prefix}y_std"], float)),
+            circular,
         )
+
+    @classmethod
+    def constant(cls, value: np.ndarray, n_features: int, circular: tuple[int, ...] = ()) -> MLPWeights:
+        """A network whose output is ``value`` (J,) [N·m] for every input: one hidden unit, every weight zero, the
+        output bias the value (the constant baseline; it saves, loads and exports to ONNX as any network).
+
+        Args:
+            value: (J,) the constant torques.  n_features: D = 3J + C.  circular: as the attribute.
+        """
+        value = np.asarray(value, dtype=np.float64)
+        J = len(value)
+        zero = Standardizer(np.zeros(n_features), np.ones(n_features))
+        return cls((np.zeros((1, n_features), np.float32), np.zeros((J, 1), np.float32)),
+                   (np.zeros(1, np.float32), np.zeros(J, np.float32)), "relu", zero,
+                   Standardizer(value, np.ones(J)), circular)
 
 
 def build_torch_mlp(n_inputs: int, n_outputs: int, config: MLPConfig):
@@ -213,7 +274,8 @@ def build_torch_mlp(n_inputs: int, n_outputs: int, config: MLPConfig):
     return nn.Sequential(*layers)
 
 
-def mlp_from_torch(net, activation: str, x_norm: Standardizer, y_norm: Standardizer) -> MLPWeights:
+def mlp_from_torch(net, activation: str, x_norm: Standardizer, y_norm: Standardizer,
+                   circular: tuple[int, ...] = ()) -> MLPWeights:
     """Copy the Linear layers of a torch ``nn.Sequential`` (from :func:`build_torch_mlp`) into :class:`MLPWeights`."""
     import torch.nn as nn
 
@@ -221,12 +283,13 @@ def mlp_from_torch(net, activation: str, x_norm: Standardizer, y_norm: Standardi
     return MLPWeights(
         tuple(m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in lin),
         tuple(m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in lin),
-        activation, x_norm, y_norm,
+        activation, x_norm, y_norm, circular,
     )
 
 
 def torch_from_mlp(mlp: MLPWeights):
-    """Rebuild a torch module mapping raw inputs (N, D) to torques (N, J), normalization included (for ONNX export)."""
+    """Rebuild a torch module mapping raw inputs (N, 3J) to torques (N, J), normalization and the continuous joints'
+    (sin q, cos q) included (for ONNX export: the graph holds Sin/Cos, so it is 2π-periodic in those joints)."""
     import torch
     import torch.nn as nn
 
@@ -236,6 +299,11 @@ def torch_from_mlp(mlp: MLPWeights):
         for m, w, b in zip(lin, mlp.weights, mlp.biases):
             m.weight.copy_(torch.from_numpy(np.asarray(w, dtype=np.float32)))
             m.bias.copy_(torch.from_numpy(np.asarray(b, dtype=np.float32)))
+
+    n_joints, circular = mlp.n_outputs, list(mlp.circular)
+    on = np.zeros(n_joints, np.float32)
+    on[circular] = 1.0
+    on_circle, circle_idx = torch.tensor(on), torch.tensor(circular, dtype=torch.int64)
 
     class _Normalized(nn.Module):
         def __init__(self) -> None:
@@ -247,6 +315,10 @@ def torch_from_mlp(mlp: MLPWeights):
             self.register_buffer("y_std", torch.tensor(mlp.y_norm.std, dtype=torch.float32))
 
         def forward(self, x):
+            if circular:  # continuous joints: q -> sin q in place, cos q appended after the angles
+                q = x[:, :n_joints]
+                q = q * (1.0 - on_circle) + torch.sin(q) * on_circle
+                x = torch.cat([q, torch.cos(torch.index_select(x, 1, circle_idx)), x[:, n_joints:]], dim=1)
             return self.net((x - self.x_mean) / self.x_std) * self.y_std + self.y_mean
 
     return _Normalized().eval()

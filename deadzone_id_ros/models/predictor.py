@@ -22,7 +22,8 @@ class LearnedModel:
     Args:
         joint_names: (J,) joint order of every array in and out.
         method: one of :data:`~deadzone_id_ros.models.methods.METHODS` (its entry says which parts it has).
-        mlp: the network (inputs [q, dq, ddq], 3J; outputs J torques [N·m]) or None.
+        mlp: the network (inputs [q, dq, ddq], 3J, continuous joints on the circle; outputs J torques [N·m]) or
+            None.
         rbd: the identified rigid-body model or None.
         dead_zone: the thresholds the model was trained with (kept for evaluation and the artifact).
         metadata: free-form description (the artifact's model.json when loaded from disk).
@@ -35,15 +36,16 @@ class LearnedModel:
                  rbd: RigidBodyModel | None = None, dead_zone: DeadZone | None = None,
                  metadata: dict[str, object] | None = None) -> None:
         entry = get_method(method)
-        want_rbd, want_mlp = entry.rigid_body, entry.learned
+        want_rbd, want_mlp = entry.rigid_body, entry.has_network
         if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):
             raise ValueError(
                 f"method {method!r} needs rbd={'yes' if want_rbd else 'no'} and mlp={'yes' if want_mlp else 'no'}"
             )
         self.joint_names: tuple[str, ...] = tuple(joint_names)
         J = len(self.joint_names)
-        if mlp is not None and (mlp.n_inputs != 3 * J or mlp.n_outputs != J):
-            raise ValueError(f"MLP has {mlp.n_inputs} inputs / {mlp.n_outputs} outputs; {J} joints need {3 * J} / {J}")
+        if mlp is not None and mlp.n_outputs != J:
+            raise ValueError(f"MLP has {mlp.n_raw_inputs} inputs / {mlp.n_outputs} outputs; {J} joints need "
+                             f"{3 * J} / {J}")
         if rbd is not None and rbd.joint_names != self.joint_names:
             raise ValueError(f"rigid-body joints {list(rbd.joint_names)} differ from {list(self.joint_names)}")
         self.method = method

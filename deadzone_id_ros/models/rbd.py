@@ -25,8 +25,18 @@ is identifiable from joint torques. Two fits, both on the rows (sample, joint) w
   Why a prior rather than bounds: on short or single-frequency recordings plain least squares trades parameters
   along nearly collinear directions (e.g. gravity against inertia on a pendulum swinging at one frequency) and
   returns physically inconsistent bodies that do not generalize; the prior keeps those directions at the URDF's
-  values while the data decides what it excites. No sign bound on friction: a link-side torque sensor on an arm
-  moved from outside sees the drive resisting the motion, which fits as negative Coulomb/viscous coefficients.
+  values while the data decides what it excites.
+- ``consistent=True``: the prior fit above (same objective, the lambda given or cross-validated), with every body's
+  pseudo-inertia matrix J_b = [[tr(I)/2 1 - I, m c], [m c^T, m]] (I about the body frame origin) constrained
+  positive semidefinite, J_b >= eps_b 1, the linear matrix inequality of Wensing, Kim, Slotine, "Linear Matrix
+  Inequalities for Physically Consistent Inertial Parameter Identification", IEEE RA-L 2018 (positive mass,
+  positive-definite inertia and the triangle inequalities at once), and rotor inertia >= 0. The regularization is
+  the scaled Euclidean (Tikhonov) distance to the URDF's parameters of the prior fit, not the entropic divergence of
+  Lee, Wensing, Park 2019. eps_b = 1e-6 tr(J_b of the URDF) (1e-9 for a massless URDF body) keeps the result
+  strictly consistent beyond the solver's tolerance. Solved with cvxpy (Clarabel, an interior-point conic solver).
+
+No sign bound on friction in either fit: a link-side torque sensor on an arm moved from outside sees the drive
+resisting the motion, which fits as negative Coulomb/viscous coefficients.
 """
 
 from __future__ import annotations
@@ -42,7 +52,8 @@ import numpy as np
 from ..errors import RobotDescriptionError
 from .base import check_joint_arrays
 
-__all__ = ["PRIOR_GRID", "RigidBodyModel", "RigidBodyRegressor", "fit_rigid_body"]
+__all__ = ["PRIOR_GRID", "RigidBodyModel", "RigidBodyRegressor", "fit_rigid_body", "pseudo_inertia",
+           "urdf_gravity_model"]
 
 _INERTIAL = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 _CHUNK = 20000
@@ -106,6 +117,12 @@ class RigidBodyRegressor:
             + [f"{n}.viscous" for n in self.joint_names]
             + [f"{n}.coulomb" for n in self.joint_names]
         )
+
+    @property
+    def continuous_joints(self) -> tuple[int, ...]:
+        """Indices of the data joints that are continuous in the URDF (no position limit; pinocchio stores them as
+        cos/sin)."""
+        return tuple(int(j) for j in np.flatnonzero(np.asarray(self.robot.nq_joint) == 2))
 
     @property
     def n_columns(self) -> int:
@@ -184,6 +201,7 @@ class RigidBodyModel:
         columns: (K,) indices of the fitted columns into ``regressor.column_names`` (base columns, or all of them).
         coefficients: (K,) identified parameters (SI units of each column).
         fit_info: how it was fitted (``prior_weight``, cross-validation scores, rows); not saved with an artifact.
+        gravity_only: predict the torque at rest, g(q) (dq and ddq taken as zero: the gravity baseline).
 
     :meth:`predict` remembers its last few batch predictions by the content of their arrays (the regressor costs
     ~0.1 ms a sample, and a comparison predicts the same splits for the band, the hybrid residual and each seed).
@@ -193,6 +211,7 @@ class RigidBodyModel:
     columns: np.ndarray
     coefficients: np.ndarray
     fit_info: dict[str, Any] = field(default_factory=dict, compare=False)
+    gravity_only: bool = False
     _memo: OrderedDict[bytes, np.ndarray] = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -209,6 +228,8 @@ class RigidBodyModel:
         q, dq, ddq = check_joint_arrays(self.regressor.n_joints, q=q, dq=dq, ddq=ddq)
         single = q.ndim == 1
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
+        if self.gravity_only:
+            dq2, ddq2 = np.zeros_like(q2), np.zeros_like(q2)
         key = None
         if len(q2) >= _MEMO_ROWS:
             h = hashlib.blake2b(repr(q2.shape).encode())
@@ -249,14 +270,7 @@ class RigidBodyModel:
             if any(x is None for x in v):
                 bad.append(body)
                 continue
-            m, h = v[0], np.array(v[1:4])
-            ixx, ixy, iyy, ixz, iyz, izz = v[4:]
-            inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-            pseudo = np.zeros((4, 4))
-            pseudo[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-            pseudo[:3, 3] = pseudo[3, :3] = h
-            pseudo[3, 3] = m
-            if np.linalg.eigvalsh(pseudo).min() <= 0:
+            if np.linalg.eigvalsh(pseudo_inertia(np.asarray(v, dtype=np.float64))).min() <= 0:
                 bad.append(body)
         return bad
 
@@ -272,6 +286,7 @@ def fit_rigid_body(
     prior_weight: float | str | None = "cv",
     folds: int = 5,
     rcond: float = 1e-10,
+    consistent: bool = False,
 ) -> RigidBodyModel:
     """Identify the parameters on the rows where ``mask`` is True (see the module docstring for both fits).
 
@@ -284,13 +299,18 @@ def fit_rigid_body(
             base columns.
         folds: cross-validation folds (contiguous stretches of the rows), >= 2.
         rcond: relative cut-off of small singular values (badly excited directions) of the plain fit.
+        consistent: constrain every body's pseudo-inertia to be positive definite (module docstring; needs a
+            ``prior_weight``, 0 for none).
 
     Returns:
         the fitted :class:`RigidBodyModel` (``fit_info`` says which lambda and why).
 
     Raises:
-        ValueError: shapes differ, fewer usable rows than base parameters, a bad ``prior_weight`` or ``folds``.
+        ValueError: shapes differ, fewer usable rows than base parameters, a bad ``prior_weight`` or ``folds``,
+            ``consistent`` without a prior weight, or the constrained problem has no solution (the solver's status).
     """
+    if consistent and prior_weight is None:
+        raise ValueError("consistent=True fits every parameter: give prior_weight ('cv' or a number >= 0)")
     q, dq, ddq = check_joint_arrays(regressor.n_joints, q=q, dq=dq, ddq=ddq)
     tau = np.asarray(tau, dtype=np.float64)
     if tau.shape != q.shape or q.ndim != 2:
@@ -307,7 +327,7 @@ def fit_rigid_body(
             raise ValueError(f"prior_weight = {prior_weight!r} must be 'cv', a number >= 0 or None")
         if not (isinstance(folds, int) and folds >= 2):
             raise ValueError(f"folds = {folds!r} must be an integer >= 2")
-        return _fit_with_prior(regressor, q, dq, ddq, tau, mask, prior_weight, folds)
+        return _fit_with_prior(regressor, q, dq, ddq, tau, mask, prior_weight, folds, consistent)
     import scipy.linalg  # here, not at the top: `deadzone-id --help` must not load scipy
 
     R: np.ndarray | None = None
@@ -352,7 +372,8 @@ def _normal_equations(regressor: RigidBodyRegressor, q: np.ndarray, dq: np.ndarr
 
 
 def _fit_with_prior(regressor: RigidBodyRegressor, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, tau: np.ndarray,
-                    mask: np.ndarray, prior_weight: float | str, folds: int) -> RigidBodyModel:
+                    mask: np.ndarray, prior_weight: float | str, folds: int,
+                    consistent: bool = False) -> RigidBodyModel:
     """The prior fit of :func:`fit_rigid_body` (module docstring): lambda by K-fold CV, then a fit on every row."""
     A, b, yy, n = _normal_equations(regressor, q, dq, ddq, tau, mask, folds)
     theta0 = regressor.prior_parameters()
@@ -391,8 +412,103 @@ def _fit_with_prior(regressor: RigidBodyRegressor, q: np.ndarray, dq: np.ndarray
         best = min(reversed(grid), key=lambda lam: scores[lam])  # ties: the stronger prior
     else:
         best = grid[0]
-    theta = solve(A.sum(0), b.sum(0), float(n.sum()), best)
-    info = {"prior_weight": best, "cv_nrmse": {f"{k:g}": v for k, v in scores.items()}, "folds": folds,
-            "rows": int(n.sum()), "prior": "URDF inertias, damping, friction; zero rotor inertia"}
-    return RigidBodyModel(regressor, np.arange(regressor.n_columns), theta, info)
+    if consistent:
+        G = np.einsum("j,jpq->pq", w, A.sum(0)) / float(n.sum())
+        g = np.einsum("j,jp->p", w, b.sum(0)) / float(n.sum())
+        theta, status = _solve_consistent(regressor, G, g, theta0, best)
+    else:
+        theta, status = solve(A.sum(0), b.sum(0), float(n.sum()), best), ""
+    info: dict[str, Any] = {"prior_weight": best, "cv_nrmse": {f"{k:g}": v for k, v in scores.items()},
+                            "folds": folds, "rows": int(n.sum()),
+                            "prior": "URDF inertias, damping, friction; zero rotor inertia"}
+    model = RigidBodyModel(regressor, np.arange(regressor.n_columns), theta, info)
+    info["consistent"] = consistent
+    info["solver_status"] = status
+    info["inconsistent_bodies"] = model.inconsistent_bodies()
+    return model
+
+
+def pseudo_inertia(params: np.ndarray) -> np.ndarray:
+    """The 4x4 pseudo-inertia matrix [[tr(I)/2 1 - I, h], [h^T, m]] of one body's 10 inertial parameters (P,) in
+    pinocchio's order [m, h_x, h_y, h_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] (h = m c [kg·m], I about the body frame
+    origin [kg·m²]); positive definite exactly when the body is physically consistent (Wensing, Kim, Slotine 2018).
+
+    Raises:
+        ValueError: ``params`` does not hold 10 values.
+    """
+    p = np.asarray(params, dtype=np.float64)
+    if p.shape != (10,):
+        raise ValueError(f"params must hold 10 inertial parameters, got shape {p.shape}")
+    return sum((p[k] * _PSEUDO_BASIS[k] for k in range(10)), np.zeros((4, 4)))
+
+
+def _pseudo_basis() -> np.ndarray:
+    """(10, 4, 4) B_k with pseudo_inertia(p) = sum_k p_k B_k (linear in the parameters)."""
+    B = np.zeros((10, 4, 4))
+    B[0, 3, 3] = 1.0
+    for k, i in ((1, 0), (2, 1), (3, 2)):
+        B[k, i, 3] = B[k, 3, i] = 1.0
+    diag = {4: (-0.5, 0.5, 0.5), 6: (0.5, -0.5, 0.5), 9: (0.5, 0.5, -0.5)}  # Ixx, Iyy, Izz -> Sigma diagonal
+    for k, d in diag.items():
+        B[k, :3, :3] = np.diag(d)
+    for k, (i, j) in ((5, (0, 1)), (7, (0, 2)), (8, (1, 2))):  # Ixy, Ixz, Iyz -> -I off the diagonal
+        B[k, i, j] = B[k, j, i] = -1.0
+    return B
+
+
+_PSEUDO_BASIS = _pseudo_basis()
+
+
+def _solve_consistent(regressor: RigidBodyRegressor, G: np.ndarray, g: np.ndarray, theta0: np.ndarray,
+                      lam: float) -> tuple[np.ndarray, str]:
+    """min theta^T G theta - 2 g^T theta + lam sum_k s_k^2 (theta_k - theta0_k)^2 subject to every body's
+    pseudo-inertia >= eps_b 1 and rotor inertia >= 0 (module docstring), with cvxpy and Clarabel, in the
+    column-scaled variables z = theta s of the unconstrained solve.
+
+    Returns:
+        (theta (P,), the solver's status).
+
+    Raises:
+        ValueError: the solver finds no solution (status named).
+    """
+    import cvxpy as cp
+
+    s2 = np.maximum(np.diag(G).copy(), 1e-10 * max(float(np.diag(G).max()), 1e-300))
+    d = 1.0 / np.sqrt(s2)
+    M = d[:, None] * G * d[None, :]
+    evals, evecs = np.linalg.eigh(0.5 * (M + M.T))
+    keep = evals > 1e-12 * max(float(evals.max()), 1e-300)
+    A = np.sqrt(evals[keep])[:, None] * evecs[:, keep].T
+    z = cp.Variable(len(d))
+    z0 = theta0 / d
+    objective = cp.sum_squares(A @ z) - 2 * (d * g) @ z + lam * cp.sum_squares(z - z0)
+    constraints = []
+    for b in range(regressor.n_inertial // 10):
+        sl = slice(10 * b, 10 * b + 10)
+        J0 = pseudo_inertia(theta0[sl])
+        eps = 1e-6 * float(np.trace(J0)) if np.trace(J0) > 0 else 1e-9
+        Jb = sum(d[10 * b + k] * z[10 * b + k] * _PSEUDO_BASIS[k] for k in range(10))
+        constraints.append(0.5 * (Jb + Jb.T) >> eps * np.eye(4))
+    arm = slice(regressor.n_inertial, regressor.n_inertial + regressor.n_joints)
+    constraints.append(z[arm] >= 0)
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # "may be inaccurate": said by the status, and consistency is checked after
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as err:
+        raise ValueError(f"physically consistent identification: the solver failed ({err})") from err
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
+        raise ValueError(f"physically consistent identification: no solution (solver status {problem.status!r})")
+    return d * np.asarray(z.value, dtype=np.float64), str(problem.status)
+
+
+def urdf_gravity_model(regressor: RigidBodyRegressor) -> RigidBodyModel:
+    """The gravity baseline: the URDF's own inertial parameters, nothing fitted, predicting g(q) (the torque that
+    holds each pose at rest; dq and ddq are ignored)."""
+    n = regressor.n_inertial
+    return RigidBodyModel(regressor, np.arange(n), regressor.prior_parameters()[:n],
+                          {"prior": "URDF inertias, gravity only"}, gravity_only=True)
 

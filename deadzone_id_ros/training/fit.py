@@ -111,7 +111,8 @@ class FitPlan:
     Attributes:
         method, seed: what is fitted.  joint_names: (J,).  dead_zone: stored with the model.  rbd: the identified
         rigid-body part (rbd, hybrid) or None.  spec: the network to train (None: rbd only).  usable_fraction:
-        see :func:`usable_fraction`.  info: the fit's record so far (no training figures yet).
+        see :func:`usable_fraction`.  info: the fit's record so far (no training figures yet).  fixed_mlp: a
+        network part that is not trained (the constant baseline), or None.
     """
 
     method: str
@@ -122,10 +123,11 @@ class FitPlan:
     spec: MLPSpec | None
     usable_fraction: float
     info: FitSummary
+    fixed_mlp: MLPWeights | None = None
 
     def finish(self, trained: tuple[MLPWeights, TrainInfo] | None) -> FitResult:
         """The fit, given the trained network of :attr:`spec` (None when there is none)."""
-        info, mlp = self.info, None
+        info, mlp = self.info, self.fixed_mlp
         if trained is not None:
             mlp, t = trained
             info = info.with_training(t.steps, t.best_step, t.best_val_loss, t.final_train_loss, t.stopped_early,

@@ -20,8 +20,8 @@ import numpy as np
 from ..data.deadzone import DeadZone
 from ..errors import DataError, RobotDescriptionError
 from ..models.methods import Method, get_method, resolve_methods
-from ..models.mlp import MLPWeights
-from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body
+from ..models.mlp import MLPWeights, circle_features
+from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body, urdf_gravity_model
 from .config import TrainConfig
 from .fit import FitPlan, FitResult, Stacked, fit_plans, identify_band_halfwidth
 from .fit_summary import FitSummary
@@ -43,6 +43,9 @@ class SharedFits:
             :attr:`rbd_error`), or None (no URDF).
         no_rigid_body: why there is no regressor when ``regressor`` is None (names the fix, e.g. --urdf).
         log: receives the identified band.  unit: torque unit of that line.
+        circular_joints: indices of the continuous joints, every network sees them as (sin q, cos q)
+            (:func:`~deadzone_id_ros.models.mlp.circle_features`); None (default): the URDF's continuous joints when
+            there is a regressor (:attr:`circular`), none without a URDF.
     """
 
     train: Stacked
@@ -52,7 +55,11 @@ class SharedFits:
     no_rigid_body: str = ""
     log: Callable[[str], None] | None = None
     unit: str = "N·m"
+    circular_joints: tuple[int, ...] | None = None
+    _structure: RigidBodyRegressor | DataError | RobotDescriptionError | None = field(default=None, init=False,
+                                                                                      repr=False)
     _rbd: RigidBodyModel | None = field(default=None, init=False, repr=False)
+    _others: dict[str, RigidBodyModel | DataError] = field(default_factory=dict, init=False, repr=False)
     _rbd_rows: int | None = field(default=None, init=False, repr=False)
     _rbd_error: DataError | RobotDescriptionError | None = field(default=None, init=False, repr=False)
     _rbd_done: bool = field(default=False, init=False, repr=False)
@@ -62,7 +69,7 @@ class SharedFits:
     def with_rbd(cls, train: Stacked, val: Stacked, dead_zone: DeadZone, rbd: RigidBodyModel,
                  band: np.ndarray | None = None) -> SharedFits:
         """Shared fits around an already identified rigid body (and band, when given)."""
-        out = cls(train, val, dead_zone)
+        out = cls(train, val, dead_zone, rbd.regressor)
         out._rbd, out._rbd_done = rbd, True
         out._band = None if band is None else np.asarray(band, dtype=np.float64)
         return out
@@ -72,11 +79,9 @@ class SharedFits:
         """The rigid body identified on the moving pairs of :attr:`train`, or None (:attr:`rbd_error` says why)."""
         if not self._rbd_done:
             self._rbd_done = True
-            reg, t = self.regressor, self.train
+            t = self.train
             try:
-                if reg is None:
-                    raise DataError(self.no_rigid_body or "no URDF matching the data's joints (pass --urdf)")
-                structure = reg if isinstance(reg, RigidBodyRegressor) else reg()
+                structure = self._get_structure()
                 try:
                     self._rbd = fit_rigid_body(structure, t.q, t.dq, t.ddq, t.tau, t.r)
                 except ValueError as err:
@@ -85,6 +90,70 @@ class SharedFits:
             except (DataError, RobotDescriptionError) as err:
                 self._rbd_error = err
         return self._rbd
+
+    def _get_structure(self) -> RigidBodyRegressor:
+        """The rigid-body structure, built once.
+
+        Raises:
+            DataError, RobotDescriptionError: no URDF, or it does not match the data.
+        """
+        if self._structure is None:
+            reg = self.regressor
+            try:
+                if reg is None:
+                    raise DataError(self.no_rigid_body or "no URDF matching the data's joints (pass --urdf)")
+                self._structure = reg if isinstance(reg, RigidBodyRegressor) else reg()
+            except (DataError, RobotDescriptionError) as err:
+                self._structure = err
+        if isinstance(self._structure, (DataError, RobotDescriptionError)):
+            raise self._structure
+        return self._structure
+
+    @property
+    def circular(self) -> tuple[int, ...]:
+        """Indices of the joints that enter every network as (sin q, cos q): ``circular_joints`` when given, else
+        the URDF's continuous joints (none without a URDF)."""
+        if self.circular_joints is None:
+            try:
+                self.circular_joints = self._get_structure().continuous_joints
+            except (DataError, RobotDescriptionError):
+                self.circular_joints = ()
+        return self.circular_joints
+
+    def rigid_body_for(self, method: Method) -> RigidBodyModel | None:
+        """The rigid-body part of ``method`` (its :attr:`~.Method.identification` and baseline), identified once per
+        kind: "prior" is :attr:`rbd`; "consistent" refits with the pseudo-inertia constraints at the prior weight
+        that :attr:`rbd`'s cross-validation chose; "urdf" with the gravity baseline is the URDF's gravity torque.
+        None: no rigid body (:attr:`rbd_error` says why).
+
+        Raises:
+            DataError: the consistent fit failed (the solver's reason).
+        """
+        if method.identification == "prior":
+            return self.rbd
+        key = f"{method.identification}:{method.baseline}"
+        if key not in self._others:
+            prior = self.rbd
+            if prior is None:
+                return None
+            t = self.train
+            try:
+                if method.identification == "urdf":
+                    self._others[key] = urdf_gravity_model(prior.regressor)
+                else:
+                    lam = prior.fit_info.get("prior_weight", 1e-3)
+                    self._others[key] = fit_rigid_body(prior.regressor, t.q, t.dq, t.ddq, t.tau, t.r,
+                                                       prior_weight=float(lam), consistent=True)
+            except ValueError as err:
+                self._others[key] = DataError(f"{method.name}: rigid-body fit: {err}")
+        got = self._others[key]
+        if isinstance(got, DataError):
+            raise got
+        return got
+
+    def features(self, data: Stacked) -> np.ndarray:
+        """(N, 3J + C) network features of ``data`` (continuous joints on the circle)."""
+        return circle_features(data.x, len(data.joint_names), self.circular)
 
     @property
     def rbd_error(self) -> DataError | RobotDescriptionError | None:
@@ -119,7 +188,7 @@ def _rigid_body(method: Method, shared: SharedFits) -> RigidBodyModel | None:
     need = method.needs.rigid_body
     if need == "none":
         return None
-    rbd = shared.rbd
+    rbd = shared.rigid_body_for(method) if need == "required" else shared.rbd
     if rbd is None and need == "required":
         err = shared.rbd_error
         raise (type(err) if err is not None else DataError)(str(err))
@@ -150,7 +219,12 @@ def plan_method(method: str | Method, seeds: Sequence[int], shared: SharedFits, 
     usable = entry.usable_fraction(train.r)
     info = FitSummary(entry.name, seeds[0], rbd_rows=shared.rbd_rows if rbd is not None else None)
     if not needs.network:
-        return [FitPlan(entry.name, seeds[0], train.joint_names, dead_zone, rbd, None, usable, info)]
+        fixed = None
+        if entry.baseline == "mean":  # the constant baseline: each joint's mean torque over its moving pairs
+            n = train.r.sum(axis=0)
+            mean = np.where(n > 0, (train.tau * train.r).sum(axis=0) / np.maximum(n, 1), train.tau.mean(axis=0))
+            fixed = MLPWeights.constant(mean, 3 * len(train.joint_names) + len(shared.circular), shared.circular)
+        return [FitPlan(entry.name, seeds[0], train.joint_names, dead_zone, rbd, None, usable, info, fixed)]
     tr, va = train, val
     rows = entry.train_rows(train.r)
     if rows is not None:
@@ -167,12 +241,12 @@ def plan_method(method: str | Method, seeds: Sequence[int], shared: SharedFits, 
     loss = entry.make_loss(**({} if band is None else {"band": band}))
     r_tr = tr.r if needs.mask else np.ones_like(tr.r)
     r_va = va.r if needs.mask else np.ones_like(va.r)
-    arr_tr, arr_va = TrainArrays(tr.x, y_tr, r_tr), TrainArrays(va.x, y_va, r_va)
+    arr_tr, arr_va = TrainArrays(shared.features(tr), y_tr, r_tr), TrainArrays(shared.features(va), y_va, r_va)
     info = dataclasses.replace(info, loss=entry.loss, train_samples=len(tr), val_samples=len(va),
                                band_halfwidth=None if band is None else band.tolist())
     keep_rbd = rbd if needs.rigid_body == "required" else None
     return [FitPlan(entry.name, s, train.joint_names, dead_zone, keep_rbd,
-                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or entry.name} seed {s}", init),
+                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or entry.name} seed {s}", init, shared.circular),
                     usable, dataclasses.replace(info, seed=s)) for s in seeds]
 
 

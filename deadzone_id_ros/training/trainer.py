@@ -131,6 +131,8 @@ class MLPSpec:
         init: warm start (``deadzone-id improve``): start from these weights and keep their standardizers instead
             of a seeded initialization and the training split's mean/std; its architecture must be ``config``'s
             and its widths the data's (``ValueError`` otherwise). None (default): a fresh network.
+        circular: the continuous joints' indices; ``train.x`` holds their (sin q, cos q) features
+            (:func:`~deadzone_id_ros.models.mlp.circle_features`), and the trained network keeps the indices.
 
     Specs that share a TrainArrays object (the seeds of one method) share its standardized tensors.
     """
@@ -141,6 +143,7 @@ class MLPSpec:
     seed: int
     desc: str = "train"
     init: MLPWeights | None = None
+    circular: tuple[int, ...] = ()
 
 
 def _warm_state(init: MLPWeights, d: int, j: int, config: TrainConfig) -> list[Tensor]:
@@ -175,6 +178,7 @@ class _Net:
             raise DataError(f"{spec.desc}: every (sample, joint) pair of the training split is inside the dead zone")
         val = stopping_rows(spec.val, config.stop_val_samples)
         self.desc = spec.desc
+        self.circular = tuple(spec.circular)
         self.has_val = val is not None and len(val) > 0 and (not needs_moving or bool(val.r.any()))
         key = (id(spec.train), id(spec.val), int(type(loss).uses_mask), int(self.has_val), id(spec.init))
         if key not in cache:  # the seeds of one method standardize the same arrays once
@@ -352,5 +356,5 @@ def _results(nets: list[_Net], seconds: float, samples: int, activation: str) ->
         state = m.best_state if m.best_state is not None else [p.numpy() for p in m.init]
         out.append((MLPWeights(tuple(np.asarray(w, dtype=np.float32).copy() for w in state[0::2]),
                                tuple(np.asarray(b, dtype=np.float32).copy() for b in state[1::2]), activation,
-                               m.x_norm, m.y_norm), m.info))
+                               m.x_norm, m.y_norm, m.circular), m.info))
     return out

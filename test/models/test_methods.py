@@ -12,12 +12,25 @@ from deadzone_id_ros.models import LOSSES, METHODS, Loss, Method, get_method, re
 torch.set_num_threads(1)
 
 
-def test_registry_holds_the_six_methods_with_their_parts_and_losses():
-    assert list(METHODS) == ["masked", "conventional", "mse_all", "band", "rbd", "hybrid"]
+def test_registry_holds_the_methods_and_baselines_with_their_parts_and_losses():
+    assert list(METHODS) == ["masked", "conventional", "mse_all", "band", "rbd", "hybrid", "rbd_consistent",
+                             "constant", "gravity"]
     parts = {n: (m.rigid_body, m.learned, m.loss, m.rows) for n, m in METHODS.items()}
     assert parts == {"masked": (False, True, "masked", "all"), "conventional": (False, True, "mse", "all_moving"),
                      "mse_all": (False, True, "mse", "all"), "band": (False, True, "band", "all"),
-                     "rbd": (True, False, None, "all"), "hybrid": (True, True, "masked", "all")}
+                     "rbd": (True, False, None, "all"), "hybrid": (True, True, "masked", "all"),
+                     "rbd_consistent": (True, False, None, "all"), "constant": (False, False, None, "all"),
+                     "gravity": (True, False, None, "all")}
+    assert [m.name for m in METHODS.values() if m.has_network and not m.learned] == ["constant"]
+    assert sorted(METHODS.values(), key=lambda m: m.simplicity)[0].name == "constant"
+
+
+def test_an_opt_in_method_runs_only_when_named():
+    from deadzone_id_ros.models.methods import resolve_methods
+
+    default = [m.name for m in resolve_methods(None)]
+    assert "rbd_consistent" not in default and {"masked", "constant", "gravity"} <= set(default)
+    assert [m.name for m in resolve_methods(["rbd_consistent"])] == ["rbd_consistent"]
 
 
 def test_usable_fraction_follows_rows_and_loss():
@@ -42,6 +55,14 @@ def test_registry_errors():
         Method("x", rigid_body=False, loss="mse", rows="some")
     with pytest.raises(ValueError, match="already registered"):
         register_loss("mse")(Loss)
+    with pytest.raises(ValueError, match="baseline = 'median'"):
+        Method("x", rigid_body=False, loss=None, baseline="median")
+    with pytest.raises(ValueError, match="a baseline learns nothing"):
+        Method("x", rigid_body=False, loss="mse", baseline="mean")
+    with pytest.raises(ValueError, match="identification = 'lmi'"):
+        Method("x", rigid_body=True, loss=None, identification="lmi")
+    with pytest.raises(ValueError, match="gravity baseline is the URDF's rigid body"):
+        Method("x", rigid_body=True, loss=None, baseline="gravity")
 
 
 def test_a_new_method_is_one_entry_and_one_loss_class(sim_dataset_small):

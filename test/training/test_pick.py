@@ -10,6 +10,7 @@ import pytest
 from deadzone_id_ros.experiments.compare.efficiency import efficiency_rows
 from deadzone_id_ros.experiments.compare.pick import PREDICTABLE_RATIO, choose_pick, diagnose_stuck, pick_seed
 from deadzone_id_ros.experiments.compare.results import DataEfficiency, MethodDeadZone, MethodResult
+from deadzone_id_ros.models.methods import METHODS
 
 
 def _result(test: float, val: float, val_per_seed=(None,)) -> MethodResult:
@@ -77,6 +78,22 @@ def test_a_clear_margin_and_no_spread_are_said_so():
     assert rbd.spread == pytest.approx(np.std([0.01, 0.03], ddof=1)) and rbd.tie is False  # margin 0.02 > 0.014
 
 
+def test_a_tie_goes_to_the_simpler_method():
+    # hybrid beats rbd by 0.005 N·m, within the 0.014 spread of their difference over seeds: rbd (simpler) is chosen
+    scores = {"hybrid": [[0.49, 0.51, 0.485]], "rbd": [[0.4967]], "constant": [[0.9]]}
+    means = {m: float(np.mean(v)) for m, v in scores.items()}
+    pick = choose_pick(means, scores=scores)
+    assert pick.method == "rbd" and pick.runner_up == "hybrid" and pick.tie is True
+    assert pick.validation_rmse_mean == pytest.approx(0.4967) and pick.margin < 0
+    assert "simpler rbd" in pick.confidence and "the simpler method is chosen" in pick.reason
+    # beyond the spread the better, more complex method stays the pick
+    clear = {"hybrid": [[0.40, 0.41, 0.405]], "rbd": [[0.4967]]}
+    assert choose_pick({m: float(np.mean(v)) for m, v in clear.items()}, scores=clear).method == "hybrid"
+    # a tie between two networks stays with the lower mean: only references that learn nothing take a tie
+    nets = {"hybrid": [[0.49, 0.51, 0.485]], "masked": [[0.50, 0.50, 0.50]]}
+    assert choose_pick({m: float(np.mean(v)) for m, v in nets.items()}, scores=nets).method == "hybrid"
+
+
 def test_pick_seed_is_the_lowest_validation_seed():
     assert pick_seed(_result(1.0, 1.0, (0.3, 0.1, 0.2))) == 1
     assert pick_seed(_result(1.0, 1.0, (None, 0.5))) == 1
@@ -130,8 +147,12 @@ def test_compare_report_carries_and_exports_the_pick(compared_report):
     assert {"method", "reason", "validation_rmse_mean"} <= set(pick)
     vals = {m: e["validation_rmse_mean"] for m, e in report["methods"].items()}
     ranked_by = pick["cv"]["rmse_mean"] if pick["cv"] else vals  # few validation blocks: cross-validation decides
-    assert pick["method"] == min(ranked_by, key=ranked_by.get) and pick["validation_rmse_mean"] == pytest.approx(
-        vals[pick["method"]])
+    best = min(ranked_by, key=ranked_by.get)
+    if pick["method"] != best:  # a tie goes to the simpler method
+        assert pick["runner_up"] == best and pick["tie"]
+        assert ranked_by[pick["method"]] - ranked_by[best] <= pick["spread"]
+        assert METHODS[pick["method"]].simplicity < METHODS[best].simplicity
+    assert pick["validation_rmse_mean"] == pytest.approx(vals[pick["method"]])
     assert pick["selection"] == ("cross-validation" if pick["cv"] else "validation") and pick["confidence"]
     model = load_artifact(out / pick["artifact"])
     assert model.method == pick["method"] and model.metadata["metrics"]["seed"] == pick["seed"]

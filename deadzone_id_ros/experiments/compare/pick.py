@@ -8,6 +8,10 @@ error would make that estimate optimistic: the minimum of several noisy test err
 When the validation split has too few blocks to choose by, the methods are ranked by cross-validation over time blocks
 of train+validation instead (:mod:`.compare.pick_cv`). Either way the pick says how sure it is: its margin over the
 runner-up against the spread of their difference over seeds (and folds); a margin within that spread is a tie.
+A tie with a reference that learns nothing (the constant baseline, the URDF's gravity, the identified rigid bodies:
+no trained network) goes to the simplest such reference (:attr:`~deadzone_id_ros.models.methods.Method.simplicity`):
+the pick never deploys a network that beats one of them by no more than the spread of their difference. Ties between
+networks stay with the lower mean.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ def choose_pick(validation_rmse: Mapping[str, float | None], unit: str = "N·m",
     if not ranked:
         raise ValueError(f"no method has a validation RMSE to pick by: {dict(validation_rmse)}")
     best, _, method = ranked[0]
+    simpler = _simpler_within_spread(method, best, ranked, scores or {})
     what, over = ("validation", "seeds") if basis == "validation" else ("cross-validation", "folds and seeds")
     reason = f"lowest mean {what} RMSE ({best:.4g} {unit} over its {over})"
     pick = Pick(method=method, reason="", validation_rmse_mean=float(best), artifact=PICK_DIR, selection=basis)
@@ -68,9 +73,37 @@ def choose_pick(validation_rmse: Mapping[str, float | None], unit: str = "N·m",
         pick.spread = margin_spread((scores or {}).get(method), (scores or {}).get(other))
         pick.tie = None if pick.spread is None else bool(pick.margin <= pick.spread)
     pick.confidence = confidence(pick, unit)
+    if simpler is not None:
+        name, value, spread = simpler
+        pick = Pick(method=name, reason="", validation_rmse_mean=value, artifact=PICK_DIR, selection=basis,
+                    runner_up=method, margin=best - value, spread=spread, tie=True)
+        reason = (f"{method} has the lowest mean {what} RMSE ({best:.4g} {unit} over its {over}), but the simpler "
+                  f"{name} ({value:.4g} {unit}) is within the spread {spread:.4g} {unit} of their difference: the "
+                  "simpler method is chosen")
+        pick.confidence = (f"{method} beats {name} by {value - best:.4g} {unit}, within the spread {spread:.4g} "
+                           f"{unit} over {over}: a tie, which goes to the simpler {name}")
     where = "on the validation split" if basis == "validation" else "by cross-validation over train+validation blocks"
     pick.reason = reason + f"; chosen {where}, never the test split"
     return pick
+
+
+def _simpler_within_spread(method: str, best: float, ranked: Sequence[tuple[float, int, str]],
+                           scores: Mapping[str, Sequence[Sequence[float | None]]]) -> tuple[str, float, float] | None:
+    """The simplest method without a trained network (then the lowest error) that ``method`` (error ``best``) beats
+    by no more than the spread of their paired difference, as (name, its error, the spread); None when there is none
+    (or no spread)."""
+    rank = METHODS[method].simplicity if method in METHODS else math.inf
+    cands = []
+    for value, _, other in ranked[1:]:
+        if other not in METHODS or METHODS[other].learned or METHODS[other].simplicity >= rank:
+            continue
+        spread = margin_spread(scores.get(method), scores.get(other))
+        if spread is not None and value - best <= spread:
+            cands.append((METHODS[other].simplicity, value, other, spread))
+    if not cands:
+        return None
+    _, value, other, spread = min(cands)
+    return other, value, spread
 
 
 def margin_spread(best: Sequence[Sequence[float | None]] | None,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...models.methods import CONSISTENT_RIGID_BODY, CONSTANT, GRAVITY, method_with_role
 from ...training.blocks import MISSING
 from .pick import PREDICTABLE_RATIO
 from .pick_report import fraction_cell, pick_section
@@ -21,7 +22,8 @@ from .results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, M
 if TYPE_CHECKING:
     from ...training.fit import Stacked
 
-__all__ = ["compare_markdown", "data_origin", "efficiency_reading", "fmt_joints", "num", "verdict", "write_report"]
+__all__ = ["baseline_lines", "compare_markdown", "data_origin", "efficiency_reading", "fmt_joints", "num", "verdict",
+           "write_report"]
 
 
 def write_report(out: Path, report: CompareReport, test: Stacked, preds: dict[str, np.ndarray],
@@ -240,6 +242,51 @@ def _num(value: float | None) -> float:
 
 # --- compare: the verdict -------------------------------------------------------------------------------------------
 
+def _worse_than(report: CompareReport, ref: str) -> list[tuple[str, float, bool]]:
+    """(method, its mean test RMSE over ``ref``'s - 1, beyond twice the seed spread) of every other method whose
+    mean test RMSE is above ``ref``'s."""
+    ms = report.methods
+    r = ms[ref]
+    out = []
+    for m, e in ms.items():
+        if m == ref or e.rmse_mean is None or r.rmse_mean is None or not e.rmse_mean > r.rmse_mean:
+            continue
+        spread = 2 * math.hypot(e.rmse_mean_std or 0.0, r.rmse_mean_std or 0.0)
+        out.append((m, e.rmse_mean / max(r.rmse_mean, 1e-300) - 1, e.rmse_mean - r.rmse_mean > spread))
+    return out
+
+
+def baseline_lines(report: CompareReport) -> list[str]:
+    """The verdict's plain words on the simple references: every method worse than the constant baseline (each
+    joint's mean training torque) and every method worse than the identified rigid body, by name, on the mean test
+    RMSE; and the URDF's gravity torque and the physically consistent rigid body where they ran."""
+    ms, unit = report.methods, report.torque_unit
+    out: list[str] = []
+    const, rigid = method_with_role(CONSTANT), RIGID
+    for ref, what in ((const, "the constant baseline (predicting each joint's mean training torque)"),
+                      (rigid, "the identified rigid body alone")):
+        if not ref or ref not in ms or ms[ref].rmse_mean is None:
+            continue
+        worse = [w for w in _worse_than(report, ref) if not (ref == rigid and w[0] == const)]
+        if not worse:
+            out.append(f"No method is worse than {what} ({ref}, {_fmt(ms[ref].rmse_mean)} {unit}).")
+            continue
+        names = ", ".join(f"{m} ({rel:+.0%}{'' if clear else ', within twice the seed spread'})"
+                          for m, rel, clear in worse)
+        out.append(f"**Worse than {what}** ({ref}, {_fmt(ms[ref].rmse_mean)} {unit} mean test RMSE): {names}. "
+                   + ("A model worse than a constant has learned nothing that holds on the held-out blocks; do not "
+                      "deploy it." if ref == const else
+                      "Their learned part costs accuracy here; the rigid body alone is the better model."))
+    grav, cons = method_with_role(GRAVITY), method_with_role(CONSISTENT_RIGID_BODY)
+    if grav in ms and ms[grav].rmse_mean is not None:
+        out.append(f"The URDF's gravity torque alone ({grav}, nothing fitted) reaches {_fmt(ms[grav].rmse_mean)} "
+                   f"{unit}.")
+    if cons in ms and ms[cons].rmse_mean is not None and rigid in ms and ms[rigid].rmse_mean is not None:
+        out.append(f"The physically consistent rigid body ({cons}) reaches {_fmt(ms[cons].rmse_mean)} {unit} "
+                   f"against {_fmt(ms[rigid].rmse_mean)} {unit} for the unconstrained {rigid}.")
+    return out
+
+
 def _masked_vs_conventional(report: CompareReport) -> list[str]:
     a, b = report.methods[PROP], report.methods[CONV]
     a_mean, b_mean = _num(a.rmse_mean), _num(b.rmse_mean)
@@ -251,10 +298,14 @@ def _masked_vs_conventional(report: CompareReport) -> list[str]:
     if one_seed:
         out.append("One training seed only (--quick): there is no seed-to-seed spread to judge differences by.")
     dz = report.dead_zone
+    const = method_with_role(CONSTANT)
+    c_mean = _num(report.methods[const].rmse_mean) if const in report.methods else float("nan")
     if diff > 0 and clear:
         out.append(f"The masked (dead-zone) loss is {diff:.1%} more accurate than the conventional method "
                    "(beyond twice the seed-to-seed spread), while learning from "
-                   f"{a.usable_fraction:.0%} of the pairs instead of {b.usable_fraction:.0%} of the samples.")
+                   f"{a.usable_fraction:.0%} of the pairs instead of {b.usable_fraction:.0%} of the samples"
+                   + (f"; but both are worse than the constant baseline ({const}), so neither is worth deploying."
+                      if a_mean > c_mean else "."))
     elif diff > 0:
         out.append(f"Masked and conventional are not clearly different here: masked is {diff:.1%} lower, but "
                    + ("one seed cannot show whether that is more than seed-to-seed variation" if one_seed else
@@ -333,6 +384,7 @@ def verdict(report: CompareReport) -> list[str]:
                    f"{report.data.samples.train} training samples for {len(report.joint_names)} joints "
                    "the test blocks visit states the training blocks do not cover, so the differences between "
                    "methods below say little about the loss functions.")
+    out += baseline_lines(report)
     if PROP in ms and CONV in ms:
         out += _masked_vs_conventional(report)
     if NAIVE_M in ms and PROP in ms:

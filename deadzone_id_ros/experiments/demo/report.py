@@ -10,7 +10,7 @@ import numpy as np
 from ..closed_loop.report import closed_loop_markdown
 from ..closed_loop.run import TRACKING_PLOT
 from ..compare.pick_report import fraction_cell
-from ..compare.report import fmt_joints, mean_std, num
+from ..compare.report import baseline_lines, fmt_joints, mean_std, num
 from ..compare.results import CONV, PROP, CompareReport
 from .results import DemoReport
 
@@ -149,6 +149,8 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
         "",
         *_torque_lines(report),
         "",
+        *baseline_lines(report.compare),
+        "",
         f"Full comparison: [{rel(compare_dir / 'report.md')}]({rel(compare_dir / 'report.md')}) — dead-zone "
         "behaviour, per-seed numbers and plots.",
         "",
@@ -235,7 +237,8 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
              "blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
         origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
-        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *dead_zone_line(rep), "",
+        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep), "",
+                  *dead_zone_line(rep), "",
                   *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]
     return "\n".join(lines)

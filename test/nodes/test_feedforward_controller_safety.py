@@ -16,6 +16,7 @@ from std_srvs.srv import Trigger
 
 from deadzone_id_ros.control.feedforward_controller_params import PARAMETER_RANGES
 from deadzone_id_ros.nodes.feedforward_controller import FeedforwardControllerNode
+from deadzone_id_ros.sensing.sensor import SENSING_RANGES
 
 NAMES = ["joint1", "joint2", "joint3"]
 Q0 = [0.0, 0.3, 0.6]
@@ -102,7 +103,7 @@ def test_parameters_have_descriptions_and_ranges_and_apply_live(make_node):
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool) or (
             isinstance(value, list) and value and isinstance(value[0], float))
         if numeric:
-            assert name in PARAMETER_RANGES, f"{name} has no range"
+            assert name in PARAMETER_RANGES or name in SENSING_RANGES, f"{name} has no range"
     assert node.describe_parameter("watchdog_timeout").floating_point_range[0].to_value == 10.0
     # a live change is applied to the running controller
     assert node.set_parameters([Parameter("kp", value=[100.0, 200.0, 300.0])])[0].successful

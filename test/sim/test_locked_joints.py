@@ -166,7 +166,7 @@ def test_the_locked_joints_travel_with_the_configs_dict_form(tmp_path):
 def test_every_simulator_entry_point_carries_the_profiles_locked_joints(name):
     """simulate / demo (simulation_configs), closed-loop and improve (their default configs), the sim_arm node and
     replay of a parameter file (load_sim_config with the robot parameter) all build the profile's locked robot."""
-    from deadzone_id_ros.experiments.closed_loop import _default_configs
+    from deadzone_id_ros.experiments.closed_loop.run import _default_configs
     from deadzone_id_ros.robot_configs import simulation_configs
     from deadzone_id_ros.sim.sim_arm_params import load_sim_config
 

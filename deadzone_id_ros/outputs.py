@@ -130,7 +130,7 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-def incomplete(path: str | Path) -> dict | None:
+def incomplete(path: str | Path) -> dict[str, object] | None:
     """The :data:`INCOMPLETE` marker of ``path`` as a dict, or None (none there, or unreadable)."""
     try:
         doc = json.loads((Path(path) / INCOMPLETE).read_text())

@@ -21,11 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import RobotDescriptionError
+
+if TYPE_CHECKING:
+    import pinocchio
+
+    from ..robot.description import RobotDescription
 
 __all__ = ["ARM_NOTE", "ARM_POSES", "ARM_TOLERANCE", "ArmComparison", "ArmReference", "ModelUrdf", "arm_verdict",
            "compare_arms", "model_urdf"]
@@ -56,7 +61,7 @@ class ModelUrdf:
     source: str
 
 
-def model_urdf(model: Any) -> ModelUrdf | None:
+def model_urdf(model: object) -> ModelUrdf | None:
     """The URDF a model carries (:class:`~deadzone_id_ros.models.rbd.RigidBodyRegressor` of an ``rbd``/``hybrid``
     artifact, directly or as ``model.rbd``), or None (an MLP-only model, an ONNX network, a test double)."""
     rbd = getattr(model, "rbd", None)
@@ -118,7 +123,7 @@ class ArmComparison:
         return text
 
 
-def _body_name(model: Any, joint_id: int) -> str:
+def _body_name(model: pinocchio.Model, joint_id: int) -> str:
     """The first URDF link carried by joint ``joint_id`` of a pinocchio model (the joint's name when none)."""
     import pinocchio as pin
 
@@ -128,7 +133,7 @@ def _body_name(model: Any, joint_id: int) -> str:
     return f"body of {model.names[joint_id]}"
 
 
-def _urdf_differences(mine: Any, theirs: Any) -> list[str]:
+def _urdf_differences(mine: pinocchio.Model, theirs: pinocchio.Model) -> list[str]:
     """The bodies and joints of two reduced pinocchio models (same joint names) whose URDF entries differ."""
     out: list[str] = []
     for jid in range(1, mine.njoints):
@@ -235,7 +240,7 @@ class ArmReference:
     upper: np.ndarray
 
     @classmethod
-    def of(cls, description: Any) -> ArmReference:
+    def of(cls, description: RobotDescription) -> ArmReference:
         """The arm of a :class:`~deadzone_id_ros.robot.RobotDescription` (``urdf_path``, ``lower``, ``upper``)."""
         try:
             xml: str | None = description.urdf_path.read_text()
@@ -245,7 +250,7 @@ class ArmReference:
                    np.asarray(description.upper, dtype=float))
 
 
-def arm_verdict(model: Any, reference: ArmReference, joint_names: Sequence[str], effort_limit: np.ndarray
+def arm_verdict(model: object, reference: ArmReference, joint_names: Sequence[str], effort_limit: np.ndarray
                 ) -> tuple[bool, str]:
     """(refuse, text): does ``model`` describe the controller's arm ``reference`` (:func:`compare_arms`, the rule
     in the module docstring)?

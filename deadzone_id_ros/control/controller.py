@@ -40,7 +40,6 @@ Beside it: :mod:`.status` (what it reports), :mod:`.limits` (rate limit and clam
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -53,14 +52,15 @@ from .dob import DisturbanceObserver
 from .limits import all_finite as _all_finite
 from .limits import rate_limit_and_clamp, since_command
 from .model_swap import ProbeBuffer, SwapVerdict, bind_model, check_model_fields, check_swap, joint_mismatch
+from .reference_follow import ReferenceFollowing
 from .safety import SafetyMonitor
 from .status import ControllerStatus, TorqueParts
-from .trajectory import TrajectoryPoints, TrajectorySampler, build_reference
+from .trajectory import TrajectorySampler
 
 __all__ = ["FeedforwardController"]
 
 
-class FeedforwardController:
+class FeedforwardController(ReferenceFollowing):
     """One controller object for the node and for offline simulation: ``step(t, q, dq) -> tau``.
 
     Args:
@@ -190,51 +190,9 @@ class FeedforwardController:
         return tau if _all_finite(tau) else self._zero.copy()
 
     @property
-    def reference(self) -> TrajectorySampler | None:
-        """The reference being followed, or None (hold the first measured position)."""
-        return self._reference
-
-    @property
     def last_stamp(self) -> float | None:
         """Stamp [s] of the last measurement used, or None before the first."""
         return self._t_last
-
-    @property
-    def desired(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q_d, dq_d, ddq_d) of the last tick, each (J,) [rad, rad/s, rad/s²]."""
-        return self._desired
-
-    def set_reference(self, points: TrajectoryPoints | None, now: float | None = None) -> None:
-        """Follow ``points`` (absolute times [s], same clock as the measurements); None holds the current position.
-
-        Mapped by joint name. When ``now`` is given and the first point lies in the future, the current desired
-        state at ``now`` (:meth:`reference_base`) is prepended: the reference stays continuous in q, dq, ddq.
-
-        Raises:
-            SafetyError: the points lack a controlled joint (names listed).
-        """
-        self._reference = None if points is None else \
-            build_reference(points, self.joint_names, now, self.reference_base() if now is not None else None)
-
-    def reference_base(self) -> Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-        """What a new reference continues from: t [s] -> (q_d, dq_d, ddq_d) of the reference followed now, or the
-        held desired state when there is none; None before the first measurement without a reference."""
-        if self._reference is not None:
-            return self._reference.sample
-        desired = self._desired  # never written in place: the held state as it is now
-        return None if self._q_last is None else lambda _t: desired
-
-    def use_reference(self, sampler: TrajectorySampler | None) -> None:
-        """Follow ``sampler`` (from :func:`.trajectory.build_reference`, e.g. built off the control thread); None holds
-        the current position."""
-        self._reference = sampler
-
-    def _sample_desired(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._reference is not None:
-            return self._reference.sample(t)
-        if self._q_last is None:
-            raise SafetyError("no reference and no measurement yet")
-        return self._desired  # holding: the desired state does not change (and is never written in place)
 
     def _limit(self, tau: np.ndarray, dt: float) -> np.ndarray:
         """NaN guard, then the rate limit around the previous command, then the effort clamp; returns a new array.

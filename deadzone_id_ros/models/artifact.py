@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -40,6 +41,16 @@ from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
 from .predictor import LearnedModel
 from .rbd import RigidBodyModel, RigidBodyRegressor
+
+
+class HasJointNames(Protocol):
+    """What the unit checks read of a model: its joint order (any :class:`.base.InverseDynamicsModel` has it); an
+    optional ``metadata`` mapping (a loaded artifact's model.json) is read with ``getattr``."""
+
+    @property
+    def joint_names(self) -> Sequence[str]:
+        """(J,) the model's joint order."""
+        ...
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "check_newton_metres", "export_onnx", "load_artifact", "model_effort_units",
            "model_joint_kinds", "SavedArtifact", "save_artifact", "sha256_file"]
@@ -204,7 +215,7 @@ def _check_file(root: Path, name: str, files: dict[str, str]) -> Path:
     return path
 
 
-def model_effort_units(model: Any, recorded: dict[str, str] | None = None) -> dict[str, str]:
+def model_effort_units(model: HasJointNames, recorded: dict[str, str] | None = None) -> dict[str, str]:
     """{joint: unit of the model's predicted torque}: ``recorded`` (the training data's), else the model's own
     ``metadata["effort_units"]`` (its model.json); "N*m" for artifacts written before the unit was recorded and for
     models not loaded from an artifact."""
@@ -218,7 +229,7 @@ def _units_record(kind: str) -> dict[str, str]:
     return {"q": u.position, "dq": u.velocity, "ddq": u.acceleration, "tau": u.effort}
 
 
-def model_joint_kinds(model: Any, recorded: dict[str, str] | None = None) -> dict[str, str]:
+def model_joint_kinds(model: HasJointNames, recorded: dict[str, str] | None = None) -> dict[str, str]:
     """{joint: kind} of the model's joints ("revolute", "continuous", "prismatic"): ``recorded`` (the training
     data's, from its URDF), else the model's own ``metadata["joint_kinds"]``; joints without a record: {} entry
     absent (taken as revolute: N·m)."""
@@ -226,7 +237,7 @@ def model_joint_kinds(model: Any, recorded: dict[str, str] | None = None) -> dic
     return {j: str(recorded[j]) for j in model.joint_names if j in recorded}
 
 
-def check_newton_metres(model: Any, where: str, kinds: dict[str, str] | None = None) -> None:
+def check_newton_metres(model: HasJointNames, where: str, kinds: dict[str, str] | None = None) -> None:
     """Refuse a model that does not predict SI joint effort for every joint (N·m; N for a prismatic joint): a
     controller sends its output as joint torque/force.
 

@@ -214,7 +214,7 @@ class RigidBodyModel:
     gravity_only: bool = False
     _memo: OrderedDict[bytes, np.ndarray] = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         """Pickled without the remembered predictions (a process that receives the model predicts afresh)."""
         return {**self.__dict__, "_memo": OrderedDict()}
 

@@ -7,7 +7,7 @@ to keep each file short); the behaviour is documented in that module's docstring
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
@@ -20,6 +20,8 @@ from ..control.model_swap import MODEL_FIELDS
 from .feedforward_controller_parameters import split_request
 
 if TYPE_CHECKING:
+    from rclpy.timer import Timer
+
     from ..control import ControllerConfig, FeedforwardController
     from ..control.feedforward_controller_params import ControllerNodeConfig
     from ..control.reference_pipeline import ReferencePipeline
@@ -40,7 +42,7 @@ class ControllerHandlers(Node):
     _swapper: ModelSwapper
     _time: EpochSeconds
     _steady: Clock
-    _watchdog_timer: Any
+    _watchdog_timer: Timer
 
     def _on_watchdog(self) -> None:  # pragma: no cover - the node defines it
         raise NotImplementedError

@@ -4,6 +4,7 @@ Thin rclpy adapter of :class:`deadzone_id_ros.sensing.ForceSensor` (the estimato
 contact test are documented in :mod:`deadzone_id_ros.sensing`).
 
 Topics:
+
 - subscribes ``/joint_states`` (sensor_msgs/JointState with position, velocity and, unless ``use_commands``, effort
   [N·m]; joints mapped by name; the header stamps give the period).
 - subscribes ``commands_topic`` (std_msgs/Float64MultiArray, ``command_joint_names`` order) with ``use_commands``:

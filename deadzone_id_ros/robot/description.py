@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import RobotDescriptionError
+
+if TYPE_CHECKING:
+    import pinocchio
 
 __all__ = ["JOINT_UNITS", "PRISMATIC_MARGIN_FRACTION", "JointLimits", "JointUnits", "RobotDescription", "joint_kind",
            "joint_units", "load_robot_description", "position_margins"]
@@ -49,7 +52,7 @@ _MULTI_DOF = {"JointModelFreeFlyer": "floating", "JointModelPlanar": "planar", "
               "JointModelSphericalZYX": "spherical"}
 
 
-def joint_kind(joint: Any) -> str:
+def joint_kind(joint: pinocchio.JointModel) -> str:
     """The URDF kind of a pinocchio joint model: "revolute", "continuous", "prismatic", "floating", "planar",
     "spherical", or pinocchio's own name (``shortname()``) for any other."""
     name = str(joint.shortname())

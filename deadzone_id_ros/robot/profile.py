@@ -184,7 +184,7 @@ def _setting(where: str, raw: object) -> Setting:
     return Setting(float(raw["value"]), str(raw["source"]))
 
 
-def _xacro_value(value: Any) -> str:
+def _xacro_value(value: object) -> str:
     """A xacro argument as xacro takes it: text (true/false for a YAML boolean)."""
     if isinstance(value, bool):
         return "true" if value else "false"

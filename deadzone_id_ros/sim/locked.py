@@ -21,8 +21,8 @@ locked at their neutral configuration (identity), as pinocchio; a value for one 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
 
+import mujoco
 import numpy as np
 
 from ..errors import RobotDescriptionError
@@ -30,7 +30,7 @@ from ..errors import RobotDescriptionError
 __all__ = ["lock_uncontrolled_joints"]
 
 
-def lock_uncontrolled_joints(spec: Any, controlled: Collection[str], locked: Mapping[str, float],
+def lock_uncontrolled_joints(spec: mujoco.MjSpec, controlled: Collection[str], locked: Mapping[str, float],
                              source: str = "<urdf>") -> dict[str, float]:
     """Weld every joint of ``spec`` not in ``controlled`` at its ``locked`` value (default 0) and remove it.
 
@@ -76,7 +76,7 @@ def lock_uncontrolled_joints(spec: Any, controlled: Collection[str], locked: Map
     return out
 
 
-def _move_body(body: Any, joint: Any, displacement: float) -> None:
+def _move_body(body: mujoco.MjsBody, joint: mujoco.MjsJoint, displacement: float) -> None:
     """Turn (hinge) or shift (slide) ``body`` relative to its parent as ``joint`` at ``displacement`` does."""
     import mujoco
 

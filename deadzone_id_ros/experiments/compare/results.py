@@ -30,6 +30,7 @@ from ...models.methods import CONVENTIONAL, METHODS, NAIVE, PROPOSED, RIGID_BODY
 from ...training.config import TrainConfig
 from ...training.evaluate import json_clean
 from ...training.records import DataRecord, RunMetrics
+from .data_records import DataDiagnosis, DataEfficiency, EfficiencyCurve, Floats, NoiseFloor
 
 __all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
            "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
@@ -40,7 +41,6 @@ PROP, CONV, NAIVE_M, RIGID = (method_with_role(r) for r in (PROPOSED, CONVENTION
 REPORT_VERSION = 1
 #: Folder of the picked model's artifact inside a comparison folder.
 PICK_DIR = "pick"
-Floats = list[float | None]
 
 
 @dataclass(frozen=True)
@@ -202,99 +202,6 @@ class Pick(JsonRecord):
     tie: bool | None = None
     confidence: str = ""
     cv: CrossValidation | None = None
-
-
-@dataclass
-class DataDiagnosis(JsonRecord):
-    """Are the torques of stuck joints predictable? (then masking them cannot help).
-
-    A model fitted on moving pairs only (``model``: the best of masked / hybrid / rbd by validation RMSE) is
-    evaluated on the validation split's moving and stuck pairs. Where a stuck joint's measured torque is arbitrary
-    inside its static-friction band (motor-side torque from current), its stuck RMSE is well above its moving RMSE;
-    where it is predictable (link-side torque sensors, as on the KUKA LWR), the two are about equal
-    (``ratio_per_joint`` = stuck / moving RMSE <= :attr:`threshold` on every joint with stuck pairs).
-
-    Attributes:
-        model: the method used.  rmse_moving_per_joint, rmse_stuck_per_joint (J,) [N·m], ratio_per_joint (J,).
-        threshold: the ratio below which stuck torques count as predictable.  stuck_predictable: the verdict.
-        note: the sentence report.md prints.
-    """
-
-    model: str
-    rmse_moving_per_joint: Floats
-    rmse_stuck_per_joint: Floats
-    ratio_per_joint: Floats
-    threshold: float
-    stuck_predictable: bool
-    note: str
-
-
-@dataclass
-class NoiseFloor(JsonRecord):
-    """The simulator's own inverse dynamics on the same measured inputs and test pairs (simulator data only).
-
-    Attributes:
-        rmse_per_joint (J,) [N·m], rmse_mean [N·m], nrmse_per_joint (J,); measured_within_band_per_joint (J,)
-        fraction of stuck pairs whose measured torque lies in the friction band; band_halfwidth_per_joint (J,)
-        [N·m].  rbd_ratio [1]: the identified rigid-body model's mean test RMSE over ``rmse_mean`` (None without
-        an rbd result); :meth:`CompareReport.to_dict` fills it from :meth:`CompareReport.floor_ratio`.
-    """
-
-    description: str
-    rmse_per_joint: Floats
-    rmse_mean: float | None
-    nrmse_per_joint: Floats
-    measured_within_band_per_joint: Floats | None
-    band_halfwidth_per_joint: Floats
-    rbd_ratio: float | None = None
-
-
-@dataclass
-class EfficiencyCurve(JsonRecord):
-    """One method's points of the data-efficiency curve (one entry per training fraction).
-
-    Attributes:
-        rmse_mean, rmse_mean_std: mean test RMSE [N·m] over seeds and its std.  usable_samples: what the method
-        learned from.  failed: "" or why the method could not train at that fraction.
-    """
-
-    rmse_mean: Floats = field(default_factory=list)
-    rmse_mean_std: Floats = field(default_factory=list)
-    usable_samples: list[int] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-
-
-@dataclass
-class DataEfficiency:
-    """Masked vs conventional trained on growing shares of the training blocks (same validation and test sets)."""
-
-    fractions: list[float]
-    train_samples: list[int] = field(default_factory=list)
-    train_blocks: list[int] = field(default_factory=list)
-    curves: dict[str, EfficiencyCurve] = field(default_factory=dict)
-    usable_samples_note: str = ""
-    merged: list[list[float]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """report.json's ``data_efficiency``: the curves under their method names; ``merged`` per row: the
-        requested fractions that selected the same blocks (one row, trained once), or [] for a row of its own."""
-        out: dict[str, Any] = {"fractions": self.fractions, "train_samples": self.train_samples,
-                               "train_blocks": self.train_blocks, "merged": self.merged}
-        out.update({m: dataclasses.asdict(c) for m, c in self.curves.items()})
-        out["usable_samples_note"] = self.usable_samples_note
-        return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], key: str = "") -> DataEfficiency:
-        """The inverse of :meth:`to_dict`: every key that is not a field is a method's curve.
-
-        Raises:
-            DataError: a missing, unknown or malformed key (named).
-        """
-        own = ("fractions", "train_samples", "train_blocks", "merged", "usable_samples_note")
-        curves = {m: EfficiencyCurve.from_dict(v, sub_key(key, m))
-                  for m, v in as_object(d, key, cls.__name__).items() if m not in own}
-        return record_from_dict(cls, {k: d[k] for k in own if k in d}, key, curves=curves)
 
 
 @dataclass

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
 from .results import SenseResults
+
+
+class EstimateTrace(Protocol):
+    """What the plot reads of one run's per-tick logs (:func:`.run.run_sense`'s traces): t (N,) [s], truth (N, J)
+    [N·m] and, per estimator name, its estimate and its band half width (N, J) [N·m]."""
+
+    t: np.ndarray
+    truth: np.ndarray
+    est: dict[str, np.ndarray]
+    half: dict[str, np.ndarray]
 
 __all__ = ["markdown", "plot_estimate", "write_sense"]
 
@@ -52,7 +63,7 @@ def markdown(res: SenseResults) -> str:
     return "\n".join(lines)
 
 
-def plot_estimate(trace: Any, path: Path, names: list[str]) -> None:
+def plot_estimate(trace: EstimateTrace, path: Path, names: list[str]) -> None:
     """Estimate vs truth over time on the joint with the largest true torque, band shaded (matplotlib, Agg)."""
     import matplotlib
 
@@ -79,7 +90,7 @@ def plot_estimate(trace: Any, path: Path, names: list[str]) -> None:
     plt.close(fig)
 
 
-def write_sense(out: Path, res: SenseResults, traces: dict[str, Any]) -> str:
+def write_sense(out: Path, res: SenseResults, traces: Mapping[str, EstimateTrace]) -> str:
     """Write sense.json, sense.md and the plot under ``out``; return the markdown."""
     from ...training.evaluate import json_clean
 

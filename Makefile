@@ -1,8 +1,8 @@
 # deadzone_id_ros: two commands for a newcomer.
 #   make demo   create .venv, install everything pinned, run the main job on the simulated arm
 #   make test   same install, then make lint and the whole test suite
-# Other targets: make install, make install-robots, make install-ray, make demo-real, make bench, make clean, make test-under-load,
-# make demo-quick-under-load (the same under 4 busy processes). See README.md.
+# Other targets: make install, make install-robots, make install-ray, make demo-real, make bench, make docs, make clean,
+# make test-under-load, make demo-quick-under-load (the same under 4 busy processes). See README.md and docs/.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -18,7 +18,7 @@ ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 10 )))
 RUN_ENV := AMENT_PREFIX_PATH=$(VENV) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(ROS_DOMAIN_ID) \
            PATH=$(VENV)/bin:$$PATH PYTHONUNBUFFERED=1
 
-.PHONY: install install-robots install-ray lint test test-under-load demo demo-quick demo-quick-under-load demo-real bench clean
+.PHONY: install install-robots install-ray lint docs test test-under-load demo demo-quick demo-quick-under-load demo-real bench clean
 
 $(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ $(ROBOTS_STAMP): $(STAMP) requirements-robots.txt constraints.txt
 
 install-robots: $(ROBOTS_STAMP)
 
-# Optional extra (about 260 MB): Ray core, for `--engine ray` on compare and sweep (README "Running on a cluster").
+# Optional extra (about 260 MB): Ray core, for `--engine ray` on compare and sweep (docs/cluster.md).
 $(RAY_STAMP): $(STAMP) requirements-ray.txt constraints.txt
 	$(PIP) install --quiet -r requirements-ray.txt -c constraints.txt
 	touch $(RAY_STAMP)
@@ -50,7 +50,15 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: lint install $(ROBOTS_STAMP) $(RAY_STAMP)
+# The documentation site (docs/, Sphinx + MyST) into docs/_build/html. -W --keep-going -n: every warning is an error
+# (after reporting them all), -E: every page re-read, so no warning hides in a cache; nitpicky: every unresolved cross-reference, heading anchor or relative file link is one.
+# External links are not checked (the build has no network).
+DOCS_OUT ?= docs/_build/html
+docs: $(STAMP)
+	rm -rf docs/_api
+	$(VENV)/bin/sphinx-build -E -W --keep-going -n -q -b html docs $(DOCS_OUT)
+
+test: lint docs install $(ROBOTS_STAMP) $(RAY_STAMP)
 	$(RUN_ENV) $(PY) -m pytest test
 
 # The suite and the quick demo while LOAD_PROCS busy processes (default 4, pure Python spin loops) compete for the
@@ -82,4 +90,4 @@ bench: install install-ray
 	$(RUN_ENV) $(PY) bench/run_all.py --out bench/results.json
 
 clean:
-	rm -rf $(VENV) build *.egg-info $(OUT)
+	rm -rf $(VENV) build *.egg-info $(OUT) docs/_build docs/_api

@@ -14,7 +14,7 @@ so a gap costs wall time but simulated time goes on.
 Checked on ``~/command_stamped`` (every command with the time it is for, and for a state's answer the desired
 position q_d it tracked), independently of the controller's code:
 
-- finite, and |tau| <= the URDF effort limit x effort_limit_scale;
+- finite, and |tau| <= the effort limit (the profile's, else the URDF's) x effort_limit_scale;
 - |tau_k - tau_{k-1}| <= rate x min(t_k - t_{k-1}, rate_limit_max_period), with the torque-rate limit in force
   (while a parameter set is in flight, the larger of the old and the new), except a command of exactly zero (the
   watchdog's and the safe state's zero torque is never ramped);
@@ -251,7 +251,7 @@ def check_commands(soak: _Soak) -> None:
     previous one must not move; a pair with a relayed state between them whose answer did not arrive (lost on the
     way here) cannot be judged and is counted in ``unjudged_pairs``."""
     res, cfg = soak.res, soak.cfg
-    clamp = soak.desc.effort_limit * cfg.effort_limit_scale
+    clamp = cfg.effort_limits(soak.desc)
     forwarded = np.array(sorted(soak.forwarded), dtype=np.int64)
     _mark_done_indices(soak)
     prev: tuple[int, np.ndarray] | None = None

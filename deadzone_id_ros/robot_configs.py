@@ -26,8 +26,9 @@ __all__ = ["BUNDLED_ROBOT", "bag_replay_config", "bundled_controller_config", "b
            "load_robot", "robot_for", "sim_config", "simulation_configs"]
 
 def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
-    """The control law's config for ``robot``: joints, URDF, gains, nominal inertia, DOB cutoff, torque rate limit
-    and control rate from the profile; ``explicit`` fields override.
+    """The control law's config for ``robot``: joints, URDF, gains, nominal inertia, DOB cutoff, torque rate limit,
+    effort limit and control rate from the profile, and what its nominal rigid-body model adds to the URDF: the
+    armature, and friction and damping where the profile's settings give them; ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value (from :class:`~deadzone_id_ros.control.ControllerConfig`).
@@ -36,14 +37,18 @@ def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
 
     values: dict[str, Any] = {
         "joint_names": robot.joint_names, "urdf_path": urdf_field(robot), "control_rate": robot.profile.control_rate,
-        **profile_values(robot, ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"))}
+        **profile_values(robot, ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "effort_limit",
+                                 "armature"))}
+    for key in ("frictionloss", "damping"):
+        if any(o != "urdf" for o in robot.origin[key]):
+            values[key] = robot.values(key)
     return ControllerConfig(**{**values, **explicit})
 
 
 def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
-    """The simulated arm's config for ``robot``: joints, URDF, armature, noise and initial position (the home pose)
-    from the profile; friction and damping from the profile's settings where it gives them (else the URDF's, filled
-    in by the simulator); ``explicit`` fields override.
+    """The simulated arm's config for ``robot``: joints, URDF, armature, noise, effort limit, encoder resolution and
+    initial position (the home pose) from the profile; friction and damping from the profile's settings where it
+    gives them (else the URDF's, filled in by the simulator); ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value.
@@ -52,7 +57,8 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
 
     values: dict[str, Any] = {
         "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
-        **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position"))}
+        **profile_values(robot, ("armature", "torque_noise_std", "velocity_noise_std", "initial_position",
+                                 "effort_limit", "encoder_resolution"))}
     for key in ("frictionloss", "damping"):
         if any(o != "urdf" for o in robot.origin[key]):
             values[key] = robot.values(key)

@@ -1,9 +1,11 @@
 """bench/run_all.py: every benchmark runs in a Python process of its own, so no state leaks from one to the next
-(the live soak used to fail inside ``make bench`` after other benchmarks had used ROS in the same process)."""
+(the live soak used to fail inside ``make bench`` after other benchmarks had used ROS in the same process); the
+generated tables of the docs pages (docs/benchmarks.md, docs/results.md) are what their JSON files render to."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 
@@ -50,3 +52,43 @@ def test_a_crashing_benchmark_is_named(run_all, tmp_path):
     bench.write_text("def run(quick=False):\n    raise IndexError('list index out of range')\n")
     with pytest.raises(RuntimeError, match=r"bench_broken\.py exited with status 1"):
         run_all.run_bench(bench, quick=True)
+
+
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_benchmark_table_is_the_one_results_json_gives(run_all):
+    # bench/run_all.py writes its table into docs/benchmarks.md; the page must hold what results.json renders to
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    doc = json.loads((REPO / "bench" / "results.json").read_text())
+    assert run_all.DOC_PAGE == REPO / "docs" / "benchmarks.md"
+    assert run_all.bench_table(doc) in page, "docs/benchmarks.md is stale: run python bench/run_all.py --table-only"
+
+
+def test_write_table_replaces_only_the_block_between_the_markers(run_all, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(f"# Title\n\nbefore\n\n{run_all.BEGIN}\nold table\n{run_all.END}\n\nafter\n")
+    doc = {"date": "2026-01-01", "git": {"commit": "0123456789abcdef"}, "machine": {"cpus": 2, "cpu": "cpu",
+           "python": "3.11"}, "load_before": 1.0, "load_after": 2.0, "train_samples_per_s": 200000.0}
+    run_all.write_table(page, doc)
+    text = page.read_text()
+    assert text == f"# Title\n\nbefore\n\n{run_all.bench_table(doc)}\n\nafter\n"
+    assert "| train_samples_per_s | 2e+05 | samples/s | >= 150000 | yes |" in text and "old table" not in text
+    page.write_text("# Title\n\nno markers\n")
+    with pytest.raises(ValueError, match=r"page\.md: no '<!-- bench:begin"):
+        run_all.write_table(page, doc)
+
+
+def test_the_docs_arms_table_is_the_one_arms_results_json_gives():
+    # bench/arms_table.py writes its table into docs/results.md from the run saved in bench/arms_results.json
+    arms = _load_script("arms_table")
+    rows = json.loads((REPO / "bench" / "arms_results.json").read_text())["rows"]
+    page = (REPO / "docs" / "results.md").read_text()
+    assert arms.DOC_PAGE == REPO / "docs" / "results.md"
+    assert f"{arms.BEGIN}\n{arms.table(rows)}\n{arms.END}" in page, \
+        "docs/results.md is stale: run python bench/arms_table.py --from-json bench/arms_results.json"

@@ -32,7 +32,7 @@ FLAGS: dict[str, str] = {
     "seeds": "--seeds",
     "seed": "--seed", "joints": "--joints", "topic": "--topic", "max_gap_s": "--max-gap",
     "effort_unit": "--effort-unit", "torque_constants": "--torque-constant", "velocity": "--velocity",
-    "time_source": "--time-source", "savgol_window_s": "--savgol-window",
+    "time_source": "--time-source", "savgol_window_s": "--savgol-window", "effort_sign_bit": "--effort-sign-bit",
 }
 _FIELD_RE = re.compile(r"\b(?:(?:DatasetConfig|TrainConfig|DeadZoneConfig)\.)?(" +
                        "|".join(re.escape(k) for k in sorted(FLAGS, key=len, reverse=True)) + r")\b(?= = )")
@@ -90,6 +90,9 @@ def add_loader_arguments(p: argparse.ArgumentParser) -> None:
                    help="the unit of the recorded effort of joints without --torque-constant (e.g. N*m, mA; default: "
                    "guessed from the bag, N*m unless it looks like motor current); the controller only runs N*m "
                    "models")
+    p.add_argument("--effort-sign-bit", nargs="+", default=None, metavar="JOINT:BIT",
+                   help="decode a joint's effort recorded as a sign-and-magnitude register with the sign in bit BIT "
+                   "(Feetech's raw Present_Load: JOINT:10, values 0..2047 where 1024 + m means -m)")
 
 
 def effort_options(args: argparse.Namespace) -> tuple[dict[str, float], str | None]:
@@ -213,11 +216,22 @@ def _renames(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _sign_bits(items: list[str] | None) -> dict[str, int]:
+    """``--effort-sign-bit JOINT:BIT ...`` -> {joint: bit}; ValueError names a malformed item."""
+    out: dict[str, int] = {}
+    for item in items or ():
+        name, sep, bit = item.rpartition(":")
+        if not sep or not name.strip() or not bit.strip().isdigit():
+            raise ValueError(f"--effort-sign-bit {item!r}: expected JOINT:BIT (e.g. shoulder_pan:10)")
+        out[name.strip()] = int(bit)
+    return out
+
+
 def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
                              torque_constants: dict[str, float] | None = None) -> DatasetConfig:
     """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--rename-joint``, ``--savgol-window``,
-    ``--velocity``, ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit`` and,
-    where the command has it, ``--max-gap``.
+    ``--velocity``, ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit``,
+    ``--effort-sign-bit`` and, where the command has it, ``--max-gap``.
 
     Raises:
         ConfigError: a bad flag value, naming the flag.
@@ -229,8 +243,10 @@ def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
     joints = joints or args.joints
     try:
         renames = _renames(getattr(args, "rename_joint", None))
+        sign_bits = _sign_bits(getattr(args, "effort_sign_bit", None))
         dcfg = DatasetConfig(topic=args.topic, joints=tuple(joints) if joints else None,
                              torque_constants=constants or None, effort_unit=unit, joint_renames=renames or None,
+                             effort_sign_bit=sign_bits or None,
                              velocity=getattr(args, "velocity", None) or "auto",
                              time_source=getattr(args, "time_source", None) or "auto")
         if getattr(args, "savgol_window", None) is not None:

@@ -1,5 +1,8 @@
 """``deadzone-id inspect BAG [BAG ...] [--json]``: topics, joints, usable fields, dead-zone fractions, trainability.
 
+A LeRobot dataset (its directory, or a parquet file in it) is reported for what it holds: features, fps, episodes,
+joints, position ranges, the effort feature and its unit, and whether it can be trained on (not without effort).
+
 Exit status: 0 when every bag can be trained on, 1 when one cannot (the report says why), 2 on a user error.
 """
 
@@ -26,9 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show what a bag holds and whether it can be trained on",
         description="Topics, types, rates, joints, which of position/velocity/effort are usable, dead-zone "
         "fraction per joint, fraction of samples with all joints moving, and whether the bag can be trained on "
-        "(if not, why). Reads ROS 1 bags and ROS 2 bags (sqlite3, MCAP), recovering damaged ROS 2 bags.",
+        "(if not, why). Reads ROS 1 bags and ROS 2 bags (sqlite3, MCAP), recovering damaged ROS 2 bags, and says "
+        "what a LeRobot dataset holds.",
     )
-    p.add_argument("bags", nargs="+", metavar="BAG", help="ROS 1 .bag file or rosbag2 directory")
+    p.add_argument("bags", nargs="+", metavar="BAG",
+                   help="ROS 1 .bag file or rosbag2 directory, or a LeRobot dataset (directory or parquet file)")
     p.add_argument("--json", action="store_true", help="print the same information as JSON")
     p.add_argument("--config", default=None,
                    help="training parameters file whose dead_zone block is used (default: the bundled "
@@ -40,16 +45,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Inspect each bag; returns 0 if all are trainable, else 1."""
-    check_bags(args.bags)  # a missing bag: said at once, before the readers are loaded
+    """Inspect each bag (or LeRobot dataset); returns 0 if all are trainable, else 1."""
+    from ..data.lerobot import find_lerobot_root
+
+    lerobot = {b for b in args.bags if find_lerobot_root(b) is not None}
+    check_bags([b for b in args.bags if b not in lerobot])  # a missing bag: said at once, before the readers load
     from ..data.inspect import format_report, inspect_bag
+    from ..data.lerobot import format_lerobot_report, lerobot_report, open_lerobot
     from ..training.config import load_train_config
 
     config = dataset_config_from_args(args)
     dead_zone = dead_zone_from_args(args, load_train_config(args.config).dead_zone)
-    infos = [inspect_bag(b, config, dead_zone) for b in args.bags]
+    infos = [lerobot_report(open_lerobot(b)) if b in lerobot else inspect_bag(b, config, dead_zone)
+             for b in args.bags]
     if args.json:
         print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2))
     else:
-        print("\n\n".join(format_report(i) for i in infos))
+        print("\n\n".join(format_lerobot_report(i) if b in lerobot else format_report(i)
+                            for b, i in zip(args.bags, infos)))
     return 0 if all(i["trainable"] for i in infos) else 1

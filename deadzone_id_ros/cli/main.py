@@ -2,13 +2,16 @@
 
 User errors (:class:`~deadzone_id_ros.errors.DeadzoneIdError`, missing files) print one clear line on stderr and
 exit with status 2, without a traceback. Interrupts exit with 130; SIGTERM and SIGHUP end a command as Ctrl-C does
-(child nodes stopped) and exit with 128 + the signal number.
+(child nodes stopped) and exit with 128 + the signal number. Output to a pipe that closes early (``deadzone-id replay
+... | head``) ends the command quietly, as Unix tools do: status 141 (128 + SIGPIPE), no traceback, and nothing more
+written to the closed pipe (standard output goes to /dev/null, so the final flush cannot fail again).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import signal
 import sys
@@ -98,7 +101,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DeadzoneIdError, FileNotFoundError) as err:
         print(f"deadzone-id {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # another pipe (a child's stdin): a bug to see, not the reader of our output going away
+        return _closed_pipe()
     return int(status or 0)
+
+
+def _stdout_closed() -> bool:
+    """True when standard output is a pipe whose reader has gone (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError):  # stdout closed or not a file descriptor
+        return True
+
+
+def _closed_pipe() -> int:
+    """The reader of standard output went away (``| head``): point stdout at /dev/null, so the interpreter's last
+    flush does not fail again, and return 128 + SIGPIPE as a Unix tool killed by SIGPIPE would (Python's own
+    recipe, "Note on SIGPIPE" in the signal module's documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

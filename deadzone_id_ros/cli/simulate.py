@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, required=True, metavar="N", help="seed of excitation and simulator noise")
     p.add_argument("--out", required=True, metavar="DIR", help="bag directory to create (must not exist)")
     p.add_argument("--storage", default="mcap", choices=STORAGE_CHOICES, help="rosbag2 storage (default mcap)")
-    p.add_argument("--rate", type=float, default=1000.0, metavar="HZ", help="control and /joint_states rate [Hz]")
+    p.add_argument("--rate", type=float, default=None, metavar="HZ",
+                   help="control and /joint_states rate [Hz] (default: the robot profile's control_rate, 1000 Hz for "
+                   "the bundled arm)")
     p.add_argument("--reference-topic", default=DEFAULT_REFERENCE_TOPIC, help="topic of the reference trajectory")
     p.add_argument("--start-time", type=float, default=None, metavar="EPOCH_S",
                    help="wall-clock time [s since epoch] of the first sample (default: now), as a live recording "

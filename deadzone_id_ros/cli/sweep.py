@@ -6,8 +6,8 @@ Each cell (a data set x an alpha x a data fraction) is one ``compare`` of its me
 report lands in DIR/cells/<cell>/, the table of every cell in DIR/report.md, report.json and plots/rmse_vs_alpha.png.
 A cell that fails is reported and the others go on; running the sweep into the same DIR again skips the cells that
 finished with the same settings (training configuration, methods, data set) and runs the rest. ``--engine ray`` runs
-one Ray task per bag file to load the data and one per cell, on a fresh local cluster or on ``--address`` (README:
-Running on a cluster). The file's keys:
+one Ray task per bag file to load the data and one per cell, on a fresh local cluster or on ``--address``
+(docs/cluster.md). The file's keys:
 :mod:`deadzone_id_ros.experiments.sweep_config`.
 """
 

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..config import check_joint_names, check_per_joint, check_positive
 
-__all__ = ["FEEDFORWARD_SOURCES", "FIXED_FIELDS", "MODES", "ControlMode", "ControllerConfig", "check_fixed_fields",
+if TYPE_CHECKING:
+    from ..robot import RobotDescription
+
+__all__ = ["DEFAULT_CONTROL_RATE", "FEEDFORWARD_SOURCES", "FIXED_FIELDS", "MODES", "ControlMode", "ControllerConfig",
+           "check_fixed_fields",
            "dob_cutoff_limit"]
 
 #: Where the feedforward torque comes from: "nominal_inertia" (tau_ff = Jn ddq_ref) or "model" (tau_ff =
@@ -63,9 +70,11 @@ _MODE_NAMES = {"pd": ControlMode("nominal_inertia", False), "pd_dob": ControlMod
 #: The mode names accepted in parameter files and on the command line (:meth:`ControlMode.parse`).
 MODES = tuple(_MODE_NAMES)
 MODEL_KINDS = ("none", "rbd", "learned")
+#: Control rate where neither the configuration nor a robot profile gives one [Hz].
+DEFAULT_CONTROL_RATE = 1000.0
 # Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
 FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
-                "control_rate")
+                "control_rate", "armature", "frictionloss", "damping", "effort_limit")
 
 
 def dob_cutoff_limit(control_rate: float, discretization: str) -> tuple[float, str]:
@@ -110,15 +119,28 @@ class ControllerConfig:
         model: "none", "rbd" (URDF nominal rigid body) or "learned" (``model_path``). ctc modes need one; in pd modes
             a model, if given, only supplies the static torque the watchdog holds.
         model_path: learned model: artifact directory, or an .onnx file in the project format (models.onnx_format).
-        model_friction: rbd only: add the URDF viscous and (smooth-sign) Coulomb friction.
+        model_friction: rbd only: add the URDF viscous and (smooth-sign) Coulomb friction (``damping`` and
+            ``frictionloss`` below where given).
         friction_velocity: velocity scale of the smooth sign tanh(dq / v) [rad/s].
         kp: (J,) position gain of the acceleration-level PD [1/s²].
         kd: (J,) velocity gain [1/s].
         nominal_inertia: (J,) Jn, the DOB's nominal inertia and the pd modes' inertia [kg·m²].
         dob_cutoff: (J,) g, the DOB low-pass cutoff [rad/s].
         dob_discretization: "zoh" (exact for the held command) or "bilinear".
-        control_rate: nominal loop rate [Hz]; the law uses measured stamps, this only sets the first period.
-        effort_limit_scale: fraction of the URDF effort limit the command may reach, in (0, 1].
+        armature: rbd only: (J,) rotor inertia the nominal rigid-body model adds to the diagonal of its mass matrix
+            [kg·m²] (URDFs carry none; a geared servo's reflected rotor inertia can exceed its links'); empty (the
+            default): the robot profile's ``armature`` (none without one).
+        frictionloss: rbd only: (J,) Coulomb friction of the nominal model,
+            ``frictionloss * tanh(dq / friction_velocity)`` [N·m]; None (the default): the robot profile's
+            ``frictionloss`` setting where it gives one, else none (``model_friction`` true: the URDF's).
+            Given, the model includes it whatever ``model_friction`` says.
+        damping: rbd only: (J,) viscous friction of the nominal model, ``damping * dq`` [N·m·s/rad]; None: as for
+            ``frictionloss``.
+        control_rate: nominal loop rate [Hz]; the law uses measured stamps, this only sets the first period. 0 (the
+            default): the robot profile's ``control_rate`` (:data:`DEFAULT_CONTROL_RATE` without one).
+        effort_limit: (J,) the actuators' effort limit [N·m]; empty (the default): the robot profile's (its
+            ``effort_limit`` setting, else the URDF's ``<limit effort>``).
+        effort_limit_scale: fraction of the effort limit the command may reach, in (0, 1].
         torque_rate_limit: (J,) largest command change per second [N·m/s].
         watchdog_timeout: no joint state for this long -> hold the static torque [s].
         watchdog_hold_time: after holding this long -> zero torque [s].
@@ -146,7 +168,11 @@ class ControllerConfig:
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
     dob_cutoff: tuple[float, ...] = field(kw_only=True)
     dob_discretization: str = "zoh"
-    control_rate: float = 1000.0
+    armature: tuple[float, ...] = ()
+    frictionloss: tuple[float, ...] | None = None
+    damping: tuple[float, ...] | None = None
+    control_rate: float = 0.0
+    effort_limit: tuple[float, ...] = ()
     effort_limit_scale: float = 1.0
     torque_rate_limit: tuple[float, ...] = field(kw_only=True)
     watchdog_timeout: float = 0.05
@@ -169,6 +195,13 @@ class ControllerConfig:
             raise ValueError(f"model_friction = {self.model_friction!r} must be true or false")
         for name in ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"):
             check_per_joint(name, getattr(self, name), n)
+        if self.control_rate == 0:
+            object.__setattr__(self, "control_rate", DEFAULT_CONTROL_RATE)
+        if self.effort_limit:
+            check_per_joint("effort_limit", self.effort_limit, n)
+        for name in ("armature", "frictionloss", "damping"):
+            if getattr(self, name):
+                check_per_joint(name, getattr(self, name), n, sign="non-negative")
         for name in ("friction_velocity", "control_rate", "watchdog_timeout", "watchdog_hold_time",
                      "rate_limit_max_period", "fault_hold_time", "tracking_error_limit"):
             check_positive(name, getattr(self, name))
@@ -182,6 +215,12 @@ class ControllerConfig:
         check_positive("effort_limit_scale", self.effort_limit_scale)
         if self.effort_limit_scale > 1:
             raise ValueError(f"effort_limit_scale = {self.effort_limit_scale} must be <= 1")
+
+    def effort_limits(self, description: RobotDescription) -> np.ndarray:
+        """(J,) the command clamp [N·m]: ``effort_limit_scale`` times :attr:`effort_limit`, or times the URDF's
+        ``<limit effort>`` (``description``, in ``joint_names`` order) where the config gives none."""
+        limit = self.effort_limit if self.effort_limit else description.effort_limit
+        return np.asarray(limit, dtype=float) * self.effort_limit_scale
 
     @property
     def control_mode(self) -> ControlMode:

@@ -1,7 +1,7 @@
 """The feedforward controller (core, no ROS): computed-torque control + disturbance observer + safety.
 
 Per tick k, with the period dt_k taken from the measurement stamps, desired (q_d, dq_d, ddq_d) from the reference
-and measured (q, dq):
+and measured (q, dq)::
 
     e = q_d - q,  de = dq_d - dq
     ddq_ref = ddq_d + Kd de + Kp e                       (per-joint PD in the acceleration dimension)
@@ -23,7 +23,8 @@ command changes by at most ``torque_rate_limit * min(dt, rate_limit_max_period)`
 previous command (a state's stamp or the watchdog's time; 0 when no time has passed: the command stays), so after a
 gap in the stamps, a stamp jump, the watchdog, a fault or a parameter change the command ramps instead of jumping, as
 seen on the wire; it is clamped
-to ``effort_limit_scale`` times the URDF effort limits (the clamp wins: a lowered scale cuts |tau| at once, and the
+to ``effort_limit_scale`` times the effort limits (:meth:`ControllerConfig.effort_limits`: the robot profile's
+actuator limits, else the URDF's; the clamp wins: a lowered scale cuts |tau| at once, and the
 watchdog's and the safe state's zero torque is never ramped). Watchdog:
 :meth:`FeedforwardController.check_watchdog` with no new measurement for ``watchdog_timeout`` holds the model's
 static torque ``f(q_last, 0, 0)`` (rate-limited and clamped), and after a further ``watchdog_hold_time`` commands zero;
@@ -46,6 +47,7 @@ import numpy as np
 from ..errors import SafetyError
 from ..models.base import InverseDynamicsModel, check_joint_arrays, is_joint_vector
 from ..robot import RobotDescription
+from .arm_check import ArmReference, arm_verdict
 from .config import ControllerConfig, check_fixed_fields
 from .dob import DisturbanceObserver
 from .limits import all_finite as _all_finite
@@ -68,8 +70,9 @@ class FeedforwardController:
         description: the robot description giving effort limits (default: read from ``config.urdf_path``).
 
     Raises:
-        SafetyError: the model's joints differ from ``config.joint_names`` (missing and extra joints named), or the
-            description lacks joints.
+        SafetyError: the model's joints differ from ``config.joint_names`` (missing and extra joints named), the
+            description lacks joints, or the model carries a URDF of another arm (:mod:`.arm_check`: the joint, the
+            bodies and the torque difference named).
         FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or a controlled joint's effort limit is 0,
             negative or missing (the joint and the fix are named).
     """
@@ -95,6 +98,10 @@ class FeedforwardController:
                               f"controller's {list(self.joint_names)}")
         description.check_effort_limits()  # effort="0" (CAD exports) would clamp every command to 0 N·m
         self.description = description
+        other_arm, why = arm_verdict(model, ArmReference.of(description), self.joint_names,
+                                     description.effort_limit * config.effort_limit_scale)
+        if other_arm:
+            raise SafetyError(f"{why}; refusing to start")
         self.status = ControllerStatus.for_joints(n)
         self._n = n
         self._zero = np.zeros(n)
@@ -119,7 +126,7 @@ class FeedforwardController:
     def _apply(self, config: ControllerConfig) -> None:
         """Take gains, limits and timeouts from ``config`` (the fixed fields are the caller's business)."""
         self.config = config
-        self.effort_limit = self.description.effort_limit * config.effort_limit_scale
+        self.effort_limit = config.effort_limits(self.description)
         self.kp = np.asarray(config.kp, dtype=float)
         self.kd = np.asarray(config.kd, dtype=float)
         self.jn = np.asarray(config.nominal_inertia, dtype=float)
@@ -163,7 +170,8 @@ class FeedforwardController:
         """
         if config is not None:
             check_model_fields(self.config, config)
-        verdict = check_swap(model, self.joint_names, self.effort_limit, *self._probe.states(probe))
+        verdict = check_swap(model, self.joint_names, self.effort_limit, *self._probe.states(probe),
+                             arm=ArmReference.of(self.description))
         if verdict.accepted:
             self._binding, self.model = bind_model(model, self.joint_names), model
             self.config = config or self.config

@@ -24,7 +24,11 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "kd": (0.0, 1e4),
     "nominal_inertia": (1e-6, 1e3),
     "dob_cutoff": (0.0, 1e6),
-    "control_rate": (1.0, 1e5),
+    "control_rate": (0.0, 1e5),  # 0: the robot profile's
+    "armature": (0.0, 1e3),
+    "frictionloss": (0.0, 1e4),
+    "damping": (0.0, 1e4),
+    "effort_limit": (0.0, 1e5),
     "effort_limit_scale": (0.0, 1.0),
     "torque_rate_limit": (0.0, 1e7),
     "watchdog_timeout": (1e-4, 10.0),

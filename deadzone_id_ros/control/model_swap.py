@@ -3,8 +3,10 @@
 A controller swaps its inverse-dynamics model at run time (:meth:`.controller.FeedforwardController.swap_model`) only
 after :func:`check_swap` accepts the new one: exactly the controller's joints (by name, any order), the controller's
 units (q [rad], dq [rad/s], ddq [rad/s²] in, tau [N·m] out: a model trained on effort in another unit, e.g. motor
-current, is refused; units as recorded in its model.json / ONNX metadata), finite outputs on every probe state, and
-a predicted |tau| within the effort limits on every probe state. The probe states are those the controller has
+current, is refused; units as recorded in its model.json / ONNX metadata), the controller's arm when the model carries
+the URDF it was trained with (:mod:`.arm_check`: nominal rigid-body torques compared, another arm refused with the
+joint, body and difference named), finite outputs on every probe state, and a predicted |tau| within the effort
+limits on every probe state. The probe states are those the controller has
 recently seen (:class:`ProbeBuffer`: (q, dq, ddq_ref) of its recent ticks), plus any the caller adds (e.g. the states
 of a recorded run). A refusal leaves the old model running and says why (:class:`SwapVerdict`).
 """
@@ -21,6 +23,7 @@ import numpy as np
 from ..data.effort_units import NEWTON_METRE
 from ..models.artifact import UNITS, model_effort_units
 from ..models.base import InverseDynamicsModel, check_joint_arrays
+from .arm_check import ArmReference, arm_verdict
 
 if TYPE_CHECKING:
     from .config import ControllerConfig
@@ -90,18 +93,22 @@ def _unit_mismatch(model: InverseDynamicsModel) -> str:
 
 
 def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_limit: np.ndarray,
-               probe_q: np.ndarray, probe_dq: np.ndarray, probe_ddq: np.ndarray) -> SwapVerdict:
-    """May ``model`` replace a running controller's model? Checked in order: joints, units, outputs on the probe.
+               probe_q: np.ndarray, probe_dq: np.ndarray, probe_ddq: np.ndarray, *,
+               arm: ArmReference | None = None) -> SwapVerdict:
+    """May ``model`` replace a running controller's model? Checked in order: joints, units, arm, outputs on the probe.
 
     Args:
         model: the candidate (any :class:`InverseDynamicsModel`).
         joint_names: (J,) the controller's joints (all arrays here are in this order).
-        effort_limit: (J,) the controller's effort clamp [N·m] (URDF limit times ``effort_limit_scale``).
+        effort_limit: (J,) the controller's effort clamp [N·m] (``ControllerConfig.effort_limits``).
         probe_q, probe_dq, probe_ddq: (N, J) probe states, q [rad], dq [rad/s], ddq [rad/s²] (the controller's
             ddq_ref), N >= 1.
+        arm: the controller's arm (URDF and limits); a model carrying its own URDF is compared with it
+            (:func:`.arm_check.arm_verdict`). None: not compared.
 
     Returns:
-        the verdict; refused when the joints differ (names them), the units differ (names them), ``predict`` raises
+        the verdict; refused when the joints differ (names them), the units differ (names them), the model's URDF
+        describes another arm (names the joint, the bodies and the difference), ``predict`` raises
         or returns the wrong shape, a torque is non-finite (how many states, which joints), or |tau| exceeds a
         joint's effort limit on some probe state (which joint, which state, by how much).
 
@@ -121,6 +128,12 @@ def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_l
     wrong_units = _unit_mismatch(model)
     if wrong_units:
         return SwapVerdict(False, wrong_units)
+    arm_note = ""
+    if arm is not None:
+        other_arm, arm_note = arm_verdict(model, arm, names, limit)
+        if other_arm:
+            return SwapVerdict(False, arm_note)
+        arm_note = f"; {arm_note}"
     if len(q) == 0:
         return SwapVerdict(False, "no probe states: the controller has seen no state yet and no probe was given")
     _, to_model, from_model, _ = bind_model(model, names)
@@ -148,7 +161,7 @@ def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_l
     ratio = np.abs(tau).max(axis=0) / limit
     peak = int(np.argmax(ratio))
     return SwapVerdict(True, f"accepted: joints and units match; finite and within the effort limits on {len(q)} probe "
-                             f"states (peak |tau| {ratio[peak]:.0%} of the limit, {names[peak]})")
+                             f"states (peak |tau| {ratio[peak]:.0%} of the limit, {names[peak]}){arm_note}")
 
 
 def check_model_fields(old: ControllerConfig, new: ControllerConfig) -> None:

@@ -47,8 +47,18 @@ class CsvDialect:
 
 
 def _lines(path: Path, n: int) -> list[str]:
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        return [line for _, line in zip(range(n), f, strict=False)]
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            return [line for _, line in zip(range(n), f, strict=False)]
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not a text CSV (byte {err.start} is not UTF-8: a binary file)"
+                        f"{_binary_hint(path)}") from err
+
+
+def _binary_hint(path: Path) -> str:
+    from .lerobot import not_a_bag_hint
+
+    return not_a_bag_hint(path)
 
 
 def sniff_dialect(path: Path, delimiter: str | None = None, decimal: str | None = None) -> CsvDialect:

@@ -50,6 +50,7 @@ __all__ = [
     "dataset_from_recordings",
     "load_bag",
     "load_dataset",
+    "recorded_effort_unit",
 ]
 
 @dataclass
@@ -148,7 +149,7 @@ def load_bag(path: str | Path, config: DatasetConfig) -> BagLoad:
         log.note("recovered", handle.recovered)
         log.warn(*(f"{path}: {n}" for n in handle.notes))
         eps, joints, rep = build_episodes(series, config, log)
-        unit = _guess_unit(handle, series, joints, config)
+        unit = recorded_effort_unit(path) or _guess_unit(handle, series, joints, config)
     return BagLoad(str(path), eps, tuple(joints), rep, unit)
 
 
@@ -225,7 +226,27 @@ def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) ->
     cols = [series.joint_names.index(j) for j in joints if j not in (config.torque_constants or {})]
     eff = np.abs(np.asarray(series.effort, float)[:, cols]) if cols else np.zeros((0, 0))
     finite = eff[np.isfinite(eff)]
-    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0)
+    return guess_effort_unit(msgtypes, float(finite.max()) if finite.size else 0.0,
+                             whole_numbers=bool(finite.size) and bool(np.all(finite == np.round(finite))))
+
+
+def recorded_effort_unit(path: str | Path) -> tuple[str, str] | None:
+    """(unit, reason) of the effort as the bag's episode.yaml states it (``effort_unit``: a converted LeRobot
+    dataset's servo load or current), or None when it states none."""
+    import yaml
+
+    p = Path(path)
+    doc_path = p / "episode.yaml" if p.is_dir() else p.parent / "episode.yaml"
+    try:
+        doc = yaml.safe_load(doc_path.read_text()) if doc_path.is_file() else None
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    unit = doc.get("effort_unit")
+    if not isinstance(unit, str) or not unit:
+        return None
+    return unit, f"stated in {doc_path}: {doc.get('effort_unit_reason') or 'effort_unit'}"
 
 
 def _combine_guesses(guesses: Sequence[tuple[str, str]], paths: Sequence[str]) -> tuple[str, str]:

@@ -51,6 +51,9 @@ class DatasetConfig:
         effort_unit: the unit of the recorded effort of the joints without a torque constant, as the user states it
             (e.g. "N*m", "mA"); None guesses it from the bag (:func:`~deadzone_id_ros.data.effort_units.
             guess_effort_unit`). Carried into the report, the model artifact and the controller's check.
+        effort_sign_bit: ``{joint: bit}`` for effort recorded as a sign-and-magnitude register (Feetech's raw
+            Present_Load: bit 10), decoded before anything else reads it (:mod:`~deadzone_id_ros.data.sign_bit`);
+            None decodes nothing.
 
     The dead-zone setting is not part of this: it is :class:`~deadzone_id_ros.data.deadzone.DeadZoneConfig`.
     """
@@ -68,6 +71,7 @@ class DatasetConfig:
     torque_constants: Mapping[str, float] | None = None
     effort_unit: str | None = None
     joint_renames: Mapping[str, str] | None = None
+    effort_sign_bit: Mapping[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
@@ -109,6 +113,12 @@ class DatasetConfig:
             object.__setattr__(self, "joint_renames", renames)
         if self.effort_unit is not None and (not isinstance(self.effort_unit, str) or not self.effort_unit.strip()):
             raise ValueError(f"DatasetConfig.effort_unit = {self.effort_unit!r} must be a non-empty string or None")
+        if self.effort_sign_bit is not None:
+            bits = dict(self.effort_sign_bit)
+            bad = {k: v for k, v in bits.items() if not (isinstance(v, int) and 1 <= v <= 30)}
+            if bad:
+                raise ValueError(f"DatasetConfig.effort_sign_bit: bits {bad} must be whole numbers in 1..30")
+            object.__setattr__(self, "effort_sign_bit", bits)
 
     def window_samples(self, rate_hz: float) -> int:
         """The Savitzky–Golay window length in samples at ``rate_hz`` [Hz] (odd, >= savgol_order + 2)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["FIX_HINT", "NEWTON_METRE", "UNKNOWN", "effort_units", "guess_effort_unit", "normalize_unit",
+__all__ = ["FIX_HINT", "NEWTON_METRE", "PRESENT_LOAD", "UNKNOWN", "effort_units", "guess_effort_unit", "normalize_unit",
            "parse_torque_constants", "tau_unit", "unit_label"]
 
 FIX_HINT = ("give --torque-constant JOINT:K (N·m per unit of the recorded effort) to convert it to N·m, or "
@@ -21,18 +21,30 @@ FIX_HINT = ("give --torque-constant JOINT:K (N·m per unit of the recorded effor
 
 NEWTON_METRE = "N*m"  # the unit string of model.json and the ONNX metadata (ASCII)
 UNKNOWN = "unknown"
+#: A Feetech/Dynamixel serial-bus servo's Present_Load: its PWM duty in units of 0.1 %, whole numbers in
+#: [-1000, 1000] (deadzone_id_ros/sim/servo.py); about stall torque / 1000 N·m per unit at rest.
+PRESENT_LOAD = "0.1%duty"
 _IMPLAUSIBLE_NM = 200.0  # |effort| above this is implausible as a manipulator joint torque [N·m]
 
 
-def guess_effort_unit(msgtypes: Iterable[str], max_abs_effort: float) -> tuple[str, str]:
-    """(unit, reason) of a bag's effort from its message types and its largest |effort|.
+def guess_effort_unit(msgtypes: Iterable[str], max_abs_effort: float, *,
+                      whole_numbers: bool = False) -> tuple[str, str]:
+    """(unit, reason) of a bag's effort from its message types, its largest |effort| and whether every effort is a
+    whole number.
 
-    Returns ``("mA", ...)`` for Interbotix (Dynamixel) bags, ``("unknown", ...)`` when the magnitude is implausible
-    as N·m (above 200), else ``("N*m", ...)``: the ros2_control convention, assumed since JointState has no unit.
+    Returns ``("mA", ...)`` for Interbotix (Dynamixel) bags, :data:`PRESENT_LOAD` for whole numbers above 200 and at
+    most 1000 in magnitude (a serial-bus servo's Present_Load, as an SO-101 driver publishes it), ``("unknown",
+    ...)`` when the magnitude is otherwise implausible as N·m (above 200), else ``("N*m", ...)``: the ros2_control
+    convention, assumed since JointState has no unit.
     """
     if any(t.startswith("interbotix") for t in msgtypes):
         return "mA", ("Interbotix xs_sdk publishes the Dynamixel present current as effort: probably motor current "
                       "in mA, not N·m")
+    if whole_numbers and _IMPLAUSIBLE_NM < max_abs_effort <= 1000:
+        return PRESENT_LOAD, (f"effort is whole numbers reaching {max_abs_effort:.0f} of at most 1000: probably a "
+                              "serial-bus servo's Present_Load (PWM duty in 0.1 %, e.g. an SO-101's Feetech STS3215), "
+                              "not N·m; at rest stall torque / 1000 N·m per unit (1.912 / 1000 for the 7.4 V "
+                              "STS3215)")
     if max_abs_effort > _IMPLAUSIBLE_NM:
         return UNKNOWN, (f"effort reaches {max_abs_effort:.1f}: implausible as N·m for a manipulator joint, "
                          "probably another unit (e.g. motor current in mA)")

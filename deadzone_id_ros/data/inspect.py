@@ -19,6 +19,7 @@ from ..errors import ConfigError, DataError
 from ..stamps import ns_to_s
 from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
 from .cleaning_report import BagReport
+from .dataset import recorded_effort_unit
 from .dataset_config import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
 from .effort_units import FIX_HINT, NEWTON_METRE, effort_units, guess_effort_unit
@@ -169,6 +170,10 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
     out["dataset"] = _dataset_summary(path, episodes, joints, rep, dead_zone)
     eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
     out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0, config, joints)
+    recorded = recorded_effort_unit(path)
+    if recorded is not None and not (config.effort_unit or config.torque_constants):
+        out["effort_note"] = (f"effort unit {recorded[0]} ({recorded[1]}); a model trained on it predicts "
+                              f"{recorded[0]} and the controller refuses it - {FIX_HINT}")
     return out
 
 

@@ -12,6 +12,9 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
 
 0. :func:`rename_joints`: ``DatasetConfig.joint_renames`` (a bag-side joint map) renames joints in every message,
    joining the runs of a recording whose joint names changed part-way;
+   :func:`~.sign_bit.decode_effort_sign_bit`: effort recorded as a sign-and-magnitude register
+   (``DatasetConfig.effort_sign_bit``, Feetech's raw Present_Load) is decoded; undecoded joints that look encoded
+   are warned about;
 1. :func:`check_messages`: messages the reader could not map by joint name (empty names, length mismatch) are
    counted; joint-order changes (mapped by name) are warned about;
 2. :func:`stamp_time`: header stamps, falling back to log (receive) time when stamps are zero; a few unset stamps
@@ -29,7 +32,7 @@ detectors they call are pure functions, tested alone: :mod:`.decisions`, :mod:`.
 9. :func:`sort_runs`: sort by stamp, drop exact duplicates and same-stamp conflicts (keeping the first);
    :func:`unwrap_angles`: a joint whose angle wraps at ±pi (a continuous joint) is unwrapped, counted;
 10. :func:`verify_velocity`: a message velocity that is not the derivative of q is replaced by the Savitzky–Golay
-   derivative (``velocity="auto"``);
+    derivative (``velocity="auto"``);
 11. :func:`drop_invalid`: drop samples with NaN/inf or a missing value;
 12. :func:`resample`: split where the stamp step exceeds ``max_gap_s`` (never interpolated), resample each segment
     to ``rate_hz`` by linear interpolation, ddq (and dq when differentiated) by zero-phase Savitzky–Golay
@@ -62,6 +65,7 @@ from .defects import check_velocity, drop_nan, find_resets, merge_split_publishe
 from .quirks import drop_zero_publisher, rename_joints, unwrap_angles
 from .resample import Resampled, split_and_resample
 from .samples import Samples, TopicData, subset_series
+from .sign_bit import decode_effort_sign_bit
 
 __all__ = [
     "DIFFERENTIATED",
@@ -309,6 +313,7 @@ def flag_still_joints(data: TopicData, config: DatasetConfig, log: CleaningLog) 
 
 STAGES: tuple[Stage, ...] = (
     rename_joints,
+    decode_effort_sign_bit,
     check_messages,
     stamp_time,
     drop_zero_publisher,

@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..control.config import ControlMode
 from .closed_loop_results import ClosedLoopResult, ClosedLoopSettings
 
 if TYPE_CHECKING:
     from .closed_loop_results import ClosedLoopSummary
 
-__all__ = ["closed_loop_markdown", "closed_loop_targets", "flagged_lines", "in_process_table", "live_table", "run_flag"]
+__all__ = ["closed_loop_markdown", "closed_loop_targets", "flagged_lines", "in_process_table", "live_table", "run_flag",
+           "worse_than_no_model"]
 
 
 def _joints(v: list[float], digits: int = 2) -> str:
@@ -139,6 +141,31 @@ def closed_loop_targets(entries: dict[str, ClosedLoopSummary], limit: float | No
     return out
 
 
+def worse_than_no_model(entries: dict[str, ClosedLoopSummary], limit: float | None = None) -> list[str]:
+    """One plain sentence per controller with a model (the computed-torque modes) that tracks worse than pd_dob,
+    the same loop without a model; empty when none does or pd_dob did not run.
+
+    Compared on the mean tracking RMSE over joints and seeds; a run that faulted, ran away or diverged
+    (:func:`run_flag` against ``limit`` [rad]) is compared all the same and says so.
+    """
+    pd = entries.get("pd_dob")
+    if pd is None or not math.isfinite(pd.tracking_rmse_mean) or pd.tracking_rmse_mean <= 0:
+        return []
+    out = []
+    for e in entries.values():
+        if (e is pd or ControlMode.parse(e.mode).feedforward != "model"
+                or not e.tracking_rmse_mean > pd.tracking_rmse_mean):
+            continue
+        advice = ("the nominal model is the URDF's rigid body plus the robot profile's armature and friction: "
+                  "check the URDF's inertias and the profile's actuator figures" if e.model == "rbd" else
+                  "check that the model was trained on this robot and on motions like these")
+        note = f" (and the run did not track: {_flag(e, limit).split(' (')[0]})" if _flag(e, limit) else ""
+        out.append(f"- **{e.label} tracks worse than pd_dob, which uses no model: {e.tracking_rmse_mean * 1e3:.3f} "
+                   f"vs {pd.tracking_rmse_mean * 1e3:.3f} mrad ({e.tracking_rmse_mean / pd.tracking_rmse_mean:.2f} "
+                   f"times the error).** Its torque model makes tracking worse here{note}; {advice}.")
+    return out
+
+
 def _one_seed(*entries: ClosedLoopSummary) -> bool:
     return any(len(e.seeds) < 2 for e in entries)
 
@@ -182,11 +209,12 @@ def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, C
         lines += [f"Not trained, so left out: {settings.missing}.", ""]
     lim = settings.tracking_error_limit
     lines += ["### Default DOB", "", *in_process_table(closed, lim), "", *_flagged(closed, lim),
-              *closed_loop_targets(closed, lim), "",
+              *closed_loop_targets(closed, lim), *worse_than_no_model(closed, lim), "",
               f"Ranking (mean tracking RMSE, mrad): {_ranking(closed, lim)}." if closed else "", "",
               f"### Weak DOB (cutoff x{settings.weak_dob_fraction:g} of the default)", "",
               "A lower DOB cutoff, as a user with a noisy velocity sensor would set it: the feedforward has to carry "
               "more of the load.", "", *in_process_table(weak, lim), "", *_flagged(weak, lim),
+              *worse_than_no_model(weak, lim), *([""] if worse_than_no_model(weak, lim) else []),
               f"Ranking (mean tracking RMSE, mrad): {_ranking(weak, lim)}." if weak else "", "",
               f"![tracking error around velocity reversals]({plot})", ""]
     if tracking and any(e.trace for e in closed.values()):

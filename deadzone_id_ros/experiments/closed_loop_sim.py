@@ -101,14 +101,15 @@ def run_config(spec: ControllerSpec, base_config, dob_scale: float = 1.0):
 
 
 def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, sim_config, base_config,
-                   dob_scale: float = 1.0, rate_hz: float = 1000.0) -> ClosedLoopSummary:
+                   dob_scale: float = 1.0, rate_hz: float | None = None) -> ClosedLoopSummary:
     """Run one controller on each seed in-process and summarize.
 
     Args:
         spec: the controller.  seeds: excitation/noise seeds (held out from training).  duration: per seed [s].
         sim_config: a :class:`~deadzone_id_ros.sim.SimArmConfig`.  base_config: the
             :class:`~deadzone_id_ros.control.ControllerConfig` whose gains and limits every controller shares.
-        dob_scale: factor on ``base_config.dob_cutoff`` (< 1: a weak DOB), > 0.  rate_hz: control rate [Hz].
+        dob_scale: factor on ``base_config.dob_cutoff`` (< 1: a weak DOB), > 0.  rate_hz: control rate [Hz]
+            (None: ``base_config.control_rate``, the robot profile's).
 
     Raises:
         ValueError: no seeds, or dob_scale not > 0.  FileNotFoundError, ArtifactError: the model cannot be loaded.
@@ -118,6 +119,7 @@ def run_controller(spec: ControllerSpec, seeds: Sequence[int], duration: float, 
     if not seeds:
         raise ValueError("run_controller needs at least one seed")
     cfg = run_config(spec, base_config, dob_scale)
+    rate_hz = float(cfg.control_rate if rate_hz is None else rate_hz)
     cutoff = cfg.dob_cutoff
     per_seed: list[TrackingFigures] = []
     profile: dict[str, list] = {}

@@ -6,6 +6,7 @@ baselines, a data-efficiency curve and, on simulator data, the noise floor (the 
 with friction, fed the same measured inputs).
 
 Protocol (nothing is tuned on the test split; the steps are :mod:`.pipeline`'s, shared with ``train``):
+
 - the episodes are cut into time blocks and split train/val/test once (``split_seed``);
 - the dead-zone thresholds are fitted on the training split only and used for every method and for evaluation;
 - each MLP method is trained with ``seeds`` seeds (weight init and batch order); early stopping uses the validation
@@ -263,7 +264,7 @@ def _dead_zone_summary(data: PreparedData) -> DeadZoneSummary:
 
 def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig, *,
                 methods: Sequence[str] | None = None, log: Callable[[str], None] = print) -> CompareReport:
-    """Run the comparison and write ``out_dir``/report.md, report.json, plots/*.png and models/<method>/.
+    """Run the comparison and write ``out_dir``/report.md, report.json, ``plots/*.png`` and ``models/<method>/``.
 
     Args:
         inputs: episodes, fingerprint, simulator flag, URDF.

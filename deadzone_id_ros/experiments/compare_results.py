@@ -6,6 +6,7 @@ report.json. The JSON keys are stable (``methods.<name>.rmse_per_joint``, ``.rms
 ``data_diagnosis``): consumers read them by name.
 
 Artifacts of a comparison folder (paths relative to report.json, stable; the demo's closed loop reads them):
+
 - ``models/<method>/``: the seed-0 model of each method (model.json + weights, no ONNX);
 - ``pick/``: the model to deploy (:data:`PICK_DIR`; ``pick.artifact``; load with ``models.load_artifact``), with its
   network as ONNX (``pick.onnx``): ``pick/model.onnx`` (the full model) or, for hybrid, ``pick/residual.onnx`` (the

@@ -148,8 +148,9 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
     return "\n".join(lines)
 
 
-#: Launch arguments the README asks for, per launch file, beside the model's: on the simulated arm lockstep in
-#: simulated time ("When you need lockstep"); on a robot the controller's own parameter file ("Control").
+#: Launch arguments docs/own-robot.md and docs/controller.md ask for, per launch file, beside the model's: on the
+#: simulated arm lockstep in simulated time ("When you need lockstep"); on a robot the controller's own parameter
+#: file ("Control").
 NEXT_LAUNCH_ARGS: dict[str, dict[str, str]] = {
     "sim_feedforward.launch.yaml": {"use_sim_time": "true", "lockstep": "true"},
     "feedforward.launch.yaml": {"params_file": "my_controller.yaml"},
@@ -178,7 +179,7 @@ def _deploy_lines(report: DemoReport, compare_dir: str) -> list[str]:
             f"The model to deploy is **{pick.method}** in `{model}/`{onnx}: {pick.reason}. Run it on the simulated "
             f"arm, from this folder, with `{launch_command('sim_feedforward.launch.yaml', model)}`; on your own "
             f"arm, with `{launch_command('feedforward.launch.yaml', model)}` once `my_controller.yaml` names its "
-            "joints, URDF and gains (README, \"Use it on your own robot\"; its model must be trained on that arm's "
+            "joints, URDF and gains (docs/own-robot.md; its model must be trained on that arm's "
             "recording).", ""]
 
 

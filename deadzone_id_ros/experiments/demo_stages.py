@@ -272,7 +272,7 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
 def improve(ctx: StageContext) -> dict[str, Any]:
     """Stage 5: ``deadzone-id improve`` with the demo's small settings into ``improve/`` (weak DOB, where the
     feedforward carries the load; held out: the closed-loop seeds and duration; candidates rbd and hybrid, the
-    methods every iteration of the README's measurement picked, so the stage trains one network per iteration;
+    methods every iteration of the measurement in docs/improve.md picked, so the stage trains one network per iteration;
     compared with the comparison's pick); result ``{"improve_dir": "improve"}``, or ``{"improve_dir": null}`` with
     ``improve_iterations`` 0."""
     from ..training.config import load_train_config

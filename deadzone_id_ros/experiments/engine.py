@@ -7,11 +7,19 @@ Tune trials, and every path gave bit-identical losses with one torch thread and 
 cell, never one per network, and no Ray Tune.
 
 Ray (an optional extra, ``make install-ray``) is imported only here and only when ``engine="ray"``. Choices:
+
 - ``address``: ``"local"`` starts a fresh local cluster (never attaches to a leftover one), with an explicit
   ``num_cpus`` (cgroups can make Ray count the host's CPUs) and no dashboard; ``"auto"`` or ``"HOST:PORT"``
   attach to a running cluster (``ray start --head``). None: ``RAY_ADDRESS`` when it is set, as Ray users expect,
-  else ``"local"``. ``ray.shutdown()`` runs in a ``finally``. Inside :func:`engine_session` every ``run_cells``
-  uses the session's one connection (a command that loads its bags as tasks, then trains, starts one cluster).
+  else ``"local"``. ``ray.shutdown()`` runs in a ``finally``. An address is checked before ``ray.init``
+  (:func:`check_address`): a HOST:PORT (or ``ray://`` address) where nothing accepts a TCP connection within
+  :data:`PROBE_TIMEOUT_S` is refused at once, naming what to start (Ray itself retries such an address for about a
+  minute, silently); ``ray://`` (Ray Client) without the ``ray[client]`` extra is refused naming the two ways on.
+  While Ray is connecting or waiting (C++ code that holds Python's signal handlers back), SIGTERM, SIGHUP and SIGINT
+  still end the command: a watcher thread woken by the signal (``signal.set_wakeup_fd``) ends the process
+  :data:`SIGNAL_GRACE_S` after the signal if it has not ended by itself (:func:`signals_end_ray_waits`). Inside
+  :func:`engine_session` every ``run_cells`` uses the session's one connection (a command that loads its bags as
+  tasks, then trains, starts one cluster).
 - each task sets one torch thread and seeds torch, numpy and random from the cell's key; results are returned
   through Ray's object store, so a cell may run on another node (its files travel back: :func:`pack_dir`).
 - a task that raises an unexpected exception or whose worker dies is retried ``max_retries`` times; a
@@ -24,7 +32,11 @@ from __future__ import annotations
 import io
 import os
 import random
+import signal
+import socket
+import sys
 import tarfile
+import threading
 import time
 import traceback
 import zlib
@@ -36,8 +48,8 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, DeadzoneIdError
 
-__all__ = ["ENGINES", "RAY_MISSING", "CellOutcome", "engine_session", "pack_dir", "require_ray", "run_cells",
-           "unpack_dir"]
+__all__ = ["ENGINES", "PROBE_TIMEOUT_S", "RAY_MISSING", "SIGNAL_GRACE_S", "CellOutcome", "check_address",
+           "engine_session", "pack_dir", "require_ray", "run_cells", "signals_end_ray_waits", "unpack_dir"]
 
 #: Ray's setting of its workers' niceness (default 15), read by the raylet a local cluster starts from this process.
 WORKER_NICENESS_ENV = "RAY_worker_niceness"
@@ -45,6 +57,11 @@ WORKER_NICENESS_ENV = "RAY_worker_niceness"
 ENGINES = ("local", "ray")
 RAY_MISSING = ("--engine ray needs Ray, an optional extra: `make install-ray` in a checkout, or "
                "`pip install 'deadzone_id_ros[ray]'`")
+
+#: How long :func:`check_address` waits for a TCP connection to a cluster's address [s].
+PROBE_TIMEOUT_S = 3.0
+#: How long after SIGTERM/SIGHUP/SIGINT a command blocked in Ray may take to end by itself before it is ended [s].
+SIGNAL_GRACE_S = 2.0
 
 T = TypeVar("T")
 
@@ -134,9 +151,108 @@ def _run_local(fn: Callable[[Any], T], cells: Mapping[str, Any],
     return out
 
 
+def check_address(addr: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Refuse a Ray address that cannot work, before ``ray.init`` (which retries one silently for about a minute).
+
+    Args:
+        addr: ``"local"`` and ``"auto"`` pass; ``"HOST:PORT"`` (a head node's GCS address) and ``"ray://HOST[:PORT]"``
+            (Ray Client, port 10001 by default) are probed with one TCP connection.
+        timeout_s: how long the probe waits [s].
+
+    Raises:
+        ConfigError: ``ray://`` without the ``ray[client]`` extra; an address that is not HOST:PORT; a port where
+            nothing accepts a connection within ``timeout_s`` (refused, timed out, unknown host); each message says
+            what to start or use instead.
+    """
+    if addr in ("local", "auto"):
+        return
+    client = addr.startswith("ray://")
+    if client:
+        try:
+            from ray import __version__ as version
+            from ray._private.utils import get_ray_client_dependency_error
+            missing = get_ray_client_dependency_error()
+        except ImportError as err:  # a Ray without the helper: it cannot run the client either
+            missing, version = err, "VERSION"
+        if missing is not None:
+            raise ConfigError(f"--address {addr}: a Ray Client address, but Ray Client needs the extra ray[client] "
+                              f"({missing}); this project installs Ray core only. Give the head node's HOST:PORT "
+                              "(what `ray start --head` prints, port 6379 by default) from a machine that can reach "
+                              f"it, or install the extra: pip install 'ray[client]=={version}'")
+    hostport = addr[len("ray://"):] if client else addr
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep and client:
+        host, port_text = hostport, "10001"
+    host = host.strip("[]")
+    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ConfigError(f"--address {addr}: expected local, auto, HOST:PORT (a head node's address, e.g. "
+                          "127.0.0.1:6379) or ray://HOST:PORT")
+    port = int(port_text)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as err:
+        why = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        raise ConfigError(f"--address {addr}: nothing accepts connections at {host}:{port} ({why}; probed for "
+                          f"{timeout_s:g} s). Start the cluster's head there (`ray start --head --port {port}` on "
+                          f"{host}) and give the address it prints, or use --address local for a fresh local "
+                          "cluster") from err
+
+
+@contextmanager
+def signals_end_ray_waits(grace_s: float = SIGNAL_GRACE_S) -> Iterator[None]:
+    """Within the block, SIGTERM, SIGHUP and SIGINT end the process even while Ray's C++ code blocks the main thread.
+
+    Python runs signal handlers only between bytecodes of the main thread; ``ray.init`` connecting to a cluster and
+    ``ray.wait`` block in C++ for as long as Ray likes (``ray.init`` also installs its own SIGTERM handler). The
+    signal's number is written to a socket (``signal.set_wakeup_fd``) that a watcher thread reads; if the block has
+    not ended ``grace_s`` [s] later, the watcher prints the signal on stderr and ends the process with status
+    128 + signal (``os._exit``; the processes of a local cluster this command started end with it, as Ray makes them
+    share the driver's fate). The handlers in force before are restored afterwards. Outside the main thread it does
+    nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = {int(signal.SIGTERM), int(signal.SIGHUP), int(signal.SIGINT)}
+    handlers = {s: signal.getsignal(s) for s in wanted}
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            for signum in data:
+                if signum in wanted and not done.wait(grace_s):
+                    print(f"deadzone-id: {signal.Signals(signum).name} received while waiting on Ray; stopped",
+                          file=sys.stderr, flush=True)
+                    os._exit(128 + signum)
+
+    watcher = threading.Thread(target=watch, name="ray_signal_watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous_fd)
+        writer.send(b"\0")  # wake the watcher (0 is no signal)
+        watcher.join(1.0)
+        reader.close()
+        writer.close()
+        for s, h in handlers.items():  # ray.init replaces SIGTERM's handler with its own sys.exit
+            if h is not None:
+                signal.signal(s, h)
+
+
 def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable[[str], None]) -> None:
-    """``ray.init`` as the module docstring says."""
+    """``ray.init`` as the module docstring says (the address checked first: :func:`check_address`)."""
     addr = address or os.environ.get("RAY_ADDRESS") or "local"
+    check_address(addr)
     kwargs: dict[str, Any] = {"address": addr, "include_dashboard": False, "log_to_driver": True}
     if addr == "local":
         kwargs["num_cpus"] = num_cpus or len(os.sched_getaffinity(0))
@@ -148,11 +264,16 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None, log: Callable
         raise ConfigError(f"num_cpus = {num_cpus}: the CPUs of an existing cluster (address {addr!r}) are set by "
                           "`ray start --num-cpus`, not here")
     t0 = time.perf_counter()
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     try:
         context = ray.init(**kwargs)
     except ConnectionError as err:
         raise ConfigError(f"--address {addr}: no running Ray cluster found ({err}); start one with `ray start --head` "
                           "or use --address local") from err
+    finally:
+        if sigterm is not None:  # ray.init put its own in (sys.exit): the command's cleanup on SIGTERM comes back
+            signal.signal(signal.SIGTERM, sigterm)
     info = getattr(context, "address_info", {}) or {}
     log(f"ray: {'started a local cluster' if addr == 'local' else f'attached to {addr}'} in "
         f"{time.perf_counter() - t0:.1f} s; {ray.cluster_resources().get('CPU', 0):g} CPUs; session "
@@ -163,11 +284,18 @@ def _run_ray(fn: Callable[[Any], T], cells: Mapping[str, Any], address: str | No
              max_retries: int, on_done: Callable[[CellOutcome[T]], None],
              log: Callable[[str], None]) -> list[CellOutcome[T]]:
     ray = require_ray()
+    owned = not ray.is_initialized()  # else: inside engine_session, which shuts it down
+    with signals_end_ray_waits():
+        if owned:
+            _init_ray(ray, address, num_cpus, log)
+        return _wait_for_cells(ray, fn, cells, max_retries, on_done, owned)
+
+
+def _wait_for_cells(ray: Any, fn: Callable[[Any], T], cells: Mapping[str, Any], max_retries: int,
+                    on_done: Callable[[CellOutcome[T]], None], owned: bool) -> list[CellOutcome[T]]:
+    """Submit one task per cell, collect the outcomes as they come; ``ray.shutdown()`` at the end when ``owned``."""
     from ray.exceptions import RayError, RayTaskError
 
-    owned = not ray.is_initialized()  # else: inside engine_session, which shuts it down
-    if owned:
-        _init_ray(ray, address, num_cpus, log)
     try:
         remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=True)(_ray_task)
         fn_ref = ray.put(fn)
@@ -213,11 +341,12 @@ def engine_session(engine: str, address: str | None = None, num_cpus: int | None
         yield
         return
     ray = require_ray()
-    _init_ray(ray, address, num_cpus, log)
-    try:
-        yield
-    finally:
-        ray.shutdown()
+    with signals_end_ray_waits():
+        _init_ray(ray, address, num_cpus, log)
+        try:
+            yield
+        finally:
+            ray.shutdown()
 
 
 def run_cells(fn: Callable[[Any], T], cells: Mapping[str, Any], *, engine: str = "local",

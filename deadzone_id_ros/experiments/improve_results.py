@@ -311,7 +311,7 @@ class RunSetup:
     Attributes:
         sim: the simulated arm's SimArmConfig.  base: the ControllerConfig whose gains and limits every run uses.
         urdf: the URDF for rbd/hybrid (None: the bundled arm's).  locked: URDF joint -> lock position of the
-        profile.  effort_limit: (J,) [N·m] the controller's effort limits (URDF times ``effort_limit_scale``).
+        profile.  effort_limit: (J,) [N·m] the controller's effort clamp (``ControllerConfig.effort_limits``).
     """
 
     sim: Any
@@ -323,7 +323,6 @@ class RunSetup:
     @classmethod
     def for_robot(cls, robot: str | None) -> RunSetup:
         """The setup of the robot profile ``robot`` (name or file), or the bundled arm (None)."""
-        import numpy as np
 
         from ..resources import default_urdf
         from ..robot import load_robot_description
@@ -336,4 +335,4 @@ class RunSetup:
             derived = load_robot(robot)
             urdf, locked = str(derived.urdf_path), dict(derived.profile.locked)
         desc = load_robot_description(base.urdf_path or default_urdf(), base.joint_names)
-        return cls(sim, base, urdf, locked, np.asarray(desc.effort_limit, float) * base.effort_limit_scale)
+        return cls(sim, base, urdf, locked, base.effort_limits(desc))

@@ -274,7 +274,7 @@ class _SoakLoop:
         cfg = self.ctrl.config
         if not np.all(np.isfinite(new)):
             self.violate(f"t={t:.3f}: non-finite command {new.tolist()}")
-        limit = self.desc.effort_limit * cfg.effort_limit_scale
+        limit = cfg.effort_limits(self.desc)
         res.max_clamp_ratio = max(res.max_clamp_ratio, float(np.max(np.abs(new) / limit)))
         if np.any(np.abs(new) > limit + 1e-12):
             self.violate(f"t={t:.3f}: command {new.tolist()} beyond the clamp {limit.tolist()}")

@@ -67,7 +67,9 @@ def _check_shapes(pred: Any, target: Any, mask: Any) -> None:
 class Loss:
     """A training loss on (N, J) torch tensors: the sum of per-pair terms over their count (clamped at one).
 
-    Class attributes (what the trainer and the method registry read instead of the loss's name):
+    The class attributes are what the trainer and the method registry read instead of the loss's name.
+
+    Attributes:
         name: the registered name.
         uses_mask: the loss reads the dead-zone mask r_ij; the targets are then standardized with the moving pairs'
             statistics (r_ij = 1), otherwise with every pair's and r is all ones.

@@ -5,9 +5,13 @@ All implement :class:`deadzone_id_ros.models.base.InverseDynamicsModel` (``joint
 
 - :class:`ZeroModel` ("none"): tau = 0.
 - :class:`NominalRigidBodyModel` ("rbd"): recursive Newton-Euler (pinocchio ``rnea``; Featherstone, "Rigid Body Dynamics
-  Algorithms", 2008) on the URDF's nominal inertial parameters, optionally plus the URDF ``<dynamics>`` friction:
+  Algorithms", 2008) on the URDF's nominal inertial parameters plus what the robot profile knows beyond the URDF: the
+  rotor armature on the mass-matrix diagonal (``armature * ddq``), and friction
   ``damping * dq + friction * tanh(dq / friction_velocity)`` (a smooth sign, so velocity noise around zero does not
-  chatter the command).
+  chatter the command) where the profile gives it (or the URDF ``<dynamics>`` with ``model_friction``). Without the
+  armature a geared servo's nominal model misses most of its inertia (the SO-101's STS3215: 0.0284 kg·m² per joint
+  against diag M(q_home) of 0.00004-0.016 kg·m², ``deadzone-id robot show so101``), and computed torque with it
+  tracked worse than no model (issue 39).
 - :class:`OnnxModel` ("learned"): an ONNX network in the project's format (:mod:`deadzone_id_ros.models.onnx_format`:
   inputs q, dq, ddq; normalization inside; joint names in the metadata) run by onnxruntime on one thread;
   :class:`RigidBodyPlusOnnx` adds a hybrid artifact's rigid-body part to its residual network.
@@ -52,14 +56,17 @@ class NominalRigidBodyModel:
     Args:
         urdf_path: the URDF.
         joint_names: (J,) joints, in the order of every array in and out.
-        friction: add ``damping * dq + friction * tanh(dq / friction_velocity)`` from the URDF ``<dynamics>`` tags.
+        friction: add ``damping * dq + friction * tanh(dq / friction_velocity)`` from the URDF ``<dynamics>`` tags
+            (``coulomb`` / ``viscous`` replace the URDF's values where given).
         friction_velocity: smoothing velocity of the sign function [rad/s] (> 0).
         armature: (J,) rotor inertia added to the diagonal [kg·m²] (URDFs carry none); default zeros.
+        coulomb: (J,) Coulomb friction [N·m] (a robot profile's ``frictionloss``); given, friction is on.
+        viscous: (J,) viscous friction [N·m·s/rad] (a robot profile's ``damping``); given, friction is on.
 
     Raises:
         FileNotFoundError: the URDF does not exist.
         RobotDescriptionError: the URDF cannot be parsed or lacks a joint.
-        ValueError: friction_velocity <= 0 or armature of the wrong length.
+        ValueError: friction_velocity <= 0 or armature, coulomb or viscous of the wrong length.
     """
 
     def __init__(
@@ -70,6 +77,8 @@ class NominalRigidBodyModel:
         friction: bool = False,
         friction_velocity: float = 0.01,
         armature: Sequence[float] | None = None,
+        coulomb: Sequence[float] | None = None,
+        viscous: Sequence[float] | None = None,
     ) -> None:
         import pinocchio as pin
 
@@ -92,10 +101,19 @@ class NominalRigidBodyModel:
         self._q = pin.neutral(self.model)
         self._v = np.zeros(self.model.nv)
         self._a = np.zeros(self.model.nv)
-        self.friction = friction
+        self.friction = friction or coulomb is not None or viscous is not None
         self.friction_velocity = float(friction_velocity)
-        self._coulomb = self.description.friction.copy()
-        self._viscous = self.description.damping.copy()
+        self._coulomb = self._per_joint("coulomb", coulomb, self.description.friction)
+        self._viscous = self._per_joint("viscous", viscous, self.description.damping)
+
+    def _per_joint(self, name: str, values: Sequence[float] | None, fallback: np.ndarray) -> np.ndarray:
+        """(J,) ``values`` as floats, or a copy of ``fallback`` when None; ValueError on the wrong length."""
+        if values is None:
+            return np.asarray(fallback, dtype=float).copy()
+        out = np.asarray(values, dtype=float)
+        if out.shape != (len(self.joint_names),):
+            raise ValueError(f"{name} must have {len(self.joint_names)} values, got {out.shape}")
+        return out
 
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] = M(q) ddq + C(q, dq) dq + g(q) (+ friction); raises ValueError on shapes."""
@@ -248,6 +266,9 @@ class ModelSettings(Protocol):
             (standalone; a hybrid's residual.onnx inside its artifact, see :func:`load_onnx`).
         model_friction, friction_velocity: "rbd" only: ``friction`` and ``friction_velocity`` of
             :class:`NominalRigidBodyModel` [rad/s].
+        armature, frictionloss, damping: "rbd" only: (J,) ``armature`` [kg·m²] (empty: none), ``coulomb`` [N·m]
+            and ``viscous`` [N·m·s/rad] (None: none, or the URDF's with ``model_friction``) of
+            :class:`NominalRigidBodyModel`, a robot profile's values.
     """
 
     @property
@@ -262,6 +283,12 @@ class ModelSettings(Protocol):
     def model_friction(self) -> bool: ...
     @property
     def friction_velocity(self) -> float: ...
+    @property
+    def armature(self) -> tuple[float, ...]: ...
+    @property
+    def frictionloss(self) -> tuple[float, ...] | None: ...
+    @property
+    def damping(self) -> tuple[float, ...] | None: ...
 
 
 def load_model(settings: ModelSettings) -> InverseDynamicsModel:
@@ -290,6 +317,9 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             joint_names,
             friction=settings.model_friction,
             friction_velocity=settings.friction_velocity,
+            armature=settings.armature or None,
+            coulomb=settings.frictionloss,
+            viscous=settings.damping,
         )
     if kind == "learned":
         if not settings.model_path:

@@ -4,6 +4,7 @@ Thin rclpy adapter around :class:`deadzone_id_ros.control.FeedforwardController`
 limits and the watchdog are documented there).
 
 Topics:
+
 - subscribes ``/joint_states`` (sensor_msgs/JointState; joints mapped by name; the header stamps give the period).
   Each message is one control tick unless it comes less than half a period after the last one, so the command
   follows the state with the least latency (:class:`~deadzone_id_ros.control.tick_gate.TickGate`: a tick is due
@@ -45,9 +46,10 @@ applied at once. Model swap without a restart: the ``~/swap_model`` service (rcl
 with ``model``, ``model_path``, ``model_friction``, ``friction_velocity`` only) loads and checks the model in a worker
 thread while control goes on; setting those parameters does the same in the parameter callback (the control loop
 waits for the load). Either way the model runs from the next tick only if
-:func:`deadzone_id_ros.control.model_swap.check_swap` accepts it (joints, units, finite and within the effort limits
-on the recently seen states); a refusal leaves the old model running, fails the request with the reason and shows it
-in the log and on /diagnostics (``model_swap``, WARN). The rate limit holds across the swap.
+:func:`deadzone_id_ros.control.model_swap.check_swap` accepts it (joints, units, the arm of a model carrying its URDF,
+finite and within the effort limits on the recently seen states); a refusal leaves the old model running, fails the
+request with the reason and shows it in the log and on /diagnostics (``model_swap``, WARN). The rate limit holds
+across the swap.
 
 Parameters: config/feedforward_controller.yaml (:class:`ControllerConfig` + :class:`ControllerNodeConfig`, the latter
 and the file loader in :mod:`deadzone_id_ros.control.feedforward_controller_params`).

@@ -8,9 +8,11 @@ issue 13374). The URDF's nominal rigid body tells which way and roughly how hard
   ``tau_nom = RNEA(q, dq, ddq)`` (pinocchio), with a Coulomb and a viscous column so that friction does not bias the
   slope: ``tau ≈ k tau_nom + c + f_c sign(dq) + f_v dq``. Only joints whose nominal torque varies enough, and whose
   correlation with the effort is strong (``|r| >= 0.7``, partial correlation after the friction columns), are judged.
-  ``k < 0`` is an opposite sign convention: refused, the fix is ``--torque-constant JOINT:-1``. ``k`` outside
-  ``[1/3, 3]`` with effort in N·m is a scale the URDF's masses cannot explain (gear ratio, torque constant, unit):
-  warned, with the constant that would fix it.
+  ``k < 0`` is an opposite sign convention: refused, the fix is ``--torque-constant JOINT:-1``. Effort that is a
+  sign-and-magnitude register (Feetech's raw Present_Load, :mod:`deadzone_id_ros.data.sign_bit`) is refused as such
+  before that, with ``--effort-sign-bit JOINT:10`` as the fix (flipping its sign does not undo the offset).
+  ``k`` outside ``[1/3, 3]`` with effort in N·m is a scale the URDF's masses cannot explain (gear ratio, torque
+  constant, unit): warned, with the constant that would fix it.
 - **position range**: recorded positions beyond the URDF's limits by more than :data:`POSITION_MARGIN` (a wrong
   joint map, an encoder offset, or degrees) are warned, with the range and the limits; continuous joints have none.
 
@@ -45,7 +47,7 @@ class RecordingFinding:
     """One contradiction between a recording and its URDF.
 
     Attributes:
-        joint: the data joint.  kind: "sign", "scale" or "position_range".
+        joint: the data joint.  kind: "encoding", "sign", "scale" or "position_range".
         refuse: True when training must not go on (a sign), False for a warning.
         evidence: the figures, in one sentence.  fix: the flag or action that fixes it.
     """
@@ -110,6 +112,11 @@ def _nominal(robot: ReducedRobot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
 
 def _torque_findings(joint: str, nominal: np.ndarray, effort: np.ndarray, dq: np.ndarray,
                      in_nm: bool) -> list[RecordingFinding]:
+    from ..data.sign_bit import sign_bit_evidence, sign_bit_fix
+
+    encoded = sign_bit_evidence(effort)
+    if encoded:
+        return [RecordingFinding(joint, "encoding", True, encoded, sign_bit_fix([joint]))]
     if len(nominal) < 50 or np.std(nominal) < MIN_NOMINAL_STD:
         return []
     friction = np.column_stack([np.ones_like(dq), np.tanh(dq / max(0.05 * np.std(dq), 1e-6)), dq])
@@ -126,6 +133,9 @@ def _torque_findings(joint: str, nominal: np.ndarray, effort: np.ndarray, dq: np
     evidence = (f"the recorded effort is {k:.3g} x the URDF's nominal rigid-body torque (partial correlation "
                 f"{r:+.2f} over {len(nominal)} samples, friction removed)")
     if k < 0:
+        encoded = sign_bit_evidence(effort, falls_with_torque=True)
+        if encoded:
+            return [RecordingFinding(joint, "encoding", True, encoded, sign_bit_fix([joint]))]
         return [RecordingFinding(joint, "sign", True, evidence + ": its sign convention is the opposite of the URDF's",
                                  f"pass --torque-constant {joint}:-1 to flip it (or fix the driver's sign), or "
                                  f"--urdf-check warn if the URDF's joint axis is the wrong one")]

@@ -18,8 +18,8 @@ from ..errors import ConfigError, DeadzoneIdError
 from .derived import DerivedRobot, derive_robot
 from .profile import RobotProfile, resolve_profile
 
-__all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "PROFILE_FIELDS", "bundled_robot", "fill_required", "is_bundled_urdf",
-           "load_robot", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
+__all__ = ["BUNDLED_ROBOT", "FIELD_VALUES", "PROFILE_FIELDS", "SCALAR_VALUES", "bundled_robot", "fill_required",
+           "is_bundled_urdf", "load_robot", "profile_values", "robot_field_values", "robot_for", "urdf_field"]
 
 #: Name of the shipped profile that gives the defaults where a caller names no robot.
 BUNDLED_ROBOT = "three_dof_arm"
@@ -28,10 +28,15 @@ FIELD_VALUES = {"kp": "kp", "kd": "kd", "nominal_inertia": "nominal_inertia", "d
                 "torque_rate_limit": "torque_rate_limit", "armature": "armature",
                 "torque_noise_std": "torque_noise_std", "velocity_noise_std": "velocity_noise_std",
                 "initial_position": "home", "center": "home", "amplitude": "amplitude",
-                "acceleration_limit": "acceleration_limit"}
+                "acceleration_limit": "acceleration_limit", "effort_limit": "effort_limit",
+                "encoder_resolution": "encoder_resolution"}
+#: Config field -> the profile's scalar it takes: the hardware's rate, which is the controller's and the simulated
+#: /joint_states' rate.
+SCALAR_VALUES = {"control_rate": "control_rate", "publish_rate": "control_rate"}
 #: Config fields a robot profile fills in where a parameter file, a node's parameters or a stored config leave them
-#: out (:func:`fill_required`): joints, the effort controller's order, the URDF, simulated friction, per-joint values.
-PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", *FIELD_VALUES)
+#: out (:func:`fill_required`): joints, the effort controller's order, the URDF, friction, per-joint values, rates.
+PROFILE_FIELDS = ("joint_names", "command_joint_names", "urdf_path", "frictionloss", "damping", *FIELD_VALUES,
+                  *SCALAR_VALUES)
 
 
 @functools.lru_cache(maxsize=8)
@@ -90,11 +95,12 @@ def urdf_field(robot: DerivedRobot) -> str:
 
 def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
     """Every :data:`PROFILE_FIELDS` value of ``robot``: joints, command order, URDF (:func:`urdf_field`), per-joint
-    values (:data:`FIELD_VALUES`, tuples of floats), and ``frictionloss`` / ``damping`` where the profile's settings
-    give them (else None: the simulator takes the URDF's)."""
+    values (:data:`FIELD_VALUES`, tuples of floats), the rates (:data:`SCALAR_VALUES`, [Hz]), and ``frictionloss`` /
+    ``damping`` where the profile's settings give them (else None: the simulator takes the URDF's)."""
     values: dict[str, Any] = {"joint_names": robot.joint_names,
                               "command_joint_names": robot.profile.command_joint_names,
-                              "urdf_path": urdf_field(robot), **profile_values(robot, tuple(FIELD_VALUES))}
+                              "urdf_path": urdf_field(robot), **profile_values(robot, tuple(FIELD_VALUES)),
+                              **{k: float(getattr(robot.profile, v)) for k, v in SCALAR_VALUES.items()}}
     for key in ("frictionloss", "damping"):
         values[key] = robot.values(key) if any(o != "urdf" for o in robot.origin[key]) else None
     return values
@@ -103,7 +109,7 @@ def robot_field_values(robot: DerivedRobot) -> dict[str, Any]:
 def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None = None,
                   source: str = "", robot: str | None = None) -> dict[str, Any]:
     """``values`` with every :data:`PROFILE_FIELDS` field of the dataclass ``cls`` that is missing or empty (None,
-    an empty list, or "" for ``urdf_path``) filled in from a robot profile.
+    an empty list, "" for ``urdf_path``, 0 for a rate) filled in from a robot profile.
 
     The profile is ``robot`` (a shipped name or a profile file), else ``values["robot"]``; with neither, the bundled
     arm's. When ``values`` name other joints (``joint_names``, or the ``joint_names`` argument: the controlled joints
@@ -122,7 +128,10 @@ def fill_required(cls: type, values: Mapping[str, Any], joint_names: Sequence[st
 
 
 def _missing(name: str, value: Any) -> bool:
-    return value is None or (isinstance(value, (list, tuple)) and not value) or (name == "urdf_path" and value == "")
+    """True for a field left unset: None, an empty list, "" for ``urdf_path`` and 0 for a rate (``control_rate``,
+    ``publish_rate``: 0 means "the robot profile's")."""
+    return (value is None or (isinstance(value, (list, tuple)) and not value) or (name == "urdf_path" and value == "")
+            or (name in SCALAR_VALUES and value == 0))
 
 
 def _fill(cls: type, values: Mapping[str, Any], joint_names: Sequence[str] | None, spec: str) -> dict[str, Any]:

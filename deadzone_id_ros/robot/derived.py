@@ -4,7 +4,9 @@ For each controlled joint j (the profile's ``overrides`` beat every derived valu
 
 - limits: position, velocity and effort limits from the URDF's ``<limit>``, looked up by joint name (a continuous
   joint has none on position); a joint whose effort limit is 0 or missing is refused (:meth:`RobotDescription.\
-check_effort_limits`).
+check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's datasheet) beats the URDF's.
+- encoder resolution: the profile's ``encoder_resolution`` setting [rad per count], else
+  :data:`ENCODER_RESOLUTION` (16 bits per turn).
 - friction and damping: the profile's ``frictionloss`` / ``damping`` settings, else the URDF's ``<dynamics>``.
 - nominal joint inertia: ``Jn_j = M(q_home)[j, j] + armature_j``, the diagonal of the joint-space inertia matrix of
   the reduced model (locked joints merged into their parents) at the home pose, from pinocchio's composite rigid
@@ -16,8 +18,8 @@ check_effort_limits`).
   [1/s] (zeta = 1: critically damped).
 - DOB cutoff: ``g_j = min(dob_cutoff_ratio * w_j, DOB_CAP_FRACTION * g_max)`` [rad/s], with g_max the Nyquist limit
   ``pi * control_rate`` (:func:`deadzone_id_ros.control.config.dob_cutoff_limit`, zoh).
-- torque rate limit: ``effort_limit_j / torque_rise_time`` [N·m/s]: the command may sweep the full effort limit in
-  that time.
+- torque rate limit: ``effort_limit_j / torque_rise_time`` (the effort limit above) [N·m/s]: the command may sweep
+  the full effort limit in that time.
 - excitation: amplitude ``(upper - lower) / 2`` (pi for a continuous joint) [rad]; acceleration limit
   ``velocity_limit_j * 2 pi * EXCITATION_TOP_FREQUENCY`` [rad/s²] (the top harmonic of the default excitation,
   5 x 0.1 Hz, at the velocity limit).
@@ -38,7 +40,8 @@ from ..errors import RobotDescriptionError
 from .description import RobotDescription, load_robot_description
 from .profile import RobotProfile
 
-__all__ = ["DOB_CAP_FRACTION", "EXCITATION_TOP_FREQUENCY", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD",
+__all__ = ["DOB_CAP_FRACTION", "ENCODER_RESOLUTION", "EXCITATION_TOP_FREQUENCY", "TORQUE_NOISE_FRACTION",
+           "VELOCITY_NOISE_STD",
            "DerivedRobot", "derive_robot", "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
@@ -49,6 +52,8 @@ EXCITATION_TOP_FREQUENCY = 0.5
 TORQUE_NOISE_FRACTION = 0.001
 #: Default simulated velocity noise [rad/s].
 VELOCITY_NOISE_STD = 0.002
+#: Default encoder resolution, one count of a 16-bit-per-turn encoder [rad] (the bundled arm's simulator).
+ENCODER_RESOLUTION = 2 * math.pi / 65536
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class DerivedRobot:
         description: limits, friction and damping read from the URDF (by joint name).
         home: home pose [rad].
         mass_diagonal: diag M(q_home) of the reduced model [kg·m²].
+        effort_limit: the actuator's effort limit [N·m] (profile setting, else the URDF's).
+        encoder_resolution: one encoder count [rad].
         armature, nominal_inertia: [kg·m²].  bandwidth: w [rad/s].  kp [1/s²], kd [1/s].  dob_cutoff [rad/s].
         torque_rate_limit [N·m/s].  frictionloss [N·m], damping [N·m·s/rad].  torque_noise_std [N·m],
         velocity_noise_std [rad/s].  amplitude [rad], acceleration_limit [rad/s²].
@@ -72,6 +79,8 @@ class DerivedRobot:
     description: RobotDescription
     home: np.ndarray
     mass_diagonal: np.ndarray
+    effort_limit: np.ndarray
+    encoder_resolution: np.ndarray
     armature: np.ndarray
     nominal_inertia: np.ndarray
     bandwidth: np.ndarray
@@ -167,19 +176,23 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     picker = _Picker(profile)
     pick = picker.pick
     armature = pick("armature", np.zeros(n), "derived", "armature")
+    effort_limit = pick("effort_limit", desc.effort_limit, "urdf", "effort_limit")
     mass = _mass_diagonal(urdf_path, profile, home)
     w = pick("bandwidth", np.full(n, profile.bandwidth), "derived", "bandwidth")
     g_max = math.pi * profile.control_rate  # the Nyquist bound of control.config.dob_cutoff_limit (zoh)
     span = np.where(desc.continuous, 2 * math.pi, desc.upper - desc.lower)
     return DerivedRobot(
-        profile=profile, urdf_path=urdf_path, description=desc, home=home, mass_diagonal=mass, armature=armature,
+        profile=profile, urdf_path=urdf_path, description=desc, home=home, mass_diagonal=mass,
+        effort_limit=effort_limit,
+        encoder_resolution=pick("encoder_resolution", np.full(n, ENCODER_RESOLUTION), "derived", "encoder_resolution"),
+        armature=armature,
         nominal_inertia=pick("nominal_inertia", mass + armature, "derived"), bandwidth=w,
         kp=pick("kp", w**2, "derived"), kd=pick("kd", 2 * profile.damping_ratio * w, "derived"),
         dob_cutoff=pick("dob_cutoff", np.minimum(profile.dob_cutoff_ratio * w, DOB_CAP_FRACTION * g_max), "derived"),
-        torque_rate_limit=pick("torque_rate_limit", desc.effort_limit / profile.torque_rise_time, "derived"),
+        torque_rate_limit=pick("torque_rate_limit", effort_limit / profile.torque_rise_time, "derived"),
         frictionloss=pick("frictionloss", desc.friction, "urdf", "frictionloss"),
         damping=pick("damping", desc.damping, "urdf", "damping"),
-        torque_noise_std=pick("torque_noise_std", TORQUE_NOISE_FRACTION * desc.effort_limit, "derived",
+        torque_noise_std=pick("torque_noise_std", TORQUE_NOISE_FRACTION * effort_limit, "derived",
                               "torque_noise_std"),
         velocity_noise_std=pick("velocity_noise_std", np.full(n, VELOCITY_NOISE_STD), "derived",
                                 "velocity_noise_std"),

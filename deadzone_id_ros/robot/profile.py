@@ -14,7 +14,7 @@ Schema (every key but ``urdf`` and ``joints`` optional; unknown keys are refused
     command_joints: [...]            # effort controller's joint order (default: joints)
     locked: {gripper: 0.0}           # URDF joints held fixed [rad or m]
     home: [0.0, ...]                 # home pose [rad] (default: zeros, clipped into the limits)
-    control_rate: 1000.0             # [Hz]
+    control_rate: 1000.0             # [Hz]: the controller's rate and the simulator's /joint_states rate
     bandwidth: 20.0                  # closed-loop bandwidth w of every joint [rad/s]
     damping_ratio: 1.0               # zeta
     dob_cutoff_ratio: 7.5            # DOB cutoff = ratio * w (capped below Nyquist)
@@ -22,6 +22,8 @@ Schema (every key but ``urdf`` and ``joints`` optional; unknown keys are refused
     settings:                        # per joint: only what a URDF cannot give, each with its source
       shoulder_pan:
         frictionloss: {value: 0.0524, source: "..."}
+        effort_limit: {value: 1.91, source: "..."}              # [N·m], beats the URDF's <limit effort>
+        encoder_resolution: {value: 0.00153398, source: "..."}  # one encoder count [rad]
     overrides:                       # explicit per-joint values beating the derived ones
       nominal_inertia: [...]
 
@@ -43,8 +45,13 @@ __all__ = ["OVERRIDE_KEYS", "SETTING_KEYS", "RobotProfile", "Setting", "availabl
 
 #: Per-joint settings a profile may give (each with a source): simulated static friction [N·m], viscous friction
 #: [N·m·s/rad], reflected rotor inertia [kg·m²], torque and velocity noise [N·m, rad/s], closed-loop bandwidth
-#: [rad/s].
-SETTING_KEYS = ("frictionloss", "damping", "armature", "torque_noise_std", "velocity_noise_std", "bandwidth")
+#: [rad/s], the actuator's effort limit [N·m] (beats the URDF's ``<limit effort>``: the controller's clamp and the
+#: simulator's saturation) and the position encoder's resolution, one count [rad] (the simulator reports positions
+#: in whole counts).
+SETTING_KEYS = ("frictionloss", "damping", "armature", "torque_noise_std", "velocity_noise_std", "bandwidth",
+                "effort_limit", "encoder_resolution")
+#: Settings that must be > 0 (the others may be 0).
+_POSITIVE_SETTINGS = ("bandwidth", "effort_limit", "encoder_resolution")
 #: Derived per-joint values a profile may set explicitly (``overrides``): gains [1/s², 1/s], nominal inertia
 #: [kg·m²], DOB cutoff [rad/s], torque rate limit [N·m/s], excitation amplitude [rad] and acceleration limit [rad/s²].
 OVERRIDE_KEYS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "amplitude", "acceleration_limit")
@@ -76,7 +83,8 @@ class RobotProfile:
         command_joint_names: (J,) the same joints in the effort controller's order.
         locked: URDF joint -> position it is locked at [rad or m].
         home: (J,) home pose [rad], or () for zeros clipped into the limits.
-        control_rate: controller rate [Hz] (> 0).
+        control_rate: controller rate [Hz] (> 0): the rate the hardware delivers states and takes commands, so also
+            the simulator's /joint_states rate and the offline simulation's control period.
         bandwidth: default closed-loop bandwidth w of every joint [rad/s] (> 0).
         damping_ratio: zeta of the closed loop (> 0).
         dob_cutoff_ratio: DOB cutoff as a multiple of w (> 0).
@@ -131,7 +139,7 @@ class RobotProfile:
             for key, s in entries.items():
                 if key not in SETTING_KEYS:
                     raise ValueError(f"settings.{j}.{key}: unknown key; known: {list(SETTING_KEYS)}")
-                sign = "positive" if key == "bandwidth" else "non-negative"
+                sign = "positive" if key in _POSITIVE_SETTINGS else "non-negative"
                 check_per_joint(f"settings.{j}.{key}", (s.value,), 1, sign=sign)
                 if not s.source.strip():
                     raise ValueError(f"settings.{j}.{key}: every number needs a source (a citation or a rule)")

@@ -13,12 +13,13 @@ if TYPE_CHECKING:
 __all__ = ["SHOWN", "profile_listing", "ros2_control_yaml"]
 
 #: Per-joint values ``robot show`` prints: (attribute of DerivedRobot, unit).
-SHOWN = (("home", "rad"), ("mass_diagonal", "kg*m^2"), ("armature", "kg*m^2"), ("nominal_inertia", "kg*m^2"),
+SHOWN = (("home", "rad"), ("effort_limit", "N*m"), ("encoder_resolution", "rad"), ("mass_diagonal", "kg*m^2"),
+         ("armature", "kg*m^2"), ("nominal_inertia", "kg*m^2"),
          ("bandwidth", "rad/s"), ("kp", "1/s^2"), ("kd", "1/s"), ("dob_cutoff", "rad/s"),
          ("torque_rate_limit", "N*m/s"), ("frictionloss", "N*m"), ("damping", "N*m*s/rad"),
          ("torque_noise_std", "N*m"), ("velocity_noise_std", "rad/s"), ("amplitude", "rad"),
          ("acceleration_limit", "rad/s^2"))
-_LIMITS = (("lower", "rad"), ("upper", "rad"), ("velocity_limit", "rad/s"), ("effort_limit", "N*m"))
+_LIMITS = (("lower", "rad"), ("upper", "rad"), ("velocity_limit", "rad/s"))
 
 
 def profile_listing(robot: DerivedRobot) -> str:

@@ -29,6 +29,7 @@ from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .external_forces import ExternalForces
 from .geared import inverse_with_friction
+from .servo import present_load
 from .urdf_load import spec_without_meshes
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
@@ -89,7 +90,11 @@ class SimArm:
         # A friction-free twin for ground-truth inverse dynamics (rigid body + armature).
         self._id_model = self._build_model(urdf, config, with_friction=False, payload=self.payload_mass)
         self._id_data = mujoco.MjData(self._id_model)
-        self.effort_limit = self.description.effort_limit.copy()
+        #: (J,) effort limit [N·m]: the configuration's (a robot profile's actuator datasheet), else the URDF's
+        self.effort_limit = (np.asarray(config.effort_limit, dtype=float) if config.effort_limit
+                             else self.description.effort_limit.copy())
+        self._resolution = np.asarray(config.encoder_resolution, dtype=float)
+        self._no_load_speed = np.asarray(config.no_load_speed, dtype=float) if config.no_load_speed else None
         self._rng = np.random.default_rng(config.seed)
         self._applied = np.zeros(self.n_joints)
         self._ideal = config.is_ideal
@@ -235,7 +240,7 @@ class SimArm:
         self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
 
     def clip_torque(self, tau: np.ndarray) -> np.ndarray:
-        """Clip a torque command (J,) [N·m] to the URDF effort limits; raises ValueError on shape or non-finite
+        """Clip a torque command (J,) [N·m] to :attr:`effort_limit`; raises ValueError on shape or non-finite
         values."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
@@ -327,7 +332,8 @@ class SimArm:
             self._clear_delays()
 
     def measure(self) -> JointMeasurement:
-        """Return what the encoders and the drive report now (quantized q, noisy dq, applied torque).
+        """Return what the encoders and the drive report now (quantized q, noisy dq, applied torque or, with
+        ``effort_readout`` "present_load", the servo's Present_Load of it, :func:`.servo.present_load`).
 
         With ``measurement_delay`` the values are those sampled that long ago (stamped now); the velocity is the
         filtered one when ``velocity_filter_cutoff`` > 0.
@@ -337,11 +343,21 @@ class SimArm:
         else:
             q, dq_true, effort = self._samples[0]
             q, effort = q.copy(), effort.copy()
-        res = self.config.encoder_resolution
-        if res > 0:
-            q = np.round(q / res) * res
+        q = self.quantize(q)
         dq = dq_true + np.asarray(self.config.velocity_noise_std) * self._rng.standard_normal(self.n_joints)
+        if self.config.effort_readout == "present_load":
+            effort = present_load(effort, dq_true, self.effort_limit, self._no_load_speed)
         return JointMeasurement(t=self.time, q=q, dq=dq, effort=effort)
+
+    def quantize(self, q: np.ndarray) -> np.ndarray:
+        """``q`` (..., J) [rad] as the encoders report it: a whole number of counts of ``encoder_resolution`` per
+        joint (``round(q / res) * res``; a joint with resolution 0 unchanged)."""
+        res = self._resolution
+        q = np.asarray(q, dtype=float)
+        if not res.any():
+            return q.copy()
+        step = np.where(res > 0, res, 1.0)
+        return np.where(res > 0, np.round(q / step) * step, q)
 
     def inverse_dynamics(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, *, friction: bool = False) -> np.ndarray:
         """Ground-truth inverse dynamics of the simulator (MuJoCo ``mj_inverse``).

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..config import check_joint_names, check_per_joint
+from ..robot.derived import ENCODER_RESOLUTION
 
 if TYPE_CHECKING:
     from ..robot import RobotDescription
 
 __all__ = [
+    "EFFORT_READOUTS",
     "PROFILES",
     "FrictionSourceWarning",
     "SimArmConfig",
@@ -26,6 +28,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: What a simulated joint's ``effort`` may report (:class:`SimArmConfig` ``effort_readout``).
+EFFORT_READOUTS = ("torque", "present_load")
 
 
 # Per-effect parameters a profile sets; an explicit value (in the parameter file or the constructor) overrides it.
@@ -88,7 +93,17 @@ class SimArmConfig:
         payload_position: (3,) where the payload sits, in the frame of the child link of the last joint of
             ``joint_names`` [m] (default: the tip of the bundled arm's last link).
         velocity_noise_std: (J,) white noise on the measured velocity [rad/s].
-        encoder_resolution: position quantization step [rad]; 0 disables.
+        encoder_resolution: (J,) one encoder count [rad]: the reported position is a whole number of counts
+            (``round(q / res) * res``); 0 disables it for that joint. A single number applies to every joint. Empty
+            (the default): the robot profile's ``encoder_resolution`` setting, else 16 bits per turn.
+        effort_limit: (J,) the actuators' effort limit [N·m]: commands saturate there. Empty (the default): the robot
+            profile's (its ``effort_limit`` setting, else the URDF's ``<limit effort>``).
+        effort_readout: what ``effort`` reports: "torque" (the applied torque [N·m], what a ros2_control effort
+            interface reports) or "present_load" (a Feetech/Dynamixel servo's Present_Load: the motor's PWM duty in
+            units of 0.1 %, an integer in [-1000, 1000], :func:`present_load`; unit
+            :data:`~deadzone_id_ros.data.effort_units.PRESENT_LOAD`).
+        no_load_speed: (J,) the servo's no-load speed [rad/s] (> 0), for ``effort_readout`` "present_load" (the
+            back-EMF part of the duty); empty: that part is left out.
         friction_solref, friction_solimp: MuJoCo solver parameters of the friction constraint.
         initial_position: (J,) [rad].
         seed: seed of the noise generator.
@@ -118,7 +133,10 @@ class SimArmConfig:
     payload_mass_range: tuple[float, ...] = (0.0, 0.0)
     payload_position: tuple[float, ...] = (0.0, 0.0, 0.22)
     velocity_noise_std: tuple[float, ...] = field(kw_only=True)
-    encoder_resolution: float = 2 * math.pi / 65536
+    encoder_resolution: tuple[float, ...] | float = ()
+    effort_limit: tuple[float, ...] = ()
+    effort_readout: str = "torque"
+    no_load_speed: tuple[float, ...] = ()
     friction_solref: tuple[float, ...] = (0.002, 1.0)
     friction_solimp: tuple[float, ...] = (0.99, 0.999, 0.001, 0.5, 2.0)
     initial_position: tuple[float, ...] = field(kw_only=True)
@@ -164,8 +182,19 @@ class SimArmConfig:
             raise ValueError(f"payload_position must have 3 values [m], got {list(self.payload_position)}")
         if not (isinstance(self.velocity_filter_cutoff, (int, float)) and self.velocity_filter_cutoff >= 0):
             raise ValueError(f"velocity_filter_cutoff = {self.velocity_filter_cutoff!r} must be >= 0 Hz")
-        if not (isinstance(self.encoder_resolution, (int, float)) and self.encoder_resolution >= 0):
-            raise ValueError(f"encoder_resolution = {self.encoder_resolution!r} must be >= 0")
+        given = self.encoder_resolution
+        if isinstance(given, tuple):
+            res = given if given else (ENCODER_RESOLUTION,) * n
+        else:  # one number for every joint (parameter files and episode.yaml written before it was per joint)
+            res = (given,) * n
+        check_per_joint("encoder_resolution", res, n, sign="non-negative")
+        object.__setattr__(self, "encoder_resolution", tuple(float(v) for v in res))
+        if self.effort_limit:
+            check_per_joint("effort_limit", self.effort_limit, n, sign="positive")
+        if self.effort_readout not in EFFORT_READOUTS:
+            raise ValueError(f"effort_readout = {self.effort_readout!r} must be one of {list(EFFORT_READOUTS)}")
+        if self.no_load_speed:
+            check_per_joint("no_load_speed", self.no_load_speed, n, sign="positive")
         if len(self.friction_solref) != 2:
             raise ValueError(f"friction_solref must have 2 values, got {list(self.friction_solref)}")
         if len(self.friction_solimp) != 5:

@@ -35,7 +35,7 @@ def simulate(
     seed: int,
     sim_config: SimArmConfig | None = None,
     controller_config=None,
-    rate_hz: float = 1000.0,
+    rate_hz: float | None = None,
     progress: bool = False,
     *,
     excitation_config=None,
@@ -54,7 +54,9 @@ def simulate(
             :func:`deadzone_id_ros.robot_configs.bundled_sim_config`).
         controller_config: a :class:`~deadzone_id_ros.control.ControllerConfig` (default: mode pd_dob with the rbd
             model for the static torque); its joint names must be the arm's.
-        rate_hz: control rate [Hz]; ``1/rate_hz`` must be a whole number of physics steps.
+        rate_hz: control and /joint_states rate [Hz]; ``1/rate_hz`` must be a whole number of physics steps. None
+            (the default): the controller config's ``control_rate`` (a robot profile's: the rate its hardware
+            delivers states).
         progress: show a tqdm progress bar.
         excitation_config: an :class:`~deadzone_id_ros.control.ExcitationConfig` (default: its defaults); its
             ``duration`` is replaced by ``duration`` and its joint names must be the arm's.
@@ -72,13 +74,14 @@ def simulate(
     from ..control import TrajectorySampler, build_controller, generate_excitation
 
     check_positive("duration", duration)
-    if not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
+    if rate_hz is not None and not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
         raise ValueError(f"rate_hz = {rate_hz!r} must be a finite number > 0 Hz")
     from ..robot_configs import bundled_sim_config
 
     sim_config = dataclasses.replace(sim_config or bundled_sim_config(), seed=int(seed))
-    substeps = _substeps(rate_hz, sim_config.timestep)
     ctrl_config, exc_config = _run_configs(sim_config, duration, seed, controller_config, excitation_config)
+    rate_hz = ctrl_config.control_rate if rate_hz is None else rate_hz
+    substeps = _substeps(rate_hz, sim_config.timestep)
 
     arm = SimArm(sim_config)
     controller = build_controller(ctrl_config, arm.description)

@@ -24,7 +24,7 @@ class SimulatedBag:
     sim_seconds: float
 
 
-def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = "mcap", rate_hz: float = 1000.0,
+def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = "mcap", rate_hz: float | None = None,
                  start_time: float | None = None, notes: str = "", progress: bool = False,
                  sim_config: Any = None, controller_config: Any = None, excitation_config: Any = None,
                  robot: str | None = None, **write_kw: Any) -> SimulatedBag:
@@ -34,8 +34,9 @@ def simulate_bag(duration: float, seed: int, out: str | Path, *, storage: str = 
     recording would stamp it.
 
     Args:
-        duration [s], seed, rate_hz [Hz], progress, sim_config, controller_config, excitation_config: as for
-            ``simulate``.  robot: the robot's name for episode.yaml (default: the bundled arm's description).
+        duration [s], seed, rate_hz [Hz] (None: the controller config's control_rate), progress, sim_config,
+            controller_config, excitation_config: as for ``simulate``.  robot: the robot's name for episode.yaml
+            (default: the bundled arm's description).
         out: bag directory to create.  storage: "mcap" or "sqlite3".  notes: free text for episode.yaml.
         write_kw: further arguments of :func:`~deadzone_id_ros.data.write_recording` (topics).
 

@@ -227,7 +227,7 @@ def _initial_state(recording: Recording, q_first: np.ndarray, dq_first: np.ndarr
     ref_t_ns = recording.reference_t_ns
     if recording.reference_position is not None and ref_t_ns is not None and len(ref_t_ns) and int(ref_t_ns[0]) == t0:
         ref_q0 = np.asarray(recording.reference_position, float)[0, cols]
-        if np.all(np.abs(ref_q0 - q0) <= cfg.encoder_resolution / 2 + 1e-12):
+        if np.all(np.abs(ref_q0 - q0) <= np.asarray(cfg.encoder_resolution) / 2 + 1e-12):
             q0 = ref_q0
             q0_note = "initial position: the first reference point (within half an encoder step of the record)"
     notes.append(q0_note)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import check_positive, load_node_configs
+from ..control.config import DEFAULT_CONTROL_RATE
 from ..realtime import check_realtime
 from .config import SimArmConfig
 
@@ -21,7 +22,8 @@ class SimArmNodeConfig:
     """Timing of the sim_arm node.
 
     Attributes:
-        publish_rate: /joint_states rate [Hz]; the physics advances by wall time between ticks.
+        publish_rate: /joint_states rate [Hz]; the physics advances by wall time between ticks. 0 (the default): the
+            robot profile's ``control_rate`` (the rate its hardware delivers states; 1000 Hz without a profile).
         command_timeout: no command for this long -> zero torque [s].
         clock_mode: "wall" (stamps from the system clock) or "sim" (the node publishes /clock and owns time).
         real_time_factor: clock_mode "sim" only: simulated seconds per wall second.
@@ -46,7 +48,7 @@ class SimArmNodeConfig:
         ValueError: a bad value; the message names the field and the value.
     """
 
-    publish_rate: float = 1000.0
+    publish_rate: float = 0.0
     command_timeout: float = 0.1
     clock_mode: str = "wall"
     real_time_factor: float = 1.0
@@ -68,6 +70,8 @@ class SimArmNodeConfig:
                 "lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)"
             )
         check_positive("lockstep_timeout", self.lockstep_timeout)
+        if self.publish_rate == 0:
+            object.__setattr__(self, "publish_rate", DEFAULT_CONTROL_RATE)
         if not 1.0 <= self.publish_rate <= 10000.0:
             raise ValueError(f"publish_rate = {self.publish_rate} must be in [1, 10000] Hz")
         check_positive("command_timeout", self.command_timeout)

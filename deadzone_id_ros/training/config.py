@@ -42,7 +42,8 @@ class TrainConfig(JsonRecord):
             the validation and test curves of the 15 main networks of ``compare`` on 600 simulated seconds (bench's
             data; every network evaluated every 50 steps up to 2000): with 4 x 50 steps and 0.5 % they stop after
             550-1350 steps, 52 % of the steps of the previous rule (100 steps, patience 5, min_delta 0) and 47 % of
-            a fixed 2000, and each method's mean test RMSE moves by at most 0.77 of its seed std in the README's table
+            a fixed 2000, and each method's mean test RMSE moves by at most 0.77 of its seed std in the table of
+            docs/results.md
             (masked +0.010, mse_all +0.009, band +0.008, conventional -0.002, hybrid 0.000 N·m). Shorter windows or
             larger min_delta (3 x 50 steps, or 2 %) save more and cost masked about 0.02 N·m, more than one std.
             min_delta = 0 with a large patience gives the fixed budget back.

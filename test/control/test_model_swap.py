@@ -4,6 +4,8 @@ old model, command for command; an accepted one keeps the rate limit (no command
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -183,3 +185,64 @@ def test_swap_with_a_config_takes_its_model_fields_only():
     assert ctrl.config.model_friction
     with pytest.raises(ValueError, match="a model swap changes only .* kp differs"):
         ctrl.swap_model(ZeroModel(NAMES), config=dataclasses.replace(ctrl.config, kp=(1.0,) * 3))
+
+
+def _scaled_arm(path, factor: float) -> str:
+    """The bundled arm's URDF with every moving link's mass and inertia times ``factor``, written to ``path``."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(default_urdf().read_text())
+    for link in root.iter("link"):
+        if link.get("name") == "base_link":
+            continue
+        for mass in link.iter("mass"):
+            mass.set("value", repr(factor * float(mass.get("value"))))
+        for inertia in link.iter("inertia"):
+            for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+                inertia.set(key, repr(factor * float(inertia.get(key))))
+    text = ET.tostring(root, encoding="unicode")
+    path.write_text(text)
+    return text
+
+
+def _rbd_artifact(tmp_path, name: str, factor: float):
+    """An rbd artifact as `deadzone-id train` writes one, identified on the nominal torques of the bundled arm with
+    masses and inertias times ``factor``, and carrying that arm's URDF; loaded back."""
+    from deadzone_id_ros.data.deadzone import DeadZone
+    from deadzone_id_ros.models import RigidBodyRegressor, fit_rigid_body, load_artifact, save_artifact
+
+    urdf = tmp_path / f"{name}.urdf"
+    xml = _scaled_arm(urdf, factor)
+    q, dq, ddq = probe(300, seed=1)
+    tau = NominalRigidBodyModel(urdf, NAMES).predict(q, dq, ddq)
+    rbd = fit_rigid_body(RigidBodyRegressor(xml, NAMES), q, dq, ddq, tau)
+    dz = DeadZone(NAMES, None, np.full(3, 0.01), np.full(3, 0.02))
+    saved = save_artifact(LearnedModel(NAMES, "rbd", rbd=rbd, dead_zone=dz), tmp_path / name, onnx=False)
+    return load_artifact(saved.path)
+
+
+def test_a_model_of_another_arm_with_the_same_joints_is_refused_at_swap_and_at_start_up(tmp_path):
+    """Issue 40 item 4: an artifact whose URDF is the bundled arm with 2.5x the masses (same joint names, N·m)."""
+    from deadzone_id_ros.control.arm_check import ARM_TOLERANCE
+    from deadzone_id_ros.errors import SafetyError
+
+    heavy = _rbd_artifact(tmp_path, "heavy", 2.5)
+    ctrl = _controller(NominalRigidBodyModel(default_urdf(), NAMES))
+    assert abs(heavy.predict(Q0, np.zeros(3), np.zeros(3))[1]) > 2 * abs(ctrl.static_torque(Q0)[1])  # it would run
+    before = ctrl.model
+    verdict = ctrl.swap_model(heavy, probe())
+    assert not verdict.accepted and ctrl.model is before, verdict.reason
+    assert "trained for another arm" in verdict.reason and f"tolerance {ARM_TOLERANCE:.0%}" in verdict.reason
+    for joint in NAMES:  # every nominal torque scales with the masses: each joint differs by (2.5 - 1) of itself
+        assert re.search(rf"{joint} by [0-9.]+ N·m RMS \({2.5 - 1:.0%} of its", verdict.reason), verdict.reason
+    assert f"link2 (moved by joint2) mass {2.5 * 0.8:.4g} kg in the model's URDF, {0.8:.4g} kg" in verdict.reason
+    assert "(x2.5)" in verdict.reason
+    with pytest.raises(SafetyError, match=r"another arm.*link3 \(moved by joint3\) mass.*refusing to start"):
+        _controller(heavy)
+    same = _rbd_artifact(tmp_path, "same", 1.0)
+    ok = ctrl.swap_model(same, probe())
+    assert ok.accepted and "same arm (nominal torques within 1%" in ok.reason, ok.reason
+    near = _rbd_artifact(tmp_path, "near", 1.05)  # a URDF revision of the same arm: accepted, the difference said
+    noted = ctrl.swap_model(near, probe())
+    assert noted.accepted and "same arm within the 10% tolerance, but" in noted.reason, noted.reason
+    assert "(x1.05)" in noted.reason

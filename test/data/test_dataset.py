@@ -40,7 +40,7 @@ def test_kuka_bag():
     assert ds.episodes[0].dt == pytest.approx(0.01)
     assert ds.report.velocity_source[str(KUKA)] == "message"
     dzf, all_moving = _dz_fractions(ds)
-    raw = [0.5886, 0.4728, 0.6203, 0.4933, 0.7854, 0.7759, 0.8291]  # README: 44-81% nearly still
+    raw = [0.5886, 0.4728, 0.6203, 0.4933, 0.7854, 0.7759, 0.8291]  # 44-81% of the samples nearly still
     np.testing.assert_allclose(dzf, raw, atol=0.01)  # resampling at the message times changes little (regular 100 Hz)
     assert all_moving == pytest.approx(0.0146, abs=0.005)
     moving = ds.moving_fractions()

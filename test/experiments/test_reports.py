@@ -1,7 +1,7 @@
 """Reports a user can trust (issue 22): every sentence generated from the numbers it describes, one branch per test.
 
 Runs that faulted or ran away are marked; one colour per method in every plot; one-seed reports say there is no
-spread; the data's origin follows the simulator flag; the "Next" launch commands carry the arguments the README and
+spread; the data's origin follows the simulator flag; the "Next" launch commands carry the arguments the docs and
 the launch files need; the stuck-torque and data-efficiency sentences agree with their numbers; the closed-loop
 report has a tracking plot."""
 
@@ -22,6 +22,7 @@ from deadzone_id_ros.experiments.closed_loop_report import (
     closed_loop_targets,
     in_process_table,
     live_table,
+    worse_than_no_model,
 )
 from deadzone_id_ros.experiments.closed_loop_results import (
     ClosedLoopResult,
@@ -232,7 +233,7 @@ def _declared_args(launch_file: str) -> set[str]:
     return {item["arg"]["name"] for item in doc["launch"] if "arg" in item}
 
 
-def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
+def test_the_next_commands_carry_what_the_docs_and_the_launch_files_need():
     from deadzone_id_ros.experiments.demo_report import _deploy_lines
     from deadzone_id_ros.experiments.demo_results import DemoReport
 
@@ -246,11 +247,12 @@ def test_the_next_commands_carry_what_the_readme_and_the_launch_files_need():
     for launch_file, args in commands.items():
         assert set(args) <= _declared_args(launch_file), launch_file
         assert args["model_path"] == "compare/pick" and args["mode"] == "ctc_dob" and args["model"] == "learned"
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    control = re.search(r"\*\*Control\*\*: `(deadzone-id launch feedforward\.launch\.yaml [^`]+)`", readme)
+    own_robot = " ".join((ROOT / "docs" / "own-robot.md").read_text().split())
+    control = re.search(r"\*\*Control\*\*: `(deadzone-id launch feedforward\.launch\.yaml [^`]+)`", own_robot)
     assert control is not None
     assert {a.split(":=")[0] for a in control.group(1).split()[3:]} <= set(commands["feedforward.launch.yaml"])
-    assert "use_sim_time:=true lockstep:=true" in readme  # the README's "When you need lockstep"
+    lockstep = " ".join((ROOT / "docs" / "controller.md").read_text().split())  # "When you need lockstep"
+    assert "Use `use_sim_time:=true lockstep:=true` with `sim_feedforward.launch.yaml`" in lockstep
     assert commands["sim_feedforward.launch.yaml"]["use_sim_time"] == "true"
     assert commands["sim_feedforward.launch.yaml"]["lockstep"] == "true"
 
@@ -272,3 +274,28 @@ def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
     assert "![tracking: q and q_d over time](plots/closed_loop_tracking.png)" in md and "seed 999" in md
     assert "closed_loop_tracking" not in "\n".join(closed_loop_markdown(
         {"pd_dob": _summary("pd_dob", 1, 2)}, {}, {}, ClosedLoopSettings(), "r.png", "plots/closed_loop_tracking.png"))
+
+
+# --- a model that makes tracking worse than no model (issue 39, item 8) ----------------------------------------------
+
+def test_the_report_says_in_plain_words_when_a_model_tracks_worse_than_pd_dob():
+    """A constructed result: the nominal rigid body and a learned model above pd_dob's error, one learned model
+    below. The report names the two worse ones, with both figures, and not the better one."""
+    import dataclasses
+
+    pd = dataclasses.replace(_summary("pd_dob", 0.336, 1.0), mode="pd_dob", model="none")
+    nominal = dataclasses.replace(_summary("ctc_dob_rbd_nominal", 0.640, 2.0), label="ctc_dob + rbd (URDF nominal)",
+                                  model="rbd")
+    worse, better = _summary("ctc_dob_masked", 0.400, 1.0), _summary("ctc_dob_conventional", 0.200, 1.0)
+    entries = {s.name: s for s in (pd, nominal, worse, better)}
+    lines = worse_than_no_model(entries)
+    assert len(lines) == 2, lines
+    assert "ctc_dob + rbd (URDF nominal) tracks worse than pd_dob, which uses no model: 0.640 vs 0.336 mrad" in lines[0]
+    assert "armature" in lines[0]  # the nominal model's advice names what the profile adds
+    assert "ctc_dob + masked tracks worse than pd_dob" in lines[1]
+    text = "\n".join(closed_loop_markdown(entries, {}, {}, ClosedLoopSettings(
+        seeds=[999, 1000], duration_s=1.0, weak_dob_fraction=0.3, live_seed=None, live_duration_s=0.0, pick="masked",
+        pick_source="test"), "plot.png"))
+    assert lines[0] in text and lines[1] in text and "conventional tracks worse" not in text
+    # nothing to say when every model helps
+    assert worse_than_no_model({s.name: s for s in (pd, better)}) == []

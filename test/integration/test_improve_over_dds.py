@@ -61,7 +61,7 @@ def test_live_improve_trains_on_the_recorder_nodes_bags_and_its_runs_agree_with_
     # the held-out table: iteration 0 the same computation, iteration 1 from the model fitted on the live bags. Its
     # figure is not compared here: from 2 x 2 s of data the two modes' fits differ (the live bags also hold the
     # recorder's start delay and the rest at the end), and their held-out tracking differed by 12 % in one run and
-    # by 63 % in another; the README gives the measured comparison at the command's sizes
+    # by 63 % in another; docs/improve.md gives the measured comparison at the command's sizes
     assert live.iterations[0].held_out.tracking_rmse_mean == inproc.iterations[0].held_out.tracking_rmse_mean
     assert live.iterations[1].method == inproc.iterations[1].method
     assert "live over DDS" in improve_settings_line(live) and "live" not in improve_settings_line(inproc)

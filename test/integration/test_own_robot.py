@@ -1,4 +1,5 @@
-"""Issue 12 item 8: the README's "Use it on your own robot" commands, as a user without the ros2 CLI runs them.
+"""Issue 12 item 8: the commands of docs/own-robot.md ("Use it on your own robot"), as a user without the ros2 CLI
+runs them.
 
 Copy and edit the controller's parameter file, start the graph with `deadzone-id launch sim_feedforward.launch.yaml
 controller_params_file:=...`, control the recorder with `deadzone-id record start|split|stop`, read /diagnostics with
@@ -26,14 +27,14 @@ def _cli(*args: str, timeout: float = 150) -> subprocess.CompletedProcess:
     return subprocess.run([executable("deadzone-id"), *args], capture_output=True, text=True, timeout=timeout)
 
 
-def test_readme_commands_for_your_own_robot(tmp_path):
-    # the commands run below are the ones the README gives (so the two cannot drift apart)
-    readme = (REPO / "README.md").read_text()
+def test_documented_commands_for_your_own_robot(tmp_path):
+    # the commands run below are the ones docs/own-robot.md gives (so the two cannot drift apart)
+    page = (REPO / "docs" / "own-robot.md").read_text()
     for documented in ("cp config/feedforward_controller.yaml my_controller.yaml",
                        "`controller_params_file:=my_controller.yaml` to `sim_feedforward.launch.yaml`",
                        "`deadzone-id record start`", "`deadzone-id record split`", "`deadzone-id record stop`",
                        "`deadzone-id status`", "exit 1 if\n   the recorder refuses, 2 if it does not answer"):
-        assert documented in readme, documented
+        assert documented in page, documented
     # 1. copy the controller's parameter file and edit it (here: half the URDF effort limits)
     params = tmp_path / "my_controller.yaml"
     text = (share_dir() / "config" / "feedforward_controller.yaml").read_text()

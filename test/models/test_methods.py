@@ -45,7 +45,7 @@ def test_registry_errors():
 
 
 def test_a_new_method_is_one_entry_and_one_loss_class(sim_dataset_small):
-    """The README's "Adding a method" example: a masked L1 loss, registered, then fitted and loaded by name."""
+    """The "Adding a method" example of docs/extending.md: a masked L1 loss, registered, fitted and loaded by name."""
     from deadzone_id_ros.training import TrainConfig, fit_method
 
     @register_loss("masked_l1_test")

@@ -209,3 +209,42 @@ def test_mixed_or_integer_element_types_are_refused_at_load_naming_the_tensor(tm
         helper.make_node("Add", ["s", "d"], ["tau"])])
     with pytest.raises(ArtifactError, match=r"int.onnx: input 'ddq' has element type tensor\(int64\)"):
         OnnxModel(integer)
+
+
+def _kit_profile(tmp_path):
+    """A profile of the bundled arm's URDF that knows its actuators: armature, Coulomb and viscous friction."""
+    from deadzone_id_ros.resources import default_urdf as urdf
+
+    text = (f"name: kit\nurdf: {urdf()}\njoints: [joint1, joint2, joint3]\nsettings:\n"
+            + "".join(f"  {j}:\n    armature: {{value: {a}, source: test}}\n"
+                      f"    frictionloss: {{value: {f}, source: test}}\n    damping: {{value: {d}, source: test}}\n"
+                      for j, a, f, d in zip(NAMES, (0.03, 0.05, 0.02), (0.2, 0.5, 0.1), (0.04, 0.06, 0.02))))
+    path = tmp_path / "kit.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_nominal_model_of_a_profile_includes_its_armature_and_friction(tmp_path):
+    """Issue 39 item 8: the controller's nominal rigid body (load_model of the profile's controller config) is the
+    URDF's rigid body plus armature * ddq and the profile's viscous and smooth-sign Coulomb friction; on fast joints
+    (tanh = sign) it equals MuJoCo's inverse dynamics of the simulated arm built from the same profile."""
+    import warnings
+
+    from deadzone_id_ros.robot.derived import derive_robot
+    from deadzone_id_ros.robot.profile import load_profile
+    from deadzone_id_ros.robot_configs import controller_config, sim_config
+
+    robot = derive_robot(load_profile(_kit_profile(tmp_path)))
+    model = load_model(controller_config(robot, mode="ctc_dob", model="rbd"))
+    bare = NominalRigidBodyModel(default_urdf(), NAMES)
+    rng = np.random.default_rng(3)
+    q = np.array([0.0, 0.3, 0.6]) + rng.uniform(-0.3, 0.3, size=(20, 3))  # inside the position limits
+    ddq = rng.normal(size=(20, 3))
+    dq = rng.choice([-1.0, 1.0], size=(20, 3)) * rng.uniform(0.5, 2.0, size=(20, 3))
+    armature, coulomb, viscous = np.array([0.03, 0.05, 0.02]), np.array([0.2, 0.5, 0.1]), np.array([0.04, 0.06, 0.02])
+    np.testing.assert_allclose(model.predict(q, dq, ddq) - bare.predict(q, dq, ddq),
+                               armature * ddq + viscous * dq + coulomb * np.tanh(dq / 0.01), atol=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FrictionSourceWarning: the profile's friction overrides the URDF's
+        arm = SimArm(sim_config(robot, profile="ideal"))
+    np.testing.assert_allclose(model.predict(q, dq, ddq), arm.inverse_dynamics(q, dq, ddq, friction=True), atol=1e-9)

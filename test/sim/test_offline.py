@@ -83,5 +83,7 @@ def test_bad_arguments_are_refused():
                 nominal_inertia=(1.0, 1.0),
                 dob_cutoff=(1.0, 1.0),
                 torque_rate_limit=(1.0, 1.0),
+                effort_limit=(1.0, 1.0),
+                armature=(0.0, 0.0),
             ),
         )

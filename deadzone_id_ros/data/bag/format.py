@@ -146,14 +146,23 @@ def detect_format(path: str | Path) -> str:
             raise DataError(f"{path}: zstd-compressed file whose content cannot be decompressed "
                             "(corrupt or truncated)")
         if kind is None:
-            raise DataError(f"{path}: not a bag (neither a ROS 1 bag, an MCAP file nor an SQLite database)")
+            raise DataError(f"{path}: not a bag (neither a ROS 1 bag, an MCAP file nor an SQLite database)"
+                            f"{_lerobot_hint(path)}")
         return kind
     kinds = {k for _, k in storage_files(path)}
     if len(kinds) == 1:
         return kinds.pop()
     if not kinds:
-        raise DataError(f"{path}: directory holds no .mcap or .db3 storage file (checked by content)")
+        raise DataError(f"{path}: directory holds no .mcap or .db3 storage file (checked by content)"
+                        f"{_lerobot_hint(path)}")
     raise DataError(f"{path}: directory mixes MCAP and SQLite storage files; cannot tell which bag it is")
+
+
+def _lerobot_hint(path: Path) -> str:
+    """What to do with a LeRobot dataset (or a parquet file) given as a bag ("" for anything else)."""
+    from ..lerobot import not_a_bag_hint
+
+    return not_a_bag_hint(path)
 
 
 def mcap_has_footer(path: Path) -> bool:

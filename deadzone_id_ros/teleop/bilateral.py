@@ -34,7 +34,8 @@ controller must have no DOB, which would resist the operator).
 
 Safety: both arms run :class:`~deadzone_id_ros.control.FeedforwardController`, so the NaN guard, torque-rate limit,
 effort clamp, watchdog and runaway cutoff (tracking error |m - q| = |e|/2, position limits) of the single-arm
-controller hold on each; when either arm latches a fault the other is latched too (both go to their safe states).
+controller hold on each (a non-finite measurement reaches neither sensor nor reference: the arm it came from holds
+its static torque, the other its last good reference); when either arm latches a fault the other is latched too (both go to their safe states).
 """
 
 from __future__ import annotations
@@ -184,6 +185,12 @@ class BilateralController:
         #: (Jf,) k_f / (Jn_l + Jn_f) [rad/s² per N·m]
         self.force_accel_gain = config.force_gain / (jn_l + jn_f)
         self._hold_l: np.ndarray | None = None  # unmapped leader joints stay where they started
+        jl, jf = len(joint_map.leader_joints), len(joint_map.follower_joints)
+        zl, zf = np.zeros(jl), np.zeros(jf)
+        none = (SensingSample(math.nan, zl, zl, np.zeros(jl, bool), None, None),
+                SensingSample(math.nan, zf, zf, np.zeros(jf, bool), None, None))
+        #: the last good tick's (leader sample, follower sample, r_l, r_f, e), repeated for a non-finite measurement
+        self._last: tuple[SensingSample, SensingSample, np.ndarray, np.ndarray, np.ndarray] = (*none, zf, zf, zf)
 
     def reset(self) -> None:
         """Forget the sensors' history (the controllers keep theirs: their own reset is a fault reset)."""
@@ -209,6 +216,14 @@ class BilateralController:
         cfg, jm = self.config, self.map
         q_l, dq_l, eff_l = (np.asarray(a, dtype=float) for a in leader)
         q_f, dq_f, eff_f = (np.asarray(a, dtype=float) for a in follower)
+        if not all(np.all(np.isfinite(a)) for a in (q_l, dq_l, eff_l, q_f, dq_f, eff_f)) or not math.isfinite(t):
+            # NaN guard: neither sensor nor reference takes the bad sample; each controller handles it (the bad arm
+            # holds its static torque, the other keeps the last good reference)
+            tau_l = self.leader.step(t, q_l, dq_l)
+            tau_f = self.follower.step(t, q_f, dq_f)
+            self._couple_faults(t)
+            last = self._last
+            return BilateralSample(tau_l, tau_f, *last[:2], *last[2:])
         s_l = self.leader_sensor.update(t, q_l, dq_l, eff_l)
         s_f = self.follower_sensor.update(t, q_f, dq_f, eff_f)
         if self._hold_l is None:
@@ -233,6 +248,7 @@ class BilateralController:
         tau_l = self.leader.step(t, q_l, dq_l)
         tau_f = self.follower.step(t, q_f, dq_f)
         self._couple_faults(t)
+        self._last = (s_l, s_f, r_l, r_f, e)
         return BilateralSample(tau_l, tau_f, s_l, s_f, r_l, r_f, e)
 
     def _couple_faults(self, t: float) -> None:

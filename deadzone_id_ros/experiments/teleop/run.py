@@ -258,7 +258,7 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
         out["free_phantom"] = float(np.sqrt(np.mean(np.sum(tr.reflected_f[settle] ** 2, axis=1))))
     if scenario == "stuck":
         pushed = np.abs(tr.true_f).max(axis=1) > 0
-        out["phantom"] = float(np.abs(tr.reflected_f).max())
+        out["phantom"] = float(np.abs(tr.reflected_f[settle]).max())
         lo, hi = tr.est_f - tr.half_f - 1e-12, tr.est_f + tr.half_f + 1e-12
         inside = np.all((tr.true_f >= lo) & (tr.true_f <= hi), axis=1)
         out["coverage"] = float(inside[pushed].mean()) if pushed.any() else math.nan

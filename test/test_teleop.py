@@ -157,3 +157,35 @@ def test_both_arms_keep_the_single_arm_limits_and_faults_couple(arm):
     assert ctl.leader.safety.fault.startswith("the follower faulted: position of joint1")
     s = ctl.step(0.007, (in_l, z, z), (out_f, z, z))
     assert ctl.leader.status.safe_state == "hold" and np.all(np.abs(s.tau_leader) <= lim)
+
+
+def test_recorded_demonstration_holds_both_arms_and_the_forces(arm, tmp_path):
+    """One bag per demonstration: both arms read back with the data path's reader (the topic train and compare take
+    with --topic), and the estimated and true external torques as logged."""
+    from rosbags.highlevel import AnyReader
+
+    from deadzone_id_ros.data import read_recording
+    from deadzone_id_ros.data.bag.format import typestore
+    from deadzone_id_ros.data.bag.namespaced import arm_topics
+    from deadzone_id_ros.experiments.teleop.record import trace_to_bag
+
+    st = TeleopSettings(duration=2.5, window=0.1)
+    tr, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st)
+    names = tuple(arm.sim.joint_names)
+    bag = trace_to_bag(tr, names, names, tmp_path / "demo", start_time=1.7e9)
+    for ns, q, tau in (("leader", tr.q_l, tr.tau_l), ("follower", tr.q_f, tr.tau_f)):
+        topics = arm_topics(ns)
+        rec = read_recording(bag, joint_state_topic=topics["state"], command_topic=topics["command"],
+                             reference_topic=topics["reference"])
+        assert rec.joint_names == names and len(rec.state_t_ns) == len(tr.t)
+        np.testing.assert_array_equal(rec.position, q)
+        np.testing.assert_array_equal(rec.command, tau)
+    with AnyReader([bag], default_typestore=typestore()) as reader:
+        got = {}
+        for conn, _, raw in reader.messages():
+            if "external_torque" in conn.topic:
+                got.setdefault(conn.topic, []).append(reader.deserialize(raw, conn.msgtype).data)
+    np.testing.assert_array_equal(np.array(got["/follower/external_torque/true"]), tr.true_f)
+    np.testing.assert_array_equal(np.array(got["/follower/external_torque/estimated"]), tr.est_f)
+    np.testing.assert_array_equal(np.array(got["/leader/external_torque/true"]), tr.true_l)
+    assert np.abs(tr.true_f).max() > 0.1  # the demonstration holds a contact

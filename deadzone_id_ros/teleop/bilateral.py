@@ -35,7 +35,8 @@ controller must have no DOB, which would resist the operator).
 Safety: both arms run :class:`~deadzone_id_ros.control.FeedforwardController`, so the NaN guard, torque-rate limit,
 effort clamp, watchdog and runaway cutoff (tracking error |m - q| = |e|/2, position limits) of the single-arm
 controller hold on each (a non-finite measurement reaches neither sensor nor reference: the arm it came from holds
-its static torque, the other its last good reference); when either arm latches a fault the other is latched too (both go to their safe states).
+its static torque, the other its last good reference); when either arm latches a fault the other is latched too
+(both go to their safe states).
 """
 
 from __future__ import annotations

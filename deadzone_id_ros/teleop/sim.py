@@ -80,7 +80,8 @@ class TeleopTrace:
 
     Attributes:
         t: (N,) [s].  q_l, dq_l, tau_l: leader position [rad], velocity [rad/s], command [N·m].
-        q_f, dq_f, tau_f: the follower's.  q_ref: (N, Jl) the operator's reference [rad].
+        eff_l: leader measured effort (the torque applied since the previous sample) [N·m].
+        q_f, dq_f, tau_f, eff_f: the follower's.  q_ref: (N, Jl) the operator's reference [rad].
         est_l, half_l, true_l: leader estimate, interval half width, true external torque (the hand) [N·m].
         est_f, half_f, true_f: the follower's (true: the contact) [N·m].
         reflected_l, reflected_f: (N, Jf) what the force channel used [N·m].  error: (N, Jf) x_l - q_f [rad].
@@ -95,6 +96,8 @@ class TeleopTrace:
     dq_f: np.ndarray
     tau_f: np.ndarray
     q_ref: np.ndarray
+    eff_l: np.ndarray
+    eff_f: np.ndarray
     est_l: np.ndarray
     half_l: np.ndarray
     true_l: np.ndarray
@@ -142,9 +145,10 @@ class TeleopRig:
         la, fa, ctl = self.leader, self.follower, self.controller
         n = int(round(duration / la.dt))
         jl, jf = la.n_joints, fa.n_joints
-        z = {k: np.zeros((n, jl)) for k in ("q_l", "dq_l", "tau_l", "q_ref", "est_l", "half_l", "true_l")}
-        z.update({k: np.zeros((n, jf)) for k in ("q_f", "dq_f", "tau_f", "est_f", "half_f", "true_f", "reflected_l",
-                                                  "reflected_f", "error")})
+        lead = ("q_l", "dq_l", "tau_l", "q_ref", "eff_l", "est_l", "half_l", "true_l")
+        foll = ("q_f", "dq_f", "tau_f", "eff_f", "est_f", "half_f", "true_f", "reflected_l", "reflected_f", "error")
+        z = {k: np.zeros((n, jl)) for k in lead}
+        z.update({k: np.zeros((n, jf)) for k in foll})
         tr = TeleopTrace(t=np.zeros(n), **z)
         prev_l, prev_f = np.zeros(jl), np.zeros(jf)
         ref = self.hand.reference
@@ -154,6 +158,7 @@ class TeleopRig:
             tr.t[k] = ml.t
             tr.q_l[k], tr.dq_l[k], tr.tau_l[k] = ml.q, ml.dq, s.tau_leader
             tr.q_f[k], tr.dq_f[k], tr.tau_f[k] = mf.q, mf.dq, s.tau_follower
+            tr.eff_l[k], tr.eff_f[k] = ml.effort, mf.effort
             tr.q_ref[k] = ref(ml.t) if ref is not None else ml.q
             tr.est_l[k], tr.half_l[k], tr.true_l[k] = s.leader.tau_ext, s.leader.half_width, prev_l
             tr.est_f[k], tr.half_f[k], tr.true_f[k] = s.follower.tau_ext, s.follower.half_width, prev_f

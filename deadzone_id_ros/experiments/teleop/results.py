@@ -24,6 +24,7 @@ FIGURES = {
     "oscillation_ratio": ("contact-torque std, last window of the hold / first window after onset", "1"),
     "oscillation_final": ("contact-torque std over the last window of the hold", "N·m"),
     "phantom": ("largest reflected follower torque in the stuck scenario", "N·m"),
+    "push_peak": ("largest true follower torque of the stuck scenario's push", "N·m"),
     "coverage": ("share of pushed ticks whose interval holds the true follower torque", "1"),
 }
 #: figures where larger is worse (the worst seed is the max); the others (coverage) the min

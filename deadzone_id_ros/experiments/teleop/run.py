@@ -233,7 +233,7 @@ def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> Push
 def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.ndarray) -> dict[str, float]:
     """The figures of one trace (module docstring); NaN where a figure does not apply."""
     out = {k: math.nan for k in ("tracking_rmse", "felt_error", "felt_error_main", "contact_rms", "oscillation_ratio",
-                                 "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s")}
+                                 "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s", "push_peak")}
     dt = float(np.median(np.diff(tr.t)))
     settle = tr.t >= 0.5
     out["tracking_rmse"] = float(np.sqrt(np.mean(tr.error[settle] ** 2)))
@@ -259,6 +259,7 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
     if scenario == "stuck":
         pushed = np.abs(tr.true_f).max(axis=1) > 0
         out["phantom"] = float(np.abs(tr.reflected_f[settle]).max())
+        out["push_peak"] = float(np.abs(tr.true_f).max())
         lo, hi = tr.est_f - tr.half_f - 1e-12, tr.est_f + tr.half_f + 1e-12
         inside = np.all((tr.true_f >= lo) & (tr.true_f <= hi), axis=1)
         out["coverage"] = float(inside[pushed].mean()) if pushed.any() else math.nan

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -147,7 +148,7 @@ class TeleopRig:
         jl, jf = la.n_joints, fa.n_joints
         lead = ("q_l", "dq_l", "tau_l", "q_ref", "eff_l", "est_l", "half_l", "true_l")
         foll = ("q_f", "dq_f", "tau_f", "eff_f", "est_f", "half_f", "true_f", "reflected_l", "reflected_f", "error")
-        z = {k: np.zeros((n, jl)) for k in lead}
+        z: dict[str, Any] = {k: np.zeros((n, jl)) for k in lead}
         z.update({k: np.zeros((n, jf)) for k in foll})
         tr = TeleopTrace(t=np.zeros(n), **z)
         prev_l, prev_f = np.zeros(jl), np.zeros(jf)

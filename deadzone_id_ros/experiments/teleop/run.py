@@ -213,17 +213,21 @@ def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> Push
     from ...sim.arm import SimArm
 
     link, point = _probe(s)
+    import mujoco
+
     arm = SimArm(s.sim)
     arm.reset(home)
     body = arm.model.body(link).id
-    import mujoco
-
     jac = np.zeros((3, arm.model.nv))
     p = arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ np.asarray(point)
     mujoco.mj_jac(arm.model, arm.data, jac, None, p, body)
     direction = np.array([1.0, 0.0, 0.0])
-    per_newton = np.abs(jac[:, arm._dof].T @ direction)
-    tau_s = float(np.min(s.band.half_width)) if s.band.half_width.any() else float(np.min(arm.config.frictionloss))
+    dof = [int(arm.model.jnt_dofadr[arm.model.joint(n).id]) for n in arm.joint_names]
+    per_newton = np.abs(jac[:, dof].T @ direction)
+    from ...sim.config import filled
+
+    fs = np.asarray(filled(arm.config.frictionloss), float)
+    tau_s = float(np.min(s.band.half_width)) if s.band.half_width.any() else float(np.min(fs))
     mag = settings.stuck_push * tau_s / float(per_newton.max())
     d = settings.duration
     return PushConfig(link=link, point=point, direction=tuple(direction), magnitude=mag, shape="ramp",

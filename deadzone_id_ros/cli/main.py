@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo-real": "demo",
     "closed-loop": "closed_loop",
     "sense": "sense",
+    "teleop": "teleop",
     "improve": "improve",
     "robots": "robots",
     "robot": "robot",

@@ -95,6 +95,13 @@ class SafetyMonitor:
                 self.faults += 1
         return bool(self.fault)
 
+    def latch(self, t: float, reason: str) -> None:
+        """Latch a fault at time ``t`` [s] for a reason found outside this monitor (e.g. the other arm of a bilateral
+        pair faulted); nothing changes when one is latched already."""
+        if not self.fault:
+            self.fault, self.fault_time = reason, t
+            self.faults += 1
+
     def state(self, t: float) -> str:
         """One of SAFE_STATES at time ``t`` [s]: "ok" (no fault), "hold" (for hold_time after it), then "zero"."""
         if not self.fault:

@@ -1,0 +1,72 @@
+"""``deadzone-id teleop``: leader–follower teleoperation with force feedback, simulated in process.
+
+Two simulated arms of a robot profile, a scripted operator (a joint impedance pulling the leader along a reference)
+and a box in the follower's workspace; scenarios free motion, a push against the box, holding a contact, and a gentle
+push on a stuck follower joint; unilateral (position copy) and bilateral (four-channel, force feedback) control, each
+with the nominal rigid body and the dead-zone-aware model. Writes OUT/teleop.json, OUT/teleop.md and OUT/plots/
+(:mod:`deadzone_id_ros.experiments.teleop`; see docs/teleoperation.md). With --record, one demonstration (bilateral,
+hold) is also written as a rosbag2 under OUT/demonstration.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``teleop`` subcommand."""
+    from ..experiments.teleop.run import SCENARIOS
+
+    p = subparsers.add_parser("teleop", help="leader-follower teleoperation with force feedback, in simulation",
+                              description=__doc__.split("\n\n")[1])
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--robot", default="", metavar="NAME|FILE", help="robot profile of both arms (default: bundled)")
+    p.add_argument("--models", nargs="+", default=["nominal", "identified"], metavar="MODEL",
+                   help="'nominal' (URDF rigid body), 'identified' (profile model + dead-zone band) or a learned "
+                   "model path (artifact directory or .onnx); default: nominal identified")
+    p.add_argument("--modes", nargs="+", default=["unilateral", "bilateral"], choices=["unilateral", "bilateral"])
+    p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N")
+    p.add_argument("--duration", type=float, default=4.0, metavar="S", help="per scenario [s] (default 4)")
+    p.add_argument("--hand-stiffness", type=float, default=10.0, metavar="NM_RAD",
+                   help="operator impedance stiffness [N·m/rad] (default 10)")
+    p.add_argument("--force-gain", type=float, default=1.0, help="bilateral force gain k_f (default 1)")
+    p.add_argument("--force-damping", type=float, default=0.0, metavar="PER_S",
+                   help="common-mode damping [1/s] (default 0)")
+    p.add_argument("--position-scale", type=float, default=1.0, help="follower motion per leader motion")
+    p.add_argument("--force-scale", type=float, default=1.0, help="felt torque per contact torque")
+    p.add_argument("--record", action="store_true",
+                   help="also record one demonstration (bilateral, hold, first model and seed) as OUT/demonstration")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the scenarios, write the report, print it; returns 0.
+
+    Raises:
+        ConfigError: a bad setting (named).  SafetyError: the arms' joints cannot be mapped.
+    """
+    from ..errors import ConfigError
+    from ..experiments.teleop import TeleopSettings, run_teleop
+    from ..experiments.teleop.report import write_teleop
+
+    try:
+        settings = TeleopSettings(robot=args.robot, models=tuple(args.models), modes=tuple(args.modes),
+                                  scenarios=tuple(args.scenarios), seeds=tuple(args.seeds), duration=args.duration,
+                                  hand_stiffness=args.hand_stiffness, force_gain=args.force_gain,
+                                  force_damping=args.force_damping, position_scale=args.position_scale,
+                                  force_scale=args.force_scale)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    res, traces = run_teleop(settings)
+    print(write_teleop(args.out, res, traces))
+    print(f"wrote {args.out / 'teleop.json'} and {args.out / 'teleop.md'}; see docs/teleoperation.md")
+    if args.record:
+        from ..experiments.teleop.record import record_demonstration
+
+        bag = record_demonstration(args.out / "demonstration", settings)
+        print(f"recorded {bag}; read it with `deadzone-id inspect {bag}` or train on it with `deadzone-id train`")
+    return 0

@@ -1,0 +1,313 @@
+"""``deadzone-id teleop``: leader–follower teleoperation scenarios in process, unilateral vs bilateral, per model.
+
+The bundled arm (or a profile) as leader and follower, each a :class:`~deadzone_id_ros.sim.SimArm` at the
+simulator's rate (:mod:`deadzone_id_ros.teleop.sim`). A scripted operator holds the leader with a joint impedance
+(stiffness ``hand_stiffness``, damping ``hand_damping``) to a reference; scenarios, per seed:
+
+- ``free``: the reference moves every joint (sum of two sines, random phases from the seed); no obstacle.
+- ``push``: the reference moves toward a box in the follower's workspace, past the point where the follower's tip
+  touches it by ``overshoot`` of the move, holds, and comes back out.
+- ``hold``: the same move into the box, then held to the end (a held contact against the stiff box).
+- ``stuck``: the operator holds still at home while a gentle push, below the follower's static friction, acts on the
+  follower's tip (the joint stays stuck): the honest answer is an interval holding the push, and no force felt.
+
+Figures (:mod:`.results`): the follower's tracking RMSE |x_l - q_f| in free motion; the felt-force error in contact,
+the hand's torque on the leader against the follower's true contact torque mapped and scaled (-s_f tau_c), RMS over
+the contact ticks relative to the RMS contact torque (all joints, and on the joint of the largest contact torque
+alone); in free motion the RMS follower torque reflected to the operator although nothing touches it (phantom); the
+oscillation against the box (std of the contact torque's
+magnitude over the last ``window`` s of the hold over that of the first ``window`` s after the onset: < 1 decays);
+in ``stuck``, the largest reflected follower torque (phantom) and the share of ticks whose interval holds the true
+push (not lost).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
+from ...teleop.bilateral import BilateralConfig
+from ...teleop.build import ArmSetup, arm_setup, build_controller_pair
+from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
+from .results import CaseFigures, TeleopResults
+
+__all__ = ["SCENARIOS", "TeleopSettings", "min_jerk", "run_case", "run_teleop"]
+
+#: scenario name -> what it is, in report order
+SCENARIOS = {"free": "free motion", "push": "push against the box and back", "hold": "holding a contact",
+             "stuck": "gentle push on a stuck follower joint"}
+#: [N·m] the true contact torque (any joint) that counts as contact
+CONTACT_ONSET = 0.02
+HALF = 0.05  # [m] box half size
+RADIUS = 0.01  # [m] probe sphere
+
+
+@dataclass(frozen=True)
+class TeleopSettings:
+    """Settings of ``deadzone-id teleop``.
+
+    Attributes:
+        robot: the profile of both arms ("" = bundled).  models: models under test ("nominal", "identified", paths).
+        modes: "unilateral" and/or "bilateral".  scenarios: of :data:`SCENARIOS`.  seeds: one run per seed.
+        duration: per scenario [s].  move: the joint-space move into the box [rad] per joint (None: 0.5 rad on the
+            first joint).  overshoot: share of the move the reference goes past the contact (> 0).
+        amplitude: free-motion amplitude [rad].  hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the operator.
+        force_gain, force_damping, position_scale, force_scale: the bilateral law (:class:`BilateralConfig`).
+        stuck_push: the gentle push as a share of the smallest static friction of the follower (in (0, 1)).
+        window: oscillation window [s].  cutoff: estimator cutoff [rad/s].
+
+    Raises:
+        ValueError: a bad value (named).
+    """
+
+    robot: str = ""
+    models: tuple[str, ...] = ("nominal", "identified")
+    modes: tuple[str, ...] = ("unilateral", "bilateral")
+    scenarios: tuple[str, ...] = tuple(SCENARIOS)
+    seeds: tuple[int, ...] = (1, 2, 3)
+    duration: float = 4.0
+    move: tuple[float, ...] | None = None
+    overshoot: float = 0.3
+    amplitude: float = 0.2
+    hand_stiffness: float = 10.0
+    hand_damping: float = 0.5
+    force_gain: float = 1.0
+    force_damping: float = 0.0
+    position_scale: float = 1.0
+    force_scale: float = 1.0
+    stuck_push: float = 0.5
+    window: float = 0.3
+    cutoff: float = 100.0
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.scenarios if s not in SCENARIOS]
+        if bad or not self.scenarios:
+            raise ValueError(f"scenarios {list(self.scenarios)} must be among {list(SCENARIOS)}")
+        if not self.seeds or not self.models or not self.modes:
+            raise ValueError("seeds, models and modes must each name at least one")
+        for name in ("duration", "overshoot", "amplitude", "window", "cutoff"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+        if not 0 < self.stuck_push < 1:
+            raise ValueError(f"stuck_push = {self.stuck_push!r} must be in (0, 1) (a share of the static friction)")
+        if self.duration < 4 * self.window + 2.0:
+            raise ValueError(f"duration = {self.duration} s must be at least 4 window + 2 s = "
+                             f"{4 * self.window + 2.0} s")
+
+
+def min_jerk(t: float, t0: float, t1: float) -> float:
+    """Minimum-jerk blend 0 -> 1 between ``t0`` and ``t1`` [s] (Flash & Hogan 1985): 10 s^3 - 15 s^4 + 6 s^5."""
+    if t <= t0:
+        return 0.0
+    if t >= t1:
+        return 1.0
+    s = (t - t0) / (t1 - t0)
+    return s * s * s * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+def _probe(s: ArmSetup) -> tuple[str, tuple[float, ...]]:
+    from ..sense.run import _last_link
+
+    return _last_link(s.urdf, s.sim.joint_names[-1]), tuple(s.sim.payload_position)
+
+
+def _tip(s: ArmSetup, q: np.ndarray) -> np.ndarray:
+    """(3,) world position of the probe point at q (J,) [rad] (MuJoCo forward kinematics)."""
+    from ...sim.arm import SimArm
+
+    arm = SimArm(s.sim)
+    link, point = _probe(s)
+    arm.reset(q)
+    body = arm.model.body(link).id
+    return arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ np.asarray(point)
+
+
+def _box(s: ArmSetup, home: np.ndarray, move: np.ndarray) -> ObstacleConfig:
+    """The box the probe reaches at ``home + move`` [rad]: its face there, normal along the tip's motion."""
+    link, point = _probe(s)
+    p0, p1 = _tip(s, home + move), _tip(s, home + move * 1.001)
+    v = p1 - p0
+    n = v / np.linalg.norm(v)
+    return ObstacleConfig(position=tuple(p0 + n * (HALF + RADIUS)), probe_link=link, half_size=(HALF,) * 3,
+                          probe_point=point, probe_radius=RADIUS)
+
+
+def _reference(scenario: str, home: np.ndarray, move: np.ndarray, settings: TeleopSettings,
+               seed: int) -> Callable[[float], np.ndarray]:
+    """The operator's reference t [s] -> q_ref (J,) [rad] of a scenario."""
+    over = move * (1.0 + settings.overshoot)
+    d = settings.duration
+    if scenario == "free":
+        rng = np.random.default_rng([seed, 38])
+        ph = rng.uniform(0, 2 * np.pi, (2, len(home)))
+        a = settings.amplitude
+
+        def free(t: float) -> np.ndarray:
+            ramp = min_jerk(t, 0.0, 0.5)
+            return home + ramp * a * 0.5 * (np.sin(2 * np.pi * 0.4 * t + ph[0]) - np.sin(ph[0])
+                                            + np.sin(2 * np.pi * 0.25 * t + ph[1]) - np.sin(ph[1]))
+        return free
+    if scenario == "push":
+        return lambda t: home + over * (min_jerk(t, 0.3, 0.3 + d / 4) - min_jerk(t, d / 2 + 0.3, 3 * d / 4 + 0.3))
+    if scenario == "hold":
+        return lambda t: home + over * min_jerk(t, 0.3, 0.3 + d / 4)
+    return lambda t: home
+
+
+def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, seed: int,
+             settings: TeleopSettings) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
+    """One run: build the pair and the world of ``scenario``, run ``settings.duration`` s; return the trace.
+
+    Raises:
+        SafetyError: the arms' joints cannot be mapped.  ValueError: a bad mode or scenario.
+    """
+    from ...sim.arm import SimArm
+
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario {scenario!r} must be one of {list(SCENARIOS)}")
+    home_l = np.asarray(leader.sim.initial_position, float)
+    home_f = np.asarray(follower.sim.initial_position, float)
+    move = _move(leader, settings)
+    obstacle = _box(follower, home_f, move * settings.position_scale) if scenario in ("push", "hold") else None
+    push = None
+    if scenario == "stuck":
+        push = _stuck_push(follower, home_f, settings)
+    n_l = len(home_l)
+    hand = OperatorHand(reference=_reference(scenario, home_l, move, settings, seed),
+                        stiffness=[settings.hand_stiffness] * n_l, damping=[settings.hand_damping] * n_l)
+    la = SimArm(dataclasses.replace(leader.sim, seed=int(seed)), external=hand)
+    fa = SimArm(dataclasses.replace(follower.sim, seed=int(seed) + 1000),
+                external=ExternalForces(pushes=[push] if push else [], obstacle=obstacle))
+    cfg = BilateralConfig(mode=mode, position_scale=settings.position_scale, force_scale=settings.force_scale,
+                          force_gain=settings.force_gain, force_damping=settings.force_damping,
+                          dead_zone=bool(leader.band.half_width.any()))
+    lead = leader if mode == "bilateral" else dataclasses.replace(
+        leader, ctrl=dataclasses.replace(leader.ctrl, mode="ctc"))
+    ctl = build_controller_pair(lead, follower, cfg, cutoff=settings.cutoff)
+    la.reset(home_l)
+    fa.reset(home_f)
+    return TeleopRig(la, fa, ctl).run(settings.duration), obstacle, push
+
+
+def _move(s: ArmSetup, settings: TeleopSettings) -> np.ndarray:
+    if settings.move is not None:
+        m = np.asarray(settings.move, float)
+        if m.shape != (len(s.sim.joint_names),):
+            raise ValueError(f"move must have {len(s.sim.joint_names)} values [rad], got {list(settings.move)}")
+        return m
+    m = np.zeros(len(s.sim.joint_names))
+    m[0] = 0.5
+    return m
+
+
+def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> PushConfig:
+    """A ramped push on the probe point whose largest joint torque is ``stuck_push`` of the smallest static friction
+    (the joint stays stuck), sideways in the last link's frame; ramps over the middle third, then held."""
+    from ...sim.arm import SimArm
+
+    link, point = _probe(s)
+    import mujoco
+
+    arm = SimArm(s.sim)
+    arm.reset(home)
+    body = arm.model.body(link).id
+    jac = np.zeros((3, arm.model.nv))
+    p = arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ np.asarray(point)
+    mujoco.mj_jac(arm.model, arm.data, jac, None, p, body)
+    direction = np.array([1.0, 0.0, 0.0])
+    dof = [int(arm.model.jnt_dofadr[arm.model.joint(n).id]) for n in arm.joint_names]
+    per_newton = np.abs(jac[:, dof].T @ direction)
+    from ...sim.config import filled
+
+    fs = np.asarray(filled(arm.config.frictionloss), float)
+    tau_s = float(np.min(s.band.half_width)) if s.band.half_width.any() else float(np.min(fs))
+    mag = settings.stuck_push * tau_s / float(per_newton.max())
+    d = settings.duration
+    return PushConfig(link=link, point=point, direction=tuple(direction), magnitude=mag, shape="ramp",
+                      start=d / 3, duration=d, rise_time=d / 3)
+
+
+def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.ndarray) -> dict[str, float]:
+    """The figures of one trace (module docstring); NaN where a figure does not apply."""
+    out = {k: math.nan for k in ("tracking_rmse", "felt_error", "felt_error_main", "contact_rms", "oscillation_ratio",
+                                 "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s", "push_peak")}
+    dt = float(np.median(np.diff(tr.t)))
+    settle = tr.t >= 0.5
+    out["tracking_rmse"] = float(np.sqrt(np.mean(tr.error[settle] ** 2)))
+    contact = np.abs(tr.true_f).max(axis=1) > CONTACT_ONSET
+    if scenario in ("push", "hold") and contact.any():
+        felt = tr.true_l[:, idx]  # the hand's torque on the leader, on the follower's joints
+        target = -settings.force_scale * tr.true_f
+        err = felt[contact] - target[contact]
+        out["contact_rms"] = float(np.sqrt(np.mean(np.sum(tr.true_f[contact] ** 2, axis=1))))
+        out["felt_error"] = float(np.sqrt(np.mean(np.sum(err ** 2, axis=1)))) / out["contact_rms"]
+        out["contact_s"] = float(contact.sum() * dt)
+        j = int(np.argmax(np.sqrt(np.mean(tr.true_f[contact] ** 2, axis=0))))
+        out["felt_error_main"] = float(np.sqrt(np.mean(err[:, j] ** 2)) / np.sqrt(np.mean(tr.true_f[contact, j] ** 2)))
+        if scenario == "hold":
+            onset = int(np.flatnonzero(contact)[0])
+            w = int(round(settings.window / dt))
+            mag = np.linalg.norm(tr.true_f, axis=1)
+            first, last = mag[onset:onset + w], mag[-w:]
+            out["oscillation_ratio"] = float(last.std() / first.std()) if first.std() > 0 else math.nan
+            out["oscillation_final"] = float(last.std())
+    if scenario == "free":
+        out["free_phantom"] = float(np.sqrt(np.mean(np.sum(tr.reflected_f[settle] ** 2, axis=1))))
+    if scenario == "stuck":
+        pushed = np.abs(tr.true_f).max(axis=1) > 0
+        out["phantom"] = float(np.abs(tr.reflected_f[settle]).max())
+        out["push_peak"] = float(np.abs(tr.true_f).max())
+        lo, hi = tr.est_f - tr.half_f - 1e-12, tr.est_f + tr.half_f + 1e-12
+        inside = np.all((tr.true_f >= lo) & (tr.true_f <= hi), axis=1)
+        out["coverage"] = float(inside[pushed].mean()) if pushed.any() else math.nan
+    return out
+
+
+def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopResults, dict[str, TeleopTrace]]:
+    """Run every (model, mode, scenario, seed); return the results and, for the plots, the first seed's traces keyed
+    ``"model/mode/scenario"``.
+
+    Raises:
+        ValueError: bad settings.  SafetyError: unmappable joints.  FileNotFoundError, ConfigError, ArtifactError: a
+            profile or model cannot be loaded.
+    """
+    from tqdm import tqdm
+
+    from ...teleop.joint_map import JointMap
+
+    wall0 = time.perf_counter()
+    cases: list[CaseFigures] = []
+    traces: dict[str, TeleopTrace] = {}
+    total = len(settings.models) * len(settings.modes) * len(settings.scenarios) * len(settings.seeds)
+    bar = tqdm(total=total, desc="teleop runs", unit="run", disable=not progress)
+    robot_name = ""
+    for model in settings.models:
+        arm = arm_setup(settings.robot, model)
+        robot_name = arm.name
+        idx = JointMap.build(arm.sim.joint_names, arm.sim.joint_names).leader_index
+        for mode in settings.modes:
+            for scenario in settings.scenarios:
+                per_seed, faults = [], []
+                for seed in settings.seeds:
+                    tr, _, _ = run_case(arm, arm, mode, scenario, int(seed), settings)
+                    per_seed.append(_figures(tr, scenario, settings, idx))
+                    faults.append(tr.fault)
+                    if seed == settings.seeds[0]:
+                        traces[f"{model}/{mode}/{scenario}"] = tr
+                    bar.update(1)
+                cases.append(CaseFigures.from_seeds(model, arm.model_label, mode, scenario, per_seed,
+                                                    faults))
+    bar.close()
+    res = TeleopResults(robot=robot_name, joint_names=list(arm.sim.joint_names), seeds=[int(s) for s in settings.seeds],
+                        duration=settings.duration, hand_stiffness=settings.hand_stiffness,
+                        hand_damping=settings.hand_damping, force_gain=settings.force_gain,
+                        force_damping=settings.force_damping, position_scale=settings.position_scale,
+                        force_scale=settings.force_scale, cases=cases, wall_s=time.perf_counter() - wall0)
+    return res, traces

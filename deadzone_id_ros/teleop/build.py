@@ -1,0 +1,124 @@
+"""Build a leader–follower pair from robot profiles (core, no ROS): controllers, models, force sensors, simulated arms.
+
+Models (``model`` argument), the same one for each arm's control and its force sensor:
+
+- ``"nominal"``: the URDF's nominal rigid body (pinocchio RNEA), no friction, no rotor armature; its residual taken
+  as exact (no dead-zone band): the baseline.
+- ``"identified"``: the robot profile's model, the rigid body plus the profile's armature and the URDF/profile
+  friction (as ``deadzone-id sense`` uses by default), with the dead-zone band: a joint with |dq| <= the stuck
+  velocity is known within +- its static friction.
+- a path (an artifact directory or .onnx): the learned model (:func:`~deadzone_id_ros.models.runtime.load_model`),
+  its dead zone (alpha sigma) as the stuck velocity, with the band.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..control.config import ControllerConfig
+from ..control.controller import FeedforwardController
+from ..models.base import InverseDynamicsModel
+from ..sensing import ForceSensor, ResidualEstimator, StaticFrictionBand
+from ..sim.config import SimArmConfig
+from .bilateral import BilateralConfig, BilateralController
+from .joint_map import JointMap
+
+__all__ = ["ArmSetup", "arm_setup", "build_controller_pair"]
+
+
+@dataclass
+class ArmSetup:
+    """One arm of the pair.
+
+    Attributes:
+        name: profile name.  sim: its simulated arm's config.  ctrl: its controller config.  model: its model.
+        model_label: what the model is, for reports.  band: its dead-zone band (``none`` for the nominal model).
+        urdf: the URDF path.
+    """
+
+    name: str
+    sim: SimArmConfig
+    ctrl: ControllerConfig
+    model: InverseDynamicsModel
+    model_label: str
+    band: StaticFrictionBand
+    urdf: str
+
+
+def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: float = 0.02) -> ArmSetup:
+    """The configs, model and band of one arm.
+
+    Args:
+        robot: a robot profile ("" = the bundled arm).  model: "nominal", "identified" or a model path (module
+            docstring).  mode: the controller mode (a leader in unilateral mode needs one without a DOB).
+        stuck_velocity: [rad/s] (> 0) the dead-zone threshold of the "identified" model.
+
+    Raises:
+        ValueError: stuck_velocity not > 0.  FileNotFoundError, ConfigError, ArtifactError: the profile or model
+            cannot be loaded.
+    """
+    from ..models.runtime import NominalRigidBodyModel, load_model
+    from ..resources import default_urdf
+    from ..robot import load_robot_description
+    from ..robot_configs import bundled_robot, controller_config, load_robot, sim_config
+
+    if not stuck_velocity > 0:
+        raise ValueError(f"stuck_velocity = {stuck_velocity!r} must be > 0 rad/s")
+    prof = load_robot(robot) if robot else bundled_robot()
+    sim = sim_config(prof)
+    urdf = sim.urdf_path or str(default_urdf())
+    names = tuple(sim.joint_names)
+    tau_s = load_robot_description(urdf, names).friction.copy()
+    if sim.frictionloss is not None:
+        tau_s = np.asarray(sim.frictionloss, float)
+    m: InverseDynamicsModel
+    if model == "nominal":
+        ctrl = controller_config(prof, mode=mode, model="rbd", armature=(), model_friction=False, frictionloss=None,
+                                 damping=None)
+        m = NominalRigidBodyModel(urdf, names)
+        return ArmSetup(prof.profile.name, sim, ctrl, m, "URDF nominal rigid body (no friction, no armature)",
+                        StaticFrictionBand.none(names), urdf)
+    if model == "identified":
+        ctrl = dataclasses.replace(controller_config(prof, mode=mode, model="rbd"), model_friction=True)
+        m = NominalRigidBodyModel(urdf, names, friction=True, armature=sim.armature, coulomb=sim.frictionloss,
+                                  viscous=sim.damping)
+        band = StaticFrictionBand(names, np.full(len(names), stuck_velocity), tau_s)
+        return ArmSetup(prof.profile.name, sim, ctrl, m, "profile rigid body + friction + armature, dead-zone band",
+                        band, urdf)
+    ctrl = controller_config(prof, mode=mode, model="learned", model_path=model)
+    m = load_model(ctrl)
+    dz = getattr(m, "dead_zone", None)
+    thr = (np.asarray(dz.threshold, float) if dz is not None and tuple(dz.joint_names) == names
+           else np.full(len(names), stuck_velocity))
+    return ArmSetup(prof.profile.name, sim, ctrl, m, f"learned: {model}, dead-zone band",
+                    StaticFrictionBand(names, thr, tau_s), urdf)
+
+
+def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: BilateralConfig,
+                          joint_map: Mapping[str, str] | None = None, cutoff: float = 100.0) -> BilateralController:
+    """The bilateral controller of two arms; each arm's sensor is the residual of its model with its band.
+
+    Args:
+        leader, follower: the arms (:func:`arm_setup`).  config: mode, scaling, gains.
+        joint_map: {follower joint: leader joint}; None maps by name.  cutoff: estimator cutoff [rad/s] (> 0).
+
+    Raises:
+        SafetyError: the joints cannot be mapped (:meth:`JointMap.build`), or a model is of another arm.
+        ValueError: a unilateral leader with a DOB; a bad cutoff.
+    """
+    jm = JointMap.build(leader.sim.joint_names, follower.sim.joint_names, joint_map)
+    ctls = []
+    for arm in (leader, follower):
+        from ..robot import load_robot_description
+
+        desc = load_robot_description(arm.urdf, arm.sim.joint_names)
+        ctls.append(FeedforwardController(arm.ctrl, arm.model, desc))
+    sensors = [ForceSensor(ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)),
+                                             a.sim.joint_names), a.band) for a in (leader, follower)]
+    return BilateralController(ctls[0], ctls[1], sensors[0], sensors[1], jm, config,
+                               np.asarray(leader.sim.initial_position, float),
+                               np.asarray(follower.sim.initial_position, float))

@@ -1,0 +1,211 @@
+"""Leader–follower teleoperation (deadzone_id_ros.teleop): joint map refusals, bilateral signs on a known push,
+a stuck joint's gentle push, safety on both arms. Real MuJoCo arms in process (the simulator owns time)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import numpy as np
+import pytest
+
+from deadzone_id_ros.errors import SafetyError
+from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _probe, run_case
+from deadzone_id_ros.sim.arm import SimArm
+from deadzone_id_ros.sim.external_forces import ExternalForces, PushConfig
+from deadzone_id_ros.teleop import BilateralConfig, JointMap
+from deadzone_id_ros.teleop.build import arm_setup, build_controller_pair
+from deadzone_id_ros.teleop.sim import OperatorHand, TeleopRig
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return arm_setup("", "identified")
+
+
+def test_joint_map_by_name_and_explicit():
+    jm = JointMap.build(("a", "b", "c"), ("c", "a"))
+    assert jm.leader_index.tolist() == [2, 0]
+    assert jm.unmapped_leader == ("b",)
+    jm2 = JointMap.build(("l1", "l2"), ("f1", "f2"), {"f1": "l2", "f2": "l1"})
+    assert jm2.to_follower(np.array([1.0, 2.0])).tolist() == [2.0, 1.0]
+    assert jm2.to_leader(np.array([5.0, 6.0]), np.zeros(2)).tolist() == [6.0, 5.0]
+
+
+@pytest.mark.parametrize("leader, follower, mapping, words", [
+    (("a", "b"), ("x", "y"), None, "['x', 'y'] have no leader joint"),
+    (("a", "b"), ("x", "y"), {"x": "a"}, "['y'] have no leader joint"),
+    (("a", "b"), ("x", "y"), {"x": "a", "y": "zz"}, "leader joint(s) ['zz'] the leader lacks"),
+    (("a", "b"), ("x",), {"x": "a", "q": "b"}, "follower joint(s) ['q'] the follower lacks"),
+    (("a", "b"), ("x", "y"), {"x": "a", "y": "a"}, "drive several follower joints"),
+])
+def test_joint_map_refuses_unmappable(leader, follower, mapping, words):
+    with pytest.raises(SafetyError, match="refusing to start") as err:
+        JointMap.build(leader, follower, mapping)
+    assert words in str(err.value)
+
+
+def test_bilateral_pair_refuses_profiles_that_do_not_map(arm):
+    other = dataclasses.replace(arm, sim=dataclasses.replace(arm.sim, joint_names=("j_a", "j_b", "j_c")))
+    with pytest.raises(SafetyError, match="have no leader joint"):
+        build_controller_pair(arm, other, BilateralConfig())
+
+
+def test_unilateral_leader_with_a_dob_is_refused(arm):
+    with pytest.raises(ValueError, match="resist the operator"):
+        build_controller_pair(arm, arm, BilateralConfig(mode="unilateral"))
+
+
+def _push_rig(arm, mode: str, magnitude: float, direction: np.ndarray, duration: float):
+    home = np.asarray(arm.sim.initial_position, float)
+    link, point = _probe(arm)
+    push = PushConfig(link=link, point=point, direction=tuple(direction), magnitude=magnitude, shape="ramp",
+                      start=0.2, rise_time=0.3, duration=10.0)
+    hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * 3, damping=[0.5] * 3)
+    la = SimArm(dataclasses.replace(arm.sim, seed=3), external=hand)
+    fa = SimArm(dataclasses.replace(arm.sim, seed=4), external=ExternalForces(pushes=[push]))
+    lead = arm if mode == "bilateral" else dataclasses.replace(arm, ctrl=dataclasses.replace(arm.ctrl, mode="ctc"))
+    ctl = build_controller_pair(lead, arm, BilateralConfig(mode=mode))
+    la.reset(home)
+    fa.reset(home)
+    return TeleopRig(la, fa, ctl).run(duration), home
+
+
+def _tangent(arm) -> np.ndarray:
+    """World direction in which a force at the probe point turns joint 1 the most (the Jacobian's row)."""
+    link, point = _probe(arm)
+    sim = SimArm(arm.sim)
+    body = sim.model.body(link).id
+    jac = np.zeros((3, sim.model.nv))
+    p = sim.data.xpos[body] + sim.data.xmat[body].reshape(3, 3) @ np.asarray(point)
+    mujoco.mj_jac(sim.model, sim.data, jac, None, p, body)
+    v = jac[:, 0]
+    return v / np.linalg.norm(v)
+
+
+def test_known_push_position_symmetry_and_reflection_signs(arm):
+    """A push on the follower's tip turning joint 1: the follower yields, the leader follows it (same direction,
+    symmetric), and the operator's hand holds the reaction (opposite sign of the push's torque), its size up to the
+    static friction of the two arms' stuck joints."""
+    tr, home = _push_rig(arm, "bilateral", 3.0, _tangent(arm), 1.5)
+    assert not tr.fault
+    end = slice(-200, None)
+    push = tr.true_f[end].mean(axis=0)
+    j = int(np.argmax(np.abs(push)))
+    assert j == 0 and abs(push[0]) > 0.3  # the push turns joint 1 well past its static friction
+    moved_f = tr.q_f[end, 0].mean() - home[0]
+    moved_l = tr.q_l[end, 0].mean() - home[0]
+    assert np.sign(moved_f) == np.sign(push[0]) and abs(moved_f) > 0.02  # the follower yields to the push
+    assert np.sign(moved_l) == np.sign(moved_f)  # position symmetry: the leader goes along
+    assert abs(moved_l - moved_f) < 0.1 * abs(moved_f)
+    assert np.sqrt(np.mean(tr.error[end] ** 2)) < 2e-3
+    hand = tr.true_l[end, 0].mean()
+    assert np.sign(hand) == -np.sign(push[0])  # the operator feels the reaction
+    # action-reaction up to the static friction the two stuck joints hide (each arm's band on joint 1)
+    assert abs(hand + push[0]) < arm.band.half_width[0] * 2
+    assert np.sign(tr.reflected_f[end, 0].mean()) == np.sign(push[0])  # the estimate has the push's sign
+
+
+def test_unilateral_reflects_nothing(arm):
+    """The same push in unilateral mode: the follower holds the leader's position, the hand feels no reaction."""
+    tr, home = _push_rig(arm, "unilateral", 3.0, _tangent(arm), 1.5)
+    end = slice(-200, None)
+    push = tr.true_f[end, 0].mean()
+    assert abs(push) > 0.3
+    assert abs(tr.true_l[end, 0].mean()) < 0.1 * abs(push)
+    assert abs(tr.q_f[end, 0].mean() - home[0]) < 0.01
+
+
+def test_stuck_joint_gentle_push_neither_phantom_nor_lost(arm):
+    """A push below the static friction leaves the follower stuck: the dead-zone-aware interval holds the true
+    torque on every pushed tick (not lost), and nothing is reflected to the operator (no phantom force); the
+    estimate without the band misses it (the truth lies outside a zero-width interval)."""
+    st = TeleopSettings(duration=2.5, window=0.1, stuck_push=0.5)
+    tr, _, push = run_case(arm, arm, "bilateral", "stuck", 5, st)
+    assert push is not None and push.magnitude > 0
+    pushed = np.abs(tr.true_f).max(axis=1) > 0.25 * 0.5 * arm.band.half_width.min()
+    assert pushed.sum() > 300
+    assert np.all(np.abs(tr.dq_f[pushed]) <= arm.band.velocity_threshold)  # stuck throughout
+    lo, hi = tr.est_f - tr.half_f, tr.est_f + tr.half_f
+    assert np.all((tr.true_f[pushed] >= lo[pushed]) & (tr.true_f[pushed] <= hi[pushed]))  # not lost
+    settled = tr.t >= 0.5  # after the start-up transient of the first ticks
+    assert np.abs(tr.reflected_f[settled]).max() < 0.1 * np.abs(tr.true_f).max()  # no phantom force reflected
+    raw_miss = np.abs(tr.est_f[pushed] - tr.true_f[pushed]).max(axis=1)
+    assert np.median(raw_miss) > 0.25 * np.abs(tr.true_f[pushed]).max()  # without the band it would be lost
+
+
+def test_both_arms_keep_the_single_arm_limits_and_faults_couple(arm):
+    """NaN measurements and a runaway on the follower: every command finite and within the effort limits, and the
+    follower's fault latches the leader too."""
+    ctl = build_controller_pair(arm, arm, BilateralConfig())
+    home = np.asarray(arm.sim.initial_position, float)
+    z = np.zeros(3)
+    lim = np.asarray(arm.ctrl.effort_limit, float)
+    for k in range(5):
+        s = ctl.step(k * 1e-3, (home, z, z), (home + (np.nan if k == 2 else 0.0), z, z))
+        for tau in (s.tau_leader, s.tau_follower):
+            assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= lim + 1e-12)
+    assert ctl.follower.status.nonfinite_events == 1
+    assert not ctl.fault
+    upper = ctl.follower.description.upper
+    out_f = home.copy()
+    out_f[0] = upper[0] + arm.ctrl.position_limit_margin + 0.01  # the follower beyond its position limit
+    in_l = home.copy()
+    in_l[0] = upper[0] - 0.1  # the leader inside its limits, the half difference below the tracking limit
+    ctl.step(0.006, (in_l, z, z), (out_f, z, z))
+    assert "position of joint1" in ctl.follower.safety.fault
+    assert ctl.leader.safety.fault.startswith("the follower faulted: position of joint1")
+    s = ctl.step(0.007, (in_l, z, z), (out_f, z, z))
+    assert ctl.leader.status.safe_state == "hold" and np.all(np.abs(s.tau_leader) <= lim)
+
+
+def test_recorded_demonstration_holds_both_arms_and_the_forces(arm, tmp_path):
+    """One bag per demonstration: both arms read back with the data path's reader (the topic train and compare take
+    with --topic), and the estimated and true external torques as logged."""
+    from rosbags.highlevel import AnyReader
+
+    from deadzone_id_ros.data import read_recording
+    from deadzone_id_ros.data.bag.format import typestore
+    from deadzone_id_ros.data.bag.namespaced import arm_topics
+    from deadzone_id_ros.experiments.teleop.record import trace_to_bag
+
+    st = TeleopSettings(duration=2.5, window=0.1)
+    tr, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st)
+    names = tuple(arm.sim.joint_names)
+    bag = trace_to_bag(tr, names, names, tmp_path / "demo", start_time=1.7e9)
+    for ns, q, tau in (("leader", tr.q_l, tr.tau_l), ("follower", tr.q_f, tr.tau_f)):
+        topics = arm_topics(ns)
+        rec = read_recording(bag, joint_state_topic=topics["state"], command_topic=topics["command"],
+                             reference_topic=topics["reference"])
+        assert rec.joint_names == names and len(rec.state_t_ns) == len(tr.t)
+        np.testing.assert_array_equal(rec.position, q)
+        np.testing.assert_array_equal(rec.command, tau)
+    with AnyReader([bag], default_typestore=typestore()) as reader:
+        got = {}
+        for conn, _, raw in reader.messages():
+            if "external_torque" in conn.topic:
+                got.setdefault(conn.topic, []).append(reader.deserialize(raw, conn.msgtype).data)
+    np.testing.assert_array_equal(np.array(got["/follower/external_torque/true"]), tr.true_f)
+    np.testing.assert_array_equal(np.array(got["/follower/external_torque/estimated"]), tr.est_f)
+    np.testing.assert_array_equal(np.array(got["/leader/external_torque/true"]), tr.true_l)
+    assert np.abs(tr.true_f).max() > 0.1  # the demonstration holds a contact
+
+
+def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
+    """``deadzone-id teleop`` end to end on one short case: the report's JSON reads back as typed results, the
+    markdown names the Done-when items, the demonstration bag exists."""
+    import json
+
+    from deadzone_id_ros.cli.main import main
+    from deadzone_id_ros.experiments.teleop import TeleopResults
+
+    out = tmp_path / "t"
+    rc = main(["teleop", "--out", str(out), "--models", "identified", "--modes", "bilateral", "--scenarios", "hold",
+               "--seeds", "4", "--duration", "3.2", "--record"])
+    assert rc == 0
+    res = TeleopResults.from_dict(json.loads((out / "teleop.json").read_text()))
+    case = res.case("identified", "bilateral", "hold")
+    assert case is not None and case.per_seed[0]["contact_s"] > 1.0 and not case.faults
+    assert "oscillation against the box decays" in (out / "teleop.md").read_text()
+    assert (out / "plots" / "teleop_identified_bilateral_hold.png").stat().st_size > 0
+    assert (out / "demonstration" / "episode.yaml").is_file()

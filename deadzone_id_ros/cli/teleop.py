@@ -18,7 +18,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``teleop`` subcommand."""
-    from ..experiments.teleop.run import SCENARIOS
+    from ..experiments.teleop.results import SCENARIOS
 
     p = subparsers.add_parser("teleop", help="leader-follower teleoperation with force feedback, in simulation",
                               description=__doc__.split("\n\n")[1])

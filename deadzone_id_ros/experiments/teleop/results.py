@@ -11,6 +11,10 @@ from typing import Any
 
 from ...jsonrecord import JsonRecord
 
+#: The scenarios of ``deadzone-id teleop``: name -> what the operator does.
+SCENARIOS = {"free": "free motion", "push": "push against the box and back", "hold": "holding a contact",
+             "stuck": "gentle push on a stuck follower joint"}
+
 __all__ = ["CaseFigures", "TeleopResults"]
 
 #: figure name -> (meaning, unit), the keys of :attr:`CaseFigures.mean` and :attr:`CaseFigures.worst`

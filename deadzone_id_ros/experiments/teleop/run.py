@@ -35,13 +35,11 @@ from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from ...teleop.bilateral import BilateralConfig
 from ...teleop.build import ArmSetup, arm_setup, build_controller_pair
 from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
-from .results import CaseFigures, TeleopResults
+from .results import SCENARIOS, CaseFigures, TeleopResults
 
 __all__ = ["SCENARIOS", "TeleopSettings", "min_jerk", "run_case", "run_teleop"]
 
 #: scenario name -> what it is, in report order
-SCENARIOS = {"free": "free motion", "push": "push against the box and back", "hold": "holding a contact",
-             "stuck": "gentle push on a stuck follower joint"}
 #: [N·m] the true contact torque (any joint) that counts as contact
 CONTACT_ONSET = 0.02
 HALF = 0.05  # [m] box half size

@@ -42,7 +42,8 @@ class SensingConfig:
     Field names carry the prefix ``sensing_``: they are parameters of the controller and estimator nodes too.
 
     Attributes:
-        sensing: sense at all (the controller node publishes nothing of it when false).
+        sensing: the controller senses at all (default off: it adds five topics a tick; ``sensing:=true`` turns it on;
+            the force_estimator node always senses).
         sensing_estimator: "residual" (the controller's model, any kind), "momentum" (momentum observer on the URDF's
             nominal rigid body) or "dob" (disturbance observer, nominal inertia + URDF rigid body).
         sensing_cutoff: output filter cutoff / observer gain [rad/s] (> 0), every joint.
@@ -61,7 +62,7 @@ class SensingConfig:
         ValueError: a bad field (named with its value).
     """
 
-    sensing: bool = True
+    sensing: bool = False
     sensing_estimator: str = "residual"
     sensing_cutoff: float = 100.0
     sensing_dead_zone: bool = True

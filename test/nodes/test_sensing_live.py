@@ -19,7 +19,8 @@ PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 SIM_PARAMS = str(REPO / "config" / "sim_arm.yaml")
 PUSH_START = 1.0  # [s of simulated time]
 TARGET_DELAY = 0.020  # [s] the detection target for pushes of 1 N or more
-SENSING = ["-p", "sensing_velocity_threshold:=[0.02, 0.02, 0.02]", "-p", "sensing_threshold:=[0.1, 0.15, 0.1]",
+SENSING = ["-p", "sensing:=true", "-p", "sensing_velocity_threshold:=[0.02, 0.02, 0.02]",
+           "-p", "sensing_threshold:=[0.1, 0.15, 0.1]",
            "-p", "sensing_frame:=link3", "-p", "sensing_point:=[0.0, 0.0, 0.22]"]
 
 

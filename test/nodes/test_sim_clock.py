@@ -83,6 +83,13 @@ def test_recorder_started_before_clock_fixes_its_start_time_at_the_first_clock(p
     pub = ros_probe.publisher(Clock, "/clock")
     ros_probe.spin(30.0, step=0.05, tick=lambda: pub.publish(Clock(clock=Time(sec=CLOCK_S, nanosec=0))),
                    until=lambda: "(the first /clock)" in processes.log(proc))
+    # one joint state, so that the episode holds a message (a recorder stopped with none removes its empty episode)
+    from sensor_msgs.msg import JointState
+
+    states = ros_probe.publisher(JointState, "/joint_states")
+    state = JointState(name=["joint1"], position=[0.0], velocity=[0.0], effort=[0.0])
+    state.header.stamp = Time(sec=CLOCK_S, nanosec=1_000_000)
+    ros_probe.spin(1.0, step=0.05, tick=lambda: states.publish(state))  # a second of states for discovery
     assert processes.stop(proc) == 0
     (episode,) = out.glob("*/episode.yaml")
     doc = yaml.safe_load(episode.read_text())

@@ -16,7 +16,7 @@ from deadzone_id_ros.training.config import TrainConfig
 def noise_compare(sim_dataset, tmp_path_factory):
     """A comparison on torques that are pure noise around a per-joint offset: nothing in (q, dq, ddq) predicts
     them, so every network can at best equal the constant and loses to it by what it fits of the noise."""
-    from deadzone_id_ros.experiments.compare import run_compare
+    from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.training.pipeline import TrainingInputs
 
     rng = np.random.default_rng(7)

@@ -123,14 +123,9 @@ def run_check(robot: DerivedRobot, settings: CheckSettings | None = None) -> Rob
         FileNotFoundError, RobotDescriptionError: the URDF cannot be read or compiled by MuJoCo.
         ValueError: a bad ``settings.sim_overrides`` value.
     """
-    import warnings
-
-    from ...sim.config import FrictionSourceWarning
-
-    settings = settings or CheckSettings()
-    with warnings.catch_warnings():  # a profile's friction beside the URDF's is its point, said by `robot show`
-        warnings.simplefilter("ignore", FrictionSourceWarning)
-        return _run_check(robot, settings)
+    # a profile's friction beside the URDF's is said once per joint and process (FrictionSourceWarning): here, when
+    # the check is the first to build the arm; hiding it here would hide it from the command that runs the check
+    return _run_check(robot, settings or CheckSettings())
 
 
 def _run_check(robot: DerivedRobot, settings: CheckSettings) -> RobotCheck:

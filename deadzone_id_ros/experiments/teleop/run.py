@@ -27,7 +27,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,8 +65,8 @@ class TeleopSettings:
     """
 
     robot: str = ""
-    models: tuple[str, ...] = ("nominal", "identified")
-    modes: tuple[str, ...] = ("unilateral", "bilateral")
+    models: tuple[str, ...] = field(default_factory=lambda: ("nominal", "identified"))
+    modes: tuple[str, ...] = field(default_factory=lambda: ("unilateral", "bilateral"))
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
     seeds: tuple[int, ...] = (1, 2, 3)
     duration: float = 4.0

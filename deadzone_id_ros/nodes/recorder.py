@@ -94,8 +94,11 @@ class RecorderNode(Node):
         self._clock_ns: int | None = None  # use_sim_time: the last /clock taken [ns]
         if self._sim_time:  # every /clock, in arrival order with the recorded topics (rclpy's time source keeps 1)
             self.create_subscription(ClockMsg, "/clock", self._on_clock, qos, raw=True)
-        for topic, typ in topics.items():
-            self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos, raw=True)
+        self._recorded_subs = {topic: self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos,
+                                                               raw=True) for topic, typ in topics.items()}
+        self._heard: set[str] = set()  # recorded topics whose subscription has matched a publisher
+        # steady clock: a paused /clock must not hide a publisher that appears
+        self._match_timer = self.create_timer(0.1, self._log_matches, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.create_service(Trigger, "~/start", self._trigger(self._start))
         self.create_service(Trigger, "~/stop", self._trigger(self._stop))
         self.create_service(Trigger, "~/split", self._trigger(self._split))
@@ -114,6 +117,20 @@ class RecorderNode(Node):
 
     def _now_ns(self) -> int:
         return self.get_clock().now().nanoseconds
+
+    def _log_matches(self) -> None:
+        """Log once per recorded topic when its subscription first matches a publisher (DDS discovery between two
+        processes can take seconds on a busy machine: an episode started before then misses that topic's first
+        messages, so the log says from when each topic can be recorded). Stops polling once every topic is heard."""
+        new = sorted(t for t, sub in self._recorded_subs.items()
+                     if t not in self._heard and sub.get_publisher_count() > 0)
+        if new:
+            self._heard.update(new)
+            waiting = sorted(set(self._recorded_subs) - self._heard)
+            self.get_logger().info(f"publisher matched on {', '.join(new)}"
+                                   + (f" (none yet on {', '.join(waiting)})" if waiting else ""))
+        if len(self._heard) == len(self._recorded_subs):
+            self._match_timer.cancel()
 
     def _on_clock(self, data: bytes, _info: MessageInfo) -> None:
         sec, nanosec = _CLOCK_CDR[bool(data[1] & 1)].unpack_from(data, 4)

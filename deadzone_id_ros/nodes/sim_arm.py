@@ -86,6 +86,7 @@ class SimArmNode(Node):
         self._timed_out = True
         self._awaiting_since: float | None = None  # lockstep: wall time the last state went out unanswered
         self._last_idle_publish = 0.0
+        self._subscribers_seen = False  # lockstep: wait_for_subscriber_nodes all matched once
         self._steps_per_tick = max(1, int(round(1.0 / (self.node_config.publish_rate * self.arm.dt))))
         self.rejected_commands = 0
         self.stale_commands = 0  # lockstep: commands that answered an earlier state (no step)
@@ -165,6 +166,29 @@ class SimArmNode(Node):
             throttle_duration_sec=5.0)
         return True
 
+    def _subscribers_ready(self) -> bool:
+        """Lockstep, before the first state: whether every node of ``wait_for_subscriber_nodes`` subscribes to
+        /joint_states in the ROS graph and this node's publisher has matched every subscription the graph shows (so
+        the first state reaches them all: a subscription matched late would miss the start of the recording). Logs
+        what it waits for, every 5 s."""
+        wanted = self.node_config.wait_for_subscriber_nodes
+        if self._subscribers_seen or not wanted:
+            return True
+        infos = self.get_subscriptions_info_by_topic("/joint_states")
+        present = {i.node_name for i in infos} | {
+            f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in infos}
+        missing = [n for n in wanted if n not in present and f"/{n}" not in present]
+        matched = self._joint_pub.get_subscription_count()
+        if missing or matched < len(infos):
+            self.get_logger().info(
+                f"lockstep: simulated time waits for /joint_states subscribers: missing {missing}, "
+                f"{matched} of {len(infos)} subscription(s) matched", throttle_duration_sec=5.0)
+            return False
+        self._subscribers_seen = True
+        self.get_logger().info(
+            f"lockstep: /joint_states subscribers ready ({matched} matched, including {list(wanted)})")
+        return True
+
     def _target_sim_time(self) -> float:
         elapsed = time.monotonic() - self._wall_start
         factor = self.node_config.real_time_factor if self._owns_clock else 1.0
@@ -215,6 +239,8 @@ class SimArmNode(Node):
             if now - self._last_idle_publish < 0.1:
                 return
             self._last_idle_publish = now
+            if not self._subscribers_ready():
+                return
             if self._idle_state_published:
                 # the same message again: measuring anew would draw velocity noise, and then the noise of the run
                 # (and the motion of an open-loop replay) would depend on how long the controller took to answer

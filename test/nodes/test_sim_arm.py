@@ -151,6 +151,28 @@ def test_lockstep_waits_for_the_command_answering_each_state(processes, probe):
     assert processes.stop(proc) == 0
 
 
+def test_lockstep_holds_the_first_state_until_the_named_subscribers_listen(processes, probe, tmp_path):
+    """wait_for_subscriber_nodes [recorder]: while no node named recorder subscribes to /joint_states, sim_arm says
+    what it waits for and publishes nothing (the probe, another subscriber, does not count); once a real recorder
+    process subscribes, the initial state goes out (simulated time can then start with the first answer)."""
+    sim = processes.start(
+        [executable("sim_arm"), "--ros-args", "--params-file", str(REPO / "config" / "sim_arm.yaml"),
+         "-p", "clock_mode:=sim", "-p", "lockstep:=true", "-p", "lockstep_timeout:=30.0",
+         "-p", "wait_for_subscriber_nodes:=[recorder]"], "sim_arm_wait_subscribers")
+    waiting = "simulated time waits for /joint_states subscribers: missing ['recorder']"
+    assert wait_until(lambda: (probe.spin(0.05), waiting in processes.log(sim))[1], 90.0), processes.log(sim)
+    probe.spin(0.3)  # three idle periods of the 10 Hz repeat of the initial state
+    assert probe.msgs == [], "a state went out before the recorder listened"
+    rec = processes.start([executable("recorder"), "--ros-args", "-p", f"output_dir:={tmp_path / 'rec'}",
+                           "-p", "autostart:=true", "-p", "reference_topic:=''",
+                           "-p", "flush_period:=0.1"], "recorder_late")
+    assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) >= 3)[1], 90.0), processes.log(sim)
+    assert "/joint_states subscribers ready" in processes.log(sim)
+    assert {stamp_to_ns(m.header.stamp) for _, m in probe.msgs} == {0}  # the initial state, repeated
+    assert processes.stop(rec) == 0, processes.log(rec)
+    assert processes.stop(sim) == 0
+
+
 def test_lockstep_applies_each_command_the_configured_number_of_ticks_later(processes, probe):
     """actuation_delay 2 ms at 1 kHz in lockstep: the state of tick n reports (as effort) the command that answered
     the state of tick n - 1 - 2; without the delay it would be the answer to tick n - 1."""

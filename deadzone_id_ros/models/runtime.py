@@ -18,7 +18,7 @@ All implement :class:`deadzone_id_ros.models.base.InverseDynamicsModel` (``joint
 
 :func:`load_model` builds the one a controller configuration asks for (``model``, ``model_path``, ...); for a
 directory it loads the project's model artifact (:func:`deadzone_id_ros.models.artifact.load_artifact`). The rigid-body
-model identified from data is a different class, :class:`deadzone_id_ros.models.rbd.RigidBodyModel`.
+model identified from data is a different class, :class:`deadzone_id_ros.models.rbd.model.RigidBodyModel`.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ class RigidBodyPlusOnnx:
     """A hybrid model run from its ONNX residual: tau = artifact rigid body (numpy/pinocchio) + ONNX residual.
 
     Args:
-        rbd: the artifact's identified rigid-body model (:class:`deadzone_id_ros.models.rbd.RigidBodyModel`).
+        rbd: the artifact's identified rigid-body model (:class:`deadzone_id_ros.models.rbd.model.RigidBodyModel`).
         residual: the :class:`OnnxModel` with contents "residual"; same joint names as ``rbd``.
 
     Raises:

@@ -29,9 +29,6 @@ JSON_WRITERS = {
     "_episode_doc",  # training/sources.py: a bag's episode.yaml as read
     "_fit",  # training/trainer.py: hands back torch's state_dict (tensors by parameter name), not a result; that
     # file is being rewritten on the `methods` branch of issue 19
-    # experiments/demo/run.py and stages.py: the demo's resumable state is JSON (demo_state.json); each stage returns
-    # the JSON record of what it wrote, and the run hands back those records
-    "_config_dict", "run_demo", "_run_stages", "simulate", "live", "compare", "closed_loop", "improve", "report",
 }
 
 def _modules(root: Path) -> dict[str, Path]:

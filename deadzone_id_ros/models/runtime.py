@@ -25,12 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..errors import ArtifactError, ConfigError
 from .base import InverseDynamicsModel, check_joint_arrays
+
+if TYPE_CHECKING:
+    from .rbd import RigidBodyModel
 
 __all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "ZeroModel", "load_model",
            "load_onnx"]
@@ -214,7 +217,7 @@ class RigidBodyPlusOnnx:
         ArtifactError: the joint names differ.
     """
 
-    def __init__(self, rbd: Any, residual: OnnxModel) -> None:
+    def __init__(self, rbd: RigidBodyModel, residual: OnnxModel) -> None:
         if tuple(rbd.joint_names) != residual.joint_names:
             raise ArtifactError(f"{residual.path}: joints {list(residual.joint_names)} differ from the artifact's "
                                 f"rigid-body joints {list(rbd.joint_names)}")

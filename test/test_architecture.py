@@ -229,12 +229,12 @@ def any_annotations(root: Path) -> list[str]:
 
 #: Ceilings of the typing counts over the whole package (JSON writers, the ``to_dict`` methods, aside), so that they
 #: cannot grow back. Measured with :func:`any_annotations` and :func:`untyped_returns` at main fdf31f2 (issue 37):
-#: 327 ``Any`` in annotations and 43 functions returning ``dict[..., Any]`` or a bare ``dict``. Lower them when the
-#: counts fall. The renovation brought ``Any`` to 162; the branches merged after it (force sensing, teleoperation, the
-#: robot check, the real-arm methods, field hardening) brought it back to 186, which is the ceiling until they are
-#: typed (issue 37 asks for at most half of 327).
-ANY_CEILING = 186
-DICT_RETURNS_CEILING = 35  # 34 after the renovation; LeRobot's dataset report added one
+#: 327 ``Any`` in annotations and 43 functions returning ``dict[..., Any]`` or a bare ``dict``. The renovation brought
+#: ``Any`` to 162; the branches merged after it brought it back to 186 (ceilings 186 and 35 until the issue 37 pass
+#: typed them: the demo's stage records, the rigid body's fit record, the CLI's, the closed loop's and improve's
+#: configs, the progress bar). Lower them when the counts fall; never raise them (type new code instead).
+ANY_CEILING = 148
+DICT_RETURNS_CEILING = 26
 
 
 def test_any_and_untyped_dict_returns_stay_under_their_ceilings():

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sized
-from typing import Any, TextIO, TypeVar
+from typing import Protocol, TextIO, TypeVar
 
-__all__ = ["StepLines", "progress_bar", "progress_iter"]
+__all__ = ["ProgressBar", "StepLines", "progress_bar", "progress_iter"]
 
 T = TypeVar("T")
 STEPS = 10  # lines per piece of work in a log file
@@ -21,6 +21,16 @@ STEPS = 10  # lines per piece of work in a log file
 def _on_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+class ProgressBar(Protocol):
+    """What :func:`progress_bar` hands back: a tqdm bar or :class:`StepLines`."""
+
+    def update(self, n: int = 1) -> object:
+        """Count ``n`` more units of work."""
+
+    def close(self) -> None:
+        """End the bar."""
 
 
 class StepLines:
@@ -51,7 +61,7 @@ class StepLines:
         """Nothing to release (the same interface as tqdm's)."""
 
 
-def progress_bar(total: int, desc: str, unit: str, stream: TextIO | None = None) -> Any:
+def progress_bar(total: int, desc: str, unit: str, stream: TextIO | None = None) -> ProgressBar:
     """A tqdm bar on a terminal, else :class:`StepLines` (both have ``update(n)`` and ``close()``)."""
     stream = stream if stream is not None else sys.stderr
     if _on_terminal(stream):

@@ -29,9 +29,6 @@ JSON_WRITERS = {
     "_episode_doc",  # training/sources.py: a bag's episode.yaml as read
     "_fit",  # training/trainer.py: hands back torch's state_dict (tensors by parameter name), not a result; that
     # file is being rewritten on the `methods` branch of issue 19
-    # experiments/demo/run.py and stages.py: the demo's resumable state is JSON (demo_state.json); each stage returns
-    # the JSON record of what it wrote, and the run hands back those records
-    "_config_dict", "run_demo", "_run_stages", "simulate", "live", "compare", "closed_loop", "improve", "report",
 }
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -232,12 +229,12 @@ def any_annotations(root: Path) -> list[str]:
 
 #: Ceilings of the typing counts over the whole package (JSON writers, the ``to_dict`` methods, aside), so that they
 #: cannot grow back. Measured with :func:`any_annotations` and :func:`untyped_returns` at main fdf31f2 (issue 37):
-#: 327 ``Any`` in annotations and 43 functions returning ``dict[..., Any]`` or a bare ``dict``. Lower them when the
-#: counts fall. The renovation brought ``Any`` to 162; the branches merged after it (force sensing, teleoperation, the
-#: robot check, the real-arm methods, field hardening) brought it back to 186, which is the ceiling until they are
-#: typed (issue 37 asks for at most half of 327).
-ANY_CEILING = 186
-DICT_RETURNS_CEILING = 35  # 34 after the renovation; LeRobot's dataset report added one
+#: 327 ``Any`` in annotations and 43 functions returning ``dict[..., Any]`` or a bare ``dict``. The renovation brought
+#: ``Any`` to 162; the branches merged after it brought it back to 186 (ceilings 186 and 35 until the issue 37 pass
+#: typed them: the demo's stage records, the rigid body's fit record, the CLI's, the closed loop's and improve's
+#: configs, the progress bar). Lower them when the counts fall; never raise them (type new code instead).
+ANY_CEILING = 148
+DICT_RETURNS_CEILING = 26
 
 
 def test_any_and_untyped_dict_returns_stay_under_their_ceilings():
@@ -263,25 +260,23 @@ def test_no_module_imports_a_higher_layer():
     assert not found, f"imports of a higher layer (see LAYERS), type-only and function-level included: {found}"
 
 
-#: The longest a module may be, and the modules still longer: the rigid body (models/rbd.py, its physically
-#: consistent identification added on the issue 35 branch) and the comparison's report (its reference lines), both
-#: to be split by what they do.
+#: The longest a module may be. (The last two longer modules, models/rbd.py and experiments/compare/report.py, were
+#: split by what they do: models/rbd/ and compare/verdict.py, compare/formatting.py.)
 MAX_LINES = 400
-LONGER = {"models/rbd.py", "experiments/compare/report.py"}
 
 
-def long_files(root: Path, max_lines: int, allowed: set[str]) -> list[str]:
-    """``file: lines`` of every module under ``root`` longer than ``max_lines`` and not in ``allowed``."""
+def long_files(root: Path, max_lines: int) -> list[str]:
+    """``file: lines`` of every module under ``root`` longer than ``max_lines``."""
     found = []
     for path in sorted(root.rglob("*.py")):
         n = len(path.read_text().splitlines())
-        if n > max_lines and str(path.relative_to(root)) not in allowed:
+        if n > max_lines:
             found.append(f"{path.relative_to(root)}: {n}")
     return found
 
 
 def test_no_module_is_longer_than_max_lines():
-    found = long_files(PACKAGE, MAX_LINES, LONGER)
+    found = long_files(PACKAGE, MAX_LINES)
     assert not found, f"modules over {MAX_LINES} lines (split them by what they do): {found}"
 
 
@@ -354,7 +349,7 @@ def test_each_check_can_fail(tmp_path):
     assert core_imports_of_nodes(pkg) == ["deadzone_id_ros.b:5 -> deadzone_id_ros.nodes.node"]
     found = untyped_returns(pkg, ("training",), {"to_dict"})
     assert [f.split(" ")[1] for f in found] == ["bad", "hidden"]
-    assert long_files(pkg, 7, set()) == ["training/m.py: 11"] and not long_files(pkg, 7, {"training/m.py"})
+    assert long_files(pkg, 7) == ["training/m.py: 11"] and not long_files(pkg, 11)
     assert any_annotations(pkg) == ["deadzone_id_ros/training/m.py:2", "deadzone_id_ros/training/m.py:6"]
     tests = tmp_path / "test"
     tests.mkdir()

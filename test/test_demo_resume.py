@@ -197,7 +197,7 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
                           seeds=1, progress=False, block_seconds=3.0, efficiency_fractions=(1.0,))
         report = run_compare(load_inputs(bags, simulator="yes", log=lambda m: None), ctx.out / "compare", cfg,
                              log=lambda m: None)
-        ctx.objects["compare"] = report
+        ctx.objects.compare = report
         return {"compare_dir": "compare", "best": report.best_learned()}
 
     real = {s.name: s for s in DEMO_STAGES}

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..data.dataset import Dataset, DatasetConfig
@@ -227,7 +227,7 @@ def _sign_bits(items: list[str] | None) -> dict[str, int]:
     return out
 
 
-def dataset_config_from_args(args: argparse.Namespace, joints: Any = None,
+def dataset_config_from_args(args: argparse.Namespace, joints: Sequence[str] | None = None,
                              torque_constants: dict[str, float] | None = None) -> DatasetConfig:
     """The DatasetConfig of ``--topic``, ``--joints`` (or ``joints``), ``--rename-joint``, ``--savgol-window``,
     ``--velocity``, ``--time-source``, ``--torque-constant`` (else ``torque_constants``), ``--effort-unit``,
@@ -275,7 +275,7 @@ def check_bags(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
         detect_format(Path(path))
 
 
-def load_bags(args: argparse.Namespace, joints: object = None,
+def load_bags(args: argparse.Namespace, joints: Sequence[str] | None = None,
               torque_constants: dict[str, float] | None = None) -> Dataset:
     """Load ``args.bag`` with the data loader (:func:`dataset_config_from_args`); returns the Dataset.
 

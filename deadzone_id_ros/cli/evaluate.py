@@ -17,9 +17,12 @@ import argparse
 import dataclasses
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..models import LearnedModel
 
 __all__ = ["check_robot_options", "register", "run"]
 
@@ -37,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_robot_options(model: Any, joint_map: dict[str, str], locked: dict[str, float], where: str) -> None:
+def check_robot_options(model: LearnedModel, joint_map: dict[str, str], locked: dict[str, float], where: str) -> None:
     """Refuse ``--joint-map`` / ``--lock`` that differ from those ``model``'s rigid-body part was identified with.
 
     Args:

@@ -16,10 +16,13 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..launching import LaunchedGraph, load_launch_file, parse_launch_arguments
 from ..launching.graph import STOP_SIGNALS
+
+if TYPE_CHECKING:
+    from ..launching.plan import ArgSpec, LaunchPlan
 
 __all__ = ["register", "run"]
 
@@ -42,10 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, take_extra=_take_launch_arguments)
 
 
-def _show_arguments(plan: Any) -> str:
+def _show_arguments(plan: LaunchPlan) -> str:
     """The launch arguments a user can set, by file: the launched file's first, then each included file's; an
     argument its include sets is listed apart, with the value the include gives it (set that one instead)."""
-    by_file: dict[str, list[Any]] = {}
+    by_file: dict[str, list[ArgSpec]] = {}
     for a in plan.arguments:
         by_file.setdefault(a.source.rsplit(": launch[", 1)[0], []).append(a)
     lines = []

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..nodes.graph_client import DiagnosticReport
 
 __all__ = ["format_diagnostics", "register", "run"]
 
@@ -28,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def format_diagnostics(reports: Sequence[Any]) -> str:
+def format_diagnostics(reports: Sequence[DiagnosticReport]) -> str:
     """Text of :class:`~deadzone_id_ros.nodes.graph_client.DiagnosticReport` items: one block per node and status."""
     lines = []
     for r in reports:

@@ -62,8 +62,9 @@ class ModelUrdf:
 
 
 def model_urdf(model: object) -> ModelUrdf | None:
-    """The URDF a model carries (:class:`~deadzone_id_ros.models.rbd.RigidBodyRegressor` of an ``rbd``/``hybrid``
-    artifact, directly or as ``model.rbd``), or None (an MLP-only model, an ONNX network, a test double)."""
+    """The URDF a model carries (:class:`~deadzone_id_ros.models.rbd.regressor.RigidBodyRegressor` of an
+    ``rbd``/``hybrid`` artifact, directly or as ``model.rbd``), or None (an MLP-only model, an ONNX network, a test
+    double)."""
     rbd = getattr(model, "rbd", None)
     reg = getattr(rbd if rbd is not None else model, "regressor", None)
     xml = getattr(reg, "urdf_xml", None)

@@ -40,7 +40,7 @@ ROLES = (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY, BAND, CONSTANT, GRAVITY, CON
 #: constant), "gravity" the URDF's nominal gravity torque g(q) (no parameter is fitted).
 BASELINES = ("", "mean", "gravity")
 
-#: How a rigid-body part is identified (:func:`~deadzone_id_ros.models.rbd.fit_rigid_body`): "prior" (every
+#: How a rigid-body part is identified (:func:`~deadzone_id_ros.models.rbd.identify.fit_rigid_body`): "prior" (every
 #: parameter, ridge prior toward the URDF, lambda by cross-validation), "consistent" (the same, with the
 #: pseudo-inertia of every body positive semidefinite: Wensing, Kim, Slotine 2018), "urdf" (the URDF's values).
 IDENTIFICATIONS = ("prior", "consistent", "urdf")

@@ -18,19 +18,22 @@ All implement :class:`deadzone_id_ros.models.base.InverseDynamicsModel` (``joint
 
 :func:`load_model` builds the one a controller configuration asks for (``model``, ``model_path``, ...); for a
 directory it loads the project's model artifact (:func:`deadzone_id_ros.models.artifact.load_artifact`). The rigid-body
-model identified from data is a different class, :class:`deadzone_id_ros.models.rbd.RigidBodyModel`.
+model identified from data is a different class, :class:`deadzone_id_ros.models.rbd.model.RigidBodyModel`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..errors import ArtifactError, ConfigError
 from .base import InverseDynamicsModel, check_joint_arrays
+
+if TYPE_CHECKING:
+    from .rbd import RigidBodyModel
 
 __all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "ZeroModel", "load_model",
            "load_onnx"]
@@ -207,14 +210,14 @@ class RigidBodyPlusOnnx:
     """A hybrid model run from its ONNX residual: tau = artifact rigid body (numpy/pinocchio) + ONNX residual.
 
     Args:
-        rbd: the artifact's identified rigid-body model (:class:`deadzone_id_ros.models.rbd.RigidBodyModel`).
+        rbd: the artifact's identified rigid-body model (:class:`deadzone_id_ros.models.rbd.model.RigidBodyModel`).
         residual: the :class:`OnnxModel` with contents "residual"; same joint names as ``rbd``.
 
     Raises:
         ArtifactError: the joint names differ.
     """
 
-    def __init__(self, rbd: Any, residual: OnnxModel) -> None:
+    def __init__(self, rbd: RigidBodyModel, residual: OnnxModel) -> None:
         if tuple(rbd.joint_names) != residual.joint_names:
             raise ArtifactError(f"{residual.path}: joints {list(residual.joint_names)} differ from the artifact's "
                                 f"rigid-body joints {list(rbd.joint_names)}")

@@ -12,7 +12,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rclpy.parameter import Parameter
 from rclpy.task import Future
@@ -23,13 +23,17 @@ from ..control.model_swap import MODEL_FIELDS, SwapVerdict
 from ..sensing.sensor import SENSING_RANGES
 from ._common import check_range, parameter_value
 
+if TYPE_CHECKING:
+    from rcl_interfaces.msg import Parameter as ParameterMsg
+    from rclpy.impl.rcutils_logger import RcutilsLogger
+
 __all__ = ["ModelSwapper", "split_request"]
 
 _CORE = frozenset(f.name for f in dataclasses.fields(ControllerConfig))
 _NODE = frozenset(f.name for f in dataclasses.fields(ControllerNodeConfig))
 
 
-def split_request(params: Iterable[Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+def split_request(params: Iterable[Parameter]) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(changes of :class:`ControllerConfig`, changes of :class:`ControllerNodeConfig`, "" or why the request is
     refused) for ``params`` (rclpy Parameters: ``name``, ``value``). Values come as the dataclass fields take them
     (tuples, floats); a value outside its range (:data:`PARAMETER_RANGES`; the sensing ones: :data:`SENSING_RANGES`)
@@ -62,7 +66,7 @@ class ModelSwapper:
         busy: a swap runs in a worker thread now (the node refuses other parameter changes meanwhile).
     """
 
-    def __init__(self, controller: FeedforwardController, logger: Any) -> None:
+    def __init__(self, controller: FeedforwardController, logger: RcutilsLogger) -> None:
         self.controller = controller
         self.logger = logger
         self.report = ""
@@ -96,7 +100,7 @@ class ModelSwapper:
         assert result is not None  # set_result is the thread's last act
         return self._outcome(config, *result)
 
-    async def serve(self, config: ControllerConfig, params: Iterable[Any]
+    async def serve(self, config: ControllerConfig, params: Iterable[ParameterMsg]
                     ) -> tuple[ControllerConfig, dict[str, Any], str]:
         """A ``~/swap_model`` request: ``params`` (rcl_interfaces Parameter messages) set model fields only
         (:data:`.model_swap.MODEL_FIELDS`) of ``config`` (the node's); swapped in a worker thread

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import RobotDescriptionError
 from .description import joint_kind
+
+if TYPE_CHECKING:
+    import pinocchio as pin
 
 __all__ = ["ReducedRobot", "build_reduced_model", "match_joints", "parse_joint_map", "parse_locked"]
 
@@ -110,7 +113,7 @@ class ReducedRobot:
         kinds: (J,) "revolute", "continuous" or "prismatic" (:func:`~.description.joint_kind`).
     """
 
-    model: Any
+    model: pin.Model
     joint_names: tuple[str, ...]
     urdf_joint_names: tuple[str, ...]
     locked: dict[str, float] = field(default_factory=dict)
@@ -138,7 +141,8 @@ class ReducedRobot:
         return out
 
 
-def _lock_config(model: Any, names: list[str], locked: Mapping[str, float]) -> tuple[np.ndarray, dict[str, float]]:
+def _lock_config(model: pin.Model, names: list[str],
+                 locked: Mapping[str, float]) -> tuple[np.ndarray, dict[str, float]]:
     import pinocchio as pin
 
     q0 = pin.neutral(model)

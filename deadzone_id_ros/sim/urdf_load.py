@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import mujoco
 
 __all__ = ["spec_without_meshes"]
 
 
-def spec_without_meshes(urdf: Path) -> tuple[Any, int]:
+def spec_without_meshes(urdf: Path) -> tuple[mujoco.MjSpec, int]:
     """``mujoco.MjSpec`` of ``urdf`` with its mesh visuals and collisions removed, and how many were removed.
 
     Raises:

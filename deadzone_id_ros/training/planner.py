@@ -141,9 +141,9 @@ class SharedFits:
                 if method.identification == "urdf":
                     self._others[key] = urdf_gravity_model(prior.regressor)
                 else:
-                    lam = prior.fit_info.get("prior_weight", 1e-3)
+                    lam = prior.fit_info.get("prior_weight", 1e-3)  # the rbd fit's cross-validated weight
                     self._others[key] = fit_rigid_body(prior.regressor, t.q, t.dq, t.ddq, t.tau, t.r,
-                                                       prior_weight=float(lam), consistent=True)
+                                                       prior_weight=1e-3 if lam is None else lam, consistent=True)
             except ValueError as err:
                 self._others[key] = DataError(f"{method.name}: rigid-body fit: {err}")
         got = self._others[key]

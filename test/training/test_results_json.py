@@ -18,7 +18,7 @@ from deadzone_id_ros.errors import DataError
 from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopRun
 from deadzone_id_ros.experiments.closed_loop.run import run_closed_loop, write_closed_loop
 from deadzone_id_ros.experiments.compare.results import CompareReport
-from deadzone_id_ros.experiments.demo.stages import DEMO_STAGES, DemoConfig, StageContext
+from deadzone_id_ros.experiments.demo.stages import DEMO_STAGES, DemoConfig, StageContext, StageObjects
 
 
 def _text(doc) -> str:
@@ -103,7 +103,7 @@ def test_the_demo_report_from_the_files_equals_the_one_from_the_objects(compared
     seconds = {"1_simulate": 1.5, "2_live": 2.5, "3_compare": 30.25, "4_closed_loop": 12.0}
     cfg = DemoConfig.quick_run()
     report.run(StageContext(out, cfg, dict(results), lambda m: None, dict(seconds),
-                            {"compare": compared[3], "closed_loop": res}))
+                            StageObjects(compare=compared[3], closed_loop=res)))
     in_process = {name: (out / name).read_bytes() for name in ("report.md", "report.json")}
     for name in in_process:
         (out / name).unlink()

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from rosbags.interfaces import Connection
     from rosbags.rosbag2 import Writer
 
+    from ...progress_lines import ProgressBar
+
 __all__ = ["ZeroStampWarning", "episode_yaml", "read_recording", "write_episode_yaml", "write_recording"]
 
 
@@ -153,7 +155,7 @@ def write_recording(
     except WriterError as err:
         raise DataError(f"cannot write bag {out}: {err}") from err
     total = sum(len(s[1]) for s in streams.values())
-    bar = None
+    bar: ProgressBar | None = None
     if progress:  # a bar on a terminal, a line per tenth in a log file
         from ...progress_lines import progress_bar
 
@@ -176,10 +178,10 @@ def write_recording(
 
 
 def _write_messages(writer: Writer, recording: Recording, streams: dict[str, tuple[tuple[np.ndarray, ...], np.ndarray]],
-                    topics: dict[str, str], state_log_ns: np.ndarray | None, bar: Any) -> int:
+                    topics: dict[str, str], state_log_ns: np.ndarray | None, bar: ProgressBar | None) -> int:
     """Write every message of ``streams`` (kind -> (rows, stamps [ns])) to the open rosbags ``writer``, the kinds
     ("state", "command", "reference") on their ``topics``, merged in log-time order as a live recorder writes them
-    (``state_log_ns`` [ns] for the states when given); ``bar`` (tqdm or None) advances every 2000 messages.
+    (``state_log_ns`` [ns] for the states when given); ``bar`` (a progress bar or None) advances every 2000 messages.
 
     Returns:
         the number of messages written.

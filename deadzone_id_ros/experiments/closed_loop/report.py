@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ...control.config import ControlMode
-from ..compare.report import mean_std
+from ..compare.formatting import mean_std
 from .results import ClosedLoopResult, ClosedLoopSettings
 
 if TYPE_CHECKING:

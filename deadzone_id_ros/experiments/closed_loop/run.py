@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick",
            "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
@@ -35,6 +35,8 @@ from .results import (
 )
 
 if TYPE_CHECKING:
+    from ...control.config import ControllerConfig
+    from ...sim.config import SimArmConfig
     from .sim import ControllerSpec
 
 DEFAULT_SEEDS = (999, 1000, 1001)  # held out: the demo trains on seeds 1..5 and 100
@@ -82,7 +84,7 @@ def read_pick(compare_dir: Path) -> tuple[str | None, str]:
     return best, "lowest test RMSE among learned methods (report.json has no `pick`)"
 
 
-def _default_configs(robot: str | None = None) -> tuple[Any, Any]:
+def _default_configs(robot: str | None = None) -> tuple[SimArmConfig, ControllerConfig]:
     """(SimArmConfig, ControllerConfig): of the robot profile ``robot`` (name or file), else the bundled
     config/sim_arm.yaml and the default ControllerConfig for its joints."""
     from ...robot_configs import controller_config, load_robot, robot_for, sim_config

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..closed_loop.report import closed_loop_markdown
 from ..closed_loop.run import TRACKING_PLOT
+from ..compare.formatting import fmt_joints, mean_std, num
 from ..compare.pick_report import fraction_cell
-from ..compare.report import baseline_lines, fmt_joints, mean_std, num
 from ..compare.results import CONV, PROP, CompareReport
+from ..compare.verdict import baseline_lines
 from .results import DemoReport
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",

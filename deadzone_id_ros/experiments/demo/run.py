@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ...errors import DeadzoneIdError
 from ...outputs import INCOMPLETE, OutputError, incomplete, mark_incomplete, output_dir, output_lock
-from .stages import DEMO_STAGES, DemoConfig, Stage, StageContext
+from .stages import DEMO_STAGES, DemoConfig, Stage, StageContext, StageRecord
 
 __all__ = ["DEMO_STAGES", "STATE_FILE", "DemoConfig", "DemoInterrupted", "Stage", "StageContext", "run_demo"]
 
@@ -43,12 +43,19 @@ class DemoInterrupted(DeadzoneIdError):
         self.out, self.stage, self.cause = out, stage, cause
 
 
+class _Done(TypedDict):
+    """demo_state.json's entry of a finished stage: its wall time [s] and the record it returned."""
+
+    seconds: float
+    result: StageRecord
+
+
 @dataclass
 class _State:
-    """demo_state.json: the configuration and, per finished stage, its wall time [s] and result."""
+    """demo_state.json: the configuration (as JSON gives it back) and, per finished stage, its wall time and record."""
 
-    config: dict[str, Any]
-    done: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    config: dict[str, object]
+    done: dict[str, _Done] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def load(cls, out: Path) -> _State:
@@ -67,13 +74,14 @@ class _State:
         tmp.replace(out / STATE_FILE)
 
 
-def _config_dict(cfg: DemoConfig) -> dict[str, Any]:
+def _config_dict(cfg: DemoConfig) -> dict[str, object]:
     """The configuration as JSON would give it back (tuples as lists), for the resume check."""
-    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+    doc: dict[str, object] = json.loads(json.dumps(dataclasses.asdict(cfg)))
+    return doc
 
 
 def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool = False, resume: bool = False,
-             stages: Sequence[Stage] = DEMO_STAGES, log: Callable[[str], None] = print) -> dict[str, Any]:
+             stages: Sequence[Stage] = DEMO_STAGES, log: Callable[[str], None] = print) -> dict[str, StageRecord]:
     """Run the demo's ``stages`` into ``out``, or with ``resume`` continue an incomplete run there.
 
     A new run takes ``out`` new, empty, or an earlier complete demo output (kept as ``out.previous`` if this run
@@ -86,7 +94,7 @@ def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool =
         log: where the stage headers and the kept/resume message go.
 
     Returns:
-        stage name -> the JSON result the stage recorded (the last stage's report is in ``out``).
+        stage name -> the JSON record the stage returned (the last stage's report is in ``out``).
 
     Raises:
         DemoInterrupted: a stage failed (the cause is chained) or an interrupt arrived; ``out`` is kept and marked.
@@ -116,7 +124,7 @@ def run_demo(out: str | Path, config: DemoConfig | None = None, *, force: bool =
 
 
 def _run_stages(out: Path, cfg: DemoConfig, state: _State, stages: Sequence[Stage],
-                log: Callable[[str], None]) -> dict[str, Any]:
+                log: Callable[[str], None]) -> dict[str, StageRecord]:
     t0 = time.perf_counter()
     ctx = StageContext(out, cfg, {name: entry["result"] for name, entry in state.done.items()}, log)
     for k, stage in enumerate(stages, 1):

@@ -22,131 +22,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...robot.defaults import BUNDLED_ROBOT
+from .config import DemoConfig
+from .context import Stage, StageContext, StageObjects, StageRecord
 
-__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", "Stage", "StageContext"]
+__all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", "Stage", "StageContext",
+           "StageObjects", "StageRecord"]
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
 #: The robot check's record in the output folder (:class:`deadzone_id_ros.experiments.check.RobotCheck`).
 ROBOT_CHECK_JSON = "robot_check.json"
-
-
-@dataclass(frozen=True)
-class DemoConfig:
-    """Sizes of the demo's stages.
-
-    Attributes:
-        sim_seeds: excitation/noise seeds of the offline-simulated episodes (one bag each).
-        sim_duration: simulated seconds per offline episode [s].
-        live_duration: excitation length of the live recording [s].
-        live_seed: excitation seed of the live recording.
-        closed_loop_seeds: held-out reference seeds of the closed-loop comparison (in no training data).
-        closed_loop_duration: in-process closed-loop run per seed and controller [s].
-        closed_loop_live_duration: the live closed-loop run per controller over DDS (first seed) [s]; 0: none (the
-            in-process comparison only).
-        weak_dob_fraction: the weak-DOB setting's cutoff as a fraction of the default, in (0, 1).
-        compare_seeds: training seeds per method.
-        quick: shorter training (``compare --quick``): under-trained models, said so in the report.
-        improve_iterations: trainings of the improve stage after its iteration 0 (0: the stage is skipped).
-        improve_task_seeds: its task references' excitation seeds (none a closed-loop seed).
-        improve_duration: its seconds per task run [s].
-        robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.experiments.check`) in
-            ``robot_check.json`` for the report (``deadzone-id demo --no-check``: False).
-        robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
-            simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
-            (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
-            the bundled arm.
-
-    Raises:
-        ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
-            (0, 1), a closed-loop seed that is also a training seed or an improve task seed, or improve_iterations
-            < 0.
-    """
-
-    sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
-    sim_duration: float = 60.0
-    live_duration: float = 20.0
-    live_seed: int = 100
-    closed_loop_seeds: tuple[int, ...] = (999, 1000, 1001)
-    closed_loop_duration: float = 6.0
-    closed_loop_live_duration: float = 4.0
-    weak_dob_fraction: float = 0.2
-    compare_seeds: int = 3
-    quick: bool = False
-    improve_iterations: int = 1
-    improve_task_seeds: tuple[int, ...] = (11, 12, 13, 14)
-    improve_duration: float = 10.0
-    robot: str = ""
-    robot_check: bool = True
-
-    def __post_init__(self) -> None:
-        if not self.sim_seeds:
-            raise ValueError("sim_seeds is empty")
-        if not self.closed_loop_seeds:
-            raise ValueError("closed_loop_seeds is empty")
-        for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
-        if not self.closed_loop_live_duration >= 0:
-            raise ValueError(f"closed_loop_live_duration = {self.closed_loop_live_duration} must be >= 0 s (0: no "
-                             "live run)")
-        if not 0 < self.weak_dob_fraction < 1:
-            raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
-        for seed in self.closed_loop_seeds:
-            if seed in self.sim_seeds or seed == self.live_seed or seed in self.improve_task_seeds:
-                raise ValueError(f"closed_loop_seed {seed} must differ from the training seeds")
-        if self.improve_iterations < 0 or not self.improve_task_seeds:
-            raise ValueError(f"improve_iterations = {self.improve_iterations} must be >= 0 and improve_task_seeds "
-                             f"= {list(self.improve_task_seeds)} not empty")
-
-    @classmethod
-    def quick_run(cls) -> DemoConfig:
-        """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
-        return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
-                   closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
-                   improve_duration=5.0)
-
-
-@dataclass
-class StageContext:
-    """What a stage sees.
-
-    Attributes:
-        out: the output folder.  cfg: the sizes.  results: stage name -> JSON result of every finished stage (this
-        run's and, on resume, the earlier run's).  log: prints a line.  stage_seconds: ``"<n>_<stage>"`` -> wall
-        time of each finished stage [s].  objects: stage name -> the typed result of a stage finished in this process
-        (the comparison's report, the closed-loop run), for the report stage; on resume the report stage reads
-        what is missing back from the files those stages wrote.
-    """
-
-    out: Path
-    cfg: DemoConfig
-    results: dict[str, Any]
-    log: Callable[[str], None] = print
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-    objects: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One stage of a resumable run.
-
-    Attributes:
-        name: its key in demo_state.json and INCOMPLETE.json.  title: (config) -> the header line.
-        run: (context) -> its JSON-able result.  owns: glob patterns (relative to the output folder) of what it
-        writes, moved aside before it runs again after an interruption.
-    """
-
-    name: str
-    title: Callable[[DemoConfig], str]
-    run: Callable[[StageContext], Any]
-    owns: tuple[str, ...] = ()
 
 
 def _log(message: str) -> None:
@@ -168,7 +56,7 @@ def _simulate_one(duration: float, seed: int, path: Path, start_time: float,
     return str(result.path), len(result.recording.state_t_ns), result.sim_seconds
 
 
-def simulate(ctx: StageContext) -> dict[str, Any]:
+def simulate(ctx: StageContext) -> StageRecord:
     """Stage 1: one offline-simulated bag per seed of the configured robot, two at a time in worker processes when
     there are several (each bag depends on its seed only; the stamps of the k-th seed start k seconds after the
     stage's start, in seed order as one after the other would); result ``{"bags": [...]}``, plus
@@ -193,7 +81,10 @@ def simulate(ctx: StageContext) -> dict[str, Any]:
             for future in [pool.submit(_simulate_one, *job) for job in jobs]:
                 wrote(*future.result())
     check = _robot_check(ctx)
-    return {"bags": bags, **({"robot_check": check} if check else {})}
+    record = StageRecord(bags=bags)
+    if check:
+        record["robot_check"] = check
+    return record
 
 
 def _robot_check(ctx: StageContext) -> str | None:
@@ -207,7 +98,7 @@ def _robot_check(ctx: StageContext) -> str | None:
     return ROBOT_CHECK_JSON
 
 
-def live(ctx: StageContext) -> dict[str, Any]:
+def live(ctx: StageContext) -> StageRecord:
     """Stage 2: the live recording of the configured robot (lockstep, no wall-clock deadline); result
     ``{"bag": ...}``.
 
@@ -229,10 +120,10 @@ def live(ctx: StageContext) -> dict[str, Any]:
     ctx.log(format_report(info))
     if not info["trainable"]:
         raise DataError(f"the live recording {bag} cannot be trained on: {info['why_not']}")
-    return {"bag": _rel(ctx, bag)}
+    return StageRecord(bag=_rel(ctx, bag))
 
 
-def compare(ctx: StageContext) -> dict[str, Any]:
+def compare(ctx: StageContext) -> StageRecord:
     """Stage 3: compare every method on every recording, export the best learned model to ONNX; result
     ``{"compare_dir": "compare", "best": METHOD}`` (the report is compare/report.json).
 
@@ -247,17 +138,19 @@ def compare(ctx: StageContext) -> dict[str, Any]:
 
     live_bag = ctx.results["live"]["bag"]
     bags = [ctx.out / b for b in ctx.results["simulate"]["bags"]] + ([ctx.out / live_bag] if live_bag else [])
-    robot_kw: dict[str, Any] = {}
+    urdf: str | None = None
+    locked: dict[str, float] | None = None
     if ctx.cfg.robot:
         from ...robot_configs import load_robot
 
         robot = load_robot(ctx.cfg.robot)
-        robot_kw = {"urdf": str(robot.urdf_path), "locked": dict(robot.profile.locked)}
+        urdf, locked = str(robot.urdf_path), dict(robot.profile.locked)
     compare_dir = ctx.out / "compare"
     cfg = compare_config(load_train_config(), quick=ctx.cfg.quick, seeds=ctx.cfg.compare_seeds)
     # every bag here comes from the simulated arm (the live one through sim_arm): report the noise floor too
-    report = run_compare(load_inputs(bags, simulator="yes", log=_log, **robot_kw), compare_dir, cfg, log=_log)
-    ctx.objects["compare"] = report
+    report = run_compare(load_inputs(bags, simulator="yes", log=_log, urdf=urdf, locked=locked), compare_dir, cfg,
+                         log=_log)
+    ctx.objects.compare = report
     best = report.best_learned()
     if best is None:
         raise DataError("compare produced no learned model to export")
@@ -266,10 +159,10 @@ def compare(ctx: StageContext) -> dict[str, Any]:
     if not export.ok:
         raise DataError(f"ONNX export check failed: onnxruntime differs by {export.max_abs_diff:.3g} N*m")
     ctx.log(f"best learned model: {best} -> {compare_dir / 'models' / best}")
-    return {"compare_dir": _rel(ctx, compare_dir), "best": best}
+    return StageRecord(compare_dir=_rel(ctx, compare_dir), best=best)
 
 
-def closed_loop(ctx: StageContext) -> dict[str, Any]:
+def closed_loop(ctx: StageContext) -> StageRecord:
     """Stage 4: the closed-loop comparison, written to closed_loop.json (read back by a resumed report stage) and
     closed_loop.md; result ``{"closed_loop_json": "closed_loop.json"}``."""
     from ..closed_loop.run import run_closed_loop, write_closed_loop
@@ -283,11 +176,11 @@ def closed_loop(ctx: StageContext) -> dict[str, Any]:
     if res.live:
         closed_loop_plot(res.live, ctx.out / "plots" / "closed_loop.png")
     write_closed_loop(ctx.out, res)
-    ctx.objects["closed_loop"] = res
-    return {"closed_loop_json": CLOSED_LOOP_JSON}
+    ctx.objects.closed_loop = res
+    return StageRecord(closed_loop_json=CLOSED_LOOP_JSON)
 
 
-def improve(ctx: StageContext) -> dict[str, Any]:
+def improve(ctx: StageContext) -> StageRecord:
     """Stage 5: ``deadzone-id improve`` with the demo's small settings into ``improve/`` (weak DOB, where the
     feedforward carries the load; held out: the closed-loop seeds and duration; candidates rbd and hybrid, the
     methods every iteration of the measurement in docs/improve.md picked, so the stage trains one network per iteration;
@@ -302,7 +195,7 @@ def improve(ctx: StageContext) -> dict[str, Any]:
     cfg = ctx.cfg
     if cfg.improve_iterations == 0:
         ctx.log("improve_iterations = 0: skipped")
-        return {"improve_dir": None}
+        return StageRecord(improve_dir=None)
     pick = ctx.out / ctx.results["compare"]["compare_dir"] / "pick"
     settings = ImproveSettings(
         iterations=cfg.improve_iterations, task_seeds=cfg.improve_task_seeds, task_duration_s=cfg.improve_duration,
@@ -312,8 +205,8 @@ def improve(ctx: StageContext) -> dict[str, Any]:
     run = run_improve(ctx.out / "improve", settings, compare_config(load_train_config(), quick=cfg.quick),
                       workers=2, log=ctx.log)
     write_improve(ctx.out / "improve", run)
-    ctx.objects["improve"] = run
-    return {"improve_dir": "improve"}
+    ctx.objects.improve = run
+    return StageRecord(improve_dir="improve")
 
 
 def _robot_name(cfg: DemoConfig) -> str:
@@ -325,7 +218,7 @@ def _robot_name(cfg: DemoConfig) -> str:
     return load_robot(cfg.robot).profile.name
 
 
-def report(ctx: StageContext) -> dict[str, Any]:
+def report(ctx: StageContext) -> StageRecord:
     """Stage 6: report.json and report.md from the recorded results of stages 1-5; result ``{"report": ...}``.
 
     The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
@@ -342,14 +235,14 @@ def report(ctx: StageContext) -> dict[str, Any]:
 
     r = ctx.results
     compare_dir = ctx.out / r["compare"]["compare_dir"]
-    cmp = ctx.objects.get("compare") or CompareReport.read(compare_dir / "report.json")
-    closed = ctx.objects.get("closed_loop") or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
-    improved = ctx.objects.get("improve")
-    if improved is None and (r.get("improve") or {}).get("improve_dir"):  # a run without the stage has no record
+    cmp = ctx.objects.compare or CompareReport.read(compare_dir / "report.json")
+    closed = ctx.objects.closed_loop or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
+    improved = ctx.objects.improve
+    if improved is None and r.get("improve", StageRecord()).get("improve_dir"):  # a run without the stage has none
         from ..improve.report import RECORD
         from ..improve.results import ImproveRun
 
-        improved = ImproveRun.read(ctx.out / r["improve"]["improve_dir"] / RECORD)
+        improved = ImproveRun.read(ctx.out / str(r["improve"]["improve_dir"]) / RECORD)
     check = None
     if r["simulate"].get("robot_check"):
         from ...jsonrecord import read_record
@@ -369,7 +262,7 @@ def report(ctx: StageContext) -> dict[str, Any]:
     (ctx.out / "report.md").write_text(demo_markdown(doc, ctx.out))
     ctx.log("stage times [s]: " + ", ".join(f"{k} {v:.0f}" for k, v in ctx.stage_seconds.items()))
     ctx.log(f"Read {ctx.out / 'report.md'} (plots in {ctx.out / 'plots'} and {compare_dir / 'plots'}).")
-    return {"report": "report.md"}
+    return StageRecord(report="report.md")
 
 
 def _live_title(c: DemoConfig) -> str:

@@ -20,6 +20,8 @@ from ...jsonrecord import JsonRecord, as_object, read_record, record_from_dict, 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
     import numpy as np
 
+    from ...control.config import ControllerConfig
+    from ...sim.config import SimArmConfig
     from ..closed_loop.results import ClosedLoopSummary
 
 __all__ = ["DEFAULT_HELD_OUT_SEEDS", "DEFAULT_TASK_SEEDS", "MAX_PICK_RATIO", "MAX_STEP_WORSENING", "MIN_GAIN",
@@ -314,8 +316,8 @@ class RunSetup:
         profile.  effort_limit: (J,) [N·m] the controller's effort clamp (``ControllerConfig.effort_limits``).
     """
 
-    sim: Any
-    base: Any
+    sim: SimArmConfig
+    base: ControllerConfig
     urdf: str | None
     locked: dict[str, float]
     effort_limit: np.ndarray

@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ...models.mlp import MLPWeights
     from ...training.config import TrainConfig
     from ...training.fit import FitResult, Stacked
+    from ...training.pipeline import PreparedData, TrainingInputs
     from ..closed_loop.results import ClosedLoopSummary
     from ..closed_loop.sim import ControllerSpec
 
@@ -182,8 +183,8 @@ class _Candidates:
     """Every candidate of one training: the inputs (TrainingInputs) and prepared split (PreparedData) they were fitted
     on, method -> its fit, method -> why it was not fitted."""
 
-    inputs: Any
-    data: Any
+    inputs: TrainingInputs
+    data: PreparedData
     fits: dict[str, FitResult]
     skipped: dict[str, str]
 

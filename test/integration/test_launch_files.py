@@ -143,8 +143,8 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         # (scheduling on a loaded 2-core machine; the figure is measured by bench/bench_controller.py). One exception,
         # the safety chain doing its job: a wall-clock stand-in starved on a busy machine delivers no state for more
         # than watchdog_timeout, the controller holds the static torque ("stale /joint_states"), and the simulated arm,
-        # stepping on with the held torque, may leave the tracking-error limit (measured in 2 of about 30 runs at load 7-10:
-        # joint3 0.55 rad > 0.5): then, and only after such a hold, the latched safe state is the right answer.
+        # stepping on with the held torque, may leave the tracking-error limit (measured in 2 of about 30 runs at load
+        # 7-10: joint3 0.55 rad > 0.5): then, and only after such a hold, the latched safe state is the right answer.
         messages = [(s.level, s.message) for s in statuses]
         first_error = next((i for i, s in enumerate(statuses) if s.level == DiagnosticStatus.ERROR), None)
         if first_error is not None:

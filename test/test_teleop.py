@@ -209,3 +209,32 @@ def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     assert "oscillation against the box decays" in (out / "teleop.md").read_text()
     assert (out / "plots" / "teleop_identified_bilateral_hold.png").stat().st_size > 0
     assert (out / "demonstration" / "episode.yaml").is_file()
+
+
+def test_ideal_sensing_reflects_the_true_torques_and_the_felt_error_parts_add_up(arm):
+    """The ideal comparator senses each arm's true external torque of the tick (exactly what the trace logs as
+    true), and the felt-error split adds up per tick for a sensorless run; ideal sensing leaves no estimation part
+    and less felt error in the held contact than the estimate."""
+    from deadzone_id_ros.experiments.teleop.run import felt_error_parts
+
+    st = TeleopSettings(duration=2.5, window=0.1)
+    idx = JointMap.build(arm.sim.joint_names, arm.sim.joint_names).leader_index
+    ideal, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st, ideal=True)
+    sensed, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st)
+    assert not ideal.fault and not sensed.fault
+    np.testing.assert_array_equal(ideal.reflected_f, ideal.true_f)
+    np.testing.assert_array_equal(ideal.reflected_l, ideal.true_l[:, idx])
+    contact = [np.abs(tr.true_f).max(axis=1) > 0.02 for tr in (ideal, sensed)]
+    assert contact[0].sum() > 500 and contact[1].sum() > 500
+    for tr in (ideal, sensed):
+        p = felt_error_parts(tr, idx, 1.0)
+        np.testing.assert_allclose(p.total, p.law - p.dead_zone - p.leader_estimate - p.follower_estimate,
+                                   atol=1e-12)
+    ip, sp = felt_error_parts(ideal, idx, 1.0), felt_error_parts(sensed, idx, 1.0)
+    assert not ip.leader_estimate.any() and not ip.follower_estimate.any()
+    assert np.abs(sp.leader_estimate[contact[1]]).max() > 0.05  # the sensorless run does misestimate in contact
+
+    def rel(tr, c):
+        return np.sqrt(np.mean(np.sum((tr.true_l[:, idx] + tr.true_f)[c] ** 2, axis=1))
+                       / np.mean(np.sum(tr.true_f[c] ** 2, axis=1)))
+    assert rel(ideal, contact[0]) < rel(sensed, contact[1])

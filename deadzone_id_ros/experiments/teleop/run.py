@@ -23,8 +23,9 @@ oscillation against the box (std of the contact torque's
 magnitude over the last ``window`` s of the hold over that of the first ``window`` s after the onset: < 1 decays);
 in ``stuck``, the largest reflected follower torque (phantom) and the share of ticks whose interval holds the true
 push (not lost). Why the felt force misses (:class:`FeltErrorParts`, each RMS over the contact ticks relative to
-the RMS contact torque): the force law's own residual, the dead-zone shrink, each arm's estimation error; and the
-share of contact ticks with a stuck joint on either arm.
+the RMS contact torque): the force law's own residual, the dead-zone shrink, each arm's estimation error; the share
+of contact ticks with a stuck joint on either arm; the error beyond the two arms' intervals (what the dead-zone-aware
+sensors cannot account for); and the felt error once the first ``window`` s of contact (the impact) are over.
 """
 
 from __future__ import annotations
@@ -288,7 +289,7 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
     """The figures of one trace (module docstring); NaN where a figure does not apply."""
     out = {k: math.nan for k in ("tracking_rmse", "felt_error", "felt_error_main", "contact_rms", "oscillation_ratio",
                                  "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s", "push_peak",
-                                 *_PARTS, "stuck_share")}
+                                 *_PARTS, "stuck_share", "felt_beyond_band", "felt_error_settled")}
     dt = float(np.median(np.diff(tr.t)))
     settle = tr.t >= 0.5
     out["tracking_rmse"] = float(np.sqrt(np.mean(tr.error[settle] ** 2)))
@@ -309,6 +310,14 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
         slow = np.minimum(np.abs(tr.dq_l[:, idx]), np.abs(tr.dq_f)) <= STUCK_VELOCITY
         stuck = slow.any(axis=1)
         out["stuck_share"] = float(stuck[contact].mean())
+        # the error the two arms' intervals cannot account for: beyond +-(half_l + s_f half_f) per joint
+        band = tr.half_l[:, idx] + settings.force_scale * tr.half_f
+        beyond = np.maximum(np.abs(parts.total) - band, 0.0)[contact]
+        out["felt_beyond_band"] = float(np.sqrt(np.mean(np.sum(beyond ** 2, axis=1)))) / out["contact_rms"]
+        settled = contact & (tr.t >= tr.t[contact][0] + settings.window)  # after the impact of the first touch
+        if settled.any():
+            out["felt_error_settled"] = float(np.sqrt(np.sum(parts.total[settled] ** 2) / np.sum(
+                tr.true_f[settled] ** 2)))
         if scenario == "hold":
             onset = int(np.flatnonzero(contact)[0])
             w = int(round(settings.window / dt))

@@ -14,6 +14,7 @@ as in the evaluation of bilateral controllers with a scripted operator (DESIGN.m
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,7 +116,7 @@ class TeleopTrace:
         est_l, half_l, true_l: leader estimate, interval half width, true external torque (the hand) [N·m].
         est_f, half_f, true_f: the follower's (true: the contact) [N·m].
         reflected_l, reflected_f: (N, Jf) what the force channel used [N·m].  error: (N, Jf) x_l - q_f [rad].
-        fault: the latched fault at the end ("" when none).
+        fault: the latched fault at the end ("" when none).  wall_s: wall-clock time of the run loop [s].
     """
 
     t: np.ndarray
@@ -138,6 +139,7 @@ class TeleopTrace:
     reflected_f: np.ndarray
     error: np.ndarray
     fault: str = ""
+    wall_s: float = float("nan")
 
 
 class TeleopRig:
@@ -195,6 +197,7 @@ class TeleopRig:
         tr = TeleopTrace(t=np.zeros(n), **z)
         prev_l, prev_f = np.zeros(jl), np.zeros(jf)
         ref = self.hand.reference
+        wall0 = time.perf_counter()
         for k in range(n):
             ml, mf = la.measure(), fa.measure()
             s = ctl.step(ml.t, (ml.q, ml.dq, ml.effort), (mf.q, mf.dq, mf.effort))
@@ -214,4 +217,5 @@ class TeleopRig:
             if progress is not None and (k + 1) % 100 == 0:
                 progress(100)
         tr.fault = ctl.fault
+        tr.wall_s = time.perf_counter() - wall0
         return tr

@@ -34,9 +34,9 @@ FIGURES = {
     "felt_dead_zone": ("felt_error's part from shrinking stuck joints' estimates toward zero", "1"),
     "felt_est_leader": ("felt_error's part from the leader's estimation error", "1"),
     "felt_est_follower": ("felt_error's part from the follower's estimation error", "1"),
-    "felt_beyond_band": ("felt_error beyond the two arms' intervals +-(half_l + s_f half_f), per joint", "1"),
+    "felt_beyond_band": ("felt_error_settled beyond the two arms' intervals +-(half_l + s_f half_f), per joint", "1"),
     "felt_error_settled": ("felt_error after the first window s of contact (the impact)", "1"),
-    "stuck_share": ("share of contact ticks with a joint of either arm at |dq| <= 0.02 rad/s (stuck)", "1"),
+    "stuck_share": ("share of contact ticks on which either arm's sensor reports a stuck joint (0: no band)", "1"),
 }
 #: figures where larger is worse (the worst seed is the max); the others (coverage) the min
 _LOWER_BETTER = {"tracking_rmse", "felt_error", "felt_error_main", "free_phantom", "oscillation_ratio",

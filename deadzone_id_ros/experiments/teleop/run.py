@@ -24,8 +24,8 @@ magnitude over the last ``window`` s of the hold over that of the first ``window
 in ``stuck``, the largest reflected follower torque (phantom) and the share of ticks whose interval holds the true
 push (not lost). Why the felt force misses (:class:`FeltErrorParts`, each RMS over the contact ticks relative to
 the RMS contact torque): the force law's own residual, the dead-zone shrink, each arm's estimation error; the share
-of contact ticks with a stuck joint on either arm; the error beyond the two arms' intervals (what the dead-zone-aware
-sensors cannot account for); and the felt error once the first ``window`` s of contact (the impact) are over.
+of contact ticks with a stuck joint on either arm; the felt error once the first ``window`` s of contact (the impact)
+are over, and its part beyond the two arms' intervals (what the dead-zone-aware sensors cannot account for).
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ IDEAL = "ideal"
 CONTACT_ONSET = 0.02
 HALF = 0.05  # [m] box half size
 RADIUS = 0.01  # [m] probe sphere
-#: [rad/s] a joint counts as stuck for ``stuck_share`` when |dq| <= this (arm_setup's default dead zone), any model
-STUCK_VELOCITY = 0.02
 
 
 @dataclass(frozen=True)
@@ -307,17 +305,16 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
         for name, attr in _PARTS.items():
             part = getattr(parts, attr)[contact]
             out[name] = float(np.sqrt(np.mean(np.sum(part ** 2, axis=1)))) / out["contact_rms"]
-        slow = np.minimum(np.abs(tr.dq_l[:, idx]), np.abs(tr.dq_f)) <= STUCK_VELOCITY
-        stuck = slow.any(axis=1)
+        stuck = np.any(tr.half_l[:, idx] > 0, axis=1) | np.any(tr.half_f > 0, axis=1)  # as the sensors report it
         out["stuck_share"] = float(stuck[contact].mean())
-        # the error the two arms' intervals cannot account for: beyond +-(half_l + s_f half_f) per joint
-        band = tr.half_l[:, idx] + settings.force_scale * tr.half_f
-        beyond = np.maximum(np.abs(parts.total) - band, 0.0)[contact]
-        out["felt_beyond_band"] = float(np.sqrt(np.mean(np.sum(beyond ** 2, axis=1)))) / out["contact_rms"]
         settled = contact & (tr.t >= tr.t[contact][0] + settings.window)  # after the impact of the first touch
         if settled.any():
-            out["felt_error_settled"] = float(np.sqrt(np.sum(parts.total[settled] ** 2) / np.sum(
-                tr.true_f[settled] ** 2)))
+            ref = np.sum(tr.true_f[settled] ** 2)
+            out["felt_error_settled"] = float(np.sqrt(np.sum(parts.total[settled] ** 2) / ref))
+            # what the two arms' intervals cannot account for: beyond +-(half_l + s_f half_f) per joint
+            band = tr.half_l[:, idx] + settings.force_scale * tr.half_f
+            beyond = np.maximum(np.abs(parts.total) - band, 0.0)[settled]
+            out["felt_beyond_band"] = float(np.sqrt(np.sum(beyond ** 2) / ref))
         if scenario == "hold":
             onset = int(np.flatnonzero(contact)[0])
             w = int(round(settings.window / dt))

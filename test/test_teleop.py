@@ -206,7 +206,9 @@ def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     res = TeleopResults.from_dict(json.loads((out / "teleop.json").read_text()))
     case = res.case("identified", "bilateral", "hold")
     assert case is not None and case.per_seed[0]["contact_s"] > 1.0 and not case.faults
-    assert "oscillation against the box decays" in (out / "teleop.md").read_text()
+    md = (out / "teleop.md").read_text()
+    assert "oscillation against the box decays" in md and "Why the felt force misses" in md
+    assert 0 < case.mean["stuck_share"] <= 1 and case.mean["felt_beyond_band"] <= case.mean["felt_error_settled"]
     assert (out / "plots" / "teleop_identified_bilateral_hold.png").stat().st_size > 0
     assert (out / "demonstration" / "episode.yaml").is_file()
 

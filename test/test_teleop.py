@@ -206,6 +206,73 @@ def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     res = TeleopResults.from_dict(json.loads((out / "teleop.json").read_text()))
     case = res.case("identified", "bilateral", "hold")
     assert case is not None and case.per_seed[0]["contact_s"] > 1.0 and not case.faults
-    assert "oscillation against the box decays" in (out / "teleop.md").read_text()
+    md = (out / "teleop.md").read_text()
+    assert "oscillation against the box decays" in md and "Why the felt force misses" in md
+    assert 0 < case.mean["stuck_share"] <= 1 and case.mean["felt_beyond_band"] <= case.mean["felt_error_settled"]
     assert (out / "plots" / "teleop_identified_bilateral_hold.png").stat().st_size > 0
     assert (out / "demonstration" / "episode.yaml").is_file()
+
+
+def test_ideal_sensing_reflects_the_true_torques_and_the_felt_error_parts_add_up(arm):
+    """The ideal comparator senses each arm's true external torque of the tick (exactly what the trace logs as
+    true), and the felt-error split adds up per tick for a sensorless run; ideal sensing leaves no estimation part
+    and less felt error in the held contact than the estimate."""
+    from deadzone_id_ros.experiments.teleop.run import felt_error_parts
+
+    st = TeleopSettings(duration=2.5, window=0.1)
+    idx = JointMap.build(arm.sim.joint_names, arm.sim.joint_names).leader_index
+    ideal, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st, ideal=True)
+    sensed, _, _ = run_case(arm, arm, "bilateral", "hold", 2, st)
+    assert not ideal.fault and not sensed.fault
+    np.testing.assert_array_equal(ideal.reflected_f, ideal.true_f)
+    np.testing.assert_array_equal(ideal.reflected_l, ideal.true_l[:, idx])
+    contact = [np.abs(tr.true_f).max(axis=1) > 0.02 for tr in (ideal, sensed)]
+    assert contact[0].sum() > 500 and contact[1].sum() > 500
+    for tr in (ideal, sensed):
+        p = felt_error_parts(tr, idx, 1.0)
+        np.testing.assert_allclose(p.total, p.law - p.dead_zone - p.leader_estimate - p.follower_estimate,
+                                   atol=1e-12)
+    ip, sp = felt_error_parts(ideal, idx, 1.0), felt_error_parts(sensed, idx, 1.0)
+    assert not ip.leader_estimate.any() and not ip.follower_estimate.any()
+    assert np.abs(sp.leader_estimate[contact[1]]).max() > 0.05  # the sensorless run does misestimate in contact
+
+    def rel(tr, c):
+        return np.sqrt(np.mean(np.sum((tr.true_l[:, idx] + tr.true_f)[c] ** 2, axis=1))
+                       / np.mean(np.sum(tr.true_f[c] ** 2, axis=1)))
+    assert rel(ideal, contact[0]) < rel(sensed, contact[1])
+
+
+def test_load_aware_band_widens_stuck_joints_with_the_transmitted_torque(arm):
+    """A stuck joint's interval is tau_s + slope |tau| wide (the profile's load-dependent static friction), a moving
+    joint's stays exact; a bad slope is refused."""
+    from deadzone_id_ros.sensing import ResidualEstimator
+    from deadzone_id_ros.teleop.build import LoadAwareSensor
+
+    names = tuple(arm.sim.joint_names)
+    slope = np.asarray(arm.load_slope, float)
+    assert slope.shape == (3,) and np.all(slope > 0)  # the bundled profile's friction grows with load
+    sensor = LoadAwareSensor(ResidualEstimator(arm.model, np.full(3, 100.0), names), arm.band, slope)
+    q = np.asarray(arm.sim.initial_position, float)
+    tau = np.array([1.0, -2.0, 0.5])
+    sensor.update(0.0, q, np.zeros(3), tau)
+    s = sensor.update(1e-3, q, np.array([0.0, 0.5, 0.0]), tau)  # joints 1 and 3 stuck, joint 2 moving
+    np.testing.assert_allclose(s.half_width, [arm.band.half_width[0] + slope[0] * 1.0, 0.0,
+                                              arm.band.half_width[2] + slope[2] * 0.5])
+    with pytest.raises(ValueError, match="load_slope must be 3 finite values >= 0"):
+        LoadAwareSensor(ResidualEstimator(arm.model, np.full(3, 100.0), names), arm.band, np.array([0.1, -1, 0]))
+
+
+def test_held_contact_intervals_hold_the_felt_imbalance_with_the_load_aware_band(arm):
+    """In a held contact both arms' stuck joints hide the force within their static friction; the load-aware
+    intervals of the two arms hold the felt-vs-contact imbalance on more settled ticks than the constant band."""
+    st = TeleopSettings(duration=2.5, window=0.1)
+    idx = np.arange(3)
+    inside = []
+    for a in (arm, dataclasses.replace(arm, load_slope=())):
+        tr, _, _ = run_case(a, a, "bilateral", "hold", 2, st)
+        contact = np.abs(tr.true_f).max(axis=1) > 0.02
+        settled = contact & (tr.t >= tr.t[contact][0] + 0.3)
+        assert settled.sum() > 500
+        imbalance = np.abs(tr.true_l[:, idx] + tr.true_f)[settled]
+        inside.append(np.mean(imbalance <= (tr.half_l + tr.half_f)[settled] + 1e-12))
+    assert inside[0] > 0.9 > inside[1]

@@ -25,8 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--robot", default="", metavar="NAME|FILE", help="robot profile of both arms (default: bundled)")
     p.add_argument("--models", nargs="+", default=["nominal", "identified"], metavar="MODEL",
-                   help="'nominal' (URDF rigid body), 'identified' (profile model + dead-zone band) or a learned "
-                   "model path (artifact directory or .onnx); default: nominal identified")
+                   help="'nominal' (URDF rigid body), 'identified' (profile model + dead-zone band), 'ideal' (the "
+                   "identified model's control with the simulator's true external torques as force sensors: the "
+                   "control law's floor) or a learned model path (artifact directory or .onnx); default: nominal "
+                   "identified")
     p.add_argument("--modes", nargs="+", default=["unilateral", "bilateral"], choices=["unilateral", "bilateral"])
     p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N")

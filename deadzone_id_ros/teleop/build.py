@@ -6,9 +6,10 @@ Models (``model`` argument), the same one for each arm's control and its force s
   as exact (no dead-zone band): the baseline.
 - ``"identified"``: the robot profile's model, the rigid body plus the profile's armature and the URDF/profile
   friction (as ``deadzone-id sense`` uses by default), with the dead-zone band: a joint with |dq| <= the stuck
-  velocity is known within +- its static friction.
+  velocity is known within +- its static friction, which grows with the torque the joint transmits as the
+  profile's friction law says (:class:`LoadAwareSensor`).
 - a path (an artifact directory or .onnx): the learned model (:func:`~deadzone_id_ros.models.runtime.load_model`),
-  its dead zone (alpha sigma) as the stuck velocity, with the band.
+  its dead zone (alpha sigma) as the stuck velocity, with the band (load-aware as for "identified").
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import numpy as np
 from ..control.config import ControllerConfig
 from ..control.controller import FeedforwardController
 from ..models.base import InverseDynamicsModel
-from ..sensing import ForceSensor, ResidualEstimator, StaticFrictionBand
+from ..sensing import ForceSensor, ResidualEstimator, SensingSample, StaticFrictionBand
+from ..sensing.estimators import ExternalTorqueEstimator
 from ..sim.config import SimArmConfig
 from .bilateral import BilateralConfig, BilateralController
 from .joint_map import JointMap
 
-__all__ = ["ArmSetup", "arm_setup", "build_controller_pair"]
+__all__ = ["ArmSetup", "LoadAwareSensor", "arm_setup", "build_controller_pair"]
 
 
 @dataclass
@@ -37,7 +39,8 @@ class ArmSetup:
     Attributes:
         name: profile name.  sim: its simulated arm's config.  ctrl: its controller config.  model: its model.
         model_label: what the model is, for reports.  band: its dead-zone band (``none`` for the nominal model).
-        urdf: the URDF path.
+        urdf: the URDF path.  load_slope: (J,) growth of a stuck joint's static friction per N·m it transmits
+            [1] (the profile's ``load_friction + load_friction_stribeck``); empty: a constant band.
     """
 
     name: str
@@ -47,6 +50,38 @@ class ArmSetup:
     model_label: str
     band: StaticFrictionBand
     urdf: str
+    load_slope: tuple[float, ...] = ()
+
+
+class LoadAwareSensor(ForceSensor):
+    """A force sensor whose dead-zone band grows with the torque a stuck joint transmits.
+
+    Static friction of a geared joint at rest is ``Fs + (Kl + Kls) |tau_t|`` (load-dependent friction, model M4 of
+    Duclusaud et al., arXiv 2410.08650; :mod:`deadzone_id_ros.sim.geared`): a stuck joint's external torque is
+    known only within ``estimate +- (tau_s + load_slope |tau|)``, with ``tau`` the motor torque that acted over the
+    interval (the sensor's ``tau``). Moving joints keep half width 0.
+
+    Args:
+        estimator, band: as :class:`~deadzone_id_ros.sensing.ForceSensor`.  load_slope: (J,) Kl + Kls [1], >= 0.
+
+    Raises:
+        ValueError: load_slope not (J,) finite values >= 0; the band's joints are not the estimator's.
+    """
+
+    def __init__(self, estimator: ExternalTorqueEstimator, band: StaticFrictionBand,
+                 load_slope: np.ndarray) -> None:
+        super().__init__(estimator, band)
+        k = np.asarray(load_slope, dtype=float)
+        if k.shape != (len(self.joint_names),) or not np.all(np.isfinite(k)) or np.any(k < 0):
+            raise ValueError(f"load_slope must be {len(self.joint_names)} finite values >= 0 (one per joint of "
+                             f"{list(self.joint_names)}), got {k.tolist()}")
+        self.load_slope = k
+
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
+        """As :meth:`ForceSensor.update`, the half width of each stuck joint widened by ``load_slope |tau|``."""
+        s = super().update(t, q, dq, tau)
+        half = s.half_width + np.where(s.half_width > 0, self.load_slope * np.abs(np.asarray(tau, float)), 0.0)
+        return SensingSample(s.t, s.tau_ext, half, s.stuck, s.contact, s.wrench)
 
 
 def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: float = 0.02) -> ArmSetup:
@@ -70,6 +105,7 @@ def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: 
         raise ValueError(f"stuck_velocity = {stuck_velocity!r} must be > 0 rad/s")
     prof = load_robot(robot) if robot else bundled_robot()
     sim = sim_config(prof)
+    slope = tuple(float(a) + float(b) for a, b in zip(sim.load_friction or (), sim.load_friction_stribeck or ()))
     urdf = sim.urdf_path or str(default_urdf())
     names = tuple(sim.joint_names)
     tau_s = load_robot_description(urdf, names).friction.copy()
@@ -88,14 +124,14 @@ def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: 
                                   viscous=sim.damping)
         band = StaticFrictionBand(names, np.full(len(names), stuck_velocity), tau_s)
         return ArmSetup(prof.profile.name, sim, ctrl, m, "profile rigid body + friction + armature, dead-zone band",
-                        band, urdf)
+                        band, urdf, slope)
     ctrl = controller_config(prof, mode=mode, model="learned", model_path=model)
     m = load_model(ctrl)
     dz = getattr(m, "dead_zone", None)
     thr = (np.asarray(dz.threshold, float) if dz is not None and tuple(dz.joint_names) == names
            else np.full(len(names), stuck_velocity))
     return ArmSetup(prof.profile.name, sim, ctrl, m, f"learned: {model}, dead-zone band",
-                    StaticFrictionBand(names, thr, tau_s), urdf)
+                    StaticFrictionBand(names, thr, tau_s), urdf, slope)
 
 
 def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: BilateralConfig,
@@ -117,8 +153,11 @@ def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: Bilatera
 
         desc = load_robot_description(arm.urdf, arm.sim.joint_names)
         ctls.append(FeedforwardController(arm.ctrl, arm.model, desc))
-    sensors = [ForceSensor(ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)),
-                                             a.sim.joint_names), a.band) for a in (leader, follower)]
+    sensors: list[ForceSensor] = []
+    for a in (leader, follower):
+        est = ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)), a.sim.joint_names)
+        slope = np.asarray(a.load_slope, dtype=float)
+        sensors.append(LoadAwareSensor(est, a.band, slope) if slope.size and slope.any() else ForceSensor(est, a.band))
     return BilateralController(ctls[0], ctls[1], sensors[0], sensors[1], jm, config,
                                np.asarray(leader.sim.initial_position, float),
                                np.asarray(follower.sim.initial_position, float))

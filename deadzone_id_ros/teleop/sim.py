@@ -14,6 +14,7 @@ as in the evaluation of bilateral controllers with a scripted operator (DESIGN.m
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,11 +22,13 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from ..sensing.contact import StaticFrictionBand
+from ..sensing.sensor import ForceSensor, SensingSample
 from ..sim.arm import SimArm
 from ..sim.external_forces import ExternalForces
 from .bilateral import BilateralController
 
-__all__ = ["OperatorHand", "TeleopRig", "TeleopTrace"]
+__all__ = ["OperatorHand", "TeleopRig", "TeleopTrace", "TrueTorqueSensor"]
 
 
 @dataclass
@@ -74,6 +77,33 @@ class OperatorHand(ExternalForces):
         self.true_torque = self.true_torque + hand
 
 
+class TrueTorqueSensor(ForceSensor):
+    """Ideal force sensing in simulation: the arm's true external torque of the last physics step (the torque that
+    acted over the interval before the sample), exact (half width 0). The comparator that separates what the
+    sensorless estimate misses from what the control law itself does (``deadzone-id teleop`` model ``ideal``).
+
+    Args:
+        sensor: the arm's sensor it replaces (its estimator and joints are kept; the estimator is not used).
+        external: the arm's external forces (their ``true_torque``), bound to the arm.
+
+    Raises:
+        ValueError: ``external`` is not bound to an arm of the sensor's joints.
+    """
+
+    def __init__(self, sensor: ForceSensor, external: ExternalForces) -> None:
+        super().__init__(sensor.estimator, StaticFrictionBand.none(sensor.joint_names))
+        if np.shape(external.true_torque) != (len(self.joint_names),):
+            raise ValueError(f"the external forces hold {np.shape(external.true_torque)} true torques, not one per "
+                             f"joint of {list(self.joint_names)}: bind them to the arm first")
+        self.external = external
+
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
+        """The true external torque (J,) [N·m] as the estimate, half width 0; the arguments are not used."""
+        n = len(self.joint_names)
+        return SensingSample(float(t), np.array(self.external.true_torque, dtype=float), np.zeros(n),
+                             np.zeros(n, dtype=bool), None, None)
+
+
 @dataclass
 class TeleopTrace:
     """Per-tick logs of one teleoperation run, N ticks; leader arrays in the leader's joint order (Jl), follower
@@ -86,7 +116,7 @@ class TeleopTrace:
         est_l, half_l, true_l: leader estimate, interval half width, true external torque (the hand) [N·m].
         est_f, half_f, true_f: the follower's (true: the contact) [N·m].
         reflected_l, reflected_f: (N, Jf) what the force channel used [N·m].  error: (N, Jf) x_l - q_f [rad].
-        fault: the latched fault at the end ("" when none).
+        fault: the latched fault at the end ("" when none).  wall_s: wall-clock time of the run loop [s].
     """
 
     t: np.ndarray
@@ -109,6 +139,7 @@ class TeleopTrace:
     reflected_f: np.ndarray
     error: np.ndarray
     fault: str = ""
+    wall_s: float = float("nan")
 
 
 class TeleopRig:
@@ -130,6 +161,19 @@ class TeleopRig:
             raise ValueError(f"leader timestep {leader_arm.dt} s differs from the follower's {follower_arm.dt} s")
         self.leader, self.follower, self.controller = leader_arm, follower_arm, controller
         self.hand: OperatorHand = leader_arm.external
+
+    def use_true_torque(self) -> None:
+        """Give both arms ideal force sensors (:class:`TrueTorqueSensor`) instead of their estimators.
+
+        Raises:
+            ValueError: the follower has no external forces (nothing to read the truth from).
+        """
+        if self.follower.external is None:
+            raise ValueError("the follower arm has no external forces: ideal sensing needs them (give it "
+                             "ExternalForces(), even empty)")
+        ctl = self.controller
+        ctl.leader_sensor = TrueTorqueSensor(ctl.leader_sensor, self.hand)
+        ctl.follower_sensor = TrueTorqueSensor(ctl.follower_sensor, self.follower.external)
 
     def run(self, duration: float, progress: Callable[[int], object] | None = None) -> TeleopTrace:
         """Run ``duration`` [s] of simulated time from the arms' current states, one control tick per physics step.
@@ -153,6 +197,7 @@ class TeleopRig:
         tr = TeleopTrace(t=np.zeros(n), **z)
         prev_l, prev_f = np.zeros(jl), np.zeros(jf)
         ref = self.hand.reference
+        wall0 = time.perf_counter()
         for k in range(n):
             ml, mf = la.measure(), fa.measure()
             s = ctl.step(ml.t, (ml.q, ml.dq, ml.effort), (mf.q, mf.dq, mf.effort))
@@ -172,4 +217,5 @@ class TeleopRig:
             if progress is not None and (k + 1) % 100 == 0:
                 progress(100)
         tr.fault = ctl.fault
+        tr.wall_s = time.perf_counter() - wall0
         return tr

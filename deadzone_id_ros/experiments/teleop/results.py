@@ -30,10 +30,18 @@ FIGURES = {
     "phantom": ("largest reflected follower torque in the stuck scenario", "N·m"),
     "push_peak": ("largest true follower torque of the stuck scenario's push", "N·m"),
     "coverage": ("share of pushed ticks whose interval holds the true follower torque", "1"),
+    "felt_law": ("felt_error's part left by the force law: r_l + s_f r_f (gain, lag, transients)", "1"),
+    "felt_dead_zone": ("felt_error's part from shrinking stuck joints' estimates toward zero", "1"),
+    "felt_est_leader": ("felt_error's part from the leader's estimation error", "1"),
+    "felt_est_follower": ("felt_error's part from the follower's estimation error", "1"),
+    "felt_beyond_band": ("felt_error_settled beyond the two arms' intervals +-(half_l + s_f half_f), per joint", "1"),
+    "felt_error_settled": ("felt_error after the first window s of contact (the impact)", "1"),
+    "stuck_share": ("share of contact ticks on which either arm's sensor reports a stuck joint (0: no band)", "1"),
 }
 #: figures where larger is worse (the worst seed is the max); the others (coverage) the min
 _LOWER_BETTER = {"tracking_rmse", "felt_error", "felt_error_main", "free_phantom", "oscillation_ratio",
-                 "oscillation_final", "phantom"}
+                 "oscillation_final", "phantom", "felt_law", "felt_dead_zone", "felt_est_leader", "felt_est_follower",
+                 "stuck_share", "felt_beyond_band", "felt_error_settled"}
 
 
 def _nanmean(xs: Sequence[float]) -> float:

@@ -11,6 +11,10 @@ simulator's rate (:mod:`deadzone_id_ros.teleop.sim`). A scripted operator holds 
 - ``stuck``: the operator holds still at home while a gentle push, below the follower's static friction, acts on the
   follower's tip (the joint stays stuck): the honest answer is an interval holding the push, and no force felt.
 
+Models: those of :func:`~deadzone_id_ros.teleop.build.arm_setup`, and ``ideal``: the identified model's control with
+ideal force sensors (:class:`~deadzone_id_ros.teleop.sim.TrueTorqueSensor`, the simulator's true external torques),
+the floor of the control law itself.
+
 Figures (:mod:`.results`): the follower's tracking RMSE |x_l - q_f| in free motion; the felt-force error in contact,
 the hand's torque on the leader against the follower's true contact torque mapped and scaled (-s_f tau_c), RMS over
 the contact ticks relative to the RMS contact torque (all joints, and on the joint of the largest contact torque
@@ -18,7 +22,10 @@ alone); in free motion the RMS follower torque reflected to the operator althoug
 oscillation against the box (std of the contact torque's
 magnitude over the last ``window`` s of the hold over that of the first ``window`` s after the onset: < 1 decays);
 in ``stuck``, the largest reflected follower torque (phantom) and the share of ticks whose interval holds the true
-push (not lost).
+push (not lost). Why the felt force misses (:class:`FeltErrorParts`, each RMS over the contact ticks relative to
+the RMS contact torque): the force law's own residual, the dead-zone shrink, each arm's estimation error; the share
+of contact ticks with a stuck joint on either arm; the felt error once the first ``window`` s of contact (the impact)
+are over, and its part beyond the two arms' intervals (what the dead-zone-aware sensors cannot account for).
 """
 
 from __future__ import annotations
@@ -37,7 +44,11 @@ from ...teleop.build import ArmSetup, arm_setup, build_controller_pair
 from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
 from .results import SCENARIOS, CaseFigures, TeleopResults
 
-__all__ = ["SCENARIOS", "TeleopSettings", "min_jerk", "run_case", "run_teleop"]
+__all__ = ["IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings", "felt_error_parts", "min_jerk", "run_case",
+           "run_teleop"]
+
+#: the model name of ideal force sensing (the identified model's control, the true external torques as sensors)
+IDEAL = "ideal"
 
 #: scenario name -> what it is, in report order
 #: [N·m] the true contact torque (any joint) that counts as contact
@@ -160,8 +171,10 @@ def _reference(scenario: str, home: np.ndarray, move: np.ndarray, settings: Tele
 
 
 def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, seed: int,
-             settings: TeleopSettings) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
+             settings: TeleopSettings, ideal: bool = False
+             ) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
     """One run: build the pair and the world of ``scenario``, run ``settings.duration`` s; return the trace.
+    With ``ideal`` both arms sense their true external torques (:meth:`TeleopRig.use_true_torque`).
 
     Raises:
         SafetyError: the arms' joints cannot be mapped.  ValueError: a bad mode or scenario.
@@ -191,7 +204,10 @@ def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, see
     ctl = build_controller_pair(lead, follower, cfg, cutoff=settings.cutoff)
     la.reset(home_l)
     fa.reset(home_f)
-    return TeleopRig(la, fa, ctl).run(settings.duration), obstacle, push
+    rig = TeleopRig(la, fa, ctl)
+    if ideal:
+        rig.use_true_torque()
+    return rig.run(settings.duration), obstacle, push
 
 
 def _move(s: ArmSetup, settings: TeleopSettings) -> np.ndarray:
@@ -232,10 +248,46 @@ def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> Push
                       start=d / 3, duration=d, rise_time=d / 3)
 
 
+@dataclass(frozen=True)
+class FeltErrorParts:
+    """The felt-force error of a trace split into its causes, each (N, Jf) [N·m] on the follower's joints; exactly
+    ``total = law - dead_zone - leader_estimate - follower_estimate``.
+
+    Attributes:
+        total: felt + s_f contact = true_l + s_f true_f (the hand's torque against the scaled contact torque).
+        law: r_l + s_f r_f, what the bilateral law left unbalanced of what it was told (its gain, lag, transients).
+        dead_zone: (r_l - est_l) + s_f (r_f - est_f), the shrink of the stuck joints' estimates toward zero.
+        leader_estimate: est_l - true_l, the leader's estimation error (static friction of a stuck joint included).
+        follower_estimate: s_f (est_f - true_f), the follower's.
+    """
+
+    total: np.ndarray
+    law: np.ndarray
+    dead_zone: np.ndarray
+    leader_estimate: np.ndarray
+    follower_estimate: np.ndarray
+
+
+def felt_error_parts(tr: TeleopTrace, idx: np.ndarray, force_scale: float) -> FeltErrorParts:
+    """Split the felt-force error of ``tr`` (:class:`FeltErrorParts`); ``idx`` (Jf,) maps the leader's joints onto the
+    follower's (:attr:`~deadzone_id_ros.teleop.joint_map.JointMap.leader_index`), ``force_scale`` is s_f."""
+    s = float(force_scale)
+    est_l, true_l = tr.est_l[:, idx], tr.true_l[:, idx]
+    return FeltErrorParts(total=true_l + s * tr.true_f, law=tr.reflected_l + s * tr.reflected_f,
+                          dead_zone=(tr.reflected_l - est_l) + s * (tr.reflected_f - tr.est_f),
+                          leader_estimate=est_l - true_l, follower_estimate=s * (tr.est_f - tr.true_f))
+
+
+#: figure names of the felt-error split (:func:`felt_error_parts`), in :data:`.results.FIGURES`
+_PARTS = {"felt_law": "law", "felt_dead_zone": "dead_zone", "felt_est_leader": "leader_estimate",
+          "felt_est_follower": "follower_estimate"}
+
+
 def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.ndarray) -> dict[str, float]:
     """The figures of one trace (module docstring); NaN where a figure does not apply."""
     out = {k: math.nan for k in ("tracking_rmse", "felt_error", "felt_error_main", "contact_rms", "oscillation_ratio",
-                                 "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s", "push_peak")}
+                                 "oscillation_final", "phantom", "free_phantom", "coverage", "contact_s", "push_peak",
+                                 *_PARTS, "stuck_share", "felt_beyond_band", "felt_error_settled")}
     dt = float(np.median(np.diff(tr.t)))
     settle = tr.t >= 0.5
     out["tracking_rmse"] = float(np.sqrt(np.mean(tr.error[settle] ** 2)))
@@ -249,6 +301,20 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
         out["contact_s"] = float(contact.sum() * dt)
         j = int(np.argmax(np.sqrt(np.mean(tr.true_f[contact] ** 2, axis=0))))
         out["felt_error_main"] = float(np.sqrt(np.mean(err[:, j] ** 2)) / np.sqrt(np.mean(tr.true_f[contact, j] ** 2)))
+        parts = felt_error_parts(tr, idx, settings.force_scale)
+        for name, attr in _PARTS.items():
+            part = getattr(parts, attr)[contact]
+            out[name] = float(np.sqrt(np.mean(np.sum(part ** 2, axis=1)))) / out["contact_rms"]
+        stuck = np.any(tr.half_l[:, idx] > 0, axis=1) | np.any(tr.half_f > 0, axis=1)  # as the sensors report it
+        out["stuck_share"] = float(stuck[contact].mean())
+        settled = contact & (tr.t >= tr.t[contact][0] + settings.window)  # after the impact of the first touch
+        if settled.any():
+            ref = np.sum(tr.true_f[settled] ** 2)
+            out["felt_error_settled"] = float(np.sqrt(np.sum(parts.total[settled] ** 2) / ref))
+            # what the two arms' intervals cannot account for: beyond +-(half_l + s_f half_f) per joint
+            band = tr.half_l[:, idx] + settings.force_scale * tr.half_f
+            beyond = np.maximum(np.abs(parts.total) - band, 0.0)[settled]
+            out["felt_beyond_band"] = float(np.sqrt(np.sum(beyond ** 2) / ref))
         if scenario == "hold":
             onset = int(np.flatnonzero(contact)[0])
             w = int(round(settings.window / dt))
@@ -287,14 +353,16 @@ def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopR
     bar = tqdm(total=total, desc="teleop runs", unit="run", disable=not progress)
     robot_name = ""
     for model in settings.models:
-        arm = arm_setup(settings.robot, model)
+        arm = arm_setup(settings.robot, "identified" if model == IDEAL else model)
+        if model == IDEAL:
+            arm = dataclasses.replace(arm, model_label=arm.model_label + "; ideal force sensors (true torques)")
         robot_name = arm.name
         idx = JointMap.build(arm.sim.joint_names, arm.sim.joint_names).leader_index
         for mode in settings.modes:
             for scenario in settings.scenarios:
                 per_seed, faults = [], []
                 for seed in settings.seeds:
-                    tr, _, _ = run_case(arm, arm, mode, scenario, int(seed), settings)
+                    tr, _, _ = run_case(arm, arm, mode, scenario, int(seed), settings, ideal=model == IDEAL)
                     per_seed.append(_figures(tr, scenario, settings, idx))
                     faults.append(tr.fault)
                     if seed == settings.seeds[0]:

@@ -1,0 +1,107 @@
+"""Benchmark: the teleoperation simulator's speed (two arms) beside raw MuJoCo on the same two models, in one run.
+
+- ``teleop_sim_realtime_factor``: simulated seconds per wall second of the two simulated arms of ``deadzone-id
+  teleop`` alone (:class:`~deadzone_id_ros.sim.SimArm` step + measure per 1 ms for each: the leader with the
+  operator's hand, the follower with the box; geared_desktop_arm profile), under a sinusoidal torque.
+- ``teleop_raw_mujoco_realtime_factor``: a bare ``mujoco.mj_step`` loop on the same two compiled models (hand and
+  box included, ``qfrc_applied`` from the same torque), measured right after under the same load;
+  ``teleop_sim_ratio_raw_mujoco`` = the two (target >= 0.5, the issue's).
+- ``teleop_realtime_factor``: the whole in-process rig (:class:`~deadzone_id_ros.teleop.sim.TeleopRig`: both arms,
+  both force sensors and the bilateral controller, one tick per physics step), the hold scenario of ``deadzone-id
+  teleop`` with the identified model, simulated seconds per wall second of its run loop.
+
+Run: ``python bench/bench_teleop.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+import numpy as np
+
+
+def _arms():
+    """The leader (operator's hand holding it at home) and follower (the box of the hold scenario) SimArms."""
+    from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _box, _move
+    from deadzone_id_ros.sim.arm import SimArm
+    from deadzone_id_ros.sim.external_forces import ExternalForces
+    from deadzone_id_ros.teleop.build import arm_setup
+    from deadzone_id_ros.teleop.sim import OperatorHand
+
+    setup = arm_setup("", "identified")
+    home = np.asarray(setup.sim.initial_position, float)
+    n = len(home)
+    hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * n, damping=[0.5] * n)
+    box = _box(setup, home, _move(setup, TeleopSettings()))
+    leader = SimArm(dataclasses.replace(setup.sim, seed=1), external=hand)
+    follower = SimArm(dataclasses.replace(setup.sim, seed=2), external=ExternalForces(obstacle=box))
+    for arm in (leader, follower):
+        arm.reset(home)
+    return leader, follower
+
+
+def sim_factor(sim_seconds: float) -> float:
+    """Simulated seconds per wall second of the two SimArms (step + measure each per physics step)."""
+    leader, follower = _arms()
+    n = int(sim_seconds / leader.dt)
+    tau = np.zeros(leader.n_joints)
+    t0 = time.perf_counter()
+    for k in range(n):
+        tau[:] = 0.5 * np.sin(0.002 * k)
+        leader.step(tau)
+        follower.step(tau)
+        leader.measure()
+        follower.measure()
+    return sim_seconds / (time.perf_counter() - t0)
+
+
+def raw_factor(sim_seconds: float) -> float:
+    """Simulated seconds per wall second of bare mj_step loops on the same two compiled models, same torque."""
+    import mujoco
+
+    leader, follower = _arms()
+    pairs = []
+    for arm in (leader, follower):
+        data = mujoco.MjData(arm.model)
+        data.qpos[:] = arm.data.qpos
+        mujoco.mj_forward(arm.model, data)
+        pairs.append((arm.model, data, [arm.model.jnt_dofadr[arm.model.joint(j).id] for j in arm.joint_names]))
+    n = int(sim_seconds / leader.dt)
+    t0 = time.perf_counter()
+    for k in range(n):
+        v = 0.5 * np.sin(0.002 * k)
+        for model, data, dof in pairs:
+            data.qfrc_applied[dof] = v
+            mujoco.mj_step(model, data)
+    return sim_seconds / (time.perf_counter() - t0)
+
+
+def rig_factor(duration: float) -> float:
+    """Simulated seconds per wall second of the in-process rig's run loop (hold scenario, identified model)."""
+    from deadzone_id_ros.experiments.teleop.run import TeleopSettings, run_case
+    from deadzone_id_ros.teleop.build import arm_setup
+
+    setup = arm_setup("", "identified")
+    tr, _, _ = run_case(setup, setup, "bilateral", "hold", 1, TeleopSettings(duration=duration))
+    return len(tr.t) * float(np.median(np.diff(tr.t))) / tr.wall_s
+
+
+def run(quick: bool = False) -> dict[str, float]:
+    """Return teleop_sim_realtime_factor, teleop_raw_mujoco_realtime_factor, teleop_sim_ratio_raw_mujoco and
+    teleop_realtime_factor."""
+    seconds = 3.0 if quick else 10.0
+    sim = sim_factor(seconds)
+    raw = raw_factor(seconds)
+    rig = rig_factor(4.0 if quick else 8.0)
+    print(f"teleop, two arms at a 1 ms step: SimArms {sim:.1f}x real time, bare mj_step on the same models {raw:.1f}x "
+          f"(ratio {sim / raw:.2f}, target >= 0.5); whole rig with the bilateral controller {rig:.1f}x real time")
+    return {"teleop_sim_realtime_factor": sim, "teleop_raw_mujoco_realtime_factor": raw,
+            "teleop_sim_ratio_raw_mujoco": sim / raw, "teleop_realtime_factor": rig}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    print(run(parser.parse_args().quick))

@@ -40,6 +40,7 @@ from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
 from .predictor import LearnedModel
+from .friction import ExtendedFriction
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
 
@@ -180,7 +181,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps.tolist(),
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
-                       "parameters": model.rbd.parameters(), "gravity_only": model.rbd.gravity_only}
+                       "parameters": model.rbd.parameters(), "gravity_only": model.rbd.gravity_only,
+                       "friction": None if reg.friction is None else reg.friction.to_json()}
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     not_nm = not_si(effort_units, kinds)
@@ -363,9 +365,11 @@ def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: d
     from ..robot.urdf_text import read_urdf
 
     urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
+    friction = meta["rbd"].get("friction")  # Stribeck / load-dependent friction columns (rbd_friction)
     reg = RigidBodyRegressor(read_urdf(urdf_path), joint_names, meta["rbd"]["friction_eps"],
                              source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
-                             locked=meta["rbd"].get("locked") or None)
+                             locked=meta["rbd"].get("locked") or None,
+                             friction=ExtendedFriction.from_json(friction) if friction else None)
     cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
     coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
     if (

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..data.deadzone import DeadZone
 from ..errors import DataError, RobotDescriptionError
+from ..models.friction import fit_extended_friction
 from ..models.methods import Method, get_method, resolve_methods
 from ..models.mlp import MLPWeights, circle_features
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body, urdf_gravity_model
@@ -123,7 +124,9 @@ class SharedFits:
     def rigid_body_for(self, method: Method) -> RigidBodyModel | None:
         """The rigid-body part of ``method`` (its :attr:`~.Method.identification` and baseline), identified once per
         kind: "prior" is :attr:`rbd`; "consistent" refits with the pseudo-inertia constraints at the prior weight
-        that :attr:`rbd`'s cross-validation chose; "urdf" with the gravity baseline is the URDF's gravity torque.
+        that :attr:`rbd`'s cross-validation chose; "urdf" with the gravity baseline is the URDF's gravity torque;
+        "friction" adds Stribeck and load-dependent friction to :attr:`rbd` (:func:`~..models.friction.
+        fit_extended_friction`).
         None: no rigid body (:attr:`rbd_error` says why).
 
         Raises:
@@ -140,6 +143,8 @@ class SharedFits:
             try:
                 if method.identification == "urdf":
                     self._others[key] = urdf_gravity_model(prior.regressor)
+                elif method.identification == "friction":
+                    self._others[key] = fit_extended_friction(prior, t.q, t.dq, t.ddq, t.tau, t.r)
                 else:
                     lam = prior.fit_info.get("prior_weight", 1e-3)
                     self._others[key] = fit_rigid_body(prior.regressor, t.q, t.dq, t.ddq, t.tau, t.r,

@@ -36,11 +36,11 @@ from ..data.deadzone import DeadZone
 from ..data.effort_units import FIX_HINT, NEWTON_METRE, not_si, tau_unit
 from ..errors import ArtifactError
 from ..robot.description import joint_units
+from .friction import ExtendedFriction
 from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
 from .predictor import LearnedModel
-from .friction import ExtendedFriction
 from .rbd import RigidBodyModel, RigidBodyRegressor
 
 

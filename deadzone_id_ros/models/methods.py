@@ -285,7 +285,7 @@ register_method(Method("rbd_consistent", rigid_body=True, loss=None, identificat
                        description="physically consistent rigid body (pseudo-inertia LMI, URDF prior + friction)",
                        colour="tab:pink", role=CONSISTENT_RIGID_BODY))
 register_method(Method("rbd_friction", rigid_body=True, loss=None, identification="friction", simplicity=3,
-                       description="identified rigid body with Stribeck and load-dependent friction",
+                       description="identified rigid body + Stribeck and load-dependent friction",
                        colour="tab:cyan"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",

@@ -167,7 +167,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     if model.mlp is not None:
         arrays.update(model.mlp.arrays())
         meta["mlp"] = {"hidden_sizes": list(model.mlp.hidden_sizes), "activation": model.mlp.activation,
-                       "n_layers": len(model.mlp.weights), "circular": list(model.mlp.circular)}
+                       "n_layers": len(model.mlp.weights), "circular": list(model.mlp.circular),
+                       "extra_inputs": model.mlp.extra_inputs}
         meta["normalization"] = {
             "input_mean": model.mlp.x_norm.mean.tolist(), "input_std": model.mlp.x_norm.std.tolist(),
             "output_mean": model.mlp.y_norm.mean.tolist(), "output_std": model.mlp.y_norm.std.tolist(),
@@ -186,14 +187,17 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     not_nm = not_si(effort_units, kinds)
-    if model.mlp is not None and onnx and not not_nm:
+    if model.mlp is not None and onnx and not not_nm and not model.mlp.extra_inputs:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
         files[name] = sha256_file(out / name)
         meta["onnx"] = onnx_manifest(name, model.rbd is not None)
     else:
-        meta["onnx"] = {"exportable": model.mlp is not None and not not_nm, "file": None,
+        meta["onnx"] = {"exportable": model.mlp is not None and not not_nm and not model.mlp.extra_inputs,
+                        "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
+                        else "the per-joint residual reads the rigid-body torque, not in the ONNX inputs"
+                        if model.mlp.extra_inputs
                         else f"not exported: the model predicts {not_nm}, not the N·m a controller commands"
                         if not_nm else "not exported (run `deadzone-id export --onnx`)"}
     meta["training_data"] = training_data or {}
@@ -346,7 +350,8 @@ def _mlp_part(meta: dict[str, Any], arrays: dict[str, np.ndarray], meta_path: Pa
     """
     spec = meta["mlp"]
     mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]),
-                                 circular=tuple(int(c) for c in spec.get("circular", [])))
+                                 circular=tuple(int(c) for c in spec.get("circular", [])),
+                                 extra_inputs=int(spec.get("extra_inputs", 0)))
     norm = meta.get("normalization") or {}
     if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
             not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):

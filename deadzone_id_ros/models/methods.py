@@ -287,6 +287,9 @@ register_method(Method("rbd_consistent", rigid_body=True, loss=None, identificat
 register_method(Method("rbd_friction", rigid_body=True, loss=None, identification="friction", simplicity=3,
                        description="identified rigid body + Stribeck and load-dependent friction",
                        colour="tab:cyan"))
+register_method(Method("hybrid_joint", rigid_body=True, loss="masked", per_joint=True, simplicity=5,
+                       description="rbd + one small residual network per joint (its own q, dq, ddq and rigid-body "
+                       "torque), dead-zone loss"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deadzone_id_ros.models.friction import ExtendedFriction, fit_extended_friction
+from deadzone_id_ros.models.friction import ExtendedFriction
+from deadzone_id_ros.models.friction_fit import fit_extended_friction
 from deadzone_id_ros.models.rbd import RigidBodyRegressor, fit_rigid_body
 
 JOINTS = ("joint1", "joint2", "joint3")

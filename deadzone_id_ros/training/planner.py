@@ -34,7 +34,7 @@ __all__ = ["PER_JOINT_HIDDEN", "PER_JOINT_WEIGHT_DECAY", "SharedFits", "fit_meth
 #: The per-joint residual (:attr:`~deadzone_id_ros.models.methods.Method.per_joint`): hidden widths of each joint's
 #: own network, and its Adam L2 coefficient (strong: the network corrects the rigid body, it does not replace it).
 #: The same for every robot.
-PER_JOINT_HIDDEN, PER_JOINT_WEIGHT_DECAY = (16, 16), 1e-4
+PER_JOINT_HIDDEN, PER_JOINT_WEIGHT_DECAY = (16, 16), 1e-3
 
 #: Builds the rigid-body structure on demand (it may raise DataError or RobotDescriptionError: no usable URDF).
 RegressorFactory = Callable[[], RigidBodyRegressor]

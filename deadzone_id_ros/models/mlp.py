@@ -168,9 +168,10 @@ class MLPWeights:
         J, C, E = self.n_outputs, len(self.circular), self.extra_inputs
         if (self.n_inputs != 3 * J + C + E or len(set(self.circular)) != C
                 or any(not 0 <= c < J for c in self.circular)):
+            extra = f" + {E} extra" if E else ""
             raise ValueError(f"network of {self.n_inputs} inputs and {J} outputs with circular joints "
-                             f"{list(self.circular)} and {E} extra inputs: needs 3J + C + E = {3 * J + C + E} inputs "
-                             f"and indices in [0, {J})")
+                             f"{list(self.circular)}: needs 3J + C = {3 * J + C}{extra} inputs and indices in "
+                             f"[0, {J})")
         _np_activation(self.activation, np.zeros(1))
         # float64 copies for the inference path, normalization folded into the first and last layers (once).
         w64 = [np.ascontiguousarray(w.T, dtype=np.float64) for w in self.weights]

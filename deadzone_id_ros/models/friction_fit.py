@@ -47,18 +47,20 @@ def fit_extended_friction(prior: RigidBodyModel, q: np.ndarray, dq: np.ndarray, 
     Each vs of ``grid`` (times each joint's RMS velocity over its moving pairs) is fitted with the prior fit of
     :func:`~deadzone_id_ros.models.rbd.fit_rigid_body` (lambda by cross-validation), the load reference taken from
     ``prior``; the vs with the lowest cross-validated normalized RMSE is refitted once with the load reference of
-    its own fit.
+    its own fit. When ``prior``'s own cross-validated nRMSE (same rows and folds) is no worse than the best vs's,
+    the extra columns do not pay on these data and a copy of ``prior`` is returned (no friction columns,
+    ``stribeck_velocity`` None).
 
     Args:
-        prior: the rigid body without these terms (``rbd``), fitted on the same data; gives the first load
-            reference.
+        prior: the rigid body without these terms (``rbd``), fitted on the same rows with the same folds by the
+            prior fit (its cross-validated nRMSE is compared); gives the first load reference.
         q, dq, ddq, tau: (N, J) [rad, rad/s, rad/s², N·m].  mask: (N, J) bool r_ij, the pairs fitted on.
         load: add the load-dependent columns (False: Stribeck only).
         grid: vs multiples to try (each > 0).  exponent: the Stribeck exponent.  folds: cross-validation folds.
 
     Returns:
-        the fitted model; ``fit_info`` adds ``stribeck_velocity`` (J,) [rad/s], ``velocity_cv`` (multiple -> CV
-        nRMSE), ``breakaway`` (J,) Fc + Fst [N·m] and ``static_band`` (J,) from the stuck pairs
+        the fitted model; ``fit_info`` adds ``stribeck_velocity`` (J,) [rad/s] or None, ``velocity_cv`` (multiple,
+        or "none" for ``prior``, -> CV nRMSE), ``breakaway`` (J,) Fc + Fst [N·m] and ``static_band`` (J,) from the stuck pairs
         (:func:`stuck_band`).
 
     Raises:
@@ -94,12 +96,16 @@ def fit_extended_friction(prior: RigidBodyModel, q: np.ndarray, dq: np.ndarray, 
         fits[mult] = fit(mult, first_ref)
         scores[mult] = min(fits[mult].fit_info.get("cv_nrmse", {}).values(), default=float("inf"))
     best = min(grid, key=lambda m: scores[m])
-    model = fit(best, reference(fits[best])) if load else fits[best]
+    without = min(prior.fit_info.get("cv_nrmse", {}).values(), default=float("inf"))
+    if without <= scores[best]:  # the cross-validation says the extra columns do not pay: the prior fit as it is
+        model = RigidBodyModel(prior.regressor, prior.columns, prior.coefficients, dict(prior.fit_info))
+    else:
+        model = fit(best, reference(fits[best])) if load else fits[best]
     p = model.parameters()
     names = model.joint_names
     model.fit_info.update({
-        "stribeck_velocity": (best * rms).tolist(),
-        "velocity_cv": {f"{m:g}": v for m, v in scores.items()},
+        "stribeck_velocity": None if model.regressor.friction is None else (best * rms).tolist(),
+        "velocity_cv": {"none": without, **{f"{m:g}": v for m, v in scores.items()}},
         "breakaway": [p.get(f"{j}.coulomb", 0.0) + p.get(f"{j}.stribeck", 0.0) for j in names],
         "static_band": stuck_band(model, q, dq, ddq, tau, mask).tolist(),
     })

@@ -79,6 +79,20 @@ def test_extended_fit_recovers_stribeck_and_load_friction(geared_data):
     assert err(model) < 0.02
 
 
+def test_no_friction_columns_where_cross_validation_says_they_do_not_pay(geared_data):
+    # the same motion with Coulomb + viscous friction only: the extra columns could only fit the noise
+    base, q, dq, ddq, _, r, _ = geared_data
+    theta = base.prior_parameters()
+    theta[base.n_columns - 3:] = FC
+    tau = base.regressor(q, dq, ddq) @ theta + np.random.default_rng(5).normal(0.0, 0.05, q.shape)
+    prior = fit_rigid_body(base, q, dq, ddq, tau, r)
+    model = fit_extended_friction(prior, q, dq, ddq, tau, r)
+    assert model.regressor.friction is None and model.fit_info["stribeck_velocity"] is None
+    assert np.array_equal(model.coefficients, prior.coefficients) and model is not prior
+    cv = model.fit_info["velocity_cv"]
+    assert cv["none"] <= min(v for k, v in cv.items() if k != "none")
+
+
 def test_extended_friction_rejects_bad_settings(geared_data):
     base = geared_data[0]
     with pytest.raises(ValueError, match="stribeck_velocity"):

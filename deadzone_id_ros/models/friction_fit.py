@@ -60,8 +60,8 @@ def fit_extended_friction(prior: RigidBodyModel, q: np.ndarray, dq: np.ndarray, 
 
     Returns:
         the fitted model; ``fit_info`` adds ``stribeck_velocity`` (J,) [rad/s] or None, ``velocity_cv`` (multiple,
-        or "none" for ``prior``, -> CV nRMSE), ``breakaway`` (J,) Fc + Fst [N·m] and ``static_band`` (J,) from the stuck pairs
-        (:func:`stuck_band`).
+        or "none" for ``prior``, -> CV nRMSE), ``breakaway`` (J,) Fc + Fst [N·m] and ``static_band`` (J,) from the
+        stuck pairs (:func:`stuck_band`).
 
     Raises:
         ValueError: an empty or non-positive grid, no moving pair of a joint, or a failed fit (as fit_rigid_body).

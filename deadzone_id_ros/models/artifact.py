@@ -36,6 +36,7 @@ from ..data.deadzone import DeadZone
 from ..data.effort_units import FIX_HINT, NEWTON_METRE, not_si, tau_unit
 from ..errors import ArtifactError
 from ..robot.description import joint_units
+from .friction import ExtendedFriction
 from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
@@ -166,7 +167,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     if model.mlp is not None:
         arrays.update(model.mlp.arrays())
         meta["mlp"] = {"hidden_sizes": list(model.mlp.hidden_sizes), "activation": model.mlp.activation,
-                       "n_layers": len(model.mlp.weights), "circular": list(model.mlp.circular)}
+                       "n_layers": len(model.mlp.weights), "circular": list(model.mlp.circular),
+                       "extra_inputs": model.mlp.extra_inputs}
         meta["normalization"] = {
             "input_mean": model.mlp.x_norm.mean.tolist(), "input_std": model.mlp.x_norm.std.tolist(),
             "output_mean": model.mlp.y_norm.mean.tolist(), "output_std": model.mlp.y_norm.std.tolist(),
@@ -180,18 +182,22 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         meta["rbd"] = {"urdf_file": "robot.urdf", "friction_eps": reg.friction_eps.tolist(),
                        "joint_map": dict(reg.joint_map),
                        "locked": {n: v for n, v in reg.locked.items() if np.isfinite(v)},
-                       "parameters": model.rbd.parameters(), "gravity_only": model.rbd.gravity_only}
+                       "parameters": model.rbd.parameters(), "gravity_only": model.rbd.gravity_only,
+                       "friction": None if reg.friction is None else reg.friction.to_json()}
     np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
     files["weights.npz"] = sha256_file(out / "weights.npz")
     not_nm = not_si(effort_units, kinds)
-    if model.mlp is not None and onnx and not not_nm:
+    if model.mlp is not None and onnx and not not_nm and not model.mlp.extra_inputs:
         name = "residual.onnx" if model.rbd is not None else "model.onnx"
         export_onnx(model, out / name)
         files[name] = sha256_file(out / name)
         meta["onnx"] = onnx_manifest(name, model.rbd is not None)
     else:
-        meta["onnx"] = {"exportable": model.mlp is not None and not not_nm, "file": None,
+        meta["onnx"] = {"exportable": model.mlp is not None and not not_nm and not model.mlp.extra_inputs,
+                        "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
+                        else "the per-joint residual reads the rigid-body torque, not in the ONNX inputs"
+                        if model.mlp.extra_inputs
                         else f"not exported: the model predicts {not_nm}, not the N·m a controller commands"
                         if not_nm else "not exported (run `deadzone-id export --onnx`)"}
     meta["training_data"] = training_data or {}
@@ -344,7 +350,8 @@ def _mlp_part(meta: dict[str, Any], arrays: dict[str, np.ndarray], meta_path: Pa
     """
     spec = meta["mlp"]
     mlp = MLPWeights.from_arrays(arrays, int(spec["n_layers"]), str(spec["activation"]),
-                                 circular=tuple(int(c) for c in spec.get("circular", [])))
+                                 circular=tuple(int(c) for c in spec.get("circular", [])),
+                                 extra_inputs=int(spec.get("extra_inputs", 0)))
     norm = meta.get("normalization") or {}
     if not np.allclose(norm.get("input_mean", np.nan), mlp.x_norm.mean, rtol=0, atol=0) or \
             not np.allclose(norm.get("output_std", np.nan), mlp.y_norm.std, rtol=0, atol=0):
@@ -363,9 +370,11 @@ def _rbd_part(root: Path, meta: dict[str, Any], files: dict[str, str], arrays: d
     from ..robot.urdf_text import read_urdf
 
     urdf_path = _check_file(root, str(meta["rbd"]["urdf_file"]), files)
+    friction = meta["rbd"].get("friction")  # Stribeck / load-dependent friction columns (rbd_friction)
     reg = RigidBodyRegressor(read_urdf(urdf_path), joint_names, meta["rbd"]["friction_eps"],
                              source=str(urdf_path), joint_map=meta["rbd"].get("joint_map") or None,
-                             locked=meta["rbd"].get("locked") or None)
+                             locked=meta["rbd"].get("locked") or None,
+                             friction=ExtendedFriction.from_json(friction) if friction else None)
     cols = np.asarray(arrays["rbd.columns"], dtype=np.int64)
     coef = np.asarray(arrays["rbd.coefficients"], dtype=np.float64)
     if (

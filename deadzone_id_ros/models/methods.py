@@ -42,8 +42,10 @@ BASELINES = ("", "mean", "gravity")
 
 #: How a rigid-body part is identified (:func:`~deadzone_id_ros.models.rbd.identify.fit_rigid_body`): "prior" (every
 #: parameter, ridge prior toward the URDF, lambda by cross-validation), "consistent" (the same, with the
-#: pseudo-inertia of every body positive semidefinite: Wensing, Kim, Slotine 2018), "urdf" (the URDF's values).
-IDENTIFICATIONS = ("prior", "consistent", "urdf")
+#: pseudo-inertia of every body positive semidefinite: Wensing, Kim, Slotine 2018), "urdf" (the URDF's values),
+#: "friction" (the prior fit with Stribeck and load-dependent friction columns,
+#: :func:`~deadzone_id_ros.models.friction.fit_extended_friction`).
+IDENTIFICATIONS = ("prior", "consistent", "urdf", "friction")
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,12 @@ register_method(Method("rbd_consistent", rigid_body=True, loss=None, identificat
                        by_default=False,
                        description="physically consistent rigid body (pseudo-inertia LMI, URDF prior + friction)",
                        colour="tab:pink", role=CONSISTENT_RIGID_BODY))
+register_method(Method("rbd_friction", rigid_body=True, loss=None, identification="friction", simplicity=3,
+                       description="identified rigid body + Stribeck and load-dependent friction",
+                       colour="tab:cyan"))
+register_method(Method("hybrid_joint", rigid_body=True, loss="masked", per_joint=True, simplicity=5,
+                       description="rbd + one small residual network per joint (its own q, dq, ddq and rigid-body "
+                       "torque), dead-zone loss"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

@@ -21,6 +21,7 @@ __all__ = [
     "MLPConfig",
     "MLPWeights",
     "Standardizer",
+    "block_masks",
     "build_torch_mlp",
     "circle_features",
     "mlp_from_torch",
@@ -139,6 +140,8 @@ class MLPWeights:
             ddq (rad/s²)]).
         y_norm: output standardizer, J torques [N·m].
         circular: indices (C,) of the continuous joints, which enter as (sin q, cos q); () for none.
+        extra_inputs: E raw inputs after [q, dq, ddq], passed on as they are (the per-joint residual's rigid-body
+            torques, E = J); the raw input is then 3J + E wide and the features 3J + C + E.
     """
 
     weights: tuple[np.ndarray, ...]
@@ -147,6 +150,7 @@ class MLPWeights:
     x_norm: Standardizer
     y_norm: Standardizer
     circular: tuple[int, ...] = ()
+    extra_inputs: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "circular", tuple(int(c) for c in self.circular))
@@ -161,10 +165,13 @@ class MLPWeights:
         if self.x_norm.mean.shape != (self.n_inputs,) or self.y_norm.mean.shape != (self.n_outputs,):
             raise ValueError(f"normalization shapes {self.x_norm.mean.shape}/{self.y_norm.mean.shape} do not match "
                              f"the network ({self.n_inputs} in, {self.n_outputs} out)")
-        J, C = self.n_outputs, len(self.circular)
-        if self.n_inputs != 3 * J + C or len(set(self.circular)) != C or any(not 0 <= c < J for c in self.circular):
+        J, C, E = self.n_outputs, len(self.circular), self.extra_inputs
+        if (self.n_inputs != 3 * J + C + E or len(set(self.circular)) != C
+                or any(not 0 <= c < J for c in self.circular)):
+            extra = f" + {E} extra" if E else ""
             raise ValueError(f"network of {self.n_inputs} inputs and {J} outputs with circular joints "
-                             f"{list(self.circular)}: needs 3J + C = {3 * J + C} inputs and indices in [0, {J})")
+                             f"{list(self.circular)}: needs 3J + C = {3 * J + C}{extra} inputs and indices in "
+                             f"[0, {J})")
         _np_activation(self.activation, np.zeros(1))
         # float64 copies for the inference path, normalization folded into the first and last layers (once).
         w64 = [np.ascontiguousarray(w.T, dtype=np.float64) for w in self.weights]
@@ -179,13 +186,13 @@ class MLPWeights:
 
     @property
     def n_inputs(self) -> int:
-        """Width D of the first layer (= 3J + C features; the raw input is 3J wide)."""
+        """Width D of the first layer (= 3J + C + E features; the raw input is 3J + E wide)."""
         return int(self.weights[0].shape[1])
 
     @property
     def n_raw_inputs(self) -> int:
-        """Width of the raw input [q, dq, ddq] (= 3J)."""
-        return 3 * self.n_outputs
+        """Width of the raw input [q, dq, ddq, extra inputs] (= 3J + E)."""
+        return 3 * self.n_outputs + self.extra_inputs
 
     @property
     def n_outputs(self) -> int:
@@ -198,10 +205,14 @@ class MLPWeights:
         return tuple(int(w.shape[0]) for w in self.weights[:-1])
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        """Predict from raw inputs x: (N, 3J) or (3J,) [q, dq, ddq] -> (N, J) or (J,) torque [N·m] (numpy, float64);
-        continuous joints go through :func:`circle_features` first."""
+        """Predict from raw inputs x: (N, 3J + E) or (3J + E,) [q, dq, ddq, extra inputs] -> (N, J) or (J,) torque
+        [N·m] (numpy, float64); continuous joints go through :func:`circle_features` first."""
         w64, b64 = self._w64, self._b64  # type: ignore[attr-defined]
-        h = circle_features(x, self.n_outputs, self.circular) if self.circular else x
+        if self.circular and self.extra_inputs:
+            k = 3 * self.n_outputs
+            h = np.concatenate([circle_features(x[..., :k], self.n_outputs, self.circular), x[..., k:]], axis=-1)
+        else:
+            h = circle_features(x, self.n_outputs, self.circular) if self.circular else x
         for k in range(len(w64) - 1):
             h = h @ w64[k]
             h += b64[k]
@@ -226,10 +237,10 @@ class MLPWeights:
     @classmethod
     def from_arrays(
         cls, arrays: dict[str, np.ndarray], n_layers: int, activation: str, prefix: str = "mlp.",
-        circular: tuple[int, ...] = (),
+        circular: tuple[int, ...] = (), extra_inputs: int = 0,
     ) -> MLPWeights:
-        """Inverse of :meth:`arrays` (``circular`` is kept in model.json); raises KeyError naming a missing array,
-        ValueError on inconsistent shapes."""
+        """Inverse of :meth:`arrays` (``circular`` and ``extra_inputs`` are kept in model.json); raises KeyError
+        naming a missing array, ValueError on inconsistent shapes."""
         ws = tuple(np.asarray(arrays[f"{prefix}layer{k}.weight"], dtype=np.float32) for k in range(n_layers))
         bs = tuple(np.asarray(arrays[f"{prefix}layer{k}.bias"], dtype=np.float32) for k in range(n_layers))
         return cls(
@@ -239,6 +250,7 @@ class MLPWeights:
             Standardizer(np.asarray(arrays[f"{prefix}x_mean"], float), np.asarray(arrays[f"{prefix}x_std"], float)),
             Standardizer(np.asarray(arrays[f"{prefix}y_mean"], float), np.asarray(arrays[f"{prefix}y_std"], float)),
             circular,
+            extra_inputs,
         )
 
     @classmethod
@@ -255,6 +267,36 @@ class MLPWeights:
         return cls((np.zeros((1, n_features), np.float32), np.zeros((J, 1), np.float32)),
                    (np.zeros(1, np.float32), np.zeros(J, np.float32)), "relu", zero,
                    Standardizer(value, np.ones(J)), circular)
+
+
+def block_masks(blocks: tuple[tuple[int, ...], ...], hidden_sizes: tuple[int, ...], n_inputs: int) -> list[np.ndarray]:
+    """Per layer, the (out, in) 0/1 mask of a network made of J separate sub-networks, one per output: sub-network j
+    reads only the input columns ``blocks[j]``, owns hidden units [j h_k, (j + 1) h_k) of each hidden layer k
+    (h_k = width / J) and writes output j (the per-joint residual: joint j's own state and rigid-body torque).
+
+    Raises:
+        ValueError: no block, a hidden width not divisible by J, or a column outside [0, n_inputs).
+    """
+    J = len(blocks)
+    if J == 0 or any(w % J for w in hidden_sizes):
+        raise ValueError(f"hidden widths {list(hidden_sizes)} must be multiples of the {J} blocks")
+    if any(not 0 <= c < n_inputs for b in blocks for c in b):
+        raise ValueError(f"block columns {[list(b) for b in blocks]} must lie in [0, {n_inputs})")
+    widths = [*hidden_sizes, J]
+    masks, prev = [], None
+    for w in widths:
+        m = np.zeros((w, n_inputs if prev is None else prev))
+        h = w // J
+        for j in range(J):
+            rows = slice(j * h, (j + 1) * h)
+            if prev is None:
+                m[rows, list(blocks[j])] = 1.0
+            else:
+                p = prev // J
+                m[rows, j * p:(j + 1) * p] = 1.0
+        masks.append(m)
+        prev = w
+    return masks
 
 
 def build_torch_mlp(n_inputs: int, n_outputs: int, config: MLPConfig):
@@ -275,7 +317,7 @@ def build_torch_mlp(n_inputs: int, n_outputs: int, config: MLPConfig):
 
 
 def mlp_from_torch(net, activation: str, x_norm: Standardizer, y_norm: Standardizer,
-                   circular: tuple[int, ...] = ()) -> MLPWeights:
+                   circular: tuple[int, ...] = (), extra_inputs: int = 0) -> MLPWeights:
     """Copy the Linear layers of a torch ``nn.Sequential`` (from :func:`build_torch_mlp`) into :class:`MLPWeights`."""
     import torch.nn as nn
 
@@ -283,12 +325,12 @@ def mlp_from_torch(net, activation: str, x_norm: Standardizer, y_norm: Standardi
     return MLPWeights(
         tuple(m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in lin),
         tuple(m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in lin),
-        activation, x_norm, y_norm, circular,
+        activation, x_norm, y_norm, circular, extra_inputs,
     )
 
 
 def torch_from_mlp(mlp: MLPWeights):
-    """Rebuild a torch module mapping raw inputs (N, 3J) to torques (N, J), normalization and the continuous joints'
+    """Rebuild a torch module mapping raw inputs (N, 3J + E) to torques (N, J), normalization and the continuous joints'
     (sin q, cos q) included (for ONNX export: the graph holds Sin/Cos, so it is 2π-periodic in those joints)."""
     import torch
     import torch.nn as nn

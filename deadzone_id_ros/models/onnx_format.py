@@ -63,7 +63,8 @@ def write_onnx(model: Any, path: str | Path) -> Path:
         ``path``.
 
     Raises:
-        ArtifactError: the model has no MLP (``rbd``: pinocchio's regressor is not exportable).
+        ArtifactError: the model has no MLP (``rbd``: pinocchio's regressor is not exportable), or its MLP reads
+            the rigid-body torque (a per-joint residual: the graph's inputs are q, dq, ddq only).
     """
     import onnx
     import torch
@@ -73,6 +74,9 @@ def write_onnx(model: Any, path: str | Path) -> Path:
     if model.mlp is None:
         raise ArtifactError(f"method {model.method!r} has no neural network; "
                             "the rigid-body model is not exportable to ONNX")
+    if model.mlp.extra_inputs:
+        raise ArtifactError(f"method {model.method!r}: its network reads the rigid-body torque besides q, dq, ddq "
+                            "(a per-joint residual), which the ONNX format's three inputs do not carry")
     net = torch_from_mlp(model.mlp)
 
     class _ThreeInputs(torch.nn.Module):

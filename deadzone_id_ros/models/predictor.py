@@ -17,13 +17,14 @@ __all__ = ["METHODS", "LearnedModel"]
 
 
 class LearnedModel:
-    """tau = rbd(q, dq, ddq) + mlp(q, dq, ddq), either part optional; implements InverseDynamicsModel.
+    """tau = rbd(q, dq, ddq) + mlp(q, dq, ddq), either part optional; implements InverseDynamicsModel. A per-joint
+    residual's network also reads the rigid-body torque: tau = rbd + mlp(q, dq, ddq, rbd(q, dq, ddq)).
 
     Args:
         joint_names: (J,) joint order of every array in and out.
         method: one of :data:`~deadzone_id_ros.models.methods.METHODS` (its entry says which parts it has).
-        mlp: the network (inputs [q, dq, ddq], 3J, continuous joints on the circle; outputs J torques [N·m]) or
-            None.
+        mlp: the network (inputs [q, dq, ddq], 3J, continuous joints on the circle, plus the J rigid-body torques
+            when its ``extra_inputs`` is J; outputs J torques [N·m]) or None.
         rbd: the identified rigid-body model or None.
         dead_zone: the thresholds the model was trained with (kept for evaluation and the artifact).
         metadata: free-form description (the artifact's model.json when loaded from disk).
@@ -46,6 +47,9 @@ class LearnedModel:
         if mlp is not None and mlp.n_outputs != J:
             raise ValueError(f"MLP has {mlp.n_raw_inputs} inputs / {mlp.n_outputs} outputs; {J} joints need "
                              f"{3 * J} / {J}")
+        if mlp is not None and mlp.extra_inputs and (mlp.extra_inputs != J or rbd is None):
+            raise ValueError(f"an MLP with {mlp.extra_inputs} extra inputs reads the rigid-body torque: it needs a "
+                             f"rigid-body part and J = {J} extra inputs")
         if rbd is not None and rbd.joint_names != self.joint_names:
             raise ValueError(f"rigid-body joints {list(rbd.joint_names)} differ from {list(self.joint_names)}")
         self.method = method
@@ -74,7 +78,9 @@ class LearnedModel:
         tau = np.zeros(q.shape)
         if self.rbd is not None:
             tau += self.rbd.predict(q, dq, ddq)
-        if self.mlp is not None:
+        if self.mlp is not None and self.mlp.extra_inputs:  # the per-joint residual reads the rigid-body torque
+            tau += self.mlp.forward(np.concatenate([q, dq, ddq, tau], axis=1))
+        elif self.mlp is not None:
             tau += self.mlp.forward(np.concatenate([q, dq, ddq], axis=1))
         return tau[0] if single else tau
 

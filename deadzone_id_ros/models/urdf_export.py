@@ -64,7 +64,8 @@ def identified_urdf(rbd: RigidBodyModel, source: str = "<model>") -> str:
     """The artifact's URDF text with the identified inertials and ``<dynamics>`` of ``rbd`` (module docstring).
 
     Raises:
-        ArtifactError: a base-parameter or gravity-only model, locked joints, or a physically inconsistent body
+        ArtifactError: a base-parameter or gravity-only model, Stribeck or load friction (no URDF element), locked
+            joints, or a physically inconsistent body
             (named), or the URDF's joint is not found.
     """
     import pinocchio as pin
@@ -72,6 +73,9 @@ def identified_urdf(rbd: RigidBodyModel, source: str = "<model>") -> str:
     reg = rbd.regressor
     if rbd.gravity_only:
         raise ArtifactError(f"{source}: the gravity baseline identifies nothing; export an rbd model")
+    if reg.friction is not None:
+        raise ArtifactError(f"{source}: its Stribeck / load-dependent friction has no URDF element (<dynamics> holds "
+                            "viscous and Coulomb friction only); export an rbd or rbd_consistent model")
     if reg.locked:
         raise ArtifactError(f"{source}: URDF joints {sorted(reg.locked)} were locked (their bodies merged at one "
                             "pose): a URDF of the identified body cannot be written")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from torch import Tensor
 
@@ -51,12 +53,15 @@ class StackedMLP:
             every network has the same shapes.
         activation: hidden activation name.
         learning_rate: Adam step size.  weight_decay: Adam's L2 coefficient (added to the gradient).
+        masks: per layer, an (out, in) 0/1 array every network's weight is multiplied by in the forward pass
+            (:func:`~deadzone_id_ros.models.mlp.block_masks`), or None (dense networks).
     """
 
     def __init__(self, inits: Sequence[Sequence[Tensor]], activation: str, learning_rate: float,
-                 weight_decay: float) -> None:
+                 weight_decay: float, masks: Sequence[np.ndarray] | None = None) -> None:
         import torch
 
+        self.masks = None if masks is None else [torch.from_numpy(np.asarray(m, dtype=np.float32)) for m in masks]
         self.act = torch_activation(activation)
         self._lr, self._wd = learning_rate, weight_decay
         self.params = [torch.stack([init[k] for init in inits]).requires_grad_() for k in range(len(inits[0]))]
@@ -70,10 +75,19 @@ class StackedMLP:
         import torch
 
         h = x
-        p = self.params
+        p = self._masked(self.params)
         for k in range(0, len(p) - 2, 2):
             h = self.act(torch.baddbmm(p[k + 1].unsqueeze(1), h, p[k].transpose(1, 2)))
         return torch.baddbmm(p[-1].unsqueeze(1), h, p[-2].transpose(1, 2))
+
+    def _masked(self, params: list[Tensor]) -> list[Tensor]:
+        """``params`` with every weight multiplied by its layer's mask (as they are without masks)."""
+        if self.masks is None:
+            return params
+        out = list(params)
+        for k, m in enumerate(self.masks):
+            out[2 * k] = params[2 * k] * m
+        return out
 
     def step(self, losses: Tensor) -> None:
         """One Adam step on the sum of ``losses`` (M,) (each network gets the gradient of its own loss)."""
@@ -82,8 +96,8 @@ class StackedMLP:
         self.opt.step()
 
     def network(self, j: int) -> list[Tensor]:
-        """Network j's parameters (detached views, nn.Sequential order)."""
-        return [p.detach()[j] for p in self.params]
+        """Network j's parameters (detached, masked, nn.Sequential order)."""
+        return [p.detach()[j] for p in self._masked(self.params)]
 
     def keep(self, rows: Sequence[int]) -> None:
         """Keep only the networks ``rows`` (in that order), parameters and Adam state (moments, step) alike."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..data.deadzone import DeadZone
 from ..errors import DataError, RobotDescriptionError
+from ..models.friction_fit import fit_extended_friction
 from ..models.methods import Method, get_method, resolve_methods
 from ..models.mlp import MLPWeights, circle_features
 from ..models.rbd import RigidBodyModel, RigidBodyRegressor, fit_rigid_body, urdf_gravity_model
@@ -27,7 +28,13 @@ from .fit import FitPlan, FitResult, Stacked, fit_plans, identify_band_halfwidth
 from .fit_summary import FitSummary
 from .trainer import MLPSpec, TrainArrays
 
-__all__ = ["SharedFits", "fit_method", "plan_method", "plan_methods"]
+__all__ = ["PER_JOINT_HIDDEN", "PER_JOINT_WEIGHT_DECAY", "SharedFits", "fit_method", "per_joint_blocks",
+           "plan_method", "plan_methods"]
+
+#: The per-joint residual (:attr:`~deadzone_id_ros.models.methods.Method.per_joint`): hidden widths of each joint's
+#: own network, and its Adam L2 coefficient (strong: the network corrects the rigid body, it does not replace it).
+#: The same for every robot.
+PER_JOINT_HIDDEN, PER_JOINT_WEIGHT_DECAY = (16, 16), 1e-3
 
 #: Builds the rigid-body structure on demand (it may raise DataError or RobotDescriptionError: no usable URDF).
 RegressorFactory = Callable[[], RigidBodyRegressor]
@@ -123,7 +130,9 @@ class SharedFits:
     def rigid_body_for(self, method: Method) -> RigidBodyModel | None:
         """The rigid-body part of ``method`` (its :attr:`~.Method.identification` and baseline), identified once per
         kind: "prior" is :attr:`rbd`; "consistent" refits with the pseudo-inertia constraints at the prior weight
-        that :attr:`rbd`'s cross-validation chose; "urdf" with the gravity baseline is the URDF's gravity torque.
+        that :attr:`rbd`'s cross-validation chose; "urdf" with the gravity baseline is the URDF's gravity torque;
+        "friction" adds Stribeck and load-dependent friction to :attr:`rbd`
+        (:func:`~deadzone_id_ros.models.friction_fit.fit_extended_friction`).
         None: no rigid body (:attr:`rbd_error` says why).
 
         Raises:
@@ -140,6 +149,8 @@ class SharedFits:
             try:
                 if method.identification == "urdf":
                     self._others[key] = urdf_gravity_model(prior.regressor)
+                elif method.identification == "friction":
+                    self._others[key] = fit_extended_friction(prior, t.q, t.dq, t.ddq, t.tau, t.r)
                 else:
                     lam = prior.fit_info.get("prior_weight", 1e-3)  # the rbd fit's cross-validated weight
                     self._others[key] = fit_rigid_body(prior.regressor, t.q, t.dq, t.ddq, t.tau, t.r,
@@ -241,13 +252,31 @@ def plan_method(method: str | Method, seeds: Sequence[int], shared: SharedFits, 
     loss = entry.make_loss(**({} if band is None else {"band": band}))
     r_tr = tr.r if needs.mask else np.ones_like(tr.r)
     r_va = va.r if needs.mask else np.ones_like(va.r)
-    arr_tr, arr_va = TrainArrays(shared.features(tr), y_tr, r_tr), TrainArrays(shared.features(va), y_va, r_va)
+    x_tr, x_va = shared.features(tr), shared.features(va)
+    arch: dict[str, object] = {}
+    if entry.per_joint and rbd is not None:  # joint j's network: its own state and its rigid-body torque
+        x_tr = np.concatenate([x_tr, tr.tau - y_tr], axis=1)
+        x_va = np.concatenate([x_va, va.tau - y_va], axis=1)
+        J = len(train.joint_names)
+        arch = {"hidden_sizes": tuple(J * w for w in PER_JOINT_HIDDEN), "weight_decay": PER_JOINT_WEIGHT_DECAY,
+                "blocks": per_joint_blocks(J, shared.circular), "extra_inputs": J}
+    arr_tr, arr_va = TrainArrays(x_tr, y_tr, r_tr), TrainArrays(x_va, y_va, r_va)
     info = dataclasses.replace(info, loss=entry.loss, train_samples=len(tr), val_samples=len(va),
                                band_halfwidth=None if band is None else band.tolist())
     keep_rbd = rbd if needs.rigid_body == "required" else None
     return [FitPlan(entry.name, s, train.joint_names, dead_zone, keep_rbd,
-                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or entry.name} seed {s}", init, shared.circular),
+                    MLPSpec(arr_tr, arr_va, loss, s, f"{desc or entry.name} seed {s}", init, shared.circular,
+                            **arch),  # type: ignore[arg-type]
                     usable, dataclasses.replace(info, seed=s)) for s in seeds]
+
+
+def per_joint_blocks(n_joints: int, circular: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Per joint j, the feature columns of its own sub-network in the per-joint residual's features
+    [q (sin q for continuous joints), cos q of the C continuous joints, dq, ddq, rigid-body torque] (4J + C):
+    q_j (and cos q_j), dq_j, ddq_j and tau_rb,j."""
+    J, C = n_joints, len(circular)
+    return tuple(tuple([j, *([J + circular.index(j)] if j in circular else []), J + C + j, 2 * J + C + j,
+                        3 * J + C + j]) for j in range(J))
 
 
 def plan_methods(methods: Iterable[str] | None, seeds: Sequence[int], shared: SharedFits, *,

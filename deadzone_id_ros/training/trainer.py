@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..models.losses import Loss, make_loss
-from ..models.mlp import MLPWeights, Standardizer, build_torch_mlp
+from ..models.mlp import MLPConfig, MLPWeights, Standardizer, block_masks, build_torch_mlp
 from .batched import Activation, StackedMLP, forward_one
 from .config import TrainConfig
 
@@ -133,6 +133,12 @@ class MLPSpec:
             and its widths the data's (``ValueError`` otherwise). None (default): a fresh network.
         circular: the continuous joints' indices; ``train.x`` holds their (sin q, cos q) features
             (:func:`~deadzone_id_ros.models.mlp.circle_features`), and the trained network keeps the indices.
+        hidden_sizes: its hidden widths (() : ``config.hidden_sizes``).  weight_decay: its Adam L2 coefficient
+            (None: ``config.weight_decay``).
+        blocks: per output joint, the feature columns its own sub-network reads
+            (:func:`~deadzone_id_ros.models.mlp.block_masks`: the per-joint residual); () for a dense network.
+        extra_inputs: feature columns after [q, dq, ddq] that the trained network keeps as raw inputs
+            (:attr:`~deadzone_id_ros.models.mlp.MLPWeights.extra_inputs`).
 
     Specs that share a TrainArrays object (the seeds of one method) share its standardized tensors.
     """
@@ -144,13 +150,17 @@ class MLPSpec:
     desc: str = "train"
     init: MLPWeights | None = None
     circular: tuple[int, ...] = ()
+    hidden_sizes: tuple[int, ...] = ()
+    weight_decay: float | None = None
+    blocks: tuple[tuple[int, ...], ...] = ()
+    extra_inputs: int = 0
 
 
-def _warm_state(init: MLPWeights, d: int, j: int, config: TrainConfig) -> list[Tensor]:
+def _warm_state(init: MLPWeights, d: int, j: int, config: MLPConfig) -> list[Tensor]:
     """The parameters of ``init`` in nn.Sequential order (weight0 (out, in), bias0, ...) as float32 tensors.
 
     Raises:
-        ValueError: ``init`` is not a ``config.mlp`` network with ``d`` inputs and ``j`` outputs.
+        ValueError: ``init`` is not a ``config`` network with ``d`` inputs and ``j`` outputs.
     """
     import torch
 
@@ -192,11 +202,18 @@ class _Net:
         self.x_norm, self.y_norm, (self.xt, self.yt, self.rt), self.val_t = cache[key]
         self.loss = loss.in_units(self.y_norm.std)
         d, j = spec.train.x.shape[1], spec.train.y.shape[1]
+        arch = MLPConfig(spec.hidden_sizes or tuple(config.hidden_sizes), config.activation)
+        self.arch = (arch.hidden_sizes, spec.blocks,
+                     config.weight_decay if spec.weight_decay is None else spec.weight_decay)
+        self.extra_inputs = spec.extra_inputs
+        self.masks = block_masks(spec.blocks, arch.hidden_sizes, d) if spec.blocks else None
         if spec.init is not None:
-            self.init = _warm_state(spec.init, d, j, config)
+            self.init = _warm_state(spec.init, d, j, arch)
         else:
             torch.manual_seed(spec.seed)
-            self.init = [t.detach().clone() for t in build_torch_mlp(d, j, config.mlp).parameters()]
+            self.init = [t.detach().clone() for t in build_torch_mlp(d, j, arch).parameters()]
+        if self.masks is not None:  # a masked-out weight starts at 0 and stays there (its gradient is masked)
+            self.init[0::2] = [w * torch.from_numpy(m.astype(np.float32)) for w, m in zip(self.init[0::2], self.masks)]
         self.gen = torch.Generator().manual_seed(spec.seed)
         self.n = len(self.xt)
         self.perm = torch.randperm(self.n, generator=self.gen)
@@ -291,9 +308,9 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
 
     if not specs:
         raise ValueError("train_mlps needs at least one spec")
-    shapes = {(s.train.x.shape[1], s.train.y.shape[1]) for s in specs}
+    shapes = {(s.train.x.shape[1], s.train.y.shape[1], s.hidden_sizes, s.blocks, s.weight_decay) for s in specs}
     if len(shapes) != 1:
-        raise ValueError(f"every spec needs the same input and output widths, got {sorted(shapes)}")
+        raise ValueError(f"every spec needs the same input and output widths and architecture, got {len(shapes)}")
     torch.set_num_threads(config.num_threads)
     cache: dict[tuple[int, ...], Any] = {}
     nets = [_Net(s, config, cache) for s in specs]
@@ -301,7 +318,8 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
     if len(sizes) != 1:
         raise ValueError(f"batch sizes differ between models ({sorted(sizes)}): train those with N < batch_size apart")
     bs = sizes.pop()
-    stack = StackedMLP([m.init for m in nets], config.activation, config.learning_rate, config.weight_decay)
+    stack = StackedMLP([m.init for m in nets], config.activation, config.learning_rate, nets[0].arch[2],
+                       nets[0].masks)
     alive = list(range(len(nets)))
     t0 = time.perf_counter()
     samples = 0
@@ -356,5 +374,5 @@ def _results(nets: list[_Net], seconds: float, samples: int, activation: str) ->
         state = m.best_state if m.best_state is not None else [p.numpy() for p in m.init]
         out.append((MLPWeights(tuple(np.asarray(w, dtype=np.float32).copy() for w in state[0::2]),
                                tuple(np.asarray(b, dtype=np.float32).copy() for b in state[1::2]), activation,
-                               m.x_norm, m.y_norm, m.circular), m.info))
+                               m.x_norm, m.y_norm, m.circular, m.extra_inputs), m.info))
     return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...errors import RobotDescriptionError
 from ..base import check_joint_arrays
+from ..friction import ExtendedFriction
 
 __all__ = ["CHUNK_ROWS", "INERTIAL_NAMES", "RigidBodyRegressor"]
 
@@ -32,6 +33,10 @@ class RigidBodyRegressor:
         source: file name used in error messages.
         joint_map: bag name -> URDF joint name, for data joints named differently from the URDF.
         locked: URDF joint -> lock position [rad or m] for URDF joints the data lacks (default 0 each).
+        friction: Stribeck and load-dependent friction columns after the Coulomb ones
+            (:class:`~deadzone_id_ros.models.friction.ExtendedFriction`), or None (Coulomb + viscous only).
+        friction: Stribeck and load-dependent friction columns after the Coulomb ones
+            (:class:`~deadzone_id_ros.models.friction.ExtendedFriction`), or None (Coulomb + viscous only).
 
     Attributes (besides the arguments): ``robot`` (the :class:`~deadzone_id_ros.robot.ReducedRobot`), ``locked``
     (URDF joint -> where it was locked), ``joint_map`` (the non-identity part of the name match).
@@ -39,13 +44,13 @@ class RigidBodyRegressor:
     Raises:
         RobotDescriptionError: the URDF cannot be parsed, a data joint is not in it (both name lists in the
             message) or is not 1-DOF, or ``locked`` names a joint that is unknown or recorded.
-        ValueError: friction_eps <= 0.
+        ValueError: friction_eps <= 0, or ``friction`` sized for another number of joints or bodies.
     """
 
     def __init__(self, urdf_xml: str, joint_names: Sequence[str],
                  friction_eps: float | Sequence[float] | np.ndarray = 0.01, source: str = "<urdf>",
                  joint_map: Mapping[str, str] | None = None,
-                 locked: Mapping[str, float] | None = None) -> None:
+                 locked: Mapping[str, float] | None = None, friction: ExtendedFriction | None = None) -> None:
         from ...robot.reduced import build_reduced_model
 
         eps = np.asarray(friction_eps, dtype=np.float64)
@@ -67,12 +72,21 @@ class RigidBodyRegressor:
         self.n_joints = len(self.joint_names)
         self.n_inertial = 10 * (self.model.njoints - 1)
         bodies = [str(self.model.names[k]) for k in range(1, self.model.njoints)]
+        self.friction = friction
+        if friction is not None:
+            friction.check(self.n_joints, self.n_inertial)
         self.column_names: tuple[str, ...] = tuple(
             [f"{b}.{p}" for b in bodies for p in INERTIAL_NAMES]
             + [f"{n}.armature" for n in self.joint_names]
             + [f"{n}.viscous" for n in self.joint_names]
             + [f"{n}.coulomb" for n in self.joint_names]
+            + [f"{n}.{t}" for t in (friction.terms if friction is not None else ()) for n in self.joint_names]
         )
+
+    def with_friction(self, friction: ExtendedFriction | None) -> RigidBodyRegressor:
+        """The same structure (URDF, joints, eps, map, locks) with other extended friction columns."""
+        return RigidBodyRegressor(self.urdf_xml, self.joint_names, self.friction_eps, joint_map=self.joint_map or None,
+                                  locked=self.locked or None, friction=friction)
 
     @property
     def continuous_joints(self) -> tuple[int, ...]:
@@ -82,7 +96,7 @@ class RigidBodyRegressor:
 
     @property
     def n_columns(self) -> int:
-        """Number P of columns (10 per body + 3 per joint)."""
+        """Number P of columns (10 per body + 3 per joint + those of :attr:`friction`)."""
         return len(self.column_names)
 
     def true_parameters(self, armature: Sequence[float] = (), viscous: Sequence[float] = (),
@@ -90,7 +104,8 @@ class RigidBodyRegressor:
         """(P,) the URDF's own parameter vector (inertias from the URDF; friction/armature as given, else 0)."""
         pi = np.concatenate([self.model.inertias[k].toDynamicParameters() for k in range(1, self.model.njoints)])
         extra = [np.zeros(self.n_joints) if len(v) == 0 else np.asarray(v, float) for v in (armature, viscous, coulomb)]
-        return np.concatenate([pi, *extra])
+        out = np.concatenate([pi, *extra])
+        return np.concatenate([out, np.zeros(self.n_columns - len(out))])  # extended friction: 0 (none)
 
     def prior_parameters(self) -> np.ndarray:
         """(P,) the URDF's nominal parameters: inertias, zero rotor inertia, ``<dynamics damping>`` as viscous and
@@ -118,6 +133,8 @@ class RigidBodyRegressor:
         out[:, r, k + r] = ddq
         out[:, r, k + J + r] = dq
         out[:, r, k + 2 * J + r] = np.tanh(dq / self.friction_eps)
+        if self.friction is not None:
+            out[:, :, k + 3 * J:] = self.friction.columns(out[:, :, :k], dq, ddq, self.friction_eps)
         return out
 
     def random_states(self, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

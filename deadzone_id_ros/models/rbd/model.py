@@ -31,11 +31,12 @@ class RigidBodyFitInfo(TypedDict, total=False):
         consistent: whether every body was constrained physically consistent.
         solver_status: the conic solver's status of a consistent fit ("" otherwise).
         inconsistent_bodies: bodies whose fitted inertial parameters are not physically consistent.
-        stribeck_velocity: (J,) Stribeck velocity [rad/s] of the extended friction, None without it
-            (:func:`~deadzone_id_ros.models.friction_fit.fit_extended_friction`).
+        stribeck_velocity: (J,) Stribeck velocity [rad/s] of the extended friction (None: no extended friction).
         velocity_cv: Stribeck-velocity multiplier (``:g``, or "none") -> its cross-validated normalized RMSE.
         breakaway: (J,) breakaway friction [N·m] from moving pairs (Coulomb + Stribeck).
         static_band: (J,) half width of the static-friction band [N·m] from stuck pairs.
+
+    The last four are filled by :func:`~deadzone_id_ros.models.friction_fit.fit_extended_friction`.
     """
 
     prior_weight: float | None

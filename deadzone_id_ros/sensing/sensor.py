@@ -7,7 +7,7 @@ sense`` build from it with :func:`build_sensor`); :class:`ForceSensor` runs it t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,7 +152,8 @@ class ForceSensor:
 def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: str | Path,
                  joint_names: Sequence[str], nominal_inertia: Sequence[float] | None = None,
                  armature: Sequence[float] | None = None,
-                 warn: Callable[[str], object] | None = None) -> ForceSensor:
+                 warn: Callable[[str], object] | None = None,
+                 locked: Mapping[str, float] | None = None) -> ForceSensor:
     """The :class:`ForceSensor` of ``config`` for an arm.
 
     Args:
@@ -161,6 +162,8 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
         nominal_inertia: (J,) Jn [kg·m²] of "dob" (the controller's); required for "dob".
         armature: (J,) rotor inertia [kg·m²] added to the momentum observer's M (None: the URDF's, i.e. none).
         warn: called with a sentence when the band is off for want of a stuck threshold (default: ignored).
+        locked: URDF joint -> position [rad or m] of the URDF joints outside ``joint_names`` in every rigid-body
+            model here (a robot profile's ``locked``; the rest at 0).
 
     Raises:
         ValueError: per-joint settings of the wrong length (names the field), "dob" without nominal_inertia.
@@ -180,11 +183,12 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
     if config.sensing_estimator == "residual":
         estimator = ResidualEstimator(model, cutoff, names)
     elif config.sensing_estimator == "momentum":
-        estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature)
+        estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature, locked=locked)
     else:
         if nominal_inertia is None:
             raise ValueError("sensing estimator 'dob' needs the nominal inertia Jn (the controller's)")
-        estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True), nominal_inertia, cutoff)
+        estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True, locked=locked),
+                                 nominal_inertia, cutoff)
     band = StaticFrictionBand.none(names)
     if config.sensing_dead_zone:
         thr = np.asarray(config.sensing_velocity_threshold, float) if config.sensing_velocity_threshold else None
@@ -202,6 +206,6 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
             band = StaticFrictionBand(names, thr, tau_s)
     detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
                 else None)
-    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0))
-              if config.sensing_frame else None)
+    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0),
+                              locked=locked) if config.sensing_frame else None)
     return ForceSensor(estimator, band, detector, wrench)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..config import check_joint_names, check_per_joint
-from ..errors import DeadzoneIdError
 from ..robot.derived import ENCODER_RESOLUTION
 
 if TYPE_CHECKING:
@@ -218,12 +217,9 @@ class SimArmConfig:
         Raises:
             ValueError: an entry that is not ``name=number`` or a joint given twice.
         """
-        from ..robot.reduced import parse_locked
+        from ..robot.reduced import locked_positions
 
-        try:
-            return parse_locked(self.locked_joints)
-        except DeadzoneIdError as err:
-            raise ValueError(f"locked_joints: {err}") from err
+        return locked_positions(self.locked_joints)
 
     @property
     def is_ideal(self) -> bool:

@@ -246,3 +246,43 @@ def test_a_model_of_another_arm_with_the_same_joints_is_refused_at_swap_and_at_s
     noted = ctrl.swap_model(near, probe())
     assert noted.accepted and "same arm within the 10% tolerance, but" in noted.reason, noted.reason
     assert "(x1.05)" in noted.reason
+
+
+def test_a_model_of_another_arm_is_refused_when_the_controllers_urdf_is_xacro(tmp_path):
+    """Review of issue 40: the arm check read the controller's URDF as raw text, so a xacro description was "not
+    compared" and the other arm's model accepted. It is read as every URDF is (xacro expanded)."""
+    from deadzone_id_ros.errors import SafetyError
+
+    xacro = tmp_path / "arm.urdf.xacro"  # the bundled arm with its last joint and link in a macro (a gripper's form)
+    text = default_urdf().read_text()
+    a, b = text.index("  <!-- Joint 3"), text.index("  <ros2_control")
+    xacro.write_text(text[:a].replace('<robot name="three_dof_arm">', '<robot xmlns:xacro="http://www.ros.org/wiki/'
+                                      'xacro" name="three_dof_arm">', 1)
+                     + f'<xacro:macro name="wrist">\n{text[a:b]}</xacro:macro>\n<xacro:wrist/>\n' + text[b:])
+    heavy = _rbd_artifact(tmp_path, "heavy", 2.5)
+    with pytest.raises(SafetyError, match=r"trained for another arm.*arm\.urdf\.xacro.*refusing to start"):
+        _controller(heavy, urdf_path=str(xacro))
+    ctrl = _controller(NominalRigidBodyModel(default_urdf(), NAMES), urdf_path=str(xacro))
+    verdict = ctrl.swap_model(heavy, probe())
+    assert not verdict.accepted and "trained for another arm" in verdict.reason, verdict.reason
+
+
+def test_a_model_whose_arm_cannot_be_compared_is_refused_with_the_reason(tmp_path):
+    """A model that carries a URDF, checked against a controller URDF that lacks one of its joints: the comparison
+    fails, and the model is refused naming why (it was accepted as "arm not compared")."""
+    import dataclasses
+
+    from deadzone_id_ros.control.arm_check import ArmReference, arm_verdict
+    from deadzone_id_ros.robot import load_robot_description
+
+    same = _rbd_artifact(tmp_path, "same", 1.0)
+    reference = ArmReference.of(load_robot_description(default_urdf(), NAMES))
+    assert reference.urdf_xml is not None and arm_verdict(same, reference, NAMES, LIMITS)[0] is False
+    other = dataclasses.replace(reference, urdf_xml=reference.urdf_xml.replace('"joint3"', '"wrist"'))
+    refuse, why = arm_verdict(same, other, NAMES, LIMITS)
+    assert refuse, why
+    assert re.search(r"cannot compare the model's robot\.urdf with the controller's arm: .*joint\(s\) \['joint3'\] "
+                     r"not in the URDF.*refused", why), why
+    unreadable = dataclasses.replace(reference, urdf_xml=None, error="URDF /gone.urdf does not exist")
+    refuse, why = arm_verdict(same, unreadable, NAMES, LIMITS)
+    assert refuse and "cannot read the controller's URDF" in why and "/gone.urdf does not exist" in why, why

@@ -99,8 +99,7 @@ class ExcitationConfig:
         n = check_joint_names(self.joint_names)
         for name in ("duration", "base_frequency", "move_duration", "transition", "sample_period"):
             check_positive(name, getattr(self, name))
-        if not isinstance(self.harmonics, int) or self.harmonics < 1:
-            raise ValueError(f"harmonics = {self.harmonics!r} must be an integer >= 1")
+        check_positive("harmonics", self.harmonics, integer=True)
         if not isinstance(self.seed, int):
             raise ValueError(f"seed = {self.seed!r} must be an integer")
         check_per_joint("center", self.center, n, sign="any")
@@ -108,8 +107,7 @@ class ExcitationConfig:
             raise ValueError(f"center_from_start = {self.center_from_start!r} must be true or false")
         check_per_joint("acceleration_limit", self.acceleration_limit, n)
         check_per_joint("amplitude", self.amplitude, n)
-        if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
-            raise ValueError(f"position_margin = {self.position_margin!r} must be >= 0")
+        check_positive("position_margin", self.position_margin, allow_zero=True)
         if not (isinstance(self.prismatic_margin_fraction, (int, float)) and 0 <= self.prismatic_margin_fraction < 0.5):
             raise ValueError(f"prismatic_margin_fraction = {self.prismatic_margin_fraction!r} must be in [0, 0.5)")
         if not (isinstance(self.velocity_fraction, (int, float)) and 0 < self.velocity_fraction <= 1):
@@ -125,8 +123,7 @@ class ExcitationConfig:
             )
         if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
-        if not (isinstance(self.lead_in, (int, float)) and self.lead_in >= 0):
-            raise ValueError(f"lead_in = {self.lead_in!r} must be >= 0")
+        check_positive("lead_in", self.lead_in, allow_zero=True)
         if not (isinstance(self.effort_fraction, (int, float)) and 0 <= self.effort_fraction <= 1):
             raise ValueError(f"effort_fraction = {self.effort_fraction!r} must be in [0, 1]")
         if self.effort_limit:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import check_positive
 from ..models.base import InverseDynamicsModel
 from .contact import ContactDetector, ContactState, StaticFrictionBand
 from .estimators import DobEstimator, ExternalTorqueEstimator, MomentumObserver, ResidualEstimator
@@ -76,9 +77,7 @@ class SensingConfig:
     def __post_init__(self) -> None:
         if self.sensing_estimator not in ESTIMATOR_KINDS:
             raise ValueError(f"sensing_estimator = {self.sensing_estimator!r} must be one of {list(ESTIMATOR_KINDS)}")
-        c = self.sensing_cutoff
-        if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
-            raise ValueError(f"sensing_cutoff = {c!r} must be a finite number > 0 rad/s")
+        check_positive("sensing_cutoff", self.sensing_cutoff)
         for name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
             object.__setattr__(self, name, _nonneg(name, getattr(self, name)))
         if self.sensing_threshold and not all(v > 0 for v in self.sensing_threshold):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...config import check_positive
 from ...models.base import InverseDynamicsModel
 from ...sensing import (
     DobEstimator,
@@ -100,9 +101,7 @@ class SenseSettings:
             raise ValueError(f"calibration_seed {self.calibration_seed} must not be an evaluation seed {self.seeds}")
         for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff",
                      "collision_at"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+            check_positive(name, getattr(self, name))
         if self.push_duration + self.settle >= self.push_period:
             raise ValueError(f"push_duration + settle = {self.push_duration + self.settle} s must be shorter than "
                              f"push_period = {self.push_period} s")

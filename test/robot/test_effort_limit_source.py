@@ -106,3 +106,18 @@ def test_the_robot_check_and_the_offline_controller_use_the_profiles_limit(tmp_p
                                                               friction=True)
     expected = np.abs(tau).max(axis=0) / np.asarray(limit)
     np.testing.assert_allclose([j.peak_effort_fraction for j in check.joints], expected, rtol=1e-9)
+
+
+def test_a_closed_loop_replay_without_a_controller_config_clamps_at_the_simulated_arms_limit(tmp_path):
+    """A recording whose metadata holds the simulated arm (with the profile's effort limit) but no controller
+    config: the replay's default controller takes the arm's limit, not the URDF's."""
+    from deadzone_id_ros.sim.offline import simulate
+    from deadzone_id_ros.sim.replay import replay
+
+    robot = _profile(tmp_path, 3.0)
+    rec = _quiet(simulate, 0.05, 0, sim_config(robot))
+    del rec.metadata["controller_config"]
+    result = _quiet(lambda: replay(rec, closed_loop=True))
+    limit = list(robot.values("effort_limit"))
+    assert "controller: default configuration (mode pd_dob)" in result.notes, result.notes
+    assert f"controller: effort limits {limit} (the simulated arm's {limit})" in result.notes, result.notes

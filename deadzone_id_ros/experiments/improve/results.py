@@ -74,8 +74,7 @@ class ImproveSettings(JsonRecord):
     live: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.iterations, int) or self.iterations < 0:
-            raise ValueError(f"iterations = {self.iterations!r} must be an integer >= 0")
+        check_positive("iterations", self.iterations, integer=True, allow_zero=True)
         for name in ("task_duration_s", "held_out_duration_s", "dob_cutoff_scale"):
             check_positive(name, getattr(self, name))
         if not isinstance(self.live, bool):

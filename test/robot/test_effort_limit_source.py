@@ -120,4 +120,4 @@ def test_a_closed_loop_replay_without_a_controller_config_clamps_at_the_simulate
     result = _quiet(lambda: replay(rec, closed_loop=True))
     limit = list(robot.values("effort_limit"))
     assert "controller: default configuration (mode pd_dob)" in result.notes, result.notes
-    assert f"controller: effort limits {limit} (the simulated arm's {limit})" in result.notes, result.notes
+    assert f"controller: effort limits {limit} (arm: {limit})" in result.notes, result.notes

@@ -1,4 +1,5 @@
-"""Argument and data-loading helpers shared by the ``train``, ``evaluate``, ``compare`` and ``inspect`` commands."""
+"""Argument and data-loading helpers shared by the ``train``, ``evaluate``, ``compare`` and ``inspect`` commands, and
+the parser of the in-process simulated experiments (``sense``, ``teleop``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FLAGS", "add_config_arguments", "add_data_arguments", "add_dead_zone_arguments", "add_engine_arguments",
            "add_loader_arguments",
-           "add_robot_arguments", "check_bags",
+           "add_robot_arguments", "add_simulation_parser", "check_bags",
            "command_line_error", "dataset_config_from_args", "dead_zone_from_args", "effort_options", "load_bags",
            "robot_options", "train_config_from_args", "training_inputs"]
 
@@ -119,6 +120,17 @@ def add_dead_zone_arguments(p: argparse.ArgumentParser) -> None:
                    help="dead-zone threshold in velocity stds (overrides dead_zone; default from the config: 0.1)")
     g.add_argument("--thresholds", type=float, nargs="+", default=None, metavar="RAD_PER_S",
                    help="per-joint dead-zone thresholds [rad/s] instead of alpha, one per joint in the data's order")
+
+
+def add_simulation_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str, doc: str,
+                          robot_help: str) -> argparse.ArgumentParser:
+    """The parser of an in-process simulated experiment ``name``: its ``--help`` description is the second paragraph
+    of ``doc`` (the command module's docstring), with ``--out DIR`` (required) and ``--robot NAME|FILE`` (a robot
+    profile, "" the bundled arm; ``robot_help``). The caller adds its own flags and ``set_defaults(func=run)``."""
+    p = subparsers.add_parser(name, help=help_text, description=doc.split("\n\n")[1])
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--robot", default="", metavar="NAME|FILE", help=robot_help)
+    return p
 
 
 def add_robot_arguments(p: argparse.ArgumentParser) -> None:

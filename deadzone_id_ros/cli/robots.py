@@ -31,12 +31,10 @@ def run(args: argparse.Namespace) -> int:
     from ..robot import ERD_DISTRIBUTION, available_robots, resolve_robot_model
 
     if args.joints:
-        import pinocchio as pin
-
-        from ..robot.urdf_text import read_urdf
+        from ..robot.urdf_text import load_urdf_model
 
         entry = resolve_robot_model(args.joints)
-        model = pin.buildModelFromXML(read_urdf(entry.urdf_path))
+        model = load_urdf_model(entry.urdf_path)
         joints = [str(n) for i, n in enumerate(model.names) if i > 0 and model.joints[i].nv > 0]
         print(json.dumps(joints) if args.json else "\n".join(joints))
         return 0

@@ -17,10 +17,10 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sense`` subcommand."""
-    p = subparsers.add_parser("sense", help="external torque and contact from the model, against simulated truth",
-                              description=__doc__.split("\n\n")[1])
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
-    p.add_argument("--robot", default="", metavar="NAME|FILE", help="robot profile (default: the bundled arm)")
+    from ._args import add_simulation_parser
+
+    p = add_simulation_parser(subparsers, "sense", "external torque and contact from the model, against simulated "
+                              "truth", __doc__, "robot profile (default: the bundled arm)")
     p.add_argument("--model", default="", metavar="PATH",
                    help="the model under test: an artifact directory or .onnx (e.g. the pick of `deadzone-id "
                    "compare`); default: the URDF's rigid body with its friction")
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: a bad setting (named).
     """
-    from ..errors import ConfigError
     from ..experiments.sense import SenseSettings, run_sense, write_sense
+    from ._args import command_line_error
 
     if args.real_dir is not None:
         return _run_real(args.real_dir, args.out)
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                                  duration=args.duration, calibration_duration=args.calibration_duration,
                                  hold_duration=args.hold_duration, cutoff=args.cutoff)
     except ValueError as err:
-        raise ConfigError(str(err)) from err
+        raise command_line_error(err) from err
     res, traces = run_sense(settings)
     print(write_sense(args.out, res, traces))
     print(f"wrote {args.out / 'sense.json'} and {args.out / 'sense.md'}; see docs/sensing.md for what they mean")

@@ -11,7 +11,6 @@ hold) is also written as a rosbag2 under OUT/demonstration.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -19,11 +18,10 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``teleop`` subcommand."""
     from ..experiments.teleop.results import SCENARIOS
+    from ._args import add_simulation_parser
 
-    p = subparsers.add_parser("teleop", help="leader-follower teleoperation with force feedback, in simulation",
-                              description=__doc__.split("\n\n")[1])
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
-    p.add_argument("--robot", default="", metavar="NAME|FILE", help="robot profile of both arms (default: bundled)")
+    p = add_simulation_parser(subparsers, "teleop", "leader-follower teleoperation with force feedback, in "
+                              "simulation", __doc__, "robot profile of both arms (default: bundled)")
     p.add_argument("--models", nargs="+", default=["nominal", "identified"], metavar="MODEL",
                    help="'nominal' (URDF rigid body), 'identified' (profile model + dead-zone band), 'ideal' (the "
                    "identified model's control with the simulator's true external torques as force sensors: the "
@@ -51,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: a bad setting (named).  SafetyError: the arms' joints cannot be mapped.
     """
-    from ..errors import ConfigError
     from ..experiments.teleop import TeleopSettings, run_teleop
     from ..experiments.teleop.report import write_teleop
+    from ._args import command_line_error
 
     try:
         settings = TeleopSettings(robot=args.robot, models=tuple(args.models), modes=tuple(args.modes),
@@ -62,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                                   force_damping=args.force_damping, position_scale=args.position_scale,
                                   force_scale=args.force_scale)
     except ValueError as err:
-        raise ConfigError(str(err)) from err
+        raise command_line_error(err) from err
     res, traces = run_teleop(settings)
     print(write_teleop(args.out, res, traces))
     print(f"wrote {args.out / 'teleop.json'} and {args.out / 'teleop.md'}; see docs/teleoperation.md")

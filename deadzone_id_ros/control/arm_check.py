@@ -14,7 +14,11 @@ judged on noise). Above :data:`ARM_TOLERANCE` (10%) the model describes another 
 :data:`ARM_NOTE` (1%) up to the tolerance it is accepted and the difference is said. The refusal names the joint,
 the difference [N·m and %], and the bodies (mass [kg], centre of mass, rotational inertia) and joints (origin, axis)
 whose URDF entries differ. A model without a URDF (an MLP artifact, an ONNX network) cannot be compared; the check
-says so.
+says so and accepts it (there is nothing to compare; its joints and units are still checked). A model that carries a
+URDF but cannot be compared is refused with the reason: the controller's URDF cannot be read (it is read as every
+URDF is, :func:`~deadzone_id_ros.robot.urdf_text.read_urdf`, so a xacro file is expanded, not parsed raw), or a URDF
+cannot be parsed or lacks a joint. Accepting there would let a model of another arm through exactly when the check
+could not look; the model's URDF is its own file (robot.urdf), so the refusal points at something to repair.
 """
 
 from __future__ import annotations
@@ -190,14 +194,12 @@ def compare_arms(model: ModelUrdf, reference_xml: str, joint_names: Sequence[str
     import pinocchio as pin
 
     from ..robot.reduced import build_reduced_model
+    from ..robot.urdf_text import pinocchio_model
 
     names = tuple(joint_names)
     n = len(names)
     mine = build_reduced_model(model.urdf_xml, names, model.joint_map or None, model.locked or None, model.source)
-    try:
-        full = pin.buildModelFromXML(reference_xml)
-    except (RuntimeError, ValueError) as err:
-        raise RobotDescriptionError(f"{reference_source}: pinocchio cannot parse this URDF: {err}") from err
+    full = pinocchio_model(reference_xml, reference_source)
     # the controller's URDF holds the joints the model locked where the model locked them (same joint names)
     movable = {str(full.names[k]) for k in range(1, full.njoints) if full.joints[k].nv > 0}
     locked = {k: v for k, v in model.locked.items() if k in movable and k not in names}
@@ -231,24 +233,31 @@ class ArmReference:
     """The controller's arm, what a model is compared with.
 
     Attributes:
-        urdf_xml: the controller's URDF text (None: not readable; the arms are then not compared, and the check
-            says so).  source: its file name.  lower, upper: (J,) position limits [rad].
+        urdf_xml: the controller's URDF text, xacro expanded (None: not readable; a model that carries a URDF is
+            then refused, naming ``error``).  source: its file name.  lower, upper: (J,) position limits [rad].
+        error: why ``urdf_xml`` is None ("" when it is read).
     """
 
     urdf_xml: str | None
     source: str
     lower: np.ndarray
     upper: np.ndarray
+    error: str = ""
 
     @classmethod
     def of(cls, description: RobotDescription) -> ArmReference:
-        """The arm of a :class:`~deadzone_id_ros.robot.RobotDescription` (``urdf_path``, ``lower``, ``upper``)."""
+        """The arm of a :class:`~deadzone_id_ros.robot.RobotDescription` (``urdf_path``, ``lower``, ``upper``), its
+        URDF read by :func:`~deadzone_id_ros.robot.urdf_text.read_urdf` (a xacro file expanded)."""
+        from ..robot.urdf_text import read_urdf
+
+        xml: str | None = None
+        error = ""
         try:
-            xml: str | None = description.urdf_path.read_text()
-        except (OSError, UnicodeDecodeError):
-            xml = None
+            xml = read_urdf(description.urdf_path)
+        except (OSError, UnicodeDecodeError, RobotDescriptionError) as err:
+            error = str(err)
         return cls(xml, str(description.urdf_path), np.asarray(description.lower, dtype=float),
-                   np.asarray(description.upper, dtype=float))
+                   np.asarray(description.upper, dtype=float), error)
 
 
 def arm_verdict(model: object, reference: ArmReference, joint_names: Sequence[str], effort_limit: np.ndarray
@@ -261,20 +270,25 @@ def arm_verdict(model: object, reference: ArmReference, joint_names: Sequence[st
         reference: the controller's arm.  joint_names: (J,) its joints.  effort_limit: (J,) its effort limits [N·m].
 
     Returns:
-        (True, why) when a joint's relative difference exceeds :data:`ARM_TOLERANCE`; else (False, a note: the
-        difference when at least :data:`ARM_NOTE`, "same arm" below it, or why the arms were not compared: the model
-        carries no URDF, or a URDF cannot be read by pinocchio). Never raises for a model or URDF it cannot read.
+        (True, why) when a joint's relative difference exceeds :data:`ARM_TOLERANCE`, or when the model carries a
+        URDF and the comparison fails (the controller's URDF cannot be read, a URDF cannot be parsed or lacks a
+        joint: the reason and what to do); else (False, a note: the difference when at least :data:`ARM_NOTE`,
+        "same arm" below it, or "arm not compared" for a model that carries no URDF). Never raises for a model or
+        URDF it cannot read.
     """
     urdf = model_urdf(model)
     if urdf is None:
         return False, "arm not compared (the model carries no URDF)"
+    fix = ("; a model whose arm cannot be checked is refused: repair the URDF named, or run the controller with the "
+           "URDF the model was trained for")
     if reference.urdf_xml is None:
-        return False, f"arm not compared (cannot read the controller's URDF {reference.source})"
+        return True, (f"cannot compare {urdf.source} with the controller's arm: cannot read the controller's URDF "
+                      f"{reference.source} ({reference.error}){fix}")
     try:
         cmp = compare_arms(urdf, reference.urdf_xml, joint_names, reference.lower, reference.upper, effort_limit,
                            reference_source=reference.source)
     except RobotDescriptionError as err:
-        return False, f"arm not compared ({err})"
+        return True, f"cannot compare {urdf.source} with the controller's arm: {err}{fix}"
     worst = cmp.relative[cmp.worst]
     if worst > ARM_TOLERANCE:
         return True, (f"the model was trained for another arm: {cmp.describe()}; tolerance {ARM_TOLERANCE:.0%}. "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import check_joint_names, check_per_joint, check_positive
+from ..robot.reduced import locked_positions
 
 if TYPE_CHECKING:
     from ..robot import RobotDescription
@@ -74,7 +75,7 @@ MODEL_KINDS = ("none", "rbd", "learned")
 DEFAULT_CONTROL_RATE = 1000.0
 # Fields of ControllerConfig fixed for the controller's life (the model and the joints are built from them).
 FIXED_FIELDS = ("joint_names", "urdf_path", "mode", "model", "model_path", "model_friction", "friction_velocity",
-                "control_rate", "armature", "frictionloss", "damping", "effort_limit")
+                "control_rate", "armature", "frictionloss", "damping", "effort_limit", "locked_joints")
 
 
 def dob_cutoff_limit(control_rate: float, discretization: str) -> tuple[float, str]:
@@ -136,6 +137,9 @@ class ControllerConfig:
             Given, the model includes it whatever ``model_friction`` says.
         damping: rbd only: (J,) viscous friction of the nominal model, ``damping * dq`` [N·m·s/rad]; None: as for
             ``frictionloss``.
+        locked_joints: ``"urdf_joint=value"`` entries: where the URDF joints outside ``joint_names`` are locked in
+            the nominal rigid-body model and the sensing estimators (a robot profile's ``locked``, where the
+            simulator welds them; unset: the profile's; the rest at 0).
         control_rate: nominal loop rate [Hz]; the law uses measured stamps, this only sets the first period. 0 (the
             default): the robot profile's ``control_rate`` (:data:`DEFAULT_CONTROL_RATE` without one).
         effort_limit: (J,) the actuators' effort limit [N·m]; empty (the default): the robot profile's (its
@@ -171,6 +175,7 @@ class ControllerConfig:
     armature: tuple[float, ...] = ()
     frictionloss: tuple[float, ...] | None = None
     damping: tuple[float, ...] | None = None
+    locked_joints: tuple[str, ...] = ()
     control_rate: float = 0.0
     effort_limit: tuple[float, ...] = ()
     effort_limit_scale: float = 1.0
@@ -199,6 +204,7 @@ class ControllerConfig:
             object.__setattr__(self, "control_rate", DEFAULT_CONTROL_RATE)
         if self.effort_limit:
             check_per_joint("effort_limit", self.effort_limit, n)
+        locked_positions(self.locked_joints)
         for name in ("armature", "frictionloss", "damping"):
             if getattr(self, name):
                 check_per_joint(name, getattr(self, name), n, sign="non-negative")
@@ -218,9 +224,14 @@ class ControllerConfig:
 
     def effort_limits(self, description: RobotDescription) -> np.ndarray:
         """(J,) the command clamp [N·m]: ``effort_limit_scale`` times :attr:`effort_limit`, or times the URDF's
-        ``<limit effort>`` (``description``, in ``joint_names`` order) where the config gives none."""
-        limit = self.effort_limit if self.effort_limit else description.effort_limit
-        return np.asarray(limit, dtype=float) * self.effort_limit_scale
+        ``<limit effort>`` (``description``, in ``joint_names`` order) where the config gives none
+        (:meth:`~deadzone_id_ros.robot.RobotDescription.effort_limits`).
+
+        Raises:
+            RobotDescriptionError: :attr:`effort_limit` above the URDF's for a joint (names it and both values), or
+                no positive limit for a joint.
+        """
+        return description.effort_limits(self.effort_limit, "controller effort_limit") * self.effort_limit_scale
 
     @property
     def control_mode(self) -> ControlMode:

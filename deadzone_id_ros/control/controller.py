@@ -96,10 +96,11 @@ class FeedforwardController(ReferenceFollowing):
         if tuple(description.joint_names) != self.joint_names:
             raise SafetyError(f"robot description joints {list(description.joint_names)} differ from the "
                               f"controller's {list(self.joint_names)}")
-        description.check_effort_limits()  # effort="0" (CAD exports) would clamp every command to 0 N·m
+        # the effort clamp (refuses effort="0" from CAD exports, which would clamp every command to 0 N·m, and a
+        # configured limit above the URDF's); the arm check at start-up uses the same limits as a model swap
+        effort_limit = config.effort_limits(description)
         self.description = description
-        other_arm, why = arm_verdict(model, ArmReference.of(description), self.joint_names,
-                                     description.effort_limit * config.effort_limit_scale)
+        other_arm, why = arm_verdict(model, ArmReference.of(description), self.joint_names, effort_limit)
         if other_arm:
             raise SafetyError(f"{why}; refusing to start")
         self.status = ControllerStatus.for_joints(n)

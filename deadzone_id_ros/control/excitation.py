@@ -24,6 +24,7 @@ import numpy as np
 from ..config import check_joint_names, check_per_joint, check_positive
 from ..errors import ConfigError
 from ..robot.description import PRISMATIC_MARGIN_FRACTION, position_margins
+from ..robot.reduced import locked_positions
 from .trajectory import TrajectoryPoints
 
 __all__ = ["ExcitationConfig", "generate_excitation"]
@@ -59,11 +60,15 @@ class ExcitationConfig:
         transition: length of the smooth (quintic smoothstep) change of phase rate [s] (> 0).
         lead_in: initial hold before motion starts [s] (>= 0).
         sample_period: period of the generated points [s] (> 0).
-        effort_fraction: the largest share of each URDF effort limit the motion's rigid-body torque (with the URDF
-            friction) may take, in [0, 1]; the rest is left to the feedback, the rotor inertia and the friction the
-            URDF does not carry: the load-dependent friction of geared drives (the simulator's geared_desktop_arm: up
-            to 0.234 N·m per N·m transmitted, near rest) alone turns a 0.7 share into about 0.9, hence 0.6. 0
-            switches the effort fit off.
+        effort_fraction: the largest share of each effort limit (``effort_limit``) the motion's rigid-body torque
+            (with the URDF friction) may take, in [0, 1]; the rest is left to the feedback, the rotor inertia and
+            the friction the URDF does not carry: the load-dependent friction of geared drives (the simulator's
+            geared_desktop_arm: up to 0.234 N·m per N·m transmitted, near rest) alone turns a 0.7 share into about
+            0.9, hence 0.6. 0 switches the effort fit off.
+        effort_limit: (J,) the actuators' effort limits the fit keeps to [N·m]; empty (the default): the URDF's
+            (:meth:`~deadzone_id_ros.robot.RobotDescription.effort_limits`; a robot profile gives its own).
+        locked_joints: ``"urdf_joint=value"`` entries: where the URDF joints outside ``joint_names`` are locked in
+            the rigid body of the effort fit (a robot profile's ``locked``; the rest at 0).
     """
 
     joint_names: tuple[str, ...] = field(kw_only=True)
@@ -87,13 +92,14 @@ class ExcitationConfig:
     lead_in: float = 0.5
     sample_period: float = 0.01
     effort_fraction: float = 0.6
+    effort_limit: tuple[float, ...] = ()
+    locked_joints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = check_joint_names(self.joint_names)
         for name in ("duration", "base_frequency", "move_duration", "transition", "sample_period"):
             check_positive(name, getattr(self, name))
-        if not isinstance(self.harmonics, int) or self.harmonics < 1:
-            raise ValueError(f"harmonics = {self.harmonics!r} must be an integer >= 1")
+        check_positive("harmonics", self.harmonics, integer=True)
         if not isinstance(self.seed, int):
             raise ValueError(f"seed = {self.seed!r} must be an integer")
         check_per_joint("center", self.center, n, sign="any")
@@ -101,8 +107,7 @@ class ExcitationConfig:
             raise ValueError(f"center_from_start = {self.center_from_start!r} must be true or false")
         check_per_joint("acceleration_limit", self.acceleration_limit, n)
         check_per_joint("amplitude", self.amplitude, n)
-        if not (isinstance(self.position_margin, (int, float)) and self.position_margin >= 0):
-            raise ValueError(f"position_margin = {self.position_margin!r} must be >= 0")
+        check_positive("position_margin", self.position_margin, allow_zero=True)
         if not (isinstance(self.prismatic_margin_fraction, (int, float)) and 0 <= self.prismatic_margin_fraction < 0.5):
             raise ValueError(f"prismatic_margin_fraction = {self.prismatic_margin_fraction!r} must be in [0, 0.5)")
         if not (isinstance(self.velocity_fraction, (int, float)) and 0 < self.velocity_fraction <= 1):
@@ -118,10 +123,12 @@ class ExcitationConfig:
             )
         if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
-        if not (isinstance(self.lead_in, (int, float)) and self.lead_in >= 0):
-            raise ValueError(f"lead_in = {self.lead_in!r} must be >= 0")
+        check_positive("lead_in", self.lead_in, allow_zero=True)
         if not (isinstance(self.effort_fraction, (int, float)) and 0 <= self.effort_fraction <= 1):
             raise ValueError(f"effort_fraction = {self.effort_fraction!r} must be in [0, 1]")
+        if self.effort_limit:
+            check_per_joint("effort_limit", self.effort_limit, n)
+        locked_positions(self.locked_joints)
         if self.sample_period > self.transition / 3:
             raise ValueError(f"sample_period = {self.sample_period} must be <= transition/3 = {self.transition / 3}")
 
@@ -271,17 +278,21 @@ def generate_excitation(
 def _fit_effort(config: ExcitationConfig, desc, center: np.ndarray, q: np.ndarray, dq: np.ndarray,
                 ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, dq, ddq) with every joint's excursion about ``center`` shrunk by one common factor c in (0, 1], the largest
-    (bisection, 1% of c) whose rigid-body torque with the URDF friction stays within ``effort_fraction`` of each
-    effort limit; unchanged when the motion already does. Arrays (K, J) [rad, rad/s, rad/s²].
+    (bisection, 1% of c) whose rigid-body torque with the URDF friction (the other URDF joints locked where
+    ``config.locked_joints`` puts them) stays within ``effort_fraction`` of each effort limit (``config.effort_limit``,
+    else the URDF's); unchanged when the motion already does. Arrays (K, J) [rad, rad/s, rad/s²].
 
     Raises:
         ConfigError: the centre pose held still needs more than that (gravity): names the joints and torques.
+        RobotDescriptionError: ``config.effort_limit`` above the URDF's (names the joint and both values).
     """
     from ..models.runtime import NominalRigidBodyModel
     from ..resources import default_urdf
 
-    model = NominalRigidBodyModel(config.urdf_path or default_urdf(), config.joint_names, friction=True)
-    bound = config.effort_fraction * desc.effort_limit
+    model = NominalRigidBodyModel(config.urdf_path or default_urdf(), config.joint_names, friction=True,
+                                  locked=locked_positions(config.locked_joints))
+    limit = desc.effort_limits(config.effort_limit, "excitation effort_limit")
+    bound = config.effort_fraction * limit
 
     def load(c: float) -> float:
         tau = model.predict(center + c * (q - center), c * dq, c * ddq)
@@ -291,7 +302,7 @@ def _fit_effort(config: ExcitationConfig, desc, center: np.ndarray, q: np.ndarra
         return q, dq, ddq
     static = np.abs(model.predict(center, np.zeros_like(center), np.zeros_like(center)))
     if np.any(static > bound):
-        bad = [f"{config.joint_names[j]} {static[j]:.3g} N*m of {desc.effort_limit[j]:.3g}"
+        bad = [f"{config.joint_names[j]} {static[j]:.3g} N*m of {limit[j]:.3g}"
                for j in np.flatnonzero(static > bound)]
         raise ConfigError(f"the excitation's centre {np.round(center, 4).tolist()} needs more than effort_fraction = "
                           f"{config.effort_fraction:g} of the effort limit to hold against gravity at {bad}: choose a "

@@ -44,8 +44,7 @@ class ExcitationNodeConfig:
         check_positive("start_delay", self.start_delay, allow_zero=True)
         check_positive("publish_period", self.publish_period)
         check_positive("horizon", self.horizon)
-        if not isinstance(self.wait_for_subscribers, int) or self.wait_for_subscribers < 0:
-            raise ValueError(f"wait_for_subscribers = {self.wait_for_subscribers!r} must be an integer >= 0")
+        check_positive("wait_for_subscribers", self.wait_for_subscribers, integer=True, allow_zero=True)
         if self.horizon <= self.publish_period:
             raise ValueError(f"horizon = {self.horizon} must be > publish_period = {self.publish_period}")
 

@@ -107,20 +107,13 @@ class ControllerNodeConfig:
         check_positive("diagnostics_rate", self.diagnostics_rate)
         if self.diagnostics_rate > 100:
             raise ValueError(f"diagnostics_rate = {self.diagnostics_rate} must be <= 100 Hz")
-        if (
-            isinstance(self.debug_decimation, bool)
-            or not isinstance(self.debug_decimation, int)
-            or self.debug_decimation < 0
-        ):
-            raise ValueError(f"debug_decimation = {self.debug_decimation!r} must be an integer >= 0")
+        check_positive("debug_decimation", self.debug_decimation, integer=True, allow_zero=True)
         if not isinstance(self.stamped_command, bool):
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
         check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
         check_positive("reference_lead", self.reference_lead)
         for name in ("wait_for_subscribers", "wait_for_reference_publishers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} = {value!r} must be an integer >= 0")
+            check_positive(name, getattr(self, name), integer=True, allow_zero=True)
 
 
 def load_controller_config(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..robot.defaults import bundled_robot, profile_values, urdf_field
+from ..robot.defaults import bundled_robot, locked_field, profile_values, urdf_field
 from ..robot.derived import DerivedRobot
 from .config import ControllerConfig
 from .excitation import ExcitationConfig
@@ -22,13 +22,15 @@ __all__ = ["bundled_controller_config", "bundled_excitation_config", "controller
 def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
     """The control law's config for ``robot``: joints, URDF, gains, nominal inertia, DOB cutoff, torque rate limit,
     effort limit and control rate from the profile, and what its nominal rigid-body model adds to the URDF: the
-    armature, and friction and damping where the profile's settings give them; ``explicit`` fields override.
+    armature, the locked joints where the profile locks them, and friction and damping where the profile's settings
+    give them; ``explicit`` fields override.
 
     Raises:
         ValueError: a bad explicit value (from :class:`~deadzone_id_ros.control.ControllerConfig`).
     """
     values: dict[str, Any] = {
         "joint_names": robot.joint_names, "urdf_path": urdf_field(robot), "control_rate": robot.profile.control_rate,
+        "locked_joints": locked_field(robot),
         **profile_values(robot, ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit", "effort_limit",
                                  "armature"))}
     for key in ("frictionloss", "damping"):
@@ -38,11 +40,13 @@ def controller_config(robot: DerivedRobot, **explicit: Any) -> ControllerConfig:
 
 
 def excitation_config(robot: DerivedRobot, **explicit: Any) -> ExcitationConfig:
-    """The excitation's config for ``robot``: joints, URDF, centre (the home pose), amplitude and acceleration limit
-    from the profile; ``explicit`` fields override."""
+    """The excitation's config for ``robot``: joints, URDF, locked joints, centre (the home pose), amplitude,
+    acceleration limit and effort limit (as the controller's clamp) from the profile; ``explicit`` fields override
+    (another ``urdf_path`` keeps the profile's effort limit unless ``effort_limit`` is given too: ``()`` takes that
+    URDF's; one above it is refused when the excitation is generated)."""
     values: dict[str, Any] = {
-        "joint_names": robot.joint_names, "urdf_path": urdf_field(robot),
-        **profile_values(robot, ("center", "amplitude", "acceleration_limit"))}
+        "joint_names": robot.joint_names, "urdf_path": urdf_field(robot), "locked_joints": locked_field(robot),
+        **profile_values(robot, ("center", "amplitude", "acceleration_limit", "effort_limit"))}
     return ExcitationConfig(**{**values, **explicit})
 
 

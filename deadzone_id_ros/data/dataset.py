@@ -32,7 +32,7 @@ from typing import TypedDict
 import numpy as np
 
 from ..errors import DataError
-from .bag import open_bag, select_joint_state_topic, series_from_recording
+from .bag import JointStateSeries, open_bag, select_joint_state_topic, series_from_recording
 from .cleaning_log import CleaningLog
 from .cleaning_report import BagReport, CleaningReport, merge_reports
 from .dataset_config import TIME_SOURCES, VELOCITY_SOURCES, DatasetConfig
@@ -47,6 +47,7 @@ __all__ = [
     "BagLoad",
     "Dataset",
     "DatasetConfig",
+    "bag_effort_units",
     "dataset_from_recordings",
     "load_bag",
     "load_dataset",
@@ -155,8 +156,7 @@ def load_bag(path: str | Path, config: DatasetConfig) -> BagLoad:
         log.note("recovered", handle.recovered)
         log.warn(*(f"{path}: {n}" for n in handle.notes))
         eps, joints, rep = build_episodes(series, config, log)
-        stated = recorded_effort_unit(path)
-        unit = (dict.fromkeys(joints, stated[0]), stated[1]) if stated else _guess_unit(handle, series, joints, config)
+        unit = bag_effort_units(path, {c.msgtype for c in handle.reader.connections}, series, joints, config)
     return BagLoad(str(path), eps, tuple(joints), rep, unit)
 
 
@@ -226,10 +226,20 @@ def load_dataset(paths: Sequence[str | Path], config: DatasetConfig | None = Non
                    effort_unit_reason=why)
 
 
-def _guess_unit(handle, series, joints: Sequence[str], config: DatasetConfig) -> tuple[dict[str, str], str]:
-    """({joint: unit}, reason) of one bag's effort, from its message types and each joint's own largest |effort|
-    (joints with a torque constant are N·m by it and not judged)."""
-    msgtypes = {c.msgtype for c in handle.reader.connections}
+def bag_effort_units(path: str | Path, msgtypes: set[str], series: JointStateSeries, joints: Sequence[str],
+                     config: DatasetConfig) -> tuple[dict[str, str], str]:
+    """({joint: unit}, reason) of one bag's effort as recorded, the one rule of the loader and ``inspect``: the unit
+    the bag's episode.yaml states (:func:`recorded_effort_unit`), else guessed from its message types and each
+    joint's own largest |effort| and whether every effort is a whole number
+    (:func:`~.effort_units.guess_effort_units`); joints with a torque constant are not judged (N·m by it, later).
+
+    Args:
+        path: the bag.  msgtypes: its message type names.  series: its selected /joint_states series.
+        joints: (J,) the joints used.  config: the loader settings (``torque_constants``).
+    """
+    stated = recorded_effort_unit(path)
+    if stated:
+        return dict.fromkeys(joints, stated[0]), stated[1]
     effort = np.abs(np.asarray(series.effort, float))
     peaks: dict[str, float] = {}
     whole = True

@@ -9,7 +9,7 @@ samples with every joint moving, the data-set report, and a note on effort units
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -20,10 +20,10 @@ from ..stamps import ns_to_s
 from .bag import JOINT_STATE_TYPE, field_usability, open_bag, read_joint_states, select_joint_state_topic
 from .bag.reader import BagHandle
 from .cleaning_report import BagReport
-from .dataset import recorded_effort_unit
+from .dataset import bag_effort_units
 from .dataset_config import DatasetConfig
 from .deadzone import DeadZoneConfig, fit_dead_zone
-from .effort_units import FIX_HINT, NEWTON_METRE, effort_units, guess_effort_unit
+from .effort_units import FIX_HINT, NEWTON_METRE, effort_units
 from .episodes import build_episodes
 
 __all__ = ["DatasetSummary", "TopicRate", "effort_unit_note", "format_report", "inspect_bag"]
@@ -61,24 +61,23 @@ class DatasetSummary(TypedDict):
     warnings: list[str]
 
 
-def effort_unit_note(msgtypes: set[str], max_abs_effort: float, config: DatasetConfig | None = None,
+def effort_unit_note(guessed: Mapping[str, str], why: str, config: DatasetConfig | None = None,
                      joints: Sequence[str] = ()) -> str:
     """A sentence about the effort units of a bag and what to do about them: from ``config.torque_constants`` and
     ``config.effort_unit`` where the user gave them (``--torque-constant``, ``--effort-unit``; as training will use
-    them), else guessed from the message types and the largest |effort| seen
-    (:func:`~deadzone_id_ros.data.effort_units.guess_effort_unit`).
+    them), else the units as recorded, by the loader's own rule
+    (:func:`~deadzone_id_ros.data.dataset.bag_effort_units`: per joint, whole numbers told apart as a servo's load).
 
     Args:
-        msgtypes: the bag's message type names.
-        max_abs_effort: largest |effort| of the selected joints, as recorded.
-        config: the loader settings, or None for the guess alone.
+        guessed: {joint: unit} as recorded (:func:`~deadzone_id_ros.data.dataset.bag_effort_units`).
+        why: the reason of ``guessed``.
+        config: the loader settings, or None for the recorded units alone.
         joints: (J,) the selected joints, for the units per joint.
     """
-    guessed, why = guess_effort_unit(msgtypes, max_abs_effort)
     constants = dict(config.torque_constants or {}) if config is not None else {}
     stated = config.effort_unit if config is not None else None
+    units = effort_units(joints or list(guessed), guessed, effort_unit=stated, torque_constants=constants)
     if constants or stated:
-        units = effort_units(joints, guessed, effort_unit=stated, torque_constants=constants)
         converted = [j for j in joints if j in constants]
         text = f"effort units {units}"
         text += f" (converted to N·m with --torque-constant for {converted})" if converted else ""
@@ -86,9 +85,10 @@ def effort_unit_note(msgtypes: set[str], max_abs_effort: float, config: DatasetC
         if any(u != NEWTON_METRE for u in units.values()):
             text += f"; the controller refuses a model that does not predict N·m - {FIX_HINT}"
         return text
-    if guessed == NEWTON_METRE:
+    kinds = sorted(set(units.values()))
+    if kinds == [NEWTON_METRE]:
         return f"effort is used as the torque label as recorded ({why})"
-    unit = guessed
+    unit = kinds[0] if len(kinds) == 1 else str(units)
     return (f"effort unit {unit}: {why}; a model trained on it predicts {unit} and the controller refuses it - "
             f"{FIX_HINT}")
 
@@ -191,12 +191,7 @@ def inspect_bag(path: str | Path, config: DatasetConfig | None = None,
             return out
     out["trainable"] = True
     out["dataset"] = _dataset_summary(path, episodes, joints, rep, dead_zone)
-    eff = np.abs(series.effort[:, [series.joint_names.index(j) for j in joints]])
-    out["effort_note"] = effort_unit_note(msgtypes, float(np.nanmax(eff)) if eff.size else 0.0, config, joints)
-    recorded = recorded_effort_unit(path)
-    if recorded is not None and not (config.effort_unit or config.torque_constants):
-        out["effort_note"] = (f"effort unit {recorded[0]} ({recorded[1]}); a model trained on it predicts "
-                              f"{recorded[0]} and the controller refuses it - {FIX_HINT}")
+    out["effort_note"] = effort_unit_note(*bag_effort_units(path, msgtypes, series, joints, config), config, joints)
     return out
 
 

@@ -18,10 +18,10 @@ angle); the user states it (``--position-unit deg|rad``), and the normalized ran
 An inverse-dynamics model learns the joint torque from (q, dq, ddq): a dataset without effort cannot train one. The
 effort is taken from a feature whose key or element names say ``load``, ``current``, ``effort`` or ``torque``
 (e.g. ``observation.load`` with one value per joint, or ``shoulder_pan.load`` elements of ``observation.state``).
-Its unit: a Feetech servo's ``Present_Load`` is the PWM duty in 0.1 % (:data:`LOAD_UNIT`), ``Present_Current`` the
-register's raw steps (:data:`CURRENT_UNIT`); either is carried into the bag's episode.yaml (``effort_unit``), so the
-loader, the training report and the model artifact state it and the controller refuses a model trained on it until a
-torque constant converts it to N·m (``--torque-constant JOINT:K``).
+Its unit: a Feetech servo's ``Present_Load`` is the PWM duty in 0.1 % (:data:`~.effort_units.PRESENT_LOAD`),
+``Present_Current`` the register's raw steps (:data:`CURRENT_UNIT`); either is carried into the bag's episode.yaml
+(``effort_unit``), so the loader, the training report and the model artifact state it and the controller refuses a
+model trained on it until a torque constant converts it to N·m (``--torque-constant JOINT:K``).
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ import numpy as np
 
 from ..errors import DataError
 from ..stamps import NS_PER_S
+from .effort_units import PRESENT_LOAD
 from .types import Recording
 
-__all__ = ["CURRENT_UNIT", "INFO_FILE", "LOAD_UNIT", "POSITION_UNITS", "LerobotDataset", "LerobotFeature",
+__all__ = ["CURRENT_UNIT", "INFO_FILE", "POSITION_UNITS", "LerobotDataset", "LerobotFeature",
            "find_lerobot_root", "format_lerobot_report", "lerobot_recordings", "lerobot_report", "not_a_bag_hint",
            "open_lerobot"]
 
 INFO_FILE = "meta/info.json"
-#: A Feetech/Dynamixel servo's Present_Load: PWM duty in 0.1 %.
-LOAD_UNIT = "0.1%duty"
 #: A Feetech servo's Present_Current, in the register's raw steps (the servo's manual gives the current per step).
 CURRENT_UNIT = "Present_Current"
 #: ``--position-unit`` choices and their factor to rad.
@@ -78,7 +77,7 @@ class LerobotDataset:
         features: every info.json feature, by key.  files: (F,) the parquet files read (sorted).
         joint_names: (J,) joints of ``observation.state``.  position_columns: (J,) their elements in it.
         effort_key: the feature holding effort ("" when none); effort_columns: (J,) its element per joint.
-        effort_unit: :data:`LOAD_UNIT`, :data:`CURRENT_UNIT` or "unknown" ("" when no effort).
+        effort_unit: :data:`~.effort_units.PRESENT_LOAD`, :data:`CURRENT_UNIT` or "unknown" ("" when no effort).
     """
 
     root: Path
@@ -207,7 +206,7 @@ def open_lerobot(path: str | Path) -> LerobotDataset:
 
 
 def _unit_of(word: str) -> str:
-    return LOAD_UNIT if "load" in word else CURRENT_UNIT if "current" in word else "unknown"
+    return PRESENT_LOAD if "load" in word else CURRENT_UNIT if "current" in word else "unknown"
 
 
 def _find_effort(features: dict[str, LerobotFeature], joints: tuple[str, ...],
@@ -323,7 +322,7 @@ def lerobot_recordings(ds: LerobotDataset, position_unit: str, start_time_ns: in
 
 
 def _effort_kind(ds: LerobotDataset) -> str:
-    return {LOAD_UNIT: "a servo's Present_Load, PWM duty in 0.1 %",
+    return {PRESENT_LOAD: "a servo's Present_Load, PWM duty in 0.1 %",
             CURRENT_UNIT: "a servo's Present_Current, raw register steps"}.get(ds.effort_unit, "unit unknown")
 
 

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import check_positive
 from ..errors import DataError
 from ..realtime import check_realtime
 from ..stamps import NS_PER_S, ns_to_s
@@ -124,8 +125,7 @@ class RecorderConfig:
         if not isinstance(self.drop_zero_stamp_states, bool):
             raise ValueError(f"RecorderConfig.drop_zero_stamp_states = {self.drop_zero_stamp_states!r} must be true or "
                              "false")
-        if not (isinstance(self.queue_depth, int) and self.queue_depth >= 1):
-            raise ValueError(f"RecorderConfig.queue_depth = {self.queue_depth!r} must be an integer >= 1")
+        check_positive("RecorderConfig.queue_depth", self.queue_depth, integer=True)
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
 
     def topics(self) -> dict[str, str]:

@@ -23,7 +23,7 @@ model identified from data is a different class, :class:`deadzone_id_ros.models.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -54,7 +54,9 @@ class ZeroModel:
 class NominalRigidBodyModel:
     """Nominal rigid-body inverse dynamics of a URDF (pinocchio RNEA), optionally with the URDF friction.
 
-    Joints of the URDF outside ``joint_names`` are held at their neutral position with zero velocity.
+    Joints of the URDF outside ``joint_names`` are locked (pinocchio ``buildReducedModel``,
+    :func:`~deadzone_id_ros.robot.build_reduced_model`) at their ``locked`` position (a robot profile's ``locked``:
+    where the simulator welds them, :mod:`deadzone_id_ros.sim.locked`), 0 where it gives none, with zero velocity.
 
     Args:
         urdf_path: the URDF.
@@ -65,10 +67,12 @@ class NominalRigidBodyModel:
         armature: (J,) rotor inertia added to the diagonal [kg·m²] (URDFs carry none); default zeros.
         coulomb: (J,) Coulomb friction [N·m] (a robot profile's ``frictionloss``); given, friction is on.
         viscous: (J,) viscous friction [N·m·s/rad] (a robot profile's ``damping``); given, friction is on.
+        locked: URDF joint -> position [rad or m] of joints outside ``joint_names`` (a robot profile's ``locked``).
 
     Raises:
         FileNotFoundError: the URDF does not exist.
-        RobotDescriptionError: the URDF cannot be parsed or lacks a joint.
+        RobotDescriptionError: the URDF cannot be parsed or lacks a joint; ``locked`` names a joint the URDF lacks or
+            a controlled one.
         ValueError: friction_velocity <= 0 or armature, coulomb or viscous of the wrong length.
     """
 
@@ -82,10 +86,11 @@ class NominalRigidBodyModel:
         armature: Sequence[float] | None = None,
         coulomb: Sequence[float] | None = None,
         viscous: Sequence[float] | None = None,
+        locked: Mapping[str, float] | None = None,
     ) -> None:
         import pinocchio as pin
 
-        from ..robot import load_robot_description
+        from ..robot import build_reduced_model, load_robot_description
         from ..robot.urdf_text import read_urdf
 
         self.description = load_robot_description(urdf_path, joint_names)
@@ -93,10 +98,13 @@ class NominalRigidBodyModel:
         if not friction_velocity > 0:
             raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0")
         self._pin = pin
-        self.model = pin.buildModelFromXML(read_urdf(urdf_path))
+        #: the reduced robot: ``joint_names`` movable, every other URDF joint locked where ``locked`` puts it
+        self.robot = build_reduced_model(read_urdf(urdf_path), self.joint_names, locked=locked or None,
+                                         source=str(urdf_path))
+        self.model = self.robot.model
         self.data = self.model.createData()
-        self._idx_q = np.array([self.model.joints[self.model.getJointId(n)].idx_q for n in joint_names], dtype=int)
-        self._idx_v = np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in joint_names], dtype=int)
+        self._idx_q, self._idx_v = self.robot.idx_q, self.robot.idx_v
+        self._one = bool(np.all(self.robot.nq_joint == 1))  # no continuous joint: q goes straight into the config
         if armature is not None:
             arm = np.asarray(armature, dtype=float)
             if arm.shape != (len(self.joint_names),):
@@ -119,11 +127,20 @@ class NominalRigidBodyModel:
             raise ValueError(f"{name} must have {len(self.joint_names)} values, got {out.shape}")
         return out
 
+    def set_configuration(self, q: np.ndarray) -> np.ndarray:
+        """Write joint positions q (J,) [rad or m] into the workspace configuration (cos/sin for a continuous joint)
+        and return it (nq,)."""
+        if self._one:
+            self._q[self._idx_q] = q
+        else:
+            self._q[:] = self.robot.configuration(q)[0]
+        return self._q
+
     def predict(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """tau (J,) or (N, J) [N·m] = M(q) ddq + C(q, dq) dq + g(q) (+ friction); raises ValueError on shapes."""
         q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if q.ndim == 1:  # one sample (every control tick): no batch loop
-            self._q[self._idx_q] = q
+            self.set_configuration(q)
             self._v[self._idx_v] = dq
             self._a[self._idx_v] = ddq
             tau = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
@@ -134,7 +151,7 @@ class NominalRigidBodyModel:
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
         out = np.empty_like(q2)
         for k in range(q2.shape[0]):
-            self._q[self._idx_q] = q2[k]
+            self.set_configuration(q2[k])
             self._v[self._idx_v] = dq2[k]
             self._a[self._idx_v] = ddq2[k]
             out[k] = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
@@ -273,6 +290,8 @@ class ModelSettings(Protocol):
         armature, frictionloss, damping: "rbd" only: (J,) ``armature`` [kg·m²] (empty: none), ``coulomb`` [N·m]
             and ``viscous`` [N·m·s/rad] (None: none, or the URDF's with ``model_friction``) of
             :class:`NominalRigidBodyModel`, a robot profile's values.
+        locked_joints: "rbd" only: ``"urdf_joint=value"`` entries, where the URDF joints outside ``joint_names``
+            are locked (a robot profile's ``locked``; the rest at 0).
     """
 
     @property
@@ -293,6 +312,8 @@ class ModelSettings(Protocol):
     def frictionloss(self) -> tuple[float, ...] | None: ...
     @property
     def damping(self) -> tuple[float, ...] | None: ...
+    @property
+    def locked_joints(self) -> tuple[str, ...]: ...
 
 
 def load_model(settings: ModelSettings) -> InverseDynamicsModel:
@@ -315,6 +336,7 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
         return ZeroModel(joint_names)
     if kind == "rbd":
         from ..resources import default_urdf
+        from ..robot.reduced import locked_positions
 
         return NominalRigidBodyModel(
             settings.urdf_path or default_urdf(),
@@ -324,6 +346,7 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             armature=settings.armature or None,
             coulomb=settings.frictionloss,
             viscous=settings.damping,
+            locked=locked_positions(settings.locked_joints),
         )
     if kind == "learned":
         if not settings.model_path:

@@ -77,9 +77,11 @@ class SensingPublisher:
             ValueError, FileNotFoundError, RobotDescriptionError: from :func:`~deadzone_id_ros.sensing.build_sensor`.
         """
         from ..resources import default_urdf
+        from ..robot.reduced import locked_positions
 
         urdf = settings.urdf_path or str(default_urdf())
-        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, warn=node.get_logger().info)
+        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, warn=node.get_logger().info,
+                              locked=locked_positions(settings.locked_joints))
         return cls(node, sensor)
 
     def on_state(self, msg: JointState, idx: np.ndarray, t: float, q: np.ndarray, dq: np.ndarray,

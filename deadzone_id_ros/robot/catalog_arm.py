@@ -129,16 +129,11 @@ def catalog_profile_values(name: str) -> dict[str, Any]:
         ConfigError: ``name`` is a catalog robot that is not a fixed-base serial arm (the reason and what to do).
         RobotDescriptionError: ``name`` is not in the catalog, or pinocchio cannot parse its URDF.
     """
-    import pinocchio as pin
-
-    from ..errors import RobotDescriptionError
     from .catalog import resolve_robot_model
+    from .urdf_text import load_urdf_model
 
     entry = resolve_robot_model(name)
-    try:
-        model = pin.buildModelFromUrdf(str(entry.urdf_path))
-    except (RuntimeError, ValueError) as err:
-        raise RobotDescriptionError(f"{entry.urdf_path}: pinocchio cannot parse this URDF: {err}") from err
+    model = load_urdf_model(entry.urdf_path)
     found = arm_structure(model)
     if found.reason:
         raise ConfigError(f"--robot {name!r}: the catalog robot is not a fixed-base serial arm: {found.reason}. "
@@ -169,8 +164,9 @@ def _home(urdf_path, found: ArmStructure, zero: np.ndarray, lo: np.ndarray,
     from .description import load_robot_description
     from .inertia import sample_poses
     from .reduced import build_reduced_model
+    from .urdf_text import read_urdf
 
-    reduced = build_reduced_model(urdf_path.read_text(), found.arm, locked=found.locked, source=str(urdf_path))
+    reduced = build_reduced_model(read_urdf(urdf_path), found.arm, locked=found.locked, source=str(urdf_path))
     effort = load_robot_description(urdf_path, found.arm).effort_limit
     if not np.all(effort > 0):
         return zero, f"zero clipped into the inner {HOME_INNER:.0%} of each range (its middle where it excludes zero)"

@@ -4,7 +4,9 @@ For each controlled joint j (the profile's ``overrides`` beat every derived valu
 
 - limits: position, velocity and effort limits from the URDF's ``<limit>``, looked up by joint name (a continuous
   joint has none on position); a joint whose effort limit is 0 or missing is refused (:meth:`RobotDescription.\
-check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's datasheet) beats the URDF's.
+check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's datasheet) beats the URDF's, and may
+  only lower it (:meth:`RobotDescription.effort_limits`: one above the URDF's is refused, naming the joint and both
+  values).
 - encoder resolution: the profile's ``encoder_resolution`` setting [rad per count], else
   :data:`ENCODER_RESOLUTION` (16 bits per turn).
 - friction and damping: the profile's ``frictionloss`` / ``damping`` settings, else the URDF's ``<dynamics>``.
@@ -252,12 +254,18 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     Raises:
         FileNotFoundError: the URDF does not exist.
         RobotDescriptionError: the URDF lacks a controlled or locked joint, a controlled joint is not 1-DOF (names
-            its kind: floating, planar), has an effort limit of 0 or none, or moves a link without mass or inertia
+            its kind: floating, planar), has an effort limit of 0 or none (URDF and profile) or a profile
+            ``effort_limit`` above the URDF's, or moves a link without mass or inertia
             (:func:`check_moving_inertials`; names the joint and the link, and the fix).
     """
     urdf_path = resolve_profile_urdf(profile)
     desc = load_robot_description(urdf_path, profile.joint_names)
-    desc.check_effort_limits()
+    picker = _Picker(profile)
+    pick = picker.pick
+    effort_limit = pick("effort_limit", desc.effort_limit, "urdf", "effort_limit")
+    effort_limit = desc.effort_limits(
+        [float(v) if o != "urdf" else None for v, o in zip(effort_limit, picker.origin["effort_limit"])],
+        f"robot profile {profile.name!r}: effort_limit")
     n = desc.n_joints
     if profile.home:
         home = np.asarray(profile.home, dtype=float)
@@ -268,11 +276,8 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     else:  # a prismatic joint's default home keeps its margin from the limits (a lift at 0 = its lower limit)
         inset = position_margins(desc, 0.0)
         home = np.clip(np.zeros(n), desc.lower + inset, desc.upper - inset)
-    picker = _Picker(profile)
-    pick = picker.pick
     from .inertia import inertia_spread, mass_matrices, sample_poses
 
-    effort_limit = pick("effort_limit", desc.effort_limit, "urdf", "effort_limit")
     _check_inertials(urdf_path, profile)
     poses = sample_poses(desc.lower, desc.upper, home)
     masses = mass_matrices(urdf_path, profile.joint_names, profile.locked, poses)

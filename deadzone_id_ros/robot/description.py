@@ -148,6 +148,49 @@ class RobotDescription:
                 f"controlled joint needs a positive effort limit (the command is clamped to it); set "
                 f"<limit effort=\"...\"> in the URDF to the actuator's peak torque (force for a prismatic joint)")
 
+    def effort_limits(self, given: Sequence[float | None] = (), source: str = "effort_limit") -> np.ndarray:
+        """(J,) the actuators' effort limits [N·m or N]: the one rule every clamp, fit and check uses. ``given`` (a
+        robot profile's ``effort_limit`` setting, a config's ``effort_limit``) where it gives a value, else the
+        URDF's ``<limit effort>``.
+
+        A given limit above the URDF's is refused, not taken: the URDF's limit is what the rest of the robot's
+        description (the URDF's own consumers, ros2_control's hardware interface) holds the joint to, so a larger
+        one is a typo or the wrong robot; a smaller one (the real drive's datasheet, e.g. the SO-101 servo's 1.9 N·m
+        against a 10 N·m placeholder) is what the setting is for.
+
+        Args:
+            given: () (the URDF's), or (J,) values in ``joint_names`` order, None for a joint it leaves to the URDF.
+            source: what ``given`` is, for messages (e.g. "robot profile so101's effort_limit").
+
+        Raises:
+            RobotDescriptionError: ``given`` has the wrong length, a value that is not finite and > 0, or one above
+                the URDF's limit (names the joint and both values); a joint left to the URDF whose limit is 0 or
+                missing (:meth:`check_effort_limits`).
+        """
+        urdf = np.asarray(self.effort_limit, dtype=float)
+        if not len(given):
+            self.check_effort_limits()
+            return urdf.copy()
+        if len(given) != self.n_joints:
+            raise RobotDescriptionError(f"{source}: {len(given)} values for the {self.n_joints} joints "
+                                        f"{list(self.joint_names)}")
+        out = urdf.copy()
+        for i, (joint, value) in enumerate(zip(self.joint_names, given)):
+            if value is None:
+                if not (np.isfinite(urdf[i]) and urdf[i] > 0):
+                    self.check_effort_limits()
+                continue
+            unit = self.units(joint).effort
+            if not (np.isfinite(value) and value > 0):
+                raise RobotDescriptionError(f"{source}: joint {joint} effort limit {value!r} {unit} must be > 0")
+            if np.isfinite(urdf[i]) and urdf[i] > 0 and value > urdf[i]:
+                raise RobotDescriptionError(
+                    f"{source}: joint {joint} effort limit {value:g} {unit} is above the URDF's <limit effort> "
+                    f"{urdf[i]:g} {unit} ({self.urdf_path}): a limit may only lower the URDF's; give the drive's "
+                    "peak torque at most the URDF's, or correct the URDF")
+            out[i] = float(value)
+        return out
+
     @property
     def n_joints(self) -> int:
         """Number of joints J."""
@@ -181,17 +224,10 @@ def load_robot_description(urdf_path: str | Path, joint_names: Sequence[str] | N
         RobotDescriptionError: the URDF cannot be parsed (or xacro cannot expand it), or lacks a requested joint (all
             missing names listed), or a requested joint has more than one degree of freedom (names it and its kind).
     """
-    import pinocchio as pin
-
-    from .urdf_text import read_urdf
+    from .urdf_text import load_urdf_model
 
     path = Path(urdf_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"URDF {path} does not exist")
-    try:
-        model = pin.buildModelFromXML(read_urdf(path))
-    except (RuntimeError, ValueError) as err:
-        raise RobotDescriptionError(f"{path}: pinocchio cannot parse this URDF: {err}") from err
+    model = load_urdf_model(path)
     names = [str(n) for n in model.names][1:]  # index 0 is the universe joint
     if joint_names is None:
         joint_names = [n for n in names if model.joints[model.getJointId(n)].nv == 1]

@@ -83,9 +83,10 @@ def mass_matrices(urdf_path: str | Path, joint_names: Sequence[str], locked: Map
     import pinocchio as pin
 
     from .reduced import build_reduced_model
+    from .urdf_text import read_urdf
 
     path = Path(urdf_path)
-    reduced = build_reduced_model(path.read_text(), tuple(joint_names), locked=dict(locked), source=str(path))
+    reduced = build_reduced_model(read_urdf(path), tuple(joint_names), locked=dict(locked), source=str(path))
     data = reduced.model.createData()
     configs = reduced.configuration(poses)
     idx = np.ix_(reduced.idx_v, reduced.idx_v)

@@ -20,7 +20,8 @@ from .description import joint_kind
 if TYPE_CHECKING:
     import pinocchio as pin
 
-__all__ = ["ReducedRobot", "build_reduced_model", "match_joints", "parse_joint_map", "parse_locked"]
+__all__ = ["ReducedRobot", "build_reduced_model", "locked_positions", "match_joints", "parse_joint_map",
+           "parse_locked"]
 
 
 def parse_joint_map(items: Sequence[str] | None) -> dict[str, str]:
@@ -63,6 +64,19 @@ def parse_locked(items: Sequence[str] | None) -> dict[str, float]:
             raise RobotDescriptionError(f"locked joint {name.strip()!r} is given twice")
         out[name.strip()] = v
     return out
+
+
+def locked_positions(entries: Sequence[str], field: str = "locked_joints") -> dict[str, float]:
+    """A config's ``locked_joints`` (``"urdf_joint=value"`` entries, a robot profile's ``locked``) as URDF joint ->
+    position [rad or m] (:func:`parse_locked`).
+
+    Raises:
+        ValueError: an entry that is not ``name=number`` or a joint given twice (names ``field``).
+    """
+    try:
+        return parse_locked(entries)
+    except RobotDescriptionError as err:
+        raise ValueError(f"{field}: {err}") from err
 
 
 def match_joints(data_names: Sequence[str], urdf_names: Sequence[str], joint_map: Mapping[str, str] | None = None,
@@ -181,10 +195,9 @@ def build_reduced_model(urdf_xml: str, data_names: Sequence[str], joint_map: Map
     """
     import pinocchio as pin
 
-    try:
-        full = pin.buildModelFromXML(urdf_xml)
-    except (RuntimeError, ValueError) as err:
-        raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+    from .urdf_text import pinocchio_model
+
+    full = pinocchio_model(urdf_xml, source)
     names = [str(n) for n in full.names][1:]
     movable = [n for n in names if full.joints[full.getJointId(n)].nv > 0]
     target = match_joints(data_names, movable, joint_map, source)

@@ -3,8 +3,9 @@
 Most ROS robot descriptions are xacro (``*.urdf.xacro``): macros, includes and arguments that a URDF parser does not
 understand. Pinocchio and MuJoCo read such a file as plain URDF and silently drop every macro call, so a gripper
 included by a macro vanished from the rigid body (pinocchio issue 2506, urdfdom issue 100). Every URDF read in this
-package goes through :func:`read_urdf` (text) or :func:`urdf_file` (a plain URDF file, for readers that take a path):
-a file named ``*.xacro``, or whose text holds xacro elements (``<xacro:...>``), is
+package goes through :func:`read_urdf` (text) or :func:`urdf_file` (a plain URDF file, for readers that take a path),
+and every pinocchio model of a URDF is built from that text by :func:`pinocchio_model` (:func:`load_urdf_model` for a
+file: both in one call). A file named ``*.xacro``, or whose text holds xacro elements (``<xacro:...>``), is
 expanded with the ``xacro`` package (PyPI; the same code as ROS 2's ``xacro`` command) with the user's arguments
 (``name:=value`` on the xacro command line; a robot profile's ``xacro_args``). What cannot be expanded is refused
 with the reason: a ``$(find pkg)`` of a package that is not installed (named), an argument without a value, a
@@ -18,10 +19,14 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import RobotDescriptionError
 
-__all__ = ["is_xacro", "read_urdf", "urdf_file"]
+if TYPE_CHECKING:
+    import pinocchio
+
+__all__ = ["is_xacro", "load_urdf_model", "pinocchio_model", "read_urdf", "urdf_file"]
 
 _XACRO_MARKUP = re.compile(r"<xacro:")
 _MISSING_PACKAGE = re.compile(r"package '([^']+)' not found")
@@ -119,3 +124,26 @@ def urdf_file(path: str | Path, xacro_args: Mapping[str, str] | None = None) -> 
         tmp.write_text(text)
         tmp.replace(out)
     return out
+
+
+def pinocchio_model(urdf_xml: str, source: str = "<urdf>") -> pinocchio.Model:
+    """The pinocchio model (kinematics and inertias, no geometry) of URDF text ``urdf_xml`` (from :func:`read_urdf`).
+
+    Raises:
+        RobotDescriptionError: pinocchio cannot parse the text (names ``source``, the file it came from).
+    """
+    import pinocchio as pin
+
+    try:
+        return pin.buildModelFromXML(urdf_xml)
+    except (RuntimeError, ValueError) as err:
+        raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+
+
+def load_urdf_model(path: str | Path, xacro_args: Mapping[str, str] | None = None) -> pinocchio.Model:
+    """:func:`pinocchio_model` of the file ``path`` as :func:`read_urdf` reads it (xacro expanded).
+
+    Raises:
+        FileNotFoundError, RobotDescriptionError: as :func:`read_urdf` and :func:`pinocchio_model`.
+    """
+    return pinocchio_model(read_urdf(path, xacro_args), str(path))

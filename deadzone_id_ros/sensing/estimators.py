@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -193,27 +193,29 @@ class ResidualEstimator(ExternalTorqueEstimator):
 
 
 class _PinocchioArm:
-    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (others at neutral): the
-    model, workspace and joint indices of :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`."""
+    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (the others locked where
+    ``locked`` puts them): the model, workspace and joint indices of
+    :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`."""
 
-    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], armature: Sequence[float] | None) -> None:
+    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], armature: Sequence[float] | None,
+                 locked: Mapping[str, float] | None = None) -> None:
         from ..models.runtime import NominalRigidBodyModel
 
-        rb = NominalRigidBodyModel(urdf_path, joint_names, armature=armature)
+        rb = NominalRigidBodyModel(urdf_path, joint_names, armature=armature, locked=locked)
+        self._rb = rb
         self.description, self.pin, self.model, self.data = rb.description, rb._pin, rb.model, rb.data
-        self.idx_q, self.idx_v = rb._idx_q, rb._idx_v
-        self._q = self.pin.neutral(self.model)
+        self.idx_v = rb._idx_v
         self._v = np.zeros(self.model.nv)
 
     def terms(self, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(M (J, J) [kg·m²], C^T dq (J,) [N·m], g (J,) [N·m]) at (q, dq)."""
         pin, m, d = self.pin, self.model, self.data
-        self._q[self.idx_q] = q
+        qc = self._rb.set_configuration(q)
         self._v[self.idx_v] = dq
-        mass = pin.crba(m, d, self._q)
+        mass = pin.crba(m, d, qc)
         mass = np.triu(mass) + np.triu(mass, 1).T  # crba fills the upper triangle
-        coriolis = pin.computeCoriolisMatrix(m, d, self._q, self._v)
-        grav = pin.computeGeneralizedGravity(m, d, self._q)
+        coriolis = pin.computeCoriolisMatrix(m, d, qc, self._v)
+        grav = pin.computeGeneralizedGravity(m, d, qc)
         iv = self.idx_v
         return mass[np.ix_(iv, iv)], coriolis[np.ix_(iv, iv)].T @ dq, grav[iv]
 
@@ -230,20 +232,23 @@ class MomentumObserver(ExternalTorqueEstimator):
         gain: (J,) K_O [1/s], > 0.
         friction: add the URDF ``<dynamics>`` friction ``damping dq + friction tanh(dq / friction_velocity)``.
         friction_velocity: [rad/s] > 0.  armature: (J,) rotor inertia [kg·m²] added to M (the URDF has none).
+        locked: URDF joint -> position [rad or m] of the joints outside ``joint_names`` (a robot profile's
+            ``locked``; the rest at 0).
 
     Raises:
-        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint.  ValueError: shapes.
+        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint (or a locked one).
+        ValueError: shapes.
     """
 
     kind = "momentum"
 
     def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], gain: Sequence[float] | np.ndarray, *,
                  friction: bool = True, friction_velocity: float = 0.01,
-                 armature: Sequence[float] | None = None) -> None:
+                 armature: Sequence[float] | None = None, locked: Mapping[str, float] | None = None) -> None:
         super().__init__(joint_names, gain)
         if not friction_velocity > 0:
             raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0 rad/s")
-        self._arm = _PinocchioArm(urdf_path, self.joint_names, armature)
+        self._arm = _PinocchioArm(urdf_path, self.joint_names, armature, locked)
         d = self._arm.description
         self._viscous = d.damping.copy() if friction else np.zeros(len(self.joint_names))
         self._coulomb = d.friction.copy() if friction else np.zeros(len(self.joint_names))

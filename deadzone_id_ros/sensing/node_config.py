@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from ..config import check_joint_names
+from ..config import check_joint_names, check_per_joint, check_positive
+from ..robot.reduced import locked_positions
 
 __all__ = ["ForceEstimatorConfig"]
 
@@ -28,6 +28,8 @@ class ForceEstimatorConfig:
         armature, frictionloss, damping: "rbd": (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
             [N·m·s/rad] friction (None: none) the nominal model adds, as
             :class:`~deadzone_id_ros.control.ControllerConfig` takes them; unset, the ``robot`` profile's.
+        locked_joints: ``"urdf_joint=value"`` entries: where the URDF joints outside ``joint_names`` are locked in
+            every rigid-body model (unset: the ``robot`` profile's ``locked``; the rest at 0).
         nominal_inertia: (J,) Jn [kg·m²] of the "dob" estimator.
         use_commands: take the torque of each interval from the last command on ``commands_topic`` instead of the
             /joint_states effort (an arm whose drives report no torque).
@@ -47,6 +49,7 @@ class ForceEstimatorConfig:
     armature: tuple[float, ...] = ()
     frictionloss: tuple[float, ...] | None = None
     damping: tuple[float, ...] | None = None
+    locked_joints: tuple[str, ...] = ()
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
     use_commands: bool = False
     commands_topic: str = "/effort_controller/commands"
@@ -56,9 +59,8 @@ class ForceEstimatorConfig:
         if sorted(self.command_joint_names) != sorted(self.joint_names):
             raise ValueError(f"command_joint_names {list(self.command_joint_names)} must hold exactly the joints "
                              f"{list(self.joint_names)}")
-        if len(self.nominal_inertia) != n or not all(math.isfinite(v) and v > 0 for v in self.nominal_inertia):
-            raise ValueError(f"nominal_inertia = {list(self.nominal_inertia)} must be {n} values > 0 kg·m²")
-        if not (math.isfinite(self.friction_velocity) and self.friction_velocity > 0):
-            raise ValueError(f"friction_velocity = {self.friction_velocity!r} must be > 0 rad/s")
+        check_per_joint("nominal_inertia", self.nominal_inertia, n)
+        locked_positions(self.locked_joints)
+        check_positive("friction_velocity", self.friction_velocity)
         if self.model not in ("none", "rbd", "learned"):
             raise ValueError(f"model = {self.model!r} must be 'none', 'rbd' or 'learned'")

@@ -7,12 +7,13 @@ sense`` build from it with :func:`build_sensor`); :class:`ForceSensor` runs it t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..config import check_positive
 from ..models.base import InverseDynamicsModel
 from .contact import ContactDetector, ContactState, StaticFrictionBand
 from .estimators import DobEstimator, ExternalTorqueEstimator, MomentumObserver, ResidualEstimator
@@ -76,9 +77,7 @@ class SensingConfig:
     def __post_init__(self) -> None:
         if self.sensing_estimator not in ESTIMATOR_KINDS:
             raise ValueError(f"sensing_estimator = {self.sensing_estimator!r} must be one of {list(ESTIMATOR_KINDS)}")
-        c = self.sensing_cutoff
-        if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
-            raise ValueError(f"sensing_cutoff = {c!r} must be a finite number > 0 rad/s")
+        check_positive("sensing_cutoff", self.sensing_cutoff)
         for name in ("sensing_velocity_threshold", "sensing_band", "sensing_threshold"):
             object.__setattr__(self, name, _nonneg(name, getattr(self, name)))
         if self.sensing_threshold and not all(v > 0 for v in self.sensing_threshold):
@@ -152,7 +151,8 @@ class ForceSensor:
 def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: str | Path,
                  joint_names: Sequence[str], nominal_inertia: Sequence[float] | None = None,
                  armature: Sequence[float] | None = None,
-                 warn: Callable[[str], object] | None = None) -> ForceSensor:
+                 warn: Callable[[str], object] | None = None,
+                 locked: Mapping[str, float] | None = None) -> ForceSensor:
     """The :class:`ForceSensor` of ``config`` for an arm.
 
     Args:
@@ -161,6 +161,8 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
         nominal_inertia: (J,) Jn [kg·m²] of "dob" (the controller's); required for "dob".
         armature: (J,) rotor inertia [kg·m²] added to the momentum observer's M (None: the URDF's, i.e. none).
         warn: called with a sentence when the band is off for want of a stuck threshold (default: ignored).
+        locked: URDF joint -> position [rad or m] of the URDF joints outside ``joint_names`` in every rigid-body
+            model here (a robot profile's ``locked``; the rest at 0).
 
     Raises:
         ValueError: per-joint settings of the wrong length (names the field), "dob" without nominal_inertia.
@@ -180,11 +182,12 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
     if config.sensing_estimator == "residual":
         estimator = ResidualEstimator(model, cutoff, names)
     elif config.sensing_estimator == "momentum":
-        estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature)
+        estimator = MomentumObserver(urdf_path, names, cutoff, armature=armature, locked=locked)
     else:
         if nominal_inertia is None:
             raise ValueError("sensing estimator 'dob' needs the nominal inertia Jn (the controller's)")
-        estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True), nominal_inertia, cutoff)
+        estimator = DobEstimator(NominalRigidBodyModel(urdf_path, names, friction=True, locked=locked),
+                                 nominal_inertia, cutoff)
     band = StaticFrictionBand.none(names)
     if config.sensing_dead_zone:
         thr = np.asarray(config.sensing_velocity_threshold, float) if config.sensing_velocity_threshold else None
@@ -202,6 +205,6 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
             band = StaticFrictionBand(names, thr, tau_s)
     detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
                 else None)
-    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0))
-              if config.sensing_frame else None)
+    wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0),
+                              locked=locked) if config.sensing_frame else None)
     return ForceSensor(estimator, band, detector, wrench)

@@ -14,7 +14,7 @@ without bound; the estimate then says so (``near_singular``) and that direction 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,23 +56,28 @@ class WrenchEstimator:
         singular_ratio: sigma_min / sigma_max below which the pose counts as near singular (> 0).
         point: (3,) where on the frame the wrench acts, in the frame's axes [m] (default its origin), e.g. the tip
             of a last link whose URDF frame sits at its joint.
+        locked: URDF joint -> position [rad or m] of the joints outside ``joint_names`` (a robot profile's
+            ``locked``; the rest at 0): the kinematics the Jacobian is taken on.
 
     Raises:
-        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint or the frame (the
-            message lists the frames).  ValueError: components or singular_ratio invalid.
+        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint (or a locked one) or the
+            frame (the message lists the frames).  ValueError: components or singular_ratio invalid.
     """
 
     def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], frame: str, *,
                  components: str | None = None, singular_ratio: float = 0.02,
-                 point: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+                 point: Sequence[float] = (0.0, 0.0, 0.0), locked: Mapping[str, float] | None = None) -> None:
         import pinocchio as pin
 
-        from ..robot import load_robot_description
+        from ..robot import build_reduced_model
+        from ..robot.urdf_text import read_urdf
 
         self.joint_names = tuple(joint_names)
-        load_robot_description(urdf_path, self.joint_names)  # checks the joints and the file
         self._pin = pin
-        self.model = pin.buildModelFromUrdf(str(urdf_path))
+        #: the controlled joints movable, every other URDF joint locked (its frames kept, as fixed frames)
+        self.robot = build_reduced_model(read_urdf(urdf_path), self.joint_names, locked=locked or None,
+                                         source=str(urdf_path))
+        self.model = self.robot.model
         self.data = self.model.createData()
         if not self.model.existFrame(frame):
             names = sorted({f.name for f in self.model.frames})
@@ -99,15 +104,13 @@ class WrenchEstimator:
         self.components = components
         self.singular_ratio = float(singular_ratio)
         self._rows = 3 if components == "force" else 6
-        self._iq = np.array([self.model.joints[self.model.getJointId(j)].idx_q for j in self.joint_names], int)
-        self._iv = np.array([self.model.joints[self.model.getJointId(j)].idx_v for j in self.joint_names], int)
-        self._q = pin.neutral(self.model)
+        self._iv = self.robot.idx_v
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """(6, J) frame Jacobian at q (J,) [rad], world-aligned axes (linear [m], angular [1] rows)."""
         pin = self._pin
-        self._q[self._iq] = np.asarray(q, dtype=float)
-        jac = pin.computeFrameJacobian(self.model, self.data, self._q, self._fid, pin.LOCAL_WORLD_ALIGNED)
+        config = self.robot.configuration(np.asarray(q, dtype=float))[0]
+        jac = pin.computeFrameJacobian(self.model, self.data, config, self._fid, pin.LOCAL_WORLD_ALIGNED)
         return np.asarray(jac[:, self._iv])
 
     def estimate(self, q: np.ndarray, tau_ext: np.ndarray) -> WrenchEstimate:

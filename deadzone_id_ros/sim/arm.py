@@ -93,8 +93,8 @@ class SimArm:
         self._id_model = self._build_model(urdf, config, with_friction=False, payload=self.payload_mass)
         self._id_data = mujoco.MjData(self._id_model)
         #: (J,) effort limit [N·m]: the configuration's (a robot profile's actuator datasheet), else the URDF's
-        self.effort_limit = (np.asarray(config.effort_limit, dtype=float) if config.effort_limit
-                             else self.description.effort_limit.copy())
+        #: (:meth:`~deadzone_id_ros.robot.RobotDescription.effort_limits`)
+        self.effort_limit = self.description.effort_limits(config.effort_limit, "sim_config.effort_limit")
         self._resolution = np.asarray(config.encoder_resolution, dtype=float)
         self._no_load_speed = np.asarray(config.no_load_speed, dtype=float) if config.no_load_speed else None
         self._rng = np.random.default_rng(config.seed)

@@ -65,5 +65,4 @@ class BagReplayNodeConfig:
             raise ValueError(f"rate = {self.rate!r} must be in [1, 10000] Hz")
         if not isinstance(self.lockstep, bool):
             raise ValueError(f"lockstep = {self.lockstep!r} must be true or false")
-        if isinstance(self.max_skipped, bool) or not isinstance(self.max_skipped, int) or self.max_skipped < 0:
-            raise ValueError(f"max_skipped = {self.max_skipped!r} must be an integer >= 0")
+        check_positive("max_skipped", self.max_skipped, integer=True, allow_zero=True)

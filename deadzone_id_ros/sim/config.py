@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..config import check_joint_names, check_per_joint
-from ..errors import DeadzoneIdError
+from ..config import check_joint_names, check_per_joint, check_positive
 from ..robot.derived import ENCODER_RESOLUTION
 
 if TYPE_CHECKING:
@@ -176,8 +175,7 @@ class SimArmConfig:
                 f"load_friction + load_friction_stribeck must be < 1 per joint (friction cannot exceed the "
                 f"torque it resists); got {list(load)} and {list(load_s)}"
             )
-        if not (isinstance(self.stribeck_exponent, (int, float)) and self.stribeck_exponent > 0):
-            raise ValueError(f"stribeck_exponent = {self.stribeck_exponent!r} must be > 0")
+        check_positive("stribeck_exponent", self.stribeck_exponent)
         for name in ("actuation_delay", "measurement_delay"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 <= value <= 1.0):
@@ -191,8 +189,7 @@ class SimArmConfig:
             raise ValueError(f"payload_mass_range = {list(lo_hi)} must be [min, max] with 0 <= min <= max kg")
         if len(self.payload_position) != 3:
             raise ValueError(f"payload_position must have 3 values [m], got {list(self.payload_position)}")
-        if not (isinstance(self.velocity_filter_cutoff, (int, float)) and self.velocity_filter_cutoff >= 0):
-            raise ValueError(f"velocity_filter_cutoff = {self.velocity_filter_cutoff!r} must be >= 0 Hz")
+        check_positive("velocity_filter_cutoff", self.velocity_filter_cutoff, allow_zero=True)
         given = self.encoder_resolution
         if isinstance(given, tuple):
             res = given if given else (ENCODER_RESOLUTION,) * n
@@ -218,12 +215,9 @@ class SimArmConfig:
         Raises:
             ValueError: an entry that is not ``name=number`` or a joint given twice.
         """
-        from ..robot.reduced import parse_locked
+        from ..robot.reduced import locked_positions
 
-        try:
-            return parse_locked(self.locked_joints)
-        except DeadzoneIdError as err:
-            raise ValueError(f"locked_joints: {err}") from err
+        return locked_positions(self.locked_joints)
 
     @property
     def is_ideal(self) -> bool:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from ..config import check_positive
+
 __all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedPushConfig"]
 
 _SHAPES = ("step", "ramp", "sine")
@@ -121,8 +123,7 @@ class ObstacleConfig:
             object.__setattr__(self, name, _vec3(name, getattr(self, name)))
         if not all(h > 0 for h in self.half_size):
             raise ValueError(f"half_size = {list(self.half_size)} must be > 0 [m]")
-        if not (math.isfinite(self.probe_radius) and self.probe_radius > 0):
-            raise ValueError(f"probe_radius = {self.probe_radius!r} must be > 0 [m]")
+        check_positive("probe_radius", self.probe_radius)
 
 
 @dataclass

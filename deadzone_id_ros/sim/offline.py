@@ -137,8 +137,9 @@ def _run_configs(
     controller_config: ControllerConfig | None,
     excitation_config: ExcitationConfig | None,
 ) -> tuple[ControllerConfig, ExcitationConfig]:
-    """(controller config, excitation config) of a run: the defaults for the arm where None; the excitation gets
-    ``duration`` [s] and ``seed``.
+    """(controller config, excitation config) of a run: the defaults for the arm where None (with the arm's URDF,
+    locked joints and effort limit, :func:`.robot_configs.arm_values`); the excitation gets ``duration`` [s] and
+    ``seed``.
 
     Raises:
         SafetyError: the controller's or the excitation's joints differ from the arm's.
@@ -147,16 +148,17 @@ def _run_configs(
     from ..control.robot_configs import excitation_config as profile_excitation_config
     from ..errors import SafetyError
     from ..robot.defaults import robot_for
+    from .robot_configs import arm_values
 
     if controller_config is None or excitation_config is None:  # the sim's robot: its profile, or URDF-derived
         robot = robot_for(sim_config.urdf_path, sim_config.joint_names, sim_config.initial_position)
-    ctrl_config = controller_config or profile_controller_config(robot, urdf_path=sim_config.urdf_path)
+    ctrl_config = controller_config or profile_controller_config(robot, **arm_values(sim_config))
     if tuple(ctrl_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(
             f"controller joints {list(ctrl_config.joint_names)} differ from the simulated arm's "
             f"{list(sim_config.joint_names)}"
         )
-    exc_config = excitation_config or profile_excitation_config(robot, urdf_path=sim_config.urdf_path)
+    exc_config = excitation_config or profile_excitation_config(robot, **arm_values(sim_config))
     exc_config = dataclasses.replace(exc_config, duration=float(duration), seed=int(seed))
     if tuple(exc_config.joint_names) != tuple(sim_config.joint_names):
         raise SafetyError(

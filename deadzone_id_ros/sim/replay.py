@@ -312,10 +312,13 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
         else:
             from ..control.robot_configs import controller_config as profile_controller_config
             from ..robot.defaults import robot_for
+            from .robot_configs import arm_values
 
-            controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names))
+            controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names),
+                                                          **arm_values(arm.config))
             notes.append(f"controller: default configuration (mode {controller_config.mode})")
     controller = build_controller(controller_config, arm.description)
+    notes.append(f"controller: effort limits {controller.effort_limit.tolist()} (arm: {arm.effort_limit.tolist()})")
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
     keep = increasing_rows(np.asarray(recording.reference_t_ns, np.int64))  # zero, repeated or older stamps
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]

@@ -15,7 +15,8 @@ from ..robot.derived import DerivedRobot
 from .bag_replay_params import BagReplayNodeConfig
 from .config import SimArmConfig
 
-__all__ = ["SimulationConfigs", "bag_replay_config", "bundled_sim_config", "sim_config", "simulation_configs"]
+__all__ = ["ArmValues", "SimulationConfigs", "arm_values", "bag_replay_config", "bundled_sim_config", "sim_config",
+           "simulation_configs"]
 
 
 class SimulationConfigs(TypedDict, total=False):
@@ -49,6 +50,26 @@ def sim_config(robot: DerivedRobot, **explicit: Any) -> SimArmConfig:
     if robot.profile.actuation_delay is not None:  # the drives' delay the profile states (else the sim profile's)
         values["actuation_delay"] = robot.profile.actuation_delay
     return SimArmConfig(**{**values, **explicit})
+
+
+class ArmValues(TypedDict, total=False):
+    """The fields a controller or excitation config of a simulated arm takes from it (:func:`arm_values`)."""
+
+    urdf_path: str
+    locked_joints: tuple[str, ...]
+    effort_limit: tuple[float, ...]
+
+
+def arm_values(config: SimArmConfig) -> ArmValues:
+    """What a controller or excitation config of the simulated arm ``config`` must take from it, as keyword
+    arguments of :func:`~deadzone_id_ros.control.robot_configs.controller_config` /
+    :func:`~deadzone_id_ros.control.robot_configs.excitation_config`: its URDF, its locked joints, and its effort limit
+    where it sets one, so that the controller clamps (and the excitation fits) to the limit at which the simulated
+    drives saturate, and every rigid body holds the locked joints where the simulator welds them."""
+    values = ArmValues(urdf_path=config.urdf_path, locked_joints=tuple(config.locked_joints))
+    if config.effort_limit:
+        values["effort_limit"] = tuple(config.effort_limit)
+    return values
 
 
 def bag_replay_config(robot: DerivedRobot, bag: str, **explicit: Any) -> BagReplayNodeConfig:

@@ -115,13 +115,13 @@ def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: 
     if model == "nominal":
         ctrl = controller_config(prof, mode=mode, model="rbd", armature=(), model_friction=False, frictionloss=None,
                                  damping=None)
-        m = NominalRigidBodyModel(urdf, names)
+        m = NominalRigidBodyModel(urdf, names, locked=sim.locked_positions)
         return ArmSetup(prof.profile.name, sim, ctrl, m, "URDF nominal rigid body (no friction, no armature)",
                         StaticFrictionBand.none(names), urdf)
     if model == "identified":
         ctrl = dataclasses.replace(controller_config(prof, mode=mode, model="rbd"), model_friction=True)
         m = NominalRigidBodyModel(urdf, names, friction=True, armature=sim.armature, coulomb=sim.frictionloss,
-                                  viscous=sim.damping)
+                                  viscous=sim.damping, locked=sim.locked_positions)
         band = StaticFrictionBand(names, np.full(len(names), stuck_velocity), tau_s)
         return ArmSetup(prof.profile.name, sim, ctrl, m, "profile rigid body + friction + armature, dead-zone band",
                         band, urdf, slope)

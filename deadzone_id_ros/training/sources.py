@@ -158,5 +158,5 @@ def resolve_urdf(urdf: str | Path | None, joint_names: Sequence[str], *,
     except (FileNotFoundError, RobotDescriptionError) as err:
         return None, f"the bundled URDF could not be read: {err}"
     if set(desc.joint_names) == set(joint_names):
-        return path.read_text(), str(path)
+        return read_urdf(path), str(path)
     return None, f"the bundled URDF's joints {list(desc.joint_names)} are not the data's {list(joint_names)}"

@@ -20,8 +20,8 @@ def test_help_names_the_options(capsys):
 
 @pytest.mark.parametrize(("argv", "says"), [
     (("--seeds", "11", "1000"), "held-out seed(s) [11] are also task seeds"),
-    (("--iterations", "-1"), "iterations = -1 must be an integer >= 0"),
-    (("--dob-cutoff-scale", "0"), "dob_cutoff_scale = 0.0 must be a finite number > 0"),
+    (("--iterations", "-1"), "iterations = -1 must be a non-negative integer"),
+    (("--dob-cutoff-scale", "0"), "dob_cutoff_scale = 0.0 must be a positive number"),
     (("--methods", "masked", "nope"), "unknown method(s) ['nope']"),
     (("--workers", "0"), "--workers = 0 must be >= 1"),
 ])

@@ -93,9 +93,9 @@ def test_excitation_fits_the_effort_limits_under_gravity_and_friction(tmp_path):
     urdf = _weak_arm(tmp_path, 4.0)
     model = NominalRigidBodyModel(urdf, NAMES, friction=True)
     start = [0.0, 0.3, 0.6]
-    free = generate_excitation(bundled_excitation_config(urdf_path=urdf, duration=30.0, seed=4, effort_fraction=0.0),
-                               start=start)
-    cfg = bundled_excitation_config(urdf_path=urdf, duration=30.0, seed=4)
+    free = generate_excitation(bundled_excitation_config(urdf_path=urdf, effort_limit=(), duration=30.0, seed=4,
+                                                         effort_fraction=0.0), start=start)
+    cfg = bundled_excitation_config(urdf_path=urdf, effort_limit=(), duration=30.0, seed=4)  # the weak URDF's limits
     fitted = generate_excitation(cfg, start=start)
     peak = lambda p: np.abs(model.predict(p.position, p.velocity, p.acceleration)).max(axis=0)  # noqa: E731
     assert peak(free)[1] > cfg.effort_fraction * 4.0  # unfitted, joint2 asks for more
@@ -108,4 +108,5 @@ def test_excitation_fits_the_effort_limits_under_gravity_and_friction(tmp_path):
 def test_a_centre_the_drive_cannot_hold_against_gravity_is_refused(tmp_path):
     urdf = _weak_arm(tmp_path, 0.5)
     with pytest.raises(ConfigError, match=r"needs more than effort_fraction = 0.6 .*joint2 .* N\*m of 0.5.*home pose"):
-        generate_excitation(bundled_excitation_config(urdf_path=urdf, duration=5.0, seed=1), start=[0.0, 0.3, 0.6])
+        generate_excitation(bundled_excitation_config(urdf_path=urdf, effort_limit=(), duration=5.0, seed=1),
+                            start=[0.0, 0.3, 0.6])

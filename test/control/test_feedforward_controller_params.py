@@ -32,7 +32,7 @@ def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
     [({"command_joint_names": ("a", "a")}, r"command_joint_names has duplicates: \['a', 'a'\]"),
      ({"diagnostics_rate": 0.0}, "diagnostics_rate = 0.0 must be a positive number"),
      ({"diagnostics_rate": 200.0}, "diagnostics_rate = 200.0 must be <= 100 Hz"),
-     ({"debug_decimation": -1}, "debug_decimation = -1 must be an integer >= 0")],
+     ({"debug_decimation": -1}, "debug_decimation = -1 must be a non-negative integer")],
 )
 def test_node_config_validation_names_the_field(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -187,8 +187,9 @@ def test_swap_with_a_config_takes_its_model_fields_only():
         ctrl.swap_model(ZeroModel(NAMES), config=dataclasses.replace(ctrl.config, kp=(1.0,) * 3))
 
 
-def _scaled_arm(path, factor: float) -> str:
-    """The bundled arm's URDF with every moving link's mass and inertia times ``factor``, written to ``path``."""
+def _scaled_arm(path, factor: float, link1_izz: float = 1.0) -> str:
+    """The bundled arm's URDF with every moving link's mass and inertia times ``factor`` (link1's izz times
+    ``link1_izz`` more), written to ``path``."""
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(default_urdf().read_text())
@@ -199,20 +200,21 @@ def _scaled_arm(path, factor: float) -> str:
             mass.set("value", repr(factor * float(mass.get("value"))))
         for inertia in link.iter("inertia"):
             for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-                inertia.set(key, repr(factor * float(inertia.get(key))))
+                extra = link1_izz if (link.get("name"), key) == ("link1", "izz") else 1.0
+                inertia.set(key, repr(extra * factor * float(inertia.get(key))))
     text = ET.tostring(root, encoding="unicode")
     path.write_text(text)
     return text
 
 
-def _rbd_artifact(tmp_path, name: str, factor: float):
+def _rbd_artifact(tmp_path, name: str, factor: float, link1_izz: float = 1.0):
     """An rbd artifact as `deadzone-id train` writes one, identified on the nominal torques of the bundled arm with
-    masses and inertias times ``factor``, and carrying that arm's URDF; loaded back."""
+    masses and inertias times ``factor`` (:func:`_scaled_arm`), and carrying that arm's URDF; loaded back."""
     from deadzone_id_ros.data.deadzone import DeadZone
     from deadzone_id_ros.models import RigidBodyRegressor, fit_rigid_body, load_artifact, save_artifact
 
     urdf = tmp_path / f"{name}.urdf"
-    xml = _scaled_arm(urdf, factor)
+    xml = _scaled_arm(urdf, factor, link1_izz)
     q, dq, ddq = probe(300, seed=1)
     tau = NominalRigidBodyModel(urdf, NAMES).predict(q, dq, ddq)
     rbd = fit_rigid_body(RigidBodyRegressor(xml, NAMES), q, dq, ddq, tau)
@@ -246,3 +248,69 @@ def test_a_model_of_another_arm_with_the_same_joints_is_refused_at_swap_and_at_s
     noted = ctrl.swap_model(near, probe())
     assert noted.accepted and "same arm within the 10% tolerance, but" in noted.reason, noted.reason
     assert "(x1.05)" in noted.reason
+
+
+def test_a_model_of_another_arm_is_refused_when_the_controllers_urdf_is_xacro(tmp_path):
+    """Review of issue 40: the arm check read the controller's URDF as raw text, so a xacro description was "not
+    compared" and the other arm's model accepted. It is read as every URDF is (xacro expanded)."""
+    from deadzone_id_ros.errors import SafetyError
+
+    xacro = tmp_path / "arm.urdf.xacro"  # the bundled arm with its last joint and link in a macro (a gripper's form)
+    text = default_urdf().read_text()
+    a, b = text.index("  <!-- Joint 3"), text.index("  <ros2_control")
+    xacro.write_text(text[:a].replace('<robot name="three_dof_arm">', '<robot xmlns:xacro="http://www.ros.org/wiki/'
+                                      'xacro" name="three_dof_arm">', 1)
+                     + f'<xacro:macro name="wrist">\n{text[a:b]}</xacro:macro>\n<xacro:wrist/>\n' + text[b:])
+    heavy = _rbd_artifact(tmp_path, "heavy", 2.5)
+    with pytest.raises(SafetyError, match=r"trained for another arm.*arm\.urdf\.xacro.*refusing to start"):
+        _controller(heavy, urdf_path=str(xacro))
+    ctrl = _controller(NominalRigidBodyModel(default_urdf(), NAMES), urdf_path=str(xacro))
+    verdict = ctrl.swap_model(heavy, probe())
+    assert not verdict.accepted and "trained for another arm" in verdict.reason, verdict.reason
+
+
+def test_a_model_whose_arm_cannot_be_compared_is_refused_with_the_reason(tmp_path):
+    """A model that carries a URDF, checked against a controller URDF that lacks one of its joints: the comparison
+    fails, and the model is refused naming why (it was accepted as "arm not compared")."""
+    import dataclasses
+
+    from deadzone_id_ros.control.arm_check import ArmReference, arm_verdict
+    from deadzone_id_ros.robot import load_robot_description
+
+    same = _rbd_artifact(tmp_path, "same", 1.0)
+    reference = ArmReference.of(load_robot_description(default_urdf(), NAMES))
+    assert reference.urdf_xml is not None and arm_verdict(same, reference, NAMES, LIMITS)[0] is False
+    other = dataclasses.replace(reference, urdf_xml=reference.urdf_xml.replace('"joint3"', '"wrist"'))
+    refuse, why = arm_verdict(same, other, NAMES, LIMITS)
+    assert refuse, why
+    assert re.search(r"cannot compare the model's robot\.urdf with the controller's arm: .*joint\(s\) \['joint3'\] "
+                     r"not in the URDF.*refused", why), why
+    unreadable = dataclasses.replace(reference, urdf_xml=None, error="URDF /gone.urdf does not exist")
+    refuse, why = arm_verdict(same, unreadable, NAMES, LIMITS)
+    assert refuse and "cannot read the controller's URDF" in why and "/gone.urdf does not exist" in why, why
+
+
+def test_the_arm_check_at_start_up_uses_the_controllers_effort_limits_as_the_swap_does(tmp_path):
+    """Review of issue 40: at start-up the arm check took the URDF's effort limits for the floor of its scale (1% of
+    the limit), at a swap the controller's (the profile's). On a light arm (the bundled one at 0.1x its masses) whose
+    joint1 carries less than 1% of the URDF's 4 N·m, a model whose link1 is 10x as hard to turn differs by about 20%
+    of joint1's torque, but by under 10% of the URDF floor: accepted at start-up, refused at a swap. With the
+    drive's 0.4 N·m limit (a profile's effort_limit) both see 20% and refuse."""
+    from deadzone_id_ros.control.arm_check import ARM_TOLERANCE, ArmReference, compare_arms, model_urdf
+    from deadzone_id_ros.errors import SafetyError
+    from deadzone_id_ros.robot import load_robot_description
+
+    light = tmp_path / "light.urdf"
+    _scaled_arm(light, 0.1)
+    other = _rbd_artifact(tmp_path, "other", 0.1, link1_izz=10.0)
+    desc = load_robot_description(light, NAMES)
+    limit = (0.4, float(desc.effort_limit[1]), float(desc.effort_limit[2]))
+    ref = ArmReference.of(desc)
+    by_urdf, by_drive = (compare_arms(model_urdf(other), ref.urdf_xml, NAMES, ref.lower, ref.upper, np.asarray(lim))
+                         for lim in (desc.effort_limit, limit))
+    assert by_urdf.relative[0] < ARM_TOLERANCE < by_drive.relative[0], (by_urdf.relative, by_drive.relative)
+    with pytest.raises(SafetyError, match=r"trained for another arm.*joint1.*refusing to start"):
+        _controller(other, urdf_path=str(light), effort_limit=limit)
+    ctrl = _controller(NominalRigidBodyModel(light, NAMES), urdf_path=str(light), effort_limit=limit)
+    verdict = ctrl.swap_model(other, probe())
+    assert not verdict.accepted and "trained for another arm" in verdict.reason, verdict.reason

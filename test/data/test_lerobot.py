@@ -16,7 +16,8 @@ import pytest
 from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.data.bag import read_recording
 from deadzone_id_ros.data.dataset import DatasetConfig, load_dataset
-from deadzone_id_ros.data.lerobot import CURRENT_UNIT, LOAD_UNIT
+from deadzone_id_ros.data.effort_units import PRESENT_LOAD
+from deadzone_id_ros.data.lerobot import CURRENT_UNIT
 
 JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 FPS = 30.0
@@ -99,7 +100,7 @@ def test_inspect_says_what_a_dataset_without_effort_holds_and_convert_refuses_it
     assert f"{root} is a LeRobot dataset: `deadzone-id inspect {root}`" in err, err
 
 
-@pytest.mark.parametrize(("kind", "unit"), [("load", LOAD_UNIT), ("current", CURRENT_UNIT)])
+@pytest.mark.parametrize(("kind", "unit"), [("load", PRESENT_LOAD), ("current", CURRENT_UNIT)])
 def test_convert_a_dataset_with_servo_effort_into_bags_that_train_in_its_unit(tmp_path, capsys, kind, unit):
     root = tmp_path / "so101_push"
     episodes = make_dataset(root, effort=kind if kind == "load" else None,

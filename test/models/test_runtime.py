@@ -248,3 +248,20 @@ def test_the_nominal_model_of_a_profile_includes_its_armature_and_friction(tmp_p
         warnings.simplefilter("ignore")  # FrictionSourceWarning: the profile's friction overrides the URDF's
         arm = SimArm(sim_config(robot, profile="ideal"))
     np.testing.assert_allclose(model.predict(q, dq, ddq), arm.inverse_dynamics(q, dq, ddq, friction=True), atol=1e-9)
+
+
+def test_a_continuous_joint_gets_its_angle_as_cos_sin_in_the_nominal_model(tmp_path):
+    """pinocchio stores a continuous joint's angle as (cos, sin): the nominal model wrote the angle into the cos slot
+    (found in the review of issues 39/40), so with the bundled arm's joint2 made continuous its gravity torque was
+    that of another pose. The same arm with joint2 revolute is the reference (limits do not enter the dynamics)."""
+    text = default_urdf().read_text()
+    assert text.count('<joint name="joint2" type="revolute">') == 1
+    cont = tmp_path / "continuous.urdf"
+    cont.write_text(text.replace('<joint name="joint2" type="revolute">', '<joint name="joint2" type="continuous">'))
+    q, dq, ddq = np.array([0.7, 0.4, -0.3]), np.array([0.5, 0.2, 0.1]), np.array([-1.0, 2.0, 0.5])
+    reference = NominalRigidBodyModel(default_urdf(), NAMES).predict(q, dq, ddq)
+    model = NominalRigidBodyModel(cont, NAMES)
+    assert model.description.continuous.tolist() == [False, True, False]
+    np.testing.assert_allclose(model.predict(q, dq, ddq), reference, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.predict(np.stack([q, q]), np.stack([dq, dq]), np.stack([ddq, ddq])),
+                               np.stack([reference, reference]), rtol=0, atol=1e-12)

@@ -92,8 +92,10 @@ def _excitation_figures(robot: DerivedRobot, sim_config: SimArmConfig, settings:
     from ...control import generate_excitation
     from ...robot_configs import excitation_config
     from ...sim.arm import SimArm
+    from ...sim.robot_configs import arm_values
 
-    cfg = dataclasses.replace(excitation_config(robot), duration=settings.excitation_duration, seed=settings.seed)
+    cfg = dataclasses.replace(excitation_config(robot, **arm_values(sim_config)), duration=settings.excitation_duration,
+                              seed=settings.seed)
     points = generate_excitation(cfg, start=robot.values("home"))
     desc = robot.description
     margin = 2 * cfg.position_margin
@@ -105,7 +107,7 @@ def _excitation_figures(robot: DerivedRobot, sim_config: SimArmConfig, settings:
     tau = arm.inverse_dynamics(points.position, points.velocity, points.acceleration, friction=True)
     return _Excitation(np.ptp(points.position, axis=0), usable,
                        np.max(np.abs(points.velocity), axis=0) / desc.velocity_limit,
-                       np.max(np.abs(tau), axis=0) / desc.effort_limit)
+                       np.max(np.abs(tau), axis=0) / arm.effort_limit)  # the limit the simulated drives hold
 
 
 def run_check(robot: DerivedRobot, settings: CheckSettings | None = None) -> RobotCheck:
@@ -136,13 +138,15 @@ def _run_check(robot: DerivedRobot, settings: CheckSettings) -> RobotCheck:
     from ...robot_configs import controller_config, excitation_config, sim_config
     from ...sim.arm import SimArm
     from ...sim.offline import _run_ticks, _substeps, _Trace
+    from ...sim.robot_configs import arm_values
     from ...stamps import NS_PER_S
 
     t0 = time.perf_counter()
     rate = robot.profile.control_rate
     sim_cfg = dataclasses.replace(sim_config(robot, **settings.sim_overrides), seed=settings.seed)
-    ctrl_cfg = controller_config(robot, mode="pd_dob", model="rbd")
-    exc_cfg = dataclasses.replace(excitation_config(robot), duration=settings.duration, seed=settings.seed)
+    ctrl_cfg = controller_config(robot, mode="pd_dob", model="rbd", **arm_values(sim_cfg))
+    exc_cfg = dataclasses.replace(excitation_config(robot, **arm_values(sim_cfg)), duration=settings.duration,
+                                  seed=settings.seed)
     arm = SimArm(sim_cfg)
     controller = build_controller(ctrl_cfg, arm.description)
     controller.set_reference(generate_excitation(exc_cfg, start=sim_cfg.initial_position))
@@ -244,8 +248,8 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
     if clamped:
         out.append(Finding("clamp", clamped, (
             f"the effort limit clamps the command on up to {max(j.clamp_fraction for j in joints):.1%} of ticks"),
-            "lower overrides.amplitude or overrides.acceleration_limit of these joints, or check the URDF's "
-            "<limit effort> (the drive's peak torque)"))
+            "lower overrides.amplitude or overrides.acceleration_limit of these joints, or check the effort limit "
+            "(the profile's settings.<joint>.effort_limit, else the URDF's <limit effort>: the drive's peak torque)"))
     loose = where(lambda j: j.tracking_rmse > max(TRACKING_FRACTION * j.reference_std, TRACKING_FLOOR))
     if loose:
         worst = max((j for j in joints if j.joint in loose), key=lambda j: j.tracking_rmse)
@@ -269,7 +273,7 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "the excitation needs up to " + ", ".join(f"{j.peak_effort_fraction:.0%} ({j.joint})" for j in joints
                                                       if j.joint in heavy) + " of the effort limit"),
             "lower overrides.amplitude / overrides.acceleration_limit of these joints, pick a home pose with less "
-            "gravity load, or check the URDF's <limit effort>"))
+            "gravity load, or check the effort limit (settings.<joint>.effort_limit, else the URDF's <limit effort>)"))
     noisy = where(lambda j: not j.noise_floor <= NOISE_FLOOR_FRACTION * j.torque_std)
     if noisy:
         detail = "; ".join(f"{j.joint} {j.noise_floor:.3g} N*m vs {j.torque_std:.3g}" for j in joints

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...config import check_positive
+
 __all__ = ["DemoConfig"]
 
 
@@ -61,11 +63,8 @@ class DemoConfig:
         if not self.closed_loop_seeds:
             raise ValueError("closed_loop_seeds is empty")
         for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} = {getattr(self, name)} must be > 0 s")
-        if not self.closed_loop_live_duration >= 0:
-            raise ValueError(f"closed_loop_live_duration = {self.closed_loop_live_duration} must be >= 0 s (0: no "
-                             "live run)")
+            check_positive(name, getattr(self, name))
+        check_positive("closed_loop_live_duration", self.closed_loop_live_duration, allow_zero=True)  # 0: no live run
         if not 0 < self.weak_dob_fraction < 1:
             raise ValueError(f"weak_dob_fraction = {self.weak_dob_fraction} must be in (0, 1)")
         for seed in self.closed_loop_seeds:

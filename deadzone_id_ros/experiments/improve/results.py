@@ -9,12 +9,12 @@ Errors are kept in [rad] and torques in [N·m] in the objects; the JSON entries 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...config import check_positive
 from ...jsonrecord import JsonRecord, as_object, read_record, record_from_dict, take
 
 if TYPE_CHECKING:  # annotations only: `deadzone-id --help` imports the CLI, which must not load numpy-heavy modules
@@ -76,12 +76,9 @@ class ImproveSettings(JsonRecord):
     live: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.iterations, int) or self.iterations < 0:
-            raise ValueError(f"iterations = {self.iterations!r} must be an integer >= 0")
+        check_positive("iterations", self.iterations, integer=True, allow_zero=True)
         for name in ("task_duration_s", "held_out_duration_s", "dob_cutoff_scale"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+            check_positive(name, getattr(self, name))
         if not isinstance(self.live, bool):
             raise ValueError(f"live = {self.live!r} must be true or false")
         if not self.task_seeds or not self.held_out_seeds:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...config import check_positive
 from ...models.base import InverseDynamicsModel
 from ...sensing import (
     DobEstimator,
@@ -100,9 +101,7 @@ class SenseSettings:
             raise ValueError(f"calibration_seed {self.calibration_seed} must not be an evaluation seed {self.seeds}")
         for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff",
                      "collision_at"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+            check_positive(name, getattr(self, name))
         if self.push_duration + self.settle >= self.push_period:
             raise ValueError(f"push_duration + settle = {self.push_duration + self.settle} s must be shorter than "
                              f"push_period = {self.push_period} s")
@@ -152,7 +151,8 @@ def _setup(settings: SenseSettings) -> _Setup:
         model = load_model(ctrl)
         label = f"learned: {settings.model_path}"
     else:
-        model = NominalRigidBodyModel(urdf, sim.joint_names, friction=True, armature=sim.armature)
+        model = NominalRigidBodyModel(urdf, sim.joint_names, friction=True, armature=sim.armature,
+                                      locked=sim.locked_positions)
         ctrl = dataclasses.replace(ctrl, model_friction=True)
         label = "URDF rigid body + friction + profile armature"
     link = _last_link(urdf, sim.joint_names[-1])
@@ -164,7 +164,9 @@ def _last_link(urdf: str, joint: str) -> str:
     """The child link of ``joint`` in ``urdf``."""
     import xml.etree.ElementTree as ET
 
-    for j in ET.parse(urdf).getroot().iter("joint"):
+    from ...robot.urdf_text import read_urdf
+
+    for j in ET.fromstring(read_urdf(urdf)).iter("joint"):
         if j.get("name") == joint:
             child = j.find("child")
             if child is not None and child.get("link"):
@@ -179,8 +181,10 @@ def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorq
     g = np.full(n, cutoff)
     return {
         "residual": lambda: ResidualEstimator(s.model, g),
-        "momentum": lambda: MomentumObserver(s.urdf, s.sim.joint_names, g, friction=True),
-        "dob": lambda: DobEstimator(NominalRigidBodyModel(s.urdf, s.sim.joint_names, friction=True),
+        "momentum": lambda: MomentumObserver(s.urdf, s.sim.joint_names, g, friction=True,
+                                             locked=s.sim.locked_positions),
+        "dob": lambda: DobEstimator(NominalRigidBodyModel(s.urdf, s.sim.joint_names, friction=True,
+                                                          locked=s.sim.locked_positions),
                                     s.ctrl.nominal_inertia, s.ctrl.dob_cutoff),
     }
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from ...config import dataclass_from_dict
+from ...config import check_positive, dataclass_from_dict
 from ...errors import ConfigError
 
 __all__ = ["DataSpec", "SweepConfig", "cell_key", "load_sweep"]
@@ -90,8 +90,7 @@ class SweepConfig:
             raise ValueError(f"alpha = {list(self.alpha)} must be a non-empty list of numbers >= 0")
         if not self.fractions or any(not isinstance(f, (int, float)) or not 0 < f <= 1 for f in self.fractions):
             raise ValueError(f"fractions = {list(self.fractions)} must be a non-empty list of numbers in (0, 1]")
-        if not isinstance(self.seeds, int) or self.seeds < 1:
-            raise ValueError(f"seeds = {self.seeds!r} must be an integer >= 1")
+        check_positive("seeds", self.seeds, integer=True)
 
     def cells(self) -> list[tuple[DataSpec, float, float]]:
         """Every (data set, alpha, fraction) of the grid, data sets outermost."""

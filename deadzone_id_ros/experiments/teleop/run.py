@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...config import check_positive
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from ...teleop.bilateral import BilateralConfig
 from ...teleop.build import ArmSetup, arm_setup, build_controller_pair
@@ -101,9 +102,7 @@ class TeleopSettings:
         if not self.seeds or not self.models or not self.modes:
             raise ValueError("seeds, models and modes must each name at least one")
         for name in ("duration", "overshoot", "amplitude", "window", "cutoff"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} = {v!r} must be a finite number > 0")
+            check_positive(name, getattr(self, name))
         if not 0 < self.stuck_push < 1:
             raise ValueError(f"stuck_push = {self.stuck_push!r} must be in (0, 1) (a share of the static friction)")
         if self.duration < 4 * self.window + 2.0:

@@ -125,7 +125,7 @@ class NominalRigidBodyModel:
             self._a[self._idx_v] = ddq
             tau = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
             if self.friction:
-                tau += self._viscous * dq + self._coulomb * np.tanh(dq / self.friction_velocity)
+                tau += self.friction_torque(dq)
             return tau
         single = False
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
@@ -136,8 +136,16 @@ class NominalRigidBodyModel:
             self._a[self._idx_v] = ddq2[k]
             out[k] = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
         if self.friction:
-            out += self._viscous * dq2 + self._coulomb * np.tanh(dq2 / self.friction_velocity)
+            out += self.friction_torque(dq2)
         return out[0] if single else out
+
+    def friction_torque(self, dq: np.ndarray) -> np.ndarray:
+        """The friction part of :meth:`predict`, (J,) or (N, J) [N·m] at velocity ``dq`` [rad/s]:
+        ``viscous * dq + coulomb * tanh(dq / friction_velocity)``, zeros for a model without friction."""
+        dq = np.asarray(dq, dtype=float)
+        if not self.friction:
+            return np.zeros_like(dq)
+        return self._viscous * dq + self._coulomb * np.tanh(dq / self.friction_velocity)
 
     def mass_matrix_diagonal(self, q: np.ndarray) -> np.ndarray:
         """diag M(q) (J,) [kg·m²] at one configuration q (J,) [rad] (pinocchio CRBA), e.g. to choose Jn."""

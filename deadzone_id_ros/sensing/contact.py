@@ -87,36 +87,46 @@ class StaticFrictionBand:
 def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Sequence[float] | np.ndarray,
                    joint_names: Sequence[str], quantile: float = 0.999,
                    floor: Sequence[float] | np.ndarray | None = None,
-                   fade_factors: Sequence[float] = (0.0,)) -> StaticFrictionBand:
+                   fade_factors: Sequence[float] = (0.0,), threshold_quantile: float = 1.0,
+                   margin: float = 1.5) -> StaticFrictionBand:
     """The band from an estimator's output on free motion (no contact): on the stuck samples the estimate is the
     static friction the model could not know (plus noise); tau_s is its ``quantile`` per joint
     (:func:`deadzone_id_ros.models.losses.identify_band`), at least ``floor`` (e.g. the profile's static friction).
 
+    The fade (:class:`StaticFrictionBand` ``fade_velocity``) is a trade: a wider fade covers more of the breakaway
+    error, so the contact threshold these samples imply (:func:`calibrate_thresholds` with ``threshold_quantile``
+    and ``margin``) drops, but every moving sample near the dead zone then carries a wider interval, which a contact
+    must clear too. A contact torque on joint j at sample i is flagged once it exceeds about
+    ``threshold_j + half_width_ij``; per joint the candidate with the smallest mean of that over the samples (the
+    mean smallest detectable external torque on this free motion) is kept, the first (no fade, with the default
+    candidates) on a tie.
+
     Args:
         estimate: (N, J) external-torque estimate on free motion [N·m].  dq: (N, J) measured velocity [rad/s].
         velocity_threshold: (J,) [rad/s].  joint_names: (J,).  quantile: in (0, 1].  floor: (J,) [N·m] or None.
-        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none); per joint
-            the one whose band leaves the smallest largest excess |estimate| - half width on these samples is kept
-            (the one that lets the lowest contact threshold hold on this free motion).
+        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none).
+        threshold_quantile, margin: the threshold rule the band will be used with (:func:`calibrate_thresholds`).
 
     Raises:
-        ValueError: shapes differ, quantile out of range, non-finite values.
+        ValueError: shapes differ, quantile or margin out of range, non-finite values, no candidate.
     """
     from ..models.losses import identify_band
 
+    if not fade_factors:
+        raise ValueError("fade_factors must hold at least one candidate (0: no fade)")
     thr = np.asarray(velocity_threshold, dtype=float)
     moving = np.abs(np.asarray(dq, dtype=float)) > thr
     tau_s = identify_band(estimate, moving, None if floor is None else np.asarray(floor, float), quantile)
     names = tuple(joint_names)
-    est = np.abs(np.asarray(estimate, dtype=float))
     best = np.zeros(len(names))
-    best_excess = np.full(len(names), np.inf)
+    best_cost = np.full(len(names), np.inf)
     for factor in fade_factors:
         band = StaticFrictionBand(names, thr, tau_s, np.asarray(factor, float) * thr)
-        worst = (est - band.interval_half_width(dq)).max(axis=0)
-        better = worst < best_excess - 1e-12
+        half = band.interval_half_width(dq)
+        cost = calibrate_thresholds(estimate, half, threshold_quantile, margin) + half.mean(axis=0)
+        better = cost < best_cost - 1e-12
         best = np.where(better, factor * thr, best)
-        best_excess = np.where(better, worst, best_excess)
+        best_cost = np.where(better, cost, best_cost)
     return StaticFrictionBand(names, thr, tau_s, best)
 
 

@@ -37,11 +37,14 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..models.base import InverseDynamicsModel, check_joint_arrays
+
+if TYPE_CHECKING:
+    from ..models.runtime import NominalRigidBodyModel
 
 __all__ = ["DobEstimator", "ExternalTorqueEstimator", "MomentumObserver", "ResidualEstimator", "ZohLowPass"]
 
@@ -194,12 +197,11 @@ class ResidualEstimator(ExternalTorqueEstimator):
 
 class _PinocchioArm:
     """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (others at neutral): the
-    model, workspace and joint indices of :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`."""
+    model (its armature on the diagonal of M), workspace and joint indices of a
+    :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`, whose friction :meth:`friction` evaluates."""
 
-    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], armature: Sequence[float] | None) -> None:
-        from ..models.runtime import NominalRigidBodyModel
-
-        rb = NominalRigidBodyModel(urdf_path, joint_names, armature=armature)
+    def __init__(self, rb: NominalRigidBodyModel) -> None:
+        self.rb = rb
         self.description, self.pin, self.model, self.data = rb.description, rb._pin, rb.model, rb.data
         self.idx_q, self.idx_v = rb._idx_q, rb._idx_v
         self._q = self.pin.neutral(self.model)
@@ -225,29 +227,26 @@ class MomentumObserver(ExternalTorqueEstimator):
     dr/dt = K_O (tau_ext - r). Discrete form: the interval residual w (module docstring) through the ZOH low-pass
     with g = K_O; it needs no acceleration.
 
+    The rigid body is the robot's nominal model as the controller's "rbd" model builds it
+    (:class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`): the URDF's inertia plus the profile's rotor
+    armature on the diagonal of M (pinocchio's CRBA adds ``model.armature``), and its friction law ``tau_f`` (the
+    profile's Coulomb and viscous friction, or the URDF's ``<dynamics>``; none for a model without friction).
+
     Args:
-        urdf_path: the URDF whose inertial parameters are used.  joint_names: (J,).
+        rigid_body: the nominal model (its joints, in the estimator's order; build it as ``load_model`` builds the
+            "rbd" model, with the profile's ``armature``, ``coulomb`` and ``viscous``).
         gain: (J,) K_O [1/s], > 0.
-        friction: add the URDF ``<dynamics>`` friction ``damping dq + friction tanh(dq / friction_velocity)``.
-        friction_velocity: [rad/s] > 0.  armature: (J,) rotor inertia [kg·m²] added to M (the URDF has none).
 
     Raises:
-        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint.  ValueError: shapes.
+        ValueError: gain shape.
     """
 
     kind = "momentum"
 
-    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], gain: Sequence[float] | np.ndarray, *,
-                 friction: bool = True, friction_velocity: float = 0.01,
-                 armature: Sequence[float] | None = None) -> None:
-        super().__init__(joint_names, gain)
-        if not friction_velocity > 0:
-            raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0 rad/s")
-        self._arm = _PinocchioArm(urdf_path, self.joint_names, armature)
-        d = self._arm.description
-        self._viscous = d.damping.copy() if friction else np.zeros(len(self.joint_names))
-        self._coulomb = d.friction.copy() if friction else np.zeros(len(self.joint_names))
-        self._vf = float(friction_velocity)
+    def __init__(self, rigid_body: NominalRigidBodyModel, gain: Sequence[float] | np.ndarray) -> None:
+        super().__init__(rigid_body.joint_names, gain)
+        self.rigid_body = rigid_body
+        self._arm = _PinocchioArm(rigid_body)
         self._p_prev = np.zeros(len(self.joint_names))
 
     def _start(self, q: np.ndarray, dq: np.ndarray) -> None:
@@ -259,8 +258,7 @@ class MomentumObserver(ExternalTorqueEstimator):
         _, ctdq, grav = self._arm.terms(q0, dq0)
         mass1, _, _ = self._arm.terms(q1, dq1)
         p1 = mass1 @ dq1
-        fric = self._viscous * dq0 + self._coulomb * np.tanh(dq0 / self._vf)
-        w = (p1 - self._p_prev) / dt - tau - ctdq + grav + fric
+        w = (p1 - self._p_prev) / dt - tau - ctdq + grav + self.rigid_body.friction_torque(dq0)
         self._p_prev = p1
         return w
 

@@ -25,10 +25,13 @@ class ForceEstimatorConfig:
         model: "rbd" (the URDF's rigid body) or "learned" (``model_path``); "none" estimates -tau.
         model_path: "learned": an artifact directory or .onnx.
         model_friction: "rbd": add the URDF's friction.  friction_velocity: [rad/s] > 0.
-        armature, frictionloss, damping: "rbd": (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
-            [N·m·s/rad] friction (None: none) the nominal model adds, as
+        armature, frictionloss, damping: (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
+            [N·m·s/rad] friction (None: none; the URDF's for "momentum" and "dob") the nominal model adds ("rbd",
+            and the "momentum" and "dob" estimators' rigid body), as
             :class:`~deadzone_id_ros.control.ControllerConfig` takes them; unset, the ``robot`` profile's.
         nominal_inertia: (J,) Jn [kg·m²] of the "dob" estimator.
+        effort_limit: (J,) the actuators' effort limit [N·m] (the ``robot`` profile's): the stall torque that converts a
+            servo's Present_Load (``sensing_effort_unit`` "0.1%duty") to N·m.
         use_commands: take the torque of each interval from the last command on ``commands_topic`` instead of the
             /joint_states effort (an arm whose drives report no torque).
         commands_topic: std_msgs/Float64MultiArray commands, ``command_joint_names`` order [N·m].
@@ -48,6 +51,7 @@ class ForceEstimatorConfig:
     frictionloss: tuple[float, ...] | None = None
     damping: tuple[float, ...] | None = None
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
+    effort_limit: tuple[float, ...] = ()
     use_commands: bool = False
     commands_topic: str = "/effort_controller/commands"
 
@@ -58,6 +62,9 @@ class ForceEstimatorConfig:
                              f"{list(self.joint_names)}")
         if len(self.nominal_inertia) != n or not all(math.isfinite(v) and v > 0 for v in self.nominal_inertia):
             raise ValueError(f"nominal_inertia = {list(self.nominal_inertia)} must be {n} values > 0 kg·m²")
+        if self.effort_limit and (len(self.effort_limit) != n
+                                  or not all(math.isfinite(v) and v > 0 for v in self.effort_limit)):
+            raise ValueError(f"effort_limit = {list(self.effort_limit)} must be {n} values > 0 N·m (or empty)")
         if not (math.isfinite(self.friction_velocity) and self.friction_velocity > 0):
             raise ValueError(f"friction_velocity = {self.friction_velocity!r} must be > 0 rad/s")
         if self.model not in ("none", "rbd", "learned"):

@@ -60,6 +60,10 @@ def markdown(res: SenseResults) -> str:
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
     lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
         f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
+    banded = [e for e in res.estimators if any(e.band)]
+    lines += [f"Band of {e.name}: tau_s {[round(v, 4) for v in e.band]} N·m, fade velocity "
+              f"{[round(v, 4) for v in e.fade_velocity]} rad/s (the nodes' sensing_band, sensing_fade_velocity)"
+              for e in banded] + ([""] if banded else [])
     return "\n".join(lines)
 
 

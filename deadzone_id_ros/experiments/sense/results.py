@@ -39,6 +39,7 @@ class EstimatorFigures(JsonRecord):
     Attributes:
         name: key ("residual_band", "residual", "momentum", "dob").  label: for tables.
         threshold: (J,) contact thresholds from the calibration run [N·m].  band: (J,) tau_s [N·m] (zeros: no band).
+        fade_velocity: (J,) the band's calibrated fade [rad/s] (zeros: none; the nodes' ``sensing_fade_velocity``).
         free_minutes: simulated free motion [min].  false_contacts: contact onsets in free motion (no push).
         false_contacts_per_min: the same per simulated minute.
         hold_false_contacts: contact onsets while the arm holds still without any push.
@@ -56,6 +57,7 @@ class EstimatorFigures(JsonRecord):
     label: str
     threshold: list[float]
     band: list[float]
+    fade_velocity: list[float]
     free_minutes: float
     false_contacts: int
     false_contacts_per_min: float

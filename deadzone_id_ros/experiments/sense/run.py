@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...data.effort_units import PRESENT_LOAD
 from ...models.base import InverseDynamicsModel
 from ...sensing import (
     DobEstimator,
@@ -41,6 +42,8 @@ from ...sensing import (
     calibrate_thresholds,
 )
 from ...sensing.contact import ContactDetector
+from ...sensing.effort import EffortReading
+from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from .collision import collision_onset, place_obstacle
 from .results import EstimatorFigures, PushFigure, SenseResults
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
     from ...control import ControllerConfig, ExcitationConfig
     from ...sim.config import SimArmConfig
 
-__all__ = ["ESTIMATORS", "SenseSettings", "run_sense"]
+__all__ = ["ESTIMATORS", "SenseSettings", "effort_reading", "run_sense"]
 
 #: candidate fade velocities of the band, in multiples of the stuck threshold (:func:`calibrate_band`)
 FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)
@@ -138,7 +141,7 @@ class _Trace:
 
 
 def _setup(settings: SenseSettings) -> _Setup:
-    from ...models.runtime import NominalRigidBodyModel, load_model
+    from ...models.runtime import load_model
     from ...resources import default_urdf
     from ...robot_configs import bundled_robot, controller_config, excitation_config, load_robot, sim_config
 
@@ -148,13 +151,11 @@ def _setup(settings: SenseSettings) -> _Setup:
     kind = "learned" if settings.model_path else "rbd"
     ctrl = controller_config(robot, mode="ctc_dob", model=kind, model_path=settings.model_path)
     exc = excitation_config(robot)
-    if settings.model_path:
-        model = load_model(ctrl)
-        label = f"learned: {settings.model_path}"
-    else:
-        model = NominalRigidBodyModel(urdf, sim.joint_names, friction=True, armature=sim.armature)
+    if not settings.model_path:
         ctrl = dataclasses.replace(ctrl, model_friction=True)
-        label = "URDF rigid body + friction + profile armature"
+    model = load_model(ctrl)  # the nominal rigid body: the URDF's plus the profile's armature and friction
+    label = (f"learned: {settings.model_path}" if settings.model_path
+             else "URDF rigid body + profile armature + friction")
     link = _last_link(urdf, sim.joint_names[-1])
     point = tuple(settings.point) if settings.point is not None else tuple(sim.payload_position)
     return _Setup(robot.profile.name, sim, ctrl, exc, model, label, urdf, link, point)
@@ -173,15 +174,14 @@ def _last_link(urdf: str, joint: str) -> str:
 
 
 def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorqueEstimator]]:
-    from ...models.runtime import NominalRigidBodyModel
-
+    """The baselines on the controller's nominal rigid body (the URDF's plus the profile's armature and friction)."""
     n = len(s.sim.joint_names)
     g = np.full(n, cutoff)
     return {
         "residual": lambda: ResidualEstimator(s.model, g),
-        "momentum": lambda: MomentumObserver(s.urdf, s.sim.joint_names, g, friction=True),
-        "dob": lambda: DobEstimator(NominalRigidBodyModel(s.urdf, s.sim.joint_names, friction=True),
-                                    s.ctrl.nominal_inertia, s.ctrl.dob_cutoff),
+        "momentum": lambda: MomentumObserver(nominal_rigid_body(s.urdf, s.sim.joint_names, s.ctrl), g),
+        "dob": lambda: DobEstimator(nominal_rigid_body(s.urdf, s.sim.joint_names, s.ctrl), s.ctrl.nominal_inertia,
+                                    s.ctrl.dob_cutoff),
     }
 
 
@@ -216,7 +216,7 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
         tau = controller.step(k / 1000.0, m.q, m.dq)
         tr.dq[k], tr.truth[k] = m.dq, prev
         for name, sensor in sensors.items():
-            smp = sensor.update(m.t, m.q, m.dq, m.effort)
+            smp = sensor.update_effort(m.t, m.q, m.dq, m.effort)
             tr.est[name][k], tr.half[name][k] = smp.tau_ext, smp.half_width
             tr.contact[name][k] = smp.contact.in_contact if smp.contact is not None else False
         arm.step(tau)
@@ -242,6 +242,14 @@ class _Echo(ExternalTorqueEstimator):
     def _raw(self, dt: float, q0: np.ndarray, dq0: np.ndarray, q1: np.ndarray, dq1: np.ndarray,
              tau: np.ndarray) -> np.ndarray:
         return self.source.estimate
+
+
+def effort_reading(sim: SimArmConfig, ctrl: ControllerConfig) -> EffortReading:
+    """What the simulated arm's effort is (its ``effort_readout``): torque, or a servo's Present_Load with the
+    profile's effort limit as stall torque and the simulator's no-load speed."""
+    if sim.effort_readout != "present_load":
+        return EffortReading()
+    return EffortReading(PRESENT_LOAD, tuple(sim.effort_limit or ctrl.effort_limit), tuple(sim.no_load_speed))
 
 
 def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushConfig]:
@@ -275,7 +283,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     # calibration: free motion on its own seed, no detection
     base = {"residual_band": make["residual"](), "residual": make["residual"](), "momentum": make["momentum"](),
             "dob": make["dob"]()}
-    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names)) for k, e in base.items()
+    effort = effort_reading(s.sim, s.ctrl)
+    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names), effort=effort) for k, e in base.items()
                      if k != "residual_band"}
     cal = _run(s, settings.calibration_seed, settings.calibration_duration, calib_sensors, (), False, "calibrate")
     from ...robot import load_robot_description
@@ -283,7 +292,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     urdf_fs = load_robot_description(s.urdf, names).friction
     vthr = np.asarray(getattr(getattr(s.model, "dead_zone", None), "threshold", 0.1 * cal.dq.std(axis=0)), float)
     bands = {"residual_band": calibrate_band(cal.est["residual"], cal.dq, vthr, names, 0.999, urdf_fs,
-                                             fade_factors=FADE_FACTORS)}
+                                             fade_factors=FADE_FACTORS, threshold_quantile=settings.quantile,
+                                             margin=settings.margin)}
     for k in ("residual", "momentum", "dob"):
         bands[k] = StaticFrictionBand.none(names)
     cal_half = {"residual_band": bands["residual_band"].interval_half_width(cal.dq)}
@@ -300,7 +310,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             shared = make["residual"]()  # one estimate, read with and without the band (sensors run in this order)
             est = {"residual_band": shared, "residual": _Echo(shared), "momentum": make["momentum"](),
                    "dob": make["dob"]()}
-            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k])) for k in ESTIMATORS}
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k]), effort=effort)
+                    for k in ESTIMATORS}
 
         pushes = _push_schedule(s, settings, seed)
         tr = _run(s, seed, settings.duration, sensors(), pushes, False, f"pushes seed {seed}")
@@ -357,6 +368,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         fc = int(sum(acc[k]["fc"]))
         figures.append(EstimatorFigures(
             name=k, label=label, threshold=thresholds[k].tolist(), band=bands[k].half_width.tolist(),
+            fade_velocity=np.asarray(bands[k].fade_velocity).tolist(),
             free_minutes=free_s / 60.0, false_contacts=fc, false_contacts_per_min=fc / (free_s / 60.0),
             hold_false_contacts=int(sum(acc[k]["hold"])), rmse_contact=rmse.tolist(),
             rmse_contact_mean=float(rmse.mean()), rmse_over_noise=float(rmse.mean() / noise.mean()),

@@ -45,6 +45,7 @@ from ..models.base import InverseDynamicsModel, check_joint_arrays
 
 if TYPE_CHECKING:
     from ..models.runtime import NominalRigidBodyModel
+    from .friction import LoadFriction
 
 __all__ = ["DobEstimator", "ExternalTorqueEstimator", "MomentumObserver", "ResidualEstimator", "ZohLowPass"]
 
@@ -160,6 +161,8 @@ class ResidualEstimator(ExternalTorqueEstimator):
         model: tau = f(q, dq, ddq) [N·m].
         cutoff: (J,) [rad/s], see :class:`ExternalTorqueEstimator`.
         joint_names: (J,) the estimator's joint order (default the model's); the model's joints in any order.
+        friction: a friction correction identified on this model's free-motion residual
+            (:func:`~.friction.identify_load_friction`, in the estimator's joint order): w - phi(dq0, tau) theta.
 
     Raises:
         ValueError: cutoff shape, or the model's joints are not ``joint_names`` (names both).
@@ -168,8 +171,12 @@ class ResidualEstimator(ExternalTorqueEstimator):
     kind = "residual"
 
     def __init__(self, model: InverseDynamicsModel, cutoff: Sequence[float] | np.ndarray,
-                 joint_names: Sequence[str] | None = None) -> None:
+                 joint_names: Sequence[str] | None = None, friction: LoadFriction | None = None) -> None:
         super().__init__(model.joint_names if joint_names is None else joint_names, cutoff)
+        if friction is not None and friction.joint_names != self.joint_names:
+            raise ValueError(f"friction joints {list(friction.joint_names)} are not the estimator's "
+                             f"{list(self.joint_names)}")
+        self.friction = friction
         self.set_model(model)
 
     def set_model(self, model: InverseDynamicsModel) -> None:
@@ -190,9 +197,11 @@ class ResidualEstimator(ExternalTorqueEstimator):
              tau: np.ndarray) -> np.ndarray:
         ddq = (dq1 - dq0) / dt
         if self._identity:
-            return np.asarray(self.model.predict(q0, dq0, ddq), dtype=float) - tau
-        t, f = self._to, self._from
-        return np.asarray(self.model.predict(q0[t], dq0[t], ddq[t]), dtype=float)[f] - tau
+            w = np.asarray(self.model.predict(q0, dq0, ddq), dtype=float) - tau
+        else:
+            t, f = self._to, self._from
+            w = np.asarray(self.model.predict(q0[t], dq0[t], ddq[t]), dtype=float)[f] - tau
+        return w if self.friction is None else w - self.friction.torque(dq0, tau)
 
 
 class _PinocchioArm:

@@ -32,7 +32,7 @@ ESTIMATOR_KINDS = ("residual", "momentum", "dob")
 #: (lo, hi) of every numeric ``sensing_*`` node parameter, in its unit (per-joint lists: each value)
 SENSING_RANGES: dict[str, tuple[float, float]] = {
     "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),
-    "sensing_fade_velocity": (0.0, 100.0),
+    "sensing_fade_velocity": (0.0, 100.0), "sensing_band_load_gain": (0.0, 10.0),
     "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_point": (-100.0, 100.0),
     "sensing_no_load_speed": (1e-6, 1e4)}
 
@@ -64,6 +64,8 @@ class SensingConfig:
         sensing_fade_velocity: (J,) [rad/s]: the band fades outside the dead zone as ``tau_s exp(-(|dq| -
             threshold) / fade)`` (:class:`~.contact.StaticFrictionBand`, the breakaway of static friction; ``deadzone-id
             sense`` calibrates it); empty = no fade (exact as soon as the joint moves).
+        sensing_band_load_gain: (J,) [1]: the band grows with the motor torque, ``tau_s + gain |tau_m|`` (static
+            friction of a geared joint grows with its load; ``deadzone-id sense`` identifies it); empty = none.
         sensing_threshold: (J,) contact thresholds [N·m] (> 0; e.g. from ``deadzone-id sense``); empty = no contact
             detection.
         sensing_release: hysteresis, in (0, 1]: the contact ends when every excess < release * threshold.
@@ -86,6 +88,7 @@ class SensingConfig:
     sensing_velocity_threshold: tuple[float, ...] = ()
     sensing_band: tuple[float, ...] = ()
     sensing_fade_velocity: tuple[float, ...] = ()
+    sensing_band_load_gain: tuple[float, ...] = ()
     sensing_threshold: tuple[float, ...] = ()
     sensing_release: float = 0.5
     sensing_frame: str = ""
@@ -99,7 +102,8 @@ class SensingConfig:
         c = self.sensing_cutoff
         if not (isinstance(c, (int, float)) and math.isfinite(c) and c > 0):
             raise ValueError(f"sensing_cutoff = {c!r} must be a finite number > 0 rad/s")
-        for name in ("sensing_velocity_threshold", "sensing_band", "sensing_fade_velocity", "sensing_threshold"):
+        for name in ("sensing_velocity_threshold", "sensing_band", "sensing_fade_velocity", "sensing_band_load_gain",
+                     "sensing_threshold"):
             object.__setattr__(self, name, _nonneg(name, getattr(self, name)))
         if self.sensing_threshold and not all(v > 0 for v in self.sensing_threshold):
             raise ValueError(f"sensing_threshold = {list(self.sensing_threshold)} must be > 0 N·m per joint")
@@ -179,7 +183,7 @@ class ForceSensor:
         """
         est = self.estimator.update(t, q, dq, tau).copy()
         stuck = self.band.stuck(dq)
-        half = self.band.interval_half_width(dq)
+        half = self.band.interval_half_width(dq, tau)
         contact = self.detector.update(t, est, half) if self.detector is not None else None
         wrench = self.wrench.estimate(q, est) if self.wrench is not None else None
         return SensingSample(float(t), est, half, stuck, contact, wrench)
@@ -259,8 +263,8 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
 
     names = tuple(joint_names)
     n = len(names)
-    for field_name in ("sensing_velocity_threshold", "sensing_band", "sensing_fade_velocity", "sensing_threshold",
-                       "sensing_no_load_speed"):
+    for field_name in ("sensing_velocity_threshold", "sensing_band", "sensing_fade_velocity", "sensing_band_load_gain",
+                       "sensing_threshold", "sensing_no_load_speed"):
         v = getattr(config, field_name)
         if v and len(v) != n:
             raise ValueError(f"{field_name} has {len(v)} values for the {n} joints {list(names)}")
@@ -291,7 +295,8 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
             tau_s = (np.asarray(config.sensing_band, float) if config.sensing_band
                      else load_robot_description(urdf_path, names).friction.copy())
             fade = np.asarray(config.sensing_fade_velocity, float) if config.sensing_fade_velocity else None
-            band = StaticFrictionBand(names, thr, tau_s, fade)
+            gain = np.asarray(config.sensing_band_load_gain, float) if config.sensing_band_load_gain else None
+            band = StaticFrictionBand(names, thr, tau_s, fade, gain)
     detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
                 else None)
     wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0))

@@ -16,7 +16,7 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     settings = SenseSettings(seeds=(1,), duration=4.0, calibration_duration=3.0, hold_duration=2.0,
                              push_period=1.5, push_magnitudes=(4.0,))
     res, traces = run_sense(settings)
-    assert [e.name for e in res.estimators] == ["residual_band", "residual", "momentum", "dob"]
+    assert [e.name for e in res.estimators] == ["residual_band", "residual", "model", "momentum", "dob"]
     band, plain = res.estimators[0], res.estimators[1]
     assert all(b > 0 for b in band.band) and not any(plain.band)
     assert len(band.pushes) == 2 and {p.magnitude for p in band.pushes} == {4.0}

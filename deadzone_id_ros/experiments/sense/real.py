@@ -34,11 +34,11 @@ from ...sensing import (
     calibrate_band,
     calibrate_thresholds,
 )
+from .calibration import FADE_FACTORS
 
 __all__ = ["RealEstimatorFigures", "RealSenseResult", "real_markdown", "sense_real"]
 
 CUTOFF = 100.0  # [rad/s] the estimators' filter, as in ``deadzone-id sense``
-FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)  # the band's candidate fade velocities, as in ``deadzone-id sense``
 
 
 @dataclass(frozen=True)

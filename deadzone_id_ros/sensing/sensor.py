@@ -18,6 +18,7 @@ from ..data.effort_units import PRESENT_LOAD, normalize_unit
 from ..models.base import InverseDynamicsModel
 from .contact import ContactDetector, ContactState, StaticFrictionBand
 from .effort import EFFORT_UNITS, EffortReading
+from .friction import FRICTION_TERMS, LoadFriction
 
 if TYPE_CHECKING:
     from ..models.runtime import NominalRigidBodyModel
@@ -32,7 +33,8 @@ ESTIMATOR_KINDS = ("residual", "momentum", "dob")
 #: (lo, hi) of every numeric ``sensing_*`` node parameter, in its unit (per-joint lists: each value)
 SENSING_RANGES: dict[str, tuple[float, float]] = {
     "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),
-    "sensing_fade_velocity": (0.0, 100.0), "sensing_band_load_gain": (0.0, 10.0),
+    "sensing_fade_velocity": (0.0, 100.0), "sensing_band_load_gain": (0.0, 10.0), "sensing_friction": (-1e4, 1e4),
+    "sensing_friction_stribeck": (1e-6, 1e3),
     "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_point": (-100.0, 100.0),
     "sensing_no_load_speed": (1e-6, 1e4)}
 
@@ -66,6 +68,10 @@ class SensingConfig:
             sense`` calibrates it); empty = no fade (exact as soon as the joint moves).
         sensing_band_load_gain: (J,) [1]: the band grows with the motor torque, ``tau_s + gain |tau_m|`` (static
             friction of a geared joint grows with its load; ``deadzone-id sense`` identifies it); empty = none.
+        sensing_friction: (J x 5,) "residual" only: the friction correction of :mod:`.friction` identified on the
+            model's free-motion residual (``deadzone-id sense`` prints it), per joint its coefficients of
+            :data:`~.friction.FRICTION_TERMS`, joint after joint; empty = none.
+        sensing_friction_stribeck: (2,) its Stribeck velocity [rad/s] and exponent (with ``sensing_friction``).
         sensing_threshold: (J,) contact thresholds [N·m] (> 0; e.g. from ``deadzone-id sense``); empty = no contact
             detection.
         sensing_release: hysteresis, in (0, 1]: the contact ends when every excess < release * threshold.
@@ -89,6 +95,8 @@ class SensingConfig:
     sensing_band: tuple[float, ...] = ()
     sensing_fade_velocity: tuple[float, ...] = ()
     sensing_band_load_gain: tuple[float, ...] = ()
+    sensing_friction: tuple[float, ...] = ()
+    sensing_friction_stribeck: tuple[float, ...] = ()
     sensing_threshold: tuple[float, ...] = ()
     sensing_release: float = 0.5
     sensing_frame: str = ""
@@ -122,6 +130,16 @@ class SensingConfig:
         if not all(math.isfinite(v) and v > 0 for v in speeds):
             raise ValueError(f"sensing_no_load_speed = {list(speeds)} must be values > 0 rad/s")
         object.__setattr__(self, "sensing_no_load_speed", speeds)
+        friction = tuple(float(v) for v in self.sensing_friction)
+        stribeck = tuple(float(v) for v in self.sensing_friction_stribeck)
+        if not all(math.isfinite(v) for v in friction) or len(friction) % len(FRICTION_TERMS):
+            raise ValueError(f"sensing_friction = {list(friction)} must be {len(FRICTION_TERMS)} finite values per "
+                             f"joint ({', '.join(FRICTION_TERMS)}) or empty")
+        if bool(friction) != (len(stribeck) == 2) or not all(math.isfinite(v) and v > 0 for v in stribeck):
+            raise ValueError(f"sensing_friction_stribeck = {list(stribeck)} must be the Stribeck velocity and "
+                             "exponent (2 values > 0) exactly when sensing_friction is given")
+        object.__setattr__(self, "sensing_friction", friction)
+        object.__setattr__(self, "sensing_friction_stribeck", stribeck)
 
 
 @dataclass(frozen=True)
@@ -270,8 +288,13 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
             raise ValueError(f"{field_name} has {len(v)} values for the {n} joints {list(names)}")
     cutoff = np.full(n, float(config.sensing_cutoff))
     estimator: ExternalTorqueEstimator
+    if config.sensing_friction and len(config.sensing_friction) != n * len(FRICTION_TERMS):
+        raise ValueError(f"sensing_friction has {len(config.sensing_friction)} values for the {n} joints {list(names)}"
+                         f" ({len(FRICTION_TERMS)} each)")
     if config.sensing_estimator == "residual":
-        estimator = ResidualEstimator(model, cutoff, names)
+        friction = (LoadFriction(names, np.reshape(config.sensing_friction, (n, len(FRICTION_TERMS))),
+                                 *config.sensing_friction_stribeck) if config.sensing_friction else None)
+        estimator = ResidualEstimator(model, cutoff, names, friction=friction)
     else:
         rigid = nominal_rigid_body(urdf_path, names, nominal)
         if config.sensing_estimator == "momentum":

@@ -27,7 +27,7 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     assert abs(traces["collision"].truth).max() > 0.5
     assert all(0 <= d < 100 for d in band.collision_delay_ms)
     md = write_sense(tmp_path, res, traces)
-    assert "| model residual + dead-zone band |" in md
+    assert "| model residual + load friction + dead-zone band |" in md
     assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0
     back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
     assert back.estimators[0].pushes == band.pushes

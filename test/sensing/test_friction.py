@@ -8,7 +8,7 @@ import pytest
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.robot_configs import bundled_sim_config
-from deadzone_id_ros.sensing import ResidualEstimator, StaticFrictionBand
+from deadzone_id_ros.sensing import ResidualEstimator, SensingConfig, StaticFrictionBand, build_sensor
 from deadzone_id_ros.sensing.friction import LoadFriction, friction_features, identify_load_friction
 from deadzone_id_ros.sim.arm import SimArm
 from deadzone_id_ros.sim.external_forces import ExternalForces, PushConfig
@@ -75,3 +75,17 @@ def test_the_correction_takes_the_load_friction_out_of_the_contact_residual():
     band = StaticFrictionBand(NAMES, np.full(3, 0.05), np.full(3, 0.1), load_gain=friction.load_gain())
     np.testing.assert_allclose(band.interval_half_width(np.zeros(3), np.array([1.0, -2.0, 0.0])),
                                0.1 + friction.load_gain() * np.array([1.0, 2.0, 0.0]))
+
+
+def test_the_nodes_take_the_identified_correction():
+    theta = np.arange(15.0).reshape(3, 5) / 100
+    config = SensingConfig(sensing_friction=tuple(theta.ravel()), sensing_friction_stribeck=(0.3, 2.0))
+    model = NominalRigidBodyModel(default_urdf(), NAMES)
+    est = build_sensor(config, model, default_urdf(), NAMES).estimator
+    np.testing.assert_array_equal(est.friction.theta, theta)
+    assert (est.friction.stribeck_velocity, est.friction.exponent) == (0.3, 2.0)
+    with pytest.raises(ValueError, match="sensing_friction_stribeck = \\[\\] must be"):
+        SensingConfig(sensing_friction=tuple(theta.ravel()))
+    with pytest.raises(ValueError, match="sensing_friction has 10 values for the 3 joints"):
+        build_sensor(SensingConfig(sensing_friction=(0.0,) * 10, sensing_friction_stribeck=(1.0, 1.0)), model,
+                     default_urdf(), NAMES)

@@ -10,6 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ...sensing.friction import FRICTION_TERMS
 from .results import SenseResults
 
 
@@ -69,6 +70,9 @@ def markdown(res: SenseResults) -> str:
               f"{[round(v, 4) for v in e.fade_velocity]} rad/s, load gain {[round(v, 4) for v in e.load_gain]} "
               "(the nodes' sensing_band, sensing_fade_velocity, sensing_band_load_gain)"
               for e in banded] + ([""] if banded else [])
+    lines += [f"Friction correction of the residual, per joint {list(FRICTION_TERMS)}: "
+              f"{[round(v, 4) for v in res.friction]}, Stribeck velocity and exponent {res.friction_stribeck} (the "
+              "nodes' sensing_friction, sensing_friction_stribeck)", ""]
     return "\n".join(lines)
 
 

@@ -97,6 +97,9 @@ class SenseResults(JsonRecord):
         lag_rmse_moving: (J,) the RMSE that the output filter's lag alone leaves (the true torque through the same
             filter, vs the true torque) where ``rmse_moving`` is taken: the floor of any causal estimate with this
             cutoff [N·m].
+        friction: (J x 5,) the friction correction of the residual identified on the calibration run
+            (:mod:`deadzone_id_ros.sensing.friction`; the nodes' ``sensing_friction``).
+        friction_stribeck: (2,) its Stribeck velocity [rad/s] and exponent (``sensing_friction_stribeck``).
         estimators: one entry per estimator.  wall_s: run time [s].
     """
 
@@ -113,6 +116,8 @@ class SenseResults(JsonRecord):
     lag_rmse_moving: list[float]
     quantile: float
     margin: float
+    friction: list[float]
+    friction_stribeck: list[float]
     estimators: list[EstimatorFigures]
     wall_s: float
 

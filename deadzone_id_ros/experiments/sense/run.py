@@ -385,5 +385,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),
         frame=s.link, point=list(s.point), cutoff=settings.cutoff,
         lag_rmse_moving=rmse_where(lag_err, lag_moving, j).tolist(), quantile=settings.quantile,
-        margin=settings.margin, estimators=figures, wall_s=time.perf_counter() - wall0)
+        margin=settings.margin, friction=calib.friction.theta.ravel().tolist(),
+        friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
+        wall_s=time.perf_counter() - wall0)
     return results, first

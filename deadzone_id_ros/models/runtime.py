@@ -32,8 +32,8 @@ import numpy as np
 from ..errors import ArtifactError, ConfigError
 from .base import InverseDynamicsModel, check_joint_arrays
 
-__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "ZeroModel", "load_model",
-           "load_onnx"]
+__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "RigidBodySettings", "ZeroModel",
+           "load_model", "load_onnx"]
 
 
 class ZeroModel:
@@ -262,7 +262,25 @@ def load_onnx(path: str | Path) -> InverseDynamicsModel:
     return RigidBodyPlusOnnx(art.rbd, net)
 
 
-class ModelSettings(Protocol):
+class RigidBodySettings(Protocol):
+    """What a robot profile adds to the URDF's rigid body (:class:`NominalRigidBodyModel`), as configs carry it.
+
+    Attributes:
+        friction_velocity: [rad/s].  armature: (J,) [kg·m²] (empty: none).  frictionloss, damping: (J,) Coulomb
+            [N·m] and viscous [N·m·s/rad] friction (None: none, or the URDF's where friction is on).
+    """
+
+    @property
+    def friction_velocity(self) -> float: ...
+    @property
+    def armature(self) -> tuple[float, ...]: ...
+    @property
+    def frictionloss(self) -> tuple[float, ...] | None: ...
+    @property
+    def damping(self) -> tuple[float, ...] | None: ...
+
+
+class ModelSettings(RigidBodySettings, Protocol):
     """What :func:`load_model` reads from a configuration; :class:`deadzone_id_ros.control.ControllerConfig` has it.
 
     Attributes:
@@ -290,14 +308,6 @@ class ModelSettings(Protocol):
     def model_path(self) -> str: ...
     @property
     def model_friction(self) -> bool: ...
-    @property
-    def friction_velocity(self) -> float: ...
-    @property
-    def armature(self) -> tuple[float, ...]: ...
-    @property
-    def frictionloss(self) -> tuple[float, ...] | None: ...
-    @property
-    def damping(self) -> tuple[float, ...] | None: ...
 
 
 def load_model(settings: ModelSettings) -> InverseDynamicsModel:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data.effort_units import PRESENT_LOAD, normalize_unit
 from ..models.base import InverseDynamicsModel
+from ..models.runtime import RigidBodySettings
 from .contact import ContactDetector, ContactState, StaticFrictionBand
 from .effort import EFFORT_UNITS, EffortReading
 from .friction import FRICTION_TERMS, LoadFriction
@@ -216,7 +217,7 @@ class ForceSensor:
         return self.update(t, q, dq, self.effort.to_torque(effort, dq))
 
 
-class NominalSettings(Protocol):
+class NominalSettings(RigidBodySettings, Protocol):
     """What the sensor takes of the robot's nominal model (:class:`~deadzone_id_ros.control.ControllerConfig` and
     :class:`~.node_config.ForceEstimatorConfig` have it): the settings of the controller's "rbd" model
     (:class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`) and the effort limit.
@@ -227,14 +228,6 @@ class NominalSettings(Protocol):
         effort_limit: (J,) [N·m] (empty: unknown): the stall torque of a servo that reports Present_Load.
     """
 
-    @property
-    def armature(self) -> tuple[float, ...]: ...
-    @property
-    def frictionloss(self) -> tuple[float, ...] | None: ...
-    @property
-    def damping(self) -> tuple[float, ...] | None: ...
-    @property
-    def friction_velocity(self) -> float: ...
     @property
     def effort_limit(self) -> tuple[float, ...]: ...
 

@@ -17,8 +17,9 @@ velocity v:
 (Coulomb, Stribeck, load, load x Stribeck, viscous; sgn smoothed as tanh(v / 0.01 rad/s)). It is identified by least
 squares on the moving samples of free motion, with the estimator's own raw residual (w = f - tau_m, no contact) as
 the target: whatever of the friction the model f lacks, w shows, and phi theta is that part. The corrected residual
-is w - phi theta. The Stribeck velocity vs and exponent alpha are chosen from a small grid by the fit's residual
-sum of squares. Stuck samples are left out of the fit: their static friction is the dead zone's band, not a law.
+is w - phi theta. The fit is regularized and the Stribeck velocity vs and exponent alpha are chosen on a held-out
+time block (:func:`identify_load_friction`). Stuck samples are left out of the fit: their static friction is the dead
+zone's band, not a law.
 """
 
 from __future__ import annotations
@@ -87,18 +88,27 @@ def friction_features(dq: np.ndarray, tau: np.ndarray, velocity: float, exponent
 def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray,
                            velocity_threshold: Sequence[float] | np.ndarray, joint_names: Sequence[str],
                            velocities: Sequence[float] = (0.3, 1.0, 3.0),
-                           exponents: Sequence[float] = (1.0, 2.0)) -> LoadFriction:
-    """Least-squares fit of :class:`LoadFriction` on free motion (module docstring).
+                           exponents: Sequence[float] = (1.0, 2.0), ridge: float = 1e-3,
+                           validation: float = 0.3) -> LoadFriction:
+    """Regularized least-squares fit of :class:`LoadFriction` on free motion (module docstring).
+
+    The regressors are nearly collinear for some (vs, alpha) (sgn(v) s(v) is sgn(v) minus a multiple of v where
+    |v| << vs), which lets plain least squares trade huge opposite coefficients that then extrapolate badly to loads
+    and speeds the calibration did not show. So the fit is ridge regression (Tikhonov; A. E. Hoerl, R. W. Kennard,
+    Technometrics 12(1), 1970) on regressors scaled to unit RMS, with penalty ``ridge`` times the number of samples,
+    and (vs, alpha) is the pair with the least error on a held-out last ``validation`` share of the samples (a time
+    block, not random rows), after which the chosen pair is refitted on every sample.
 
     Args:
         residual: (N, J) the estimator's raw residual f - tau_m on free motion (no contact) [N·m].
         dq: (N, J) velocity [rad/s].  tau: (N, J) motor torque of each sample's interval [N·m].
         velocity_threshold: (J,) [rad/s]: samples with |dq| above it (moving) are fitted.  joint_names: (J,).
-        velocities, exponents: the grid of vs [rad/s] and alpha; the pair with the least residual sum of squares
-            over every joint is kept.
+        velocities, exponents: the grid of vs [rad/s] and alpha.
+        ridge: >= 0, the penalty per sample on the scaled coefficients.  validation: in (0, 1), the held-out share.
 
     Raises:
-        ValueError: shapes differ, a joint with fewer moving samples than parameters, non-finite values.
+        ValueError: shapes differ, a joint with fewer moving samples than 10 per parameter, non-finite values, an empty
+            grid, ridge or validation out of range.
     """
     w, v, t = (np.asarray(a, dtype=float) for a in (residual, dq, tau))
     names = tuple(joint_names)
@@ -106,23 +116,38 @@ def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray
         raise ValueError(f"residual {w.shape}, dq {v.shape} and tau {t.shape} must be the same (N, {len(names)})")
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v)) and np.all(np.isfinite(t))):
         raise ValueError("residual, dq and tau must be finite")
-    moving = np.abs(v) > np.asarray(velocity_threshold, dtype=float)
-    for j, name in enumerate(names):
-        if moving[:, j].sum() < 10 * len(FRICTION_TERMS):
-            raise ValueError(f"joint {name!r} moves in {int(moving[:, j].sum())} samples: too few to fit its friction")
     if not velocities or not exponents:
         raise ValueError("velocities and exponents must each hold at least one value")
-    best: LoadFriction | None = None
-    best_sse = np.inf
+    if not (ridge >= 0 and 0 < validation < 1):
+        raise ValueError(f"ridge = {ridge!r} must be >= 0 and validation = {validation!r} in (0, 1)")
+    moving = np.abs(v) > np.asarray(velocity_threshold, dtype=float)
+    split = int(round(len(w) * (1.0 - validation)))
+    for j, name in enumerate(names):
+        for part in (moving[:split, j], moving[split:, j]):
+            if part.sum() < 10 * len(FRICTION_TERMS):
+                raise ValueError(f"joint {name!r} moves in {int(part.sum())} samples of a part of the calibration: "
+                                 "too few to fit its friction")
+    best, best_err = (float(velocities[0]), float(exponents[0])), np.inf
     for vs in velocities:
         for alpha in exponents:
             phi = friction_features(v, t, vs, alpha)
-            theta = np.zeros((len(names), len(FRICTION_TERMS)))
-            sse = 0.0
+            err = 0.0
             for j in range(len(names)):
-                m = moving[:, j]
-                theta[j], *_ = np.linalg.lstsq(phi[m, j], w[m, j], rcond=None)
-                sse += float(((phi[m, j] @ theta[j] - w[m, j]) ** 2).sum())
-            if sse < best_sse:
-                best, best_sse = LoadFriction(names, theta, float(vs), float(alpha)), sse
-    return best  # type: ignore[return-value]  # the grids are not empty
+                fit, held = moving[:split, j], moving[split:, j]
+                theta = _ridge(phi[:split][fit, j], w[:split][fit, j], ridge)
+                err += float(((phi[split:][held, j] @ theta - w[split:][held, j]) ** 2).sum())
+            if err < best_err:
+                best, best_err = (float(vs), float(alpha)), err
+    phi = friction_features(v, t, *best)
+    theta = np.array([_ridge(phi[moving[:, j], j], w[moving[:, j], j], ridge) for j in range(len(names))])
+    return LoadFriction(names, theta, *best)
+
+
+def _ridge(x: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray:
+    """argmin |x b - y|² + ridge N |diag(scale) b|², scale = RMS of each column of x (N, K); returns b (K,)."""
+    scale = np.sqrt((x ** 2).mean(axis=0))
+    scale = np.where(scale > 0, scale, 1.0)
+    xs = x / scale
+    k = xs.shape[1]
+    b = np.linalg.solve(xs.T @ xs + ridge * len(y) * np.eye(k), xs.T @ y)
+    return b / scale

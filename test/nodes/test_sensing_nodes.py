@@ -23,19 +23,22 @@ NAMES = ["joint1", "joint2", "joint3"]
 
 @pytest.fixture
 def make_node():
+    """make_node(cls, **parameters): the node in a context of its own, destroyed with the context after the test."""
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
-    nodes = []
+    made = []
 
     def make(cls, **params):
-        node = cls(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-        nodes.append(node)
-        return node
+        """A ``cls`` node with the parameters ``params``, in the test's context."""
+        made.append(cls(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]))
+        return made[-1]
 
-    yield make
-    for node in nodes:
-        node.destroy_node()
-    rclpy.shutdown(context=ctx)
+    try:
+        yield make
+    finally:
+        for node in made:
+            node.destroy_node()
+        rclpy.shutdown(context=ctx)
 
 
 def _state(t: float, q, dq, effort) -> JointState:

@@ -227,7 +227,8 @@ def sensing_cost(model: str, model_path: str, seconds: float, key: str) -> dict[
                             sensing_frame="link3", sensing_point=(0.0, 0.0, 0.22))
     from deadzone_id_ros.resources import default_urdf
 
-    sensor = build_sensor(sensing, controller.model, str(default_urdf()), arm.joint_names, cfg.nominal_inertia)
+    sensor = build_sensor(sensing, controller.model, str(default_urdf()), arm.joint_names, cfg.nominal_inertia,
+                          nominal=cfg)
     n = int(seconds * 1000)
     law, sense = np.empty(n), np.empty(n)
     for k in range(n):

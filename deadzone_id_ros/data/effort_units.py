@@ -19,9 +19,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["FIX_HINT", "NEWTON", "NEWTON_METRE", "PRESENT_LOAD", "UNKNOWN", "effort_units", "guess_effort_unit",
-           "guess_effort_units", "normalize_unit", "not_si", "parse_torque_constants", "si_effort_unit", "tau_unit",
-           "unit_label", "with_joint_kinds"]
+import numpy as np
+
+__all__ = ["FIX_HINT", "NEWTON", "NEWTON_METRE", "PRESENT_LOAD", "PRESENT_LOAD_FULL_SCALE", "UNKNOWN", "effort_units",
+           "guess_effort_unit", "guess_effort_units", "normalize_unit", "not_si", "parse_torque_constants",
+           "present_load_torque", "si_effort_unit", "tau_unit", "unit_label", "with_joint_kinds"]
 
 FIX_HINT = ("give --torque-constant JOINT:K (N·m per unit of the recorded effort) to convert it to N·m, or "
             "--effort-unit N*m if the effort already is joint torque")
@@ -32,6 +34,8 @@ UNKNOWN = "unknown"
 #: A Feetech/Dynamixel serial-bus servo's Present_Load: its PWM duty in units of 0.1 %, whole numbers in
 #: [-1000, 1000] (deadzone_id_ros/sim/servo.py); about stall torque / 1000 N·m per unit at rest.
 PRESENT_LOAD = "0.1%duty"
+#: Present_Load at 100 % duty [0.1 %].
+PRESENT_LOAD_FULL_SCALE = 1000
 _IMPLAUSIBLE_NM = 200.0  # |effort| above this is implausible as a manipulator joint torque [N·m]
 # |effort| above this is implausible as the force of a manipulator's linear axis [N]: lifts and linear axes of arms
 # push up to a few hundred N (Hello Robot Stretch's lift, the issue's 239 N), heavy gantry axes a few kN; a Dynamixel's
@@ -173,6 +177,29 @@ def unit_label(units: Mapping[str, str] | None) -> str:
         return "N·m / N"
     unit = tau_unit(units or {})
     return "N·m" if unit == NEWTON_METRE else ("mixed units" if unit == "mixed" else unit)
+
+
+def present_load_torque(load: np.ndarray, dq: np.ndarray, stall_torque: np.ndarray,
+                        no_load_speed: np.ndarray | None = None) -> np.ndarray:
+    """Output torque [N·m] of a servo that reports Present_Load ``load`` (:data:`PRESENT_LOAD`) at output speed
+    ``dq``: the inverse of the voltage-driven DC-motor model ``duty = tau / tau_stall + dq / w0``
+    (:mod:`deadzone_id_ros.sim.servo`; M. Duclusaud et al., "Extended Friction Models for the Physics Simulation of
+    Servo Actuators", arXiv:2410.08650, 2024), ``tau = tau_stall (load / 1000 - dq / w0)``. Exact to the reading's
+    quantum (tau_stall / 1000) inside the clip at +-1000; a clipped reading gives the torque at full duty.
+
+    Args:
+        load: (..., J) Present_Load [0.1 % duty].  dq: (..., J) output speed [rad/s].
+        stall_torque: (J,) stall torque at the supply voltage [N·m] (> 0).
+        no_load_speed: (J,) no-load speed [rad/s] (> 0); None: the back-EMF term left out (right at rest only, as
+            ``--torque-constant JOINT:tau_stall/1000``).
+
+    Returns:
+        (..., J) torque [N·m].
+    """
+    tau = np.asarray(load, dtype=float) / PRESENT_LOAD_FULL_SCALE
+    if no_load_speed is not None:
+        tau = tau - np.asarray(dq, dtype=float) / np.asarray(no_load_speed, dtype=float)
+    return tau * np.asarray(stall_torque, dtype=float)
 
 
 def parse_torque_constants(items: Sequence[str] | None) -> dict[str, float]:

@@ -35,8 +35,8 @@ from .base import InverseDynamicsModel, check_joint_arrays
 if TYPE_CHECKING:
     from .rbd import RigidBodyModel
 
-__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "ZeroModel", "load_model",
-           "load_onnx"]
+__all__ = ["ModelSettings", "NominalRigidBodyModel", "OnnxModel", "RigidBodyPlusOnnx", "RigidBodySettings", "ZeroModel",
+           "load_model", "load_onnx"]
 
 
 class ZeroModel:
@@ -145,7 +145,7 @@ class NominalRigidBodyModel:
             self._a[self._idx_v] = ddq
             tau = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
             if self.friction:
-                tau += self._viscous * dq + self._coulomb * np.tanh(dq / self.friction_velocity)
+                tau += self.friction_torque(dq)
             return tau
         single = False
         q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
@@ -156,8 +156,16 @@ class NominalRigidBodyModel:
             self._a[self._idx_v] = ddq2[k]
             out[k] = self._pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._idx_v]
         if self.friction:
-            out += self._viscous * dq2 + self._coulomb * np.tanh(dq2 / self.friction_velocity)
+            out += self.friction_torque(dq2)
         return out[0] if single else out
+
+    def friction_torque(self, dq: np.ndarray) -> np.ndarray:
+        """The friction part of :meth:`predict`, (J,) or (N, J) [N·m] at velocity ``dq`` [rad/s]:
+        ``viscous * dq + coulomb * tanh(dq / friction_velocity)``, zeros for a model without friction."""
+        dq = np.asarray(dq, dtype=float)
+        if not self.friction:
+            return np.zeros_like(dq)
+        return self._viscous * dq + self._coulomb * np.tanh(dq / self.friction_velocity)
 
     def mass_matrix_diagonal(self, q: np.ndarray) -> np.ndarray:
         """diag M(q) (J,) [kg·m²] at one configuration q (J,) [rad] (pinocchio CRBA), e.g. to choose Jn."""
@@ -274,7 +282,25 @@ def load_onnx(path: str | Path) -> InverseDynamicsModel:
     return RigidBodyPlusOnnx(art.rbd, net)
 
 
-class ModelSettings(Protocol):
+class RigidBodySettings(Protocol):
+    """What a robot profile adds to the URDF's rigid body (:class:`NominalRigidBodyModel`), as configs carry it.
+
+    Attributes:
+        friction_velocity: [rad/s].  armature: (J,) [kg·m²] (empty: none).  frictionloss, damping: (J,) Coulomb
+            [N·m] and viscous [N·m·s/rad] friction (None: none, or the URDF's where friction is on).
+    """
+
+    @property
+    def friction_velocity(self) -> float: ...
+    @property
+    def armature(self) -> tuple[float, ...]: ...
+    @property
+    def frictionloss(self) -> tuple[float, ...] | None: ...
+    @property
+    def damping(self) -> tuple[float, ...] | None: ...
+
+
+class ModelSettings(RigidBodySettings, Protocol):
     """What :func:`load_model` reads from a configuration; :class:`deadzone_id_ros.control.ControllerConfig` has it.
 
     Attributes:
@@ -304,14 +330,6 @@ class ModelSettings(Protocol):
     def model_path(self) -> str: ...
     @property
     def model_friction(self) -> bool: ...
-    @property
-    def friction_velocity(self) -> float: ...
-    @property
-    def armature(self) -> tuple[float, ...]: ...
-    @property
-    def frictionloss(self) -> tuple[float, ...] | None: ...
-    @property
-    def damping(self) -> tuple[float, ...] | None: ...
     @property
     def locked_joints(self) -> tuple[str, ...]: ...
 

@@ -23,9 +23,10 @@ Topics:
   size 4 (ff, fb, dob, command), dim[1] "joint" size J (``joint_names`` order), row-major, [N·m].
 - publishes ``~/external_torque``, ``~/external_torque_band`` (sensor_msgs/JointState, in ``effort``),
   ``~/contact`` (std_msgs/Bool) and ``~/external_wrench`` (geometry_msgs/WrenchStamped) with ``sensing`` (default
-  on; ``sensing_*`` parameters, :class:`deadzone_id_ros.sensing.SensingConfig`): the external joint torque estimate,
+  off; ``sensing_*`` parameters, :class:`deadzone_id_ros.sensing.SensingConfig`): the external joint torque estimate,
   its dead-zone interval, the contact flag and the wrench, each stamped with the /joint_states it was computed from,
-  after the command is published (:mod:`.sensing_publisher`); /diagnostics shows thresholds and the contact state.
+  after the command is published and its latency taken (:mod:`.sensing_publisher`); /diagnostics shows thresholds,
+  the contact state and the sensing compute time, which the latency figure leaves out.
 - publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: every command again, in
   ``effort`` [N·m] (``command_joint_names`` order), after the command itself (so a latency measured on it is never
   shorter than the command's). Stamped with the time it is for: an answer to /joint_states carries that state's
@@ -281,9 +282,9 @@ class FeedforwardControllerNode(ControllerHandlers):
             q_d = self.controller.desired[0] if used else None
             self._publish_stamped(msg.header.stamp, q_d if q_d is None or self._command_identity
                                   else q_d[self._to_command])
-        if self._sensing is not None and used:  # after the command is out: it adds no latency
+        now_ns = self.get_clock().now().nanoseconds  # the command is out: the state->command latency ends here
+        if self._sensing is not None and used:  # after the command and its latency: sensing times itself
             self._sensing.on_state(msg, idx, t, q, dq, tau, self.controller.model)
-        now_ns = self.get_clock().now().nanoseconds
         last_ns = self._gate.last_ns
         if last_ns is not None and stamp_ns > last_ns:  # a stamp going back is no period
             self._periods.append(ns_to_s(stamp_ns - last_ns))

@@ -6,7 +6,8 @@ contact test are documented in :mod:`deadzone_id_ros.sensing`).
 Topics:
 
 - subscribes ``/joint_states`` (sensor_msgs/JointState with position, velocity and, unless ``use_commands``, effort
-  [N·m]; joints mapped by name; the header stamps give the period).
+  in ``sensing_effort_unit``: N·m, or a servo's Present_Load converted with the profile's effort limit as stall
+  torque; joints mapped by name; the header stamps give the period).
 - subscribes ``commands_topic`` (std_msgs/Float64MultiArray, ``command_joint_names`` order) with ``use_commands``:
   the torque of each interval is the last command received instead of the measured effort.
 - publishes ``~/external_torque``, ``~/external_torque_band``, ``~/contact`` and ``~/external_wrench``
@@ -102,8 +103,9 @@ class ForceEstimatorNode(Node):
             if self._command is None:
                 return  # no command seen yet: the torque of the interval is unknown
             tau = self._command
-        elif len(msg.effort) == n:
-            tau = np.asarray(msg.effort, dtype=float)[idx]
+        elif len(msg.effort) == n:  # in sensing_effort_unit: to N·m
+            tau = self.sensing.sensor.effort.to_torque(np.asarray(msg.effort, dtype=float)[idx],
+                                                       np.asarray(msg.velocity, dtype=float)[idx])
         else:
             self.get_logger().error("/joint_states has no effort per joint: set use_commands true to take the torque "
                                     "from the commands", throttle_duration_sec=5.0)

@@ -14,12 +14,16 @@ Topics (``~`` is the owning node's name; franka_ros2 publishes its arm's estimat
 - ``~/external_wrench`` (geometry_msgs/WrenchStamped): with ``sensing_frame``, the wrench at that frame, world-
   aligned axes, ``header.frame_id`` = the URDF's root link; same stamp.
 
-Diagnostics (:meth:`SensingPublisher.status`): estimator, thresholds, band, contact and its onset, the wrench note.
+Diagnostics (:meth:`SensingPublisher.status`): estimator, thresholds, band, contact and its onset, the wrench note,
+and the sensor's own compute time per sample (median and largest of the last :data:`COST_WINDOW`): the controller
+senses after its command is out and its latency taken, so this is the cost the latency figure does not show.
 """
 
 from __future__ import annotations
 
+import time
 from array import array
+from collections import deque
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -34,7 +38,10 @@ from ..models.base import InverseDynamicsModel
 from ..sensing import ForceSensor, ResidualEstimator, SensingConfig, SensingSample, build_sensor
 from ..sensing.node_config import ForceEstimatorConfig
 
-__all__ = ["SensingPublisher"]
+__all__ = ["COST_WINDOW", "SensingPublisher"]
+
+#: samples of the sensor's compute time kept for the diagnostics
+COST_WINDOW = 1000
 
 
 class SensingPublisher:
@@ -65,6 +72,7 @@ class SensingPublisher:
             self._wrench_msg.header.frame_id = sensor.wrench.base_frame
         self._bool = Bool()
         self._held = np.zeros(len(names))  # the command held since the last state [N·m]
+        self.cost: deque[float] = deque(maxlen=COST_WINDOW)  # [s] per sample: sensing, publishing included
 
     @classmethod
     def build(cls, node: Node, config: SensingConfig, settings: ControllerConfig | ForceEstimatorConfig,
@@ -80,18 +88,20 @@ class SensingPublisher:
         from ..robot.reduced import locked_positions
 
         urdf = settings.urdf_path or str(default_urdf())
-        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, warn=node.get_logger().info,
-                              locked=locked_positions(settings.locked_joints))
+        sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, nominal=settings,
+                              warn=node.get_logger().info, locked=locked_positions(settings.locked_joints))
         return cls(node, sensor)
 
     def on_state(self, msg: JointState, idx: np.ndarray, t: float, q: np.ndarray, dq: np.ndarray,
                  command: np.ndarray | None, model: InverseDynamicsModel | None = None) -> None:
         """Sense one /joint_states message ``msg`` (``idx``: the sensor's joints in it; t [s], q, dq (J,) taken from
-        it): the torque of the interval is the measured effort when the message has one per name, else the command
-        held since the previous state; ``command`` (J,) [N·m] is the one sent now (held until the next state).
-        ``model``: the controller's model now (a residual estimator follows a model swap). A bad sample is logged.
+        it): the torque of the interval is the measured effort when the message has one per name (in the unit of
+        ``sensing_effort_unit``, converted to N·m), else the command held since the previous state; ``command``
+        (J,) [N·m] is the one sent now (held until the next state). ``model``: the controller's model now (a residual
+        estimator follows a model swap). A bad sample is logged.
         """
-        held = np.asarray(msg.effort)[idx] if len(msg.effort) == len(msg.name) else self._held
+        held = (self.sensor.effort.to_torque(np.asarray(msg.effort)[idx], dq) if len(msg.effort) == len(msg.name)
+                else self._held)
         if command is not None:
             self._held = np.asarray(command, dtype=float)
         if model is not None:
@@ -108,6 +118,7 @@ class SensingPublisher:
         Raises:
             ValueError: shapes or non-finite values (from the sensor).
         """
+        c0 = time.perf_counter()
         s = self.sensor.update(t, q, dq, tau)
         self.last = s
         m = self._torque_msg
@@ -134,6 +145,7 @@ class SensingPublisher:
             w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(v) for v in f[:3])
             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(v) for v in f[3:])
             self._wrench_pub.publish(w)
+        self.cost.append(time.perf_counter() - c0)
         return s
 
     def follow_model(self, model: InverseDynamicsModel) -> None:
@@ -155,6 +167,10 @@ class SensingPublisher:
             KeyValue(key="contact onset [s]", value="" if det is None or det.onset_t is None else f"{det.onset_t:.4f}"),
             KeyValue(key="contacts", value=str(self._contacts)),
         ]
+        if self.cost:
+            cost = np.asarray(self.cost) * 1e6
+            values.append(KeyValue(key="sensing compute time median / max [us]",
+                                   value=f"{np.median(cost):.1f} / {cost.max():.1f}"))
         level, message = DiagnosticStatus.OK, "sensing"
         if s is not None:
             values.append(KeyValue(key="external torque [N*m]", value=str([round(v, 4) for v in s.tau_ext])))

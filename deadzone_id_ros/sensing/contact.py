@@ -44,6 +44,9 @@ class StaticFrictionBand:
             along the Stribeck curve (Armstrong-Hélouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994), so its
             friction is still uncertain just outside the zone: the half width there is
             ``tau_s exp(-(|dq| - threshold) / fade_velocity)``. 0 (default): exact as soon as it moves.
+        load_gain: (J,) [1] >= 0: static friction that grows with the torque the gear transmits (Hamon, Gautier,
+            Garrec, ICRA 2011; :mod:`.friction`): given the motor torque, the half width is ``tau_s + load_gain
+            |tau_m|`` (faded likewise). None (default): ``tau_s`` at any load.
 
     Raises:
         ValueError: arrays not (J,) finite values >= 0.
@@ -53,6 +56,7 @@ class StaticFrictionBand:
     velocity_threshold: np.ndarray
     half_width: np.ndarray
     fade_velocity: np.ndarray | None = None
+    load_gain: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -61,21 +65,27 @@ class StaticFrictionBand:
         fade = np.zeros(n) if self.fade_velocity is None else self.fade_velocity
         object.__setattr__(self, "fade_velocity", _joint_vector("fade_velocity", fade, n))
         object.__setattr__(self, "_fades", bool(np.any(np.asarray(fade, dtype=float) > 0)))
+        gain = np.zeros(n) if self.load_gain is None else self.load_gain
+        object.__setattr__(self, "load_gain", _joint_vector("load_gain", gain, n))
+        object.__setattr__(self, "_loads", bool(np.any(np.asarray(gain, dtype=float) > 0)))
 
     def stuck(self, dq: np.ndarray) -> np.ndarray:
         """(J,) or (N, J) bool: True where |dq| [rad/s] is inside the dead zone."""
         return np.abs(np.asarray(dq, dtype=float)) <= self.velocity_threshold
 
-    def interval_half_width(self, dq: np.ndarray) -> np.ndarray:
-        """(J,) or (N, J) half width [N·m] of the external-torque interval: tau_s where stuck, 0 where moving (or
-        fading from tau_s with ``fade_velocity``)."""
+    def interval_half_width(self, dq: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
+        """(J,) or (N, J) half width [N·m] of the external-torque interval: tau_s (+ load_gain |tau|, with the motor
+        torque ``tau`` [N·m] of the same shape) where stuck, 0 where moving (or fading with ``fade_velocity``)."""
         speed = np.abs(np.asarray(dq, dtype=float))
+        width = self.half_width
+        if tau is not None and getattr(self, "_loads", False):
+            width = width + np.asarray(self.load_gain) * np.abs(np.asarray(tau, dtype=float))
         if not getattr(self, "_fades", False):
-            return np.where(speed <= self.velocity_threshold, self.half_width, 0.0)
+            return np.where(speed <= self.velocity_threshold, width, 0.0)
         fade = np.asarray(self.fade_velocity)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             decay = np.where(fade > 0, np.exp(-(speed - self.velocity_threshold) / np.where(fade > 0, fade, 1.0)), 0.0)
-        return self.half_width * np.where(speed <= self.velocity_threshold, 1.0, decay)
+        return width * np.where(speed <= self.velocity_threshold, 1.0, decay)
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> StaticFrictionBand:
@@ -87,37 +97,56 @@ class StaticFrictionBand:
 def calibrate_band(estimate: np.ndarray, dq: np.ndarray, velocity_threshold: Sequence[float] | np.ndarray,
                    joint_names: Sequence[str], quantile: float = 0.999,
                    floor: Sequence[float] | np.ndarray | None = None,
-                   fade_factors: Sequence[float] = (0.0,)) -> StaticFrictionBand:
+                   fade_factors: Sequence[float] = (0.0,), threshold_quantile: float = 1.0,
+                   margin: float = 1.5, tau: np.ndarray | None = None,
+                   load_gain: Sequence[float] | np.ndarray | None = None) -> StaticFrictionBand:
     """The band from an estimator's output on free motion (no contact): on the stuck samples the estimate is the
     static friction the model could not know (plus noise); tau_s is its ``quantile`` per joint
     (:func:`deadzone_id_ros.models.losses.identify_band`), at least ``floor`` (e.g. the profile's static friction).
 
+    The fade (:class:`StaticFrictionBand` ``fade_velocity``) is a trade: a wider fade covers more of the breakaway
+    error, so the contact threshold these samples imply (:func:`calibrate_thresholds` with ``threshold_quantile``
+    and ``margin``) drops, but every moving sample near the dead zone then carries a wider interval, which a contact
+    must clear too. A contact torque on joint j at sample i is flagged once it exceeds about
+    ``threshold_j + half_width_ij``; per joint the candidate with the smallest mean of that over the samples (the
+    mean smallest detectable external torque on this free motion) is kept, the first (no fade, with the default
+    candidates) on a tie.
+
     Args:
         estimate: (N, J) external-torque estimate on free motion [N·m].  dq: (N, J) measured velocity [rad/s].
         velocity_threshold: (J,) [rad/s].  joint_names: (J,).  quantile: in (0, 1].  floor: (J,) [N·m] or None.
-        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none); per joint
-            the one whose band leaves the smallest largest excess |estimate| - half width on these samples is kept
-            (the one that lets the lowest contact threshold hold on this free motion).
+        fade_factors: candidate fade velocities as multiples of each joint's velocity threshold (0: none).
+        threshold_quantile, margin: the threshold rule the band will be used with (:func:`calibrate_thresholds`).
+        tau: (N, J) motor torque [N·m] and load_gain: (J,) [1], both or neither: a load-dependent band
+            (:class:`StaticFrictionBand`); tau_s is then fitted to what the load part leaves, ``|estimate| -
+            load_gain |tau|``.
 
     Raises:
-        ValueError: shapes differ, quantile out of range, non-finite values.
+        ValueError: shapes differ, quantile or margin out of range, non-finite values, no candidate.
     """
     from ..models.losses import identify_band
 
+    if not fade_factors:
+        raise ValueError("fade_factors must hold at least one candidate (0: no fade)")
+    if (tau is None) != (load_gain is None):
+        raise ValueError("tau and load_gain come together (a load-dependent band) or not at all")
     thr = np.asarray(velocity_threshold, dtype=float)
     moving = np.abs(np.asarray(dq, dtype=float)) > thr
-    tau_s = identify_band(estimate, moving, None if floor is None else np.asarray(floor, float), quantile)
+    est = np.asarray(estimate, dtype=float)
+    gain = None if load_gain is None else np.asarray(load_gain, dtype=float)
+    unloaded = est if gain is None else np.maximum(np.abs(est) - gain * np.abs(np.asarray(tau, dtype=float)), 0.0)
+    tau_s = identify_band(unloaded, moving, None if floor is None else np.asarray(floor, float), quantile)
     names = tuple(joint_names)
-    est = np.abs(np.asarray(estimate, dtype=float))
     best = np.zeros(len(names))
-    best_excess = np.full(len(names), np.inf)
+    best_cost = np.full(len(names), np.inf)
     for factor in fade_factors:
-        band = StaticFrictionBand(names, thr, tau_s, np.asarray(factor, float) * thr)
-        worst = (est - band.interval_half_width(dq)).max(axis=0)
-        better = worst < best_excess - 1e-12
+        band = StaticFrictionBand(names, thr, tau_s, np.asarray(factor, float) * thr, gain)
+        half = band.interval_half_width(dq, tau)
+        cost = calibrate_thresholds(estimate, half, threshold_quantile, margin) + half.mean(axis=0)
+        better = cost < best_cost - 1e-12
         best = np.where(better, factor * thr, best)
-        best_excess = np.where(better, worst, best_excess)
-    return StaticFrictionBand(names, thr, tau_s, best)
+        best_cost = np.where(better, cost, best_cost)
+    return StaticFrictionBand(names, thr, tau_s, best, gain)
 
 
 def calibrate_thresholds(estimate: np.ndarray, half_width: np.ndarray, quantile: float = 1.0,

@@ -36,12 +36,16 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..models.base import InverseDynamicsModel, check_joint_arrays
+
+if TYPE_CHECKING:
+    from ..models.runtime import NominalRigidBodyModel
+    from .friction import LoadFriction
 
 __all__ = ["DobEstimator", "ExternalTorqueEstimator", "MomentumObserver", "ResidualEstimator", "ZohLowPass"]
 
@@ -157,6 +161,8 @@ class ResidualEstimator(ExternalTorqueEstimator):
         model: tau = f(q, dq, ddq) [N·m].
         cutoff: (J,) [rad/s], see :class:`ExternalTorqueEstimator`.
         joint_names: (J,) the estimator's joint order (default the model's); the model's joints in any order.
+        friction: a friction correction identified on this model's free-motion residual
+            (:func:`~.friction.identify_load_friction`, in the estimator's joint order): w - phi(dq0, tau) theta.
 
     Raises:
         ValueError: cutoff shape, or the model's joints are not ``joint_names`` (names both).
@@ -165,8 +171,12 @@ class ResidualEstimator(ExternalTorqueEstimator):
     kind = "residual"
 
     def __init__(self, model: InverseDynamicsModel, cutoff: Sequence[float] | np.ndarray,
-                 joint_names: Sequence[str] | None = None) -> None:
+                 joint_names: Sequence[str] | None = None, friction: LoadFriction | None = None) -> None:
         super().__init__(model.joint_names if joint_names is None else joint_names, cutoff)
+        if friction is not None and friction.joint_names != self.joint_names:
+            raise ValueError(f"friction joints {list(friction.joint_names)} are not the estimator's "
+                             f"{list(self.joint_names)}")
+        self.friction = friction
         self.set_model(model)
 
     def set_model(self, model: InverseDynamicsModel) -> None:
@@ -187,22 +197,20 @@ class ResidualEstimator(ExternalTorqueEstimator):
              tau: np.ndarray) -> np.ndarray:
         ddq = (dq1 - dq0) / dt
         if self._identity:
-            return np.asarray(self.model.predict(q0, dq0, ddq), dtype=float) - tau
-        t, f = self._to, self._from
-        return np.asarray(self.model.predict(q0[t], dq0[t], ddq[t]), dtype=float)[f] - tau
+            w = np.asarray(self.model.predict(q0, dq0, ddq), dtype=float) - tau
+        else:
+            t, f = self._to, self._from
+            w = np.asarray(self.model.predict(q0[t], dq0[t], ddq[t]), dtype=float)[f] - tau
+        return w if self.friction is None else w - self.friction.torque(dq0, tau)
 
 
 class _PinocchioArm:
-    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (the others locked where
-    ``locked`` puts them): the model, workspace and joint indices of
-    :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`."""
+    """pinocchio model of a URDF for M(q), C(q, dq) and g(q) of the joints ``joint_names`` (others at neutral): the
+    model (its armature on the diagonal of M), workspace and joint indices of a
+    :class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`, whose friction :meth:`friction` evaluates."""
 
-    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], armature: Sequence[float] | None,
-                 locked: Mapping[str, float] | None = None) -> None:
-        from ..models.runtime import NominalRigidBodyModel
-
-        rb = NominalRigidBodyModel(urdf_path, joint_names, armature=armature, locked=locked)
-        self._rb = rb
+    def __init__(self, rb: NominalRigidBodyModel) -> None:
+        self.rb = rb
         self.description, self.pin, self.model, self.data = rb.description, rb._pin, rb.model, rb.data
         self.idx_v = rb._idx_v
         self._v = np.zeros(self.model.nv)
@@ -210,7 +218,7 @@ class _PinocchioArm:
     def terms(self, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(M (J, J) [kg·m²], C^T dq (J,) [N·m], g (J,) [N·m]) at (q, dq)."""
         pin, m, d = self.pin, self.model, self.data
-        qc = self._rb.set_configuration(q)
+        qc = self.rb.set_configuration(q)
         self._v[self.idx_v] = dq
         mass = pin.crba(m, d, qc)
         mass = np.triu(mass) + np.triu(mass, 1).T  # crba fills the upper triangle
@@ -227,32 +235,26 @@ class MomentumObserver(ExternalTorqueEstimator):
     dr/dt = K_O (tau_ext - r). Discrete form: the interval residual w (module docstring) through the ZOH low-pass
     with g = K_O; it needs no acceleration.
 
+    The rigid body is the robot's nominal model as the controller's "rbd" model builds it
+    (:class:`~deadzone_id_ros.models.runtime.NominalRigidBodyModel`): the URDF's inertia plus the profile's rotor
+    armature on the diagonal of M (pinocchio's CRBA adds ``model.armature``), and its friction law ``tau_f`` (the
+    profile's Coulomb and viscous friction, or the URDF's ``<dynamics>``; none for a model without friction).
+
     Args:
-        urdf_path: the URDF whose inertial parameters are used.  joint_names: (J,).
+        rigid_body: the nominal model (its joints, in the estimator's order; build it as ``load_model`` builds the
+            "rbd" model, with the profile's ``armature``, ``coulomb`` and ``viscous``).
         gain: (J,) K_O [1/s], > 0.
-        friction: add the URDF ``<dynamics>`` friction ``damping dq + friction tanh(dq / friction_velocity)``.
-        friction_velocity: [rad/s] > 0.  armature: (J,) rotor inertia [kg·m²] added to M (the URDF has none).
-        locked: URDF joint -> position [rad or m] of the joints outside ``joint_names`` (a robot profile's
-            ``locked``; the rest at 0).
 
     Raises:
-        FileNotFoundError, RobotDescriptionError: the URDF cannot be read or lacks a joint (or a locked one).
-        ValueError: shapes.
+        ValueError: gain shape.
     """
 
     kind = "momentum"
 
-    def __init__(self, urdf_path: str | Path, joint_names: Sequence[str], gain: Sequence[float] | np.ndarray, *,
-                 friction: bool = True, friction_velocity: float = 0.01,
-                 armature: Sequence[float] | None = None, locked: Mapping[str, float] | None = None) -> None:
-        super().__init__(joint_names, gain)
-        if not friction_velocity > 0:
-            raise ValueError(f"friction_velocity = {friction_velocity!r} must be > 0 rad/s")
-        self._arm = _PinocchioArm(urdf_path, self.joint_names, armature, locked)
-        d = self._arm.description
-        self._viscous = d.damping.copy() if friction else np.zeros(len(self.joint_names))
-        self._coulomb = d.friction.copy() if friction else np.zeros(len(self.joint_names))
-        self._vf = float(friction_velocity)
+    def __init__(self, rigid_body: NominalRigidBodyModel, gain: Sequence[float] | np.ndarray) -> None:
+        super().__init__(rigid_body.joint_names, gain)
+        self.rigid_body = rigid_body
+        self._arm = _PinocchioArm(rigid_body)
         self._p_prev = np.zeros(len(self.joint_names))
 
     def _start(self, q: np.ndarray, dq: np.ndarray) -> None:
@@ -264,8 +266,7 @@ class MomentumObserver(ExternalTorqueEstimator):
         _, ctdq, grav = self._arm.terms(q0, dq0)
         mass1, _, _ = self._arm.terms(q1, dq1)
         p1 = mass1 @ dq1
-        fric = self._viscous * dq0 + self._coulomb * np.tanh(dq0 / self._vf)
-        w = (p1 - self._p_prev) / dt - tau - ctdq + grav + fric
+        w = (p1 - self._p_prev) / dt - tau - ctdq + grav + self.rigid_body.friction_torque(dq0)
         self._p_prev = p1
         return w
 

@@ -25,12 +25,15 @@ class ForceEstimatorConfig:
         model: "rbd" (the URDF's rigid body) or "learned" (``model_path``); "none" estimates -tau.
         model_path: "learned": an artifact directory or .onnx.
         model_friction: "rbd": add the URDF's friction.  friction_velocity: [rad/s] > 0.
-        armature, frictionloss, damping: "rbd": (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
-            [N·m·s/rad] friction (None: none) the nominal model adds, as
+        armature, frictionloss, damping: (J,) rotor inertia [kg·m²] (empty: none), Coulomb [N·m] and viscous
+            [N·m·s/rad] friction (None: none; the URDF's for "momentum" and "dob") the nominal model adds ("rbd",
+            and the "momentum" and "dob" estimators' rigid body), as
             :class:`~deadzone_id_ros.control.ControllerConfig` takes them; unset, the ``robot`` profile's.
         locked_joints: ``"urdf_joint=value"`` entries: where the URDF joints outside ``joint_names`` are locked in
             every rigid-body model (unset: the ``robot`` profile's ``locked``; the rest at 0).
         nominal_inertia: (J,) Jn [kg·m²] of the "dob" estimator.
+        effort_limit: (J,) the actuators' effort limit [N·m] (the ``robot`` profile's): the stall torque that converts a
+            servo's Present_Load (``sensing_effort_unit`` "0.1%duty") to N·m.
         use_commands: take the torque of each interval from the last command on ``commands_topic`` instead of the
             /joint_states effort (an arm whose drives report no torque).
         commands_topic: std_msgs/Float64MultiArray commands, ``command_joint_names`` order [N·m].
@@ -51,6 +54,7 @@ class ForceEstimatorConfig:
     damping: tuple[float, ...] | None = None
     locked_joints: tuple[str, ...] = ()
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
+    effort_limit: tuple[float, ...] = ()
     use_commands: bool = False
     commands_topic: str = "/effort_controller/commands"
 
@@ -62,5 +66,7 @@ class ForceEstimatorConfig:
         check_per_joint("nominal_inertia", self.nominal_inertia, n)
         locked_positions(self.locked_joints)
         check_positive("friction_velocity", self.friction_velocity)
+        if self.effort_limit:
+            check_per_joint("effort_limit", self.effort_limit, n)
         if self.model not in ("none", "rbd", "learned"):
             raise ValueError(f"model = {self.model!r} must be 'none', 'rbd' or 'learned'")

@@ -13,18 +13,18 @@ with tau the output torque [N·m], w the output speed [rad/s], tau_stall and w_0
 no-load speed at the supply voltage. This is the motor model the BAM servo identification uses (M. Duclusaud,
 G. Passault, V. Padois, O. Ly, "Extended Friction Models for the Physics Simulation of Servo Actuators",
 arXiv:2410.08650, 2024: the motor torque ``k_t / R (V d - k_e w)`` of their actuator models). Converting a Present_Load
-reading to torque therefore needs the speed as well; a constant ``tau_stall / 1000`` N·m per unit
-(``--torque-constant``) is right only at rest.
+reading to torque therefore needs the speed as well (the inverse is
+:func:`deadzone_id_ros.data.effort_units.present_load_torque`, which force sensing uses); a constant
+``tau_stall / 1000`` N·m per unit (``--torque-constant``) is right only at rest.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PRESENT_LOAD_FULL_SCALE", "present_load"]
+from ..data.effort_units import PRESENT_LOAD_FULL_SCALE
 
-#: Present_Load at 100 % duty [0.1 %].
-PRESENT_LOAD_FULL_SCALE = 1000
+__all__ = ["PRESENT_LOAD_FULL_SCALE", "present_load"]
 
 
 def present_load(tau: np.ndarray, dq: np.ndarray, stall_torque: np.ndarray,

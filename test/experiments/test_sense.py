@@ -16,7 +16,7 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     settings = SenseSettings(seeds=(1,), duration=4.0, calibration_duration=3.0, hold_duration=2.0,
                              push_period=1.5, push_magnitudes=(4.0,))
     res, traces = run_sense(settings)
-    assert [e.name for e in res.estimators] == ["residual_band", "residual", "momentum", "dob"]
+    assert [e.name for e in res.estimators] == ["residual_band", "residual", "model", "momentum", "dob"]
     band, plain = res.estimators[0], res.estimators[1]
     assert all(b > 0 for b in band.band) and not any(plain.band)
     assert len(band.pushes) == 2 and {p.magnitude for p in band.pushes} == {4.0}
@@ -27,7 +27,7 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     assert abs(traces["collision"].truth).max() > 0.5
     assert all(0 <= d < 100 for d in band.collision_delay_ms)
     md = write_sense(tmp_path, res, traces)
-    assert "| model residual + dead-zone band |" in md
+    assert "| model residual + load friction + dead-zone band |" in md
     assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0
     back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
     assert back.estimators[0].pushes == band.pushes

@@ -79,3 +79,32 @@ def test_sensor_config_errors_and_a_missing_stuck_threshold_is_said():
     np.testing.assert_allclose(sensor.band.half_width, [0.12, 0.40, 0.15])  # the URDF's <dynamics friction>
     with pytest.raises(ValueError, match="needs the nominal inertia"):
         build_sensor(SensingConfig(sensing_estimator="dob"), model, default_urdf(), NAMES)
+
+
+def test_fade_is_not_kept_where_it_only_widens_the_interval():
+    # free motion whose estimate errs most at speed, not near the dead zone: a fade would lower the largest excess a
+    # little (every candidate shaves something off it) but widen every slow sample's interval far more
+    rng = np.random.default_rng(4)
+    dq = rng.uniform(-0.2, 0.2, size=(4000, 3))
+    est = 0.02 * rng.normal(size=dq.shape) + 0.1 * (np.abs(dq) > 0.19)
+    band = calibrate_band(est, dq, np.full(3, 0.01), NAMES, 0.999, fade_factors=(0.0, 1.0, 2.0, 4.0))
+    assert not np.any(band.fade_velocity)
+    # what it weighs: the threshold plus the mean interval, per joint, is lowest without a fade
+    for factor in (1.0, 2.0, 4.0):
+        faded = StaticFrictionBand(NAMES, np.full(3, 0.01), band.half_width, np.full(3, factor * 0.01))
+        half = faded.interval_half_width(dq)
+        plain_half = band.interval_half_width(dq)
+        assert np.all(calibrate_thresholds(est, half) + half.mean(axis=0)
+                      > calibrate_thresholds(est, plain_half) + plain_half.mean(axis=0))
+
+
+def test_the_sensor_config_carries_the_calibrated_fade():
+    # the nodes build their band from SensingConfig: the fade deadzone-id sense calibrates must reach it
+    model = NominalRigidBodyModel(default_urdf(), NAMES)
+    config = SensingConfig(sensing_velocity_threshold=(0.01,) * 3, sensing_fade_velocity=(0.0, 0.02, 0.04))
+    band = build_sensor(config, model, default_urdf(), NAMES).band
+    np.testing.assert_allclose(band.fade_velocity, [0.0, 0.02, 0.04])
+    moving = band.interval_half_width(np.array([0.03, 0.03, 0.03]))
+    assert moving[0] == 0 and moving[1] > 0 and moving[2] > 0  # joints 2 and 3 still carry a band
+    with pytest.raises(ValueError, match="sensing_fade_velocity has 2 values for the 3 joints"):
+        build_sensor(SensingConfig(sensing_fade_velocity=(0.1, 0.1)), model, default_urdf(), NAMES)

@@ -8,17 +8,21 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.errors import RobotDescriptionError
+from deadzone_id_ros.experiments.sense.run import effort_reading
 from deadzone_id_ros.models.runtime import NominalRigidBodyModel
 from deadzone_id_ros.resources import default_urdf
-from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.robot_configs import bundled_controller_config, bundled_sim_config
 from deadzone_id_ros.sensing import (
     ContactDetector,
     DobEstimator,
+    ForceSensor,
     MomentumObserver,
     ResidualEstimator,
+    SensingConfig,
     StaticFrictionBand,
     WrenchEstimator,
     ZohLowPass,
+    build_sensor,
 )
 from deadzone_id_ros.sim.arm import SimArm
 from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
@@ -26,10 +30,11 @@ from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig, 
 TIP = (0.0, 0.0, 0.22)  # end of the bundled arm's last link, in link3's frame [m]
 
 
-def ideal_arm(external: ExternalForces) -> SimArm:
+def ideal_arm(external: ExternalForces, **explicit) -> SimArm:
     """The bundled arm without friction, damping, noise or quantization: the rigid body of the URDF + armature."""
     cfg = bundled_sim_config(profile="ideal", frictionloss=(0.0,) * 3, damping=(0.0,) * 3,
-                             torque_noise_std=(0.0,) * 3, velocity_noise_std=(0.0,) * 3, encoder_resolution=0.0)
+                             torque_noise_std=(0.0,) * 3, velocity_noise_std=(0.0,) * 3, encoder_resolution=0.0,
+                             **explicit)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the URDF's friction differs on purpose
         return SimArm(cfg, external=external)
@@ -99,7 +104,7 @@ def test_momentum_observer_and_dob_converge_to_a_held_push():
     push = PushConfig(link="link3", magnitude=2.0, point=TIP, direction=(1.0, 0.0, 0.0), start=0.05, duration=1.0)
     arm = ideal_arm(ExternalForces(pushes=[push]))
     model = NominalRigidBodyModel(default_urdf(), arm.joint_names, armature=arm.config.armature)
-    mo = MomentumObserver(default_urdf(), arm.joint_names, [100.0] * 3, friction=False, armature=arm.config.armature)
+    mo = MomentumObserver(model, [100.0] * 3)
     dob = DobEstimator(model, [0.03, 0.09, 0.011], [100.0] * 3)
     est, truth = drive(arm, {"mo": mo, "dob": dob}, 400, model)
     lpf = ZohLowPass([100.0] * 3)
@@ -189,3 +194,53 @@ def test_bad_inputs_are_named():
         PushConfig(link="link3", magnitude=1.0, shape="kick")
     with pytest.raises(ValueError, match="push link 'hand'"):
         ideal_arm(ExternalForces(pushes=[PushConfig(link="hand", magnitude=1.0)]))
+
+
+def test_baselines_use_the_profiles_armature_and_friction():
+    # the profile's nominal rigid body (the controller's "rbd" model): URDF + armature + the profile's friction
+    push = PushConfig(link="link3", magnitude=2.0, point=TIP, direction=(1.0, 0.0, 0.0), start=0.05, duration=1.0)
+    arm = ideal_arm(ExternalForces(pushes=[push]))
+    ctrl = bundled_controller_config(frictionloss=(0.0,) * 3, damping=(0.0,) * 3)  # as the ideal arm
+    assert np.any(np.asarray(ctrl.armature) > 0)
+    model = NominalRigidBodyModel(default_urdf(), arm.joint_names, armature=arm.config.armature)
+    sensor = build_sensor(SensingConfig(sensing_estimator="momentum"), model, default_urdf(), arm.joint_names,
+                          nominal=ctrl)
+    est, truth = drive(arm, {"mo": sensor.estimator}, 400, model)
+    lpf = ZohLowPass([100.0] * 3)
+    expected = np.array([lpf.update(arm.dt, t).copy() for t in truth])
+    # with the armature in M the observer is as exact as with the hand-built model above (2 % of the push)
+    assert np.abs(est["mo"][100:] - expected[100:]).max() < 0.02 * np.abs(truth).max()
+    # the profile's friction is the DOB's and the observer's friction law
+    rough = bundled_controller_config(frictionloss=(0.05, 0.1, 0.02), damping=(0.01, 0.02, 0.03))
+    dq = np.array([0.3, -0.2, 0.1])
+    expected_f = np.array([0.01, 0.02, 0.03]) * dq + np.array([0.05, 0.1, 0.02]) * np.tanh(dq / 0.01)
+    for kind in ("momentum", "dob"):
+        est_k = build_sensor(SensingConfig(sensing_estimator=kind), model, default_urdf(), arm.joint_names,
+                             rough.nominal_inertia, nominal=rough).estimator
+        rigid = est_k.rigid_body if kind == "momentum" else est_k.model
+        np.testing.assert_allclose(rigid.friction_torque(dq), expected_f, rtol=1e-12)
+        np.testing.assert_allclose(rigid.mass_matrix_diagonal(np.zeros(3)) - model.mass_matrix_diagonal(np.zeros(3)),
+                                   0.0, atol=1e-12)  # the same armature as the exact model
+
+
+def test_a_servo_present_load_is_converted_before_the_estimate():
+    # the simulator reports Present_Load (PWM duty in 0.1 %): the sensor converts it with the motor model
+    push = PushConfig(link="link3", magnitude=2.0, point=TIP, direction=(1.0, 0.5, -0.3), start=0.1, duration=0.4)
+    arm = ideal_arm(ExternalForces(pushes=[push]), effort_readout="present_load", no_load_speed=(5.0, 6.0, 7.0))
+    model = NominalRigidBodyModel(default_urdf(), arm.joint_names, armature=arm.config.armature)
+    effort = effort_reading(arm.config, bundled_controller_config())
+    sensor = ForceSensor(ResidualEstimator(model, [np.inf] * 3), StaticFrictionBand.none(arm.joint_names),
+                         effort=effort)
+    got, truth, prev = [], [], np.zeros(3)
+    for k in range(300):
+        m = arm.measure()
+        assert np.all(m.effort == np.round(m.effort))  # whole numbers of 0.1 % duty
+        got.append(sensor.update_effort(m.t, m.q, m.dq, m.effort).tau_ext)
+        truth.append(prev)
+        arm.step(model.predict(m.q, np.zeros(3), np.zeros(3)) + 0.3 * np.sin(0.01 * k + np.arange(3)))
+        prev = arm.external.true_torque.copy()
+    quantum = arm.effort_limit / 1000  # one unit of Present_Load [N·m]
+    assert np.abs(np.array(truth)).max() > 0.1
+    # J^T F to half a reading's quantum, as exact as the torque readout otherwise
+    err = np.abs(np.array(got[1:]) - np.array(truth[1:]))
+    assert np.all(err <= quantum / 2 + 1e-9), (err.max(axis=0), quantum)

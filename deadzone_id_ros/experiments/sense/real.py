@@ -34,11 +34,11 @@ from ...sensing import (
     calibrate_band,
     calibrate_thresholds,
 )
+from .calibration import FADE_FACTORS
 
 __all__ = ["RealEstimatorFigures", "RealSenseResult", "real_markdown", "sense_real"]
 
 CUTOFF = 100.0  # [rad/s] the estimators' filter, as in ``deadzone-id sense``
-FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)  # the band's candidate fade velocities, as in ``deadzone-id sense``
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ def sense_real(name: str, bags: list[Path], urdf: str, block_seconds: float = 2.
     """
     from ...data.dataset import DatasetConfig
     from ...models import LearnedModel, RigidBodyRegressor, fit_rigid_body
+    from ...models.runtime import NominalRigidBodyModel
     from ...training.pipeline import load_inputs
 
     inputs = load_inputs(bags, DatasetConfig(savgol_window_s=savgol_window_s), simulator="no", urdf=urdf, log=log)
@@ -110,8 +111,8 @@ def sense_real(name: str, bags: list[Path], urdf: str, block_seconds: float = 2.
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "robot.urdf"
         path.write_text(xml)
-        mo = (MomentumObserver(path, names, np.full(len(names), CUTOFF), locked=inputs.locked or None)
-              if not inputs.joint_map else None)
+        mo = (MomentumObserver(NominalRigidBodyModel(path, names, friction=True, locked=inputs.locked or None),
+                               np.full(len(names), CUTOFF)) if not inputs.joint_map else None)
         est_mo = _run(mo, ep.t, ep.q, ep.dq, ep.tau) if mo is not None else None
     model = LearnedModel(names, "rbd", rbd=rbd)  # the product's "rbd" method
     est_rbd = _run(ResidualEstimator(model, np.full(len(names), CUTOFF)), ep.t, ep.q, ep.dq, ep.tau)

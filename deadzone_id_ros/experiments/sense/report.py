@@ -10,6 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ...sensing.friction import FRICTION_TERMS
 from .results import SenseResults
 
 
@@ -36,14 +37,18 @@ def markdown(res: SenseResults) -> str:
              f"Model under test: {res.model}. Seeds {res.seeds} (thresholds from seed {res.calibration_seed}: "
              f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess). Pushes at "
              f"{res.point} in {res.frame!r}; filter cutoff {res.cutoff:g} rad/s; simulator torque noise floor "
-             f"{_f(res.noise_floor_mean)} N·m (mean std). Wall time {res.wall_s:.0f} s.", "",
+             f"{_f(res.noise_floor_mean)} N·m (mean std). Wall time {res.wall_s:.0f} s. RMSE moving: the push windows, "
+             "joints that move (exact estimates); the filter's lag alone leaves "
+             f"{[round(v, 4) for v in res.lag_rmse_moving]} N·m there "
+             f"({_f(float(np.nanmean(res.lag_rmse_moving)) / res.noise_floor_mean)} x the noise floor).", "",
              f"| estimator | false contacts / min (free, {minutes:.1f} min) | false contacts in holds | RMSE in "
-             "contact [N·m] | RMSE / noise floor | smallest force detected [N] | worst delay >= 1 N [ms] | interval "
-             "coverage |",
-             "|---|---|---|---|---|---|---|---|"]
+             "contact [N·m] | RMSE / noise floor | RMSE moving / noise floor | smallest force detected [N] | worst "
+             "delay >= 1 N [ms] | interval coverage |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for e in res.estimators:
         lines.append(f"| {e.label} | {_f(e.false_contacts_per_min)} ({e.false_contacts}) | {e.hold_false_contacts} "
-                     f"| {_f(e.rmse_contact_mean)} | {_f(e.rmse_over_noise)} | {_f(e.smallest_detected_force)} "
+                     f"| {_f(e.rmse_contact_mean)} | {_f(e.rmse_over_noise)} | {_f(e.rmse_moving_over_noise)} "
+                     f"| {_f(e.smallest_detected_force)} "
                      f"| {_f(e.max_delay_ms_at_1n)} | {_f(e.interval_coverage)} |")
     mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
     lines += ["", "Pushes detected during the push (0.3 s step) by magnitude at the end-effector point, and the median "
@@ -60,6 +65,14 @@ def markdown(res: SenseResults) -> str:
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
     lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
         f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
+    banded = [e for e in res.estimators if any(e.band)]
+    lines += [f"Band of {e.name}: tau_s {[round(v, 4) for v in e.band]} N·m, fade velocity "
+              f"{[round(v, 4) for v in e.fade_velocity]} rad/s, load gain {[round(v, 4) for v in e.load_gain]} "
+              "(the nodes' sensing_band, sensing_fade_velocity, sensing_band_load_gain)"
+              for e in banded] + ([""] if banded else [])
+    lines += [f"Friction correction of the residual, per joint {list(FRICTION_TERMS)}: "
+              f"{[round(v, 4) for v in res.friction]}, Stribeck velocity and exponent {res.friction_stribeck} (the "
+              "nodes' sensing_friction, sensing_friction_stribeck)", ""]
     return "\n".join(lines)
 
 

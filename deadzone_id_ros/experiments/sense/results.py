@@ -39,12 +39,17 @@ class EstimatorFigures(JsonRecord):
     Attributes:
         name: key ("residual_band", "residual", "momentum", "dob").  label: for tables.
         threshold: (J,) contact thresholds from the calibration run [N·m].  band: (J,) tau_s [N·m] (zeros: no band).
+        fade_velocity: (J,) the band's calibrated fade [rad/s] (zeros: none; the nodes' ``sensing_fade_velocity``).
+        load_gain: (J,) the band's growth with |motor torque| [1] (zeros: none; ``sensing_band_load_gain``).
         free_minutes: simulated free motion [min].  false_contacts: contact onsets in free motion (no push).
         false_contacts_per_min: the same per simulated minute.
         hold_false_contacts: contact onsets while the arm holds still without any push.
         rmse_contact: (J,) RMSE of the estimate vs the true external torque over the push windows and the collision
             (from its onset) [N·m].
         rmse_contact_mean: mean over joints [N·m].  rmse_over_noise: rmse_contact_mean / the torque noise floor.
+        rmse_moving: (J,) the RMSE over the push windows on the ticks where the joint moves (|dq| above the stuck
+            threshold: the estimate is exact there; a stuck joint's is an interval, see interval_coverage) [N·m].
+        rmse_moving_over_noise: mean of rmse_moving / the torque noise floor.
         smallest_detected_force: smallest push [N] such that it and every larger one were all detected (NaN: none).
         max_delay_ms_at_1n: the largest detection delay of the pushes of 1 N or more [ms] (NaN: one missed).
         interval_coverage: share of stuck (joint, tick) pairs of the push windows whose interval holds the truth.
@@ -56,6 +61,8 @@ class EstimatorFigures(JsonRecord):
     label: str
     threshold: list[float]
     band: list[float]
+    fade_velocity: list[float]
+    load_gain: list[float]
     free_minutes: float
     false_contacts: int
     false_contacts_per_min: float
@@ -63,6 +70,8 @@ class EstimatorFigures(JsonRecord):
     rmse_contact: list[float]
     rmse_contact_mean: float
     rmse_over_noise: float
+    rmse_moving: list[float]
+    rmse_moving_over_noise: float
     smallest_detected_force: float
     max_delay_ms_at_1n: float
     interval_coverage: float
@@ -85,6 +94,12 @@ class SenseResults(JsonRecord):
         noise_floor: (J,) the simulator's torque noise std [N·m].  noise_floor_mean: its mean [N·m].
         frame: the end-effector link.  point: (3,) the pushed point in that link's frame [m].
         cutoff: estimator filter cutoff [rad/s].  quantile, margin: threshold rule (:func:`calibrate_thresholds`).
+        lag_rmse_moving: (J,) the RMSE that the output filter's lag alone leaves (the true torque through the same
+            filter, vs the true torque) where ``rmse_moving`` is taken: the floor of any causal estimate with this
+            cutoff [N·m].
+        friction: (J x 5,) the friction correction of the residual identified on the calibration run
+            (:mod:`deadzone_id_ros.sensing.friction`; the nodes' ``sensing_friction``).
+        friction_stribeck: (2,) its Stribeck velocity [rad/s] and exponent (``sensing_friction_stribeck``).
         estimators: one entry per estimator.  wall_s: run time [s].
     """
 
@@ -98,8 +113,11 @@ class SenseResults(JsonRecord):
     frame: str
     point: list[float]
     cutoff: float
+    lag_rmse_moving: list[float]
     quantile: float
     margin: float
+    friction: list[float]
+    friction_stribeck: list[float]
     estimators: list[EstimatorFigures]
     wall_s: float
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...config import check_positive
+from ...data.effort_units import PRESENT_LOAD
 from ...models.base import InverseDynamicsModel
 from ...sensing import (
     DobEstimator,
@@ -38,25 +39,27 @@ from ...sensing import (
     MomentumObserver,
     ResidualEstimator,
     StaticFrictionBand,
-    calibrate_band,
-    calibrate_thresholds,
+    ZohLowPass,
 )
 from ...sensing.contact import ContactDetector
+from ...sensing.effort import EffortReading
+from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
+from .calibration import calibrate
 from .collision import collision_onset, place_obstacle
+from .metrics import onsets, rmse_where
 from .results import EstimatorFigures, PushFigure, SenseResults
 
 if TYPE_CHECKING:
     from ...control import ControllerConfig, ExcitationConfig
     from ...sim.config import SimArmConfig
 
-__all__ = ["ESTIMATORS", "SenseSettings", "run_sense"]
+__all__ = ["ESTIMATORS", "SenseSettings", "effort_reading", "run_sense"]
 
-#: candidate fade velocities of the band, in multiples of the stuck threshold (:func:`calibrate_band`)
-FADE_FACTORS = (0.0, 1.0, 2.0, 4.0)
 #: name -> label of the compared estimators, in report order
-ESTIMATORS = {"residual_band": "model residual + dead-zone band", "residual": "model residual, no band",
-              "momentum": "momentum observer, URDF nominal", "dob": "DOB estimate"}
+ESTIMATORS = {"residual_band": "model residual + load friction + dead-zone band",
+              "residual": "model residual + load friction, no band", "model": "model residual alone",
+              "momentum": "momentum observer, nominal rigid body", "dob": "DOB estimate"}
 
 
 @dataclass(frozen=True)
@@ -126,18 +129,20 @@ class _Setup:
 
 @dataclass
 class _Trace:
-    """Per-tick logs of one run: t (N,), truth (N, J), and per estimator estimate, half width (N, J), contact (N,)."""
+    """Per-tick logs of one run: t (N,), dq, truth, motor torque tau (N, J), and per estimator estimate, half width
+    (N, J), contact (N,)."""
 
     t: np.ndarray
     dq: np.ndarray
     truth: np.ndarray
+    tau: np.ndarray
     est: dict[str, np.ndarray] = field(default_factory=dict)
     half: dict[str, np.ndarray] = field(default_factory=dict)
     contact: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def _setup(settings: SenseSettings) -> _Setup:
-    from ...models.runtime import NominalRigidBodyModel, load_model
+    from ...models.runtime import load_model
     from ...resources import default_urdf
     from ...robot_configs import bundled_robot, controller_config, excitation_config, load_robot, sim_config
 
@@ -147,14 +152,11 @@ def _setup(settings: SenseSettings) -> _Setup:
     kind = "learned" if settings.model_path else "rbd"
     ctrl = controller_config(robot, mode="ctc_dob", model=kind, model_path=settings.model_path)
     exc = excitation_config(robot)
-    if settings.model_path:
-        model = load_model(ctrl)
-        label = f"learned: {settings.model_path}"
-    else:
-        model = NominalRigidBodyModel(urdf, sim.joint_names, friction=True, armature=sim.armature,
-                                      locked=sim.locked_positions)
+    if not settings.model_path:
         ctrl = dataclasses.replace(ctrl, model_friction=True)
-        label = "URDF rigid body + friction + profile armature"
+    model = load_model(ctrl)  # the nominal rigid body: the URDF's plus the profile's armature and friction
+    label = (f"learned: {settings.model_path}" if settings.model_path
+             else "URDF rigid body + profile armature + friction")
     link = _last_link(urdf, sim.joint_names[-1])
     point = tuple(settings.point) if settings.point is not None else tuple(sim.payload_position)
     return _Setup(robot.profile.name, sim, ctrl, exc, model, label, urdf, link, point)
@@ -175,16 +177,14 @@ def _last_link(urdf: str, joint: str) -> str:
 
 
 def _estimators(s: _Setup, cutoff: float) -> dict[str, Callable[[], ExternalTorqueEstimator]]:
-    from ...models.runtime import NominalRigidBodyModel
-
+    """The baselines on the controller's nominal rigid body (the URDF's plus the profile's armature and friction)."""
     n = len(s.sim.joint_names)
     g = np.full(n, cutoff)
     return {
         "residual": lambda: ResidualEstimator(s.model, g),
-        "momentum": lambda: MomentumObserver(s.urdf, s.sim.joint_names, g, friction=True,
-                                             locked=s.sim.locked_positions),
-        "dob": lambda: DobEstimator(NominalRigidBodyModel(s.urdf, s.sim.joint_names, friction=True,
-                                                          locked=s.sim.locked_positions),
+        "momentum": lambda: MomentumObserver(nominal_rigid_body(s.urdf, s.sim.joint_names, s.ctrl,
+                                                                s.sim.locked_positions), g),
+        "dob": lambda: DobEstimator(nominal_rigid_body(s.urdf, s.sim.joint_names, s.ctrl, s.sim.locked_positions),
                                     s.ctrl.nominal_inertia, s.ctrl.dob_cutoff),
     }
 
@@ -210,7 +210,8 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
         controller.set_reference(generate_excitation(exc, start=sim.initial_position))
     arm.reset(controller.reference.sample(0.0)[0])  # type: ignore[union-attr]
     n, j = int(round(duration * 1000.0)), len(names)
-    tr = _Trace(np.arange(n) / 1000.0, np.zeros((n, j)), np.zeros((n, j)))
+    tr = _Trace(np.arange(n) / 1000.0, np.zeros((n, j)), np.zeros((n, j)), np.zeros((n, j)))
+    effort = next(iter(sensors.values())).effort if sensors else None
     for name in sensors:
         sensors[name].reset()
         tr.est[name], tr.half[name], tr.contact[name] = np.zeros((n, j)), np.zeros((n, j)), np.zeros(n, bool)
@@ -219,8 +220,9 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
         m = arm.measure()
         tau = controller.step(k / 1000.0, m.q, m.dq)
         tr.dq[k], tr.truth[k] = m.dq, prev
+        tr.tau[k] = effort.to_torque(m.effort, m.dq) if effort is not None else m.effort
         for name, sensor in sensors.items():
-            smp = sensor.update(m.t, m.q, m.dq, m.effort)
+            smp = sensor.update_effort(m.t, m.q, m.dq, m.effort)
             tr.est[name][k], tr.half[name][k] = smp.tau_ext, smp.half_width
             tr.contact[name][k] = smp.contact.in_contact if smp.contact is not None else False
         arm.step(tau)
@@ -248,6 +250,14 @@ class _Echo(ExternalTorqueEstimator):
         return self.source.estimate
 
 
+def effort_reading(sim: SimArmConfig, ctrl: ControllerConfig) -> EffortReading:
+    """What the simulated arm's effort is (its ``effort_readout``): torque, or a servo's Present_Load with the
+    profile's effort limit as stall torque and the simulator's no-load speed."""
+    if sim.effort_readout != "present_load":
+        return EffortReading()
+    return EffortReading(PRESENT_LOAD, tuple(sim.effort_limit or ctrl.effort_limit), tuple(sim.no_load_speed))
+
+
 def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushConfig]:
     rng = np.random.default_rng([seed, 34])
     out = []
@@ -258,11 +268,6 @@ def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushCo
                               magnitude=settings.push_magnitudes[i % len(settings.push_magnitudes)],
                               start=float(start), duration=settings.push_duration))
     return out
-
-
-def _onsets(flag: np.ndarray) -> np.ndarray:
-    """Indices where ``flag`` (N,) rises."""
-    return np.flatnonzero(flag & ~np.concatenate([[False], flag[:-1]]))
 
 
 def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResults, dict[str, _Trace]]:
@@ -276,35 +281,35 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     names = tuple(s.sim.joint_names)
     j = len(names)
     make = _estimators(s, settings.cutoff)
-    # calibration: free motion on its own seed, no detection
-    base = {"residual_band": make["residual"](), "residual": make["residual"](), "momentum": make["momentum"](),
-            "dob": make["dob"]()}
-    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names)) for k, e in base.items()
-                     if k != "residual_band"}
+    # calibration: free motion on its own seed, no detection; the model's raw residual for the friction fit
+    effort = effort_reading(s.sim, s.ctrl)
+    base = {"model": make["residual"](), "raw": ResidualEstimator(s.model, np.full(j, math.inf)),
+            "momentum": make["momentum"](), "dob": make["dob"]()}
+    calib_sensors = {k: ForceSensor(e, StaticFrictionBand.none(names), effort=effort) for k, e in base.items()}
     cal = _run(s, settings.calibration_seed, settings.calibration_duration, calib_sensors, (), False, "calibrate")
     from ...robot import load_robot_description
 
     urdf_fs = load_robot_description(s.urdf, names).friction
     vthr = np.asarray(getattr(getattr(s.model, "dead_zone", None), "threshold", 0.1 * cal.dq.std(axis=0)), float)
-    bands = {"residual_band": calibrate_band(cal.est["residual"], cal.dq, vthr, names, 0.999, urdf_fs,
-                                             fade_factors=FADE_FACTORS)}
-    for k in ("residual", "momentum", "dob"):
-        bands[k] = StaticFrictionBand.none(names)
-    cal_half = {"residual_band": bands["residual_band"].interval_half_width(cal.dq)}
-    cal_est = {"residual_band": cal.est["residual"], **cal.est}
-    thresholds = {k: calibrate_thresholds(cal_est[k], cal_half.get(k, np.zeros_like(cal_est[k])), settings.quantile,
-                                          settings.margin) for k in ESTIMATORS}
-    acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "cover": [], "fc": [], "hold": [],
+    calib = calibrate({k: cal.est[k] for k in ("model", "momentum", "dob")}, cal.est["raw"], cal.dq, cal.tau, vthr,
+                      names, urdf_fs, settings.cutoff, 1e-3, settings.quantile, settings.margin)
+    bands, thresholds = calib.bands, calib.thresholds
+    acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "push_err": [], "moving": [], "cover": [],
+                                           "fc": [], "hold": [],
                                            "collision": []}
                                        for k in ESTIMATORS}
     free_s = 0.0
+    lag_err: list[np.ndarray] = []
+    lag_moving: list[np.ndarray] = []
     first: dict[str, _Trace] = {}
     for seed in settings.seeds:
         def sensors() -> dict[str, ForceSensor]:
-            shared = make["residual"]()  # one estimate, read with and without the band (sensors run in this order)
-            est = {"residual_band": shared, "residual": _Echo(shared), "momentum": make["momentum"](),
-                   "dob": make["dob"]()}
-            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k])) for k in ESTIMATORS}
+            # one estimate, read with and without the band (sensors run in this order)
+            shared = ResidualEstimator(s.model, np.full(j, settings.cutoff), friction=calib.friction)
+            est = {"residual_band": shared, "residual": _Echo(shared), "model": make["residual"](),
+                   "momentum": make["momentum"](), "dob": make["dob"]()}
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k]), effort=effort)
+                    for k in ESTIMATORS}
 
         pushes = _push_schedule(s, settings, seed)
         tr = _run(s, seed, settings.duration, sensors(), pushes, False, f"pushes seed {seed}")
@@ -317,23 +322,29 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         free_s += float((~window).sum()) / 1000.0
         for k in ESTIMATORS:
             flag = tr.contact[k]
-            acc[k]["fc"].append(int(np.count_nonzero(~window[_onsets(flag)])))
+            acc[k]["fc"].append(int(np.count_nonzero(~window[onsets(flag)])))
             for p in pushes:
                 a, b = int(round(p.start * 1000)), int(round((p.start + p.duration) * 1000))
                 hit = np.flatnonzero(flag[a:b])
                 acc[k]["pushes"].append(PushFigure(int(seed), p.start, p.magnitude, bool(hit.size),
                                                    float(hit[0]) if hit.size else math.nan))
             acc[k]["err"].append(tr.est[k][in_push] - tr.truth[in_push])
+            acc[k]["push_err"].append(acc[k]["err"][-1])
+            acc[k]["moving"].append(np.abs(tr.dq[in_push]) > calib.velocity_threshold)
             stuck = tr.half[k][in_push] > 0
             inside = np.abs(tr.est[k][in_push] - tr.truth[in_push]) <= tr.half[k][in_push]
             acc[k]["cover"].append((int(np.count_nonzero(inside & stuck)), int(np.count_nonzero(stuck))))
+        lpf = ZohLowPass(np.full(j, settings.cutoff))
+        lagged = np.array([lpf.update(1e-3, x).copy() for x in tr.truth])
+        lag_err.append(lagged[in_push] - tr.truth[in_push])
+        lag_moving.append(np.abs(tr.dq[in_push]) > calib.velocity_threshold)
         hold_pushes = [PushConfig(link=s.link, point=s.point, direction=(1.0, 0.0, 0.0), local=True, magnitude=1.0,
                                   shape="ramp", start=settings.hold_duration / 2, duration=settings.hold_duration,
                                   rise_time=settings.hold_duration / 2)]
         hold = _run(s, seed, settings.hold_duration, sensors(), hold_pushes, True, f"hold seed {seed}")
         half = len(hold.t) // 2
         for k in ESTIMATORS:
-            acc[k]["hold"].append(len(_onsets(hold.contact[k][:half])))
+            acc[k]["hold"].append(len(onsets(hold.contact[k][:half])))
         crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
                      place_obstacle(s.sim, s.ctrl, s.exc, s.link, s.point, seed,
                                                 settings.collision_at))
@@ -350,6 +361,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
     for k, label in ESTIMATORS.items():
         err = np.concatenate(acc[k]["err"]) if acc[k]["err"] else np.zeros((0, j))
         rmse = np.sqrt((err ** 2).mean(axis=0)) if len(err) else np.full(j, math.nan)
+        rmse_moving = rmse_where(acc[k]["push_err"], acc[k]["moving"], j)
         pushes_k: list[PushFigure] = acc[k]["pushes"]
         smallest = math.nan
         for mag in sorted(set(settings.push_magnitudes), reverse=True):
@@ -361,15 +373,21 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         fc = int(sum(acc[k]["fc"]))
         figures.append(EstimatorFigures(
             name=k, label=label, threshold=thresholds[k].tolist(), band=bands[k].half_width.tolist(),
+            fade_velocity=np.asarray(bands[k].fade_velocity).tolist(),
+            load_gain=np.asarray(bands[k].load_gain).tolist(),
             free_minutes=free_s / 60.0, false_contacts=fc, false_contacts_per_min=fc / (free_s / 60.0),
             hold_false_contacts=int(sum(acc[k]["hold"])), rmse_contact=rmse.tolist(),
             rmse_contact_mean=float(rmse.mean()), rmse_over_noise=float(rmse.mean() / noise.mean()),
+            rmse_moving=rmse_moving.tolist(), rmse_moving_over_noise=float(rmse_moving.mean() / noise.mean()),
             smallest_detected_force=smallest, max_delay_ms_at_1n=float(max_delay),
             interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k,
             collision_delay_ms=[float(x) for x in acc[k]["collision"]]))
     results = SenseResults(
         robot=s.name, model=s.model_label, joint_names=list(names), seeds=[int(x) for x in settings.seeds],
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),
-        frame=s.link, point=list(s.point), cutoff=settings.cutoff, quantile=settings.quantile,
-        margin=settings.margin, estimators=figures, wall_s=time.perf_counter() - wall0)
+        frame=s.link, point=list(s.point), cutoff=settings.cutoff,
+        lag_rmse_moving=rmse_where(lag_err, lag_moving, j).tolist(), quantile=settings.quantile,
+        margin=settings.margin, friction=calib.friction.theta.ravel().tolist(),
+        friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
+        wall_s=time.perf_counter() - wall0)
     return results, first

@@ -1,0 +1,153 @@
+"""Load-dependent friction identified on free motion: the model error an external-torque residual carries (core).
+
+Why: a geared joint's dry friction grows with the torque its gear transmits (P. Hamon, M. Gautier, P. Garrec, "New
+dry friction model with load- and velocity-dependence and dynamic identification of multi-DOF robots", ICRA 2011;
+for hobby servos model M4 of M. Duclusaud, G. Passault, V. Padois, O. Ly, "Extended Friction Models for the Physics
+Simulation of Servo Actuators", arXiv:2410.08650, 2024, which the simulator's geared profile follows). A model
+f(q, dq, ddq) cannot carry that term in contact: under a push the motor torque, and with it the friction, changes by
+an amount free motion never showed with that state. Measured on the bundled arm (``deadzone-id sense`` traces,
+docs/sensing_results.md): this is what kept the residual of the URDF's rigid body 0.4 N·m off on the elbow while it
+moved, against a torque noise of 0.01 N·m.
+
+What: per joint j, a friction law linear in its parameters theta_j (5,), in the measured motor torque tau_m and the
+velocity v:
+
+    phi(v, tau_m) = sgn(v) [1, s(v), |tau_m|, s(v) |tau_m|] + [v]            s(v) = exp(-(|v| / vs)^alpha)
+
+(Coulomb, Stribeck, load, load x Stribeck, viscous; sgn smoothed as tanh(v / 0.01 rad/s)). It is identified by least
+squares on the moving samples of free motion, with the estimator's own raw residual (w = f - tau_m, no contact) as
+the target: whatever of the friction the model f lacks, w shows, and phi theta is that part. The corrected residual
+is w - phi theta. The fit is regularized and the Stribeck velocity vs and exponent alpha are chosen on a held-out
+time block (:func:`identify_load_friction`). Stuck samples are left out of the fit: their static friction is the dead
+zone's band, not a law.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["FRICTION_TERMS", "LoadFriction", "identify_load_friction"]
+
+#: the regressors of :class:`LoadFriction`, in column order
+FRICTION_TERMS = ("coulomb", "stribeck", "load", "load_stribeck", "viscous")
+SIGN_VELOCITY = 0.01  # [rad/s] smoothing of sgn(v)
+
+
+@dataclass(frozen=True)
+class LoadFriction:
+    """An identified friction correction (module docstring).
+
+    Attributes:
+        joint_names: (J,).  theta: (J, 5) coefficients of :data:`FRICTION_TERMS` [N·m, N·m, 1, 1, N·m·s/rad].
+        stribeck_velocity: vs [rad/s] > 0.  exponent: alpha > 0.
+
+    Raises:
+        ValueError: shapes or values (named).
+    """
+
+    joint_names: tuple[str, ...]
+    theta: np.ndarray
+    stribeck_velocity: float
+    exponent: float
+
+    def __post_init__(self) -> None:
+        theta = np.asarray(self.theta, dtype=float)
+        if theta.shape != (len(self.joint_names), len(FRICTION_TERMS)) or not np.all(np.isfinite(theta)):
+            raise ValueError(f"theta must be ({len(self.joint_names)}, {len(FRICTION_TERMS)}) finite values, got "
+                             f"shape {theta.shape}")
+        object.__setattr__(self, "theta", theta)
+        if not (self.stribeck_velocity > 0 and self.exponent > 0):
+            raise ValueError(f"stribeck_velocity {self.stribeck_velocity!r} and exponent {self.exponent!r} must be "
+                             "> 0")
+
+    def features(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """phi (..., J, 5) at velocity ``dq`` (..., J) [rad/s] and motor torque ``tau`` (..., J) [N·m]."""
+        return friction_features(dq, tau, self.stribeck_velocity, self.exponent)
+
+    def torque(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """phi theta (..., J) [N·m]: the part of the raw residual the law explains (subtract it from the residual)."""
+        return np.einsum("...jk,jk->...j", self.features(dq, tau), self.theta)
+
+    def load_gain(self) -> np.ndarray:
+        """(J,) the identified growth of the static friction with |tau_m| at rest (|load + load x Stribeck|) [1]."""
+        return np.abs(self.theta[:, 2] + self.theta[:, 3])
+
+
+def friction_features(dq: np.ndarray, tau: np.ndarray, velocity: float, exponent: float) -> np.ndarray:
+    """The regressors of :data:`FRICTION_TERMS`, (..., J, 5), at ``dq`` [rad/s] and ``tau`` [N·m] (..., J)."""
+    dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+    sign = np.tanh(dq / SIGN_VELOCITY)
+    s = np.exp(-((np.abs(dq) / velocity) ** exponent))
+    load = np.abs(tau)
+    return np.stack([sign, sign * s, sign * load, sign * s * load, dq], axis=-1)
+
+
+def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+                           velocity_threshold: Sequence[float] | np.ndarray, joint_names: Sequence[str],
+                           velocities: Sequence[float] = (0.3, 1.0, 3.0),
+                           exponents: Sequence[float] = (1.0, 2.0), ridge: float = 1e-3,
+                           validation: float = 0.3) -> LoadFriction:
+    """Regularized least-squares fit of :class:`LoadFriction` on free motion (module docstring).
+
+    The regressors are nearly collinear for some (vs, alpha) (sgn(v) s(v) is sgn(v) minus a multiple of v where
+    |v| << vs), which lets plain least squares trade huge opposite coefficients that then extrapolate badly to loads
+    and speeds the calibration did not show. So the fit is ridge regression (Tikhonov; A. E. Hoerl, R. W. Kennard,
+    Technometrics 12(1), 1970) on regressors scaled to unit RMS, with penalty ``ridge`` times the number of samples,
+    and (vs, alpha) is the pair with the least error on a held-out last ``validation`` share of the samples (a time
+    block, not random rows), after which the chosen pair is refitted on every sample.
+
+    Args:
+        residual: (N, J) the estimator's raw residual f - tau_m on free motion (no contact) [N·m].
+        dq: (N, J) velocity [rad/s].  tau: (N, J) motor torque of each sample's interval [N·m].
+        velocity_threshold: (J,) [rad/s]: samples with |dq| above it (moving) are fitted.  joint_names: (J,).
+        velocities, exponents: the grid of vs [rad/s] and alpha.
+        ridge: >= 0, the penalty per sample on the scaled coefficients.  validation: in (0, 1), the held-out share.
+
+    Raises:
+        ValueError: shapes differ, a joint with fewer moving samples than 10 per parameter, non-finite values, an empty
+            grid, ridge or validation out of range.
+    """
+    w, v, t = (np.asarray(a, dtype=float) for a in (residual, dq, tau))
+    names = tuple(joint_names)
+    if w.ndim != 2 or w.shape != v.shape or w.shape != t.shape or w.shape[1] != len(names):
+        raise ValueError(f"residual {w.shape}, dq {v.shape} and tau {t.shape} must be the same (N, {len(names)})")
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v)) and np.all(np.isfinite(t))):
+        raise ValueError("residual, dq and tau must be finite")
+    if not velocities or not exponents:
+        raise ValueError("velocities and exponents must each hold at least one value")
+    if not (ridge >= 0 and 0 < validation < 1):
+        raise ValueError(f"ridge = {ridge!r} must be >= 0 and validation = {validation!r} in (0, 1)")
+    moving = np.abs(v) > np.asarray(velocity_threshold, dtype=float)
+    split = int(round(len(w) * (1.0 - validation)))
+    for j, name in enumerate(names):
+        for part in (moving[:split, j], moving[split:, j]):
+            if part.sum() < 10 * len(FRICTION_TERMS):
+                raise ValueError(f"joint {name!r} moves in {int(part.sum())} samples of a part of the calibration: "
+                                 "too few to fit its friction")
+    best, best_err = (float(velocities[0]), float(exponents[0])), np.inf
+    for vs in velocities:
+        for alpha in exponents:
+            phi = friction_features(v, t, vs, alpha)
+            err = 0.0
+            for j in range(len(names)):
+                fit, held = moving[:split, j], moving[split:, j]
+                theta = _ridge(phi[:split][fit, j], w[:split][fit, j], ridge)
+                err += float(((phi[split:][held, j] @ theta - w[split:][held, j]) ** 2).sum())
+            if err < best_err:
+                best, best_err = (float(vs), float(alpha)), err
+    phi = friction_features(v, t, *best)
+    theta = np.array([_ridge(phi[moving[:, j], j], w[moving[:, j], j], ridge) for j in range(len(names))])
+    return LoadFriction(names, theta, *best)
+
+
+def _ridge(x: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray:
+    """argmin |x b - y|² + ridge N |diag(scale) b|², scale = RMS of each column of x (N, K); returns b (K,)."""
+    scale = np.sqrt((x ** 2).mean(axis=0))
+    scale = np.where(scale > 0, scale, 1.0)
+    xs = x / scale
+    k = xs.shape[1]
+    b = np.linalg.solve(xs.T @ xs + ridge * len(y) * np.eye(k), xs.T @ y)
+    return b / scale

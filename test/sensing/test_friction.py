@@ -1,0 +1,95 @@
+"""The load-dependent friction correction of the residual (real MuJoCo geared arm, real pinocchio)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deadzone_id_ros.models.runtime import NominalRigidBodyModel
+from deadzone_id_ros.resources import default_urdf
+from deadzone_id_ros.robot_configs import bundled_sim_config
+from deadzone_id_ros.sensing import ResidualEstimator, SensingConfig, StaticFrictionBand, build_sensor
+from deadzone_id_ros.sensing.friction import LoadFriction, friction_features, identify_load_friction
+from deadzone_id_ros.sim.arm import SimArm
+from deadzone_id_ros.sim.external_forces import ExternalForces, PushConfig
+
+NAMES = ("joint1", "joint2", "joint3")
+TIP = (0.0, 0.0, 0.22)
+
+
+def test_least_squares_recovers_a_known_law():
+    rng = np.random.default_rng(5)
+    dq = rng.uniform(-2.0, 2.0, size=(5000, 3))
+    tau = rng.uniform(-3.0, 3.0, size=(5000, 3))
+    theta = np.array([[0.1, 0.05, 0.0, 0.2, 0.01], [0.3, 0.1, 0.05, 0.23, 0.02], [0.05, 0.02, 0.0, 0.1, 0.0]])
+    w = np.einsum("njk,jk->nj", friction_features(dq, tau, 1.0, 2.0), theta) + 0.001 * rng.normal(size=dq.shape)
+    got = identify_load_friction(w, dq, tau, np.full(3, 0.02), NAMES, ridge=0.0)
+    assert (got.stribeck_velocity, got.exponent) == (1.0, 2.0)  # the generating pair, chosen on the held-out block
+    np.testing.assert_allclose(got.theta, theta, atol=0.005)
+    np.testing.assert_allclose(got.load_gain(), [0.2, 0.28, 0.1], atol=0.01)
+    # the default ridge shrinks the coefficients a little but predicts the law within a few percent of its range
+    shrunk = identify_load_friction(w, dq, tau, np.full(3, 0.02), NAMES)
+    clean = np.einsum("njk,jk->nj", friction_features(dq, tau, 1.0, 2.0), theta)
+    assert np.abs(shrunk.torque(dq, tau) - clean).max() < 0.05 * np.abs(clean).max()
+    with pytest.raises(ValueError, match="joint 'joint2' moves in 0 samples of a part"):
+        identify_load_friction(w, dq * np.array([1.0, 0.0, 1.0]), tau, np.full(3, 0.02), NAMES)
+    with pytest.raises(ValueError, match="theta must be"):
+        LoadFriction(NAMES, np.zeros((3, 4)), 1.0, 1.0)
+
+
+def _run(arm: SimArm, model: NominalRigidBodyModel, estimators, n: int):
+    """Computed torque on sines about the home pose (within the joint limits); per tick (dq, motor torque, truth,
+    estimates)."""
+    rows = []
+    prev = np.zeros(3)
+    home, amp, w = np.array([0.0, 0.3, 0.6]), np.array([0.8, 0.5, 0.6]), 2 * np.pi * np.array([0.4, 0.3, 0.5])
+    for k in range(n):
+        m = arm.measure()
+        est = [e.update(m.t, m.q, m.dq, m.effort).copy() for e in estimators]
+        rows.append((m.dq, m.effort, prev, est))
+        t = k * 1e-3
+        qd, dqd, ddqd = home + amp * np.sin(w * t), amp * w * np.cos(w * t), -amp * w ** 2 * np.sin(w * t)
+        arm.step(model.predict(m.q, m.dq, ddqd + 400.0 * (qd - m.q) + 40.0 * (dqd - m.dq)))
+        prev = arm.external.true_torque.copy()
+    dq, tau, truth = (np.array([r[i] for r in rows]) for i in range(3))
+    return dq, tau, truth, [np.array([r[3][i] for r in rows]) for i in range(len(estimators))]
+
+
+def test_the_correction_takes_the_load_friction_out_of_the_contact_residual():
+    # the bundled geared arm: its friction grows with the transmitted torque (load x Stribeck, 23 %); the nominal
+    # rigid body has constant Coulomb friction only
+    cfg = bundled_sim_config(velocity_noise_std=(0.0005,) * 3)
+    model = NominalRigidBodyModel(default_urdf(), NAMES, friction=True, armature=cfg.armature)
+    free = SimArm(cfg, external=ExternalForces())
+    dq, tau, _, (raw,) = _run(free, model, [ResidualEstimator(model, [np.inf] * 3)], 5000)
+    dq0 = np.vstack([dq[:1], dq[:-1]])
+    friction = identify_load_friction(raw[1:], dq0[1:], tau[1:], np.full(3, 0.05), NAMES)
+    assert friction.load_gain()[1] > 0.1  # the elbow's load friction is found
+    push = PushConfig(link="link3", magnitude=3.0, point=TIP, direction=(1.0, 0.0, 0.0), start=1.0, duration=3.0)
+    pushed = SimArm(cfg, external=ExternalForces(pushes=[push]))
+    dq, tau, truth, (plain, corrected) = _run(
+        pushed, model, [ResidualEstimator(model, [100.0] * 3), ResidualEstimator(model, [100.0] * 3,
+                                                                                 friction=friction)], 3000)
+    moving = (np.abs(dq) > 0.05) & (np.arange(3000) > 1100)[:, None]  # pushed, past the filter's rise
+    assert np.abs(truth[moving]).max() > 0.3  # the push acts
+    err_plain = np.sqrt(((plain - truth)[moving] ** 2).mean())
+    err_corr = np.sqrt(((corrected - truth)[moving] ** 2).mean())
+    assert err_corr < err_plain / 3, (err_plain, err_corr)
+    # while stuck the friction is known only within a band that grows with the load
+    band = StaticFrictionBand(NAMES, np.full(3, 0.05), np.full(3, 0.1), load_gain=friction.load_gain())
+    np.testing.assert_allclose(band.interval_half_width(np.zeros(3), np.array([1.0, -2.0, 0.0])),
+                               0.1 + friction.load_gain() * np.array([1.0, 2.0, 0.0]))
+
+
+def test_the_nodes_take_the_identified_correction():
+    theta = np.arange(15.0).reshape(3, 5) / 100
+    config = SensingConfig(sensing_friction=tuple(theta.ravel()), sensing_friction_stribeck=(0.3, 2.0))
+    model = NominalRigidBodyModel(default_urdf(), NAMES)
+    est = build_sensor(config, model, default_urdf(), NAMES).estimator
+    np.testing.assert_array_equal(est.friction.theta, theta)
+    assert (est.friction.stribeck_velocity, est.friction.exponent) == (0.3, 2.0)
+    with pytest.raises(ValueError, match="sensing_friction_stribeck = \\[\\] must be"):
+        SensingConfig(sensing_friction=tuple(theta.ravel()))
+    with pytest.raises(ValueError, match="sensing_friction has 10 values for the 3 joints"):
+        build_sensor(SensingConfig(sensing_friction=(0.0,) * 10, sensing_friction_stribeck=(1.0, 1.0)), model,
+                     default_urdf(), NAMES)

@@ -25,9 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from deadzone_id_ros.robot_configs import bundled_sim_config
-from deadzone_id_ros.sim import SimArm
-from deadzone_id_ros.stamps import ns_to_s, stamp_to_ns
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing  # noqa: E402
+from _timing import sim_arm_factor  # noqa: E402
+
+from deadzone_id_ros.robot_configs import bundled_sim_config  # noqa: E402
+from deadzone_id_ros.sim import SimArm  # noqa: E402
+from deadzone_id_ros.stamps import ns_to_s, stamp_to_ns  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,30 +39,12 @@ REPO = Path(__file__).resolve().parent.parent
 def realtime_factor(sim_seconds: float, profile: str = "geared_desktop_arm") -> float:
     """Simulated seconds per wall second for SimArm (``profile``) under a sinusoidal torque (step + measure per
     1 ms)."""
-    arm = SimArm(bundled_sim_config(profile=profile))
-    n = int(sim_seconds / arm.dt)
-    tau = np.zeros(arm.n_joints)
-    t0 = time.perf_counter()
-    for k in range(n):
-        tau[:] = 0.5 * np.sin(0.002 * k)
-        arm.step(tau)
-        arm.measure()
-    return sim_seconds / (time.perf_counter() - t0)
+    return sim_arm_factor([SimArm(bundled_sim_config(profile=profile))], sim_seconds)
 
 
 def raw_mujoco_factor(sim_seconds: float) -> float:
     """Simulated seconds per wall second of a bare mj_step loop on SimArm's MuJoCo model, same torque profile."""
-    import mujoco
-
-    arm = SimArm()
-    model, data = arm.model, mujoco.MjData(arm.model)
-    n = int(sim_seconds / model.opt.timestep)
-    dof = [model.jnt_dofadr[model.joint(j).id] for j in arm.joint_names]
-    t0 = time.perf_counter()
-    for k in range(n):
-        data.qfrc_applied[dof] = 0.5 * np.sin(0.002 * k)
-        mujoco.mj_step(model, data)
-    return sim_seconds / (time.perf_counter() - t0)
+    return _timing.raw_mujoco_factor([SimArm()], sim_seconds, copy_state=False)
 
 
 def node_rate(seconds: float) -> tuple[float, float, int]:

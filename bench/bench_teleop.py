@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import raw_mujoco_factor, sim_arm_factor  # noqa: E402
 
 
 def _arms():
@@ -44,38 +48,12 @@ def _arms():
 
 def sim_factor(sim_seconds: float) -> float:
     """Simulated seconds per wall second of the two SimArms (step + measure each per physics step)."""
-    leader, follower = _arms()
-    n = int(sim_seconds / leader.dt)
-    tau = np.zeros(leader.n_joints)
-    t0 = time.perf_counter()
-    for k in range(n):
-        tau[:] = 0.5 * np.sin(0.002 * k)
-        leader.step(tau)
-        follower.step(tau)
-        leader.measure()
-        follower.measure()
-    return sim_seconds / (time.perf_counter() - t0)
+    return sim_arm_factor(_arms(), sim_seconds)
 
 
 def raw_factor(sim_seconds: float) -> float:
     """Simulated seconds per wall second of bare mj_step loops on the same two compiled models, same torque."""
-    import mujoco
-
-    leader, follower = _arms()
-    pairs = []
-    for arm in (leader, follower):
-        data = mujoco.MjData(arm.model)
-        data.qpos[:] = arm.data.qpos
-        mujoco.mj_forward(arm.model, data)
-        pairs.append((arm.model, data, [arm.model.jnt_dofadr[arm.model.joint(j).id] for j in arm.joint_names]))
-    n = int(sim_seconds / leader.dt)
-    t0 = time.perf_counter()
-    for k in range(n):
-        v = 0.5 * np.sin(0.002 * k)
-        for model, data, dof in pairs:
-            data.qfrc_applied[dof] = v
-            mujoco.mj_step(model, data)
-    return sim_seconds / (time.perf_counter() - t0)
+    return raw_mujoco_factor(_arms(), sim_seconds)
 
 
 def rig_factor(duration: float) -> float:

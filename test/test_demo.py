@@ -125,6 +125,17 @@ def test_best_learned_skips_rbd_and_unmeasured_methods():
     assert _compare_report({"rbd": 0.01}).best_learned() is None
 
 
+def test_the_onnx_export_takes_the_best_learned_model_that_exports():
+    """The full demo failed when the best learned model was the per-joint residual (hybrid_joint): its network reads
+    the rigid-body torque, which the ONNX format's inputs do not carry; the export check takes the next best."""
+    from deadzone_id_ros.experiments.compare.results import best_learned
+
+    rmse = {"rbd": 0.01, "hybrid_joint": 0.1, "hybrid": 0.2, "masked": 0.3}
+    assert best_learned(rmse) == "hybrid_joint"
+    assert best_learned(rmse, onnx=True) == "hybrid"
+    assert best_learned({"hybrid_joint": 0.1}, onnx=True) is None
+
+
 def test_demo_report_json_keeps_its_keys():
     from deadzone_id_ros.experiments.closed_loop.results import ClosedLoopResult, ClosedLoopSettings, ClosedLoopSummary
     from deadzone_id_ros.experiments.demo.results import DemoReport

@@ -134,6 +134,7 @@ def compare(ctx: StageContext) -> StageRecord:
     from ...models.export import export_artifact_onnx
     from ...training.config import load_train_config
     from ...training.pipeline import load_inputs
+    from ..compare.results import best_learned
     from ..compare.run import compare_config, run_compare
 
     live_bag = ctx.results["live"]["bag"]
@@ -154,11 +155,22 @@ def compare(ctx: StageContext) -> StageRecord:
     best = report.best_learned()
     if best is None:
         raise DataError("compare produced no learned model to export")
-    export = export_artifact_onnx(compare_dir / "models" / best)
+    ctx.log(f"best learned model: {best} -> {compare_dir / 'models' / best}")
+    # a per-joint residual reads the rigid-body torque, which the ONNX format's inputs (q, dq, ddq) do not carry: the
+    # controller runs it from its artifact directory; the ONNX check then takes the best learned model that exports
+    exportable = best_learned({m: e.rmse_mean for m, e in report.methods.items()}, onnx=True)
+    if exportable is None:
+        ctx.log(f"no ONNX export: {best} is a per-joint residual (reads the rigid-body torque, not an ONNX input) "
+                "and no other learned model was compared")
+        return StageRecord(compare_dir=_rel(ctx, compare_dir), best=best)
+    if exportable != best:
+        ctx.log(f"ONNX export: {best} is a per-joint residual (reads the rigid-body torque, not an ONNX input; the "
+                f"controller runs it from its artifact directory); exporting the best learned model that exports, "
+                f"{exportable}")
+    export = export_artifact_onnx(compare_dir / "models" / exportable)
     ctx.log(f"wrote {export.path}; onnxruntime vs numpy: max |diff| = {export.max_abs_diff:.2e} N*m")
     if not export.ok:
         raise DataError(f"ONNX export check failed: onnxruntime differs by {export.max_abs_diff:.3g} N*m")
-    ctx.log(f"best learned model: {best} -> {compare_dir / 'models' / best}")
     return StageRecord(compare_dir=_rel(ctx, compare_dir), best=best)
 
 

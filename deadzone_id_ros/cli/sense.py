@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="free motion with pushes per seed [s] (default 60)")
     p.add_argument("--calibration-duration", type=float, default=60.0, metavar="S",
                    help="free motion for the thresholds [s] (default 60)")
+    p.add_argument("--free-duration", type=float, default=0.0, metavar="S",
+                   help="free motion without pushes per seed [s], counted for false contacts only (default 0: none; "
+                   "e.g. 160 with 3 seeds and --duration 60 gives about 10 simulated minutes of free motion)")
     p.add_argument("--hold-duration", type=float, default=10.0, metavar="S", help="hold per seed [s] (default 10)")
     p.add_argument("--cutoff", type=float, default=100.0, metavar="RAD_S", help="estimator cutoff (default 100)")
     p.add_argument("--real-dir", type=Path, default=None, metavar="DIR",
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = SenseSettings(robot=args.robot, model_path=args.model, seeds=tuple(args.seeds),
                                  duration=args.duration, calibration_duration=args.calibration_duration,
-                                 hold_duration=args.hold_duration, cutoff=args.cutoff)
+                                 hold_duration=args.hold_duration, free_duration=args.free_duration,
+                                 cutoff=args.cutoff)
     except ValueError as err:
         raise command_line_error(err) from err
     res, traces = run_sense(settings)

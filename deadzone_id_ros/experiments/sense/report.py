@@ -63,6 +63,13 @@ def markdown(res: SenseResults) -> str:
             cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
         lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
+    events = [(e, f) for e in res.estimators for f in e.false_contact_events]
+    if events:
+        lines += ["", "False contact onsets in free motion (joints above their threshold; velocity [rad/s] and "
+                  "excess / threshold per joint at the onset; at most 10 per estimator):", ""]
+        for e in res.estimators:
+            lines += [f"- {e.name}: seed {f.seed} ({f.scenario}) t = {f.t:.3f} s, {f.joints}, dq {f.dq}, "
+                      f"ratio {f.ratio}" for f in e.false_contact_events[:10]]
     lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
         f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
     banded = [e for e in res.estimators if any(e.band)]

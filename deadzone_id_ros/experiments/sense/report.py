@@ -35,7 +35,8 @@ def markdown(res: SenseResults) -> str:
     minutes = res.estimators[0].free_minutes if res.estimators else 0.0
     lines = [f"# Force sensing without a force sensor: {res.robot}", "",
              f"Model under test: {res.model}. Seeds {res.seeds} (thresholds from seed {res.calibration_seed}: "
-             f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess). Pushes at "
+             f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess; a contact after {res.confirm} "
+             f"consecutive sample(s) above it). Pushes at "
              f"{res.point} in {res.frame!r}; filter cutoff {res.cutoff:g} rad/s; simulator torque noise floor "
              f"{_f(res.noise_floor_mean)} N·m (mean std). Wall time {res.wall_s:.0f} s. RMSE moving: the push windows, "
              "joints that move (exact estimates); the filter's lag alone leaves "

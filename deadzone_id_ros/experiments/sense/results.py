@@ -119,6 +119,8 @@ class SenseResults(JsonRecord):
         noise_floor: (J,) the simulator's torque noise std [N·m].  noise_floor_mean: its mean [N·m].
         frame: the end-effector link.  point: (3,) the pushed point in that link's frame [m].
         cutoff: estimator filter cutoff [rad/s].  quantile, margin: threshold rule (:func:`calibrate_thresholds`).
+        confirm: consecutive samples above threshold that started a contact (1 in results written before it was
+            recorded).
         lag_rmse_moving: (J,) the RMSE that the output filter's lag alone leaves (the true torque through the same
             filter, vs the true torque) where ``rmse_moving`` is taken: the floor of any causal estimate with this
             cutoff [N·m].
@@ -145,6 +147,7 @@ class SenseResults(JsonRecord):
     friction_stribeck: list[float]
     estimators: list[EstimatorFigures]
     wall_s: float
+    confirm: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

@@ -45,7 +45,7 @@ from ...sensing import (
     StaticFrictionBand,
     ZohLowPass,
 )
-from ...sensing.contact import ContactDetector
+from ...sensing.contact import CONFIRM_SAMPLES, ContactDetector
 from ...sensing.effort import EffortReading
 from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
@@ -81,8 +81,10 @@ class SenseSettings:
         free_duration: free motion without pushes per seed [s] (0: none), on seed ``FREE_SEED_OFFSET`` + the seed.
         push_magnitudes: [N].  push_period, push_duration, settle: [s].
         collision_at: when the reference reaches the obstacle in the collision run [s] (> 0).
-        cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  point: (3,) pushed point in the last
-            link's frame [m] (None: the profile's payload position, the tip of the bundled arm).
+        cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  confirm: consecutive samples above
+            threshold that start a contact (:class:`~deadzone_id_ros.sensing.contact.ContactDetector`).
+        point: (3,) pushed point in the last link's frame [m] (None: the profile's payload position, the tip of the
+            bundled arm).
 
     Raises:
         ValueError: a bad value (named).
@@ -104,6 +106,7 @@ class SenseSettings:
     cutoff: float = 100.0
     quantile: float = 1.0
     margin: float = 1.5
+    confirm: int = CONFIRM_SAMPLES
     point: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -123,6 +126,8 @@ class SenseSettings:
         if self.push_duration + self.settle >= self.push_period:
             raise ValueError(f"push_duration + settle = {self.push_duration + self.settle} s must be shorter than "
                              f"push_period = {self.push_period} s")
+        if isinstance(self.confirm, bool) or not isinstance(self.confirm, int) or self.confirm < 1:
+            raise ValueError(f"confirm = {self.confirm!r} must be a whole number of samples >= 1")
         if not self.push_magnitudes or not all(m > 0 for m in self.push_magnitudes):
             raise ValueError(f"push_magnitudes = {list(self.push_magnitudes)} must be > 0 N")
 
@@ -337,7 +342,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             shared = ResidualEstimator(s.model, np.full(j, settings.cutoff), friction=calib.friction)
             est = {"residual_band": shared, "residual": _Echo(shared), "model": make["residual"](),
                    "momentum": make["momentum"](), "dob": make["dob"]()}
-            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k]), effort=effort)
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k], confirm=settings.confirm),
+                                   effort=effort)
                     for k in ESTIMATORS}
 
         pushes = _push_schedule(s, settings, seed)
@@ -426,7 +432,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),
         frame=s.link, point=list(s.point), cutoff=settings.cutoff,
         lag_rmse_moving=rmse_where(lag_err, lag_moving, j).tolist(), quantile=settings.quantile,
-        margin=settings.margin, friction=calib.friction.theta.ravel().tolist(),
+        margin=settings.margin, confirm=settings.confirm, friction=calib.friction.theta.ravel().tolist(),
         friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
         wall_s=time.perf_counter() - wall0)
     return results, first

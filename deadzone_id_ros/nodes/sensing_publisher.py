@@ -56,6 +56,7 @@ class SensingPublisher:
         self._logger = node.get_logger()
         self.last: SensingSample | None = None
         self._contacts = 0
+        self._in_contact = False  # the flag at the previous sample: a contact is counted where it rises
         self._torque_pub = node.create_publisher(JointState, "~/external_torque", 100)
         self._band_pub = node.create_publisher(JointState, "~/external_torque_band", 100)
         self._contact_pub = (node.create_publisher(Bool, "~/contact", 100) if sensor.detector is not None
@@ -130,8 +131,10 @@ class SensingPublisher:
         b.effort = array("d", s.half_width.tolist())
         self._band_pub.publish(b)
         if self._contact_pub is not None and s.contact is not None:
-            if s.contact.in_contact and s.contact.onset_t == t:
+            # counted on the flag's rise: with ``sensing_confirm`` > 1 the onset stamp is an earlier sample's
+            if s.contact.in_contact and not self._in_contact:
                 self._contacts += 1
+            self._in_contact = bool(s.contact.in_contact)
             self._bool.data = bool(s.contact.in_contact)
             self._contact_pub.publish(self._bool)
             c = self._contact_msg

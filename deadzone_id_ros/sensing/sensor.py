@@ -17,7 +17,7 @@ import numpy as np
 from ..data.effort_units import PRESENT_LOAD, normalize_unit
 from ..models.base import InverseDynamicsModel
 from ..models.runtime import RigidBodySettings
-from .contact import ContactDetector, ContactState, StaticFrictionBand
+from .contact import CONFIRM_SAMPLES, ContactDetector, ContactState, StaticFrictionBand
 from .effort import EFFORT_UNITS, EffortReading
 from .friction import FRICTION_TERMS, LoadFriction
 
@@ -36,7 +36,8 @@ SENSING_RANGES: dict[str, tuple[float, float]] = {
     "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),
     "sensing_fade_velocity": (0.0, 100.0), "sensing_band_load_gain": (0.0, 10.0), "sensing_friction": (-1e4, 1e4),
     "sensing_friction_stribeck": (1e-6, 1e3),
-    "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_point": (-100.0, 100.0),
+    "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_confirm": (1, 1000),
+    "sensing_point": (-100.0, 100.0),
     "sensing_no_load_speed": (1e-6, 1e4)}
 
 
@@ -76,6 +77,7 @@ class SensingConfig:
         sensing_threshold: (J,) contact thresholds [N·m] (> 0; e.g. from ``deadzone-id sense``); empty = no contact
             detection.
         sensing_release: hysteresis, in (0, 1]: the contact ends when every excess < release * threshold.
+        sensing_confirm: >= 1, consecutive samples above threshold that start a contact (:mod:`.contact`).
         sensing_frame: wrench frame (a URDF link); "" = no wrench.
         sensing_point: (3,) where on the frame the wrench acts, in its axes [m]; empty = its origin.
         sensing_effort_unit: the unit of the measured /joint_states effort: "N*m" (torque; "N" on a prismatic
@@ -100,6 +102,7 @@ class SensingConfig:
     sensing_friction_stribeck: tuple[float, ...] = ()
     sensing_threshold: tuple[float, ...] = ()
     sensing_release: float = 0.5
+    sensing_confirm: int = CONFIRM_SAMPLES
     sensing_frame: str = ""
     sensing_point: tuple[float, ...] = ()
     sensing_effort_unit: str = "N*m"
@@ -118,6 +121,9 @@ class SensingConfig:
             raise ValueError(f"sensing_threshold = {list(self.sensing_threshold)} must be > 0 N·m per joint")
         if not 0.0 < self.sensing_release <= 1.0:
             raise ValueError(f"sensing_release = {self.sensing_release!r} must be in (0, 1]")
+        if isinstance(self.sensing_confirm, bool) or not isinstance(self.sensing_confirm, int) or \
+                self.sensing_confirm < 1:
+            raise ValueError(f"sensing_confirm = {self.sensing_confirm!r} must be a whole number of samples >= 1")
         point = tuple(float(v) for v in self.sensing_point)
         if point and (len(point) != 3 or not all(math.isfinite(v) for v in point)):
             raise ValueError(f"sensing_point = {list(self.sensing_point)} must be 3 finite numbers [m] or empty")
@@ -317,8 +323,8 @@ def build_sensor(config: SensingConfig, model: InverseDynamicsModel, urdf_path: 
             fade = np.asarray(config.sensing_fade_velocity, float) if config.sensing_fade_velocity else None
             gain = np.asarray(config.sensing_band_load_gain, float) if config.sensing_band_load_gain else None
             band = StaticFrictionBand(names, thr, tau_s, fade, gain)
-    detector = (ContactDetector(config.sensing_threshold, config.sensing_release) if config.sensing_threshold
-                else None)
+    detector = (ContactDetector(config.sensing_threshold, config.sensing_release, config.sensing_confirm)
+                if config.sensing_threshold else None)
     wrench = (WrenchEstimator(urdf_path, names, config.sensing_frame, point=config.sensing_point or (0.0, 0.0, 0.0),
                               locked=locked) if config.sensing_frame else None)
     if config.sensing_effort_unit == PRESENT_LOAD:

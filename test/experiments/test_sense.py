@@ -14,8 +14,13 @@ from deadzone_id_ros.experiments.sense import SenseResults, SenseSettings, run_s
 
 def test_short_run_writes_a_report_that_reads_back(tmp_path):
     settings = SenseSettings(seeds=(1,), duration=4.0, calibration_duration=3.0, hold_duration=2.0,
-                             push_period=1.5, push_magnitudes=(4.0,))
+                             push_period=1.5, push_magnitudes=(4.0,), free_duration=1.0)
     res, traces = run_sense(settings)
+    # free minutes: the push run outside its two windows (push + settle), plus the 1 s free-motion run
+    assert res.estimators[0].free_minutes == pytest.approx((4.0 - 2 * 0.8 + 1.0) / 60.0)
+    for e in res.estimators:  # every false contact is described (where, which joint, in what motion)
+        assert len(e.false_contact_events) == e.false_contacts
+        assert all(f.joints and len(f.dq) == 3 and max(f.ratio) > 1 for f in e.false_contact_events)
     assert [e.name for e in res.estimators] == ["residual_band", "residual", "model", "momentum", "dob"]
     band, plain = res.estimators[0], res.estimators[1]
     assert all(b > 0 for b in band.band) and not any(plain.band)
@@ -37,6 +42,10 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
 def test_bad_settings_are_named(tmp_path):
     with pytest.raises(ValueError, match="calibration_seed 1 must not be an evaluation seed"):
         SenseSettings(seeds=(1,), calibration_seed=1)
+    with pytest.raises(ValueError, match="calibration_seed 1001 must not be a free-motion seed"):
+        SenseSettings(seeds=(1,), calibration_seed=1001, free_duration=1.0)
+    with pytest.raises(ValueError, match="free_duration = -1.0 must be >= 0 s"):
+        SenseSettings(free_duration=-1.0)
     assert main(["sense", "--out", str(tmp_path), "--duration", "0"]) == 2
 
 

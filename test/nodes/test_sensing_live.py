@@ -75,3 +75,6 @@ def test_contact_flips_within_the_target_delay_when_sim_arm_pushes(processes, ro
         assert onset - PUSH_START <= TARGET_DELAY, f"{key}: detected {1e3 * (onset - PUSH_START):.1f} ms late\n{log()}"
     assert False in flags and True in flags and flags.index(True) > 0, flags[:10]
     assert sensing[-1]["contact threshold [N*m]"] == "[0.1, 0.15, 0.1]", sensing[-1]
+    # the diagnostics count the contact where the flag rises (with sensing_confirm 2, a sample after its onset stamp)
+    probe.spin(10.0, until=lambda: any(int(d.get("contacts", "0")) >= 1 for d in sensing))
+    assert any(int(d.get("contacts", "0")) >= 1 for d in sensing), sensing[-3:]

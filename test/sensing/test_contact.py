@@ -55,13 +55,37 @@ def test_thresholds_are_margin_times_the_quantile_of_the_excess():
 
 
 def test_contact_onset_and_hysteresis_on_intervals():
-    det = ContactDetector(np.array([0.2, 0.2]), release=0.5)
+    det = ContactDetector(np.array([0.2, 0.2]), release=0.5, confirm=1)
     assert not det.update(0.0, np.array([0.5, 0.0]), np.array([0.4, 0.0])).in_contact  # the interval holds 0.1
     s = det.update(0.001, np.array([0.5, 0.0]), np.array([0.0, 0.0]))
     assert s.in_contact and s.onset_t == 0.001 and s.joints.tolist() == [True, False]
     s = det.update(0.002, np.array([0.15, 0.0]), np.zeros(2))  # below the threshold, above the release: held
     assert s.in_contact and s.onset_t == 0.001 and not s.joints.any()
     assert not det.update(0.003, np.array([0.05, 0.0]), np.zeros(2)).in_contact
+
+
+def test_a_one_sample_peak_is_no_contact_and_a_sustained_excess_is():
+    # the Panda's false contacts in free motion were single-sample peaks above the threshold (docs/sensing_results.md)
+    thr, zero = np.array([0.2, 0.2]), np.zeros(2)
+    peak = [np.array([0.1, 0.0]), np.array([0.3, 0.0]), np.array([0.1, 0.0]), np.array([0.25, 0.0])]
+    old, new = ContactDetector(thr, confirm=1), ContactDetector(thr)
+    assert new.confirm == 2
+    old_flags = [old.update(0.001 * k, e, zero).in_contact for k, e in enumerate(peak)]
+    new_flags = [new.update(0.001 * k, e, zero).in_contact for k, e in enumerate(peak)]
+    assert old_flags == [False, True, True, True]  # the old rule fires on the peak (and holds above the release)
+    assert new_flags == [False, False, False, False]  # two peaks apart are not a contact either
+    # a sustained excess (on any joints, not necessarily the same) starts a contact one sample later, dated at its start
+    s = new.update(0.004, np.array([0.0, 0.3]), zero)
+    assert s.in_contact and s.onset_t == 0.003 and s.joints.tolist() == [False, True]
+    new.reset()
+    assert not new.update(0.005, np.array([0.3, 0.0]), zero).in_contact  # reset forgets the pending sample
+    with pytest.raises(ValueError, match="confirm = 0 must be a whole number of samples >= 1"):
+        ContactDetector(thr, confirm=0)
+    with pytest.raises(ValueError, match="sensing_confirm = 1.5 must be a whole number"):
+        SensingConfig(sensing_confirm=1.5)  # type: ignore[arg-type]
+    sensor = build_sensor(SensingConfig(sensing_threshold=(0.1,) * 3, sensing_confirm=3),
+                          NominalRigidBodyModel(default_urdf(), NAMES), default_urdf(), NAMES)
+    assert sensor.detector is not None and sensor.detector.confirm == 3
 
 
 def test_sensor_config_errors_and_a_missing_stuck_threshold_is_said():

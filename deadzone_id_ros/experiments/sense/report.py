@@ -35,7 +35,8 @@ def markdown(res: SenseResults) -> str:
     minutes = res.estimators[0].free_minutes if res.estimators else 0.0
     lines = [f"# Force sensing without a force sensor: {res.robot}", "",
              f"Model under test: {res.model}. Seeds {res.seeds} (thresholds from seed {res.calibration_seed}: "
-             f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess). Pushes at "
+             f"{res.margin:g} x the {res.quantile:g} quantile of the free-motion excess; a contact after {res.confirm} "
+             f"consecutive sample(s) above it). Pushes at "
              f"{res.point} in {res.frame!r}; filter cutoff {res.cutoff:g} rad/s; simulator torque noise floor "
              f"{_f(res.noise_floor_mean)} N·m (mean std). Wall time {res.wall_s:.0f} s. RMSE moving: the push windows, "
              "joints that move (exact estimates); the filter's lag alone leaves "
@@ -63,6 +64,13 @@ def markdown(res: SenseResults) -> str:
             cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
         lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
+    events = [(e, f) for e in res.estimators for f in e.false_contact_events]
+    if events:
+        lines += ["", "False contact onsets in free motion (joints above their threshold; velocity [rad/s] and "
+                  "excess / threshold per joint at the onset; at most 10 per estimator):", ""]
+        for e in res.estimators:
+            lines += [f"- {e.name}: seed {f.seed} ({f.scenario}) t = {f.t:.3f} s, {f.joints}, dq {f.dq}, "
+                      f"ratio {f.ratio}" for f in e.false_contact_events[:10]]
     lines += ["", "Per joint thresholds [N·m]: " + "; ".join(
         f"{e.name} {[round(v, 3) for v in e.threshold]}" for e in res.estimators), ""]
     banded = [e for e in res.estimators if any(e.band)]

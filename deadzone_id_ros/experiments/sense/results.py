@@ -9,7 +9,7 @@ from typing import Any
 
 from ...jsonrecord import JsonRecord
 
-__all__ = ["EstimatorFigures", "PushFigure", "SenseResults"]
+__all__ = ["EstimatorFigures", "FalseContact", "PushFigure", "SenseResults"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,28 @@ class PushFigure(JsonRecord):
 
 
 @dataclass(frozen=True)
+class FalseContact(JsonRecord):
+    """One contact onset in free motion (no push): where and in what motion the estimate crossed the threshold.
+
+    Attributes:
+        seed: the run.  scenario: "pushes" (outside the push windows) or "free" (the free-motion run without pushes).
+        t: onset [s] of simulated time in that run.  joints: the joints whose excess passed their threshold.
+        dq: (J,) measured velocity at the onset [rad/s].  ratio: (J,) excess / threshold at the onset.
+    """
+
+    seed: int
+    scenario: str
+    t: float
+    joints: list[str]
+    dq: list[float]
+    ratio: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``dataclasses.asdict``)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class EstimatorFigures(JsonRecord):
     """The figures of one estimator over every scenario and seed.
 
@@ -41,7 +63,8 @@ class EstimatorFigures(JsonRecord):
         threshold: (J,) contact thresholds from the calibration run [N·m].  band: (J,) tau_s [N·m] (zeros: no band).
         fade_velocity: (J,) the band's calibrated fade [rad/s] (zeros: none; the nodes' ``sensing_fade_velocity``).
         load_gain: (J,) the band's growth with |motor torque| [1] (zeros: none; ``sensing_band_load_gain``).
-        free_minutes: simulated free motion [min].  false_contacts: contact onsets in free motion (no push).
+        free_minutes: simulated free motion [min] (the push runs outside their windows, and the free-motion runs).
+        false_contacts: contact onsets in free motion (no push).
         false_contacts_per_min: the same per simulated minute.
         hold_false_contacts: contact onsets while the arm holds still without any push.
         rmse_contact: (J,) RMSE of the estimate vs the true external torque over the push windows and the collision
@@ -55,6 +78,7 @@ class EstimatorFigures(JsonRecord):
         interval_coverage: share of stuck (joint, tick) pairs of the push windows whose interval holds the truth.
         pushes: every push.
         collision_delay_ms: per seed, the detection delay of the collision with the obstacle [ms] (NaN: missed).
+        false_contact_events: every false contact onset (empty in results written before it was recorded).
     """
 
     name: str
@@ -77,6 +101,7 @@ class EstimatorFigures(JsonRecord):
     interval_coverage: float
     pushes: list[PushFigure]
     collision_delay_ms: list[float]
+    false_contact_events: list[FalseContact] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""
@@ -94,6 +119,8 @@ class SenseResults(JsonRecord):
         noise_floor: (J,) the simulator's torque noise std [N·m].  noise_floor_mean: its mean [N·m].
         frame: the end-effector link.  point: (3,) the pushed point in that link's frame [m].
         cutoff: estimator filter cutoff [rad/s].  quantile, margin: threshold rule (:func:`calibrate_thresholds`).
+        confirm: consecutive samples above threshold that started a contact (1 in results written before it was
+            recorded).
         lag_rmse_moving: (J,) the RMSE that the output filter's lag alone leaves (the true torque through the same
             filter, vs the true torque) where ``rmse_moving`` is taken: the floor of any causal estimate with this
             cutoff [N·m].
@@ -120,6 +147,7 @@ class SenseResults(JsonRecord):
     friction_stribeck: list[float]
     estimators: list[EstimatorFigures]
     wall_s: float
+    confirm: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

@@ -14,8 +14,12 @@ Calibration: one free-motion run on its own seed gives each estimator's threshol
 (:func:`calibrate_band`, at least the URDF's static friction). Evaluation, per seed: free motion with a push every
 ``push_period`` s at the end-effector point (a step of ``push_duration``, magnitudes cycling through the list, a
 random direction perpendicular to the last link's z axis); contact onsets outside the push windows (and ``settle`` s
-after) are false contacts. Then a hold: the reference stays at home; contact onsets during its first half are false
-alarms during a hold; its second half is a quasi-static ramp push (0 -> 1 N over the half).
+after) are false contacts. With ``free_duration`` > 0, a free-motion run without pushes follows (its own seed,
+``FREE_SEED_OFFSET`` + the seed, a reference the push run did not follow): every contact onset there is a false
+contact too, which gives long stretches of free motion (stops and reversals included) for the false-alarm count
+without running the push, hold and collision scenarios longer. Then a hold: the reference stays at home; contact
+onsets during its first half are false alarms during a hold; its second half is a quasi-static ramp push (0 -> 1 N
+over the half).
 """
 
 from __future__ import annotations
@@ -41,25 +45,28 @@ from ...sensing import (
     StaticFrictionBand,
     ZohLowPass,
 )
-from ...sensing.contact import ContactDetector
+from ...sensing.contact import CONFIRM_SAMPLES, ContactDetector
 from ...sensing.effort import EffortReading
 from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from .calibration import calibrate
 from .collision import collision_onset, place_obstacle
 from .metrics import onsets, rmse_where
-from .results import EstimatorFigures, PushFigure, SenseResults
+from .results import EstimatorFigures, FalseContact, PushFigure, SenseResults
 
 if TYPE_CHECKING:
     from ...control import ControllerConfig, ExcitationConfig
     from ...sim.config import SimArmConfig
 
-__all__ = ["ESTIMATORS", "SenseSettings", "effort_reading", "run_sense"]
+__all__ = ["ESTIMATORS", "FREE_SEED_OFFSET", "SenseSettings", "effort_reading", "run_sense"]
 
 #: name -> label of the compared estimators, in report order
 ESTIMATORS = {"residual_band": "model residual + load friction + dead-zone band",
               "residual": "model residual + load friction, no band", "model": "model residual alone",
               "momentum": "momentum observer, nominal rigid body", "dob": "DOB estimate"}
+
+#: the free-motion run of evaluation seed s uses seed FREE_SEED_OFFSET + s (reference and simulator noise)
+FREE_SEED_OFFSET = 1000
 
 
 @dataclass(frozen=True)
@@ -71,10 +78,13 @@ class SenseSettings:
             .onnx, e.g. the comparison's pick); "" = the URDF's rigid body with its friction and the profile's armature.
         seeds: evaluation seeds.  calibration_seed: the threshold run's seed (not among ``seeds``).
         duration: free motion with pushes per seed [s].  calibration_duration: [s].  hold_duration: [s].
+        free_duration: free motion without pushes per seed [s] (0: none), on seed ``FREE_SEED_OFFSET`` + the seed.
         push_magnitudes: [N].  push_period, push_duration, settle: [s].
         collision_at: when the reference reaches the obstacle in the collision run [s] (> 0).
-        cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  point: (3,) pushed point in the last
-            link's frame [m] (None: the profile's payload position, the tip of the bundled arm).
+        cutoff: estimator cutoff [rad/s].  quantile, margin: threshold rule.  confirm: consecutive samples above
+            threshold that start a contact (:class:`~deadzone_id_ros.sensing.contact.ContactDetector`).
+        point: (3,) pushed point in the last link's frame [m] (None: the profile's payload position, the tip of the
+            bundled arm).
 
     Raises:
         ValueError: a bad value (named).
@@ -87,6 +97,7 @@ class SenseSettings:
     duration: float = 60.0
     calibration_duration: float = 60.0
     hold_duration: float = 10.0
+    free_duration: float = 0.0
     push_magnitudes: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
     push_period: float = 3.0
     push_duration: float = 0.3
@@ -95,6 +106,7 @@ class SenseSettings:
     cutoff: float = 100.0
     quantile: float = 1.0
     margin: float = 1.5
+    confirm: int = CONFIRM_SAMPLES
     point: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -102,12 +114,20 @@ class SenseSettings:
             raise ValueError("seeds must name at least one seed")
         if self.calibration_seed in self.seeds:
             raise ValueError(f"calibration_seed {self.calibration_seed} must not be an evaluation seed {self.seeds}")
+        free = {FREE_SEED_OFFSET + s for s in self.seeds} if self.free_duration > 0 else set()
+        if self.calibration_seed in free:
+            raise ValueError(f"calibration_seed {self.calibration_seed} must not be a free-motion seed "
+                             f"{sorted(free)} ({FREE_SEED_OFFSET} + an evaluation seed)")
+        if not (math.isfinite(self.free_duration) and self.free_duration >= 0):
+            raise ValueError(f"free_duration = {self.free_duration} must be >= 0 s")
         for name in ("duration", "calibration_duration", "hold_duration", "push_period", "push_duration", "cutoff",
                      "collision_at"):
             check_positive(name, getattr(self, name))
         if self.push_duration + self.settle >= self.push_period:
             raise ValueError(f"push_duration + settle = {self.push_duration + self.settle} s must be shorter than "
                              f"push_period = {self.push_period} s")
+        if isinstance(self.confirm, bool) or not isinstance(self.confirm, int) or self.confirm < 1:
+            raise ValueError(f"confirm = {self.confirm!r} must be a whole number of samples >= 1")
         if not self.push_magnitudes or not all(m > 0 for m in self.push_magnitudes):
             raise ValueError(f"push_magnitudes = {list(self.push_magnitudes)} must be > 0 N")
 
@@ -270,6 +290,20 @@ def _push_schedule(s: _Setup, settings: SenseSettings, seed: int) -> list[PushCo
     return out
 
 
+def _false_contacts(tr: _Trace, name: str, threshold: np.ndarray, counted: np.ndarray, seed: int, scenario: str,
+                    joint_names: Sequence[str]) -> list[FalseContact]:
+    """The contact onsets of estimator ``name`` in ``tr`` where ``counted`` (N,) is True, with the joints above their
+    ``threshold`` (J,) [N·m], the velocity and excess / threshold at each."""
+    out = []
+    for k in onsets(tr.contact[name]):
+        if not counted[k]:
+            continue
+        ratio = (np.abs(tr.est[name][k]) - tr.half[name][k]) / threshold
+        out.append(FalseContact(int(seed), scenario, float(tr.t[k]), [n for n, r in zip(joint_names, ratio) if r > 1],
+                                [round(float(v), 4) for v in tr.dq[k]], [round(float(v), 3) for v in ratio]))
+    return out
+
+
 def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResults, dict[str, _Trace]]:
     """Run every scenario for every estimator; return the results and, for the plot, the first seed's traces.
 
@@ -295,7 +329,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
                       names, urdf_fs, settings.cutoff, 1e-3, settings.quantile, settings.margin)
     bands, thresholds = calib.bands, calib.thresholds
     acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "push_err": [], "moving": [], "cover": [],
-                                           "fc": [], "hold": [],
+                                           "fc": [], "fc_events": [], "hold": [],
                                            "collision": []}
                                        for k in ESTIMATORS}
     free_s = 0.0
@@ -308,7 +342,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             shared = ResidualEstimator(s.model, np.full(j, settings.cutoff), friction=calib.friction)
             est = {"residual_band": shared, "residual": _Echo(shared), "model": make["residual"](),
                    "momentum": make["momentum"](), "dob": make["dob"]()}
-            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k]), effort=effort)
+            return {k: ForceSensor(est[k], bands[k], ContactDetector(thresholds[k], confirm=settings.confirm),
+                                   effort=effort)
                     for k in ESTIMATORS}
 
         pushes = _push_schedule(s, settings, seed)
@@ -323,6 +358,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         for k in ESTIMATORS:
             flag = tr.contact[k]
             acc[k]["fc"].append(int(np.count_nonzero(~window[onsets(flag)])))
+            acc[k]["fc_events"] += _false_contacts(tr, k, thresholds[k], ~window, seed, "pushes", names)
             for p in pushes:
                 a, b = int(round(p.start * 1000)), int(round((p.start + p.duration) * 1000))
                 hit = np.flatnonzero(flag[a:b])
@@ -338,6 +374,15 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         lagged = np.array([lpf.update(1e-3, x).copy() for x in tr.truth])
         lag_err.append(lagged[in_push] - tr.truth[in_push])
         lag_moving.append(np.abs(tr.dq[in_push]) > calib.velocity_threshold)
+        if settings.free_duration > 0:
+            free = _run(s, FREE_SEED_OFFSET + seed, settings.free_duration, sensors(), (), False,
+                        f"free motion seed {FREE_SEED_OFFSET + seed}")
+            free_s += settings.free_duration
+            everywhere = np.ones(len(free.t), bool)
+            for k in ESTIMATORS:
+                acc[k]["fc"].append(len(onsets(free.contact[k])))
+                acc[k]["fc_events"] += _false_contacts(free, k, thresholds[k], everywhere, FREE_SEED_OFFSET + seed,
+                                                       "free", names)
         hold_pushes = [PushConfig(link=s.link, point=s.point, direction=(1.0, 0.0, 0.0), local=True, magnitude=1.0,
                                   shape="ramp", start=settings.hold_duration / 2, duration=settings.hold_duration,
                                   rise_time=settings.hold_duration / 2)]
@@ -381,13 +426,13 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             rmse_moving=rmse_moving.tolist(), rmse_moving_over_noise=float(rmse_moving.mean() / noise.mean()),
             smallest_detected_force=smallest, max_delay_ms_at_1n=float(max_delay),
             interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k,
-            collision_delay_ms=[float(x) for x in acc[k]["collision"]]))
+            collision_delay_ms=[float(x) for x in acc[k]["collision"]], false_contact_events=acc[k]["fc_events"]))
     results = SenseResults(
         robot=s.name, model=s.model_label, joint_names=list(names), seeds=[int(x) for x in settings.seeds],
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),
         frame=s.link, point=list(s.point), cutoff=settings.cutoff,
         lag_rmse_moving=rmse_where(lag_err, lag_moving, j).tolist(), quantile=settings.quantile,
-        margin=settings.margin, friction=calib.friction.theta.ravel().tolist(),
+        margin=settings.margin, confirm=settings.confirm, friction=calib.friction.theta.ravel().tolist(),
         friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
         wall_s=time.perf_counter() - wall0)
     return results, first

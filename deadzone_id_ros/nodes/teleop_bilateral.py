@@ -168,7 +168,7 @@ class TeleopBilateralNode(Node):
 
     def _on_watchdog(self) -> None:
         """Both controllers' watchdogs on the ROS clock, with the steady backstop (module docstring)."""
-        now = ns_to_s(self.get_clock().now().nanoseconds)
+        now = float(ns_to_s(self.get_clock().now().nanoseconds))
         if self._answered_ns is not None and self._steady_last_ns is not None:
             beyond = ns_to_s(time.monotonic_ns() - self._steady_last_ns) - self.config.watchdog_steady_timeout
             if beyond > 0:

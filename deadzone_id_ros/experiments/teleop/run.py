@@ -195,8 +195,9 @@ def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, see
              settings: TeleopSettings, ideal: bool = False, duration: float | None = None
              ) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
     """One run: build the pair and the world of ``scenario`` (:func:`case_world`), run ``duration`` s (default
-    ``settings.duration``, the scenario's timing either way); return the trace. With ``ideal`` both arms sense their true external torques (:meth:`TeleopRig.use_true_torque`).
-    The leader's arm is seeded ``seed``, the follower's ``seed + 1000``.
+    ``settings.duration``, the scenario's timing either way); return the trace. With ``ideal`` both arms sense their
+    true external torques (:meth:`TeleopRig.use_true_torque`). The leader's arm is seeded ``seed``, the follower's
+    ``seed + 1000``.
 
     Raises:
         SafetyError: the arms' joints cannot be mapped.  ValueError: a bad mode or scenario.

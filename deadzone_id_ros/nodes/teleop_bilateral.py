@@ -128,6 +128,7 @@ class TeleopBilateralNode(Node):
         timeout = min(ctl.leader.config.watchdog_timeout, ctl.follower.config.watchdog_timeout)
         self.create_timer(timeout / 5.0, self._on_watchdog, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fault_reported = ""
+        self._watchdog_state = {role: c.status.watchdog for role, c in zip(ARMS, (ctl.leader, ctl.follower))}
         self.get_logger().info(
             f"teleop_bilateral: {self.config.mode}, model {self.config.model}, leader joints "
             f"{list(ctl.map.leader_joints)} -> follower joints {list(ctl.map.follower_joints)}")
@@ -180,11 +181,24 @@ class TeleopBilateralNode(Node):
             tau = arm_ctl.check_watchdog(now)
             if tau is not None:
                 self.arms[role].publish(tau)
-                self.get_logger().warning(f"watchdog: no pair of states; {role} {arm_ctl.status.watchdog}",
-                                          throttle_duration_sec=1.0)
         self._report_fault()
 
+    def _report_watchdog(self) -> None:
+        """Log each arm's watchdog state when it changes (running, hold, zero)."""
+        ctl = self.controller
+        for role, arm_ctl in (("leader", ctl.leader), ("follower", ctl.follower)):
+            state = arm_ctl.status.watchdog
+            if state != self._watchdog_state[role]:
+                # one call site per severity: rclpy's logger refuses a second severity from the same call site
+                if state == "running":
+                    self.get_logger().info(f"watchdog: {role} {self._watchdog_state[role]} -> {state}")
+                else:
+                    self.get_logger().warning(f"watchdog: no pair of states; {role} "
+                                              f"{self._watchdog_state[role]} -> {state}")
+                self._watchdog_state[role] = state
+
     def _report_fault(self) -> None:
+        self._report_watchdog()
         fault = self.controller.fault
         if fault and fault != self._fault_reported:
             self.get_logger().error(f"safe state on both arms: {fault}")

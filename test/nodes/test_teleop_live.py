@@ -86,3 +86,44 @@ def test_teleop_bilateral_refuses_profiles_whose_joints_cannot_be_mapped(process
     assert "teleop_bilateral: error: cannot map the leader's joints onto the follower's" in out, out
     assert "shoulder_pan" in out and "joint1" in out and "refusing to start" in out, out
     assert "Traceback" not in out, out
+
+
+def test_missing_states_run_both_arms_watchdogs_hold_then_zero(processes, ros_probe):
+    """One pair of states, then none: both arms get the answer, then the single-arm watchdog's commands (the static
+    torque held, then zero) without another state (no simulator: the node's clock is the system clock)."""
+    from std_msgs.msg import Float64MultiArray
+
+    from deadzone_id_ros.teleop.build import arm_setup
+    from deadzone_id_ros.teleop.node_config import TeleopNodeConfig
+
+    probe = ros_probe
+    commands: dict[str, list[np.ndarray]] = {"leader": [], "follower": []}
+    pubs = {}
+    for arm in commands:
+        probe.listen(f"/{arm}/effort_controller/commands", Float64MultiArray, qos=1000,
+                     keep=lambda m, a=arm: commands[a].append(np.array(m.data)))
+        pubs[arm] = probe.publisher(JointState, f"/{arm}/joint_states", 10)
+    proc = processes.start([executable("teleop_bilateral"), "--ros-args", "-p", "model:=identified"], "teleop")
+    subs = list(probe.node.subscriptions)
+    assert probe.spin(60.0, until=lambda: all(p.get_subscription_count() > 0 for p in pubs.values())
+                      and all(s.get_publisher_count() > 0 for s in subs)), processes.log(proc)
+    home = arm_setup("", "identified").sim
+    msg = JointState(name=list(home.joint_names), position=list(home.initial_position), velocity=[0.0] * 3,
+                     effort=[0.0] * 3)
+    msg.header.stamp = probe.node.get_clock().now().to_msg()
+    for p in pubs.values():
+        p.publish(msg)
+
+    def zeroed() -> bool:
+        return all(len(c) >= 3 and not np.any(c[-1]) for c in commands.values())
+
+    assert probe.spin(60.0, until=zeroed), (commands, processes.log(proc))
+    pair = TeleopNodeConfig(model="identified").build()
+    for arm, cmds in commands.items():
+        assert np.any(cmds[0]), f"{arm}: the answer to the pair is zero: {cmds[0]}"
+        static = getattr(pair, arm).static_torque(np.asarray(home.initial_position, float))
+        held = [c for c in cmds[1:] if np.any(c)]
+        assert held and np.allclose(held[-1], static, atol=1e-9), f"{arm}: not the static torque {static}: {cmds[:5]}"
+    log = processes.log(proc)
+    for arm in commands:
+        assert f"{arm} running -> hold" in log and f"{arm} hold -> zero" in log, log

@@ -37,6 +37,7 @@ setup(
             "feedforward_controller = deadzone_id_ros.nodes.feedforward_controller:main",
             "bag_replay = deadzone_id_ros.nodes.bag_replay:main",
             "force_estimator = deadzone_id_ros.nodes.force_estimator:main",
+            "teleop_bilateral = deadzone_id_ros.nodes.teleop_bilateral:main",
         ],
     },
 )

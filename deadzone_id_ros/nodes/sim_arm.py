@@ -13,6 +13,17 @@ Scripted push (``push_*`` parameters, :class:`deadzone_id_ros.sim.external_force
 joint torque J^T F of each state is published on ``~/true_external_torque`` (sensor_msgs/JointState, ``effort``
 [N·m], the state's stamp), the ground truth of force sensing.
 
+Teleoperation world (``teleop_*`` parameters, :class:`deadzone_id_ros.experiments.teleop.world.TeleopWorldConfig`;
+off without ``teleop_role``): the arm's part of a ``deadzone-id teleop`` scenario, for a live leader-follower run with
+two sim_arm nodes in namespaces (``-r __ns:=/leader``; launch/teleop.launch.yaml): the leader gets the scripted
+operator's hand (its torque is the arm's ``~/true_external_torque``), the follower the scenario's box or push. Not
+together with a ``push_link``.
+
+The hardware topics are relative names (``joint_states``, ``effort_controller/commands``): without a namespace they
+resolve to ``/joint_states`` and ``/effort_controller/commands``, in namespace ``/leader`` to ``/leader/joint_states``
+etc. ``/clock`` stays absolute (one simulated clock); a second simulator in lockstep beside the one that owns it
+remaps its own away (``-r /clock:=/follower/clock``).
+
 Real-time scheduling (``thread_priority``, ``lock_memory``, ``cpu_affinity``; :mod:`deadzone_id_ros.realtime`) is
 applied before the node spins; off by default (a simulator in lockstep needs none).
 
@@ -39,7 +50,8 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..errors import DeadzoneIdError
+from ..errors import ConfigError, DeadzoneIdError
+from ..experiments.teleop.world import TeleopWorldConfig
 from ..realtime import RealtimeConfig
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
@@ -69,11 +81,18 @@ class SimArmNode(Node):
             self, SimArmNodeConfig, read_only=("clock_mode", "thread_priority", "lock_memory", "cpu_affinity"))
         self.push_config = declare_dataclass_parameters(
             self, ScriptedPushConfig, read_only=[f.name for f in dataclasses.fields(ScriptedPushConfig)])
+        self.teleop_config = declare_dataclass_parameters(
+            self, TeleopWorldConfig, read_only=[f.name for f in dataclasses.fields(TeleopWorldConfig)])
+        if self.teleop_config.teleop_role and self.push_config.push_link:
+            raise ConfigError(f"sim_arm: teleop_role {self.teleop_config.teleop_role!r} and push_link "
+                              f"{self.push_config.push_link!r} both set: the teleoperation world brings its own "
+                              "forces; give one of them")
+        external = self.teleop_config.external() if self.teleop_config.teleop_role else self.push_config.external()
         nc = self.node_config  # run_node applies it in the spin thread (nodes._common.apply_node_realtime)
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         with warnings.catch_warnings(record=True) as caught:  # e.g. friction that overrides the URDF's: to the log
             warnings.simplefilter("always", FrictionSourceWarning)
-            self.arm = SimArm(self.sim_config, external=self.push_config.external())
+            self.arm = SimArm(self.sim_config, external=external)
         for w in caught:
             self.get_logger().warning(str(w.message))
         self._owns_clock = self.node_config.clock_mode == "sim"
@@ -95,11 +114,11 @@ class SimArmNode(Node):
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
         # deep history: a reliable writer keeps this many states for a reader that falls behind (a recorder at normal
         # priority beside this node at real-time priority on a busy machine lost a third of them at depth 10)
-        self._joint_pub = self.create_publisher(JointState, "/joint_states", PUBLISH_DEPTH)
+        self._joint_pub = self.create_publisher(JointState, "joint_states", PUBLISH_DEPTH)
         self._clock_pub = (
             self.create_publisher(Clock, "/clock", 10) if self._owns_clock else None
         )  # reliable: matches both kinds of subscriber
-        self.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_command, 10)
+        self.create_subscription(Float64MultiArray, "effort_controller/commands", self._on_command, 10)
         self._truth_pub = (self.create_publisher(JointState, "~/true_external_torque", PUBLISH_DEPTH)
                            if self.arm.external is not None else None)
         self._truth_msg = JointState(name=list(self.arm.joint_names))
@@ -174,7 +193,7 @@ class SimArmNode(Node):
         wanted = self.node_config.wait_for_subscriber_nodes
         if self._subscribers_seen or not wanted:
             return True
-        infos = self.get_subscriptions_info_by_topic("/joint_states")
+        infos = self.get_subscriptions_info_by_topic(self._joint_pub.topic_name)
         present = {i.node_name for i in infos} | {
             f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in infos}
         missing = [n for n in wanted if n not in present and f"/{n}" not in present]

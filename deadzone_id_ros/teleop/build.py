@@ -29,7 +29,7 @@ from ..sim.config import SimArmConfig
 from .bilateral import BilateralConfig, BilateralController
 from .joint_map import JointMap
 
-__all__ = ["ArmSetup", "LoadAwareSensor", "arm_setup", "build_controller_pair"]
+__all__ = ["ArmSetup", "LoadAwareSensor", "arm_setup", "build_controller_pair", "build_teleop_pair"]
 
 
 @dataclass
@@ -161,3 +161,18 @@ def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: Bilatera
     return BilateralController(ctls[0], ctls[1], sensors[0], sensors[1], jm, config,
                                np.asarray(leader.sim.initial_position, float),
                                np.asarray(follower.sim.initial_position, float))
+
+
+def build_teleop_pair(leader: ArmSetup, follower: ArmSetup, config: BilateralConfig,
+                      joint_map: Mapping[str, str] | None = None, cutoff: float = 100.0) -> BilateralController:
+    """:func:`build_controller_pair` as ``deadzone-id teleop`` and the ``teleop_bilateral`` node run it: in unilateral
+    mode the leader's controller runs ``ctc`` (no DOB, which would resist the operator); the dead-zone reflection only
+    where the leader's model has a band (the nominal model has none).
+
+    Raises:
+        SafetyError, ValueError: as :func:`build_controller_pair`.
+    """
+    cfg = dataclasses.replace(config, dead_zone=config.dead_zone and bool(leader.band.half_width.any()))
+    lead = leader if config.mode == "bilateral" else dataclasses.replace(
+        leader, ctrl=dataclasses.replace(leader.ctrl, mode="ctc"))
+    return build_controller_pair(lead, follower, cfg, joint_map, cutoff)

@@ -41,12 +41,12 @@ import numpy as np
 from ...config import check_positive
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from ...teleop.bilateral import BilateralConfig
-from ...teleop.build import ArmSetup, arm_setup, build_controller_pair
+from ...teleop.build import ArmSetup, arm_setup, build_teleop_pair
 from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
 from .results import SCENARIOS, CaseFigures, TeleopResults
 
-__all__ = ["IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings", "felt_error_parts", "min_jerk", "run_case",
-           "run_teleop"]
+__all__ = ["IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings", "case_world", "felt_error_parts", "min_jerk",
+           "run_case", "run_teleop"]
 
 #: the model name of ideal force sensing (the identified model's control, the true external torques as sensors)
 IDEAL = "ideal"
@@ -169,44 +169,53 @@ def _reference(scenario: str, home: np.ndarray, move: np.ndarray, settings: Tele
     return lambda t: home
 
 
-def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, seed: int,
-             settings: TeleopSettings, ideal: bool = False
-             ) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
-    """One run: build the pair and the world of ``scenario``, run ``settings.duration`` s; return the trace.
-    With ``ideal`` both arms sense their true external torques (:meth:`TeleopRig.use_true_torque`).
+def case_world(leader: ArmSetup, follower: ArmSetup, scenario: str, seed: int, settings: TeleopSettings
+               ) -> tuple[OperatorHand, ExternalForces, ObstacleConfig | None, PushConfig | None]:
+    """The world of one run: the operator's hand on the leader (unbound), the follower's external forces (the box
+    of ``push``/``hold``, the gentle push of ``stuck``), and that obstacle and push (None where the scenario has
+    none). The live run's sim_arm nodes build the same (:mod:`.world`).
 
     Raises:
-        SafetyError: the arms' joints cannot be mapped.  ValueError: a bad mode or scenario.
+        ValueError: a bad scenario, or a ``move`` of the wrong length.
     """
-    from ...sim.arm import SimArm
-
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario {scenario!r} must be one of {list(SCENARIOS)}")
     home_l = np.asarray(leader.sim.initial_position, float)
     home_f = np.asarray(follower.sim.initial_position, float)
     move = _move(leader, settings)
     obstacle = _box(follower, home_f, move * settings.position_scale) if scenario in ("push", "hold") else None
-    push = None
-    if scenario == "stuck":
-        push = _stuck_push(follower, home_f, settings)
+    push = _stuck_push(follower, home_f, settings) if scenario == "stuck" else None
     n_l = len(home_l)
     hand = OperatorHand(reference=_reference(scenario, home_l, move, settings, seed),
                         stiffness=[settings.hand_stiffness] * n_l, damping=[settings.hand_damping] * n_l)
+    return hand, ExternalForces(pushes=[push] if push else [], obstacle=obstacle), obstacle, push
+
+
+def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, seed: int,
+             settings: TeleopSettings, ideal: bool = False, duration: float | None = None
+             ) -> tuple[TeleopTrace, ObstacleConfig | None, PushConfig | None]:
+    """One run: build the pair and the world of ``scenario`` (:func:`case_world`), run ``duration`` s (default
+    ``settings.duration``, the scenario's timing either way); return the trace. With ``ideal`` both arms sense their
+    true external torques (:meth:`TeleopRig.use_true_torque`). The leader's arm is seeded ``seed``, the follower's
+    ``seed + 1000``.
+
+    Raises:
+        SafetyError: the arms' joints cannot be mapped.  ValueError: a bad mode or scenario.
+    """
+    from ...sim.arm import SimArm
+
+    hand, world, obstacle, push = case_world(leader, follower, scenario, seed, settings)
     la = SimArm(dataclasses.replace(leader.sim, seed=int(seed)), external=hand)
-    fa = SimArm(dataclasses.replace(follower.sim, seed=int(seed) + 1000),
-                external=ExternalForces(pushes=[push] if push else [], obstacle=obstacle))
+    fa = SimArm(dataclasses.replace(follower.sim, seed=int(seed) + 1000), external=world)
     cfg = BilateralConfig(mode=mode, position_scale=settings.position_scale, force_scale=settings.force_scale,
-                          force_gain=settings.force_gain, force_damping=settings.force_damping,
-                          dead_zone=bool(leader.band.half_width.any()))
-    lead = leader if mode == "bilateral" else dataclasses.replace(
-        leader, ctrl=dataclasses.replace(leader.ctrl, mode="ctc"))
-    ctl = build_controller_pair(lead, follower, cfg, cutoff=settings.cutoff)
-    la.reset(home_l)
-    fa.reset(home_f)
+                          force_gain=settings.force_gain, force_damping=settings.force_damping)
+    ctl = build_teleop_pair(leader, follower, cfg, cutoff=settings.cutoff)
+    la.reset(np.asarray(leader.sim.initial_position, float))
+    fa.reset(np.asarray(follower.sim.initial_position, float))
     rig = TeleopRig(la, fa, ctl)
     if ideal:
         rig.use_true_torque()
-    return rig.run(settings.duration), obstacle, push
+    return rig.run(settings.duration if duration is None else duration), obstacle, push
 
 
 def _move(s: ArmSetup, settings: TeleopSettings) -> np.ndarray:

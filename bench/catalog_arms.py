@@ -10,7 +10,9 @@ joints), the demo's masked and conventional usable fractions, whether its report
 the closed-loop tracking RMSE of pd_dob and of ctc_dob with the nominal rigid body (mean over joints and held-out
 seeds).
 
-Writes OUT/catalog_arms.json and the page ``--page`` (default docs/arms.md), generated whole. A quick demo takes a
+Every check runs first, then the demos one at a time. Writes OUT/catalog_arms.json, the page ``--page`` (default
+docs/arms.md), generated whole, and the arms table of ``--readme`` (default README.md, between its markers) after
+each arm, so an interrupted run leaves the arms it finished. A quick demo takes a
 few minutes on the shared 2-core machine; ``--demo`` with many arms takes long (run a few with ``--robots``).
 ``--from-json FILE`` rebuilds the page from an earlier run without running anything (the run of docs/arms.md:
 bench/catalog_arms_results.json).
@@ -137,6 +139,8 @@ def main() -> int:
     parser.add_argument("--demo", nargs="*", default=None, metavar="NAME",
                         help="also run the quick demo of each arm the check accepts (of these names, when given)")
     parser.add_argument("--page", type=Path, default=Path("docs/arms.md"))
+    parser.add_argument("--readme", type=Path, default=Path("README.md"),
+                        help="README whose arms table (between the markers) is rewritten")
     parser.add_argument("--from-json", type=Path, help="rebuild the page from an earlier catalog_arms.json")
     args = parser.parse_args()
     if args.from_json:
@@ -150,21 +154,62 @@ def main() -> int:
         doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "commit": commit.strip() or "?", "loadavg": list(os.getloadavg()), "arms": {}, "refused": refused,
                "unusable": unusable}
-        for name in args.robots or arms:
+        names = args.robots or arms
+        for name in names:  # every check first (seconds each), then the demos (minutes each)
             if name not in arms:
                 doc["arms"][name] = {"verdict": "refused", "why": refused.get(name, "not in the catalog")}
                 continue
             print(f"checking {name}", flush=True)
-            row = _check(name, args.out)
-            if args.demo is not None and (not args.demo or name in args.demo) and row["verdict"] == "trustworthy":
-                print(f"demo {name}", flush=True)
-                row.update(_demo(name, args.out))
-            doc["arms"][name] = row
+            doc["arms"][name] = _check(name, args.out)
+            _write(doc, args)
+        if args.demo is not None:
+            for name in [n for n in (args.demo or names) if n in doc["arms"]]:  # in the order --demo names them
+                row = doc["arms"][name]
+                if row["verdict"] == "trustworthy":
+                    print(f"demo {name}", flush=True)
+                    row.update(_demo(name, args.out))
+                    _write(doc, args)  # partial results as each demo ends
+    return _write(doc, args)
+
+
+def _write(doc: dict[str, Any], args: argparse.Namespace) -> int:
+    """OUT/catalog_arms.json (when running), the page and the README's arms table, from ``doc`` as it stands."""
+    if not args.from_json:
         (args.out / "catalog_arms.json").write_text(json.dumps(doc, indent=1) + "\n")
     args.page.parent.mkdir(parents=True, exist_ok=True)
     args.page.write_text(page(doc))
-    print(f"wrote {args.page}")
+    if args.readme is not None and args.readme.is_file():
+        args.readme.write_text(readme_table(args.readme.read_text(), doc))
+    print(f"wrote {args.page}" + (f" and the table of {args.readme}" if args.readme else ""), flush=True)
     return 0
+
+
+#: The README's arms table lies between these lines (written whole by :func:`readme_table`).
+README_BEGIN = "<!-- arms table: written by bench/catalog_arms.py, do not edit -->"
+README_END = "<!-- end of arms table -->"
+
+
+def readme_table(text: str, doc: dict[str, Any]) -> str:
+    """``text`` (the README) with the table between :data:`README_BEGIN` and :data:`README_END` replaced by the
+    arms of ``doc`` that reached the robot check (unchanged when the markers are missing)."""
+    if README_BEGIN not in text or README_END not in text:
+        return text
+    head, rest = text.split(README_BEGIN, 1)
+    tail = rest.split(README_END, 1)[1]
+    rows = ["| arm | robot check | noise floor / nominal rbd [N·m] | usable masked / conventional | "
+            "pd_dob / ctc_dob nominal rbd [mrad] |", "|---|---|---|---|---|"]
+    for name, r in doc["arms"].items():
+        if r.get("joints") is None:
+            continue
+        floor = f"{r['noise_floor']:.3g} / {r['nominal_rbd']:.3g}"
+        usable = (f"{_num(r.get('usable_masked'), '.0%')} / {_num(r.get('usable_conventional'), '.0%')}"
+                  if r.get("demo") == "ok" else (r.get("demo") or "—"))
+        track = (f"{_num(r.get('pd_dob_mrad'), '.2f')} / {_num(r.get('ctc_dob_nominal_mrad'), '.2f')}"
+                 if r.get("demo") == "ok" else "—")
+        rows.append(f"| {name} | {r['verdict']} | {floor} | {usable} | {track} |")
+    note = (f"Measured on {doc['date']} (commit {doc['commit']}); the robot check's fixes and the arms it refuses: "
+            "[docs/arms.md](docs/arms.md).")
+    return head + README_BEGIN + "\n" + "\n".join(rows) + "\n\n" + note + "\n" + README_END + tail
 
 
 if __name__ == "__main__":

@@ -255,9 +255,8 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
         worst = max((j for j in joints if j.joint in loose), key=lambda j: j.tracking_rmse)
         out.append(Finding("tracking", loose, (
             f"tracking RMSE up to {1e3 * worst.tracking_rmse:.1f} mrad at {worst.joint} "
-            f"({worst.tracking_rmse / max(worst.reference_std, 1e-12):.0%} of the reference's spread)"),
-            "see the other problems; else raise bandwidth (profile "
-            f"{p.bandwidth:g} rad/s, derived {np.min(robot.bandwidth):.3g}) or settings.<joint>.bandwidth"))
+            f"({worst.tracking_rmse / max(worst.reference_std, 1e-12):.0%} of the reference's spread)"
+            + _friction_bound(robot, loose)), _tracking_fix(robot, loose)))
     still = where(lambda j: j.moving_fraction < MOVING_FRACTION or j.range_swept < RANGE_FRACTION * j.range_usable)
     if still:
         detail = "; ".join(f"{j.joint} moves on {j.moving_fraction:.0%} of samples and sweeps {j.range_swept:.2f} of "
@@ -285,6 +284,47 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "lower settings.<joint>.torque_noise_std or velocity_noise_std, or move the joint more "
             "(overrides.amplitude)")))
     return out
+
+
+def _sticky(robot: DerivedRobot, joints: list[str]) -> list[tuple[str, float, float]]:
+    """(joint, static friction over effort limit [1], position error the PD alone needs to break it away [rad]) of
+    the ``joints`` whose friction the loop cannot hold: ``frictionloss / (Jn kp)`` above TRACKING_FLOOR."""
+    out = []
+    for name in joints:
+        i = robot.joint_names.index(name)
+        need = float(robot.frictionloss[i] / (robot.nominal_inertia[i] * robot.kp[i]))
+        if need > TRACKING_FLOOR:
+            out.append((name, float(robot.frictionloss[i] / robot.effort_limit[i]), need))
+    return out
+
+
+def _friction_bound(robot: DerivedRobot, joints: list[str]) -> str:
+    """The tracking finding's cause where static friction dominates a light joint (else "")."""
+    sticky = _sticky(robot, joints)
+    if not sticky:
+        return ""
+    worst = max(sticky, key=lambda t: t[2])
+    i = robot.joint_names.index(worst[0])
+    return (f"; static friction dominates: at {worst[0]} frictionloss {robot.frictionloss[i]:.3g} N*m "
+            f"({robot.origin['frictionloss'][i]}) is {worst[1]:.0%} of the effort limit on a nominal inertia of "
+            f"{robot.nominal_inertia[i]:.3g} kg*m^2, so the PD alone needs {1e3 * worst[2]:.0f} mrad of error to break "
+            "it away, and after each reversal the DOB needs time to catch up")
+
+
+def _tracking_fix(robot: DerivedRobot, joints: list[str]) -> str:
+    """What to change for a tracking finding: the friction (where it dominates), else the bandwidth."""
+    p = robot.profile
+    band = (f"raise bandwidth (profile {p.bandwidth:g} rad/s, derived {np.min(robot.bandwidth):.3g}; the loop delay "
+            f"allows up to w_max / (2 zeta kappa) = "
+            f"{robot.loop_crossover_limit / (2 * p.damping_ratio * robot.inertia_gain):.3g}) or "
+            "settings.<joint>.bandwidth")
+    sticky = _sticky(robot, joints)
+    if not sticky:
+        return f"see the other problems; else {band}"
+    names = ", ".join(t[0] for t in sticky)
+    return (f"give settings.<joint>.frictionloss of {names} from the drive (many URDFs carry a placeholder "
+            "<dynamics friction>), or settings.<joint>.armature if the drive's rotor inertia is larger than the "
+            f"default rule's; else {band}")
 
 
 def write_check(spec: str, path: Path) -> RobotCheck:

@@ -31,10 +31,13 @@ check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's da
   control period T = 1 / control_rate, plus the zero-order hold's half period); a loop ``L(s) = (w_c / s)
   exp(-s T_d)`` keeps a phase margin phi (:data:`PHASE_MARGIN_DEG`) while ``w_c <= w_max = (pi/2 - phi) / T_d``.
 - gains for a closed-loop bandwidth w_j [rad/s] (the profile's per-joint ``bandwidth`` setting, else its
-  ``bandwidth``, capped at ``w_max / (2 zeta kappa)`` so that the velocity loop ``kd`` stays within ``w_max`` on the
-  lightest arm) and damping ratio zeta: the acceleration-level PD ``ddq = ddq_ref + kp e + kd de`` of the
-  computed-torque law gives the error dynamics ``s^2 + kd s + kp``, so ``kp = w^2`` [1/s²] and ``kd = 2 zeta w``
-  [1/s] (zeta = 1: critically damped).
+  ``bandwidth``, raised to ``sqrt(frictionloss_j / (Jn_j STICK_ERROR))`` where static friction dominates a light
+  joint (the PD alone then breaks the friction away within :data:`STICK_ERROR`; the Talos wrist's URDF friction is a
+  third of its effort limit on 0.013 kg·m² and tracked at 9.5 mrad, 19% of its reference, at 20 rad/s), capped at
+  ``w_max / (2 zeta kappa)`` so that the velocity loop ``kd`` stays within ``w_max`` on the lightest arm) and
+  damping ratio zeta: the acceleration-level PD ``ddq = ddq_ref + kp e + kd de`` of the computed-torque law gives
+  the error dynamics ``s^2 + kd s + kp``, so ``kp = w^2`` [1/s²] and ``kd = 2 zeta w`` [1/s] (zeta = 1: critically
+  damped).
 - DOB cutoff: ``g_j = min(dob_cutoff_ratio * w_j, w_max / kappa, DOB_CAP_FRACTION * g_max)`` [rad/s]: the DOB's
   inner loop crosses over near ``kappa g`` on the lightest arm, so ``w_max / kappa`` keeps its phase margin; g_max is
   the Nyquist limit ``pi * control_rate`` (:func:`deadzone_id_ros.control.config.dob_cutoff_limit`, zoh). The URDF's
@@ -76,8 +79,8 @@ from .reduced import ReducedRobot
 
 __all__ = ["ARMATURE_FRACTION", "DOB_CAP_FRACTION", "DRIVE_ACCELERATION", "ENCODER_RESOLUTION",
            "EXCITATION_TOP_FREQUENCY", "MIN_INERTIAL", "NOISE_ACCELERATION_FRACTION", "PHASE_MARGIN_DEG",
-           "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials", "derive_robot",
-           "loop_delay", "resolve_profile_urdf"]
+           "STICK_ERROR", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials",
+           "derive_robot", "loop_delay", "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
 DOB_CAP_FRACTION = 0.5
@@ -96,6 +99,9 @@ TORQUE_NOISE_FRACTION = 0.001
 #: chatter above 0.5). The Panda's profile reaches 0.09 (torque) and 0.20 (velocity) with the plain defaults, so it
 #: keeps them.
 NOISE_ACCELERATION_FRACTION = 0.22
+#: Position error [rad] at which the PD alone (kp = w^2) pushes the static friction of a joint: a joint whose friction
+#: over its nominal inertia needs more than the profile's bandwidth for that gets a higher one (within the cap).
+STICK_ERROR = 0.05
 #: Default simulated velocity noise [rad/s].
 VELOCITY_NOISE_STD = 0.002
 #: Default encoder resolution, one count of a 16-bit-per-turn encoder [rad] (the bundled arm's simulator).
@@ -310,8 +316,12 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     t_d = loop_delay(profile)
     w_max = (math.pi / 2 - math.radians(PHASE_MARGIN_DEG)) / t_d
     w_cap = w_max / (2 * profile.damping_ratio * kappa)
-    w = pick("bandwidth", np.full(n, min(profile.bandwidth, w_cap)), "derived", "bandwidth")
-    reasons["bandwidth"] = (f"min(bandwidth {profile.bandwidth:g}, w_max / (2 zeta kappa) = {w_cap:.4g}) rad/s; "
+    frictionloss = pick("frictionloss", desc.friction, "urdf", "frictionloss")
+    w_stick = np.sqrt(frictionloss / (jn * STICK_ERROR))  # the PD alone holds the friction within STICK_ERROR
+    w = pick("bandwidth", np.minimum(np.maximum(profile.bandwidth, w_stick), w_cap), "derived", "bandwidth")
+    reasons["bandwidth"] = (f"min(max(bandwidth {profile.bandwidth:g}, sqrt(frictionloss / (Jn x {STICK_ERROR:g} rad)) "
+                            f"where static friction dominates a light joint), w_max / (2 zeta kappa) = {w_cap:.4g}) "
+                            "rad/s; "
                             f"w_max = (90 - {PHASE_MARGIN_DEG:g} deg) / T_d {1e3 * t_d:.3g} ms = {w_max:.4g} rad/s, "
                             f"kappa = {kappa:.3g} (diag(Jn) M(q)^-1 over {len(poses)} poses, worst joints "
                             f"{', '.join(spread.leading_joints())})")
@@ -348,7 +358,7 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
         armature=armature, nominal_inertia=jn, bandwidth=w,
         kp=pick("kp", w**2, "derived"), kd=kd, dob_cutoff=dob_cutoff,
         torque_rate_limit=pick("torque_rate_limit", effort_limit / profile.torque_rise_time, "derived"),
-        frictionloss=pick("frictionloss", desc.friction, "urdf", "frictionloss"),
+        frictionloss=frictionloss,
         damping=pick("damping", desc.damping, "urdf", "damping"),
         torque_noise_std=torque_noise,
         velocity_noise_std=velocity_noise,

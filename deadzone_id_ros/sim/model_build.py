@@ -23,6 +23,11 @@ from .urdf_load import spec_without_meshes
 
 __all__ = ["build_model", "draw_payload"]
 
+#: Collision type of the arm's own geoms, with no affinity: two of them never collide ((1 & 0) | (1 & 0) = 0), nor do
+#: they with the probe or the obstacle (bit 8), and MuJoCo keeps them (it drops geoms whose type and affinity are both
+#: 0 as visuals, which would change the inertia of a link that has no <inertial>).
+_ARM_BIT = 16
+
 
 def draw_payload(config: SimArmConfig) -> float:
     """Payload mass [kg] uniform in ``payload_mass_range``, from a generator seeded by (seed, 1): the noise stream
@@ -58,7 +63,7 @@ def build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payloa
     except ValueError as err:
         raise RobotDescriptionError(f"{urdf}: {err}") from err
     for g in spec.geoms:  # no self-collision (module docstring)
-        g.contype, g.conaffinity = 0, 0
+        g.contype, g.conaffinity = _ARM_BIT, 0
     for j in spec.joints:
         i = config.joint_names.index(j.name)
         j.armature = config.armature[i]

@@ -78,3 +78,32 @@ def test_a_joint_that_barely_moves_is_named(tmp_path):
 def test_bad_duration_is_a_command_line_error(capsys):
     assert main(["robot", "check", "three_dof_arm", "--duration", "0"]) == 2
     assert "duration" in capsys.readouterr().err
+
+
+@needs_erd
+def test_catalog_arms_that_failed_pass_with_derived_settings_only():
+    """Issue 36: with no hand-written setting the Kinova (it shook under its own sensor noise: chatter on joints 2, 3
+    and 5), the Z1 (its links touched each other: chatter, clamp, 90x the effort limit) and the Talos arm (its wrist
+    stuck in its URDF friction: tracking) pass the check."""
+    for name in ("catalog:kinova", "catalog:z1", "catalog:talos_left_arm"):
+        check = run_check(derive_robot(resolve_profile(name)))
+        assert check.trustworthy, (name, [(f.check, f.joints) for f in check.findings])
+
+
+@needs_erd
+def test_a_joint_held_by_static_friction_is_named_with_the_setting_to_give(tmp_path):
+    """The Talos wrist with its bandwidth pinned at 20 rad/s (the derivation raises it to 38.5): its URDF friction is
+    a third of its effort limit on a light joint; the tracking finding says so and names the frictionloss setting."""
+    from deadzone_id_ros.robot.catalog_arm import catalog_profile_values
+
+    derived = catalog_profile_values("talos_left_arm")
+    doc = {"name": "talos_wrist_pinned", "urdf": "talos_left_arm", "joints": list(derived["joint_names"]),
+           "locked": dict(derived["locked"]), "home": list(derived["home"]),
+           "settings": {"arm_left_5_joint": {"bandwidth": {"value": 20.0, "source": "test: the plain default"}}}}
+    path = tmp_path / "talos_wrist_pinned.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    check = run_check(derive_robot(load_profile(path)))
+    tracking = next(f for f in check.findings if f.check == "tracking")
+    assert "arm_left_5_joint" in tracking.joints
+    assert "static friction dominates: at arm_left_5_joint frictionloss 1 N*m (urdf) is 33%" in tracking.problem
+    assert "give settings.<joint>.frictionloss of arm_left_5_joint" in tracking.fix

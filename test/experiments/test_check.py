@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from conftest import needs_erd
 
@@ -107,3 +108,29 @@ def test_a_joint_held_by_static_friction_is_named_with_the_setting_to_give(tmp_p
     assert "arm_left_5_joint" in tracking.joints
     assert "static friction dominates: at arm_left_5_joint frictionloss 1 N*m (urdf) is 33%" in tracking.problem
     assert "give settings.<joint>.frictionloss of arm_left_5_joint" in tracking.fix
+
+
+@needs_erd
+def test_chatter_with_the_dob_cutoff_already_at_its_bound_says_the_ratio_changes_nothing():
+    """The Z1's derived DOB cutoff is at w_max / kappa (74.7 rad/s, ratio 7.5 x 20 would be 150): a chatter finding
+    must not send the user to lower a ratio that no longer acts, but to the delay or to forces the model lacks."""
+    from deadzone_id_ros.experiments.check.results import JointFigures
+    from deadzone_id_ros.experiments.check.run import _findings
+    from deadzone_id_ros.robot.inertia import inertia_spread, mass_matrices, sample_poses
+
+    robot = derive_robot(resolve_profile("catalog:z1"))
+    bound = robot.loop_crossover_limit / robot.inertia_gain
+    assert robot.dob_cutoff.max() == pytest.approx(bound)
+    poses = sample_poses(robot.description.lower, robot.description.upper, robot.home)
+    spread = inertia_spread(robot.joint_names, mass_matrices(robot.urdf_path, robot.joint_names, robot.profile.locked,
+                                                             poses), robot.armature, robot.nominal_inertia, poses)
+    quiet = dict(chatter_accel_rms=0.0, acceleration_limit=10.0, rate_limit_fraction=0.0, clamp_fraction=0.0,
+                 tracking_rmse=0.0, reference_std=0.3, moving_fraction=0.7, range_swept=2.0, range_usable=2.5,
+                 peak_velocity_fraction=0.5, peak_effort_fraction=0.3, noise_floor=0.1, torque_std=2.0,
+                 nominal_rbd_rmse=1.0)
+    joints = [JointFigures(joint=j, **{**quiet, "chatter_accel_rms": 20.0 if j == "joint4" else 0.0})
+              for j in robot.joint_names]
+    chatter = next(f for f in _findings(robot, joints, spread, 24.0, None) if f.check == "chatter")
+    assert chatter.joints == ["joint4"]
+    assert f"the DOB cutoff is already at it: a ratio above {bound / 20:.3g} changes nothing" in chatter.fix
+    assert "actuation_delay" in chatter.fix

@@ -222,6 +222,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
                if "override" in robot.origin.get("dob_cutoff", ())
                else f"dob_cutoff_ratio (now {p.dob_cutoff_ratio:g})")
     if shaking:
+        bound = robot.loop_crossover_limit / robot.inertia_gain
+        at_bound = ("override" not in robot.origin.get("dob_cutoff", ())
+                    and float(np.max(robot.dob_cutoff)) >= bound * (1 - 1e-9))
         lead = spread.leading_joints() or shaking
         worst = max(joints, key=lambda j: j.chatter_accel_rms / j.acceleration_limit)
         mism = ", ".join(f"{names[i]} {spread.mismatch[i]:.0f}x" for i in np.argsort(-spread.mismatch)[:3])
@@ -234,8 +237,10 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "actuation delay"), (
             f"give settings.{lead[0]}.armature (and the other joints' armature): the reflected rotor inertia of "
             f"the drive, rotor inertia x gear ratio^2 [kg*m^2], from its datasheet; or lower {dob_key} (the "
-            f"derived bound at this spread is w_max / kappa = {robot.loop_crossover_limit / robot.inertia_gain:.3g} "
-            "rad/s)")))
+            f"derived bound at this spread is w_max / kappa = {bound:.3g} rad/s"
+            + (f"; the DOB cutoff is already at it: a ratio above {bound / float(np.min(robot.bandwidth)):.3g} changes "
+               "nothing, and a loop within the bound that still shakes points at the actuation delay "
+               "(actuation_delay) or at forces the joint-space model lacks" if at_bound else "") + ")")))
     rated = where(lambda j: j.rate_limit_fraction > LIMIT_FRACTION)
     if rated:
         out.append(Finding("rate_limit", rated, (

@@ -101,11 +101,11 @@ def page(doc: dict[str, Any]) -> str:
              "Each arm is the catalog robot's derived profile `catalog:NAME` (docs/own-arm.md explains the "
              "derivation): its joints in series from the base, the gripper locked, rotor inertia, gains, DOB "
              "cutoff and simulated noise from the default rules. Figures: `deadzone-id robot check catalog:NAME` "
-             "(4 s closed loop with pd_dob, seed 1; noise floor: the simulator's own inverse dynamics on measured q, dq and "
-             "Savitzky–Golay ddq against the recorded torque on moving samples; nominal rbd: the URDF's rigid body "
-             "on the same samples; both mean over joints) and, where run, `deadzone-id demo --robot catalog:NAME "
-             "--quick` (usable: masked = moving (sample, joint) pairs, conventional = samples with every joint "
-             "moving; tracking: mean over joints and the held-out seeds).", "",
+             "(4 s closed loop with pd_dob, seed 1; noise floor: the simulator's own inverse dynamics on measured "
+             "q, dq and Savitzky–Golay ddq against the recorded torque on moving samples; nominal rbd: the URDF's "
+             "rigid body on the same samples; both mean over joints) and, where run, `deadzone-id demo --robot "
+             "catalog:NAME --quick` (usable: masked = moving (sample, joint) pairs, conventional = samples "
+             "with every joint moving; tracking: mean over joints and the held-out seeds).", "",
              "| arm | joints | robot check | noise floor / nominal rbd [N·m] | usable masked | usable conventional | "
              "pd_dob [mrad] | ctc_dob nominal rbd [mrad] | torque table |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -178,9 +178,10 @@ def _write(doc: dict[str, Any], args: argparse.Namespace) -> int:
         (args.out / "catalog_arms.json").write_text(json.dumps(doc, indent=1) + "\n")
     args.page.parent.mkdir(parents=True, exist_ok=True)
     args.page.write_text(page(doc))
-    if args.readme is not None and args.readme.is_file():
+    readme = args.readme is not None and args.readme.is_file()
+    if readme:
         args.readme.write_text(readme_table(args.readme.read_text(), doc))
-    print(f"wrote {args.page}" + (f" and the table of {args.readme}" if args.readme else ""), flush=True)
+    print(f"wrote {args.page}" + (f" and the table of {args.readme}" if readme else ""), flush=True)
     return 0
 
 

@@ -31,10 +31,13 @@ check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's da
   control period T = 1 / control_rate, plus the zero-order hold's half period); a loop ``L(s) = (w_c / s)
   exp(-s T_d)`` keeps a phase margin phi (:data:`PHASE_MARGIN_DEG`) while ``w_c <= w_max = (pi/2 - phi) / T_d``.
 - gains for a closed-loop bandwidth w_j [rad/s] (the profile's per-joint ``bandwidth`` setting, else its
-  ``bandwidth``, capped at ``w_max / (2 zeta kappa)`` so that the velocity loop ``kd`` stays within ``w_max`` on the
-  lightest arm) and damping ratio zeta: the acceleration-level PD ``ddq = ddq_ref + kp e + kd de`` of the
-  computed-torque law gives the error dynamics ``s^2 + kd s + kp``, so ``kp = w^2`` [1/s²] and ``kd = 2 zeta w``
-  [1/s] (zeta = 1: critically damped).
+  ``bandwidth``, raised to ``sqrt(frictionloss_j / (Jn_j STICK_ERROR))`` where static friction dominates a light
+  joint (the PD alone then breaks the friction away within :data:`STICK_ERROR`; the Talos wrist's URDF friction is a
+  third of its effort limit on 0.013 kg·m² and tracked at 9.5 mrad, 19% of its reference, at 20 rad/s), capped at
+  ``w_max / (2 zeta kappa)`` so that the velocity loop ``kd`` stays within ``w_max`` on the lightest arm) and
+  damping ratio zeta: the acceleration-level PD ``ddq = ddq_ref + kp e + kd de`` of the computed-torque law gives
+  the error dynamics ``s^2 + kd s + kp``, so ``kp = w^2`` [1/s²] and ``kd = 2 zeta w`` [1/s] (zeta = 1: critically
+  damped).
 - DOB cutoff: ``g_j = min(dob_cutoff_ratio * w_j, w_max / kappa, DOB_CAP_FRACTION * g_max)`` [rad/s]: the DOB's
   inner loop crosses over near ``kappa g`` on the lightest arm, so ``w_max / kappa`` keeps its phase margin; g_max is
   the Nyquist limit ``pi * control_rate`` (:func:`deadzone_id_ros.control.config.dob_cutoff_limit`, zoh). The URDF's
@@ -46,7 +49,13 @@ check_effort_limits`). The profile's ``effort_limit`` setting (the actuator's da
   ``velocity_limit_j * 2 pi * EXCITATION_TOP_FREQUENCY`` [rad/s²] (the top harmonic of the default excitation,
   5 x 0.1 Hz, at the velocity limit).
 - simulated noise, when the profile gives none: torque noise ``TORQUE_NOISE_FRACTION * effort_limit`` [N·m],
-  velocity noise ``VELOCITY_NOISE_STD`` [rad/s] (the bundled arm's encoder-derived figure).
+  velocity noise ``VELOCITY_NOISE_STD`` [rad/s] (the bundled arm's encoder-derived figure), each scaled down where it
+  would shake a joint by more than ``NOISE_ACCELERATION_FRACTION`` of its excitation's acceleration limit: white
+  torque noise reaches the joints through ``M(q)^-1``, velocity noise through the loops' ``Jn (kd + g)`` and then
+  ``M(q)^-1`` (:func:`.inertia.noise_acceleration`, worst sampled pose; one scale for all joints, one velocity noise
+  for all sensors). An arm with a slow excitation and light distal joints (the Kinova Jaco: 0.63 rad/s, 2 rad/s²)
+  otherwise shook under its own sensor noise (the robot check's chatter) while tracking to 0.3 mrad; the Panda, the
+  SO-101 and the UR arms keep the plain defaults.
 - home pose: the profile's, else zeros clipped into the position limits (a prismatic joint: into the limits less
   ``PRISMATIC_MARGIN_FRACTION`` of its stroke at each end, where the excitation may centre on it).
 
@@ -69,9 +78,9 @@ from .profile import RobotProfile
 from .reduced import ReducedRobot
 
 __all__ = ["ARMATURE_FRACTION", "DOB_CAP_FRACTION", "DRIVE_ACCELERATION", "ENCODER_RESOLUTION",
-           "EXCITATION_TOP_FREQUENCY", "MIN_INERTIAL", "PHASE_MARGIN_DEG", "TORQUE_NOISE_FRACTION",
-           "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials", "derive_robot", "loop_delay",
-           "resolve_profile_urdf"]
+           "EXCITATION_TOP_FREQUENCY", "MIN_INERTIAL", "NOISE_ACCELERATION_FRACTION", "PHASE_MARGIN_DEG",
+           "STICK_ERROR", "TORQUE_NOISE_FRACTION", "VELOCITY_NOISE_STD", "DerivedRobot", "check_moving_inertials",
+           "derive_robot", "loop_delay", "resolve_profile_urdf"]
 
 #: The derived DOB cutoff stays below this fraction of the Nyquist limit pi * control_rate.
 DOB_CAP_FRACTION = 0.5
@@ -85,6 +94,14 @@ PHASE_MARGIN_DEG = 45.0
 EXCITATION_TOP_FREQUENCY = 0.5
 #: Default simulated torque noise as a fraction of the effort limit [1].
 TORQUE_NOISE_FRACTION = 0.001
+#: The default torque and velocity noise each accelerate a joint by at most this fraction of its excitation's
+#: acceleration bound [1] (white-noise propagation, :func:`.inertia.noise_acceleration`; the robot check calls
+#: chatter above 0.5). The Panda's profile reaches 0.09 (torque) and 0.20 (velocity) with the plain defaults, so it
+#: keeps them.
+NOISE_ACCELERATION_FRACTION = 0.22
+#: Position error [rad] at which the PD alone (kp = w^2) pushes the static friction of a joint: a joint whose friction
+#: over its nominal inertia needs more than the profile's bandwidth for that gets a higher one (within the cap).
+STICK_ERROR = 0.05
 #: Default simulated velocity noise [rad/s].
 VELOCITY_NOISE_STD = 0.002
 #: Default encoder resolution, one count of a 16-bit-per-turn encoder [rad] (the bundled arm's simulator).
@@ -276,7 +293,7 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     else:  # a prismatic joint's default home keeps its margin from the limits (a lift at 0 = its lower limit)
         inset = position_margins(desc, 0.0)
         home = np.clip(np.zeros(n), desc.lower + inset, desc.upper - inset)
-    from .inertia import inertia_spread, mass_matrices, sample_poses
+    from .inertia import inertia_spread, mass_matrices, noise_acceleration, sample_poses
 
     _check_inertials(urdf_path, profile)
     poses = sample_poses(desc.lower, desc.upper, home)
@@ -299,8 +316,12 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     t_d = loop_delay(profile)
     w_max = (math.pi / 2 - math.radians(PHASE_MARGIN_DEG)) / t_d
     w_cap = w_max / (2 * profile.damping_ratio * kappa)
-    w = pick("bandwidth", np.full(n, min(profile.bandwidth, w_cap)), "derived", "bandwidth")
-    reasons["bandwidth"] = (f"min(bandwidth {profile.bandwidth:g}, w_max / (2 zeta kappa) = {w_cap:.4g}) rad/s; "
+    frictionloss = pick("frictionloss", desc.friction, "urdf", "frictionloss")
+    w_stick = np.sqrt(frictionloss / (jn * STICK_ERROR))  # the PD alone holds the friction within STICK_ERROR
+    w = pick("bandwidth", np.minimum(np.maximum(profile.bandwidth, w_stick), w_cap), "derived", "bandwidth")
+    reasons["bandwidth"] = (f"min(max(bandwidth {profile.bandwidth:g}, sqrt(frictionloss / (Jn x {STICK_ERROR:g} rad)) "
+                            f"where static friction dominates a light joint), w_max / (2 zeta kappa) = {w_cap:.4g}) "
+                            "rad/s; "
                             f"w_max = (90 - {PHASE_MARGIN_DEG:g} deg) / T_d {1e3 * t_d:.3g} ms = {w_max:.4g} rad/s, "
                             f"kappa = {kappa:.3g} (diag(Jn) M(q)^-1 over {len(poses)} poses, worst joints "
                             f"{', '.join(spread.leading_joints())})")
@@ -309,21 +330,38 @@ def derive_robot(profile: RobotProfile) -> DerivedRobot:
     reasons["dob_cutoff"] = (f"min(dob_cutoff_ratio {profile.dob_cutoff_ratio:g} x w, w_max / kappa = {g_cap:.4g}, "
                              f"{DOB_CAP_FRACTION:g} x Nyquist = {g_nyq:.4g}) rad/s")
     span = np.where(desc.continuous, 2 * math.pi, desc.upper - desc.lower)
+    acceleration_limit = pick("acceleration_limit", desc.velocity_limit * 2 * math.pi * EXCITATION_TOP_FREQUENCY,
+                              "derived")
+    tn_default = TORQUE_NOISE_FRACTION * effort_limit
+    tn_scale = min(1.0, float(np.min(NOISE_ACCELERATION_FRACTION * acceleration_limit
+                                     / noise_acceleration(masses, armature, tn_default))))
+    torque_noise = pick("torque_noise_std", tn_scale * tn_default, "derived", "torque_noise_std")
+    if "derived" in picker.origin["torque_noise_std"]:
+        reasons["torque_noise_std"] = (
+            f"{TORQUE_NOISE_FRACTION:g} x effort_limit x {tn_scale:.3g}: scaled so that it shakes no joint by more "
+            f"than {NOISE_ACCELERATION_FRACTION:g} x its acceleration_limit (M(q)^-1 over {len(poses)} poses)")
+    kd = pick("kd", 2 * profile.damping_ratio * w, "derived")
+    dob_cutoff = pick("dob_cutoff", np.minimum(np.minimum(profile.dob_cutoff_ratio * w, g_cap), g_nyq), "derived")
+    vn_accel = noise_acceleration(masses, armature, jn * (kd + dob_cutoff))
+    vn = min(VELOCITY_NOISE_STD, float(np.min(NOISE_ACCELERATION_FRACTION * acceleration_limit / vn_accel)))
+    velocity_noise = pick("velocity_noise_std", np.full(n, vn), "derived", "velocity_noise_std")
+    if "derived" in picker.origin["velocity_noise_std"]:
+        reasons["velocity_noise_std"] = (
+            f"min({VELOCITY_NOISE_STD:g} rad/s, the noise that the loops (Jn (kd + dob_cutoff) through M(q)^-1) "
+            f"turn into {NOISE_ACCELERATION_FRACTION:g} x a joint's acceleration_limit = {vn:.3g} rad/s): the "
+            "simulated sensor no noisier than the excitation's accelerations allow; give settings.<joint>."
+            "velocity_noise_std from the real sensor")
     return DerivedRobot(
         profile=profile, urdf_path=urdf_path, description=desc, home=home, mass_diagonal=mass,
         effort_limit=effort_limit,
         encoder_resolution=pick("encoder_resolution", np.full(n, ENCODER_RESOLUTION), "derived", "encoder_resolution"),
         armature=armature, nominal_inertia=jn, bandwidth=w,
-        kp=pick("kp", w**2, "derived"), kd=pick("kd", 2 * profile.damping_ratio * w, "derived"),
-        dob_cutoff=pick("dob_cutoff", np.minimum(np.minimum(profile.dob_cutoff_ratio * w, g_cap), g_nyq), "derived"),
+        kp=pick("kp", w**2, "derived"), kd=kd, dob_cutoff=dob_cutoff,
         torque_rate_limit=pick("torque_rate_limit", effort_limit / profile.torque_rise_time, "derived"),
-        frictionloss=pick("frictionloss", desc.friction, "urdf", "frictionloss"),
+        frictionloss=frictionloss,
         damping=pick("damping", desc.damping, "urdf", "damping"),
-        torque_noise_std=pick("torque_noise_std", TORQUE_NOISE_FRACTION * effort_limit, "derived",
-                              "torque_noise_std"),
-        velocity_noise_std=pick("velocity_noise_std", np.full(n, VELOCITY_NOISE_STD), "derived",
-                                "velocity_noise_std"),
+        torque_noise_std=torque_noise,
+        velocity_noise_std=velocity_noise,
         amplitude=pick("amplitude", np.minimum(span / 2, math.pi), "derived"),
-        acceleration_limit=pick("acceleration_limit", desc.velocity_limit * 2 * math.pi * EXCITATION_TOP_FREQUENCY,
-                                "derived"),
+        acceleration_limit=acceleration_limit,
         origin=picker.origin, inertia_gain=kappa, loop_crossover_limit=w_max, reasons=reasons)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["INERTIA_SAMPLES", "InertiaSpread", "inertia_spread", "mass_matrices", "sample_poses"]
+__all__ = ["INERTIA_SAMPLES", "InertiaSpread", "inertia_spread", "mass_matrices", "noise_acceleration", "sample_poses"]
 
 #: Poses sampled (besides the home pose) to measure the spread of the inertia over the workspace.
 INERTIA_SAMPLES = 64
@@ -132,3 +132,29 @@ def inertia_spread(joint_names: Sequence[str], masses: np.ndarray, armature: np.
     return InertiaSpread(tuple(joint_names), len(poses), diag.min(axis=0), diag.max(axis=0),
                          (1.0 / inv_diag).min(axis=0), (jn[None] * inv_diag).max(axis=0), float(eig[k, -1]),
                          v**2 / float(np.sum(v**2)), poses[k].copy())
+
+
+def noise_acceleration(masses: np.ndarray, armature: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """(J,) the largest over the poses of the RMS joint acceleration that unit white noise on every joint's torque
+    command, scaled per joint by ``gains``, gives [rad/s² per unit of noise]: ``sqrt(sum_k ((M(q) +
+    diag(armature))^-1_jk gains_k)^2)``, the row norms of ``M^-1 diag(gains)``, independent noise on each joint.
+
+    With ``gains = 1`` [1] this is the acceleration of 1 N·m torque noise; with ``gains = Jn (kd + g)`` [kg·m²/s] that
+    of 1 rad/s velocity noise fed through a loop's kd and its DOB (cutoff g) above their corner frequencies, where
+    the DOB passes ``Jn g`` times the velocity noise and the PD ``Jn kd`` times it. Loop resonances can raise it a
+    few times (:data:`~deadzone_id_ros.robot.derived.NOISE_ACCELERATION_FRACTION` leaves that margin).
+
+    Args:
+        masses: (P, J, J) ``M(q)`` without armature [kg·m²] (:func:`mass_matrices`).  armature: (J,) [kg·m²].
+        gains: (J,) the noise's gain into each joint's torque.
+
+    Raises:
+        ValueError: shapes that do not agree.
+    """
+    n = masses.shape[-1]
+    if masses.ndim != 3 or masses.shape[1] != n or np.shape(armature) != (n,) or np.shape(gains) != (n,):
+        raise ValueError(f"masses must be (P, J, J) and armature, gains (J,); got {masses.shape}, "
+                         f"{np.shape(armature)}, {np.shape(gains)}")
+    inv = np.linalg.inv(masses + np.diag(np.asarray(armature, dtype=float))[None])
+    rows = np.sqrt(np.sum((inv * np.asarray(gains, dtype=float)[None, None, :]) ** 2, axis=2))
+    return rows.max(axis=0)

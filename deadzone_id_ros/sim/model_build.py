@@ -1,5 +1,12 @@
 """Building the simulator's MuJoCo model from a URDF and drawing an episode's payload (used by
-:class:`deadzone_id_ros.sim.arm.SimArm`, which steps the model built here)."""
+:class:`deadzone_id_ros.sim.arm.SimArm`, which steps the model built here).
+
+The arm's own geometry does not collide: its mesh collisions are dropped (:mod:`.urdf_load`), and the primitive
+shapes some URDFs carry (the Unitree Z1's cylinders and boxes) made links touch under a full-range excitation, so that
+contact forces entered the closed loop (chatter, clamping) and the "true" inverse dynamics (90x the effort limit at
+the Z1's elbow), neither of which a joint-space model can have. Only the bodies of :mod:`.external_forces` (the probe
+and its obstacle, added after this) collide.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,11 @@ from .locked import lock_uncontrolled_joints
 from .urdf_load import spec_without_meshes
 
 __all__ = ["build_model", "draw_payload"]
+
+#: Collision type of the arm's own geoms, with no affinity: two of them never collide ((1 & 0) | (1 & 0) = 0), nor do
+#: they with the probe or the obstacle (bit 8), and MuJoCo keeps them (it drops geoms whose type and affinity are both
+#: 0 as visuals, which would change the inertia of a link that has no <inertial>).
+_ARM_BIT = 16
 
 
 def draw_payload(config: SimArmConfig) -> float:
@@ -50,6 +62,8 @@ def build_model(urdf: Path, config: SimArmConfig, *, with_friction: bool, payloa
         lock_uncontrolled_joints(spec, config.joint_names, config.locked_positions, str(urdf))
     except ValueError as err:
         raise RobotDescriptionError(f"{urdf}: {err}") from err
+    for g in spec.geoms:  # no self-collision (module docstring)
+        g.contype, g.conaffinity = _ARM_BIT, 0
     for j in spec.joints:
         i = config.joint_names.index(j.name)
         j.armature = config.armature[i]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from conftest import needs_erd
 
@@ -78,3 +79,58 @@ def test_a_joint_that_barely_moves_is_named(tmp_path):
 def test_bad_duration_is_a_command_line_error(capsys):
     assert main(["robot", "check", "three_dof_arm", "--duration", "0"]) == 2
     assert "duration" in capsys.readouterr().err
+
+
+@needs_erd
+def test_catalog_arms_that_failed_pass_with_derived_settings_only():
+    """Issue 36: with no hand-written setting the Kinova (it shook under its own sensor noise: chatter on joints 2, 3
+    and 5), the Z1 (its links touched each other: chatter, clamp, 90x the effort limit) and the Talos arm (its wrist
+    stuck in its URDF friction: tracking) pass the check."""
+    for name in ("catalog:kinova", "catalog:z1", "catalog:talos_left_arm"):
+        check = run_check(derive_robot(resolve_profile(name)))
+        assert check.trustworthy, (name, [(f.check, f.joints) for f in check.findings])
+
+
+@needs_erd
+def test_a_joint_held_by_static_friction_is_named_with_the_setting_to_give(tmp_path):
+    """The Talos wrist with its bandwidth pinned at 20 rad/s (the derivation raises it to 38.5): its URDF friction is
+    a third of its effort limit on a light joint; the tracking finding says so and names the frictionloss setting."""
+    from deadzone_id_ros.robot.catalog_arm import catalog_profile_values
+
+    derived = catalog_profile_values("talos_left_arm")
+    doc = {"name": "talos_wrist_pinned", "urdf": "talos_left_arm", "joints": list(derived["joint_names"]),
+           "locked": dict(derived["locked"]), "home": list(derived["home"]),
+           "settings": {"arm_left_5_joint": {"bandwidth": {"value": 20.0, "source": "test: the plain default"}}}}
+    path = tmp_path / "talos_wrist_pinned.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    check = run_check(derive_robot(load_profile(path)))
+    tracking = next(f for f in check.findings if f.check == "tracking")
+    assert "arm_left_5_joint" in tracking.joints
+    assert "static friction dominates: at arm_left_5_joint frictionloss 1 N*m (urdf) is 33%" in tracking.problem
+    assert "give settings.<joint>.frictionloss of arm_left_5_joint" in tracking.fix
+
+
+@needs_erd
+def test_chatter_with_the_dob_cutoff_already_at_its_bound_says_the_ratio_changes_nothing():
+    """The Z1's derived DOB cutoff is at w_max / kappa (74.7 rad/s, ratio 7.5 x 20 would be 150): a chatter finding
+    must not send the user to lower a ratio that no longer acts, but to the delay or to forces the model lacks."""
+    from deadzone_id_ros.experiments.check.results import JointFigures
+    from deadzone_id_ros.experiments.check.run import _findings
+    from deadzone_id_ros.robot.inertia import inertia_spread, mass_matrices, sample_poses
+
+    robot = derive_robot(resolve_profile("catalog:z1"))
+    bound = robot.loop_crossover_limit / robot.inertia_gain
+    assert robot.dob_cutoff.max() == pytest.approx(bound)
+    poses = sample_poses(robot.description.lower, robot.description.upper, robot.home)
+    spread = inertia_spread(robot.joint_names, mass_matrices(robot.urdf_path, robot.joint_names, robot.profile.locked,
+                                                             poses), robot.armature, robot.nominal_inertia, poses)
+    quiet = dict(chatter_accel_rms=0.0, acceleration_limit=10.0, rate_limit_fraction=0.0, clamp_fraction=0.0,
+                 tracking_rmse=0.0, reference_std=0.3, moving_fraction=0.7, range_swept=2.0, range_usable=2.5,
+                 peak_velocity_fraction=0.5, peak_effort_fraction=0.3, noise_floor=0.1, torque_std=2.0,
+                 nominal_rbd_rmse=1.0)
+    joints = [JointFigures(joint=j, **{**quiet, "chatter_accel_rms": 20.0 if j == "joint4" else 0.0})
+              for j in robot.joint_names]
+    chatter = next(f for f in _findings(robot, joints, spread, 24.0, None) if f.check == "chatter")
+    assert chatter.joints == ["joint4"]
+    assert f"the DOB cutoff is already at it: a ratio above {bound / 20:.3g} changes nothing" in chatter.fix
+    assert "actuation_delay" in chatter.fix

@@ -222,6 +222,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
                if "override" in robot.origin.get("dob_cutoff", ())
                else f"dob_cutoff_ratio (now {p.dob_cutoff_ratio:g})")
     if shaking:
+        bound = robot.loop_crossover_limit / robot.inertia_gain
+        at_bound = ("override" not in robot.origin.get("dob_cutoff", ())
+                    and float(np.max(robot.dob_cutoff)) >= bound * (1 - 1e-9))
         lead = spread.leading_joints() or shaking
         worst = max(joints, key=lambda j: j.chatter_accel_rms / j.acceleration_limit)
         mism = ", ".join(f"{names[i]} {spread.mismatch[i]:.0f}x" for i in np.argsort(-spread.mismatch)[:3])
@@ -234,8 +237,10 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "actuation delay"), (
             f"give settings.{lead[0]}.armature (and the other joints' armature): the reflected rotor inertia of "
             f"the drive, rotor inertia x gear ratio^2 [kg*m^2], from its datasheet; or lower {dob_key} (the "
-            f"derived bound at this spread is w_max / kappa = {robot.loop_crossover_limit / robot.inertia_gain:.3g} "
-            "rad/s)")))
+            f"derived bound at this spread is w_max / kappa = {bound:.3g} rad/s"
+            + (f"; the DOB cutoff is already at it: a ratio above {bound / float(np.min(robot.bandwidth)):.3g} changes "
+               "nothing, and a loop within the bound that still shakes points at the actuation delay "
+               "(actuation_delay) or at forces the joint-space model lacks" if at_bound else "") + ")")))
     rated = where(lambda j: j.rate_limit_fraction > LIMIT_FRACTION)
     if rated:
         out.append(Finding("rate_limit", rated, (
@@ -255,9 +260,8 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
         worst = max((j for j in joints if j.joint in loose), key=lambda j: j.tracking_rmse)
         out.append(Finding("tracking", loose, (
             f"tracking RMSE up to {1e3 * worst.tracking_rmse:.1f} mrad at {worst.joint} "
-            f"({worst.tracking_rmse / max(worst.reference_std, 1e-12):.0%} of the reference's spread)"),
-            "see the other problems; else raise bandwidth (profile "
-            f"{p.bandwidth:g} rad/s, derived {np.min(robot.bandwidth):.3g}) or settings.<joint>.bandwidth"))
+            f"({worst.tracking_rmse / max(worst.reference_std, 1e-12):.0%} of the reference's spread)"
+            + _friction_bound(robot, loose)), _tracking_fix(robot, loose)))
     still = where(lambda j: j.moving_fraction < MOVING_FRACTION or j.range_swept < RANGE_FRACTION * j.range_usable)
     if still:
         detail = "; ".join(f"{j.joint} moves on {j.moving_fraction:.0%} of samples and sweeps {j.range_swept:.2f} of "
@@ -285,6 +289,47 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "lower settings.<joint>.torque_noise_std or velocity_noise_std, or move the joint more "
             "(overrides.amplitude)")))
     return out
+
+
+def _sticky(robot: DerivedRobot, joints: list[str]) -> list[tuple[str, float, float]]:
+    """(joint, static friction over effort limit [1], position error the PD alone needs to break it away [rad]) of
+    the ``joints`` whose friction the loop cannot hold: ``frictionloss / (Jn kp)`` above TRACKING_FLOOR."""
+    out = []
+    for name in joints:
+        i = robot.joint_names.index(name)
+        need = float(robot.frictionloss[i] / (robot.nominal_inertia[i] * robot.kp[i]))
+        if need > TRACKING_FLOOR:
+            out.append((name, float(robot.frictionloss[i] / robot.effort_limit[i]), need))
+    return out
+
+
+def _friction_bound(robot: DerivedRobot, joints: list[str]) -> str:
+    """The tracking finding's cause where static friction dominates a light joint (else "")."""
+    sticky = _sticky(robot, joints)
+    if not sticky:
+        return ""
+    worst = max(sticky, key=lambda t: t[2])
+    i = robot.joint_names.index(worst[0])
+    return (f"; static friction dominates: at {worst[0]} frictionloss {robot.frictionloss[i]:.3g} N*m "
+            f"({robot.origin['frictionloss'][i]}) is {worst[1]:.0%} of the effort limit on a nominal inertia of "
+            f"{robot.nominal_inertia[i]:.3g} kg*m^2, so the PD alone needs {1e3 * worst[2]:.0f} mrad of error to break "
+            "it away, and after each reversal the DOB needs time to catch up")
+
+
+def _tracking_fix(robot: DerivedRobot, joints: list[str]) -> str:
+    """What to change for a tracking finding: the friction (where it dominates), else the bandwidth."""
+    p = robot.profile
+    band = (f"raise bandwidth (profile {p.bandwidth:g} rad/s, derived {np.min(robot.bandwidth):.3g}; the loop delay "
+            f"allows up to w_max / (2 zeta kappa) = "
+            f"{robot.loop_crossover_limit / (2 * p.damping_ratio * robot.inertia_gain):.3g}) or "
+            "settings.<joint>.bandwidth")
+    sticky = _sticky(robot, joints)
+    if not sticky:
+        return f"see the other problems; else {band}"
+    names = ", ".join(t[0] for t in sticky)
+    return (f"give settings.<joint>.frictionloss of {names} from the drive (many URDFs carry a placeholder "
+            "<dynamics friction>), or settings.<joint>.armature if the drive's rotor inertia is larger than the "
+            f"default rule's; else {band}")
 
 
 def write_check(spec: str, path: Path) -> RobotCheck:

@@ -137,7 +137,7 @@ def test_bundled_profile_reproduces_the_defaults_before_profiles():
     assert robot.joint_names == ("joint1", "joint2", "joint3")
     assert robot.values("kp") == (400.0,) * 3 and robot.values("kd") == (40.0,) * 3
     assert robot.values("nominal_inertia") == (0.03, 0.09, 0.011)
-    assert robot.values("dob_cutoff") == (150.0,) * 3
+    assert robot.values("dob_cutoff") == (90.0, 150.0, 150.0)  # joint1 at the derived bound: 150 chattered
     np.testing.assert_allclose(robot.torque_rate_limit, [400.0, 1000.0, 500.0])
     assert robot.values("armature") == (0.002, 0.003, 0.001)
     assert robot.values("torque_noise_std") == (0.005, 0.01, 0.005)

@@ -49,7 +49,8 @@ def test_run_controller_over_seeds_and_a_weak_dob():
     weak = run_controller(spec, [999, 1000], 1.5, sim, bundled_controller_config(), dob_scale=0.2)
     assert strong.seeds == [999, 1000] and len(strong.per_seed) == 2
     assert strong.per_seed[0].rmse != strong.per_seed[1].rmse and strong.tracking_rmse_std > 0
-    assert weak.dob_cutoff == pytest.approx([18.0, 30.0, 30.0]) and strong.dob_cutoff == pytest.approx([90.0, 150.0, 150.0])
+    assert weak.dob_cutoff == pytest.approx([18.0, 30.0, 30.0])
+    assert strong.dob_cutoff == pytest.approx([90.0, 150.0, 150.0])
     assert weak.tracking_rmse_mean > 1.5 * strong.tracking_rmse_mean
     # "mean" is the mean over joints of the per-joint RMSE, then over seeds
     assert strong.tracking_rmse_mean == pytest.approx(np.mean([np.mean(s.rmse) for s in strong.per_seed]))

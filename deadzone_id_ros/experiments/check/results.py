@@ -106,8 +106,8 @@ class Finding(JsonRecord):
     """One problem of the profile.
 
     Attributes:
-        check: ``fault``, ``chatter``, ``rate_limit``, ``clamp``, ``tracking``, ``motion``, ``effort`` or
-            ``noise_floor``.
+        check: ``fault``, ``chatter``, ``loop_bound``, ``rate_limit``, ``clamp``, ``tracking``, ``motion``,
+            ``effort`` or ``noise_floor``.
         joints: the joints concerned.  problem: what was measured.  fix: what to change, naming the profile key.
     """
 

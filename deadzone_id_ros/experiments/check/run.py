@@ -14,6 +14,13 @@ simulate`), and evaluates the profile's full-length excitation without simulatin
 - whether the joint moves: the fraction of samples outside the dead zone (the masked loss's usable pairs,
   ``|dq| > alpha sigma``), and how much of its range the full excitation sweeps;
 - the excitation's peak torque (the simulator's inverse dynamics with friction) against the effort limit;
+- loop bound (static, from the profile alone): a DOB cutoff or a kd that a profile sets by hand above its joint's own
+  stability bound, ``g_j <= w_max / m_j`` and ``kd_j <= w_max / m_j`` with ``m_j = max_q Jn_j (M(q)^-1)_jj`` (the
+  mismatch of :func:`~deadzone_id_ros.robot.inertia.inertia_spread`) and w_max the delay's crossover limit
+  (:mod:`deadzone_id_ros.robot.derived`). The derived values never exceed it (they use the largest eigenvalue,
+  ``kappa >= m_j``); an override can, and its chatter may need a pose the short run does not reach (the bundled arm's
+  joint1 at 150 rad/s against a bound of 90: clean on this check's seed, at the rate limit on 3 of 11 held-out
+  excitations);
 - the simulator's noise floor: its own inverse dynamics fed the measured q, dq and Savitzky–Golay ddq (as
   ``compare`` does) against the recorded torque, on moving samples, set against the spread of that torque and the
   error of the URDF's nominal rigid body. A floor near the torques themselves makes every torque comparison noise.
@@ -241,6 +248,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             + (f"; the DOB cutoff is already at it: a ratio above {bound / float(np.min(robot.bandwidth)):.3g} changes "
                "nothing, and a loop within the bound that still shakes points at the actuation delay "
                "(actuation_delay) or at forces the joint-space model lacks" if at_bound else "") + ")")))
+    bound = _loop_bound(robot, spread)
+    if bound is not None:
+        out.append(bound)
     rated = where(lambda j: j.rate_limit_fraction > LIMIT_FRACTION)
     if rated:
         out.append(Finding("rate_limit", rated, (
@@ -289,6 +299,31 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             "lower settings.<joint>.torque_noise_std or velocity_noise_std, or move the joint more "
             "(overrides.amplitude)")))
     return out
+
+
+def _loop_bound(robot: DerivedRobot, spread) -> Finding | None:
+    """The ``loop_bound`` finding: joints whose DOB cutoff or kd [rad/s] lies above ``w_max / mismatch_j`` (module
+    docstring), or None. Each named with its value, its bound and where the value came from (override, profile)."""
+    w_max = robot.loop_crossover_limit
+    limit = w_max / np.maximum(np.asarray(spread.mismatch, dtype=float), 1.0)
+    over = []
+    for key, values in (("dob_cutoff", robot.dob_cutoff), ("kd", robot.kd)):
+        origin = robot.origin.get(key, ("derived",) * len(values))
+        for i, name in enumerate(robot.joint_names):
+            if values[i] > limit[i] * (1 + 1e-9):
+                over.append((key, name, float(values[i]), float(limit[i]), origin[i]))
+    if not over:
+        return None
+    detail = "; ".join(f"{name} {key} {v:.4g} rad/s ({o}) > {b:.3g}" for key, name, v, b, o in over)
+    fixes = "; ".join(f"{'overrides.' + key if o == 'override' else key} of {name} at most {b:.3g} rad/s"
+                      for key, name, v, b, o in over)
+    return Finding("loop_bound", sorted({name for _, name, *_ in over}, key=robot.joint_names.index), (
+        f"set above the joint's stability bound w_max / m_j, the delay's crossover limit w_max = {w_max:.4g} rad/s "
+        f"over how much lighter than its nominal inertia the joint gets in the sampled workspace m_j "
+        f"(max Jn_j (M(q)^-1)_jj): {detail}. The loop loses its phase margin in those poses and chatters there, "
+        "which a short run may not reach"), (
+        f"lower {fixes} (or leave them to the derivation), or give the joints' rotor inertia (settings.<joint>."
+        "armature) from the drive's datasheet, which raises the bound"))
 
 
 def _sticky(robot: DerivedRobot, joints: list[str]) -> list[tuple[str, float, float]]:

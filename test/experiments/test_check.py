@@ -161,7 +161,7 @@ def test_a_dob_cutoff_set_above_its_joints_bound_is_named_before_any_run(tmp_pat
     robot = derive_robot(load_profile(path))
     finding = _loop_bound(robot, _spread(robot))
     assert finding is not None and finding.check == "loop_bound" and finding.joints == ["joint1"]
-    assert "joint1 dob_cutoff 150 rad/s (override) > 90.4" in finding.problem
+    assert "joint1 dob_cutoff 150 rad/s (override) > 90.4." in finding.problem
     assert "overrides.dob_cutoff of joint1 at most 90.4 rad/s" in finding.fix
 
 

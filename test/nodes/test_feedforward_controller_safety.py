@@ -113,7 +113,7 @@ def test_parameters_have_descriptions_and_ranges_and_apply_live(make_node):
     # refused, with the reason, and nothing changes
     result = node.set_parameters([Parameter("dob_cutoff", value=[150.0, 5000.0, 150.0])])[0]
     assert not result.successful and "Nyquist" in result.reason, result.reason
-    assert node.controller.dob.cutoff.tolist() == [150.0] * 3
+    assert node.controller.dob.cutoff.tolist() == [90.0, 150.0, 150.0]  # the bundled arm's profile
     result = node.set_parameters([Parameter("torque_rate_limit", value=[400.0, -1.0, 500.0])])[0]
     assert not result.successful and "torque_rate_limit[1] = -1.0 is outside its range" in result.reason
     assert not node.set_parameters([Parameter("effort_limit_scale", value=2.0)])[0].successful

@@ -161,11 +161,14 @@ class SimArm:
         self._hi = self.effort_limit.tolist()
         self._lo = (-self.effort_limit).tolist()
         self._load_any = bool(self._load.any())
+        self._present_load = config.effort_readout == "present_load"
+        self._all_counts = bool(np.all(self._resolution > 0))  # every joint quantized: no np.where needed
+        # measure() of the current state, every joint quantized, effort the torque
+        self._plain_measure = (self._ideal or not self._record) and self._all_counts and not self._present_load
         self._friction_lists = (self._coulomb.tolist(), self._load.tolist(), self._coulomb_r.tolist(),
                                 self._load_s.tolist())
         self._s = np.empty(n)  # the Stribeck curve
         self._qbuf = np.empty(n)  # q / resolution
-        self._all_counts = bool(np.all(self._resolution > 0))  # every joint quantized: no np.where needed
         d, m = self.data, self.model
         self._qpos_v = _view(d.qpos, self._fqadr)
         self._qvel_v = _view(d.qvel, self._fdof)
@@ -298,48 +301,51 @@ class SimArm:
                     self._qfrc_v[:] = force
                 self._physics_step()
         else:
-            command = self._command(commanded, c)
-            for _ in range(n_steps):
-                self._geared_step(command)
+            self._geared_steps(self._command(commanded, c), n_steps)
         return commanded.copy()
 
-    def _geared_step(self, command: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        """One physics step with the geared-joint effects (delays, Stribeck/load friction, ripple); ``command`` is
-        :meth:`_command`'s.
+    def _geared_steps(self, command: tuple[np.ndarray, np.ndarray, np.ndarray], n_steps: int) -> None:
+        """``n_steps`` physics steps with the geared-joint effects (delays, Stribeck/load friction, ripple) under
+        ``command`` (:meth:`_command`'s).
 
         Written for speed (see :meth:`_init_hot_path`): the expressions of :mod:`.geared` with ``out=`` into
-        workspaces and MuJoCo's arrays, the noise drawn in blocks (:class:`.normals.NormalPool`), and the state
-        history kept only when a measurement delay or filter needs it.
+        workspaces and MuJoCo's arrays, the noise drawn in blocks (:class:`.normals.NormalPool`), the attributes
+        looked up once per call, and the state history kept only when a measurement delay or filter needs it.
         """
-        if self.actuation_delay_steps:
-            self._commands.append(command)
-            command = self._commands.popleft()
-        applied, f0, f1 = command
-        self._applied = applied
-        if self._friction_varies:
-            s = self._s
-            _mul(_abs(self._qvel_v, s), self._inv_vs, s)
-            s **= self._alpha  # the operator, so that numpy's fast paths for alpha 0.5, 1, 2 apply as in geared.py
-            _exp(_neg(s, s), s)
-            _add(f0, _mul(s, f1, s), self._budget)
-            if self._scatter:
-                self._floss_v[:] = self._budget
-        force = _add(applied, self._next_noise()[0], self._force)  # tau + noise_std * z
-        if self._ripple:
-            force += self._ripple_a * np.sin(self._ripple_n * np.asarray(self._qpos_v))
-        if self._scatter:
-            self._qfrc_v[:] = force
-        if self.external is None:
-            mujoco.mj_step(self.model, self.data)
-        else:
-            self.external.step(self.model, self.data)
-        if self._record:
-            dq = np.array(self._qvel_v)
-            if self._filter_gain:
-                self._dq_filtered = self._dq_filtered + self._filter_gain * (dq - self._dq_filtered)
+        fifo = self._commands if self.actuation_delay_steps else None
+        s, qvel, inv_vs, alpha, budget = self._s, self._qvel_v, self._inv_vs, self._alpha, self._budget
+        varies, scatter, ripple, record = self._friction_varies, self._scatter, self._ripple, self._record
+        next_noise, force, model, data, external = self._next_noise, self._force, self.model, self.data, self.external
+        for _ in range(n_steps):
+            if fifo is not None:
+                fifo.append(command)
+                applied, f0, f1 = fifo.popleft()
             else:
-                self._dq_filtered = dq
-            self._samples.append((np.array(self._qpos_v), self._dq_filtered, applied))
+                applied, f0, f1 = command
+            self._applied = applied
+            if varies:
+                _mul(_abs(qvel, s), inv_vs, s)
+                s **= alpha  # the operator, so that numpy's fast paths for alpha 0.5, 1, 2 apply as in geared.py
+                _exp(_neg(s, s), s)
+                _add(f0, _mul(s, f1, s), budget)
+                if scatter:
+                    self._floss_v[:] = budget
+            _add(applied, next_noise()[0], force)  # tau + noise_std * z
+            if ripple:
+                force += self._ripple_a * np.sin(self._ripple_n * np.asarray(self._qpos_v))
+            if scatter:
+                self._qfrc_v[:] = force
+            if external is None:
+                mujoco.mj_step(model, data)
+            else:
+                external.step(model, data)
+            if record:
+                dq = np.array(qvel)
+                if self._filter_gain:
+                    self._dq_filtered = self._dq_filtered + self._filter_gain * (dq - self._dq_filtered)
+                else:
+                    self._dq_filtered = dq
+                self._samples.append((np.array(self._qpos_v), self._dq_filtered, applied))
 
     def _physics_step(self) -> None:
         """One MuJoCo step, with the external forces when there are any."""
@@ -372,6 +378,10 @@ class SimArm:
         With ``measurement_delay`` the values are those sampled that long ago (stamped now); the velocity is the
         filtered one when ``velocity_filter_cutoff`` > 0.
         """
+        if self._plain_measure:  # the common case in one expression: the same numbers as below
+            res, buf = self._resolution, self._qbuf
+            return JointMeasurement._make(float(self.data.time), _mul(_rint(_div(self._qpos_v, res, buf), buf), res),
+                                          _add(self._qvel_v, self._next_noise()[1]), self._applied.copy())
         if self._ideal or not self._record:
             q, dq_true, effort = self._qpos_v, self._qvel_v, self._applied
         else:
@@ -383,7 +393,7 @@ class SimArm:
         else:
             q = self.quantize(np.asarray(q))
         dq = _add(dq_true, self._next_noise()[1])  # dq + velocity_noise_std * z
-        if self.config.effort_readout == "present_load":
+        if self._present_load:
             effort = present_load(effort, np.array(dq_true), self.effort_limit, self._no_load_speed)
         else:
             effort = effort.copy()

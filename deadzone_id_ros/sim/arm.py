@@ -19,6 +19,7 @@ reads) unless the configuration gives them explicitly; a warning names each join
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +33,15 @@ from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_fr
 from .external_forces import ExternalForces
 from .geared import inverse_with_friction
 from .model_build import build_model, draw_payload
+from .normals import NormalPool
 from .servo import present_load
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
+
+# The ufuncs of the hot path as module names, called with a positional ``out``: each saves a lookup and the keyword
+# parsing, a tenth of a call's cost on three joints.
+_abs, _add, _div, _exp, _mul, _neg, _rint = np.abs, np.add, np.divide, np.exp, np.multiply, np.negative, np.rint
+_max, _min = np.maximum, np.minimum
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,14 @@ class JointMeasurement:
     q: np.ndarray
     dq: np.ndarray
     effort: np.ndarray
+
+    @classmethod
+    def _make(cls, t: float, q: np.ndarray, dq: np.ndarray, effort: np.ndarray) -> JointMeasurement:
+        """The measurement of these fields without the frozen ``__init__``'s four ``object.__setattr__`` calls
+        (a third of a microsecond, for :meth:`SimArm.measure` once per physics step)."""
+        m = object.__new__(cls)
+        m.__dict__.update(t=t, q=q, dq=dq, effort=effort)
+        return m
 
 
 class SimArm:
@@ -101,6 +116,11 @@ class SimArm:
         self._applied = np.zeros(self.n_joints)
         self._ideal = config.is_ideal
         self._init_geared(config)
+        #: the torque noise (row 0) of every step and the velocity noise (row 1) of every measurement, in the order
+        #: drawn: the numbers of ``self._rng``, drawn in blocks
+        self._noise = NormalPool(self._rng, (self._noise_std, np.asarray(config.velocity_noise_std, dtype=float)))
+        self._next_noise = self._noise.next_row
+        self._init_hot_path(config)
         self.reset()
 
     def _init_geared(self, config: SimArmConfig) -> None:
@@ -128,6 +148,34 @@ class SimArm:
         # Slices (views, cheaper than index arrays) when the actuated dofs / qpos entries are contiguous.
         self._fdof = self._as_slice(self._dof)
         self._fqadr = self._as_slice(self._qadr)
+
+    def _init_hot_path(self, config: SimArmConfig) -> None:
+        """Workspaces and views of MuJoCo's arrays for :meth:`step` and :meth:`measure`.
+
+        The hot path evaluates the array expressions of :mod:`.geared` operation by operation, in the same order,
+        with ``out=`` into these workspaces or straight into MuJoCo's arrays (views, when the arm's dofs are
+        contiguous): every number is the one the plain expressions give. A command is validated and clipped once
+        per :meth:`step` call, its load-dependent friction terms computed once per command, not per physics step.
+        """
+        n = self.n_joints
+        self._shape = (n,)
+        self._neg_limit = -self.effort_limit
+        self._load_any = bool(self._load.any())
+        self._present_load = config.effort_readout == "present_load"
+        self._all_counts = bool(np.all(self._resolution > 0))  # every joint quantized: no np.where needed
+        # measure() of the current state, every joint quantized, effort the torque
+        self._plain_measure = (self._ideal or not self._record) and self._all_counts and not self._present_load
+        self._s = np.empty(n)  # the Stribeck curve
+        self._qbuf = np.empty(n)  # q / resolution
+        d, m = self.data, self.model
+        self._qpos_v = _view(d.qpos, self._fqadr)
+        self._qvel_v = _view(d.qvel, self._fdof)
+        self._qfrc_v = _view(d.qfrc_applied, self._fdof)
+        self._floss_v = _view(m.dof_frictionloss, self._fdof)
+        # where the dofs are not contiguous: write into buffers, then through the index array
+        self._scatter = not isinstance(self._fdof, slice)
+        self._force = self._qfrc_v if isinstance(self._qfrc_v, np.ndarray) else np.empty(n)
+        self._budget = self._floss_v if isinstance(self._floss_v, np.ndarray) else np.empty(n)
 
     @staticmethod
     def _as_slice(index: np.ndarray) -> slice | np.ndarray:
@@ -196,7 +244,7 @@ class SimArm:
     def _clear_delays(self) -> None:
         """Zero torque in the actuation FIFO and the current state in every slot of the measurement buffer."""
         zero = np.zeros(self.n_joints)
-        self._commands = deque([zero] * self.actuation_delay_steps)
+        self._commands = deque([self._command(zero)] * self.actuation_delay_steps)
         self._dq_filtered = self.dq
         sample = (self.q, self._dq_filtered.copy(), zero)
         self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
@@ -205,11 +253,22 @@ class SimArm:
         """Clip a torque command (J,) [N·m] to :attr:`effort_limit`; raises ValueError on shape or non-finite
         values."""
         tau = np.asarray(tau, dtype=float)
-        if tau.shape != (self.n_joints,):
+        if tau.shape != self._shape:
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
-        if not np.all(np.isfinite(tau)):
+        if not math.isfinite(sum(tau.tolist())) and not np.all(np.isfinite(tau)):  # the sum alone may overflow
             raise ValueError(f"tau has non-finite values: {tau.tolist()}")
-        return np.clip(tau, -self.effort_limit, self.effort_limit)
+        # np.clip's numbers for finite values and limits (> 0) without np.clip's Python-level dispatch (3 µs)
+        return _min(_max(tau, self._neg_limit), self.effort_limit)
+
+    def _command(self, applied: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A clipped command (J,) [N·m] as the geared step uses it: (tau, F0, F1), the friction budget being
+        F = F0 + s(v) F1 with F0 = Fc + Kl |tau| and F1 = Fc r + Kls |tau| (:mod:`.geared`), once per command."""
+        if not self._load_varies:
+            return applied, self._coulomb, self._coulomb_r
+        t = _abs(applied)
+        # Fc + 0 |tau| is Fc (Fc >= 0): skipped when no joint has Kl
+        f0 = self._coulomb + self._load * t if self._load_any else self._coulomb
+        return applied, f0, _add(self._coulomb_r, _mul(self._load_s, t, t), t)
 
     def step(self, tau: np.ndarray, n_steps: int = 1) -> np.ndarray:
         """Command torque ``tau`` (J,) [N·m], clipped to the effort limits, for ``n_steps`` physics steps.
@@ -226,48 +285,58 @@ class SimArm:
         commanded = self.clip_torque(tau)
         if self._ideal:
             self._applied = commanded
-            noise_std = np.asarray(self.config.torque_noise_std)
+            next_noise, force = self._next_noise, self._force
             for _ in range(n_steps):
-                self.data.qfrc_applied[self._dof] = commanded + noise_std * self._rng.standard_normal(self.n_joints)
+                _add(commanded, next_noise()[0], force)  # tau + noise_std * z
+                if self._scatter:
+                    self._qfrc_v[:] = force
                 self._physics_step()
-            return commanded.copy()
-        for _ in range(n_steps):
-            self._geared_step(commanded)
+        else:
+            self._geared_steps(self._command(commanded), n_steps)
         return commanded.copy()
 
-    def _geared_step(self, commanded: np.ndarray) -> None:
-        """One physics step with the geared-joint effects (delays, Stribeck/load friction, ripple).
+    def _geared_steps(self, command: tuple[np.ndarray, np.ndarray, np.ndarray], n_steps: int) -> None:
+        """``n_steps`` physics steps with the geared-joint effects (delays, Stribeck/load friction, ripple) under
+        ``command`` (:meth:`_command`'s).
 
-        Written for speed (a few µs over the plain step): precomputed arrays, and the state history is kept only
-        when a measurement delay or filter needs it.
+        Written for speed (see :meth:`_init_hot_path`): the expressions of :mod:`.geared` with ``out=`` into
+        workspaces and MuJoCo's arrays, the noise drawn in blocks (:class:`.normals.NormalPool`), the attributes
+        looked up once per call, and the state history kept only when a measurement delay or filter needs it.
         """
-        if self.actuation_delay_steps:
-            self._commands.append(commanded)
-            applied = self._commands.popleft()
-        else:
-            applied = commanded
-        self._applied = applied
-        d, dof = self.data, self._fdof
-        if self._friction_varies:
-            s = np.exp(-((np.abs(d.qvel[dof]) * self._inv_vs) ** self._alpha))
-            if self._load_varies:
-                t = np.abs(applied)
-                budget = self._coulomb + self._load * t + s * (self._coulomb_r + self._load_s * t)
+        fifo = self._commands if self.actuation_delay_steps else None
+        s, qvel, inv_vs, alpha, budget = self._s, self._qvel_v, self._inv_vs, self._alpha, self._budget
+        varies, scatter, ripple, record = self._friction_varies, self._scatter, self._ripple, self._record
+        next_noise, force, model, data, external = self._next_noise, self._force, self.model, self.data, self.external
+        for _ in range(n_steps):
+            if fifo is not None:
+                fifo.append(command)
+                applied, f0, f1 = fifo.popleft()
             else:
-                budget = self._coulomb + s * self._coulomb_r
-            self.model.dof_frictionloss[dof] = budget
-        force = applied + self._noise_std * self._rng.standard_normal(self.n_joints)
-        if self._ripple:
-            force = force + self._ripple_a * np.sin(self._ripple_n * d.qpos[self._fqadr])
-        d.qfrc_applied[dof] = force
-        self._physics_step()
-        if self._record:
-            dq = d.qvel[dof].copy()
-            if self._filter_gain:
-                self._dq_filtered = self._dq_filtered + self._filter_gain * (dq - self._dq_filtered)
+                applied, f0, f1 = command
+            self._applied = applied
+            if varies:
+                _mul(_abs(qvel, s), inv_vs, s)
+                s **= alpha  # the operator, so that numpy's fast paths for alpha 0.5, 1, 2 apply as in geared.py
+                _exp(_neg(s, s), s)
+                _add(f0, _mul(s, f1, s), budget)
+                if scatter:
+                    self._floss_v[:] = budget
+            _add(applied, next_noise()[0], force)  # tau + noise_std * z
+            if ripple:
+                force += self._ripple_a * np.sin(self._ripple_n * np.asarray(self._qpos_v))
+            if scatter:
+                self._qfrc_v[:] = force
+            if external is None:
+                mujoco.mj_step(model, data)
             else:
-                self._dq_filtered = dq
-            self._samples.append((d.qpos[self._fqadr].copy(), self._dq_filtered, applied))
+                external.step(model, data)
+            if record:
+                dq = np.array(qvel)
+                if self._filter_gain:
+                    self._dq_filtered = self._dq_filtered + self._filter_gain * (dq - self._dq_filtered)
+                else:
+                    self._dq_filtered = dq
+                self._samples.append((np.array(self._qpos_v), self._dq_filtered, applied))
 
     def _physics_step(self) -> None:
         """One MuJoCo step, with the external forces when there are any."""
@@ -300,16 +369,26 @@ class SimArm:
         With ``measurement_delay`` the values are those sampled that long ago (stamped now); the velocity is the
         filtered one when ``velocity_filter_cutoff`` > 0.
         """
+        if self._plain_measure:  # the common case in one expression: the same numbers as below
+            res, buf = self._resolution, self._qbuf
+            return JointMeasurement._make(float(self.data.time), _mul(_rint(_div(self._qpos_v, res, buf), buf), res),
+                                          _add(self._qvel_v, self._next_noise()[1]), self._applied.copy())
         if self._ideal or not self._record:
-            q, dq_true, effort = self.q, self.dq, self._applied.copy()
+            q, dq_true, effort = self._qpos_v, self._qvel_v, self._applied
         else:
             q, dq_true, effort = self._samples[0]
-            q, effort = q.copy(), effort.copy()
-        q = self.quantize(q)
-        dq = dq_true + np.asarray(self.config.velocity_noise_std) * self._rng.standard_normal(self.n_joints)
-        if self.config.effort_readout == "present_load":
-            effort = present_load(effort, dq_true, self.effort_limit, self._no_load_speed)
-        return JointMeasurement(t=self.time, q=q, dq=dq, effort=effort)
+        if self._all_counts:  # quantize() without its np.where (round is rint): the same numbers
+            res = self._resolution
+            buf = _div(q, res, self._qbuf)
+            q = _mul(_rint(buf, buf), res)
+        else:
+            q = self.quantize(np.asarray(q))
+        dq = _add(dq_true, self._next_noise()[1])  # dq + velocity_noise_std * z
+        if self._present_load:
+            effort = present_load(effort, np.array(dq_true), self.effort_limit, self._no_load_speed)
+        else:
+            effort = effort.copy()
+        return JointMeasurement._make(float(self.data.time), q, dq, effort)
 
     def quantize(self, q: np.ndarray) -> np.ndarray:
         """``q`` (..., J) [rad] as the encoders report it: a whole number of counts of ``encoder_resolution`` per
@@ -372,3 +451,31 @@ class SimArm:
         centre = self.inverse_dynamics(q, dq, ddq) + np.asarray(self.config.damping) * np.asarray(dq) - self.ripple(q)
         half = np.asarray(self.config.frictionloss) + (self._load + self._load_s) * np.abs(centre)
         return centre, half
+
+
+def _view(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray | _Indexed:
+    """The entries ``index`` of a MuJoCo array: a view for a slice, else an :class:`_Indexed` that indexes on each
+    access."""
+    return array[index] if isinstance(index, slice) else _Indexed(array, index)
+
+
+class _Indexed:
+    """The entries ``index`` (an index array) of a MuJoCo array, with the part of an array view's interface that
+    :class:`SimArm` uses: ``np.asarray``/``np.array``, ``tolist`` and ``x[:] = values``."""
+
+    __slots__ = ("_array", "_index")
+
+    def __init__(self, array: np.ndarray, index: np.ndarray) -> None:
+        self._array, self._index = array, index
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        """The entries as a new array."""
+        return self._array[self._index]
+
+    def tolist(self) -> list[float]:
+        """The entries as floats."""
+        return self._array[self._index].tolist()
+
+    def __setitem__(self, key: slice, values: object) -> None:
+        """Write ``values`` (one per entry) into the entries; ``key`` must be ``slice(None)`` (``x[:] = values``)."""
+        self._array[self._index] = values

@@ -175,13 +175,33 @@ class ExternalForces:
         self._dof = np.asarray(dof, dtype=int)
         self._qfrc = np.zeros(model.nv)
         self._efc = np.zeros(0)
-        self._contact_types = {int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS),
-                               int(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL),
-                               int(mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)}
+        contact_types = [int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS),
+                         int(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL),
+                         int(mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)]
+        # constraint type -> is a contact row (a lookup instead of np.isin on every step)
+        self._is_contact = np.zeros(max(int(t) for t in mujoco.mjtConstraint.__members__.values()) + 1, dtype=bool)
+        self._is_contact[contact_types] = True
         self.true_torque = np.zeros(len(self._dof))
 
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
-        """One physics step with the pushes applied; records :attr:`true_torque` (push + contact)."""
+        """One physics step with the pushes applied; records :attr:`true_torque` (push + contact).
+
+        Without pushes nothing is set between the two halves of the step, so it is one ``mj_step`` (MuJoCo's
+        documented equivalent of ``mj_step1`` + ``mj_step2`` for the Euler and implicit integrators), and without a
+        contact (``ncon`` = 0) there is no contact row to map: the true torque is zero.
+        """
+        if not self.pushes:
+            mujoco.mj_step(model, data)
+            if self.obstacle is None or not data.ncon:
+                self.true_torque = np.zeros(len(self._dof))
+                self.true_force = np.zeros(3)
+                return
+            qfrc = self._qfrc
+            qfrc[:] = 0.0
+            self._add_contact(model, data, qfrc)
+            self.true_torque = qfrc[self._dof].copy()
+            self.true_force = np.zeros(3)
+            return
         mujoco.mj_step1(model, data)
         qfrc = self._qfrc
         qfrc[:] = 0.0
@@ -200,15 +220,20 @@ class ExternalForces:
             mujoco.mj_applyFT(model, data, f, np.zeros(3), point, body, qfrc)
             total += f
         mujoco.mj_step2(model, data)
-        if self.obstacle is not None and data.nefc:
-            efc = np.where(np.isin(data.efc_type[: data.nefc], list(self._contact_types)),
-                           data.efc_force[: data.nefc], 0.0)
-            if efc.any():
-                contact = np.zeros(model.nv)
-                mujoco.mj_mulJacTVec(model, data, contact, efc)
-                qfrc += contact
+        if self.obstacle is not None:
+            self._add_contact(model, data, qfrc)
         self.true_torque = qfrc[self._dof].copy()
         self.true_force = total
+
+    def _add_contact(self, model: mujoco.MjModel, data: mujoco.MjData, qfrc: np.ndarray) -> None:
+        """Add the contact rows' joint force J_c^T f_c of the step just taken to ``qfrc`` (nv,) [N·m]."""
+        if not data.nefc:
+            return
+        efc = np.where(self._is_contact[data.efc_type[: data.nefc]], data.efc_force[: data.nefc], 0.0)
+        if efc.any():
+            contact = np.zeros(model.nv)
+            mujoco.mj_mulJacTVec(model, data, contact, efc)
+            qfrc += contact
 
 
 @dataclass(frozen=True)

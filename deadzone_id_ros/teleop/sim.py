@@ -61,18 +61,37 @@ class OperatorHand(ExternalForces):
         # the qpos address of each actuated dof (hinge joints: one dof, one qpos entry)
         self._qadr = np.array([model.jnt_qposadr[int(np.flatnonzero(model.jnt_dofadr == d)[0])] for d in dof])
         self.hand_torque = np.zeros(n)
+        self._views: tuple[Any, ...] = ()  # (data, its qpos, qvel, qfrc_applied entries of the arm), see step
+
+    def _arm_views(self, data: mujoco.MjData) -> tuple[Any, ...]:
+        """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints: views (built once per MjData) where
+        the addresses are contiguous, else index arrays to gather and scatter with."""
+        if not self._views or self._views[0] is not data:
+            q, v = SimArm._as_slice(self._qadr), SimArm._as_slice(self._dof)
+            contiguous = isinstance(q, slice) and isinstance(v, slice)
+            self._views = (data, data.qpos[q], data.qvel[v], data.qfrc_applied[v]) if contiguous else (data,)
+        return self._views
 
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """One physics step with the hand's torque added to the arm's applied joint force (removed after)."""
         if self.reference is None:
             super().step(model, data)
             return
-        q = data.qpos[self._qadr]
-        dq = data.qvel[self._dof]
+        views = self._arm_views(data)
+        if len(views) == 1:
+            q, dq, qfrc = data.qpos[self._qadr], data.qvel[self._dof], None
+        else:
+            _, q, dq, qfrc = views
         hand = self._k * (np.asarray(self.reference(float(data.time)), dtype=float) - q) - self._d * dq
-        data.qfrc_applied[self._dof] += hand
+        if qfrc is None:
+            data.qfrc_applied[self._dof] += hand
+        else:
+            np.add(qfrc, hand, qfrc)  # in place into MuJoCo's array: the numbers of the indexed +=
         super().step(model, data)
-        data.qfrc_applied[self._dof] -= hand
+        if qfrc is None:
+            data.qfrc_applied[self._dof] -= hand
+        else:
+            np.subtract(qfrc, hand, qfrc)
         self.hand_torque = hand
         self.true_torque = self.true_torque + hand
 

@@ -248,9 +248,9 @@ def _findings(robot: DerivedRobot, joints: list[JointFigures], spread, band: flo
             + (f"; the DOB cutoff is already at it: a ratio above {bound / float(np.min(robot.bandwidth)):.3g} changes "
                "nothing, and a loop within the bound that still shakes points at the actuation delay "
                "(actuation_delay) or at forces the joint-space model lacks" if at_bound else "") + ")")))
-    bound = _loop_bound(robot, spread)
-    if bound is not None:
-        out.append(bound)
+    loop_finding = _loop_bound(robot, spread)
+    if loop_finding is not None:
+        out.append(loop_finding)
     rated = where(lambda j: j.rate_limit_fraction > LIMIT_FRACTION)
     if rated:
         out.append(Finding("rate_limit", rated, (

@@ -22,7 +22,8 @@
    (``ctrl_latency_p99_ratio_raw`` for the p99s).
 
 4. Force sensing (``sense_estimate_*_us_*``): the in-process cost per tick of the controller's force sensor (the
-   direct residual with the controller's model, the dead-zone band, the contact test, the wrench at the last link:
+   direct residual with the controller's model, its friction correction, the dead-zone band, the contact test, the
+   wrench at the last link, with the bundled arm's settings of bench/_sensing.py:
    :class:`deadzone_id_ros.sensing.ForceSensor` as the node runs it) beside the control law's own step
    (``sense_control_law_*_us_*``), on the simulated arm in closed loop, no DDS. ``--sensing-only`` runs just this
    part (with ``--model DIR``: that artifact, else the rigid body only).
@@ -46,6 +47,7 @@ from deadzone_id_ros.robot_configs import bundled_excitation_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ros import NAMES, REPO, answered_loop, log_tail, ros_env, start, stop  # noqa: E402
+from _sensing import BUNDLED_SENSING  # noqa: E402
 
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 
@@ -75,8 +77,11 @@ def _excitation(seconds: float, start_q):
 
 
 def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
-               busy_wait: bool = True) -> dict[str, np.ndarray]:
+               busy_wait: bool = True, extra: dict[str, object] | None = None) -> dict[str, np.ndarray]:
     """Time the node's callbacks in this process at 1 kHz real time; returns tick and reference times [µs].
+
+    ``extra``: further node parameters, name -> value (e.g. :data:`_sensing.BUNDLED_SENSING`: the tick then includes
+    the force sensor's update and its five topics).
 
     With ``raw_forward`` (a callable on a (9,) input), it is timed right after each tick on that tick's state, so
     the raw figure sees the same machine load as the tick ("raw" in the result). ``busy_wait`` False sleeps until
@@ -99,8 +104,11 @@ def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
     rclpy.init(context=ctx, args=["--ros-args", "--params-file", PARAMS])
     overrides = [Parameter("mode", value="ctc_dob"), Parameter("model", value=model),
                  Parameter("model_path", value=model_path), Parameter("watchdog_timeout", value=1.0)]
+    overrides += [Parameter(k, value=list(v) if isinstance(v, tuple) else v) for k, v in (extra or {}).items()]
     node = FeedforwardControllerNode(context=ctx, parameter_overrides=overrides)
     try:
+        if (extra or {}).get("sensing") and node._sensing is None:
+            raise RuntimeError(f"the node does not sense with the parameters {extra}")
         deadline = time.monotonic() + 30
         while node._cmd_pub.get_subscription_count() == 0:
             if time.monotonic() > deadline:
@@ -223,8 +231,7 @@ def sensing_cost(model: str, model_path: str, seconds: float, key: str) -> dict[
     controller = build_controller(cfg, arm.description)
     controller.set_reference(generate_excitation(dataclasses.replace(
         bundled_excitation_config(), duration=seconds + 1.0, seed=7), start=arm.q))
-    sensing = SensingConfig(sensing_velocity_threshold=(0.02,) * 3, sensing_threshold=(0.2, 0.5, 0.2),
-                            sensing_frame="link3", sensing_point=(0.0, 0.0, 0.22))
+    sensing = SensingConfig(**BUNDLED_SENSING)  # type: ignore[arg-type]
     from deadzone_id_ros.resources import default_urdf
 
     sensor = build_sensor(sensing, controller.model, str(default_urdf()), arm.joint_names, cfg.nominal_inertia,

@@ -28,8 +28,12 @@ Per scenario (model rbd, mode ctc_dob: no training needed):
 - raw counterpart (``raw_late_tick_fraction_<scenario>``, ``raw_latency_p99_us_<scenario>``): the same loop, in the same
   scenario, against bench/_echo.py, a bare rclpy node that echoes each state (started by this process, so with its
   scheduling): the floor that two Python processes over DDS reach on this machine, whatever the controller does.
-Scenarios: ``idle``, ``idle_rt``, ``loaded``, ``loaded_rt``. ``ctrl_rt_granted`` is 1 when the kernel granted
-SCHED_FIFO (else the ``*_rt`` figures were measured with normal scheduling and say nothing about it).
+Scenarios: ``idle``, ``idle_rt``, ``loaded``, ``loaded_rt``, and ``loaded_rt_sensing``: ``loaded_rt`` with the
+controller's force sensing on (``sensing:=true`` and the bundled arm's sensing settings of bench/_sensing.py: the
+estimate, its friction correction, the dead-zone band, the contact test and the wrench every tick, five more topics
+published per tick), in the compute p99 (the in-process node gets the same parameters) and in the late-tick
+fraction; its raw counterpart is the bare echo again, in that scenario. ``ctrl_rt_granted`` is 1 when the kernel
+granted SCHED_FIFO (else the ``*_rt`` figures were measured with normal scheduling and say nothing about it).
 
 Usage: ``python bench/bench_realtime.py [--quick]``. ``run(quick)`` returns the bench/results.json keys.
 """
@@ -49,6 +53,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ros import REPO, answered_loop, ros_env  # noqa: E402
+from _sensing import BUNDLED_SENSING, ros_args  # noqa: E402
 
 PARAMS = str(REPO / "config" / "feedforward_controller.yaml")
 PRIORITY = 50  # ros2_control_node's default; moderate, and the kernel throttles SCHED_FIFO at sched_rt_runtime_us
@@ -74,8 +79,9 @@ def busy_load(processes: int, seconds: float):
             p.wait()
 
 
-def scenario(rt: bool, seconds: float) -> dict[str, float]:
-    """One scenario in this process (``--scenario``): real-time scheduling for itself first if ``rt``."""
+def scenario(rt: bool, seconds: float, sensing: bool = False) -> dict[str, float]:
+    """One scenario in this process (``--scenario``): real-time scheduling for itself first if ``rt``; the controller
+    (in process and as the executable) with the force sensing of bench/_sensing.py if ``sensing``."""
     from bench_controller import node_ticks, reference_publisher
 
     from deadzone_id_ros.realtime import RealtimeConfig, apply_realtime
@@ -86,10 +92,12 @@ def scenario(rt: bool, seconds: float) -> dict[str, float]:
         granted = float(state.policy == "SCHED_FIFO")
         for warning in state.warnings:
             print(f"bench_realtime: {warning}", file=sys.stderr)
-    ticks = node_ticks("rbd", "", seconds, busy_wait=False)["tick"]
+    extra = BUNDLED_SENSING if sensing else {}
+    ticks = node_ticks("rbd", "", seconds, busy_wait=False, extra=extra)["tick"]
     cmd = [str(Path(sys.prefix) / "bin" / "feedforward_controller"), "--ros-args", "--params-file", PARAMS,
            "-p", "mode:=ctc_dob", "-p", "model:=rbd", "-p", "watchdog_timeout:=1.0", "-p", "stamped_command:=true",
-           "-p", f"thread_priority:={PRIORITY if rt else 0}", "-p", f"lock_memory:={'true' if rt else 'false'}"]
+           "-p", f"thread_priority:={PRIORITY if rt else 0}", "-p", f"lock_memory:={'true' if rt else 'false'}",
+           *ros_args(extra)]
     # the hardware stand-in's own collector pauses must not count as the controller's (or the echo's) late ticks
     loop = answered_loop(cmd, "/feedforward_controller/command_stamped", seconds,
                          reference=reference_publisher(seconds), collector_off=True)
@@ -101,7 +109,7 @@ def scenario(rt: bool, seconds: float) -> dict[str, float]:
             "bunched_fraction": loop["bunched_fraction"], "missed_fraction": loop["missed_fraction"]}
 
 
-def _run_scenario(rt: bool, seconds: float, attempts: int = 2) -> dict[str, float]:
+def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: bool = False) -> dict[str, float]:
     """:func:`scenario` in a fresh process of this file; its figures. A scenario whose controller never answered
     (seen twice in a row on a machine at load average 10: no DDS match within 60 s) is run once more, and says so.
 
@@ -110,28 +118,34 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2) -> dict[str, floa
     """
     for attempt in range(1, attempts + 1):
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--scenario", "rt" if rt else "plain",
-                               "--seconds", str(seconds)], capture_output=True, text=True, env=ros_env(), timeout=600)
+                               "--seconds", str(seconds)] + (["--sensing"] if sensing else []),
+                              capture_output=True, text=True, env=ros_env(), timeout=600)
         if done.returncode == 0:
             sys.stderr.write(done.stderr[-2000:])
             return json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"bench_realtime: scenario rt={rt} failed (attempt {attempt} of {attempts}): "
+        print(f"bench_realtime: scenario rt={rt} sensing={sensing} failed (attempt {attempt} of {attempts}): "
               f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", file=sys.stderr)
-    raise RuntimeError(f"bench_realtime scenario rt={rt} failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}")
+    raise RuntimeError(f"bench_realtime scenario rt={rt} sensing={sensing} failed:\n{done.stdout[-2000:]}"
+                       f"{done.stderr[-3000:]}")
+
+
+# (name, real-time priority, force sensing) of the scenarios run without, then with the standard load
+SCENARIOS = {False: (("idle", False, False), ("idle_rt", True, False)),
+             True: (("loaded", False, False), ("loaded_rt", True, False), ("loaded_rt_sensing", True, True))}
 
 
 def run(quick: bool = False) -> dict[str, float]:
-    """Run the four scenarios and return the ``ctrl_*`` keys of bench/results.json (times in µs)."""
+    """Run the five scenarios and return the ``ctrl_*`` keys of bench/results.json (times in µs)."""
     seconds = 4.0 if quick else 15.0
     out: dict[str, float] = {}
     granted = 1.0
-    for loaded in (False, True):
-        # bounded: two scenarios of at most two attempts each (ticks, discovery up to 60 s, loop) fit in this; then
-        # the processes end by themselves even if this one is killed
-        with busy_load(LOAD_PROCESSES if loaded else 0, 2 * 2 * (3 * seconds + 180)):
-            for rt in (False, True):
+    for loaded, scenarios in SCENARIOS.items():
+        # bounded: each scenario of at most two attempts (ticks, discovery up to 60 s, loop) fits in this; then the
+        # processes end by themselves even if this one is killed
+        with busy_load(LOAD_PROCESSES if loaded else 0, len(scenarios) * 2 * (3 * seconds + 180)):
+            for name, rt, sensing in scenarios:
                 t0 = time.perf_counter()
-                fig = _run_scenario(rt, seconds)
-                name = ("loaded" if loaded else "idle") + ("_rt" if rt else "")
+                fig = _run_scenario(rt, seconds, sensing=sensing)
                 print(f"scenario {name}: {time.perf_counter() - t0:.0f} s, {fig}", flush=True)
                 out[f"ctrl_late_tick_fraction_{name}"] = fig["late_fraction"]
                 out[f"ctrl_tick_p99_us_{name}"] = fig["tick_p99_us"]
@@ -151,9 +165,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="4 s windows instead of 15 s")
     parser.add_argument("--scenario", choices=("plain", "rt"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=4.0, help=argparse.SUPPRESS)
+    parser.add_argument("--sensing", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scenario is not None:  # the child of _run_scenario: one scenario, its figures as JSON on stdout
-        print(json.dumps(scenario(args.scenario == "rt", args.seconds)))
+        print(json.dumps(scenario(args.scenario == "rt", args.seconds, sensing=args.sensing)))
         return 0
     for key, value in run(args.quick).items():
         print(f"{key:34s} {value:12.4g}")

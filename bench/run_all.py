@@ -7,9 +7,11 @@ this one run, the git commit (and whether the tree had uncommitted changes), the
 before and after (the benchmarks are not pass/fail checks; where a target is missed the table says so). The table
 between the ``bench:begin`` / ``bench:end`` marker comments of docs/benchmarks.md is generated from results.json
 (``--table-only`` regenerates it without running anything; test/test_bench_run_all.py checks that the page and
-results.json agree).
+results.json agree). ``--only NAME [NAME ...]`` runs only ``bench/bench_NAME.py`` and merges its figures into the
+existing results.json (:func:`run_only`): the other keys, the date and the commit of the full run stay, and the
+partial run is listed under ``partial_runs`` (its date, commit, machine load and keys) and named under the table.
 Usage: ``python bench/run_all.py [--quick] [--skip-demo | --demo-report out/demo/report.json] [--out FILE]
-[--doc docs/benchmarks.md] [--table-only]``
+[--doc docs/benchmarks.md] [--table-only | --only NAME [NAME ...]]``
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ TARGETS: dict[str, tuple[str, str, object]] = {
     "ctrl_late_tick_fraction_loaded": ("", "(no RT, comparison)", None),
     "ctrl_late_tick_fraction_idle_rt": ("", "< 0.005", lambda v: v < 0.005),
     "ctrl_late_tick_fraction_idle": ("", "< 0.005", lambda v: v < 0.005),
+    "ctrl_late_tick_fraction_loaded_rt_sensing": ("", "< 0.005 (force sensing on)", lambda v: v < 0.005),
+    "raw_late_tick_fraction_loaded_rt_sensing": ("", "(bare rclpy echo, same scenario)", None),
     "raw_late_tick_fraction_loaded_rt": ("", "(bare rclpy echo, same scenario)", None),
     "raw_late_tick_fraction_loaded": ("", "(bare rclpy echo, same scenario)", None),
     "raw_late_tick_fraction_idle_rt": ("", "(bare rclpy echo, same scenario)", None),
@@ -55,9 +59,11 @@ TARGETS: dict[str, tuple[str, str, object]] = {
     "ctrl_tick_p99_us_loaded": ("µs", "(no RT, comparison)", None),
     "ctrl_tick_p99_us_idle_rt": ("µs", "", None),
     "ctrl_tick_p99_us_idle": ("µs", "", None),
+    "ctrl_tick_p99_us_loaded_rt_sensing": ("µs", "(force sensing on)", None),
     "ctrl_rt_granted": ("", "== 1", lambda v: v == 1),
     "standin_missed_fraction_loaded_rt": ("", "(1 kHz slots the stand-in overran)", None),
     "standin_missed_fraction_loaded": ("", "(1 kHz slots the stand-in overran)", None),
+    "standin_missed_fraction_loaded_rt_sensing": ("", "(1 kHz slots the stand-in overran)", None),
     "cli_startup_seconds": ("s", "<= 1.5", lambda v: v <= 1.5),
     "cli_startup_ratio_raw_python": ("x", "", None),
     "compare_seconds_10min": ("s", "<= 120", lambda v: v <= 120),
@@ -70,6 +76,14 @@ TARGETS: dict[str, tuple[str, str, object]] = {
     "raw_numpy_forward_p99_us": ("µs", "", None),
     "ctrl_tick_p99_us_rbd": ("µs", "", None),
     "ctrl_reference_update_max_us": ("µs", "", None),
+    "sense_estimate_median_us_rbd": ("µs", "(force sensor, per tick, in process)", None),
+    "sense_control_law_median_us_rbd": ("µs", "(control law, same ticks)", None),
+    "sense_estimate_p99_us_rbd": ("µs", "", None),
+    "sense_control_law_p99_us_rbd": ("µs", "", None),
+    "sense_estimate_median_us_mlp": ("µs", "(force sensor, learned model)", None),
+    "sense_control_law_median_us_mlp": ("µs", "(control law, same ticks)", None),
+    "sense_estimate_p99_us_mlp": ("µs", "", None),
+    "sense_control_law_p99_us_mlp": ("µs", "", None),
     "ctrl_loop_rate_hz": ("Hz", "~1000", lambda v: v >= 990),
     "sim_realtime_factor": ("x", ">= 50", lambda v: v >= 50),
     "sim_node_rate_hz": ("Hz", "~1000", lambda v: v >= 990),
@@ -185,6 +199,14 @@ def bench_table(doc: dict) -> str:
         lines.append(f"| {key} | {value:.4g} | {unit} | {target} | {met} |")
     if doc.get("failed"):
         lines.append(f"\nBenchmarks that failed in this run: {', '.join(doc['failed'])}.")
+    for part in doc.get("partial_runs", []):
+        pg = part.get("git", {})
+        lines.append(f"\nThe keys of {', '.join(part.get('benches', []))} were measured again by `bench/run_all.py "
+                     f"--only{' --quick' if part.get('quick') else ''}` on {part.get('date', '?')}, commit "
+                     f"`{str(pg.get('commit'))[:10]}`{' (uncommitted changes)' if pg.get('dirty') else ''}; load "
+                     f"average {part.get('load_before', float('nan')):.1f} before, "
+                     f"{part.get('load_after', float('nan')):.1f} after"
+                     + (f"; failed: {', '.join(part['failed'])}" if part.get("failed") else "") + ".")
     lines += ["", END]
     return "\n".join(lines)
 
@@ -202,6 +224,43 @@ def write_table(page: Path, doc: dict) -> None:
     page.write_text(text[:i] + bench_table(doc) + text[j + len(END):])
 
 
+def run_only(names: list[str], quick: bool, out: Path, page: Path, bench_dir: Path = HERE) -> dict:
+    """Run ``bench_dir/bench_NAME.py`` for each of ``names`` and merge their figures into the results file ``out``.
+
+    The keys those benchmarks return replace the file's; every other key, and the date, commit and machine of the
+    full run, stay. The run is appended to the file's ``partial_runs`` (benchmarks, date, commit, quick, load
+    average before and after, the keys it wrote, the benchmarks that failed), and the table of the docs page ``page``
+    is regenerated. Returns the merged document.
+
+    Raises:
+        FileNotFoundError: ``out`` or a ``bench_NAME.py`` does not exist (named); nothing is run then.
+    """
+    paths = [bench_dir / f"bench_{name}.py" for name in names]
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"--only {path.stem.removeprefix('bench_')}: no benchmark {path}")
+    doc = json.loads(out.read_text())
+    part: dict[str, object] = {"benches": [p.name for p in paths],
+                               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                               "git": git_state(), "quick": quick, "load_before": os.getloadavg()[0]}
+    results: dict[str, float] = {}
+    failed: list[str] = []
+    for path in paths:
+        print(f"== {path.name}", flush=True)
+        try:
+            results.update(run_bench(path, quick))
+        except RuntimeError as err:
+            print(f"{path.name} failed: {type(err).__name__}: {err}", file=sys.stderr)
+            failed.append(path.name)
+    doc.update(results)
+    part.update(load_after=os.getloadavg()[0], keys=sorted(results), failed=failed)
+    doc.setdefault("partial_runs", []).append(part)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"\nmerged {len(results)} keys into {out}")
+    write_table(page, doc)
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run all benchmarks; returns 0 (figures are reported, not judged), 1 if a benchmark crashed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -213,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, default=DOC_PAGE, help="the docs page whose table is regenerated")
     parser.add_argument("--table-only", action="store_true",
                         help="regenerate the docs page's table from --out only, running nothing")
+    parser.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                        help="run only bench/bench_NAME.py and merge its keys into the existing --out (run_only)")
     parser.add_argument("--one", type=Path, default=None, help=argparse.SUPPRESS)  # internal: see run_bench
     parser.add_argument("--figures", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -223,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.table_only:
         write_table(args.doc, json.loads(args.out.read_text()))
         return 0
+    if args.only is not None:
+        merged = run_only(args.only, args.quick, args.out, args.doc)
+        print(bench_table(merged))
+        return 1 if merged["partial_runs"][-1]["failed"] else 0
     doc: dict[str, object] = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                               "git": git_state(), "machine": machine(), "quick": args.quick,
                               "load_before": os.getloadavg()[0]}

@@ -92,3 +92,32 @@ def test_the_docs_arms_table_is_the_one_arms_results_json_gives():
     assert arms.DOC_PAGE == REPO / "docs" / "results.md"
     assert f"{arms.BEGIN}\n{arms.table(rows)}\n{arms.END}" in page, \
         "docs/results.md is stale: run python bench/arms_table.py --from-json bench/arms_results.json"
+
+
+def test_only_merges_one_benchmark_into_the_existing_results(run_all, tmp_path):
+    # --only: the named benchmark's keys replace the file's, every other key and the full run's date stay, and the
+    # partial run is recorded and named under the regenerated table
+    (tmp_path / "bench_fake.py").write_text("def run(quick=False):\n    return {'train_samples_per_s': 123.0, "
+                                            "'new_key': float(quick)}\n")
+    (tmp_path / "bench_other.py").write_text("def run(quick=False):\n    raise AssertionError('must not run')\n")
+    out = tmp_path / "results.json"
+    full = {"date": "2026-01-01", "git": {"commit": "0123456789abcdef"}, "machine": {"cpus": 2}, "quick": False,
+            "load_before": 1.0, "load_after": 2.0, "failed": [], "train_samples_per_s": 200000.0,
+            "sim_realtime_factor": 60.0}
+    out.write_text(json.dumps(full))
+    page = tmp_path / "page.md"
+    page.write_text(f"{run_all.BEGIN}\nold\n{run_all.END}\n")
+    doc = run_all.run_only(["fake"], True, out, page, bench_dir=tmp_path)
+    saved = json.loads(out.read_text())
+    assert saved == doc
+    assert (saved["train_samples_per_s"], saved["new_key"], saved["sim_realtime_factor"]) == (123.0, 1.0, 60.0)
+    assert (saved["date"], saved["git"], saved["load_before"]) == ("2026-01-01", full["git"], 1.0)
+    part = saved["partial_runs"][-1]
+    assert part["benches"] == ["bench_fake.py"] and part["keys"] == ["new_key", "train_samples_per_s"]
+    assert part["quick"] is True and part["failed"] == []
+    text = page.read_text()
+    assert "| train_samples_per_s | 123 | samples/s | >= 150000 | **no** |" in text
+    assert "The keys of bench_fake.py were measured again by `bench/run_all.py --only --quick`" in text
+    with pytest.raises(FileNotFoundError, match=r"--only missing: no benchmark .*bench_missing\.py"):
+        run_all.run_only(["missing"], True, out, page, bench_dir=tmp_path)
+    assert json.loads(out.read_text()) == saved  # nothing ran, nothing written

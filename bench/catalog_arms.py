@@ -15,10 +15,11 @@ docs/arms.md), generated whole, and the arms table of ``--readme`` (default READ
 each arm, so an interrupted run leaves the arms it finished. A quick demo takes a
 few minutes on the shared 2-core machine; ``--demo`` with many arms takes long (run a few with ``--robots``).
 ``--from-json FILE`` rebuilds the page from an earlier run without running anything (the run of docs/arms.md:
-bench/catalog_arms_results.json).
+bench/catalog_arms_results.json). ``--from-json FILE --demo NAME ...`` runs those arms' demos again into that
+record (after a fix), keeping every other row; the page names each rerun with its date and commit.
 
 Usage: ``python bench/catalog_arms.py [--out out/catalog_arms] [--robots NAME ...] [--demo [NAME ...]] [--page FILE]
-[--from-json FILE]``
+[--from-json FILE [--demo NAME ...]]``
 """
 
 from __future__ import annotations
@@ -105,7 +106,9 @@ def page(doc: dict[str, Any]) -> str:
              "q, dq and Savitzky–Golay ddq against the recorded torque on moving samples; nominal rbd: the URDF's "
              "rigid body on the same samples; both mean over joints) and, where run, `deadzone-id demo --robot "
              "catalog:NAME --quick` (usable: masked = moving (sample, joint) pairs, conventional = samples "
-             "with every joint moving; tracking: mean over joints and the held-out seeds).", "",
+             "with every joint moving; tracking: mean over joints and the held-out seeds)."
+             + "".join(f" The demo of {n} was run again on {r['date']} at commit {r['commit']}."
+                       for n, r in doc.get("reruns", {}).items()), "",
              "| arm | joints | robot check | noise floor / nominal rbd [N·m] | usable masked | usable conventional | "
              "pd_dob [mrad] | ctc_dob nominal rbd [mrad] | torque table |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -147,6 +150,20 @@ def main() -> int:
         doc = json.loads(args.from_json.read_text())
         if "unusable" not in doc:  # a record written before the split: classify again (no simulation)
             _, doc["refused"], doc["unusable"] = _classify()
+        if args.demo:  # rerun these arms' demos into the earlier record
+            args.out.mkdir(parents=True, exist_ok=True)
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+            for name in args.demo:
+                row = doc["arms"].get(name)
+                if row is None or row.get("verdict") != "trustworthy":
+                    raise SystemExit(f"--demo {name}: not a trustworthy arm of {args.from_json}")
+                print(f"demo {name} (rerun)", flush=True)
+                row.update(_demo(name, args.out))
+                doc.setdefault("reruns", {})[name] = {
+                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    "commit": commit.strip() or "?"}
+                args.from_json.write_text(json.dumps(doc, indent=1) + "\n")
+                _write(doc, args)
     else:
         args.out.mkdir(parents=True, exist_ok=True)
         arms, refused, unusable = _classify()
@@ -208,8 +225,9 @@ def readme_table(text: str, doc: dict[str, Any]) -> str:
         track = (f"{_num(r.get('pd_dob_mrad'), '.2f')} / {_num(r.get('ctc_dob_nominal_mrad'), '.2f')}"
                  if r.get("demo") == "ok" else "—")
         rows.append(f"| {name} | {r['verdict']} | {floor} | {usable} | {track} |")
-    note = (f"Measured on {doc['date']} (commit {doc['commit']}); the robot check's fixes and the arms it refuses: "
-            "[docs/arms.md](docs/arms.md).")
+    reruns = "".join(f" {n}'s demo: {r['date']} (commit {r['commit']})." for n, r in doc.get("reruns", {}).items())
+    note = (f"Measured on {doc['date']} (commit {doc['commit']});{reruns} the robot check's fixes and the arms it "
+            "refuses: [docs/arms.md](docs/arms.md).")
     return head + README_BEGIN + "\n" + "\n".join(rows) + "\n\n" + note + "\n" + README_END + tail
 
 

@@ -41,6 +41,9 @@ _IMPLAUSIBLE_NM = 200.0  # |effort| above this is implausible as a manipulator j
 # push up to a few hundred N (Hello Robot Stretch's lift, the issue's 239 N), heavy gantry axes a few kN; a Dynamixel's
 # present current in mA reaches it only on a joint that is then also implausible as torque.
 _IMPLAUSIBLE_N = 5000.0
+#: a revolute joint's |effort| up to this times its URDF effort limit is plausible as N·m (the command is clamped to
+#: the limit; a measured torque adds its noise and the friction of a backdriven joint)
+EFFORT_LIMIT_MARGIN = 1.2
 
 
 def si_effort_unit(kind: str) -> str:
@@ -75,23 +78,28 @@ def guess_effort_units(msgtypes: Iterable[str], max_abs_effort: Mapping[str, flo
 
 
 def with_joint_kinds(units: Mapping[str, str], kinds: Mapping[str, str], max_abs_effort: Mapping[str, float],
-                     reason: str) -> tuple[dict[str, str], str]:
+                     reason: str, effort_limits: Mapping[str, float] | None = None) -> tuple[dict[str, str], str]:
     """``units`` and ``reason`` revised once a URDF gives each joint's kind (``kinds``).
 
     A prismatic joint's SI effort is force [N]: every prismatic joint labelled N·m (guessed, stated, or converted by
     a torque constant) becomes "N". Where the guess was "unknown" only because some joint's |effort| is
     implausible as N·m (``reason`` says so), the guess is made again per kind: the revolute joints by the N·m bound
     over the revolute joints alone, the prismatic joints by :data:`_IMPLAUSIBLE_N` [N]; a lift's 239 N no longer
-    relabels the arm's torques. Units the user stated other than N·m, and current (mA), are left as they are.
+    relabels the arm's torques. A revolute joint's bound is its URDF effort limit where that is higher
+    (``effort_limits``, times :data:`EFFORT_LIMIT_MARGIN`): a UR10's shoulder, rated 330 N·m, reaches 204 N·m in N·m.
+    Units the user stated other than N·m, and current (mA), are left as they are.
 
     Args:
         units: {joint: unit} as loaded.  kinds: {joint: "revolute" | "continuous" | "prismatic"}.
         max_abs_effort: {joint: largest |effort| of the training data}.  reason: why ``units`` were guessed.
+        effort_limits: {joint: the URDF's effort limit [N·m or N]} (0 or missing: none given).
     """
     out = dict(units)
     magnitude = "implausible as N·m" in reason
     revolute = [j for j in units if kinds.get(j) != "prismatic"]
-    revolute_ok = max((max_abs_effort.get(j, 0.0) for j in revolute), default=0.0) <= _IMPLAUSIBLE_NM
+    limits = effort_limits or {}
+    revolute_ok = all(max_abs_effort.get(j, 0.0) <= max(_IMPLAUSIBLE_NM, EFFORT_LIMIT_MARGIN * limits.get(j, 0.0))
+                      for j in revolute)
     changed = []
     for joint, unit in units.items():
         prismatic = kinds.get(joint) == "prismatic"
@@ -107,7 +115,8 @@ def with_joint_kinds(units: Mapping[str, str], kinds: Mapping[str, str], max_abs
     force = [j for j in units if out[j] == NEWTON and kinds.get(j) == "prismatic"]
     torque = [j for j in changed if out[j] == NEWTON_METRE]
     parts = ([f"the URDF's prismatic joint(s) {force}: force in N"] if force else []) + (
-        [f"joint(s) {torque}: torque plausible as N·m once the prismatic joints' force is told apart"]
+        [f"joint(s) {torque}: torque plausible as N·m once the prismatic joints' force is told apart and each joint "
+         "is held to its URDF effort limit"]
         if torque else [])
     return out, "; ".join(parts) + f" (as loaded: {reason})"
 

@@ -313,7 +313,9 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         note = reduced.describe()
         log(f"URDF {urdf_source}: {note}")
         kinds = dict(zip(ds.joint_names, reduced.kinds))
-        units, unit_reason = with_joint_kinds(units, kinds, _peak_effort(ds.episodes, ds.joint_names), unit_reason)
+        limits = dict(zip(ds.joint_names, (float(v) for v in reduced.model.effortLimit[reduced.idx_v])))
+        units, unit_reason = with_joint_kinds(units, kinds, _peak_effort(ds.episodes, ds.joint_names), unit_reason,
+                                              limits)
     not_si_units = not_si(units, kinds)
     if not_si_units:
         log(f"effort unit {unit_label(not_si_units)} for joint(s) {list(not_si_units)} ({unit_reason}): errors are "

@@ -119,3 +119,25 @@ def test_a_floating_or_planar_joint_in_the_controlled_set_is_refused_naming_it(t
                         '<axis xyz="0 0 1"/></joint></robot>')
         with pytest.raises(RobotDescriptionError, match=rf"joint 'base_joint' is {kind} \(\d DOF\).*lock it"):
             load_robot_description(urdf, ["base_joint"])
+
+
+def test_a_heavy_arms_torque_within_its_urdf_effort_limits_is_newton_metres():
+    """A UR10 in the catalog demo: its shoulder (URDF effort limit 330 N·m) reached 203.8 N·m, above the 200 N·m that
+    is implausible for an arm without a URDF, and its models were labelled "unknown" and refused by the controller.
+    Within 1.2x each joint's URDF limit the torque is N·m; beyond it, or without limits, it stays unknown."""
+    peaks = {"shoulder_pan_joint": 60.0, "shoulder_lift_joint": 203.8, "elbow_joint": 90.0}
+    kinds = dict.fromkeys(peaks, "revolute")
+    limits = {"shoulder_pan_joint": 330.0, "shoulder_lift_joint": 330.0, "elbow_joint": 150.0}
+    loaded, why = guess_effort_units(set(), peaks)
+    assert set(loaded.values()) == {"unknown"}
+    assert with_joint_kinds(loaded, kinds, peaks, why)[0] == loaded
+    units, reason = with_joint_kinds(loaded, kinds, peaks, why, limits)
+    assert set(units.values()) == {"N*m"} and "URDF effort limit" in reason
+    # a current bag (mA) far above every limit stays unknown
+    current = {"shoulder_pan_joint": 2400.0, "shoulder_lift_joint": 3100.0, "elbow_joint": 900.0}
+    loaded, why = guess_effort_units(set(), current)
+    assert with_joint_kinds(loaded, kinds, current, why, limits)[0] == loaded
+    # one joint beyond 1.2x its limit keeps the whole bag unknown (one driver reports one quantity)
+    over = {**peaks, "elbow_joint": 250.0}
+    loaded, why = guess_effort_units(set(), over)
+    assert set(with_joint_kinds(loaded, kinds, over, why, limits)[0].values()) == {"unknown"}

@@ -27,14 +27,14 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from ..models.base import check_joint_arrays
 from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .external_forces import ExternalForces
-from .geared import inverse_with_friction
+from .ground_truth import GroundTruth
 from .model_build import build_model, draw_payload
 from .normals import NormalPool
 from .servo import present_load
+from .views import as_slice, view
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
 
@@ -69,7 +69,7 @@ class JointMeasurement:
         return m
 
 
-class SimArm:
+class SimArm(GroundTruth):
     """MuJoCo arm built from a URDF. One instance owns one MjModel/MjData pair.
 
     Args:
@@ -146,8 +146,8 @@ class SimArm:
         self._filter_gain = 1.0 - float(np.exp(-2.0 * np.pi * fc * config.timestep)) if fc > 0 else 0.0
         self._record = bool(self.measurement_delay_steps or self._filter_gain)  # keep a state history
         # Slices (views, cheaper than index arrays) when the actuated dofs / qpos entries are contiguous.
-        self._fdof = self._as_slice(self._dof)
-        self._fqadr = self._as_slice(self._qadr)
+        self._fdof = as_slice(self._dof)
+        self._fqadr = as_slice(self._qadr)
 
     def _init_hot_path(self, config: SimArmConfig) -> None:
         """Workspaces and views of MuJoCo's arrays for :meth:`step` and :meth:`measure`.
@@ -168,21 +168,14 @@ class SimArm:
         self._s = np.empty(n)  # the Stribeck curve
         self._qbuf = np.empty(n)  # q / resolution
         d, m = self.data, self.model
-        self._qpos_v = _view(d.qpos, self._fqadr)
-        self._qvel_v = _view(d.qvel, self._fdof)
-        self._qfrc_v = _view(d.qfrc_applied, self._fdof)
-        self._floss_v = _view(m.dof_frictionloss, self._fdof)
+        self._qpos_v = view(d.qpos, self._fqadr)
+        self._qvel_v = view(d.qvel, self._fdof)
+        self._qfrc_v = view(d.qfrc_applied, self._fdof)
+        self._floss_v = view(m.dof_frictionloss, self._fdof)
         # where the dofs are not contiguous: write into buffers, then through the index array
         self._scatter = not isinstance(self._fdof, slice)
         self._force = self._qfrc_v if isinstance(self._qfrc_v, np.ndarray) else np.empty(n)
         self._budget = self._floss_v if isinstance(self._floss_v, np.ndarray) else np.empty(n)
-
-    @staticmethod
-    def _as_slice(index: np.ndarray) -> slice | np.ndarray:
-        """``index`` as a slice when it is a contiguous increasing run, else unchanged."""
-        if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
-            return slice(int(index[0]), int(index[0]) + len(index))
-        return index
 
     _draw_payload = staticmethod(draw_payload)
     _build_model = staticmethod(build_model)
@@ -399,83 +392,3 @@ class SimArm:
             return q.copy()
         step = np.where(res > 0, res, 1.0)
         return np.where(res > 0, np.round(q / step) * step, q)
-
-    def inverse_dynamics(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, *, friction: bool = False) -> np.ndarray:
-        """Ground-truth inverse dynamics of the simulator (MuJoCo ``mj_inverse``).
-
-        Args:
-            q, dq, ddq: (N, J) or (J,) joint position [rad], velocity [rad/s], acceleration [rad/s²].
-            friction: add the joint effects: viscous damping ``d*dq``, dry friction sign(dq) F(dq, |tau|) (Stribeck
-                and load-dependent, :func:`~deadzone_id_ros.sim.geared.inverse_with_friction`; constant Coulomb
-                friction in profile "ideal") and minus the position-periodic ripple. This is the simulator's true
-                inverse dynamics on the given inputs: inside the dead zone the true torque is anywhere in the band,
-                and delays, filters and the random ripple are not in it.
-
-        Returns:
-            tau: same leading shape as the inputs, [N·m]: M(q) ddq + C(q, dq) dq + g(q) (+ joint effects), including
-            the rotor armature.
-
-        Raises:
-            ValueError: an argument not of shape (N, J) or (J,), or unlike q (names it and both shapes).
-        """
-        q, dq, ddq = check_joint_arrays(self.n_joints, q=q, dq=dq, ddq=ddq)
-        single = q.ndim == 1
-        q2, dq2, ddq2 = (np.atleast_2d(a) for a in (q, dq, ddq))
-        out = np.empty_like(q2)
-        m, d = self._id_model, self._id_data
-        for k in range(q2.shape[0]):
-            d.qpos[self._qadr] = q2[k]
-            d.qvel[self._dof] = dq2[k]
-            d.qacc[self._dof] = ddq2[k]
-            mujoco.mj_inverse(m, d)
-            out[k] = d.qfrc_inverse[self._dof]
-        if friction:
-            if self._ideal:
-                out = out + np.asarray(self.config.damping) * dq2 + np.asarray(self.config.frictionloss) * np.sign(dq2)
-            else:
-                base = out + np.asarray(self.config.damping) * dq2 - self.ripple(q2)
-                out = inverse_with_friction(base, dq2, self._coulomb, self._ratio, self._load, self._load_s, self._vs,
-                                            self._alpha)
-        return out[0] if single else out
-
-    def ripple(self, q: np.ndarray) -> np.ndarray:
-        """Position-periodic torque ripple A sin(n q) [N·m] at ``q`` (..., J) [rad] (zero when A = 0)."""
-        return self._ripple_a * np.sin(self._ripple_n * np.asarray(q, dtype=float))
-
-    def band(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Centre and half width [N·m] of the torque band a stuck joint accepts, each (N, J) for (N, J) inputs.
-
-        Centre: rigid body + viscous - ripple. Half width: static friction Fs plus the load term at rest,
-        Kl + Kls times the centre's magnitude (an approximation: the load is the torque at the centre).
-        """
-        centre = self.inverse_dynamics(q, dq, ddq) + np.asarray(self.config.damping) * np.asarray(dq) - self.ripple(q)
-        half = np.asarray(self.config.frictionloss) + (self._load + self._load_s) * np.abs(centre)
-        return centre, half
-
-
-def _view(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray | _Indexed:
-    """The entries ``index`` of a MuJoCo array: a view for a slice, else an :class:`_Indexed` that indexes on each
-    access."""
-    return array[index] if isinstance(index, slice) else _Indexed(array, index)
-
-
-class _Indexed:
-    """The entries ``index`` (an index array) of a MuJoCo array, with the part of an array view's interface that
-    :class:`SimArm` uses: ``np.asarray``/``np.array``, ``tolist`` and ``x[:] = values``."""
-
-    __slots__ = ("_array", "_index")
-
-    def __init__(self, array: np.ndarray, index: np.ndarray) -> None:
-        self._array, self._index = array, index
-
-    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
-        """The entries as a new array."""
-        return self._array[self._index]
-
-    def tolist(self) -> list[float]:
-        """The entries as floats."""
-        return self._array[self._index].tolist()
-
-    def __setitem__(self, key: slice, values: object) -> None:
-        """Write ``values`` (one per entry) into the entries; ``key`` must be ``slice(None)`` (``x[:] = values``)."""
-        self._array[self._index] = values

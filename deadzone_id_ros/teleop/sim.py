@@ -26,6 +26,7 @@ from ..sensing.contact import StaticFrictionBand
 from ..sensing.sensor import ForceSensor, SensingSample
 from ..sim.arm import SimArm
 from ..sim.external_forces import ExternalForces
+from ..sim.views import as_slice
 from .bilateral import BilateralController
 
 __all__ = ["OperatorHand", "TeleopRig", "TeleopTrace", "TrueTorqueSensor"]
@@ -61,15 +62,18 @@ class OperatorHand(ExternalForces):
         # the qpos address of each actuated dof (hinge joints: one dof, one qpos entry)
         self._qadr = np.array([model.jnt_qposadr[int(np.flatnonzero(model.jnt_dofadr == d)[0])] for d in dof])
         self.hand_torque = np.zeros(n)
-        self._views: tuple[Any, ...] = ()  # (data, its qpos, qvel, qfrc_applied entries of the arm), see step
+        # the MjData of _views, and its qpos, qvel, qfrc_applied entries of the arm (None: not contiguous), see step
+        self._views_of: mujoco.MjData | None = None
+        self._views: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def _arm_views(self, data: mujoco.MjData) -> tuple[Any, ...]:
-        """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints: views (built once per MjData) where
-        the addresses are contiguous, else index arrays to gather and scatter with."""
-        if not self._views or self._views[0] is not data:
-            q, v = SimArm._as_slice(self._qadr), SimArm._as_slice(self._dof)
+    def _arm_views(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints as views (built once per MjData) where
+        the addresses are contiguous, else None (index arrays gather and scatter them)."""
+        if self._views_of is not data:
+            q, v = as_slice(self._qadr), as_slice(self._dof)
             contiguous = isinstance(q, slice) and isinstance(v, slice)
-            self._views = (data, data.qpos[q], data.qvel[v], data.qfrc_applied[v]) if contiguous else (data,)
+            self._views_of = data
+            self._views = (data.qpos[q], data.qvel[v], data.qfrc_applied[v]) if contiguous else None
         return self._views
 
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
@@ -78,10 +82,11 @@ class OperatorHand(ExternalForces):
             super().step(model, data)
             return
         views = self._arm_views(data)
-        if len(views) == 1:
+        qfrc: np.ndarray | None
+        if views is None:
             q, dq, qfrc = data.qpos[self._qadr], data.qvel[self._dof], None
         else:
-            _, q, dq, qfrc = views
+            q, dq, qfrc = views
         hand = self._k * (np.asarray(self.reference(float(data.time)), dtype=float) - q) - self._d * dq
         if qfrc is None:
             data.qfrc_applied[self._dof] += hand

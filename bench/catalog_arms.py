@@ -226,8 +226,10 @@ def readme_table(text: str, doc: dict[str, Any]) -> str:
                  if r.get("demo") == "ok" else "—")
         rows.append(f"| {name} | {r['verdict']} | {floor} | {usable} | {track} |")
     reruns = "".join(f" {n}'s demo: {r['date']} (commit {r['commit']})." for n, r in doc.get("reruns", {}).items())
-    note = (f"Measured on {doc['date']} (commit {doc['commit']});{reruns} the robot check's fixes and the arms it "
+    note = (f"Measured on {doc['date']} (commit {doc['commit']});{reruns} The robot check's fixes and the arms it "
             "refuses: [docs/arms.md](docs/arms.md).")
+    if not reruns:
+        note = note.replace("); The robot", "); the robot")
     return head + README_BEGIN + "\n" + "\n".join(rows) + "\n\n" + note + "\n" + README_END + tail
 
 

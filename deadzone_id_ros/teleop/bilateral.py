@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import check_positive
 from ..control.controller import FeedforwardController
 from ..control.trajectory import TrajectorySampler
 from ..sensing.sensor import ForceSensor, SensingSample
@@ -86,9 +87,7 @@ class BilateralConfig:
             raise ValueError(f"mode = {self.mode!r} must be one of {list(TELEOP_MODES)}")
         for name, positive in (("position_scale", True), ("force_scale", True), ("force_gain", False),
                                ("force_damping", False)):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and (v > 0 if positive else v >= 0)):
-                raise ValueError(f"{name} = {v!r} must be a finite number {'>' if positive else '>='} 0")
+            check_positive(name, getattr(self, name), allow_zero=not positive)
 
 
 class LiveReference(TrajectorySampler):

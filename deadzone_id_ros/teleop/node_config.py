@@ -7,10 +7,10 @@ control law.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .bilateral import TELEOP_MODES, BilateralConfig, BilateralController
+from ..config import check_positive
+from .bilateral import BilateralConfig, BilateralController
 
 __all__ = ["TeleopNodeConfig"]
 
@@ -54,16 +54,13 @@ class TeleopNodeConfig:
     watchdog_steady_timeout: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.mode not in TELEOP_MODES:
-            raise ValueError(f"mode = {self.mode!r} must be one of {list(TELEOP_MODES)}")
         if not self.model:
             raise ValueError("model must be nominal, identified or a learned model path, got ''")
         self.mapping()
-        self.bilateral()
-        for name, positive in (("cutoff", True), ("watchdog_steady_timeout", True), ("max_stamp_skew", False)):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and (v > 0 if positive else v >= 0)):
-                raise ValueError(f"{name} = {v!r} must be a finite number {'>' if positive else '>='} 0")
+        self.bilateral()  # mode, scales and gains: BilateralConfig checks them
+        check_positive("cutoff", self.cutoff)
+        check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
+        check_positive("max_stamp_skew", self.max_stamp_skew, allow_zero=True)
 
     def mapping(self) -> dict[str, str] | None:
         """{follower joint: leader joint} of ``joint_map``, or None (map by name).

@@ -135,6 +135,13 @@ def page(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stamp() -> dict[str, str]:
+    """{"date": now (UTC, ISO 8601), "commit": the checkout's short commit, "?" outside git} of a run."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "commit": commit.strip() or "?"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out/catalog_arms"))
@@ -152,24 +159,19 @@ def main() -> int:
             _, doc["refused"], doc["unusable"] = _classify()
         if args.demo:  # rerun these arms' demos into the earlier record
             args.out.mkdir(parents=True, exist_ok=True)
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
             for name in args.demo:
                 row = doc["arms"].get(name)
                 if row is None or row.get("verdict") != "trustworthy":
                     raise SystemExit(f"--demo {name}: not a trustworthy arm of {args.from_json}")
                 print(f"demo {name} (rerun)", flush=True)
                 row.update(_demo(name, args.out))
-                doc.setdefault("reruns", {})[name] = {
-                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "commit": commit.strip() or "?"}
+                doc.setdefault("reruns", {})[name] = _stamp()
                 args.from_json.write_text(json.dumps(doc, indent=1) + "\n")
                 _write(doc, args)
     else:
         args.out.mkdir(parents=True, exist_ok=True)
         arms, refused, unusable = _classify()
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
-        doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "commit": commit.strip() or "?", "loadavg": list(os.getloadavg()), "arms": {}, "refused": refused,
+        doc = {**_stamp(), "loadavg": list(os.getloadavg()), "arms": {}, "refused": refused,
                "unusable": unusable}
         names = args.robots or arms
         for name in names:  # every check first (seconds each), then the demos (minutes each)

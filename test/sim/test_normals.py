@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -39,11 +40,13 @@ def test_pool_rejects_bad_arguments(kwargs: dict, match: str) -> None:
 
 
 def _plain_step(arm: SimArm, tau: np.ndarray, rng: np.random.Generator) -> None:
-    """The simulator's step written as the array expressions of sim/geared.py, one numpy call per draw."""
+    """The simulator's step written as the array expressions of sim/geared.py, one numpy call per draw; the Stribeck
+    curve per joint with the platform's exp and pow, as the simulator evaluates it (numpy's vectorized exp and pow
+    can differ from them in the last bit; test_geared.py compares the budget with geared.friction_budget)."""
     commanded = np.clip(tau, -arm.effort_limit, arm.effort_limit)
     d, dof = arm.data, arm._dof
     t = np.abs(commanded)
-    s = np.exp(-((np.abs(d.qvel[dof]) * arm._inv_vs) ** arm._alpha))
+    s = np.array([math.exp(-((abs(v) * i) ** arm._alpha)) for v, i in zip(d.qvel[dof].tolist(), arm._inv_vs)])
     arm.model.dof_frictionloss[dof] = arm._coulomb + arm._load * t + s * (arm._coulomb_r + arm._load_s * t)
     d.qfrc_applied[dof] = commanded + arm._noise_std * rng.standard_normal(arm.n_joints)
     import mujoco

@@ -68,8 +68,16 @@ class LoadFriction:
         return friction_features(dq, tau, self.stribeck_velocity, self.exponent)
 
     def torque(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """phi theta (..., J) [N·m]: the part of the raw residual the law explains (subtract it from the residual)."""
-        return np.einsum("...jk,jk->...j", self.features(dq, tau), self.theta)
+        """phi theta (..., J) [N·m]: the part of the raw residual the law explains (subtract it from the residual).
+
+        Evaluated factored, sgn (th0 + s th1 + |tau| (th2 + s th3)) + th4 dq, without building phi: the same sum in
+        another order (equal to the last bits), at a third of the cost on one sample (the estimator's every tick).
+        """
+        dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+        th = self.theta
+        sign = np.tanh(dq / SIGN_VELOCITY)
+        s = np.exp(-((np.abs(dq) / self.stribeck_velocity) ** self.exponent))
+        return sign * (th[:, 0] + s * th[:, 1] + np.abs(tau) * (th[:, 2] + s * th[:, 3])) + th[:, 4] * dq
 
     def load_gain(self) -> np.ndarray:
         """(J,) the identified growth of the static friction with |tau_m| at rest (|load + load x Stribeck|) [1]."""

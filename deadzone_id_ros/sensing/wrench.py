@@ -105,11 +105,16 @@ class WrenchEstimator:
         self.singular_ratio = float(singular_ratio)
         self._rows = 3 if components == "force" else 6
         self._iv = self.robot.idx_v
+        # every joint one configuration entry, in order (no continuous joint): q is pinocchio's configuration
+        self._direct = bool(np.all(self.robot.nq_joint == 1)
+                            and np.array_equal(self.robot.idx_q, np.arange(self.model.nq)))
+        self._notes: dict[bytes, str] = {}  # observable -> note, away from singular poses (the note is then fixed)
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """(6, J) frame Jacobian at q (J,) [rad], world-aligned axes (linear [m], angular [1] rows)."""
         pin = self._pin
-        config = self.robot.configuration(np.asarray(q, dtype=float))[0]
+        q = np.asarray(q, dtype=float)
+        config = q if self._direct else self.robot.configuration(q)[0]
         jac = pin.computeFrameJacobian(self.model, self.data, config, self._fid, pin.LOCAL_WORLD_ALIGNED)
         return np.asarray(jac[:, self._iv])
 
@@ -127,14 +132,24 @@ class WrenchEstimator:
         jac = self.jacobian(q)[: self._rows]  # (m, J); tau = jac^T F
         u, s, vt = np.linalg.svd(jac.T, full_matrices=False)  # jac^T = U S V^T, (J, m)
         keep = s > self.singular_ratio * (s[0] if s.size and s[0] > 0 else 1.0)
-        near_singular = bool(np.count_nonzero(keep) < min(n, self._rows))
-        f = vt[keep].T @ ((u[:, keep].T @ tau_ext) / s[keep])
-        wrench = np.zeros(6)
-        wrench[: self._rows] = f
-        basis = vt[keep]  # rows span the observable subspace of F
+        kept = int(np.count_nonzero(keep))
+        near_singular = kept < min(n, self._rows)
         observable = np.zeros(6, dtype=bool)
-        observable[: self._rows] = np.linalg.norm(basis, axis=0) > 0.99 if basis.size else False
-        note = self._note(observable, near_singular, s)
+        wrench = np.zeros(6)
+        if kept == self._rows:  # J >= m, every direction kept (the usual pose): V is square, no masks needed
+            wrench[: self._rows] = vt.T @ ((u.T @ tau_ext) / s)
+            observable[: self._rows] = True  # the rows of a square orthogonal V span every axis
+        else:
+            wrench[: self._rows] = vt[keep].T @ ((u[:, keep].T @ tau_ext) / s[keep])
+            basis = vt[keep]  # rows span the observable subspace of F
+            observable[: self._rows] = np.linalg.norm(basis, axis=0) > 0.99 if basis.size else False
+        if near_singular:
+            note = self._note(observable, near_singular, s)
+        else:
+            key = observable.tobytes()
+            if key not in self._notes:
+                self._notes[key] = self._note(observable, False, s)
+            note = self._notes[key]
         return WrenchEstimate(wrench, observable, s, near_singular, note)
 
     def _note(self, observable: np.ndarray, near_singular: bool, s: np.ndarray) -> str:

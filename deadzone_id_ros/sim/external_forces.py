@@ -182,6 +182,9 @@ class ExternalForces:
         self._is_contact = np.zeros(max(int(t) for t in mujoco.mjtConstraint.__members__.values()) + 1, dtype=bool)
         self._is_contact[contact_types] = True
         self.true_torque = np.zeros(len(self._dof))
+        # the true torque and force of a step without push or contact: shared, read-only (every step assigns anew)
+        self._no_torque, self._no_force = np.zeros(len(self._dof)), np.zeros(3)
+        self._no_torque.flags.writeable = self._no_force.flags.writeable = False
 
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """One physics step with the pushes applied; records :attr:`true_torque` (push + contact).
@@ -193,8 +196,7 @@ class ExternalForces:
         if not self.pushes:
             mujoco.mj_step(model, data)
             if self.obstacle is None or not data.ncon:
-                self.true_torque = np.zeros(len(self._dof))
-                self.true_force = np.zeros(3)
+                self.true_torque, self.true_force = self._no_torque, self._no_force
                 return
             qfrc = self._qfrc
             qfrc[:] = 0.0

@@ -8,18 +8,11 @@ frames are the recorded values wherever a message falls on a frame time. LeRobot
 state is the observation and the leader's position the action. Features (one value per follower joint, names
 ``"<joint>.<suffix>"``; units in info.json ``units``, a key LeRobot ignores):
 
-=========================================  ==========================  ========  ====================================
-feature                                    source                      unit      required
-=========================================  ==========================  ========  ====================================
-``observation.state`` (``.pos``)           follower joint_states q     rad       yes
-``action`` (``.pos``)                      leader joint_states q       rad       yes
-``observation.velocity`` (``.vel``)        follower dq                 rad/s     no (left out when not recorded)
-``observation.effort``                     follower effort             N·m       no
-``observation.external_torque``            follower estimate topic     N·m       no (left out when the topic is
-``..._half_width``, ``..._true``           dead-zone half width, true  N·m       missing)
-``leader.velocity``, ``leader.effort``,    the leader's                          no
-``leader.external_torque[_half_width|_true]``
-=========================================  ==========================  ========  ====================================
+- required: ``observation.state`` (``.pos``), the follower's q [rad]; ``action`` (``.pos``), the leader's q [rad];
+- left out when not recorded: ``observation.velocity`` (``.vel``) [rad/s] and ``observation.effort`` [N·m], the
+  follower's; ``observation.external_torque``, ``..._half_width`` and ``..._true`` [N·m], the follower's estimate, its
+  dead-zone half width and the true torque (:data:`FEATURES`); ``leader.velocity``, ``leader.effort``,
+  ``leader.external_torque[_half_width|_true]``, the leader's.
 
 The topics are :class:`DemoTopics` (defaults: the in-process bag's). A torque topic may be std_msgs/Float64MultiArray
 (values in its arm's joint order, stamped by log time) or sensor_msgs/JointState (``effort``, mapped by joint name,

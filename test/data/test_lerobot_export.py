@@ -193,3 +193,28 @@ def test_cli_exports_and_names_what_it_left_out(demo, tmp_path, capsys):
     assert "leader.external_torque_true" not in features and "observation.external_torque_true" not in features
     assert main(["export-lerobot", str(bag), "--out", str(tmp_path / "x"), "--topic", "torque=/t"]) == 2
     assert "--topic 'torque=/t' must be KEY=TOPIC with KEY one of" in capsys.readouterr().err
+
+
+def test_lerobots_own_loader_reads_the_export(demo, tmp_path, monkeypatch):
+    """lerobot's ``LeRobotDataset`` of format v2.1 (lerobot 0.3.x; skipped where it is not installed, it is no
+    requirement) loads the export: its timestamp check, stats and frames, and an action chunk by delta_timestamps."""
+    lerobot_dataset = pytest.importorskip("lerobot.datasets.lerobot_dataset")
+    if lerobot_dataset.CODEBASE_VERSION != "v2.1":
+        pytest.skip(f"lerobot writes format {lerobot_dataset.CODEBASE_VERSION}, not v2.1")
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tr, bag = demo
+    res = export_lerobot([bag, trace_to_bag(_trace(seed=3), LEADER, JOINTS, tmp_path / "d2", start_time=START)],
+                         tmp_path / "ds", task="hold the box")
+    ds = lerobot_dataset.LeRobotDataset("local/teleop_demo", root=res.root,
+                                        delta_timestamps={"action": [0.0, 0.02, 0.04]})
+    assert ds.num_episodes == 2 and ds.num_frames == res.frames == 100 and ds.fps == 50
+    item = ds[res.episodes[0].frames + 7]
+    assert int(item["episode_index"]) == 1 and int(item["frame_index"]) == 7 and item["task"] == "hold the box"
+    q = pq.read_table(res.root / "data/chunk-000/episode_000001.parquet").column("observation.state").to_pylist()
+    np.testing.assert_allclose(item["observation.state"].numpy(), q[7])
+    assert tuple(item["action"].shape) == (3, 3) and not item["action_is_pad"].any()
+    np.testing.assert_allclose(ds.meta.stats["observation.state"]["max"],
+                               np.max(np.asarray(q + pq.read_table(res.root / "data/chunk-000/episode_000000.parquet")
+                                                 .column("observation.state").to_pylist()), axis=0), rtol=1e-6)

@@ -1,4 +1,4 @@
-"""``deadzone-id export-lerobot BAG [BAG ...] --out DIR [--fps 50] [--task TEXT] [--topic KEY=TOPIC ...]``.
+"""``deadzone-id export-lerobot BAG [BAG ...] --out DIR [--fps 50] [--task TEXT] [--live] [--topic KEY=TOPIC ...]``.
 
 Writes teleoperation demonstrations (rosbag2, as ``deadzone-id teleop --record`` or a live recording of the teleop
 launch writes them) as one LeRobot dataset, format v2.1 (meta/info.json, episodes.jsonl, tasks.jsonl,
@@ -7,10 +7,9 @@ observation.state = the follower's q [rad], action = the leader's q [rad], obser
 observation.effort [N·m], observation.external_torque with its dead-zone half width and the true one [N·m], and the
 leader's (leader.*). A topic the bags lack is left out with a note; a missing joint_states topic is an error.
 
-A live recording of the teleop launch names its torque topics after the node (sensor_msgs/JointState, effort), e.g.
---topic follower_torque=/teleop_bilateral/follower/external_torque
---topic follower_half_width=/teleop_bilateral/follower/external_torque_band. The topic keys (KEY= leaves an optional
-one out) and their defaults, the in-process bag's, follow in --help.
+A live recording of the teleop launch (launch/teleop.launch.yaml's nodes) names its torque topics after the nodes
+(sensor_msgs/JointState, the torque in effort): --live reads those (teleop_bilateral's estimates and bands, the
+simulators' true torques). The topic keys (KEY= leaves an optional one out) and their defaults follow in --help.
 """
 
 from __future__ import annotations
@@ -27,8 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     from ..data.lerobot_export import DEFAULT_FPS, DEFAULT_TASK, DemoTopics
 
-    table = "\n".join(f"    {f.name:22s}{f.default}" for f in fields(DemoTopics))
-    keys = "--topic KEY=TOPIC keys and their defaults:\n\n" + table
+    live = DemoTopics.live()
+    table = "\n".join(f"    {f.name:20s}{f.default}" + (f"  (--live: {getattr(live, f.name)})"
+                                                         if getattr(live, f.name) != f.default else "")
+                      for f in fields(DemoTopics))
+    keys = "--topic KEY=TOPIC keys and their defaults (the in-process bag's):\n\n" + table
     p = subparsers.add_parser(
         "export-lerobot",
         help="write teleoperation demonstration bags as a LeRobot dataset (v2.1, parquet)",
@@ -41,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--task", default=DEFAULT_TASK, help=f"task text of every episode (default {DEFAULT_TASK!r})")
     p.add_argument("--robot-type", default="", help="info.json robot_type (default: the first bag's episode.yaml "
                    "robot)")
+    p.add_argument("--live", action="store_true",
+                   help="the torque topics of a live recording of the teleop launch (listed below), not the "
+                   "in-process bag's; --topic overrides them")
     p.add_argument("--topic", action="append", default=[], metavar="KEY=TOPIC",
                    help="a topic other than the default (keys above); repeat per topic")
     p.set_defaults(func=run)
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from ..data.lerobot_export import DemoTopics, export_lerobot, parse_topic_override
 
-    topics = DemoTopics()
+    topics = DemoTopics.live() if args.live else DemoTopics()
     for spec in args.topic:
         topics = parse_topic_override(topics, spec)
     res = export_lerobot(args.bags, args.out, fps=args.fps, topics=topics, task=args.task,

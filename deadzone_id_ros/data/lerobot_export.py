@@ -67,6 +67,17 @@ class DemoTopics:
     leader_half_width: str = "/leader/external_torque/half_width"
     leader_true: str = "/leader/external_torque/true"
 
+    @classmethod
+    def live(cls) -> DemoTopics:
+        """The topics of a live recording of ``launch/teleop.launch.yaml``'s nodes (sensor_msgs/JointState, torque in
+        ``effort``, stamped like the states): teleop_bilateral's estimates and bands, each simulator's true torque."""
+        return cls(follower_torque="/teleop_bilateral/follower/external_torque",
+                   follower_half_width="/teleop_bilateral/follower/external_torque_band",
+                   follower_true="/follower/follower_sim/true_external_torque",
+                   leader_torque="/teleop_bilateral/leader/external_torque",
+                   leader_half_width="/teleop_bilateral/leader/external_torque_band",
+                   leader_true="/leader/leader_sim/true_external_torque")
+
     def __post_init__(self) -> None:
         for name in ("follower_state", "leader_state"):
             if not getattr(self, name):
@@ -171,9 +182,14 @@ class _Demo:
     topics: dict[str, str]
 
 
-def _state_times(stamp_ns: np.ndarray, log_ns: np.ndarray) -> np.ndarray:
-    """Header stamps when every message is stamped, else log (receive) times [ns]."""
-    return stamp_ns if len(stamp_ns) and np.all(stamp_ns > 0) else log_ns
+def _stamped(stamp_ns: np.ndarray, log_ns: np.ndarray, values: np.ndarray) -> _Series:
+    """A JointState topic's series on its header stamps, as :func:`~.bag.recording.read_recording` takes them:
+    messages stamped zero are left out (e.g. a simulator's state before its first step), and only when none is
+    stamped are the log (receive) times used."""
+    stamped = (stamp_ns > 0) | (stamp_ns == log_ns)  # a zero stamp logged at time 0 is a real one
+    if not stamped.any():
+        return _sorted(log_ns, values)
+    return _sorted(stamp_ns[stamped], values[stamped])
 
 
 def _sorted(t_ns: np.ndarray, values: np.ndarray) -> _Series:
@@ -205,7 +221,7 @@ def _read_topic(h: BagHandle, topic: str, arm_joints: tuple[str, ...], joints: t
     if msgtype == JOINT_STATE_TYPE:
         s = read_joint_states(h, topic)
         cols = _reorder(where, s.joint_names, joints)
-        return _sorted(_state_times(s.stamp_ns, s.log_ns), s.effort[:, cols])
+        return _stamped(s.stamp_ns, s.log_ns, s.effort[:, cols])
     if msgtype != _FLOAT_ARRAY:
         raise DataError(f"{where} has type {msgtype}, expected {_FLOAT_ARRAY} or {JOINT_STATE_TYPE}")
     cols = _reorder(where, arm_joints, joints)
@@ -251,7 +267,7 @@ def _read_demo(bag: Path, topics: DemoTopics, notes: list[str]) -> _Demo:
                 if spec.key not in _REQUIRED and not np.isfinite(values).any():
                     notes.append(f"{bag}: {spec.key} left out: topic {topic} carries no {src.field}")
                     continue
-                series[spec.key] = _sorted(_state_times(s.stamp_ns, s.log_ns), values)
+                series[spec.key] = _stamped(s.stamp_ns, s.log_ns, values)
             else:
                 topic = getattr(topics, src.field)
                 if not topic:

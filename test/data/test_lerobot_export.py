@@ -160,23 +160,58 @@ def test_a_missing_required_topic_is_named_and_optional_ones_are_left_out(tmp_pa
         export_lerobot([plain], tmp_path / "ds4", topics=DemoTopics(follower_state="/arm/joint_states"))
 
 
-def test_a_torque_topic_as_jointstate_effort_as_the_live_nodes_publish(tmp_path):
-    """A live recording's torque topics are sensor_msgs/JointState (effort, mapped by name): read by name."""
-    tr = _trace(0.4)
-    t_ns = (START * 1e9 + tr.t * 1e9).astype(np.int64)
-    torque = Recording(LEADER, t_ns, np.zeros_like(tr.est_f), np.zeros_like(tr.est_f), tr.est_f)  # LEADER order
-    bag = write_namespaced({"follower": Recording(JOINTS, t_ns, tr.q_f, tr.dq_f, tr.eff_f),
-                            "leader": Recording(LEADER, t_ns, tr.q_l, tr.dq_l, tr.eff_l),
-                            "teleop_bilateral/follower/external_torque": torque}, tmp_path / "live")
-    topics = DemoTopics(follower_torque="/teleop_bilateral/follower/external_torque/joint_states")
-    res = export_lerobot([bag], tmp_path / "ds", fps=25, topics=topics)
-    assert res.episodes[0].topics["observation.external_torque"] == topics.follower_torque
+def _live_bag(path, tr: TeleopTrace):
+    """A bag as the live launch's recorder writes one: every topic sensor_msgs/JointState stamped with the simulated
+    time (the first state of each arm stamped zero, before the simulator's first step), logged at the wall-clock
+    receive time (5 s later, jittered); the torques under the live nodes' names, the leader's in LEADER order."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    from deadzone_id_ros.data.bag import JOINT_STATE_TYPE, MessageEncoders, typestore
+
+    live = DemoTopics.live()
+    stamp = (START * 1e9 + tr.t * 1e9).astype(np.int64)
+    log = stamp + 5_000_000_000 + np.random.default_rng(1).integers(0, 400_000, len(stamp))
+    zeros = np.zeros_like(tr.q_f)
+    topics = {live.follower_state: (JOINTS, tr.q_f, tr.dq_f, tr.eff_f), live.leader_state: (LEADER, tr.q_l, tr.dq_l,
+                                                                                             tr.eff_l),
+              live.follower_torque: (JOINTS, zeros, zeros, tr.est_f), live.follower_true: (JOINTS, zeros, zeros,
+                                                                                           tr.true_f),
+              live.leader_torque: (LEADER, zeros, zeros, tr.est_l)}
+    rows = sorted((int(log[i]), topic, i) for topic in topics for i in range(len(stamp)))
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        conns = {t: writer.add_connection(t, JOINT_STATE_TYPE, typestore=typestore()) for t in topics}
+        enc = {t: MessageEncoders(v[0]) for t, v in topics.items()}
+        for log_ns, topic, i in rows:
+            _, q, dq, eff = topics[topic]
+            t_ns = 0 if i == 0 and topic.endswith("joint_states") else int(stamp[i])
+            writer.write(conns[topic], log_ns, enc[topic].joint_state(t_ns, q[i], dq[i], eff[i]))
+    return path
+
+
+def test_a_live_recording_jointstate_torques_on_header_stamps(tmp_path, capsys):
+    """The live launch's torque topics are sensor_msgs/JointState (effort, mapped by joint name) under the nodes'
+    names (--live): read on header stamps like the states (not the receive times, 5 s later), the zero-stamped first
+    states left out, the topics the recording lacks (the bands, the leader's true torque) left out and named."""
+    from deadzone_id_ros.cli.main import main
+
+    tr = _trace(0.5)
+    bag = _live_bag(tmp_path / "live", tr)
+    out = tmp_path / "ds"
+    assert main(["export-lerobot", str(bag), "--out", str(out), "--fps", "25", "--live"]) == 0
+    err = capsys.readouterr().err
+    assert "observation.external_torque_half_width left out: topic /teleop_bilateral/follower/external_torque_band " \
+           "not in bag" in err and "/leader/leader_sim/true_external_torque not in bag" in err
     import pyarrow.parquet as pq
 
-    table = pq.read_table(res.root / "data/chunk-000/episode_000000.parquet")
-    t = np.arange(res.episodes[0].frames) / 25
-    want = np.stack([np.interp(t, tr.t, tr.est_f[:, LEADER.index(j)]) for j in JOINTS], axis=1)
-    np.testing.assert_allclose(np.asarray(table.column("observation.external_torque").to_pylist()), want, atol=2e-6)
+    table = pq.read_table(out / "data/chunk-000/episode_000000.parquet")
+    assert table.num_rows == 13  # from the second state (1 ms) to the last (499 ms) at 25 fps
+    t = 1e-3 + np.arange(table.num_rows) / 25
+    for key, arr, order in (("observation.external_torque", tr.est_f, JOINTS),
+                            ("observation.external_torque_true", tr.true_f, JOINTS),
+                            ("leader.external_torque", tr.est_l, LEADER), ("observation.state", tr.q_f, JOINTS),
+                            ("action", tr.q_l, LEADER)):
+        want = np.stack([np.interp(t, tr.t, arr[:, order.index(j)]) for j in JOINTS], axis=1)
+        np.testing.assert_allclose(np.asarray(table.column(key).to_pylist()), want, atol=2e-6, err_msg=key)
 
 
 def test_cli_exports_and_names_what_it_left_out(demo, tmp_path, capsys):

@@ -264,10 +264,12 @@ def _read_demo(bag: Path, topics: DemoTopics, notes: list[str]) -> _Demo:
             if src.field in ("position", "velocity", "effort"):
                 values = getattr(s, src.field)[:, cols[src.arm]]
                 topic = getattr(topics, f"{src.arm}_state")
-                if spec.key not in _REQUIRED and not np.isfinite(values).any():
+                if not np.isfinite(values).any():
+                    if spec.key in _REQUIRED:
+                        raise DataError(f"{bag}: required topic {topic} ({src.arm} joint_states) carries no position")
                     notes.append(f"{bag}: {spec.key} left out: topic {topic} carries no {src.field}")
                     continue
-                series[spec.key] = _stamped(s.stamp_ns, s.log_ns, values)
+                got = _stamped(s.stamp_ns, s.log_ns, values)
             else:
                 topic = getattr(topics, src.field)
                 if not topic:
@@ -275,8 +277,11 @@ def _read_demo(bag: Path, topics: DemoTopics, notes: list[str]) -> _Demo:
                 if topic not in present:
                     notes.append(f"{bag}: {spec.key} left out: topic {topic} not in bag")
                     continue
-                series[spec.key] = _read_topic(h, topic, s.joint_names, joints)
-            used[spec.key] = topic
+                got = _read_topic(h, topic, s.joint_names, joints)
+                if not len(got.t_ns):
+                    notes.append(f"{bag}: {spec.key} left out: topic {topic} has no usable message")
+                    continue
+            series[spec.key], used[spec.key] = got, topic
     return _Demo(joints, series, used)
 
 

@@ -144,10 +144,13 @@ def test_a_missing_required_topic_is_named_and_optional_ones_are_left_out(tmp_pa
     assert not (tmp_path / "ds1").exists()
 
     leader = Recording(LEADER, t_ns, tr.q_l, tr.dq_l, tr.eff_l)
-    plain = write_namespaced({"follower": follower, "leader": leader}, tmp_path / "plain")
-    res = export_lerobot([plain], tmp_path / "ds2")  # no external-torque topic: left out, each named
+    empty = {"/follower/external_torque/true": (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), "follower")}
+    plain = write_namespaced({"follower": follower, "leader": leader}, tmp_path / "plain", extra=empty)
+    res = export_lerobot([plain], tmp_path / "ds2")  # no external-torque message: left out, each named
     assert "observation.external_torque" not in res.features and "observation.effort" in res.features
     assert any("/follower/external_torque/estimated not in bag" in n for n in res.notes)
+    assert any("observation.external_torque_true left out: topic /follower/external_torque/true has no usable "
+               "message" in n for n in res.notes), res.notes
     assert "observation.external_torque" not in json.loads((res.root / "meta/info.json").read_text())["features"]
 
     with pytest.raises(DataError, match="it exists"):

@@ -193,7 +193,7 @@ def test_recorded_demonstration_holds_both_arms_and_the_forces(arm, tmp_path):
 
 def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     """``deadzone-id teleop`` end to end on one short case: the report's JSON reads back as typed results, the
-    markdown names the Done-when items, the demonstration bag exists."""
+    markdown names the Done-when items, the demonstration bag exists and its LeRobot export (--lerobot) reads back."""
     import json
 
     from deadzone_id_ros.cli.main import main
@@ -201,7 +201,7 @@ def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
 
     out = tmp_path / "t"
     rc = main(["teleop", "--out", str(out), "--models", "identified", "--modes", "bilateral", "--scenarios", "hold",
-               "--seeds", "4", "--duration", "3.2", "--record"])
+               "--seeds", "4", "--duration", "3.2", "--lerobot", str(tmp_path / "lerobot")])
     assert rc == 0
     res = TeleopResults.from_dict(json.loads((out / "teleop.json").read_text()))
     case = res.case("identified", "bilateral", "hold")
@@ -210,7 +210,12 @@ def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     assert "oscillation against the box decays" in md and "Why the felt force misses" in md
     assert 0 < case.mean["stuck_share"] <= 1 and case.mean["felt_beyond_band"] <= case.mean["felt_error_settled"]
     assert (out / "plots" / "teleop_identified_bilateral_hold.png").stat().st_size > 0
-    assert (out / "demonstration" / "episode.yaml").is_file()
+    assert (out / "demonstration" / "episode.yaml").is_file()  # --lerobot records it (as --record) and exports it
+    from deadzone_id_ros.data.lerobot import open_lerobot
+
+    ds = open_lerobot(tmp_path / "lerobot")
+    assert ds.frames == 160 and ds.fps == 50 and ds.effort_unit == "N*m"  # 3.2 s at 50 fps, the last tick 3.199 s
+    assert {"observation.external_torque_true", "leader.external_torque"} <= set(ds.features)
 
 
 def test_ideal_sensing_reflects_the_true_torques_and_the_felt_error_parts_add_up(arm):

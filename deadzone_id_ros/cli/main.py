@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train",
     "evaluate": "evaluate",
     "export": "export",
+    "export-lerobot": "export_lerobot",
     "compare": "compare",
     "sweep": "sweep",
     "launch": "launch",

@@ -5,12 +5,14 @@ and a box in the follower's workspace; scenarios free motion, a push against the
 push on a stuck follower joint; unilateral (position copy) and bilateral (four-channel, force feedback) control, each
 with the nominal rigid body and the dead-zone-aware model. Writes OUT/teleop.json, OUT/teleop.md and OUT/plots/
 (:mod:`deadzone_id_ros.experiments.teleop`; see docs/teleoperation.md). With --record, one demonstration (bilateral,
-hold) is also written as a rosbag2 under OUT/demonstration.
+hold) is also written as a rosbag2 under OUT/demonstration; with --lerobot DIR it is also exported as a LeRobot
+dataset (``deadzone-id export-lerobot``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["register", "run"]
 
@@ -40,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force-scale", type=float, default=1.0, help="felt torque per contact torque")
     p.add_argument("--record", action="store_true",
                    help="also record one demonstration (bilateral, hold, first model and seed) as OUT/demonstration")
+    p.add_argument("--lerobot", default=None, metavar="DIR",
+                   help="also export the recorded demonstration (implies --record) as a LeRobot dataset (v2.1, "
+                   "parquet) at DIR, as `deadzone-id export-lerobot` does at its default 50 fps")
     p.set_defaults(func=run)
 
 
@@ -64,9 +69,16 @@ def run(args: argparse.Namespace) -> int:
     res, traces = run_teleop(settings)
     print(write_teleop(args.out, res, traces))
     print(f"wrote {args.out / 'teleop.json'} and {args.out / 'teleop.md'}; see docs/teleoperation.md")
-    if args.record:
+    if args.record or args.lerobot:
         from ..experiments.teleop.record import record_demonstration
 
         bag = record_demonstration(args.out / "demonstration", settings)
         print(f"recorded {bag}; read it with `deadzone-id inspect {bag}` or train on it with `deadzone-id train`")
+        if args.lerobot:
+            from ..data.lerobot_export import export_lerobot
+
+            res = export_lerobot([bag], args.lerobot)
+            for note in res.notes:
+                print(f"note: {note}", file=sys.stderr)
+            print(res.summary())
     return 0

@@ -21,7 +21,10 @@ effort is taken from a feature whose key or element names say ``load``, ``curren
 Its unit: a Feetech servo's ``Present_Load`` is the PWM duty in 0.1 % (:data:`~.effort_units.PRESENT_LOAD`),
 ``Present_Current`` the register's raw steps (:data:`CURRENT_UNIT`); either is carried into the bag's episode.yaml
 (``effort_unit``), so the loader, the training report and the model artifact state it and the controller refuses a
-model trained on it until a torque constant converts it to N·m (``--torque-constant JOINT:K``).
+model trained on it until a torque constant converts it to N·m (``--torque-constant JOINT:K``). A dataset whose
+info.json states ``units`` {feature: "N*m"} for its effort feature (``deadzone-id export-lerobot`` writes it; LeRobot
+ignores the key) is in N·m. Features of the observed arm (``observation.*``) are preferred, and an external-torque
+feature is never taken for the effort.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..stamps import NS_PER_S
-from .effort_units import PRESENT_LOAD
+from .effort_units import NEWTON_METRE, PRESENT_LOAD, normalize_unit
 from .types import Recording
 
 __all__ = ["CURRENT_UNIT", "INFO_FILE", "POSITION_UNITS", "LerobotDataset", "LerobotFeature",
@@ -77,7 +80,8 @@ class LerobotDataset:
         features: every info.json feature, by key.  files: (F,) the parquet files read (sorted).
         joint_names: (J,) joints of ``observation.state``.  position_columns: (J,) their elements in it.
         effort_key: the feature holding effort ("" when none); effort_columns: (J,) its element per joint.
-        effort_unit: :data:`~.effort_units.PRESENT_LOAD`, :data:`CURRENT_UNIT` or "unknown" ("" when no effort).
+        effort_unit: :data:`~.effort_units.PRESENT_LOAD`, :data:`CURRENT_UNIT`, "N*m" (info.json ``units`` says so)
+            or "unknown" ("" when no effort).
     """
 
     root: Path
@@ -197,6 +201,9 @@ def open_lerobot(path: str | Path) -> LerobotDataset:
     position = [i for i, (_, kind) in enumerate(parts) if kind in ("pos", "")]
     joints = tuple(parts[i][0] for i in position)
     effort_key, effort_cols, unit = _find_effort(features, joints, parts)
+    units = info.get("units")  # deadzone-id export-lerobot states them (LeRobot does not read this key)
+    if effort_key and isinstance(units, dict) and normalize_unit(str(units.get(effort_key, ""))) == NEWTON_METRE:
+        unit = NEWTON_METRE
     files = (p,) if p.is_file() else tuple(sorted((root / "data").glob("**/*.parquet")))
     if not files:
         raise DataError(f"{root}: no parquet file under data/ (LeRobot writes data/chunk-000/episode_000000.parquet)")
@@ -216,9 +223,11 @@ def _find_effort(features: dict[str, LerobotFeature], joints: tuple[str, ...],
         cols = {j: i for i, (j, kind) in enumerate(state_parts) if i_kind in kind.lower()}
         if joints and all(j in cols for j in joints):
             return "observation.state", tuple(cols[j] for j in joints), _unit_of(i_kind)
-    for key, feat in sorted(features.items()):
+    # the observed arm's features first (a teleoperation export also writes the leader's, leader.effort); an
+    # external-torque estimate is not the joint's effort
+    for key, feat in sorted(features.items(), key=lambda kv: (not kv[0].startswith("observation."), kv[0])):
         word = next((w for w in _EFFORT_WORDS if w in key.lower().rpartition(".")[2]), None)
-        if word is None or key == "action":
+        if word is None or key == "action" or "external" in key.lower():
             continue
         names = [_joint(n)[0] for n in feat.names]
         if names and all(j in names for j in joints):
@@ -323,7 +332,8 @@ def lerobot_recordings(ds: LerobotDataset, position_unit: str, start_time_ns: in
 
 def _effort_kind(ds: LerobotDataset) -> str:
     return {PRESENT_LOAD: "a servo's Present_Load, PWM duty in 0.1 %",
-            CURRENT_UNIT: "a servo's Present_Current, raw register steps"}.get(ds.effort_unit, "unit unknown")
+            CURRENT_UNIT: "a servo's Present_Current, raw register steps",
+            NEWTON_METRE: "joint torque, N·m as info.json units states"}.get(ds.effort_unit, "unit unknown")
 
 
 def lerobot_report(ds: LerobotDataset) -> dict[str, Any]:

@@ -107,7 +107,8 @@ class RecorderConfig:
             typestore knows (ROS 2 Kilted: ``sensor_msgs/msg/JointState``, ``std_msgs/msg/Float64MultiArray``, ...),
             e.g. a second arm's ``/leader/joint_states:sensor_msgs/msg/JointState``. A JointState topic among them
             gets the stamp checks of ``joint_state_topic``, each topic against its own previous stamp; every topic
-            (main or extra) at most once. Default: none.
+            (main or extra) at most once. Default: none. On a command line each entry is quoted (rcl's YAML
+            parser refuses an unquoted ``a:b`` in a list): ``-p "extra_topics:=['/a:sensor_msgs/msg/JointState']"``.
         thread_priority, lock_memory, cpu_affinity: real-time scheduling of the recorder's threads
             (:mod:`deadzone_id_ros.realtime`; 0 / false / empty: normal scheduling). A recorder at normal priority
             beside a controller and a simulator at real-time priority on a busy 2-core machine fell seconds behind

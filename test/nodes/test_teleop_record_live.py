@@ -2,7 +2,7 @@
 two simulated arms and teleop_bilateral with the recorder. One bag per demonstration holds both arms, their commands,
 the estimated external torques with their bands, the force channel and both simulators' true external torques; each
 arm reads back with read_recording (the path of train and compare) from its first state on, and during the push the
-estimate follows the truth. The recorder refuses an ``extra_topics`` entry it cannot subscribe to, naming it."""
+estimate follows the truth."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from conftest import executable, wait_for_progress
 from rosgraph_msgs.msg import Clock
 
 from deadzone_id_ros.data.bag import open_bag, read_joint_states, read_recording
-from deadzone_id_ros.errors import ConfigError
 from deadzone_id_ros.stamps import stamp_to_ns
 
 RUN_S = 1.5  # [s of simulated time]; the push (4 s scenario) is in contact with the box from about 0.96 s
@@ -120,25 +119,3 @@ def test_teleop_record_launch_writes_one_bag_with_both_arms_and_the_forces(proce
           f"correlation {corr:.3f}")
     assert corr > 0.8, corr
     assert np.abs(series[TRUE["leader"]].effort).max() > CONTACT_NM  # the operator's hand on the leader
-
-
-def test_ros_message_class_imports_a_type_or_names_the_parameter():
-    from std_msgs.msg import String
-
-    from deadzone_id_ros.nodes.recorder import ros_message_class
-
-    assert ros_message_class("std_msgs/msg/String", "here") is String
-    with pytest.raises(ConfigError, match=r"^here: message type 'nope_msgs/msg/X' cannot be subscribed to: the "
-                                          r"Python module nope_msgs.msg"):
-        ros_message_class("nope_msgs/msg/X", "here")
-
-
-@pytest.mark.integration
-def test_recorder_refuses_an_extra_topic_it_cannot_record(processes, tmp_path):
-    proc = processes.start([executable("recorder"), "--ros-args", "-p", f"output_dir:={tmp_path / 'rec'}",
-                            "-p", "extra_topics:=['/leader/joint_states:sensor_msgs/JointState']"], "recorder")
-    assert proc.wait(120) == 2, processes.log(proc)
-    text = processes.log(proc)
-    assert "extra_topics[0] = '/leader/joint_states:sensor_msgs/JointState'" in text, text
-    assert "(the full name is 'sensor_msgs/msg/JointState'?)" in text and "Traceback" not in text, text
-    assert not (tmp_path / "rec").exists(), "a refused recorder created its output directory"

@@ -94,17 +94,20 @@ def test_teleop_record_launch_writes_one_bag_with_both_arms_and_the_forces(proce
         assert t[0] == 1_000_000, f"{name}: first state at {t[0]} ns\n{log()}"
         assert np.all(np.diff(t) == 1_000_000), f"{name}: states missing: steps {sorted(set(np.diff(t)))[:5]}"
         assert t[-1] >= RUN_S * 1e9 - 2e6, (name, t[-1])
-        assert rec.command is not None and rec.command.shape[1] == 3 and len(rec.command) >= 0.95 * len(t), \
+        # one command per state (the answer to the state stamped 0 too), none lost (measured: at a writer depth of 10
+        # a busy machine lost a third of the leader's); the run goes on while the launch stops: +-2
+        assert rec.command is not None and rec.command.shape[1] == 3 and abs(len(rec.command) - len(t)) <= 2, \
             (name, None if rec.command is None else rec.command.shape, len(t))
         assert np.ptp(rec.position, axis=0).max() > 0.05, f"{name} did not move"
     assert arms["leader"].reference_t_ns is not None and not len(arms["leader"].reference_t_ns)  # none published
     n_states = len(arms["follower"].state_t_ns)
-    print(f"teleop_record: {n_states} states per arm ({n_states / 1e3:.3f} s simulated); "
+    print(f"teleop_record: {n_states} states per arm ({n_states / 1e3:.3f} s simulated); commands "
+          + ", ".join(f"{a} {0 if r.command is None else len(r.command)}" for a, r in arms.items()) + "; "
           + ", ".join(f"{t} {len(s)}" for t, s in series.items()))
     for topic, s in series.items():  # one per pair of states (the truth: per state), from the first pair on
-        assert len(s) >= 0.95 * n_states and s.stamp_ns[0] == 1_000_000, (topic, len(s), s.stamp_ns[:3])
+        assert abs(len(s) - n_states) <= 2 and s.stamp_ns[0] == 1_000_000, (topic, len(s), s.stamp_ns[:3])
         assert np.all(np.diff(s.stamp_ns) > 0), topic
-    assert all(n >= 0.95 * n_states for n in bands.values()), bands
+    assert all(abs(n - n_states) <= 2 for n in bands.values()), (bands, n_states)
 
     truth, estimate = series[TRUE["follower"]], series[EST["follower"]]
     common, i_true, i_est = np.intersect1d(truth.stamp_ns, estimate.stamp_ns, return_indices=True)

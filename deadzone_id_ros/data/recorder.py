@@ -100,8 +100,9 @@ class RecorderConfig:
         notes: free text for episode.yaml.
         queue_depth: subscription queue depth (reliable QoS), large enough to absorb scheduling hiccups at 1 kHz.
         drop_zero_stamp_states: do not record a JointState whose header stamp is zero (e.g. the simulator's state
-            before the first command in lockstep), so that every recorded state has a header-stamp time base. Each
-            such message is counted in episode.yaml (``zero_stamp_states``) whether dropped or not. On by default;
+            before the first command in lockstep; on every JointState topic, extras too), so that every recorded
+            state has a header-stamp time base. Each such message is counted in episode.yaml (``zero_stamp_states``,
+            all topics together; ``messages_skipped`` per topic) whether dropped or not. On by default;
             turn it off for a driver that never stamps its messages (it would otherwise record no state).
         extra_topics: further topics to record, each ``"TOPIC:TYPE"`` with TYPE a full message type name the bag
             typestore knows (ROS 2 Kilted: ``sensor_msgs/msg/JointState``, ``std_msgs/msg/Float64MultiArray``, ...),

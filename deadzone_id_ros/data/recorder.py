@@ -39,7 +39,7 @@ from .bag import (
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection
 
-__all__ = ["EpisodeWriter", "RecorderConfig", "header_stamp_ns"]
+__all__ = ["EpisodeWriter", "RecorderConfig", "extra_topic_reason", "header_stamp_ns"]
 
 
 def header_stamp_ns(data: bytes) -> int:
@@ -57,7 +57,28 @@ def header_stamp_ns(data: bytes) -> int:
     sec, nanosec = struct.unpack(order + "iI", bytes(data[4:12]))
     return sec * NS_PER_S + nanosec
 
+
 _TOPIC_RE = re.compile(r"^~?/?[A-Za-z_][A-Za-z0-9_/]*$")
+
+
+def extra_topic_reason(entry: object) -> str | None:
+    """Why ``entry`` is not a valid ``extra_topics`` entry ``"TOPIC:TYPE"``, or None when it is.
+
+    TOPIC is a topic name (``/a/b``, ``a/b`` or ``~/a``) and TYPE a full message type name
+    (``sensor_msgs/msg/JointState``) that the bag typestore (:func:`~deadzone_id_ros.data.bag.typestore`) knows.
+    """
+    if not isinstance(entry, str):
+        return f"must be a string 'TOPIC:TYPE', got {type(entry).__name__}"
+    topic, sep, typ = entry.partition(":")
+    if not sep:
+        return "must have the form 'TOPIC:TYPE' (e.g. '/leader/joint_states:sensor_msgs/msg/JointState')"
+    if not _TOPIC_RE.match(topic):
+        return f"topic {topic!r} is not a valid topic name"
+    if typ not in typestore().fielddefs:
+        hint = (f" (the full name is {typ.replace('/', '/msg/', 1)!r}?)"
+                if typ.count("/") == 1 and typ.replace("/", "/msg/", 1) in typestore().fielddefs else "")
+        return f"message type {typ!r} is not one the bag typestore knows{hint}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -79,9 +100,16 @@ class RecorderConfig:
         notes: free text for episode.yaml.
         queue_depth: subscription queue depth (reliable QoS), large enough to absorb scheduling hiccups at 1 kHz.
         drop_zero_stamp_states: do not record a JointState whose header stamp is zero (e.g. the simulator's state
-            before the first command in lockstep), so that every recorded state has a header-stamp time base. Each
-            such message is counted in episode.yaml (``zero_stamp_states``) whether dropped or not. On by default;
+            before the first command in lockstep; on every JointState topic, extras too), so that every recorded
+            state has a header-stamp time base. Each such message is counted in episode.yaml (``zero_stamp_states``,
+            all topics together; ``messages_skipped`` per topic) whether dropped or not. On by default;
             turn it off for a driver that never stamps its messages (it would otherwise record no state).
+        extra_topics: further topics to record, each ``"TOPIC:TYPE"`` with TYPE a full message type name the bag
+            typestore knows (ROS 2 Kilted: ``sensor_msgs/msg/JointState``, ``std_msgs/msg/Float64MultiArray``, ...),
+            e.g. a second arm's ``/leader/joint_states:sensor_msgs/msg/JointState``. A JointState topic among them
+            gets the stamp checks of ``joint_state_topic``, each topic against its own previous stamp; every topic
+            (main or extra) at most once. Default: none. On a command line each entry is quoted (rcl's YAML
+            parser refuses an unquoted ``a:b`` in a list): ``-p "extra_topics:=['/a:sensor_msgs/msg/JointState']"``.
         thread_priority, lock_memory, cpu_affinity: real-time scheduling of the recorder's threads
             (:mod:`deadzone_id_ros.realtime`; 0 / false / empty: normal scheduling). A recorder at normal priority
             beside a controller and a simulator at real-time priority on a busy 2-core machine fell seconds behind
@@ -103,6 +131,7 @@ class RecorderConfig:
     notes: str = ""
     queue_depth: int = 1000
     drop_zero_stamp_states: bool = True
+    extra_topics: tuple[str, ...] = ()
     thread_priority: int = 0
     lock_memory: bool = False
     cpu_affinity: tuple[int, ...] = ()
@@ -126,10 +155,23 @@ class RecorderConfig:
             raise ValueError(f"RecorderConfig.drop_zero_stamp_states = {self.drop_zero_stamp_states!r} must be true or "
                              "false")
         check_positive("RecorderConfig.queue_depth", self.queue_depth, integer=True)
+        self._check_extra_topics()
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
 
-    def topics(self) -> dict[str, str]:
-        """{topic: message type} of every recorded topic."""
+    def _check_extra_topics(self) -> None:
+        if not isinstance(self.extra_topics, (tuple, list)):
+            raise ValueError(f"RecorderConfig.extra_topics = {self.extra_topics!r} must be a list of 'TOPIC:TYPE'")
+        seen = set(self._main_topics())
+        for i, entry in enumerate(self.extra_topics):
+            reason = extra_topic_reason(entry)
+            topic = str(entry).partition(":")[0]
+            if reason is None and topic in seen:
+                reason = f"topic {topic!r} is recorded already (a main topic or an earlier entry)"
+            if reason is not None:
+                raise ValueError(f"RecorderConfig.extra_topics[{i}] = {entry!r}: {reason}")
+            seen.add(topic)
+
+    def _main_topics(self) -> dict[str, str]:
         out = {self.joint_state_topic: JOINT_STATE_TYPE, self.command_topic: COMMAND_TYPE}
         if self.reference_topic:
             out[self.reference_topic] = REFERENCE_TYPE
@@ -137,6 +179,14 @@ class RecorderConfig:
                            (self.wrench_topic, "geometry_msgs/msg/WrenchStamped")):
             if topic:
                 out[topic] = typ
+        return out
+
+    def topics(self) -> dict[str, str]:
+        """{topic: message type} of every recorded topic: the main ones, then ``extra_topics`` in their order."""
+        out = self._main_topics()
+        for entry in self.extra_topics:
+            topic, _, typ = entry.partition(":")
+            out[topic] = typ
         return out
 
 

@@ -1,4 +1,5 @@
-"""recorder: records /joint_states, /effort_controller/commands and the reference topic into rosbag2 episodes.
+"""recorder: records /joint_states, /effort_controller/commands, the reference and any further topics (parameter
+``extra_topics``, e.g. a second arm's in launch/teleop_record.launch.yaml) into rosbag2 episodes.
 
 Subscriptions take the serialized messages (``raw=True``) and hand the CDR bytes straight to
 :class:`deadzone_id_ros.data.recorder.EpisodeWriter` (rosbags' Writer; MCAP default, sqlite3 on request), so the
@@ -18,6 +19,7 @@ Parameters: config/recorder.yaml (see :class:`deadzone_id_ros.data.recorder.Reco
 from __future__ import annotations
 
 import functools
+import importlib
 import shutil
 import struct
 import sys
@@ -38,12 +40,12 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..data.bag import JOINT_STATE_TYPE, typestore
 from ..data.recorder import EpisodeWriter, RecorderConfig
-from ..errors import DeadzoneIdError
+from ..errors import ConfigError, DeadzoneIdError
 from ..realtime import RealtimeConfig
 from ..stamps import ns_to_s
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node, spin_until_shutdown
 
-__all__ = ["RecorderNode", "main"]
+__all__ = ["RecorderNode", "main", "ros_message_class"]
 
 # rosgraph_msgs/Clock in CDR: builtin_interfaces/Time (int32 sec, uint32 nanosec), after the 4-byte encapsulation
 # header whose second byte says the byte order (1: little endian)
@@ -56,6 +58,22 @@ _ROS_TYPES = {
     "std_msgs/msg/Bool": Bool,
     "geometry_msgs/msg/WrenchStamped": WrenchStamped,
 }
+
+
+def ros_message_class(typ: str, where: str) -> type:
+    """The rclpy message class of the full type name ``typ`` (``pkg/msg/Name``), for a raw subscription.
+
+    Raises:
+        ConfigError: the message package is not installed or has no such message; names ``where`` (the parameter).
+    """
+    if typ in _ROS_TYPES:
+        return _ROS_TYPES[typ]
+    package, _, name = typ.partition("/msg/")
+    try:
+        return getattr(importlib.import_module(f"{package}.msg"), name)
+    except (ImportError, AttributeError) as err:
+        raise ConfigError(f"{where}: message type {typ!r} cannot be subscribed to: the Python module {package}.msg "
+                          f"of this ROS installation has no {name} ({err})") from err
 
 
 class RecorderNode(Node):
@@ -77,12 +95,17 @@ class RecorderNode(Node):
         self.config = declare_dataclass_parameters(
             self, RecorderConfig,
             read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic",
-                       "external_torque_topic", "contact_topic", "wrench_topic", "queue_depth",
+                       "external_torque_topic", "contact_topic", "wrench_topic", "extra_topics", "queue_depth",
                        "thread_priority", "lock_memory", "cpu_affinity"),
         )
         cfg = self.config
         self.realtime_config = RealtimeConfig(cfg.thread_priority, cfg.lock_memory, cfg.cpu_affinity)  # run_node
         topics = {self.resolve_topic_name(t): typ for t, typ in cfg.topics().items()}
+        if len(topics) < len(cfg.topics()):
+            raise ConfigError(f"recorder: two recorded topics resolve to the same name: {list(cfg.topics())} -> "
+                              f"{list(topics)}")
+        classes = {topic: ros_message_class(typ, f"recorder: parameter extra_topics, {topic}")
+                   for topic, typ in topics.items()}
         self.writer = EpisodeWriter(cfg, topics)
         self._joint_state_topic = self.resolve_topic_name(cfg.joint_state_topic)
         self._have_names = False
@@ -94,8 +117,8 @@ class RecorderNode(Node):
         self._clock_ns: int | None = None  # use_sim_time: the last /clock taken [ns]
         if self._sim_time:  # every /clock, in arrival order with the recorded topics (rclpy's time source keeps 1)
             self.create_subscription(ClockMsg, "/clock", self._on_clock, qos, raw=True)
-        self._recorded_subs = {topic: self.create_subscription(_ROS_TYPES[typ], topic, self._callback(topic), qos,
-                                                               raw=True) for topic, typ in topics.items()}
+        self._recorded_subs = {topic: self.create_subscription(classes[topic], topic, self._callback(topic), qos,
+                                                               raw=True) for topic in topics}
         self._heard: set[str] = set()  # recorded topics whose subscription has matched a publisher
         # steady clock: a paused /clock must not hide a publisher that appears
         self._match_timer = self.create_timer(0.1, self._log_matches, clock=Clock(clock_type=ClockType.STEADY_TIME))

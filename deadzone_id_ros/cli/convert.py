@@ -22,6 +22,7 @@ import warnings
 
 from ..data.bag import STORAGE_CHOICES
 from ..data.convert import TIME_UNITS, convert_csv, parse_joint_spec
+from ..data.effort_units import NEWTON_METRE
 from ..errors import DataError
 from ..stamps import s_to_ns
 
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--position-unit", choices=("deg", "rad"), default=None,
                    help="LeRobot: the unit of observation.state positions (LeRobot does not record it: deg with "
                    "use_degrees, or a range normalized to [-100, 100], which needs the arm's calibration and is "
-                   "refused)")
+                   "refused); default: the unit info.json states (deadzone-id export-lerobot writes it)")
     p.add_argument("--delimiter", default=None, choices=[",", ";", "tab"],
                    help="column separator (default: detected from the header)")
     p.add_argument("--decimal", default=None, choices=[".", ","],
@@ -104,7 +105,8 @@ def _run_lerobot(args: argparse.Namespace) -> int:
     ds = open_lerobot(args.csv)
     if not ds.has_effort:
         raise DataError(ds.no_effort_reason())
-    if args.position_unit is None:
+    position_unit = args.position_unit or ds.position_unit  # given, else as the export's info.json states it
+    if not position_unit:
         raise DataError(f"{ds.summary()}: LeRobot does not record the unit of observation.state; give --position-unit "
                         "deg (use_degrees, or SO-100 datasets of older lerobot) or rad. A range normalized to "
                         "[-100, 100] (lerobot's SO-101 default) needs the arm's calibration and cannot be converted")
@@ -113,7 +115,7 @@ def _run_lerobot(args: argparse.Namespace) -> int:
         raise DataError(f"cannot write {out}: it exists (choose another --out)")
     start = s_to_ns(args.start_time) if args.start_time is not None else \
         int(os.stat(ds.files[0]).st_mtime) * 1_000_000_000
-    episodes = lerobot_recordings(ds, args.position_unit, start)
+    episodes = lerobot_recordings(ds, position_unit, start)
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     try:
         tmp.mkdir(parents=True)
@@ -127,6 +129,7 @@ def _run_lerobot(args: argparse.Namespace) -> int:
     for index, rec in episodes:
         print(f"wrote {out / f'episode_{index:06d}'}: {len(rec.state_t_ns)} /joint_states messages for joints "
               f"{list(rec.joint_names)}, effort {ds.effort_key} in {ds.effort_unit}")
-    print(f"next: deadzone-id inspect {out}/episode_* (the effort is in {ds.effort_unit}: --torque-constant JOINT:K "
-          "converts it to N·m for a model the controller can run)")
+    print(f"next: deadzone-id inspect {out}/episode_*" + ("" if ds.effort_unit == NEWTON_METRE else
+          f" (the effort is in {ds.effort_unit}: --torque-constant JOINT:K converts it to N·m for a model the "
+          "controller can run)"))
     return 0

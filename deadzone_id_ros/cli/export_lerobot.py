@@ -67,5 +67,5 @@ def run(args: argparse.Namespace) -> int:
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     print(res.summary())
-    print(f"next: deadzone-id inspect {res.root} (positions in rad: convert it with --position-unit rad)")
+    print(f"next: deadzone-id inspect {res.root}; deadzone-id convert {res.root} --out BAGS gives one bag per episode")
     return 0

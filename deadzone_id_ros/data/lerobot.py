@@ -82,6 +82,8 @@ class LerobotDataset:
         effort_key: the feature holding effort ("" when none); effort_columns: (J,) its element per joint.
         effort_unit: :data:`~.effort_units.PRESENT_LOAD`, :data:`CURRENT_UNIT`, "N*m" (info.json ``units`` says so)
             or "unknown" ("" when no effort).
+        position_unit: "rad" or "deg" where info.json ``units`` states it for observation.state (an export of
+            ``deadzone-id export-lerobot``), else "" (LeRobot does not record it).
     """
 
     root: Path
@@ -97,6 +99,7 @@ class LerobotDataset:
     effort_key: str = ""
     effort_columns: tuple[int, ...] = field(default_factory=tuple)
     effort_unit: str = ""
+    position_unit: str = ""
 
     @property
     def has_effort(self) -> bool:
@@ -204,12 +207,14 @@ def open_lerobot(path: str | Path) -> LerobotDataset:
     units = info.get("units")  # deadzone-id export-lerobot states them (LeRobot does not read this key)
     if effort_key and isinstance(units, dict) and normalize_unit(str(units.get(effort_key, ""))) == NEWTON_METRE:
         unit = NEWTON_METRE
+    stated = str(units.get("observation.state", "")) if isinstance(units, dict) else ""
     files = (p,) if p.is_file() else tuple(sorted((root / "data").glob("**/*.parquet")))
     if not files:
         raise DataError(f"{root}: no parquet file under data/ (LeRobot writes data/chunk-000/episode_000000.parquet)")
     return LerobotDataset(root, str(info.get("codebase_version", "?")), str(info.get("robot_type") or ""), fps,
                           int(info.get("total_episodes", 0)), int(info.get("total_frames", 0)), features, files,
-                          joints, tuple(position), effort_key, effort_cols, unit)
+                          joints, tuple(position), effort_key, effort_cols, unit,
+                          stated if stated in POSITION_UNITS else "")
 
 
 def _unit_of(word: str) -> str:
@@ -348,15 +353,17 @@ def lerobot_report(ds: LerobotDataset) -> dict[str, Any]:
         "episodes": ds.episodes, "frames": ds.frames, "files": [str(f) for f in ds.files],
         "features": {k: f.describe() for k, f in ds.features.items()}, "joints": list(ds.joint_names),
         "position_range_recorded": ranges,
-        "position_unit": "not recorded by LeRobot: degrees, or a range normalized to [-100, 100]",
+        "position_unit": (f"{ds.position_unit} (info.json units)" if ds.position_unit
+                          else "not recorded by LeRobot: degrees, or a range normalized to [-100, 100]"),
         "effort": {"feature": ds.effort_key, "unit": ds.effort_unit, "what": _effort_kind(ds)} if ds.has_effort
         else None,
         "trainable": ds.has_effort,
     }
     if ds.has_effort:
-        report["next"] = (f"deadzone-id convert {ds.root} --out BAGS --position-unit deg (or rad), then train on "
-                          f"BAGS/episode_*; the effort is in {ds.effort_unit}: give --torque-constant JOINT:K "
-                          "(N·m per unit) to train a model the controller can run")
+        unit = f"--position-unit {ds.position_unit}" if ds.position_unit else "--position-unit deg (or rad)"
+        report["next"] = f"deadzone-id convert {ds.root} --out BAGS {unit}, then train on BAGS/episode_*" + (
+            "" if ds.effort_unit == NEWTON_METRE else f"; the effort is in {ds.effort_unit}: give --torque-constant "
+            "JOINT:K (N·m per unit) to train a model the controller can run")
     else:
         report["reason"] = ds.no_effort_reason()
     return report

@@ -233,6 +233,32 @@ def test_cli_exports_and_names_what_it_left_out(demo, tmp_path, capsys):
     assert "--topic 'torque=/t' must be KEY=TOPIC with KEY one of" in capsys.readouterr().err
 
 
+def test_convert_takes_the_exports_stated_units(demo, tmp_path, capsys):
+    """The export states rad and N·m in info.json: inspect says so, and convert needs no --position-unit and asks for
+    no torque constant (a dataset without the key still needs --position-unit: LeRobot records no unit)."""
+    from deadzone_id_ros.cli.main import main
+
+    _, bag = demo
+    ds_dir = tmp_path / "ds"
+    export_lerobot([bag], ds_dir)
+    ds = open_lerobot(ds_dir)
+    assert ds.position_unit == "rad"
+    assert main(["inspect", str(ds_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "positions: unit rad (info.json units)" in out and "--torque-constant" not in out
+    assert main(["convert", str(ds_dir), "--out", str(tmp_path / "bags")]) == 0
+    out = capsys.readouterr().out
+    assert "next: deadzone-id inspect" in out and "--torque-constant" not in out
+    rec = read_recording(tmp_path / "bags" / "episode_000000")
+    np.testing.assert_allclose(rec.position, lerobot_recordings(ds, "rad", 0)[0][1].position)
+    info = json.loads((ds_dir / "meta/info.json").read_text())
+    del info["units"]
+    (ds_dir / "meta/info.json").write_text(json.dumps(info))
+    assert open_lerobot(ds_dir).position_unit == ""
+    assert main(["convert", str(ds_dir), "--out", str(tmp_path / "bags2")]) == 2
+    assert "give --position-unit" in capsys.readouterr().err
+
+
 def test_lerobots_own_loader_reads_the_export(demo, tmp_path, monkeypatch):
     """lerobot's ``LeRobotDataset`` of format v2.1 (lerobot 0.3.x; skipped where it is not installed, it is no
     requirement) loads the export: its timestamp check, stats and frames, and an action chunk by delta_timestamps."""

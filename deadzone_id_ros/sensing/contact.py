@@ -29,7 +29,7 @@ survey on detection, isolation, and identification", IEEE T-RO 33(6), 2017).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,20 +72,25 @@ class StaticFrictionBand:
     half_width: np.ndarray
     fade_velocity: np.ndarray | None = None
     load_gain: np.ndarray | None = None
+    # derived in __post_init__ for interval_half_width's every-sample path
+    _fades: bool = field(init=False, repr=False, compare=False, default=False)
+    _loads: bool = field(init=False, repr=False, compare=False, default=False)
+    _fading: np.ndarray = field(init=False, repr=False, compare=False, default_factory=lambda: np.zeros(0))
+    _inv_fade: np.ndarray = field(init=False, repr=False, compare=False, default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
         object.__setattr__(self, "velocity_threshold", _joint_vector("velocity_threshold", self.velocity_threshold, n))
         object.__setattr__(self, "half_width", _joint_vector("half_width", self.half_width, n))
-        fade = np.zeros(n) if self.fade_velocity is None else self.fade_velocity
-        object.__setattr__(self, "fade_velocity", _joint_vector("fade_velocity", fade, n))
-        object.__setattr__(self, "_fades", bool(np.any(np.asarray(fade, dtype=float) > 0)))
-        gain = np.zeros(n) if self.load_gain is None else self.load_gain
-        object.__setattr__(self, "load_gain", _joint_vector("load_gain", gain, n))
-        object.__setattr__(self, "_loads", bool(np.any(np.asarray(gain, dtype=float) > 0)))
-        fading = self.fade_velocity > 0
+        fade = _joint_vector("fade_velocity", np.zeros(n) if self.fade_velocity is None else self.fade_velocity, n)
+        object.__setattr__(self, "fade_velocity", fade)
+        gain = _joint_vector("load_gain", np.zeros(n) if self.load_gain is None else self.load_gain, n)
+        object.__setattr__(self, "load_gain", gain)
+        fading = fade > 0
+        object.__setattr__(self, "_fades", bool(fading.any()))
+        object.__setattr__(self, "_loads", bool(np.any(gain > 0)))
         object.__setattr__(self, "_fading", fading.astype(float))  # 1 where the joint fades, else 0
-        object.__setattr__(self, "_inv_fade", np.divide(1.0, self.fade_velocity, out=np.zeros(n), where=fading))
+        object.__setattr__(self, "_inv_fade", np.divide(1.0, fade, out=np.zeros(n), where=fading))
 
     def stuck(self, dq: np.ndarray) -> np.ndarray:
         """(J,) or (N, J) bool: True where |dq| [rad/s] is inside the dead zone."""

@@ -27,6 +27,7 @@ import mujoco
 import numpy as np
 
 from ..config import check_positive
+from .views import as_slice
 
 __all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedPushConfig"]
 
@@ -174,6 +175,8 @@ class ExternalForces:
             self._bodies.append(model.body(p.link).id)
         self._dof = np.asarray(dof, dtype=int)
         self._qfrc = np.zeros(model.nv)
+        self._contact_nv = np.zeros(model.nv)  # J_c^T f_c of the last step
+        self._dof_v = as_slice(self._dof)  # a slice where the dofs are contiguous (a view, not a gather)
         self._efc = np.zeros(0)
         contact_types = [int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS),
                          int(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL),
@@ -198,11 +201,7 @@ class ExternalForces:
             if self.obstacle is None or not data.ncon:
                 self.true_torque, self.true_force = self._no_torque, self._no_force
                 return
-            qfrc = self._qfrc
-            qfrc[:] = 0.0
-            self._add_contact(model, data, qfrc)
-            self.true_torque = qfrc[self._dof].copy()
-            self.true_force = np.zeros(3)
+            self.true_torque, self.true_force = self._contact_torque(model, data), self._no_force
             return
         mujoco.mj_step1(model, data)
         qfrc = self._qfrc
@@ -227,14 +226,30 @@ class ExternalForces:
         self.true_torque = qfrc[self._dof].copy()
         self.true_force = total
 
+    def _contact(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray | None:
+        """The contact rows' joint force J_c^T f_c (nv,) [N·m] of the step just taken, in a workspace overwritten by
+        the next call; None when no contact row carries a force."""
+        n = data.nefc
+        if not n:
+            return None
+        efc = np.where(self._is_contact[data.efc_type[:n]], data.efc_force[:n], 0.0)
+        if not efc.any():
+            return None
+        mujoco.mj_mulJacTVec(model, data, self._contact_nv, efc)  # res = J^T efc, every entry written
+        return self._contact_nv
+
+    def _contact_torque(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+        """(J,) the contact torque on the arm's joints [N·m]: a new array, or the shared zero one without a contact
+        force (0 + J_c^T f_c, the numbers of adding it to a zeroed accumulator)."""
+        contact = self._contact(model, data)
+        if contact is None:
+            return self._no_torque
+        return np.add(self._no_torque, contact[self._dof_v])
+
     def _add_contact(self, model: mujoco.MjModel, data: mujoco.MjData, qfrc: np.ndarray) -> None:
         """Add the contact rows' joint force J_c^T f_c of the step just taken to ``qfrc`` (nv,) [N·m]."""
-        if not data.nefc:
-            return
-        efc = np.where(self._is_contact[data.efc_type[: data.nefc]], data.efc_force[: data.nefc], 0.0)
-        if efc.any():
-            contact = np.zeros(model.nv)
-            mujoco.mj_mulJacTVec(model, data, contact, efc)
+        contact = self._contact(model, data)
+        if contact is not None:
             qfrc += contact
 
 

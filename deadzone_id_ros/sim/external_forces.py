@@ -33,6 +33,7 @@ __all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedPushConfig
 
 _SHAPES = ("step", "ramp", "sine")
 _PROBE_BIT = 8  # collision bit shared only by the obstacle and the probe
+_FEW_ROWS = 32  # constraint rows up to which the contact rows are picked in Python floats, not numpy
 
 
 def _vec3(name: str, value: Sequence[float]) -> tuple[float, float, float]:
@@ -184,6 +185,7 @@ class ExternalForces:
         # constraint type -> is a contact row (a lookup instead of np.isin on every step)
         self._is_contact = np.zeros(max(int(t) for t in mujoco.mjtConstraint.__members__.values()) + 1, dtype=bool)
         self._is_contact[contact_types] = True
+        self._is_contact_l = self._is_contact.tolist()
         self.true_torque = np.zeros(len(self._dof))
         # the true torque and force of a step without push or contact: shared, read-only (every step assigns anew)
         self._no_torque, self._no_force = np.zeros(len(self._dof)), np.zeros(3)
@@ -232,9 +234,16 @@ class ExternalForces:
         n = data.nefc
         if not n:
             return None
-        efc = np.where(self._is_contact[data.efc_type[:n]], data.efc_force[:n], 0.0)
-        if not efc.any():
-            return None
+        if n <= _FEW_ROWS:  # per row in Python (a few rows: a third of the three numpy calls' cost), same values
+            is_contact, types, forces = self._is_contact_l, data.efc_type[:n].tolist(), data.efc_force[:n].tolist()
+            rows = [f if is_contact[t] else 0.0 for t, f in zip(types, forces)]
+            if not any(rows):  # any() of floats: nonzero (NaN included), as ndarray.any()
+                return None
+            efc = np.array(rows)
+        else:
+            efc = np.where(self._is_contact[data.efc_type[:n]], data.efc_force[:n], 0.0)
+            if not efc.any():
+                return None
         mujoco.mj_mulJacTVec(model, data, self._contact_nv, efc)  # res = J^T efc, every entry written
         return self._contact_nv
 

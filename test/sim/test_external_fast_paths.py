@@ -7,8 +7,10 @@ import dataclasses
 
 import mujoco
 import numpy as np
+import pytest
 
 from deadzone_id_ros.experiments.teleop.run import _probe
+from deadzone_id_ros.sim import external_forces
 from deadzone_id_ros.sim.arm import SimArm
 from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig
 from deadzone_id_ros.teleop.build import arm_setup
@@ -39,7 +41,9 @@ def test_hand_torque_is_the_plain_impedance_bit_for_bit() -> None:
         arm.step(np.full(3, 0.3 * np.sin(0.01 * i)))
 
 
-def test_contact_torque_is_jt_of_the_contact_rows_bit_for_bit() -> None:
+@pytest.mark.parametrize("few_rows", [32, 0])  # the rows picked in Python floats, and by numpy
+def test_contact_torque_is_jt_of_the_contact_rows_bit_for_bit(few_rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(external_forces, "_FEW_ROWS", few_rows)
     setup = arm_setup("", "identified")
     home = np.asarray(setup.sim.initial_position, float)
     link, point = _probe(setup)

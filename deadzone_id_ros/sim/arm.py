@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 
 import mujoco
@@ -31,6 +30,7 @@ from ..robot import RobotDescription, load_robot_description
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .external_forces import ExternalForces
 from .ground_truth import GroundTruth
+from .measurement import JointMeasurement
 from .model_build import build_model, draw_payload
 from .normals import NormalPool
 from .servo import present_load
@@ -42,32 +42,7 @@ __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
 # parsing, a tenth of a call's cost on three joints.
 _abs, _add, _div, _exp, _mul, _neg, _rint = np.abs, np.add, np.divide, np.exp, np.multiply, np.negative, np.rint
 _max, _min = np.maximum, np.minimum
-_fexp = math.exp
-
-
-@dataclass(frozen=True)
-class JointMeasurement:
-    """What the hardware reports at one instant, like joint_state_broadcaster.
-
-    Attributes:
-        t: simulated time [s].
-        q: (J,) measured position, quantized by the encoder [rad].
-        dq: (J,) measured velocity, with noise [rad/s].
-        effort: (J,) applied torque, the clipped command [N·m].
-    """
-
-    t: float
-    q: np.ndarray
-    dq: np.ndarray
-    effort: np.ndarray
-
-    @classmethod
-    def _make(cls, t: float, q: np.ndarray, dq: np.ndarray, effort: np.ndarray) -> JointMeasurement:
-        """The measurement of these fields without the frozen ``__init__``'s four ``object.__setattr__`` calls
-        (a third of a microsecond, for :meth:`SimArm.measure` once per physics step)."""
-        m = object.__new__(cls)
-        m.__dict__.update(t=t, q=q, dq=dq, effort=effort)
-        return m
+_fexp, _new = math.exp, object.__new__
 
 
 class SimArm(GroundTruth):
@@ -184,7 +159,8 @@ class SimArm(GroundTruth):
         # what _geared_steps reads per call, in one attribute lookup
         self._hot = (self._qvel_v, self._inv_vs_l, self._alpha, self._budget, self._friction_varies, self._scatter,
                      self._ripple, self._record, self._next_noise, self._force, m, d,
-                     mujoco.mj_step if self.external is None else self.external.step)
+                     mujoco.mj_step if self.external is None else self.external.step,
+                     self._load_varies and not self._load_any, self._coulomb_r_l, self._load_s_l)
 
     _draw_payload = staticmethod(draw_payload)
     _build_model = staticmethod(build_model)
@@ -265,13 +241,14 @@ class SimArm(GroundTruth):
     def _command(self, applied: np.ndarray) -> tuple[np.ndarray, list[float], list[float]]:
         """A clipped command (J,) [N·m] as the geared step uses it: (tau, F0, F1), the friction budget being
         F = F0 + s(v) F1 with F0 = Fc + Kl |tau| and F1 = Fc r + Kls |tau| (:mod:`.geared`; F0, F1 per joint as
-        Python floats [N·m]), once per command."""
+        Python floats [N·m]), once per command. Where only Kls is set (no joint has Kl), F1 is left to the step's
+        per-joint budget (the same operations, without a list of its own): (tau, Fc, tau as floats)."""
         if not self._load_varies:
             return applied, self._coulomb_l, self._coulomb_r_l
         t = applied.tolist()
-        f1 = [c + k * abs(x) for c, k, x in zip(self._coulomb_r_l, self._load_s_l, t)]
         if not self._load_any:  # Fc + 0 |tau| is Fc (Fc >= 0): skipped when no joint has Kl
-            return applied, self._coulomb_l, f1
+            return applied, self._coulomb_l, t
+        f1 = [c + k * abs(x) for c, k, x in zip(self._coulomb_r_l, self._load_s_l, t)]
         return applied, [c + k * abs(x) for c, k, x in zip(self._coulomb_l, self._load_l, t)], f1
 
     def step(self, tau: np.ndarray, n_steps: int = 1) -> np.ndarray:
@@ -308,8 +285,8 @@ class SimArm(GroundTruth):
         looked up once per call, and the state history kept only when a measurement delay or filter needs it.
         """
         fifo = self._commands if self.actuation_delay_steps else None
-        qvel, inv_vs, alpha, budget, varies, scatter, ripple, record, next_noise, force, model, data, physics = \
-            self._hot
+        qvel, inv_vs, alpha, budget, varies, scatter, ripple, record, next_noise, force, model, data, physics, \
+            f1_of_tau, cr, ks = self._hot
         for _ in range(n_steps):
             if fifo is not None:
                 fifo.append(command)
@@ -317,11 +294,14 @@ class SimArm(GroundTruth):
             else:
                 applied, f0, f1 = command
             self._applied = applied
-            if varies:  # per joint in Python floats: on a few joints, 60% of the cost of six ufunc calls
+            if f1_of_tau:  # f1 is the command's torque: F1 = Fc r + Kls |tau| evaluated here (see _command)
+                budget[:] = [a + _fexp(-((abs(v) * i) ** alpha)) * (c + k * abs(x))
+                             for v, a, c, k, x, i in zip(qvel.tolist(), f0, cr, ks, f1, inv_vs)]
+            elif varies:  # per joint in Python floats: on a few joints, 60% of the cost of six ufunc calls
                 budget[:] = [a + _fexp(-((abs(v) * i) ** alpha)) * b
                              for v, a, b, i in zip(qvel.tolist(), f0, f1, inv_vs)]
-                if scatter:
-                    self._floss_v[:] = budget
+            if varies and scatter:
+                self._floss_v[:] = budget
             _add(applied, next_noise()[0], force)  # tau + noise_std * z
             if ripple:
                 force += self._ripple_a * np.sin(self._ripple_n * np.asarray(self._qpos_v))
@@ -367,10 +347,12 @@ class SimArm(GroundTruth):
         With ``measurement_delay`` the values are those sampled that long ago (stamped now); the velocity is the
         filtered one when ``velocity_filter_cutoff`` > 0.
         """
-        if self._plain_measure:  # the common case in one expression: the same numbers as below
+        if self._plain_measure:  # the common case, built in place (JointMeasurement._make): the numbers below
             res, buf = self._resolution, self._qbuf
-            return JointMeasurement._make(float(self.data.time), _mul(_rint(_div(self._qpos_v, res, buf), buf), res),
-                                          _add(self._qvel_v, self._next_noise()[1]), self._applied.copy())
+            m = _new(JointMeasurement)
+            m.__dict__.update(t=float(self.data.time), q=_mul(_rint(_div(self._qpos_v, res, buf), buf), res),
+                              dq=_add(self._qvel_v, self._next_noise()[1]), effort=self._applied.copy())
+            return m
         if self._ideal or not self._record:
             q, dq_true, effort = self._qpos_v, self._qvel_v, self._applied
         else:

@@ -31,6 +31,9 @@ from .bilateral import BilateralController
 
 __all__ = ["OperatorHand", "TeleopRig", "TeleopTrace", "TrueTorqueSensor"]
 
+# ufuncs of the hand's step, called with a positional ``out`` (see deadzone_id_ros/sim/arm.py)
+_add, _mul, _sub = np.add, np.multiply, np.subtract
+
 
 @dataclass
 class OperatorHand(ExternalForces):
@@ -65,6 +68,9 @@ class OperatorHand(ExternalForces):
         # the MjData of _views, and its qpos, qvel, qfrc_applied entries of the arm (None: not contiguous), see step
         self._views_of: mujoco.MjData | None = None
         self._views: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # workspaces of K (r - q) and D dq; without pushes or obstacle the base step is one mj_step, torque zero
+        self._work = (np.empty(n), np.empty(n))
+        self._bare = not self.pushes and self.obstacle is None
 
     def _arm_views(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints as views (built once per MjData) where
@@ -77,28 +83,41 @@ class OperatorHand(ExternalForces):
         return self._views
 
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
-        """One physics step with the hand's torque added to the arm's applied joint force (removed after)."""
+        """One physics step with the hand's torque added to the arm's applied joint force (removed after).
+
+        The hand's torque is ``K_h (q_ref - q) - D_h dq`` evaluated operation by operation into workspaces (the
+        numbers of that expression); without pushes or an obstacle the base's step is one ``mj_step`` called here
+        (what :meth:`ExternalForces.step` does then), its true torque the zero one.
+        """
         if self.reference is None:
             super().step(model, data)
             return
-        views = self._arm_views(data)
+        views = self._views if self._views_of is data else self._arm_views(data)
         qfrc: np.ndarray | None
         if views is None:
             q, dq, qfrc = data.qpos[self._qadr], data.qvel[self._dof], None
         else:
             q, dq, qfrc = views
-        hand = self._k * (np.asarray(self.reference(float(data.time)), dtype=float) - q) - self._d * dq
+        w, dd = self._work
+        _sub(np.asarray(self.reference(float(data.time)), dtype=float), q, w)
+        _mul(self._k, w, w)
+        hand = _sub(w, _mul(self._d, dq, dd))  # a new array: hand_torque keeps it
         if qfrc is None:
             data.qfrc_applied[self._dof] += hand
         else:
-            np.add(qfrc, hand, qfrc)  # in place into MuJoCo's array: the numbers of the indexed +=
-        super().step(model, data)
+            _add(qfrc, hand, qfrc)  # in place into MuJoCo's array: the numbers of the indexed +=
+        if self._bare:
+            mujoco.mj_step(model, data)
+            base, self.true_force = self._no_torque, self._no_force
+        else:
+            super().step(model, data)
+            base = self.true_torque
         if qfrc is None:
             data.qfrc_applied[self._dof] -= hand
         else:
-            np.subtract(qfrc, hand, qfrc)
+            _sub(qfrc, hand, qfrc)
         self.hand_torque = hand
-        self.true_torque = self.true_torque + hand
+        self.true_torque = _add(base, hand)
 
 
 class TrueTorqueSensor(ForceSensor):

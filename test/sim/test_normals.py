@@ -54,11 +54,13 @@ def _plain_step(arm: SimArm, tau: np.ndarray, rng: np.random.Generator) -> None:
     mujoco.mj_step(arm.model, d)
 
 
-def test_fast_step_and_measure_match_the_plain_expressions() -> None:
+@pytest.mark.parametrize("load", [0.05, 0.0])  # Kl and Kls; Kls alone (F1 evaluated inside the per-joint budget)
+def test_fast_step_and_measure_match_the_plain_expressions(load: float) -> None:
     """Without actuation delay, SimArm.step + measure give the same bits as the plain numpy expressions with the
     same seed (so the block-drawn noise, the clip and the friction budget on lists change no number)."""
     fast = SimArm()
-    config = dataclasses.replace(fast.config, actuation_delay=0.0, load_friction=(0.05,) * fast.n_joints)
+    config = dataclasses.replace(fast.config, actuation_delay=0.0, load_friction=(load,) * fast.n_joints)
+    assert any(config.load_friction_stribeck)
     fast, plain = SimArm(config), SimArm(config)
     rng = np.random.default_rng(config.seed)
     res = plain._resolution

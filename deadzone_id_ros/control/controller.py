@@ -348,6 +348,8 @@ class FeedforwardController(ReferenceFollowing):
         if age <= self.config.watchdog_timeout:
             return None
         dt = since_command(self._t_cmd, now, self._dt_nominal)
+        if self.status.watchdog == "running":
+            self.status.watchdog_trips += 1
         if age <= self.config.watchdog_timeout + self.config.watchdog_hold_time:
             self.status.watchdog = "hold"
             if self.safety.tripped:

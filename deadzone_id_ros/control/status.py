@@ -36,6 +36,9 @@ class ControllerStatus:
 
     Attributes:
         watchdog: one of WATCHDOG_STATES.
+        watchdog_trips: times the watchdog left "running" (no measurement for ``watchdog_timeout``) since start: a
+            hold of a few ms, ended by states that were only late, shows here though a status sampled at
+            ``diagnostics_rate`` says "running" before and after it.
         clamp_events: (J,) ticks whose command hit the effort limit.
         rate_limit_events: (J,) ticks whose command change was limited.
         nonfinite_events: ticks with a non-finite input or intermediate value (command replaced).
@@ -49,6 +52,7 @@ class ControllerStatus:
     """
 
     watchdog: str = "waiting"
+    watchdog_trips: int = 0
     clamp_events: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rate_limit_events: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     nonfinite_events: int = 0

@@ -70,6 +70,9 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
             (another publisher's, e.g. a gripper driver): ignored, and named while the controller waits.
         model_swap: the outcome of the last model swap ("swapped to ..." or "refused ..."; "" before any).
 
+    ``watchdog_trips`` counts every time the watchdog left "running" since start (a hold of a few ms between two
+    samples of this status leaves no other trace here).
+
     Returns:
         the status: ERROR in the safe state (names the fault) and when the watchdog commands zero; WARN while waiting
         for /joint_states (naming another publisher's joints when only those arrive), while the watchdog holds, with
@@ -84,6 +87,7 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         "model_path": config.model_path,
         "model_swap": model_swap,
         "watchdog": st.watchdog,
+        "watchdog_trips": str(st.watchdog_trips),
         "ticks": str(st.ticks),
         "period_mean_ms": f"{1e3 * np.mean(periods):.4f}" if periods else "nan",
         "period_p99_ms": f"{1e3 * _percentile(periods, 99):.4f}",

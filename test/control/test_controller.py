@@ -118,6 +118,24 @@ def test_watchdog_holds_static_torque_then_zero_then_recovers():
     assert ctrl.status.watchdog == "running"
 
 
+def test_watchdog_trips_count_each_time_it_leaves_running():
+    """A trip is counted when the watchdog leaves "running" (hold, or straight to zero when it was checked late),
+    once per stale spell however often it is checked: a hold of a few ms shows on /diagnostics by this count."""
+    ctrl = make(watchdog_timeout=0.05, watchdog_hold_time=0.2)
+    assert ctrl.status.watchdog_trips == 0
+    ctrl.step(0.0, Q0, np.zeros(3))
+    assert ctrl.check_watchdog(0.04) is None and ctrl.status.watchdog_trips == 0
+    ctrl.check_watchdog(0.06)
+    ctrl.check_watchdog(0.07)
+    ctrl.check_watchdog(0.3)  # hold -> zero: the same spell
+    assert ctrl.status.watchdog == "zero" and ctrl.status.watchdog_trips == 1
+    ctrl.step(0.301, Q0, np.zeros(3))
+    ctrl.check_watchdog(0.302)
+    assert ctrl.status.watchdog == "running" and ctrl.status.watchdog_trips == 1
+    ctrl.check_watchdog(0.301 + 0.3)  # checked late: straight to zero, still one trip more
+    assert ctrl.status.watchdog == "zero" and ctrl.status.watchdog_trips == 2
+
+
 def test_pd_dob_removes_a_constant_load_that_pd_leaves():
     """Unit-inertia double integrators with a constant load: PD keeps an offset d/(Jn kp), the DOB removes it."""
     jn = np.array([0.03, 0.09, 0.011])

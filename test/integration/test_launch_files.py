@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import held_fastdds_files
+from launch_health import check_controller_health
 
 from deadzone_id_ros.launching import LaunchedGraph, load_launch_file
 
@@ -88,7 +89,7 @@ def stop_cleanly(graphs: list[LaunchedGraph], before_shm: set[str]) -> None:
 # -------------------------------------------------------------------------------------------------------- tests
 def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
     """sim + feedforward + record (each file alone, wall time): rates, diagnostics, bag counts, clean SIGINT."""
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
@@ -114,12 +115,17 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert_parameters_declared(graphs[0], probe)
         assert_parameters_declared(graphs[1], probe)
         assert_parameters_declared(graphs[2], probe)
-        # DDS discovery between the recorder and sim_arm can end seconds after the controller's (measured on a busy
-        # machine: the recorder's /joint_states matched 1.8 s after sim_arm's publisher appeared; an episode started
-        # before received commands from its start and states from 0.65 s later): start once the recorder says so
-        assert probe.spin(60, lambda: any("publisher matched on" in line and "/joint_states" in line.split("(")[0]
-                                          for line in graphs[2].output("recorder").splitlines())), \
-            graphs[2].output("recorder")
+        # DDS discovery between the recorder and each publisher can end seconds after the controller's (measured on a
+        # busy machine: the recorder's /joint_states matched 1.8 s after sim_arm's publisher appeared; an episode
+        # started before received commands from its start and states from 0.65 s later; its commands matched 2.6 s
+        # after the controller started, 2 s into a 3 s episode, which kept 451 commands): start once the recorder
+        # says it hears both
+        def recorder_hears(topic: str) -> bool:
+            return any("publisher matched on" in line and topic in line.split("(")[0]
+                       for line in graphs[2].output("recorder").splitlines())
+
+        assert probe.spin(60, lambda: recorder_hears("/joint_states") and recorder_hears("/effort_controller/commands")
+                          ), graphs[2].output("recorder")
         trigger(probe, "/recorder/start")
         # sim_arm stamps a state with its wall time at the step (epoch + elapsed), never later than it publishes it:
         # a state stamped after this was published after the recorder answered start, however late the probe is
@@ -141,21 +147,17 @@ def test_sim_feedforward_and_record_launch_files(probe, tmp_path):
         assert statuses, "no /diagnostics from the controller"
         # Healthy: the watchdog says running, nothing is an error, and a warning (if any) is only about late ticks
         # (scheduling on a loaded 2-core machine; the figure is measured by bench/bench_controller.py). One exception,
-        # the safety chain doing its job: a wall-clock stand-in starved on a busy machine delivers no state for more
-        # than watchdog_timeout, the controller holds the static torque ("stale /joint_states"), and the simulated arm,
-        # stepping on with the held torque, may leave the tracking-error limit (measured in 2 of about 30 runs at load
-        # 7-10: joint3 0.55 rad > 0.5): then, and only after such a hold, the latched safe state is the right answer.
-        messages = [(s.level, s.message) for s in statuses]
-        first_error = next((i for i, s in enumerate(statuses) if s.level == DiagnosticStatus.ERROR), None)
-        if first_error is not None:
-            assert any("stale /joint_states" in s.message for s in statuses[:first_error]), messages
-            assert all(s.message.startswith("safe state") for s in statuses[first_error:]
-                       if s.level == DiagnosticStatus.ERROR), messages
-        else:
-            recent = statuses[-5:]
-            assert all(s.level == DiagnosticStatus.OK or "late ticks" in s.message for s in recent), messages[-5:]
-            assert all({kv.key: kv.value for kv in s.values}.get("watchdog") == "running" for s in recent), \
-                [{kv.key: kv.value for kv in s.values}.get("watchdog") for s in recent]
+        # the safety chain doing its job when the loop was cut on a busy machine: no state reached the controller for
+        # more than watchdog_timeout (it logs "watchdog: running -> hold" and holds the static torque), or no command
+        # reached sim_arm for command_timeout (it logs "no effort command ...: applying zero torque" and the arm
+        # falls); the arm, off its position, may then leave the tracking-error limit (measured: joint3 0.50-0.56 rad
+        # > 0.5 after the controller was stopped for 300 ms; 2 of about 30 runs at load 7-10): the latched safe state,
+        # logged, is the right answer. Judged from the logs, which have every transition: the 5 Hz /diagnostics
+        # sample a hold of a few ms (the queued states arrive at once; measured 0.6-1.5 ms, in 5 of 10 runs at load 9)
+        # only by chance, so a fault after a hold showed no "stale /joint_states" there; and a stalled controller
+        # process has no hold to log (measured at load 9: sim_arm's command timeout, joint3 at 0.503 rad 205 ms later).
+        check_controller_health(statuses, lambda: graphs[1].output("feedforward_controller"),
+                                lambda: graphs[0].output("sim_arm"))
         probe_stamps = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                  for _, m in probe.messages["/joint_states"]], dtype=np.int64)
     finally:

@@ -68,7 +68,7 @@ def paired_factors(arms: Sequence, raw_arms: Sequence, sim_seconds: float, block
     """The simulator and the bare MuJoCo loop timed in alternating blocks, so that both see the same load.
 
     ``sim_seconds`` of simulated time are split into ``blocks`` blocks; each block runs ``arms`` (step + measure,
-    :func:`sim_arm_factor`'s loop) and then the bare loop on the models of ``raw_arms`` (:func:`raw_mujoco_factor`'s)
+    :func:`sim_arm_factor`'s loop) and then the bare loop on the models of ``raw_arms`` (:func:`_raw_loop`'s)
     for the same simulated time, each continuing where its previous block ended. A load burst on a busy machine then
     slows one block pair, not one side of the comparison.
 

@@ -191,6 +191,16 @@ def test_recorded_demonstration_holds_both_arms_and_the_forces(arm, tmp_path):
     assert np.abs(tr.true_f).max() > 0.1  # the demonstration holds a contact
 
 
+def test_teleop_cli_refuses_an_existing_lerobot_directory_before_running(tmp_path, capsys):
+    from deadzone_id_ros.cli.main import main
+
+    (tmp_path / "lerobot").mkdir()
+    rc = main(["teleop", "--out", str(tmp_path / "t"), "--models", "identified", "--scenarios", "hold", "--seeds", "4",
+               "--lerobot", str(tmp_path / "lerobot")])
+    assert rc == 2 and "it exists" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()  # nothing ran
+
+
 def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     """``deadzone-id teleop`` end to end on one short case: the report's JSON reads back as typed results, the
     markdown names the Done-when items, the demonstration bag exists and its LeRobot export (--lerobot) reads back."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -66,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
                                   force_scale=args.force_scale)
     except ValueError as err:
         raise command_line_error(err) from err
+    if args.lerobot and Path(args.lerobot).exists():  # before the runs, not after them
+        raise command_line_error(ValueError(f"--lerobot {args.lerobot}: it exists (choose a new directory)"))
     res, traces = run_teleop(settings)
     print(write_teleop(args.out, res, traces))
     print(f"wrote {args.out / 'teleop.json'} and {args.out / 'teleop.md'}; see docs/teleoperation.md")

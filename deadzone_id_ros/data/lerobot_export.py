@@ -4,7 +4,8 @@ A demonstration bag (``deadzone-id teleop --record``, :func:`~deadzone_id_ros.ex
 or a live recording of the teleop launch) holds both arms' ``joint_states`` and their external-torque topics. Each
 bag becomes one episode, its frames at a fixed rate: every topic is linearly interpolated at the frame times
 ``t0 + k / fps`` (``t0`` the later of the two arms' first states, up to the earlier of their last states), so the
-frames are the recorded values wherever a message falls on a frame time. LeRobot's convention: the follower's
+frames are the recorded values wherever a message falls on a frame time; a topic's edge value is held up to one
+frame period outside its span, NaN further out. LeRobot's convention: the follower's
 state is the observation and the leader's position the action. Features (one value per follower joint, names
 ``"<joint>.<suffix>"``; units in info.json ``units``, a key LeRobot ignores):
 
@@ -305,11 +306,14 @@ def _frames(demo: _Demo, bag: Path, fps: float, keys: list[str], notes: list[str
         if len(gaps) and gaps.max() > 5.0 / fps:
             k = int(np.argmax(gaps))
             notes.append(f"{bag}: {key}: a gap of {gaps[k]:.3f} s at {rel[k]:.3f} s, interpolated linearly")
-        vals = np.stack([np.interp(grid, rel, s.values[:, j], left=np.nan, right=np.nan)
-                         for j in range(s.values.shape[1])], axis=1)
-        outside = int(np.sum((grid < rel[0]) | (grid > rel[-1])))
-        if outside:
-            notes.append(f"{bag}: {key}: {outside} of {n} frames outside its topic's time span, left NaN")
+        # np.interp holds the edge values: kept up to one frame period outside the topic's span (a live node's topic
+        # may end a sample or two before the states), NaN beyond it
+        vals = np.stack([np.interp(grid, rel, s.values[:, j]) for j in range(s.values.shape[1])], axis=1)
+        far = (grid < rel[0] - 1.0 / fps) | (grid > rel[-1] + 1.0 / fps)
+        vals[far] = np.nan
+        if far.any():
+            notes.append(f"{bag}: {key}: {int(far.sum())} of {n} frames more than one frame period outside its "
+                         "topic's time span, left NaN")
         out[key] = vals
     return int(t0), out
 

@@ -72,8 +72,8 @@ def extra_topic_reason(entry: object) -> str | None:
     topic, sep, typ = entry.partition(":")
     if not sep:
         return "must have the form 'TOPIC:TYPE' (e.g. '/leader/joint_states:sensor_msgs/msg/JointState')"
-    if not _TOPIC_RE.match(topic):
-        return f"topic {topic!r} is not a valid topic name"
+    if not _TOPIC_RE.match(topic) or "//" in topic or topic.endswith("/"):
+        return f"topic {topic!r} is not a valid topic name (no empty part: '//' or a trailing '/')"
     if typ not in typestore().fielddefs:
         hint = (f" (the full name is {typ.replace('/', '/msg/', 1)!r}?)"
                 if typ.count("/") == 1 and typ.replace("/", "/msg/", 1) in typestore().fielddefs else "")

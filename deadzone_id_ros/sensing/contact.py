@@ -107,9 +107,9 @@ class StaticFrictionBand:
         if not self._fades:
             return np.where(inside, width, 0.0)
         # exp(-(|dq| - threshold) / fade) outside the zone, in (0, 1] (the excess clipped at 0: no overflow), 0 on a
-        # joint without fade; one sample costs a fifth of the masked division under np.errstate
-        decay = np.exp(-np.maximum(speed - self.velocity_threshold, 0.0) * self._inv_fade) * self._fading
-        return width * np.where(inside, 1.0, decay)
+        # joint without fade (also at an infinite speed); a fifth of the masked division under np.errstate
+        decay = np.exp(-np.maximum(speed - self.velocity_threshold, 0.0) * self._inv_fade)
+        return width * np.where(inside, 1.0, np.where(self._fading > 0, decay, 0.0))
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> StaticFrictionBand:

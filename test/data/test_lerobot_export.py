@@ -163,6 +163,28 @@ def test_a_missing_required_topic_is_named_and_optional_ones_are_left_out(tmp_pa
         export_lerobot([plain], tmp_path / "ds4", topics=DemoTopics(follower_state="/arm/joint_states"))
 
 
+def test_a_topic_that_ends_a_sample_early_holds_its_last_value(tmp_path):
+    """A live node's estimate may end a sample or two before the states: the last frame holds its last value (no
+    NaN, which would break training); a topic that ends more than a frame period early leaves NaN there, named."""
+    import pyarrow.parquet as pq
+
+    tr = _trace(0.501)  # states 0 to 500 ms: frames 0, 20, ..., 500 ms at 50 fps
+    t_ns = (START * 1e9 + tr.t * 1e9).astype(np.int64)
+    arms = {"follower": Recording(JOINTS, t_ns, tr.q_f, tr.dq_f, tr.eff_f),
+            "leader": Recording(LEADER, t_ns, tr.q_l, tr.dq_l, tr.eff_l)}
+    lagging = {"/follower/external_torque/estimated": (t_ns[:-2], tr.est_f[:-2], "follower"),  # last at 498 ms
+               "/follower/external_torque/true": (t_ns[:390], tr.true_f[:390], "follower")}  # last at 389 ms
+    res = export_lerobot([write_namespaced(arms, tmp_path / "lag", extra=lagging)], tmp_path / "ds", fps=50)
+    table = pq.read_table(res.root / "data/chunk-000/episode_000000.parquet").to_pydict()
+    est = np.array(table["observation.external_torque"])
+    assert len(est) == 26 and np.all(np.isfinite(est))
+    np.testing.assert_allclose(est[-1], tr.est_f[-3], rtol=1e-6)  # float32: the held last value
+    true = np.array(table["observation.external_torque_true"])
+    assert np.all(np.isfinite(true[:21])) and np.all(np.isnan(true[21:]))  # held to 400 ms, NaN from 420 ms
+    assert any("observation.external_torque_true" in n and "5 of 26 frames" in n for n in res.notes), res.notes
+    assert not any("observation.external_torque:" in n for n in res.notes), res.notes
+
+
 def _live_bag(path, tr: TeleopTrace):
     """A bag as the live launch's recorder writes one: every topic sensor_msgs/JointState stamped with the simulated
     time (the first state of each arm stamped zero, before the simulator's first step), logged at the wall-clock

@@ -30,6 +30,8 @@ F64 = "std_msgs/msg/Float64MultiArray"
                                   "already"),
         ([f"/a:{JS}", f"/a:{F64}"], r"extra_topics\[1\] = '/a:std_msgs.*': topic '/a' is recorded already"),
         ([3], r"extra_topics\[0\] = 3: must be a string 'TOPIC:TYPE', got int"),
+        ([f"/a//b:{JS}"], r"extra_topics\[0\] = '/a//b:.*': topic '/a//b' is not a valid topic name \(no empty part"),
+        ([f"/a/:{JS}"], r"extra_topics\[0\] = '/a/:.*': topic '/a/' is not a valid topic name"),
         ("/a:" + JS, r"extra_topics = '/a:.*' must be a list of 'TOPIC:TYPE'"),
     ],
 )

@@ -31,6 +31,13 @@ def test_band_is_tau_s_while_stuck_and_fades_outside_the_dead_zone():
     assert not StaticFrictionBand.none(NAMES).interval_half_width(np.zeros(3)).any()
 
 
+def test_a_joint_without_fade_is_exact_at_any_speed_beside_one_that_fades():
+    band = StaticFrictionBand(("a", "b"), np.array([0.02, 0.02]), np.array([0.3, 0.4]), np.array([0.0, 0.05]))
+    half = band.interval_half_width(np.array([np.inf, 0.07]))  # joint a: no fade, even at an infinite speed
+    assert half[0] == 0.0 and half[1] == pytest.approx(0.4 * np.exp(-1.0))
+    np.testing.assert_array_equal(band.interval_half_width(np.array([0.01, -0.01])), [0.3, 0.4])
+
+
 def test_calibrated_fade_lowers_the_excess_of_breakaway_errors():
     # free motion whose estimate errs near the dead zone (breakaway) and is clean at speed
     rng = np.random.default_rng(3)

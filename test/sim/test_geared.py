@@ -313,10 +313,11 @@ def test_profile_values_are_overridden_by_explicit_keys():
     assert dataclasses.replace(cfg, actuation_delay=0.0).is_ideal
 
 
-def test_the_step_sets_frictionloss_to_the_documented_budget():
+@pytest.mark.parametrize("load_friction", [(0.02, 0.03, 0.04), (0.0, 0.0, 0.0)])  # Kl set; Kls only (the profile's)
+def test_the_step_sets_frictionloss_to_the_documented_budget(load_friction):
     from deadzone_id_ros.sim.geared import friction_budget
 
-    arm = _arm(load_friction=(0.02, 0.03, 0.04), **NO_DELAY)
+    arm = _arm(load_friction=load_friction, **NO_DELAY)
     arm.reset(np.zeros(3), np.array([0.5, -1.0, 2.0]))
     dq0, tau = arm.dq, np.array([1.0, -2.0, 0.5])
     arm.step(tau)

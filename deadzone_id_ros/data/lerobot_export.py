@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..stamps import NS_PER_S
-from .bag import JOINT_STATE_TYPE, open_bag, read_joint_states
+from .bag import JOINT_STATE_TYPE, open_bag, read_float_arrays, read_joint_states
 from .lerobot_layout import EpisodeFrames, FeatureSpec, write_lerobot
 
 if TYPE_CHECKING:
@@ -226,15 +226,8 @@ def _read_topic(h: BagHandle, topic: str, arm_joints: tuple[str, ...], joints: t
     if msgtype != _FLOAT_ARRAY:
         raise DataError(f"{where} has type {msgtype}, expected {_FLOAT_ARRAY} or {JOINT_STATE_TYPE}")
     cols = _reorder(where, arm_joints, joints)
-    t, rows = [], []
-    for k, (c, t_ns, raw) in enumerate(h.read_topic(topic)):
-        data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
-        if data.shape != (len(arm_joints),):
-            raise DataError(f"{where} message {k} has {data.size} values, expected {len(arm_joints)} (its arm's "
-                            f"joints {list(arm_joints)})")
-        t.append(t_ns)
-        rows.append(data[cols])
-    return _sorted(np.asarray(t, dtype=np.int64), np.asarray(rows).reshape(-1, len(joints)))
+    t_ns, values = read_float_arrays(h, topic, len(arm_joints), f" (its arm's joints {list(arm_joints)})")
+    return _sorted(t_ns, values[:, cols])
 
 
 def _read_demo(bag: Path, topics: DemoTopics, notes: list[str]) -> _Demo:

@@ -32,7 +32,14 @@ from .format import (
 )
 from .joint_states import JointStateSeries, read_joint_states, series_from_recording
 from .reader import BagHandle, open_bag
-from .recording import ZeroStampWarning, episode_yaml, read_recording, write_episode_yaml, write_recording
+from .recording import (
+    ZeroStampWarning,
+    episode_yaml,
+    read_float_arrays,
+    read_recording,
+    write_episode_yaml,
+    write_recording,
+)
 from .recover import recover_bag
 from .select import field_usability, select_joint_state_topic, why_unusable
 
@@ -53,6 +60,7 @@ __all__ = [
     "episode_yaml",
     "field_usability",
     "open_bag",
+    "read_float_arrays",
     "read_joint_states",
     "read_recording",
     "recover_bag",

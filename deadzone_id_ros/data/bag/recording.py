@@ -270,7 +270,7 @@ def read_recording(
         rec_kw: dict[str, Any] = {}
         topics = {c.topic: c for c in h.reader.connections}
         if command_topic in topics:
-            rec_kw.update(_read_commands(h, path, command_topic, len(names)))
+            rec_kw.update(_read_commands(h, command_topic, len(names)))
         if reference_topic in topics:
             rec_kw.update(_read_reference(h, path, reference_topic, names))
     meta: dict[str, Any] = {}
@@ -291,21 +291,34 @@ def read_recording(
     )
 
 
-def _read_commands(h: BagHandle, path: Path, topic: str, j: int) -> dict[str, np.ndarray]:
+def _read_commands(h: BagHandle, topic: str, j: int) -> dict[str, np.ndarray]:
     """``command_t_ns`` (K,) [ns, log time] and ``command`` (K, J) [N·m] from the Float64MultiArray ``topic`` of the
     open bag ``h``.
 
     Raises:
         DataError: a message whose data does not have ``j`` values (names the bag, topic and message index).
     """
+    t_ns, command = read_float_arrays(h, topic, j)
+    return {"command_t_ns": t_ns, "command": command}
+
+
+def read_float_arrays(h: BagHandle, topic: str, j: int, expected: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """(K,) log times [ns] and (K, j) values of the std_msgs/Float64MultiArray ``topic`` of the open bag ``h`` (a
+    command, or a per-joint series such as an external torque), in the bag's order.
+
+    Raises:
+        DataError: a message whose data does not have ``j`` values (names the bag, topic and message index, and
+            ``expected``: what the j values are, e.g. the arm's joints).
+    """
     t_list, rows = [], []
     for k, (c, t, raw) in enumerate(h.read_topic(topic)):
         data = np.asarray(h.reader.deserialize(raw, c.msgtype).data, dtype=float)
         if data.shape != (j,):
-            raise DataError(f"{path}: topic {topic} message {k} field data has {data.size} values, expected {j}")
+            raise DataError(f"{h.path}: topic {topic} message {k} field data has {data.size} values, expected {j}"
+                            f"{expected}")
         t_list.append(t)
         rows.append(data)
-    return {"command_t_ns": np.asarray(t_list, dtype=np.int64), "command": np.asarray(rows).reshape(-1, j)}
+    return np.asarray(t_list, dtype=np.int64), np.asarray(rows).reshape(-1, j)
 
 
 def _read_reference(h: BagHandle, path: Path, topic: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:

@@ -61,6 +61,11 @@ def header_stamp_ns(data: bytes) -> int:
 _TOPIC_RE = re.compile(r"^~?/?[A-Za-z_][A-Za-z0-9_/]*$")
 
 
+def _valid_topic(name: str) -> bool:
+    """A topic name rclpy accepts: ``/a/b``, ``a/b`` or ``~/a``, no empty part (``//`` or a trailing ``/``)."""
+    return bool(_TOPIC_RE.match(name)) and "//" not in name and not name.endswith("/")
+
+
 def extra_topic_reason(entry: object) -> str | None:
     """Why ``entry`` is not a valid ``extra_topics`` entry ``"TOPIC:TYPE"``, or None when it is.
 
@@ -72,7 +77,7 @@ def extra_topic_reason(entry: object) -> str | None:
     topic, sep, typ = entry.partition(":")
     if not sep:
         return "must have the form 'TOPIC:TYPE' (e.g. '/leader/joint_states:sensor_msgs/msg/JointState')"
-    if not _TOPIC_RE.match(topic) or "//" in topic or topic.endswith("/"):
+    if not _valid_topic(topic):
         return f"topic {topic!r} is not a valid topic name (no empty part: '//' or a trailing '/')"
     if typ not in typestore().fielddefs:
         hint = (f" (the full name is {typ.replace('/', '/msg/', 1)!r}?)"
@@ -142,10 +147,10 @@ class RecorderConfig:
         if self.storage not in STORAGE_CHOICES:
             raise ValueError(f"RecorderConfig.storage = {self.storage!r} must be one of {STORAGE_CHOICES}")
         for name in ("joint_state_topic", "command_topic"):
-            if not _TOPIC_RE.match(getattr(self, name)):
+            if not _valid_topic(getattr(self, name)):
                 raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
         for name in ("reference_topic", "external_torque_topic", "contact_topic", "wrench_topic"):
-            if getattr(self, name) and not _TOPIC_RE.match(getattr(self, name)):
+            if getattr(self, name) and not _valid_topic(getattr(self, name)):
                 raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
         if not (isinstance(self.flush_period, (int, float)) and 0 < self.flush_period <= 10):
             raise ValueError(f"RecorderConfig.flush_period = {self.flush_period!r} must be in (0, 10] s")

@@ -40,6 +40,12 @@ def test_extra_topics_validation_names_the_entry_and_the_reason(extra, match):
         RecorderConfig(extra_topics=extra)
 
 
+@pytest.mark.parametrize("field", ["joint_state_topic", "wrench_topic"])
+def test_a_main_topic_with_an_empty_part_is_refused_like_an_extra_one(field):
+    with pytest.raises(ValueError, match=rf"RecorderConfig\.{field} = '/a//b' is not a valid topic name"):
+        RecorderConfig(**{field: "/a//b"})
+
+
 def test_extra_topics_from_a_parameter_file_become_a_tuple_and_follow_the_main_topics():
     cfg = dataclass_from_dict(RecorderConfig, {"extra_topics": [f"/leader/joint_states:{JS}", f"~/x:{F64}"],
                                                "contact_topic": ""}, "test")

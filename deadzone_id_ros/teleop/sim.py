@@ -68,9 +68,7 @@ class OperatorHand(ExternalForces):
         # the MjData of _views, and its qpos, qvel, qfrc_applied entries of the arm (None: not contiguous), see step
         self._views_of: mujoco.MjData | None = None
         self._views: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        # workspaces of K (r - q) and D dq; without pushes or obstacle the base step is one mj_step, torque zero
-        self._work = (np.empty(n), np.empty(n))
-        self._bare = not self.pushes and self.obstacle is None
+        self._work = (np.empty(n), np.empty(n))  # workspaces of K (r - q) and D dq
 
     def _arm_views(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints as views (built once per MjData) where
@@ -86,13 +84,12 @@ class OperatorHand(ExternalForces):
         """One physics step with the hand's torque added to the arm's applied joint force (removed after).
 
         The hand's torque is ``K_h (q_ref - q) - D_h dq`` evaluated operation by operation into workspaces (the
-        numbers of that expression); without pushes or an obstacle the base's step is one ``mj_step`` called here
-        (what :meth:`ExternalForces.step` does then), its true torque the zero one.
+        numbers of that expression).
         """
         if self.reference is None:
             super().step(model, data)
             return
-        views = self._views if self._views_of is data else self._arm_views(data)
+        views = self._arm_views(data)
         qfrc: np.ndarray | None
         if views is None:
             q, dq, qfrc = data.qpos[self._qadr], data.qvel[self._dof], None
@@ -106,18 +103,13 @@ class OperatorHand(ExternalForces):
             data.qfrc_applied[self._dof] += hand
         else:
             _add(qfrc, hand, qfrc)  # in place into MuJoCo's array: the numbers of the indexed +=
-        if self._bare:
-            mujoco.mj_step(model, data)
-            base, self.true_force = self._no_torque, self._no_force
-        else:
-            super().step(model, data)
-            base = self.true_torque
+        super().step(model, data)
         if qfrc is None:
             data.qfrc_applied[self._dof] -= hand
         else:
             _sub(qfrc, hand, qfrc)
         self.hand_torque = hand
-        self.true_torque = _add(base, hand)
+        self.true_torque = _add(self.true_torque, hand)
 
 
 class TrueTorqueSensor(ForceSensor):

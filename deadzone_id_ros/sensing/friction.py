@@ -80,8 +80,7 @@ class LoadFriction:
         """
         dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
         th = self.theta
-        sign = np.tanh(dq / SIGN_VELOCITY)
-        s = np.exp(-((np.abs(dq) / self.stribeck_velocity) ** self.exponent))
+        sign, s = _sign_and_stribeck(dq, self.stribeck_velocity, self.exponent)
         return sign * (th[:, 0] + s * th[:, 1] + np.abs(tau) * (th[:, 2] + s * th[:, 3])) + th[:, 4] * dq
 
     def load_gain(self) -> np.ndarray:
@@ -89,11 +88,16 @@ class LoadFriction:
         return np.abs(self.theta[:, 2] + self.theta[:, 3])
 
 
+def _sign_and_stribeck(dq: np.ndarray, velocity: float, exponent: float) -> tuple[np.ndarray, np.ndarray]:
+    """The smooth sign tanh(dq / SIGN_VELOCITY) and the Stribeck curve exp(-(|dq| / vs)^alpha), each shaped like
+    ``dq`` [rad/s]: the factors of every friction term."""
+    return np.tanh(dq / SIGN_VELOCITY), np.exp(-((np.abs(dq) / velocity) ** exponent))
+
+
 def friction_features(dq: np.ndarray, tau: np.ndarray, velocity: float, exponent: float) -> np.ndarray:
     """The regressors of :data:`FRICTION_TERMS`, (..., J, 5), at ``dq`` [rad/s] and ``tau`` [N·m] (..., J)."""
     dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
-    sign = np.tanh(dq / SIGN_VELOCITY)
-    s = np.exp(-((np.abs(dq) / velocity) ** exponent))
+    sign, s = _sign_and_stribeck(dq, velocity, exponent)
     load = np.abs(tau)
     return np.stack([sign, sign * s, sign * load, sign * s * load, dq], axis=-1)
 

@@ -33,6 +33,10 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     assert all(0 <= d < 100 for d in band.collision_delay_ms)
     md = write_sense(tmp_path, res, traces)
     assert "| model residual + load friction + dead-zone band |" in md
+    # the speeds the calibration covered against the evaluation's, per joint (the collision run alone moves)
+    assert len(res.calibration_speed) == len(res.evaluation_speed) == 3
+    assert res.evaluation_speed[0] >= abs(traces["collision"].dq[:, 0]).max() > 0
+    assert "Speed coverage: the calibration run reached" in md
     assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0
     back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
     assert back.estimators[0].pushes == band.pushes
@@ -68,3 +72,13 @@ def test_real_recording_gives_free_motion_residual_and_threshold(tmp_path):
     assert all(b <= r for b, r in zip(by["residual_band"].threshold, by["residual"].threshold))
     back = json.loads((tmp_path / "sense_real.json").read_text())
     assert RealSenseResult.from_dict(back[0]) == res
+
+
+def test_the_report_says_where_the_evaluation_ran_faster_than_the_calibration():
+    from deadzone_id_ros.experiments.sense.metrics import beyond_calibration, peak_speed
+
+    dq = [[0.5, -2.0], [-1.0, 1.5]]
+    assert peak_speed(dq).tolist() == [1.0, 2.0]
+    assert peak_speed(dq, [2.0, 0.0]).tolist() == [2.0, 2.0]
+    assert beyond_calibration(["a", "b"], [1.2, 2.5], [1.3, 2.4]) == ["a"]
+    assert beyond_calibration(["a", "b"], [], [1.3, 2.4]) == []

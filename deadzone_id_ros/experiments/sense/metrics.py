@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["onsets", "rmse_where"]
+__all__ = ["beyond_calibration", "onsets", "peak_speed", "rmse_where"]
 
 
 def rmse_where(errors: list[np.ndarray], masks: list[np.ndarray], j: int) -> np.ndarray:
@@ -21,3 +21,22 @@ def rmse_where(errors: list[np.ndarray], masks: list[np.ndarray], j: int) -> np.
 def onsets(flag: np.ndarray) -> np.ndarray:
     """Indices where ``flag`` (N,) rises."""
     return np.flatnonzero(flag & ~np.concatenate([[False], flag[:-1]]))
+
+
+def peak_speed(dq: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
+    """(J,) the largest |dq| per joint of the (N, J) velocities ``dq`` [rad/s], and of ``peak`` (J,) when given."""
+    here = np.abs(np.asarray(dq, float)).max(axis=0) if len(dq) else np.zeros(np.shape(dq)[1])
+    return here if peak is None else np.maximum(here, peak)
+
+
+def beyond_calibration(joint_names: list[str], calibration_speed: list[float],
+                       evaluation_speed: list[float]) -> list[str]:
+    """The joints whose evaluation runs reached a speed above the calibration run's peak: there the friction
+    correction and the thresholds are extrapolated (a threshold fitted up to that speed can fire beyond it).
+
+    Args:
+        joint_names: (J,).  calibration_speed, evaluation_speed: (J,) peak |dq| [rad/s] of each (empty: unknown).
+    """
+    if not calibration_speed or not evaluation_speed:
+        return []
+    return [n for n, c, e in zip(joint_names, calibration_speed, evaluation_speed) if e > c]

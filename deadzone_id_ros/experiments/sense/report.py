@@ -11,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from ...sensing.friction import FRICTION_TERMS
+from .metrics import beyond_calibration
 from .results import SenseResults
 
 
@@ -78,10 +79,27 @@ def markdown(res: SenseResults) -> str:
               f"{[round(v, 4) for v in e.fade_velocity]} rad/s, load gain {[round(v, 4) for v in e.load_gain]} "
               "(the nodes' sensing_band, sensing_fade_velocity, sensing_band_load_gain)"
               for e in banded] + ([""] if banded else [])
+    lines += _coverage_lines(res)
     lines += [f"Friction correction of the residual, per joint {list(FRICTION_TERMS)}: "
               f"{[round(v, 4) for v in res.friction]}, Stribeck velocity and exponent {res.friction_stribeck} (the "
               "nodes' sensing_friction, sensing_friction_stribeck)", ""]
     return "\n".join(lines)
+
+
+def _coverage_lines(res: SenseResults) -> list[str]:
+    """The calibration run's speed coverage against the evaluation runs' (nothing for results without it)."""
+    if not res.calibration_speed or not res.evaluation_speed:
+        return []
+    over = beyond_calibration(res.joint_names, res.calibration_speed, res.evaluation_speed)
+    line = (f"Speed coverage: the calibration run reached {[round(v, 2) for v in res.calibration_speed]} rad/s per "
+            f"joint, the evaluation runs {[round(v, 2) for v in res.evaluation_speed]} rad/s. ")
+    if over:
+        line += (f"Beyond the calibrated speeds on {over}: there the friction correction and the thresholds are "
+                 "extrapolated, and a false contact at those speeds says the calibration run was too slow "
+                 "(`--calibration-duration` longer, or an excitation that reaches them).")
+    else:
+        line += "Every joint stayed within the calibrated speeds."
+    return [line, ""]
 
 
 def plot_estimate(trace: EstimateTrace, path: Path, names: list[str]) -> None:

@@ -128,6 +128,9 @@ class SenseResults(JsonRecord):
             (:mod:`deadzone_id_ros.sensing.friction`; the nodes' ``sensing_friction``).
         friction_stribeck: (2,) its Stribeck velocity [rad/s] and exponent (``sensing_friction_stribeck``).
         estimators: one entry per estimator.  wall_s: run time [s].
+        calibration_speed: (J,) the calibration run's peak |dq| [rad/s] (empty in results written before it was
+            recorded).  evaluation_speed: (J,) the peak |dq| of every evaluation run (pushes, free motion, hold,
+            collision) [rad/s]: above the calibration's, the friction correction and thresholds are extrapolated.
     """
 
     robot: str
@@ -148,6 +151,8 @@ class SenseResults(JsonRecord):
     estimators: list[EstimatorFigures]
     wall_s: float
     confirm: int = 1
+    calibration_speed: list[float] = dataclasses.field(default_factory=list)
+    evaluation_speed: list[float] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

@@ -50,7 +50,7 @@ from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from .calibration import calibrate
 from .collision import collision_onset, place_obstacle
-from .metrics import onsets, rmse_where
+from .metrics import onsets, peak_speed, rmse_where
 from .results import EstimatorFigures, FalseContact, PushFigure, SenseResults
 from .settings import ESTIMATORS, FREE_SEED_OFFSET, SenseSettings
 
@@ -261,6 +261,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
                                            "collision": []}
                                        for k in ESTIMATORS}
     free_s = 0.0
+    peak = np.zeros(j)  # the evaluation runs' largest |dq| per joint [rad/s]
     lag_err: list[np.ndarray] = []
     lag_moving: list[np.ndarray] = []
     first: dict[str, _Trace] = {}
@@ -276,6 +277,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
 
         pushes = _push_schedule(s, settings, seed)
         tr = _run(s, seed, settings.duration, sensors(), pushes, False, f"pushes seed {seed}")
+        peak = peak_speed(tr.dq, peak)
         in_push = np.zeros(len(tr.t), bool)
         window = np.zeros(len(tr.t), bool)
         for p in pushes:
@@ -306,6 +308,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             free = _run(s, FREE_SEED_OFFSET + seed, settings.free_duration, sensors(), (), False,
                         f"free motion seed {FREE_SEED_OFFSET + seed}")
             free_s += settings.free_duration
+            peak = peak_speed(free.dq, peak)
             everywhere = np.ones(len(free.t), bool)
             for k in ESTIMATORS:
                 acc[k]["fc"].append(len(onsets(free.contact[k])))
@@ -316,12 +319,14 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
                                   rise_time=settings.hold_duration / 2)]
         hold = _run(s, seed, settings.hold_duration, sensors(), hold_pushes, True, f"hold seed {seed}")
         half = len(hold.t) // 2
+        peak = peak_speed(hold.dq, peak)
         for k in ESTIMATORS:
             acc[k]["hold"].append(len(onsets(hold.contact[k][:half])))
         crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
                      place_obstacle(s.sim, s.ctrl, s.exc, s.link, s.point, seed,
                                                 settings.collision_at))
         onset = collision_onset(crash.truth)
+        peak = peak_speed(crash.dq, peak)
         for k in ESTIMATORS:
             flagged = np.flatnonzero(crash.contact[k][onset:]) if onset is not None else np.zeros(0, int)
             acc[k]["collision"].append(float(flagged[0]) if flagged.size else math.nan)
@@ -362,5 +367,6 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         lag_rmse_moving=rmse_where(lag_err, lag_moving, j).tolist(), quantile=settings.quantile,
         margin=settings.margin, confirm=settings.confirm, friction=calib.friction.theta.ravel().tolist(),
         friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
-        wall_s=time.perf_counter() - wall0)
+        wall_s=time.perf_counter() - wall0, calibration_speed=peak_speed(cal.dq).tolist(),
+        evaluation_speed=peak.tolist())
     return results, first

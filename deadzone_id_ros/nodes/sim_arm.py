@@ -16,8 +16,10 @@ joint torque J^T F of each state is published on ``~/true_external_torque`` (sen
 Teleoperation world (``teleop_*`` parameters, :class:`deadzone_id_ros.experiments.teleop.world.TeleopWorldConfig`;
 off without ``teleop_role``): the arm's part of a ``deadzone-id teleop`` scenario, for a live leader-follower run with
 two sim_arm nodes in namespaces (``-r __ns:=/leader``; launch/teleop.launch.yaml): the leader gets the scripted
-operator's hand (its torque is the arm's ``~/true_external_torque``), the follower the scenario's box or push. Not
-together with a ``push_link``.
+operator's hand (its torque is the arm's ``~/true_external_torque``; the reference it pulls the leader along is
+published on ``reference``, trajectory_msgs/JointTrajectory with one point per state: the state's stamp, positions
+[rad], velocities by central difference [rad/s] and zero accelerations, as ``deadzone-id teleop --record`` writes
+it), the follower the scenario's box or push. Not together with a ``push_link``.
 
 The hardware topics are relative names (``joint_states``, ``effort_controller/commands``): without a namespace they
 resolve to ``/joint_states`` and ``/effort_controller/commands``, in namespace ``/leader`` to ``/leader/joint_states``
@@ -42,13 +44,17 @@ import dataclasses
 import sys
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.subscription import MessageInfo
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import ConfigError, DeadzoneIdError
 from ..experiments.teleop.world import TeleopWorldConfig
@@ -122,6 +128,13 @@ class SimArmNode(Node):
         self._truth_pub = (self.create_publisher(JointState, "~/true_external_torque", PUBLISH_DEPTH)
                            if self.arm.external is not None else None)
         self._truth_msg = JointState(name=list(self.arm.joint_names))
+        # the operator's reference of a teleoperation leader (its hand pulls the arm along it), for the recording
+        reference = getattr(self.arm.external, "reference", None)
+        self._reference: Callable[[float], np.ndarray] | None = reference if callable(reference) else None
+        self._ref_pub = (self.create_publisher(JointTrajectory, "reference", PUBLISH_DEPTH)
+                         if self._reference is not None else None)
+        self._ref_msg = JointTrajectory(joint_names=list(self.arm.joint_names), points=[JointTrajectoryPoint(
+            accelerations=[0.0] * self.arm.n_joints)])
         self._msg = JointState()
         self._clock_msg = Clock()
         self._idle_state_published = False
@@ -287,8 +300,23 @@ class SimArmNode(Node):
             self._truth_msg.header.stamp = msg.header.stamp
             self._truth_msg.effort = self.arm.external.true_torque.tolist()
             self._truth_pub.publish(self._truth_msg)
+        if self._ref_pub is not None and self._reference is not None:
+            self._publish_reference(self._ref_pub, self._reference, meas.t, msg.header.stamp)
         if self.node_config.lockstep and self._last_command_sim_t is not None:
             self._awaiting_since = time.monotonic()
+
+    def _publish_reference(self, pub: Publisher, ref: Callable[[float], np.ndarray], t: float,
+                           stamp: Time) -> None:
+        """The operator's reference ``ref`` at simulated time ``t`` [s] on ``pub``, stamped ``stamp`` (the state's):
+        positions [rad] and their central difference over one physics step [rad/s] (forward at t = 0)."""
+        dt = self.arm.dt
+        before = max(t - dt, 0.0)
+        point = self._ref_msg.points[0]
+        point.positions = np.asarray(ref(t), dtype=float).tolist()
+        point.velocities = ((np.asarray(ref(t + dt), dtype=float) - np.asarray(ref(before), dtype=float))
+                            / (t + dt - before)).tolist()
+        self._ref_msg.header.stamp = stamp
+        pub.publish(self._ref_msg)
 
 
 def main(args=None) -> int:

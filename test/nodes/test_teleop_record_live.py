@@ -15,6 +15,7 @@ from conftest import executable, wait_for_progress
 from rosgraph_msgs.msg import Clock
 
 from deadzone_id_ros.data.bag import open_bag, read_joint_states, read_recording
+from deadzone_id_ros.experiments.teleop.world import TeleopWorldConfig
 from deadzone_id_ros.stamps import stamp_to_ns
 
 RUN_S = 1.5  # [s of simulated time]; the push (4 s scenario) is in contact with the box from about 0.96 s
@@ -99,7 +100,16 @@ def test_teleop_record_launch_writes_one_bag_with_both_arms_and_the_forces(proce
         assert rec.command is not None and rec.command.shape[1] == 3 and abs(len(rec.command) - len(t)) <= 2, \
             (name, None if rec.command is None else rec.command.shape, len(t))
         assert np.ptp(rec.position, axis=0).max() > 0.05, f"{name} did not move"
-    assert arms["leader"].reference_t_ns is not None and not len(arms["leader"].reference_t_ns)  # none published
+    # the operator's reference, published by the leader's simulator with each state: the scenario's, at its stamps
+    # (the recorder keeps the one at time 0 too, which it drops from the states as an unset stamp)
+    ref = arms["leader"]
+    assert ref.reference_t_ns is not None and ref.reference_position is not None
+    moving = ref.reference_t_ns > 0
+    assert np.array_equal(ref.reference_t_ns[moving], ref.state_t_ns), (ref.reference_t_ns[:3], ref.state_t_ns[:3])
+    scripted = TeleopWorldConfig(teleop_role="leader", teleop_scenario="push").external().reference  # type: ignore
+    expected = np.array([scripted(t / 1e9) for t in ref.reference_t_ns])
+    np.testing.assert_allclose(ref.reference_position, expected, rtol=0, atol=1e-12)
+    assert np.ptp(expected, axis=0).max() > 0.05  # it moves: the comparison is not trivially of constants
     n_states = len(arms["follower"].state_t_ns)
     print(f"teleop_record: {n_states} states per arm ({n_states / 1e3:.3f} s simulated); commands "
           + ", ".join(f"{a} {0 if r.command is None else len(r.command)}" for a, r in arms.items()) + "; "

@@ -8,8 +8,9 @@ observation.effort [N·m], observation.external_torque with its dead-zone half w
 leader's (leader.*). A topic the bags lack is left out with a note; a missing joint_states topic is an error.
 
 A live recording of the teleop launch (launch/teleop.launch.yaml's nodes) names its torque topics after the nodes
-(sensor_msgs/JointState, the torque in effort): --live reads those (teleop_bilateral's estimates and bands, the
-simulators' true torques). The topic keys (KEY= leaves an optional one out) and their defaults follow in --help.
+(sensor_msgs/JointState, the torque in effort): each bag is read with the set it holds (the in-process bag's or
+the live one's); --live names the live set for every bag (teleop_bilateral's estimates and bands, the simulators'
+true torques). The topic keys (KEY= leaves an optional one out) and their defaults follow in --help.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "robot)")
     p.add_argument("--live", action="store_true",
                    help="the torque topics of a live recording of the teleop launch (listed below), not the "
-                   "in-process bag's; --topic overrides them")
+                   "in-process bag's; --topic overrides them. Without --live or --topic each bag is read with the "
+                   "set it holds")
     p.add_argument("--topic", action="append", default=[], metavar="KEY=TOPIC",
                    help="a topic other than the default (keys above); repeat per topic")
     p.set_defaults(func=run)
@@ -59,9 +61,11 @@ def run(args: argparse.Namespace) -> int:
     """
     from ..data.lerobot_export import DemoTopics, export_lerobot, parse_topic_override
 
-    topics = DemoTopics.live() if args.live else DemoTopics()
-    for spec in args.topic:
-        topics = parse_topic_override(topics, spec)
+    topics = None  # per bag: the in-process bag's topics or a live recording's, whichever it holds
+    if args.live or args.topic:
+        topics = DemoTopics.live() if args.live else DemoTopics()
+        for spec in args.topic:
+            topics = parse_topic_override(topics, spec)
     res = export_lerobot(args.bags, args.out, fps=args.fps, topics=topics, task=args.task,
                          robot_type=args.robot_type)
     for note in res.notes:

@@ -79,6 +79,17 @@ class DemoTopics:
                    leader_half_width="/teleop_bilateral/leader/external_torque_band",
                    leader_true="/leader/leader_sim/true_external_torque")
 
+    @classmethod
+    def detect(cls, present: set[str] | frozenset[str]) -> DemoTopics:
+        """The topics of a bag whose topic names are ``present``: :meth:`live`'s where the bag holds none of the
+        in-process bag's torque topics but some of a live recording's, else the defaults (``deadzone-id teleop
+        --record``'s)."""
+        torque = [f.name for f in fields(cls) if not f.name.endswith("_state")]
+        default, live = cls(), cls.live()
+        if not any(getattr(default, k) in present for k in torque) and any(getattr(live, k) in present for k in torque):
+            return live
+        return default
+
     def __post_init__(self) -> None:
         for name in ("follower_state", "leader_state"):
             if not getattr(self, name):
@@ -230,14 +241,16 @@ def _read_topic(h: BagHandle, topic: str, arm_joints: tuple[str, ...], joints: t
     return _sorted(t_ns, values[:, cols])
 
 
-def _read_demo(bag: Path, topics: DemoTopics, notes: list[str]) -> _Demo:
-    """Every feature of :data:`FEATURES` that ``bag`` holds; a missing optional one is noted in ``notes``.
+def _read_demo(bag: Path, topics: DemoTopics | None, notes: list[str]) -> _Demo:
+    """Every feature of :data:`FEATURES` that ``bag`` holds; a missing optional one is noted in ``notes``. ``topics``
+    None: :meth:`DemoTopics.detect` on the bag's topics.
 
     Raises:
         DataError: a required topic missing or empty (named), joints that disagree, a message that cannot be read.
     """
     with open_bag(bag) as h:
         present = {c.topic for c in h.reader.connections}
+        topics = topics or DemoTopics.detect(present)
         arms = {}
         for arm in ("follower", "leader"):
             topic = getattr(topics, f"{arm}_state")
@@ -319,7 +332,8 @@ def export_lerobot(bags: Sequence[str | Path], out: str | Path, *, fps: float = 
 
     Args:
         bags: (E,) demonstration bags, in episode order.  out: the dataset directory to create (must not exist).
-        fps: frame rate [Hz] (> 0).  topics: the bags' topics (default :class:`DemoTopics`).
+        fps: frame rate [Hz] (> 0).  topics: the bags' topics (None: per bag, the in-process bag's or a live
+            recording's, whichever it holds, :meth:`DemoTopics.detect`).
         task: the task text of every episode (meta/tasks.jsonl).  robot_type: info.json ``robot_type`` (default: the
             first bag's episode.yaml ``robot``, else "").
 
@@ -331,7 +345,6 @@ def export_lerobot(bags: Sequence[str | Path], out: str | Path, *, fps: float = 
         DataError: no bag, ``out`` exists, fps not positive, a bag lacks a required topic (named), the joints of the
             two arms or of two bags disagree, a message that cannot be read.
     """
-    topics = topics or DemoTopics()
     out = Path(out)
     if not bags:
         raise DataError("export_lerobot needs at least one demonstration bag")

@@ -304,3 +304,19 @@ def test_lerobots_own_loader_reads_the_export(demo, tmp_path, monkeypatch):
     np.testing.assert_allclose(ds.meta.stats["observation.state"]["max"],
                                np.max(np.asarray(q + pq.read_table(res.root / "data/chunk-000/episode_000000.parquet")
                                                  .column("observation.state").to_pylist()), axis=0), rtol=1e-6)
+
+
+def test_without_live_each_bag_is_read_with_the_topics_it_holds(demo, tmp_path, capsys):
+    """An in-process bag and a live recording in one export, no --live: each bag's estimates are found (with the
+    in-process topics alone, the live bag's would be left out)."""
+    from deadzone_id_ros.cli.main import main
+
+    _, inproc = demo
+    live = _live_bag(tmp_path / "live", _trace(0.5))
+    out = tmp_path / "ds"
+    assert main(["export-lerobot", str(inproc), str(live), "--out", str(out), "--fps", "25"]) == 0
+    err = capsys.readouterr().err
+    features = json.loads((out / "meta/info.json").read_text())["features"]
+    assert {"observation.external_torque", "observation.external_torque_true", "leader.external_torque"} <= set(
+        features), (sorted(features), err)
+    assert DemoTopics.detect({"/follower/joint_states"}) == DemoTopics()  # nothing to tell: the defaults

@@ -292,11 +292,12 @@ register_method(Method("hybrid_joint", rigid_body=True, loss="masked", per_joint
                        description="rbd + one small residual network per joint (its own q, dq, ddq and rigid-body "
                        "torque), dead-zone loss"))
 register_method(Method("hybrid_mse_all", rigid_body=True, loss="mse", simplicity=5, by_default=False,
-                       description="rbd + MLP residual, plain MSE on every sample (hybrid without the dead-zone "
-                       "loss)"))
+                       description="rbd + MLP residual, plain MSE on every sample (hybrid without the dead-zone loss)",
+                       colour="orchid"))
 register_method(Method("hybrid_joint_mse_all", rigid_body=True, loss="mse", per_joint=True, simplicity=5,
-                       by_default=False, description="rbd + one small residual network per joint, plain MSE on "
-                       "every sample (hybrid_joint without the dead-zone loss)"))
+                       by_default=False, colour="sandybrown",
+                       description="rbd + one small residual network per joint, plain MSE on every sample "
+                       "(hybrid_joint without the dead-zone loss)"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

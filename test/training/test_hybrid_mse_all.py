@@ -52,7 +52,11 @@ def test_mse_all_twin_plans_like_its_masked_hybrid_except_the_loss(shared, twin,
     assert pa.usable_fraction == 1.0 and pb.usable_fraction == pytest.approx(float(shared.train.r.mean()))
 
 
-def test_mse_all_twins_are_opt_in():
+def test_mse_all_twins_are_opt_in_and_drawn_apart():
+    from deadzone_id_ros.experiments.compare.plots import method_colour
+
     default = [m.name for m in resolve_methods(None)]
     assert not set(TWINS) & set(default) and set(TWINS.values()) <= set(default)
     assert [m.name for m in resolve_methods(list(TWINS))] == list(TWINS)
+    hybrids = [*TWINS, *TWINS.values()]
+    assert len({method_colour(m) for m in hybrids}) == len(hybrids)  # one plot can show all four

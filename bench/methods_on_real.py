@@ -5,9 +5,11 @@ of a simulated bag), without the rest of the comparison: the figures of docs/ide
 
 Same loading and split as demo-real (KUKA: 2 s blocks; DFKI: the CSV converted as demo-real does, 1 s blocks;
 0.1 s Savitzky–Golay window), the ``--quick`` training settings (600 steps), the real recordings from
-../shared/data/real (``DEADZONE_REAL_DIR`` overrides). A BAG_DIR is a simulated bag on the bundled 3-DOF arm
-(default training settings' blocks). Prints, per method, the test normalized RMSE (RMSE / std of the measured torque
-on each joint's moving pairs, mean over joints) per seed and its mean, and the validation nRMSE the pick reads.
+../shared/data/real (``DEADZONE_REAL_DIR`` overrides). A BAG_DIR is a simulated bag (default training settings'
+blocks) on the robot its episode.yaml names (``deadzone-id simulate --robot panda``; the bundled 3-DOF arm when it
+names none). Prints, per method, the test normalized RMSE (RMSE / std of the measured torque on each joint's moving
+pairs, mean over joints) per seed, its mean and its std over the seeds (ddof = 1), and the validation nRMSE the pick
+reads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from deadzone_id_ros.cli.demo import DFKI_COLUMNS
 from deadzone_id_ros.data.convert import convert_csv, parse_joint_spec
@@ -51,8 +54,10 @@ def main(argv: list[str]) -> None:
         convert_csv(csv, bag, "time", [parse_joint_spec(s) for s in DFKI_COLUMNS],
                     metadata={"robot": "dfki_double_pendulum", "notes": ""})
         bags, urdf, block = [bag], f"dfki_double_pendulum_{which.lower()}", 1.0
-    else:
-        bags, urdf, block = [Path(which)], "three_dof_arm", None
+    else:  # a simulated bag: its robot is the one its episode.yaml names (the bundled arm when it names none)
+        meta = Path(which) / "episode.yaml"
+        robot = (yaml.safe_load(meta.read_text()) or {}).get("robot") if meta.is_file() else None
+        bags, urdf, block = [Path(which)], str(robot or "three_dof_arm"), None
     base = load_train_config()
     cfg = quick_config(base if block is None else base.with_overrides(block_seconds=block))
     cfg = cfg.with_overrides(seeds=len(seeds))
@@ -64,8 +69,9 @@ def main(argv: list[str]) -> None:
         fits = fit_plans(plan_method(m, seeds, shared), cfg)
         test = [evaluate_model(f.model, data.test).nrmse_mean for f in fits]
         val = [evaluate_model(f.model, data.val).nrmse_mean for f in fits]
-        print(f"{which} {m}: test nRMSE {np.mean(test):.3f} (seeds {np.round(test, 3).tolist()}), validation "
-              f"{np.mean(val):.3f} [{time.time() - t0:.0f} s]", flush=True)
+        std = f" ± {np.std(test, ddof=1):.4f}" if len(test) > 1 else ""
+        print(f"{which} {m}: test nRMSE {np.mean(test):.4f}{std} (seeds {np.round(test, 4).tolist()}), validation "
+              f"{np.mean(val):.4f} [{time.time() - t0:.0f} s]", flush=True)
 
 
 if __name__ == "__main__":

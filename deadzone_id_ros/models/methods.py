@@ -9,7 +9,8 @@ cross-validation, the data-efficiency curve, improve and sweep. Nothing outside 
 name, and :func:`resolve_methods` is the one place a name is resolved. Adding a method is one
 :func:`register_method` call (and, for a new loss, one class in losses.py). Methods: Inami, Yamane, Sakaino,
 "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393 (masked, conventional, mse_all, rbd) and
-this project's extensions (band, hybrid).
+this project's extensions (band, hybrid, hybrid_joint; their opt-in mse_all twins hybrid_mse_all and
+hybrid_joint_mse_all, the same fits with plain MSE on every sample, measure what the dead-zone loss adds there).
 """
 
 from __future__ import annotations
@@ -290,6 +291,13 @@ register_method(Method("rbd_friction", rigid_body=True, loss=None, identificatio
 register_method(Method("hybrid_joint", rigid_body=True, loss="masked", per_joint=True, simplicity=5,
                        description="rbd + one small residual network per joint (its own q, dq, ddq and rigid-body "
                        "torque), dead-zone loss"))
+register_method(Method("hybrid_mse_all", rigid_body=True, loss="mse", simplicity=5, by_default=False,
+                       description="rbd + MLP residual, plain MSE on every sample (hybrid without the dead-zone loss)",
+                       colour="orchid"))
+register_method(Method("hybrid_joint_mse_all", rigid_body=True, loss="mse", per_joint=True, simplicity=5,
+                       by_default=False, colour="sandybrown",
+                       description="rbd + one small residual network per joint, plain MSE on every sample "
+                       "(hybrid_joint without the dead-zone loss)"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

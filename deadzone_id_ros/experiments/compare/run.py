@@ -163,6 +163,7 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
     runs: dict[str, list[MethodRun]] = {}
     preds: dict[str, np.ndarray] = {}
     val_metrics: dict[str, TorqueMetrics] = {}
+    width = max(map(len, plans), default=0)  # the log's method column
     for method, ps in plans.items():
         runs[method] = []
         for s, plan in enumerate(ps):
@@ -172,7 +173,7 @@ def _run_all(inputs: TrainingInputs, data: PreparedData, config: TrainConfig, pl
             runs[method].append(run)
             val = metrics.validation
             assert val is not None  # _evaluate fills it
-            log(f"{method:>12s} seed {plan.seed}: test RMSE per joint {fmt_values(metrics.test.rmse_per_joint)} "
+            log(f"{method:>{width}s} seed {plan.seed}: test RMSE per joint {fmt_values(metrics.test.rmse_per_joint)} "
                 f"{unit_label(inputs.effort_units)} (mean "
                 f"{fmt_values([metrics.test.rmse_mean])}); validation {fmt_values([val.rmse_mean])}"
                 + "".join(f"; {j}: {MISSING} ({why})" for j, why in metrics.missing.items()))

@@ -32,8 +32,10 @@ Scenarios: ``idle``, ``idle_rt``, ``loaded``, ``loaded_rt``, and ``loaded_rt_sen
 controller's force sensing on (``sensing:=true`` and the bundled arm's sensing settings of bench/_sensing.py: the
 estimate, its friction correction, the dead-zone band, the contact test and the wrench every tick, five more topics
 published per tick), in the compute p99 (the in-process node gets the same parameters) and in the late-tick
-fraction; its raw counterpart is the bare echo again, in that scenario. ``ctrl_rt_granted`` is 1 when the kernel
-granted SCHED_FIFO (else the ``*_rt`` figures were measured with normal scheduling and say nothing about it).
+fraction; its raw counterpart is the bare echo again, in that scenario. ``loaded_rt_sensing_every10``: the same with
+``sensing_publish_every:=10`` (the estimate and the contact test on every state, the topics at 100 Hz).
+``ctrl_rt_granted`` is 1 when the kernel granted SCHED_FIFO (else the ``*_rt`` figures were measured with normal
+scheduling and say nothing about it).
 
 Usage: ``python bench/bench_realtime.py [--quick]``. ``run(quick)`` returns the bench/results.json keys.
 """
@@ -79,9 +81,10 @@ def busy_load(processes: int, seconds: float):
             p.wait()
 
 
-def scenario(rt: bool, seconds: float, sensing: bool = False) -> dict[str, float]:
+def scenario(rt: bool, seconds: float, sensing: int = 0) -> dict[str, float]:
     """One scenario in this process (``--scenario``): real-time scheduling for itself first if ``rt``; the controller
-    (in process and as the executable) with the force sensing of bench/_sensing.py if ``sensing``."""
+    (in process and as the executable) with the force sensing of bench/_sensing.py if ``sensing`` > 0, its topics
+    published on every ``sensing``-th state (``sensing_publish_every``)."""
     from bench_controller import node_ticks, reference_publisher
 
     from deadzone_id_ros.realtime import RealtimeConfig, apply_realtime
@@ -92,7 +95,7 @@ def scenario(rt: bool, seconds: float, sensing: bool = False) -> dict[str, float
         granted = float(state.policy == "SCHED_FIFO")
         for warning in state.warnings:
             print(f"bench_realtime: {warning}", file=sys.stderr)
-    extra = BUNDLED_SENSING if sensing else {}
+    extra = {**BUNDLED_SENSING, "sensing_publish_every": int(sensing)} if sensing else {}
     ticks = node_ticks("rbd", "", seconds, busy_wait=False, extra=extra)["tick"]
     cmd = [str(Path(sys.prefix) / "bin" / "feedforward_controller"), "--ros-args", "--params-file", PARAMS,
            "-p", "mode:=ctc_dob", "-p", "model:=rbd", "-p", "watchdog_timeout:=1.0", "-p", "stamped_command:=true",
@@ -109,7 +112,7 @@ def scenario(rt: bool, seconds: float, sensing: bool = False) -> dict[str, float
             "bunched_fraction": loop["bunched_fraction"], "missed_fraction": loop["missed_fraction"]}
 
 
-def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: bool = False) -> dict[str, float]:
+def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0) -> dict[str, float]:
     """:func:`scenario` in a fresh process of this file; its figures. A scenario whose controller never answered
     (seen twice in a row on a machine at load average 10: no DDS match within 60 s) is run once more, and says so.
 
@@ -118,7 +121,7 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: bool = F
     """
     for attempt in range(1, attempts + 1):
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--scenario", "rt" if rt else "plain",
-                               "--seconds", str(seconds)] + (["--sensing"] if sensing else []),
+                               "--seconds", str(seconds)] + (["--sensing", str(sensing)] if sensing else []),
                               capture_output=True, text=True, env=ros_env(), timeout=600)
         if done.returncode == 0:
             sys.stderr.write(done.stderr[-2000:])
@@ -129,13 +132,15 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: bool = F
                        f"{done.stderr[-3000:]}")
 
 
-# (name, real-time priority, force sensing) of the scenarios run without, then with the standard load
-SCENARIOS = {False: (("idle", False, False), ("idle_rt", True, False)),
-             True: (("loaded", False, False), ("loaded_rt", True, False), ("loaded_rt_sensing", True, True))}
+# (name, real-time priority, force sensing: its topics on every N-th state, 0 = off) of the scenarios run without,
+# then with the standard load
+SCENARIOS = {False: (("idle", False, 0), ("idle_rt", True, 0)),
+             True: (("loaded", False, 0), ("loaded_rt", True, 0), ("loaded_rt_sensing", True, 1),
+                    ("loaded_rt_sensing_every10", True, 10))}
 
 
 def run(quick: bool = False) -> dict[str, float]:
-    """Run the five scenarios and return the ``ctrl_*`` keys of bench/results.json (times in µs)."""
+    """Run the six scenarios and return the ``ctrl_*`` keys of bench/results.json (times in µs)."""
     seconds = 4.0 if quick else 15.0
     out: dict[str, float] = {}
     granted = 1.0
@@ -165,7 +170,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="4 s windows instead of 15 s")
     parser.add_argument("--scenario", choices=("plain", "rt"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=4.0, help=argparse.SUPPRESS)
-    parser.add_argument("--sensing", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sensing", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scenario is not None:  # the child of _run_scenario: one scenario, its figures as JSON on stdout
         print(json.dumps(scenario(args.scenario == "rt", args.seconds, sensing=args.sensing)))

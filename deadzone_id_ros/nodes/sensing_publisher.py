@@ -8,6 +8,10 @@ Topics (``~`` is the owning node's name; franka_ros2 publishes its arm's estimat
 - ``~/external_torque_band`` (sensor_msgs/JointState): ``effort`` = the interval half width [N·m] (0: exact, the
   joint moves; tau_s: the joint is stuck and the external torque is known only within effort +- this); same stamp.
 - ``~/contact`` (std_msgs/Bool): the contact flag, on every sample when contact detection is on (thresholds set).
+
+With ``sensing_publish_every`` N > 1 the JointState topics and the wrench go out on every N-th sample only (the
+wrench is computed only then) and ``~/contact`` on every N-th sample and whenever the flag changes; the estimate and
+the contact test still run on every sample.
 - ``~/contact_state`` (sensor_msgs/JointState): the same test per joint, stamped with the state: ``effort`` = the
   excess over the threshold, |estimate| - half width - threshold [N·m] (> 0: the joint fires), so a listener can
   tell when the contact started in the state's time.
@@ -49,10 +53,18 @@ class SensingPublisher:
 
     Args:
         node: the owning node (its name is the topics' ``~``).  sensor: the sensor.
+        publish_every: publish on every N-th sample (``sensing_publish_every``; module docstring).
+
+    Raises:
+        ValueError: publish_every not a whole number >= 1.
     """
 
-    def __init__(self, node: Node, sensor: ForceSensor) -> None:
+    def __init__(self, node: Node, sensor: ForceSensor, publish_every: int = 1) -> None:
+        if isinstance(publish_every, bool) or not isinstance(publish_every, int) or publish_every < 1:
+            raise ValueError(f"publish_every = {publish_every!r} must be a whole number of samples >= 1")
         self.sensor = sensor
+        self.publish_every = publish_every
+        self._samples = 0  # samples taken: every publish_every-th one (from the first) is published
         self._logger = node.get_logger()
         self.last: SensingSample | None = None
         self._contacts = 0
@@ -91,7 +103,7 @@ class SensingPublisher:
         urdf = settings.urdf_path or str(default_urdf())
         sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, nominal=settings,
                               warn=node.get_logger().info, locked=locked_positions(settings.locked_joints))
-        return cls(node, sensor)
+        return cls(node, sensor, config.sensing_publish_every)
 
     def on_state(self, msg: JointState, idx: np.ndarray, t: float, q: np.ndarray, dq: np.ndarray,
                  command: np.ndarray | None, model: InverseDynamicsModel | None = None) -> None:
@@ -120,8 +132,25 @@ class SensingPublisher:
             ValueError: shapes or non-finite values (from the sensor).
         """
         c0 = time.perf_counter()
-        s = self.sensor.update(t, q, dq, tau)
+        publish = self._samples % self.publish_every == 0
+        self._samples += 1
+        s = self.sensor.update(t, q, dq, tau, with_wrench=publish)
         self.last = s
+        if s.contact is not None and s.contact.in_contact and not self._in_contact:
+            self._contacts += 1  # counted on the flag's rise: with sensing_confirm > 1 the onset is an earlier sample
+        changed = s.contact is not None and bool(s.contact.in_contact) != self._in_contact
+        if s.contact is not None:
+            self._in_contact = bool(s.contact.in_contact)
+        if publish:
+            self._publish(stamp, s)
+        elif changed and self._contact_pub is not None:
+            self._bool.data = self._in_contact
+            self._contact_pub.publish(self._bool)
+        self.cost.append(time.perf_counter() - c0)
+        return s
+
+    def _publish(self, stamp: Time, s: SensingSample) -> None:
+        """Every topic of the sample ``s``, stamped ``stamp``."""
         m = self._torque_msg
         m.header.stamp = stamp
         m.effort = array("d", s.tau_ext.tolist())
@@ -131,10 +160,6 @@ class SensingPublisher:
         b.effort = array("d", s.half_width.tolist())
         self._band_pub.publish(b)
         if self._contact_pub is not None and s.contact is not None:
-            # counted on the flag's rise: with ``sensing_confirm`` > 1 the onset stamp is an earlier sample's
-            if s.contact.in_contact and not self._in_contact:
-                self._contacts += 1
-            self._in_contact = bool(s.contact.in_contact)
             self._bool.data = bool(s.contact.in_contact)
             self._contact_pub.publish(self._bool)
             c = self._contact_msg
@@ -148,8 +173,6 @@ class SensingPublisher:
             w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(v) for v in f[:3])
             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(v) for v in f[3:])
             self._wrench_pub.publish(w)
-        self.cost.append(time.perf_counter() - c0)
-        return s
 
     def follow_model(self, model: InverseDynamicsModel) -> None:
         """A residual estimator takes ``model`` (the controller's, after a model swap) from the next sample on."""

@@ -37,6 +37,7 @@ SENSING_RANGES: dict[str, tuple[float, float]] = {
     "sensing_fade_velocity": (0.0, 100.0), "sensing_band_load_gain": (0.0, 10.0), "sensing_friction": (-1e4, 1e4),
     "sensing_friction_stribeck": (1e-6, 1e3),
     "sensing_threshold": (0.0, 1e4), "sensing_release": (0.0, 1.0), "sensing_confirm": (1, 1000),
+    "sensing_publish_every": (1, 10000),
     "sensing_point": (-100.0, 100.0),
     "sensing_no_load_speed": (1e-6, 1e4)}
 
@@ -85,6 +86,12 @@ class SensingConfig:
             stall torque and ``sensing_no_load_speed``.
         sensing_no_load_speed: (J,) the servos' no-load speed [rad/s] for "0.1%duty"; empty = the back-EMF term left
             out (right only at rest).
+        sensing_publish_every: >= 1: the nodes publish the estimate, its band, the per-joint contact state and the
+            wrench on every N-th state (the wrench is computed only then), ``~/contact`` on every N-th state and on
+            every change of the flag; the estimate and the contact test run on every state whatever N (the filter
+            and the onset need each sample). 1 (default): every topic on every state. On a CPU where the sensor and
+            its five topics do not fit in the control period beside the law (``bench/bench_realtime.py``'s
+            ``loaded_rt_sensing``), 10 at 1 kHz gives 100 Hz topics.
 
     Raises:
         ValueError: a bad field (named with its value).
@@ -107,6 +114,7 @@ class SensingConfig:
     sensing_point: tuple[float, ...] = ()
     sensing_effort_unit: str = "N*m"
     sensing_no_load_speed: tuple[float, ...] = ()
+    sensing_publish_every: int = 1
 
     def __post_init__(self) -> None:
         if self.sensing_estimator not in ESTIMATOR_KINDS:
@@ -124,6 +132,10 @@ class SensingConfig:
         if isinstance(self.sensing_confirm, bool) or not isinstance(self.sensing_confirm, int) or \
                 self.sensing_confirm < 1:
             raise ValueError(f"sensing_confirm = {self.sensing_confirm!r} must be a whole number of samples >= 1")
+        if isinstance(self.sensing_publish_every, bool) or not isinstance(self.sensing_publish_every, int) or \
+                self.sensing_publish_every < 1:
+            raise ValueError(f"sensing_publish_every = {self.sensing_publish_every!r} must be a whole number of "
+                             "states >= 1 (1: publish on every state)")
         point = tuple(float(v) for v in self.sensing_point)
         if point and (len(point) != 3 or not all(math.isfinite(v) for v in point)):
             raise ValueError(f"sensing_point = {list(self.sensing_point)} must be 3 finite numbers [m] or empty")
@@ -200,8 +212,10 @@ class ForceSensor:
         if self.detector is not None:
             self.detector.reset()
 
-    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
-        """Take one sample (see :meth:`~.estimators.ExternalTorqueEstimator.update`) and return what it says.
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+               with_wrench: bool = True) -> SensingSample:
+        """Take one sample (see :meth:`~.estimators.ExternalTorqueEstimator.update`) and return what it says;
+        ``with_wrench`` False leaves the wrench out (None) on this sample (it keeps no state).
 
         Raises:
             ValueError: shapes or non-finite values (names the argument).
@@ -210,7 +224,7 @@ class ForceSensor:
         stuck = self.band.stuck(dq)
         half = self.band.interval_half_width(dq, tau)
         contact = self.detector.update(t, est, half) if self.detector is not None else None
-        wrench = self.wrench.estimate(q, est) if self.wrench is not None else None
+        wrench = self.wrench.estimate(q, est) if self.wrench is not None and with_wrench else None
         return SensingSample(float(t), est, half, stuck, contact, wrench)
 
     def update_effort(self, t: float, q: np.ndarray, dq: np.ndarray, effort: np.ndarray) -> SensingSample:

@@ -77,9 +77,10 @@ class LoadAwareSensor(ForceSensor):
                              f"{list(self.joint_names)}), got {k.tolist()}")
         self.load_slope = k
 
-    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+               with_wrench: bool = True) -> SensingSample:
         """As :meth:`ForceSensor.update`, the half width of each stuck joint widened by ``load_slope |tau|``."""
-        s = super().update(t, q, dq, tau)
+        s = super().update(t, q, dq, tau, with_wrench)
         half = s.half_width + np.where(s.half_width > 0, self.load_slope * np.abs(np.asarray(tau, float)), 0.0)
         return SensingSample(s.t, s.tau_ext, half, s.stuck, s.contact, s.wrench)
 

@@ -132,8 +132,10 @@ class TrueTorqueSensor(ForceSensor):
                              f"joint of {list(self.joint_names)}: bind them to the arm first")
         self.external = external
 
-    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> SensingSample:
-        """The true external torque (J,) [N·m] as the estimate, half width 0; the arguments are not used."""
+    def update(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+               with_wrench: bool = True) -> SensingSample:
+        """The true external torque (J,) [N·m] as the estimate, half width 0 (no wrench); the arguments are not
+        used."""
         n = len(self.joint_names)
         return SensingSample(float(t), np.array(self.external.true_torque, dtype=float), np.zeros(n),
                              np.zeros(n, dtype=bool), None, None)

@@ -8,15 +8,15 @@ Topics (``~`` is the owning node's name; franka_ros2 publishes its arm's estimat
 - ``~/external_torque_band`` (sensor_msgs/JointState): ``effort`` = the interval half width [N·m] (0: exact, the
   joint moves; tau_s: the joint is stuck and the external torque is known only within effort +- this); same stamp.
 - ``~/contact`` (std_msgs/Bool): the contact flag, on every sample when contact detection is on (thresholds set).
-
-With ``sensing_publish_every`` N > 1 the JointState topics and the wrench go out on every N-th sample only (the
-wrench is computed only then) and ``~/contact`` on every N-th sample and whenever the flag changes; the estimate and
-the contact test still run on every sample.
 - ``~/contact_state`` (sensor_msgs/JointState): the same test per joint, stamped with the state: ``effort`` = the
   excess over the threshold, |estimate| - half width - threshold [N·m] (> 0: the joint fires), so a listener can
   tell when the contact started in the state's time.
 - ``~/external_wrench`` (geometry_msgs/WrenchStamped): with ``sensing_frame``, the wrench at that frame, world-
   aligned axes, ``header.frame_id`` = the URDF's root link; same stamp.
+
+With ``sensing_publish_every`` N > 1 the JointState topics and the wrench go out on every N-th sample only (the
+wrench is computed only then) and ``~/contact`` on every N-th sample and whenever the flag changes; the estimate and
+the contact test still run on every sample.
 
 Diagnostics (:meth:`SensingPublisher.status`): estimator, thresholds, band, contact and its onset, the wrench note,
 and the sensor's own compute time per sample (median and largest of the last :data:`COST_WINDOW`): the controller

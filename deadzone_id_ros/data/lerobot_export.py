@@ -86,9 +86,8 @@ class DemoTopics:
         --record``'s)."""
         torque = [f.name for f in fields(cls) if not f.name.endswith("_state")]
         default, live = cls(), cls.live()
-        if not any(getattr(default, k) in present for k in torque) and any(getattr(live, k) in present for k in torque):
-            return live
-        return default
+        return live if not any(getattr(default, k) in present for k in torque) and any(
+            getattr(live, k) in present for k in torque) else default
 
     def __post_init__(self) -> None:
         for name in ("follower_state", "leader_state"):

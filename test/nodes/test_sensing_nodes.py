@@ -77,9 +77,9 @@ def test_controller_latency_leaves_the_sensing_cost_out_and_reports_it(make_node
     slow = 0.3  # [s] a sensing cost far above any state->command latency of this in-process call
     update = node._sensing.sensor.update
 
-    def slow_update(*args):
+    def slow_update(*args, **kwargs):
         time.sleep(slow)
-        return update(*args)
+        return update(*args, **kwargs)
 
     node._sensing.sensor.update = slow_update
     now = time.time()

@@ -5,11 +5,13 @@ Models (``model`` argument), the same one for each arm's control and its force s
 - ``"nominal"``: the URDF's nominal rigid body (pinocchio RNEA), no friction, no rotor armature; its residual taken
   as exact (no dead-zone band): the baseline.
 - ``"identified"``: the robot profile's model, the rigid body plus the profile's armature and the URDF/profile
-  friction (as ``deadzone-id sense`` uses by default), with the dead-zone band: a joint with |dq| <= the stuck
-  velocity is known within +- its static friction, which grows with the torque the joint transmits as the
-  profile's friction law says (:class:`LoadAwareSensor`).
+  friction (as ``deadzone-id sense`` uses by default), its residual corrected for load-dependent friction (a
+  correction identified on free motion of the arm, :mod:`.calibration`), with the dead-zone band: a joint with
+  |dq| <= the stuck velocity is known within +- its static friction, which grows with the torque the joint transmits
+  as the profile's friction law says (:class:`LoadAwareSensor`).
 - a path (an artifact directory or .onnx): the learned model (:func:`~deadzone_id_ros.models.runtime.load_model`),
-  its dead zone (alpha sigma) as the stuck velocity, with the band (load-aware as for "identified").
+  its dead zone (alpha sigma) as the stuck velocity, with the friction correction and the band (load-aware) as for
+  "identified".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..control.controller import FeedforwardController
 from ..models.base import InverseDynamicsModel
 from ..sensing import ForceSensor, ResidualEstimator, SensingSample, StaticFrictionBand
 from ..sensing.estimators import ExternalTorqueEstimator
+from ..sensing.friction import LoadFriction
 from ..sim.config import SimArmConfig
 from .bilateral import BilateralConfig, BilateralController
 from .joint_map import JointMap
@@ -41,6 +44,8 @@ class ArmSetup:
         model_label: what the model is, for reports.  band: its dead-zone band (``none`` for the nominal model).
         urdf: the URDF path.  load_slope: (J,) growth of a stuck joint's static friction per N·m it transmits
             [1] (the profile's ``load_friction + load_friction_stribeck``); empty: a constant band.
+        friction: the force sensor's friction correction of the model's residual (:mod:`.calibration`); None: the
+            residual alone (the nominal model).
     """
 
     name: str
@@ -51,6 +56,7 @@ class ArmSetup:
     band: StaticFrictionBand
     urdf: str
     load_slope: tuple[float, ...] = ()
+    friction: LoadFriction | None = None
 
 
 class LoadAwareSensor(ForceSensor):
@@ -85,13 +91,17 @@ class LoadAwareSensor(ForceSensor):
         return SensingSample(s.t, s.tau_ext, half, s.stuck, s.contact, s.wrench)
 
 
-def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: float = 0.02) -> ArmSetup:
-    """The configs, model and band of one arm.
+def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: float = 0.02,
+              friction: bool = True) -> ArmSetup:
+    """The configs, model, band and friction correction of one arm.
 
     Args:
         robot: a robot profile ("" = the bundled arm).  model: "nominal", "identified" or a model path (module
             docstring).  mode: the controller mode (a leader in unilateral mode needs one without a DOB).
         stuck_velocity: [rad/s] (> 0) the dead-zone threshold of the "identified" model.
+        friction: identify the friction correction of "identified" and a learned model
+            (:func:`.calibration.free_motion_friction`, a few seconds of simulation, once per robot, model and stuck
+            velocity in a process); False: the residual alone.
 
     Raises:
         ValueError: stuck_velocity not > 0.  FileNotFoundError, ConfigError, ArtifactError: the profile or model
@@ -124,20 +134,35 @@ def arm_setup(robot: str, model: str, *, mode: str = "ctc_dob", stuck_velocity: 
         m = NominalRigidBodyModel(urdf, names, friction=True, armature=sim.armature, coulomb=sim.frictionloss,
                                   viscous=sim.damping, locked=sim.locked_positions)
         band = StaticFrictionBand(names, np.full(len(names), stuck_velocity), tau_s)
-        return ArmSetup(prof.profile.name, sim, ctrl, m, "profile rigid body + friction + armature, dead-zone band",
-                        band, urdf, slope)
-    ctrl = controller_config(prof, mode=mode, model="learned", model_path=model)
-    m = load_model(ctrl)
-    dz = getattr(m, "dead_zone", None)
-    thr = (np.asarray(dz.threshold, float) if dz is not None and tuple(dz.joint_names) == names
-           else np.full(len(names), stuck_velocity))
-    return ArmSetup(prof.profile.name, sim, ctrl, m, f"learned: {model}, dead-zone band",
-                    StaticFrictionBand(names, thr, tau_s), urdf, slope)
+        label = "profile rigid body + friction + armature"
+    else:
+        ctrl = controller_config(prof, mode=mode, model="learned", model_path=model)
+        m = load_model(ctrl)
+        dz = getattr(m, "dead_zone", None)
+        thr = (np.asarray(dz.threshold, float) if dz is not None and tuple(dz.joint_names) == names
+               else np.full(len(names), stuck_velocity))
+        band, label = StaticFrictionBand(names, thr, tau_s), f"learned: {model}"
+    correction = None
+    if friction:
+        key = (robot, model, float(stuck_velocity))
+        if key not in _FRICTION:
+            from ..robot_configs import excitation_config
+            from .calibration import free_motion_friction
+
+            _FRICTION[key] = free_motion_friction(sim, ctrl, excitation_config(prof), m, band.velocity_threshold)
+        correction = _FRICTION[key]
+        label += ", load-friction correction"
+    return ArmSetup(prof.profile.name, sim, ctrl, m, label + ", dead-zone band", band, urdf, slope, correction)
+
+
+#: friction corrections identified in this process: (robot, model, stuck velocity) -> correction (arm_setup)
+_FRICTION: dict[tuple[str, str, float], LoadFriction] = {}
 
 
 def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: BilateralConfig,
                           joint_map: Mapping[str, str] | None = None, cutoff: float = 100.0) -> BilateralController:
-    """The bilateral controller of two arms; each arm's sensor is the residual of its model with its band.
+    """The bilateral controller of two arms; each arm's sensor is the residual of its model, corrected by its friction
+    correction, with its band.
 
     Args:
         leader, follower: the arms (:func:`arm_setup`).  config: mode, scaling, gains.
@@ -156,7 +181,8 @@ def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: Bilatera
         ctls.append(FeedforwardController(arm.ctrl, arm.model, desc))
     sensors: list[ForceSensor] = []
     for a in (leader, follower):
-        est = ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)), a.sim.joint_names)
+        est = ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)), a.sim.joint_names,
+                                friction=a.friction)
         slope = np.asarray(a.load_slope, dtype=float)
         sensors.append(LoadAwareSensor(est, a.band, slope) if slope.size and slope.any() else ForceSensor(est, a.band))
     return BilateralController(ctls[0], ctls[1], sensors[0], sensors[1], jm, config,

@@ -83,6 +83,6 @@ class TeleopWorldConfig:
         from ...teleop.build import arm_setup
         from .run import case_world
 
-        arm = arm_setup(self.teleop_robot, self.teleop_model)
+        arm = arm_setup(self.teleop_robot, self.teleop_model, friction=False)  # the world needs no force sensor
         hand, world, _, _ = case_world(arm, arm, self.teleop_scenario, int(self.teleop_seed), self.settings())
         return hand if self.teleop_role == "leader" else world

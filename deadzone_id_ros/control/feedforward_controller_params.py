@@ -42,6 +42,7 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "wait_for_reference_publishers": (0, 100),
     "watchdog_steady_timeout": (1e-3, 60.0),
     "thread_priority": (0, 99),
+    "sensing_worker_priority": (0, 99),
     "reference_lead": (1e-4, 1.0),
 }
 
@@ -83,6 +84,11 @@ class ControllerNodeConfig:
             simulation: the excitation), so that simulated time does not run on while the reference's publisher is
             still starting (the rest before the motion then depends on start-up order and machine load: a live run
             of the learning loop kept 98 training samples of 4 s instead of half). 0 (default): no wait.
+        sensing_worker: with ``sensing``, run the force sensor in a process of its own, fed one sample per tick
+            through a pipe, instead of in the control loop (:mod:`deadzone_id_ros.nodes.sensing_worker`; the same
+            topics and diagnostics). Default false: in the loop.
+        sensing_worker_priority: the worker's SCHED_FIFO priority (1..99; keep it below ``thread_priority``), or 0
+            (default): normal scheduling.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -99,6 +105,8 @@ class ControllerNodeConfig:
     reference_lead: float = 0.02
     wait_for_subscribers: int = 0
     wait_for_reference_publishers: int = 0
+    sensing_worker: bool = False
+    sensing_worker_priority: int = 0
 
     def __post_init__(self) -> None:
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
@@ -114,6 +122,11 @@ class ControllerNodeConfig:
         check_positive("reference_lead", self.reference_lead)
         for name in ("wait_for_subscribers", "wait_for_reference_publishers"):
             check_positive(name, getattr(self, name), integer=True, allow_zero=True)
+        if not isinstance(self.sensing_worker, bool):
+            raise ValueError(f"sensing_worker = {self.sensing_worker!r} must be true or false")
+        p = self.sensing_worker_priority
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 99:
+            raise ValueError(f"sensing_worker_priority = {p!r} must be an integer in [0, 99] (0: normal scheduling)")
 
 
 def load_controller_config(

@@ -26,7 +26,8 @@ Topics:
   off; ``sensing_*`` parameters, :class:`deadzone_id_ros.sensing.SensingConfig`): the external joint torque estimate,
   its dead-zone interval, the contact flag and the wrench, each stamped with the /joint_states it was computed from,
   after the command is published and its latency taken (:mod:`.sensing_publisher`); /diagnostics shows thresholds,
-  the contact state and the sensing compute time, which the latency figure leaves out.
+  the contact state and the sensing compute time, which the latency figure leaves out. ``sensing_worker``: the same
+  from a process of its own, fed one sample per tick through a pipe (:mod:`.sensing_worker`).
 - publishes ``~/command_stamped`` (sensor_msgs/JointState) with ``stamped_command``: every command again, in
   ``effort`` [N·m] (``command_joint_names`` order), after the command itself (so a latency measured on it is never
   shorter than the command's). Stamped with the time it is for: an answer to /joint_states carries that state's
@@ -92,6 +93,7 @@ from .feedforward_controller_handlers import ControllerHandlers
 from .feedforward_controller_parameters import ModelSwapper
 from .feedforward_controller_reference import decode_reference, report_updates, warm_up
 from .sensing_publisher import SensingPublisher
+from .sensing_worker import SensingWorker
 
 __all__ = ["FeedforwardControllerNode", "main"]
 
@@ -161,8 +163,15 @@ class FeedforwardControllerNode(ControllerHandlers):
             # deep: a checker that misses one command cannot tell the rate limit from the command stream
             self._stamped_pub = self.create_publisher(JointState, "~/command_stamped", 1000)
             self._stamped_msg = JointState(name=list(cmd_names))
-        self._sensing = (SensingPublisher.build(self, self.sensing_config, self.config, self.controller.model, names)
-                         if self.sensing_config.sensing else None)
+        self._sensing: SensingPublisher | None = None
+        self._sensing_worker: SensingWorker | None = None
+        if self.sensing_config.sensing and nc.sensing_worker:
+            self._sensing_worker = SensingWorker(self, self.config, self.sensing_config, nc.diagnostics_rate,
+                                                 nc.sensing_worker_priority,
+                                                 bool(self.get_parameter("use_sim_time").value), self.controller.model)
+        elif self.sensing_config.sensing:
+            self._sensing = SensingPublisher.build(self, self.sensing_config, self.config, self.controller.model,
+                                                   names)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         # serialized: the worker thread of the pipeline decodes it (nodes.feedforward_controller_reference)
         warm_up(names)
@@ -285,6 +294,9 @@ class FeedforwardControllerNode(ControllerHandlers):
         now_ns = self.get_clock().now().nanoseconds  # the command is out: the state->command latency ends here
         if self._sensing is not None and used:  # after the command and its latency: sensing times itself
             self._sensing.on_state(msg, idx, t, q, dq, tau, self.controller.model)
+        elif self._sensing_worker is not None and used:  # to the worker process (a pipe write)
+            self._sensing_worker.on_state(msg.header.stamp, msg.effort if len(msg.effort) == n else None, idx, t,
+                                          q, dq, tau, self.controller.model, self.controller.config)
         last_ns = self._gate.last_ns
         if last_ns is not None and stamp_ns > last_ns:  # a stamp going back is no period
             self._periods.append(ns_to_s(stamp_ns - last_ns))
@@ -303,8 +315,10 @@ class FeedforwardControllerNode(ControllerHandlers):
         self._pipeline.submit(raw, self._now_s())
 
     def destroy_node(self) -> None:
-        """Stop the reference worker thread, then destroy the node."""
+        """Stop the reference worker thread and the sensing worker process, then destroy the node."""
         self._pipeline.close()
+        if self._sensing_worker is not None:
+            self._sensing_worker.close()
         super().destroy_node()
 
     def _on_watchdog(self) -> None:
@@ -356,6 +370,9 @@ class FeedforwardControllerNode(ControllerHandlers):
             foreign=(self._names.foreign_states, self._names.foreign_names), model_swap=self._swapper.report)]
         if self._sensing is not None:
             arr.status.append(self._sensing.status(f"{self.get_name()}: sensing", self.get_fully_qualified_name()))
+        if self._sensing_worker is not None:  # its sensing entry comes from the worker itself
+            arr.status.append(self._sensing_worker.status(f"{self.get_name()}: sensing worker",
+                                                          self.get_fully_qualified_name()))
         self._diag_pub.publish(arr)
 
 

@@ -54,12 +54,14 @@ class SensingPublisher:
     Args:
         node: the owning node (its name is the topics' ``~``).  sensor: the sensor.
         publish_every: publish on every N-th sample (``sensing_publish_every``; module docstring).
+        prefix: the topics' prefix: "~" (the node's own name), or another node's fully qualified name (the
+            controller's, for its sensing worker, :mod:`.sensing_worker`).
 
     Raises:
         ValueError: publish_every not a whole number >= 1.
     """
 
-    def __init__(self, node: Node, sensor: ForceSensor, publish_every: int = 1) -> None:
+    def __init__(self, node: Node, sensor: ForceSensor, publish_every: int = 1, prefix: str = "~") -> None:
         if isinstance(publish_every, bool) or not isinstance(publish_every, int) or publish_every < 1:
             raise ValueError(f"publish_every = {publish_every!r} must be a whole number of samples >= 1")
         self.sensor = sensor
@@ -69,13 +71,13 @@ class SensingPublisher:
         self.last: SensingSample | None = None
         self._contacts = 0
         self._in_contact = False  # the flag at the previous sample: a contact is counted where it rises
-        self._torque_pub = node.create_publisher(JointState, "~/external_torque", 100)
-        self._band_pub = node.create_publisher(JointState, "~/external_torque_band", 100)
-        self._contact_pub = (node.create_publisher(Bool, "~/contact", 100) if sensor.detector is not None
+        self._torque_pub = node.create_publisher(JointState, f"{prefix}/external_torque", 100)
+        self._band_pub = node.create_publisher(JointState, f"{prefix}/external_torque_band", 100)
+        self._contact_pub = (node.create_publisher(Bool, f"{prefix}/contact", 100) if sensor.detector is not None
                              else None)
-        self._contact_state_pub = (node.create_publisher(JointState, "~/contact_state", 100)
+        self._contact_state_pub = (node.create_publisher(JointState, f"{prefix}/contact_state", 100)
                                    if sensor.detector is not None else None)
-        self._wrench_pub = (node.create_publisher(WrenchStamped, "~/external_wrench", 100)
+        self._wrench_pub = (node.create_publisher(WrenchStamped, f"{prefix}/external_wrench", 100)
                             if sensor.wrench is not None else None)
         names = list(sensor.joint_names)
         self._torque_msg, self._band_msg = JointState(name=names), JointState(name=names)
@@ -90,9 +92,10 @@ class SensingPublisher:
     @classmethod
     def build(cls, node: Node, config: SensingConfig, settings: ControllerConfig | ForceEstimatorConfig,
               model: InverseDynamicsModel,
-              names: tuple[str, ...]) -> SensingPublisher:
+              names: tuple[str, ...], prefix: str = "~") -> SensingPublisher:
         """The sensing of ``config`` on ``model`` for a node whose controller or model settings are ``settings``
-        (URDF, nominal inertia); a missing stuck threshold (band off) is logged at info level.
+        (URDF, nominal inertia), its topics under ``prefix``; a missing stuck threshold (band off) is logged at info
+        level.
 
         Raises:
             ValueError, FileNotFoundError, RobotDescriptionError: from :func:`~deadzone_id_ros.sensing.build_sensor`.
@@ -103,7 +106,7 @@ class SensingPublisher:
         urdf = settings.urdf_path or str(default_urdf())
         sensor = build_sensor(config, model, urdf, names, settings.nominal_inertia, nominal=settings,
                               warn=node.get_logger().info, locked=locked_positions(settings.locked_joints))
-        return cls(node, sensor, config.sensing_publish_every)
+        return cls(node, sensor, config.sensing_publish_every, prefix)
 
     def on_state(self, msg: JointState, idx: np.ndarray, t: float, q: np.ndarray, dq: np.ndarray,
                  command: np.ndarray | None, model: InverseDynamicsModel | None = None) -> None:
@@ -188,7 +191,8 @@ class SensingPublisher:
             KeyValue(key="estimator", value=f"{sensor.estimator.kind} ({type(sensor.estimator).__name__})"),
             KeyValue(key="contact threshold [N*m]",
                      value=str([round(v, 4) for v in det.threshold.tolist()]) if det is not None else "off"),
-            KeyValue(key="static friction band [N*m]", value=str([round(v, 4) for v in sensor.band.half_width])),
+            KeyValue(key="static friction band [N*m]",
+                     value=str([round(v, 4) for v in np.asarray(sensor.band.half_width, float).tolist()])),
             KeyValue(key="contact", value=str(bool(det.in_contact)) if det is not None else "detection off"),
             KeyValue(key="contact onset [s]", value="" if det is None or det.onset_t is None else f"{det.onset_t:.4f}"),
             KeyValue(key="contacts", value=str(self._contacts)),
@@ -199,7 +203,7 @@ class SensingPublisher:
                                    value=f"{np.median(cost):.1f} / {cost.max():.1f}"))
         level, message = DiagnosticStatus.OK, "sensing"
         if s is not None:
-            values.append(KeyValue(key="external torque [N*m]", value=str([round(v, 4) for v in s.tau_ext])))
+            values.append(KeyValue(key="external torque [N*m]", value=str([round(v, 4) for v in s.tau_ext.tolist()])))
             values.append(KeyValue(key="stuck joints", value=str([j for j, st in zip(sensor.joint_names, s.stuck)
                                                                   if st])))
             if s.wrench is not None:

@@ -26,6 +26,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 NAMES = ("joint1", "joint2", "joint3")
 LATE_S = 2e-3  # a state answered later than this (or never) is a late tick
+# a force estimate published later than this after its state (or never) is late: the contact detection target (a push
+# detected within 20 ms)
+WATCH_LATE_S = 20e-3
 
 
 def ros_env() -> dict[str, str]:
@@ -103,12 +106,13 @@ def log_tail(log) -> str:
 
 
 def answered_loop(cmd: list[str], answer_topic: str, seconds: float, *, reference=None,
-                  collector_off: bool = False) -> dict[str, float]:
+                  collector_off: bool = False, watch: str | None = None) -> dict[str, float]:
     """Start ``cmd`` (the answering process), run :func:`stamp_loop` against its answers on ``answer_topic``, stop it.
 
     Args:
         collector_off: freeze and disable this process's garbage collector during the loop, so that the stand-in's
             own collector pauses do not count as late answers.
+        watch: as :func:`stamp_loop`'s.
 
     Returns:
         :func:`stamp_loop`'s figures.
@@ -121,7 +125,7 @@ def answered_loop(cmd: list[str], answer_topic: str, seconds: float, *, referenc
         gc.freeze()
         gc.disable()
     try:
-        return stamp_loop(answer_topic, seconds, reference=reference)
+        return stamp_loop(answer_topic, seconds, reference=reference, watch=watch)
     except RuntimeError as err:
         raise RuntimeError(f"{err}: {log_tail(log)}") from err
     finally:
@@ -129,7 +133,7 @@ def answered_loop(cmd: list[str], answer_topic: str, seconds: float, *, referenc
         stop(proc)
 
 
-def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str, float]:
+def stamp_loop(answer_topic: str, seconds: float, *, reference=None, watch: str | None = None) -> dict[str, float]:
     """Publish 1 kHz stamped states for ``seconds`` after the first answer; return latency/rate figures.
 
     Args:
@@ -137,13 +141,18 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         seconds: measured window [s] (after discovery; the window starts with nothing in flight).
         reference: optional callable ``(node) -> callable(now_ns)`` publishing reference windows; called every
             0.5 s of the window, as the excitation node does in the demo.
+        watch: optional second JointState topic stamped with the state it was computed from (the force sensor's
+            ``external_torque``): its figures ``watch_*`` are those of a slower answer, judged against
+            :data:`WATCH_LATE_S`.
 
     Returns:
         latency_median_us, latency_p99_us (answered states), late_fraction (answered after ``LATE_S`` or never),
         answered_rate_hz (answers per second of window), state_rate_hz, bunched_fraction (the part of
         late_fraction that is states never answered and sent less than half a period after the previous one),
         missed_fraction (the 1 kHz slots this stand-in overran and skipped, as ros2_control_node skips the cycles
-        it missed: no state, so no late answer, is counted for them). An answer's arrival is its DDS reception
+        it missed: no state, so no late answer, is counted for them); with ``watch``, watch_late_fraction (states
+        of the window whose message on ``watch`` came after :data:`WATCH_LATE_S`, or never), watch_latency_median_us
+        and watch_latency_p99_us (those that came). An answer's arrival is its DDS reception
         time in this process, so the stand-in's own delay in taking it is not counted against the answerer.
     """
     import rclpy
@@ -164,6 +173,11 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
         answers.setdefault(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, arrival)
 
     node.create_subscription(JointState, answer_topic, on_answer, 100)
+    watched: dict[int, int] = {}
+    if watch is not None:
+        node.create_subscription(JointState, watch, lambda m, info: watched.setdefault(
+            m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec,
+            int(info.get("received_timestamp") or 0) or time.time_ns()), 1000)
     pub = node.create_publisher(JointState, "/joint_states", 10)
     send_ref = reference(node) if reference is not None else None
     ex = SingleThreadedExecutor(context=ctx)
@@ -228,7 +242,15 @@ def stamp_loop(answer_topic: str, seconds: float, *, reference=None) -> dict[str
     lat = (arrival[answered] - sent_arr[answered]) * 1e-3  # µs
     late = ~answered | ((arrival - sent_arr) > LATE_S * 1e9)
     window = (sent_arr[-1] - sent_arr[0]) * 1e-9 + 1e-3
-    return {
+    extra: dict[str, float] = {}
+    if watch is not None:
+        w_arrival = np.array([watched.get(int(s), -1) for s in sent_arr], dtype=np.int64)
+        w_ok = w_arrival >= 0
+        w_lat = (w_arrival[w_ok] - sent_arr[w_ok]) * 1e-3
+        extra = {"watch_late_fraction": float(np.mean(~w_ok | ((w_arrival - sent_arr) > WATCH_LATE_S * 1e9))),
+                 "watch_latency_median_us": float(np.median(w_lat)) if len(w_lat) else float("nan"),
+                 "watch_latency_p99_us": float(np.percentile(w_lat, 99)) if len(w_lat) else float("nan")}
+    return {**extra,
         "latency_median_us": float(np.median(lat)) if len(lat) else float("nan"),
         "latency_p99_us": float(np.percentile(lat, 99)) if len(lat) else float("nan"),
         "late_fraction": float(np.mean(late)),

@@ -107,7 +107,7 @@ def node_ticks(model: str, model_path: str, seconds: float, raw_forward=None, *,
     overrides += [Parameter(k, value=list(v) if isinstance(v, tuple) else v) for k, v in (extra or {}).items()]
     node = FeedforwardControllerNode(context=ctx, parameter_overrides=overrides)
     try:
-        if (extra or {}).get("sensing") and node._sensing is None:
+        if (extra or {}).get("sensing") and node._sensing is None and node._sensing_worker is None:
             raise RuntimeError(f"the node does not sense with the parameters {extra}")
         deadline = time.monotonic() + 30
         while node._cmd_pub.get_subscription_count() == 0:

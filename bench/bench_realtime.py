@@ -34,6 +34,10 @@ estimate, its friction correction, the dead-zone band, the contact test and the 
 published per tick), in the compute p99 (the in-process node gets the same parameters) and in the late-tick
 fraction; its raw counterpart is the bare echo again, in that scenario. ``loaded_rt_sensing_every10``: the same with
 ``sensing_publish_every:=10`` (the estimate and the contact test on every state, the topics at 100 Hz).
+``loaded_rt_sensing_worker``: the same sensing in a process of its own (``sensing_worker:=true``, normal scheduling;
+the in-process tick then pays the pipe write). With sensing on, ``sense_estimate_late_fraction_<scenario>`` is the
+share of the states whose ``~/external_torque`` came more than 20 ms after the state, or never (the contact
+detection target), and ``sense_estimate_latency_p99_us_<scenario>`` the p99 of those that came.
 ``ctrl_rt_granted`` is 1 when the kernel granted SCHED_FIFO (else the ``*_rt`` figures were measured with normal
 scheduling and say nothing about it).
 
@@ -81,10 +85,12 @@ def busy_load(processes: int, seconds: float):
             p.wait()
 
 
-def scenario(rt: bool, seconds: float, sensing: int = 0) -> dict[str, float]:
+def scenario(rt: bool, seconds: float, sensing: int = 0, worker: bool = False) -> dict[str, float]:
     """One scenario in this process (``--scenario``): real-time scheduling for itself first if ``rt``; the controller
     (in process and as the executable) with the force sensing of bench/_sensing.py if ``sensing`` > 0, its topics
-    published on every ``sensing``-th state (``sensing_publish_every``)."""
+    published on every ``sensing``-th state (``sensing_publish_every``), in a process of its own if ``worker``
+    (``sensing_worker``; the figures ``estimate_*``: how late the estimates came, :func:`_ros.stamp_loop`'s
+    ``watch``)."""
     from bench_controller import node_ticks, reference_publisher
 
     from deadzone_id_ros.realtime import RealtimeConfig, apply_realtime
@@ -95,7 +101,7 @@ def scenario(rt: bool, seconds: float, sensing: int = 0) -> dict[str, float]:
         granted = float(state.policy == "SCHED_FIFO")
         for warning in state.warnings:
             print(f"bench_realtime: {warning}", file=sys.stderr)
-    extra = {**BUNDLED_SENSING, "sensing_publish_every": int(sensing)} if sensing else {}
+    extra = {**BUNDLED_SENSING, "sensing_publish_every": int(sensing), "sensing_worker": worker} if sensing else {}
     ticks = node_ticks("rbd", "", seconds, busy_wait=False, extra=extra)["tick"]
     cmd = [str(Path(sys.prefix) / "bin" / "feedforward_controller"), "--ros-args", "--params-file", PARAMS,
            "-p", "mode:=ctc_dob", "-p", "model:=rbd", "-p", "watchdog_timeout:=1.0", "-p", "stamped_command:=true",
@@ -103,16 +109,19 @@ def scenario(rt: bool, seconds: float, sensing: int = 0) -> dict[str, float]:
            *ros_args(extra)]
     # the hardware stand-in's own collector pauses must not count as the controller's (or the echo's) late ticks
     loop = answered_loop(cmd, "/feedforward_controller/command_stamped", seconds,
-                         reference=reference_publisher(seconds), collector_off=True)
+                         reference=reference_publisher(seconds), collector_off=True,
+                         watch="/feedforward_controller/external_torque" if sensing else None)
     raw = answered_loop([sys.executable, str(Path(__file__).with_name("_echo.py"))], "/bench_echo", seconds,
                         collector_off=True)
     return {"raw_late_fraction": raw["late_fraction"], "raw_latency_p99_us": raw["latency_p99_us"],
             "tick_p99_us": float(np.percentile(ticks, 99)), "tick_median_us": float(np.median(ticks)),
             "late_fraction": loop["late_fraction"], "latency_p99_us": loop["latency_p99_us"], "rt_granted": granted,
-            "bunched_fraction": loop["bunched_fraction"], "missed_fraction": loop["missed_fraction"]}
+            "bunched_fraction": loop["bunched_fraction"], "missed_fraction": loop["missed_fraction"],
+            **{k.replace("watch_", "estimate_"): v for k, v in loop.items() if k.startswith("watch_")}}
 
 
-def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0) -> dict[str, float]:
+def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0,
+                  worker: bool = False) -> dict[str, float]:
     """:func:`scenario` in a fresh process of this file; its figures. A scenario whose controller never answered
     (seen twice in a row on a machine at load average 10: no DDS match within 60 s) is run once more, and says so.
 
@@ -121,7 +130,8 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0)
     """
     for attempt in range(1, attempts + 1):
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--scenario", "rt" if rt else "plain",
-                               "--seconds", str(seconds)] + (["--sensing", str(sensing)] if sensing else []),
+                               "--seconds", str(seconds)] + (["--sensing", str(sensing)] if sensing else [])
+                              + (["--worker"] if worker else []),
                               capture_output=True, text=True, env=ros_env(), timeout=600)
         if done.returncode == 0:
             sys.stderr.write(done.stderr[-2000:])
@@ -132,15 +142,16 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0)
                        f"{done.stderr[-3000:]}")
 
 
-# (name, real-time priority, force sensing: its topics on every N-th state, 0 = off) of the scenarios run without,
-# then with the standard load
-SCENARIOS = {False: (("idle", False, 0), ("idle_rt", True, 0)),
-             True: (("loaded", False, 0), ("loaded_rt", True, 0), ("loaded_rt_sensing", True, 1),
-                    ("loaded_rt_sensing_every10", True, 10))}
+# (name, real-time priority, force sensing: its topics on every N-th state, 0 = off, the sensor in its own process)
+# of the scenarios run without, then with the standard load
+SCENARIOS = {False: (("idle", False, 0, False), ("idle_rt", True, 0, False)),
+             True: (("loaded", False, 0, False), ("loaded_rt", True, 0, False), ("loaded_rt_sensing", True, 1, False),
+                    ("loaded_rt_sensing_every10", True, 10, False), ("loaded_rt_sensing_worker", True, 1, True))}
 
 
 def run(quick: bool = False) -> dict[str, float]:
-    """Run the six scenarios and return the ``ctrl_*`` keys of bench/results.json (times in µs)."""
+    """Run the seven scenarios and return the ``ctrl_*`` (and ``sense_estimate_*``) keys of bench/results.json (times
+    in µs)."""
     seconds = 4.0 if quick else 15.0
     out: dict[str, float] = {}
     granted = 1.0
@@ -148,9 +159,9 @@ def run(quick: bool = False) -> dict[str, float]:
         # bounded: each scenario of at most two attempts (ticks, discovery up to 60 s, loop) fits in this; then the
         # processes end by themselves even if this one is killed
         with busy_load(LOAD_PROCESSES if loaded else 0, len(scenarios) * 2 * (3 * seconds + 180)):
-            for name, rt, sensing in scenarios:
+            for name, rt, sensing, worker in scenarios:
                 t0 = time.perf_counter()
-                fig = _run_scenario(rt, seconds, sensing=sensing)
+                fig = _run_scenario(rt, seconds, sensing=sensing, worker=worker)
                 print(f"scenario {name}: {time.perf_counter() - t0:.0f} s, {fig}", flush=True)
                 out[f"ctrl_late_tick_fraction_{name}"] = fig["late_fraction"]
                 out[f"ctrl_tick_p99_us_{name}"] = fig["tick_p99_us"]
@@ -159,6 +170,9 @@ def run(quick: bool = False) -> dict[str, float]:
                 out[f"standin_missed_fraction_{name}"] = fig["missed_fraction"]
                 out[f"raw_late_tick_fraction_{name}"] = fig["raw_late_fraction"]
                 out[f"raw_latency_p99_us_{name}"] = fig["raw_latency_p99_us"]
+                for key in ("estimate_late_fraction", "estimate_latency_p99_us"):
+                    if key in fig:  # how late the force estimates came (sensing on)
+                        out[f"sense_{key}_{name}"] = fig[key]
                 if rt:
                     granted = min(granted, fig["rt_granted"])
     out["ctrl_rt_granted"] = granted
@@ -171,9 +185,10 @@ def main() -> int:
     parser.add_argument("--scenario", choices=("plain", "rt"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=4.0, help=argparse.SUPPRESS)
     parser.add_argument("--sensing", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scenario is not None:  # the child of _run_scenario: one scenario, its figures as JSON on stdout
-        print(json.dumps(scenario(args.scenario == "rt", args.seconds, sensing=args.sensing)))
+        print(json.dumps(scenario(args.scenario == "rt", args.seconds, sensing=args.sensing, worker=args.worker)))
         return 0
     for key, value in run(args.quick).items():
         print(f"{key:34s} {value:12.4g}")

@@ -135,7 +135,8 @@ def _run_scenario(rt: bool, seconds: float, attempts: int = 2, sensing: int = 0,
                               capture_output=True, text=True, env=ros_env(), timeout=600)
         if done.returncode == 0:
             sys.stderr.write(done.stderr[-2000:])
-            return json.loads(done.stdout.strip().splitlines()[-1])
+            # the last JSON line: a node's INFO logs (ROS 2 writes them on stdout) may come after it
+            return json.loads(next(line for line in reversed(done.stdout.splitlines()) if line.startswith("{")))
         print(f"bench_realtime: scenario rt={rt} sensing={sensing} failed (attempt {attempt} of {attempts}): "
               f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", file=sys.stderr)
     raise RuntimeError(f"bench_realtime scenario rt={rt} sensing={sensing} failed:\n{done.stdout[-2000:]}"

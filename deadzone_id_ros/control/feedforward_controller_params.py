@@ -87,7 +87,7 @@ class ControllerNodeConfig:
         sensing_worker: with ``sensing``, run the force sensor in a process of its own, fed one sample per tick
             through a pipe, instead of in the control loop (:mod:`deadzone_id_ros.nodes.sensing_worker`; the same
             topics and diagnostics). Default false: in the loop.
-        sensing_worker_priority: the worker's SCHED_FIFO priority (1..99; keep it below ``thread_priority``), or 0
+        sensing_worker_priority: the worker's SCHED_FIFO priority (1..99, below ``thread_priority``), or 0
             (default): normal scheduling.
 
     Raises:
@@ -127,6 +127,9 @@ class ControllerNodeConfig:
         p = self.sensing_worker_priority
         if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 99:
             raise ValueError(f"sensing_worker_priority = {p!r} must be an integer in [0, 99] (0: normal scheduling)")
+        if p and p >= self.thread_priority:
+            raise ValueError(f"sensing_worker_priority = {p} must be below thread_priority = {self.thread_priority}, "
+                             "or 0: a sensing worker must never preempt the control loop")
 
 
 def load_controller_config(

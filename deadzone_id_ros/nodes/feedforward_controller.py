@@ -315,10 +315,10 @@ class FeedforwardControllerNode(ControllerHandlers):
         self._pipeline.submit(raw, self._now_s())
 
     def destroy_node(self) -> None:
-        """Stop the reference worker thread and the sensing worker process, then destroy the node."""
-        self._pipeline.close()
-        if self._sensing_worker is not None:
-            self._sensing_worker.close()
+        """Stop the reference thread and the sensing worker (those started), then destroy the node."""
+        for part in (getattr(self, "_pipeline", None), getattr(self, "_sensing_worker", None)):
+            if part is not None:
+                part.close()
         super().destroy_node()
 
     def _on_watchdog(self) -> None:

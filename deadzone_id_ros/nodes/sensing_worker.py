@@ -14,8 +14,10 @@ interpreter lock in the loop's time.
   machine's normal processes). Give it a priority only where a core is free for it: a real-time worker that falls
   behind does not yield its core to normal processes until it has caught up.
 - A worker that falls behind never slows the loop: a sample that does not fit in the pipe is dropped and counted
-  (``/diagnostics``: samples sent / dropped), and the worker restarts its sensor's filters after the gap. Under
-  ``use_sim_time`` the controller waits for room instead, so a lockstep simulation loses no sample.
+  (``/diagnostics``: samples sent / dropped); the estimators take the longer interval after a gap as a missed
+  state. Under ``use_sim_time`` the controller waits for room instead, so a lockstep simulation loses no sample.
+- The controller starts once the worker has built its sensor: a sensing setting that cannot be built stops the
+  controller at start with the worker's reason, as with the sensor in the loop.
 - Model swaps (``~/swap_model``) reach the worker, which loads the same model and takes it from the next sample.
 - The worker ends when the controller closes the pipe or exits (even killed: the pipe's end of stream), and ignores
   SIGINT (the controller decides when sensing ends). A worker that exits early is logged as an error and shown on
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -42,6 +45,7 @@ from rclpy.node import Node
 
 from ..control import ControllerConfig
 from ..control.model_swap import MODEL_FIELDS
+from ..errors import ConfigError
 from ..models.base import InverseDynamicsModel
 from ..sensing import SensingConfig
 from ..sensing.pipe import SampleFrame, SampleReader, SampleWriter
@@ -49,7 +53,18 @@ from .sensing_publisher import SensingPublisher
 
 __all__ = ["SensingWorker", "WorkerSetup", "main"]
 
-_ENTRY = "import sys; from deadzone_id_ros.nodes.sensing_worker import main; sys.exit(main())"
+# The worker's command: normal scheduling before anything is imported (a SCHED_FIFO controller's child inherits its
+# policy, and the threads numpy's BLAS starts at import would keep it), then main() of this module by its import
+# name, so that the pickled WorkerSetup is this module's class.
+_ENTRY = ("import os, sys\n"
+          "if os.sched_getscheduler(0) != os.SCHED_OTHER:\n"
+          "    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
+          "from deadzone_id_ros.nodes.sensing_worker import main\n"
+          "sys.exit(main())\n")
+#: what the worker writes into its ready pipe once its sensor is built
+READY = b"R"
+#: [s] the controller waits for its worker to build the sensor (imports, URDF, model) before it refuses to start
+READY_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -84,31 +99,49 @@ class SensingWorker:
         use_sim_time: the controller's; then the pipe blocks instead of dropping (nothing real runs on the clock).
         model: the controller's model now (a later one is sent to the worker as a swap).
 
+    The worker builds its sensor before this returns (it says so through a pipe of its own), so a sensing setting
+    that cannot be built stops the controller at start, as in the loop.
+
     Raises:
         OSError: the process cannot be started.
+        ConfigError: the worker could not build the sensor (its reason is on standard error), or did not say it
+            was ready within :data:`READY_TIMEOUT`.
     """
 
     def __init__(self, node: Node, config: ControllerConfig, sensing: SensingConfig, diagnostics_rate: float,
                  priority: int, use_sim_time: bool, model: InverseDynamicsModel | None) -> None:
         self._logger = node.get_logger()
         read_end, write_end = os.pipe()
+        ready_read, ready_write = os.pipe()  # the worker says here that its sensor is built (its stdout is for logs)
         try:
-            # main() of this module by its import name, so that the pickled WorkerSetup is this module's class
-            self.process = subprocess.Popen([sys.executable, "-c", _ENTRY], stdin=read_end, close_fds=True)
+            self.process = subprocess.Popen([sys.executable, "-c", _ENTRY, str(ready_write)], stdin=read_end,
+                                            pass_fds=(ready_write,), close_fds=True)
+        except BaseException:
+            os.close(ready_read)
+            raise
         finally:
             os.close(read_end)
+            os.close(ready_write)
         self.writer = SampleWriter(write_end, len(config.joint_names), block=use_sim_time)
-        self._config = config
-        self._model = model
+        self._fields = tuple(getattr(config, name) for name in MODEL_FIELDS)  # the model fields the worker has
         self._held = np.zeros(len(config.joint_names))  # the command held since the last state [N·m]
+        self._reported_drops = 0
         self.failed = ""
         fqn = node.get_fully_qualified_name()
         self.setup = WorkerSetup(config, sensing, f"{node.get_name()}_sensing", node.get_namespace(), fqn,
                                  f"{node.get_name()}: sensing", diagnostics_rate, use_sim_time, priority)
         try:
-            self.writer.send_setup(self.setup)
-        except BrokenPipeError:
-            self._fail("the sensing worker exited before it read its setup")
+            self.writer.send_setup(self.setup, timeout=READY_TIMEOUT)
+            ready = _wait_ready(ready_read, READY_TIMEOUT)
+        except (BrokenPipeError, TimeoutError):
+            ready = False
+        finally:
+            os.close(ready_read)
+        if not ready:
+            self.close(timeout=1.0)
+            raise ConfigError(f"the sensing worker could not build the force sensor (exit status "
+                              f"{self.process.poll()}; its reason is printed above): check the sensing_* "
+                              "parameters, or set sensing_worker false")
         self._logger.info(f"sensing in its own process (pid {self.process.pid}, "
                           f"{'SCHED_FIFO ' + str(priority) if priority else 'normal scheduling'}): topics "
                           f"{fqn}/external_torque, ...")
@@ -122,19 +155,22 @@ class SensingWorker:
         new model is sent as a swap of ``config``'s model fields)."""
         if self.failed:
             return
-        is_effort = effort is not None
-        torque = np.asarray(effort, dtype=float)[idx] if is_effort else self._held
-        if command is not None:
-            self._held = np.asarray(command, dtype=float)
         try:
-            if model is not None and model is not self._model:
-                self._model = model
-                cfg = config or self._config
-                self.writer.send_model({name: getattr(cfg, name) for name in MODEL_FIELDS})
+            is_effort = effort is not None
+            torque = np.asarray(effort, dtype=float)[idx] if is_effort else self._held
+            if command is not None:
+                self._held = np.asarray(command, dtype=float)
+            # the swap's fields, compared by value: a model swapped in before its config is sent once both are
+            fields = tuple(getattr(config, name) for name in MODEL_FIELDS) if config is not None else self._fields
+            if fields != self._fields:
+                self.writer.send_model(dict(zip(MODEL_FIELDS, fields)))
+                self._fields = fields
             self.writer.send(stamp.sec, stamp.nanosec, t, q, dq, torque, is_effort)
         except BrokenPipeError:
             self._fail(f"the sensing worker (pid {self.process.pid}) exited with status {self.process.poll()}; "
                        "no more force sensing")
+        except Exception as err:  # noqa: BLE001 - nothing of the sensing may stop the control loop
+            self._fail(f"sensing stopped: {type(err).__name__}: {err}")
 
     def _fail(self, reason: str) -> None:
         self.failed = reason
@@ -149,10 +185,11 @@ class SensingWorker:
         w = self.writer
         values = [KeyValue(key="pid", value=str(self.process.pid)),
                   KeyValue(key="samples sent / dropped (worker behind)", value=f"{w.sent} / {w.dropped}")]
+        new_drops, self._reported_drops = w.dropped - self._reported_drops, w.dropped
         if self.failed:
             level, message = DiagnosticStatus.ERROR, self.failed
-        elif w.dropped:
-            level, message = DiagnosticStatus.WARN, "the worker fell behind: samples dropped, filters restarted"
+        elif new_drops:
+            level, message = DiagnosticStatus.WARN, f"the worker fell behind: {new_drops} samples dropped"
         else:
             level, message = DiagnosticStatus.OK, "sensing in its own process"
         return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id, values=values)
@@ -167,21 +204,27 @@ class SensingWorker:
             self.process.wait()
 
 
+
+def _wait_ready(fd: int, timeout: float) -> bool:
+    """True once the worker wrote its ready byte into the pipe ``fd``; False when it exited (the end of the pipe)
+    or ``timeout`` [s] passed first."""
+    ready, _, _ = select.select([fd], [], [], timeout)
+    return bool(ready) and os.read(fd, 1) == READY
+
+
 def _schedule(priority: int) -> None:
-    """Normal scheduling for this process (it inherits the controller's SCHED_FIFO), or SCHED_FIFO ``priority``."""
+    """SCHED_FIFO ``priority`` for every thread of this process when > 0 (:data:`_ENTRY` has already set normal
+    scheduling)."""
     from ..realtime import RealtimeConfig, apply_realtime
 
     if priority > 0:
         for warning in apply_realtime(RealtimeConfig(thread_priority=priority)).warnings:
             print(f"sensing_worker: {warning}", file=sys.stderr)
-    elif os.sched_getscheduler(0) != os.SCHED_OTHER:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def _handle(frame: SampleFrame, publisher: SensingPublisher, logger: RcutilsLogger) -> None:
-    """One sample into the sensor (restarted after a gap) and onto its topics; a bad sample is logged."""
-    if frame.after_gap:
-        publisher.sensor.reset()
+    """One sample into the sensor and onto its topics; a bad sample is logged. After a gap (samples dropped) the
+    estimators take the longer interval as they take a missed state (the held torque over it), as in the loop."""
     torque = publisher.sensor.effort.to_torque(frame.torque, frame.dq) if frame.is_effort else frame.torque
     try:
         publisher.update(Time(sec=frame.sec, nanosec=frame.nanosec), frame.t, frame.q, frame.dq, torque)
@@ -189,9 +232,38 @@ def _handle(frame: SampleFrame, publisher: SensingPublisher, logger: RcutilsLogg
         logger.error(f"sensing skipped a state: {err}", throttle_duration_sec=1.0)
 
 
+def _swap(config: ControllerConfig, fields: dict[str, object], publisher: SensingPublisher,
+          logger: RcutilsLogger) -> ControllerConfig:
+    """The controller's model swap: load the model of ``fields`` and sense with it; the configuration now in force
+    (unchanged, with an error logged, when the model cannot be loaded: the old one goes on)."""
+    from ..models.runtime import load_model
+
+    swapped = dataclasses.replace(config, **fields)  # type: ignore[arg-type]
+    try:
+        publisher.follow_model(load_model(swapped))
+    except Exception as err:  # noqa: BLE001 - the worker goes on with the model it has
+        logger.error(f"sensing cannot follow the controller's model swap {fields}: {err}; it keeps the model "
+                     f"{config.model!r} {config.model_path!r}")
+        return config
+    logger.info(f"sensing follows the controller's model swap: {fields}")
+    return swapped
+
+
+def _say_ready() -> None:
+    """Write :data:`READY` into the pipe whose descriptor the controller gave as the first argument, and close it."""
+    if len(sys.argv) > 1 and sys.argv[1].isdigit():
+        fd = int(sys.argv[1])
+        try:
+            os.write(fd, READY)
+        finally:
+            os.close(fd)
+
+
 def main() -> int:
-    """Read the setup from standard input, then sense every sample until the end of the stream. Returns 0, or 2
-    when the setup is missing or the model cannot be loaded (the message on standard error)."""
+    """Read the setup from standard input, build the sensor, say so (:data:`READY` into the pipe of the descriptor
+    given as the first argument), then sense
+    every sample until the end of the stream. Returns 0, or 2 when the setup is missing or the sensor cannot be built
+    (the reason on standard error)."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter
@@ -212,32 +284,36 @@ def main() -> int:
     init_ros([])
     node = Node(setup.node_name, namespace=setup.namespace,
                 parameter_overrides=[Parameter("use_sim_time", value=setup.use_sim_time)])
+    logger = node.get_logger()
     try:
         config = setup.config
         try:
             publisher = SensingPublisher.build(node, setup.sensing, config, load_model(config),
                                                tuple(config.joint_names), prefix=setup.prefix)
         except Exception as err:  # noqa: BLE001 - any load error ends the worker with its reason
-            print(f"sensing_worker: cannot build the sensor: {err}", file=sys.stderr)
+            print(f"sensing_worker: cannot build the sensor: {type(err).__name__}: {err}", file=sys.stderr)
             return 2
         diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        _say_ready()
         period, next_diag = 1.0 / setup.diagnostics_rate, time.monotonic()
+        gaps, last = 0, Time()
         while (frame := reader.read()) is not None:
             kind, value = frame
-            if kind == "S":
-                _handle(value, publisher, node.get_logger())  # type: ignore[arg-type]
-            elif kind == "M":
-                config = dataclasses.replace(config, **value)  # type: ignore[arg-type]
-                publisher.follow_model(load_model(config))
-                node.get_logger().info(f"sensing follows the controller's model swap: {value}")
+            if isinstance(value, SampleFrame):
+                gaps += value.after_gap
+                last = Time(sec=value.sec, nanosec=value.nanosec)
+                _handle(value, publisher, logger)
+            elif kind == "M" and isinstance(value, dict):
+                config = _swap(config, value, publisher, logger)
             if time.monotonic() >= next_diag:
                 next_diag = time.monotonic() + period
                 arr = DiagnosticArray()
-                arr.header.stamp = node.get_clock().now().to_msg()
-                arr.status = [publisher.status(setup.diagnostics_name, setup.prefix)]
+                arr.header.stamp = last  # the last state's stamp: this node does not spin, so no /clock
+                status = publisher.status(setup.diagnostics_name, setup.prefix)
+                status.values.append(KeyValue(key="samples after a gap (dropped before them)", value=str(gaps)))
+                arr.status = [status]
                 diagnostics.publish(arr)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
-

@@ -10,7 +10,8 @@ frames, each ``kind`` (1 byte), ``length`` (4 bytes, little endian) and the payl
 - ``b"C"`` (first, once): the pickled setup the worker builds its sensor from.
 - ``b"S"``: one sample: stamp (sec, nanosec), t [s], a flags byte (bit 0: ``torque`` is the measured effort in the
   sensor's effort unit, else the command held since the previous state [N·m]; bit 1: samples were dropped just before
-  this one, so the sensor restarts its filters), then q [rad], dq [rad/s] and torque, (J,) float64 each.
+  this one, and the estimators take the longer interval as a missed state), then q [rad], dq [rad/s] and torque,
+  (J,) float64 each.
 - ``b"M"``: the pickled model fields after a model swap (:data:`deadzone_id_ros.control.model_swap.MODEL_FIELDS`).
 
 The writer never blocks the control loop unless told to: a sample that does not fit in the pipe (the worker is
@@ -29,6 +30,7 @@ import os
 import pickle
 import select
 import struct
+import time
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -101,21 +103,26 @@ class SampleWriter:
         self._pending_model: bytes | None = None
         self.closed = False
 
-    def send_setup(self, setup: object) -> None:
-        """Write the first frame, the pickled ``setup``, waiting for room whatever ``block`` says (it is written before
-        the first sample, and may be longer than PIPE_BUF).
+    def send_setup(self, setup: object, timeout: float = 60.0) -> None:
+        """Write the first frame, the pickled ``setup``, waiting up to ``timeout`` [s] for room whatever ``block``
+        says (it is written before the first sample, and may be longer than PIPE_BUF).
 
         Raises:
-            BrokenPipeError: the reader is gone.
+            BrokenPipeError: the reader is gone.  TimeoutError: the reader took less than the whole frame in time.
         """
         payload = pickle.dumps(setup)
         data = _HEAD.pack(b"C", len(payload)) + payload
         view = memoryview(data)
+        deadline = time.monotonic() + timeout
         while view:
             try:
                 view = view[os.write(self.fd, view):]
             except BlockingIOError:
-                select.select([], [self.fd], [], 1.0)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"the sensing worker took {len(data) - len(view)} of the {len(data)} bytes "
+                                       f"of its setup in {timeout:g} s") from None
+                select.select([], [self.fd], [], min(left, 1.0))
 
     def send_model(self, fields: dict[str, object]) -> None:
         """Queue the model fields of a swap; written before the next sample that fits.

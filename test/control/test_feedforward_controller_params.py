@@ -32,7 +32,12 @@ def test_parameter_file_loads_and_rejects_unknown_keys(tmp_path):
     [({"command_joint_names": ("a", "a")}, r"command_joint_names has duplicates: \['a', 'a'\]"),
      ({"diagnostics_rate": 0.0}, "diagnostics_rate = 0.0 must be a positive number"),
      ({"diagnostics_rate": 200.0}, "diagnostics_rate = 200.0 must be <= 100 Hz"),
-     ({"debug_decimation": -1}, "debug_decimation = -1 must be a non-negative integer")],
+     ({"debug_decimation": -1}, "debug_decimation = -1 must be a non-negative integer"),
+     ({"sensing_worker": "yes"}, "sensing_worker = 'yes' must be true or false"),
+     ({"sensing_worker_priority": 100}, r"sensing_worker_priority = 100 must be an integer in \[0, 99\]"),
+     # a sensing worker may never preempt the control loop: below the loop's priority, or normal scheduling
+     ({"sensing_worker_priority": 40}, "sensing_worker_priority = 40 must be below thread_priority = 0"),
+     ({"sensing_worker_priority": 50, "thread_priority": 50}, "must be below thread_priority = 50")],
 )
 def test_node_config_validation_names_the_field(kwargs, match):
     with pytest.raises(ValueError, match=match):

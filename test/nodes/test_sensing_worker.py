@@ -1,6 +1,7 @@
 """The controller's force sensing in a process of its own (``sensing_worker``; nodes/sensing_worker.py), over DDS:
 the same topics under the controller's name, an estimate for every state in a lockstep simulation and the push seen
-within the target delay; the worker ends with the controller, and a worker that dies leaves the loop controlling."""
+within the target delay; the worker ends with the controller (stopped or killed), a worker that dies leaves the loop
+controlling, and a sensor the worker cannot build stops the controller at start."""
 
 from __future__ import annotations
 
@@ -127,12 +128,27 @@ def test_a_dead_worker_leaves_the_loop_controlling_and_the_worker_ends_with_the_
     assert ctl.poll() is None and "exited" in processes.log(ctl), processes.log(ctl)
     processes.stop(ctl)
 
-    ctl = start(old=pid)  # killed outright, the controller cannot close the pipe: the worker sees its end all the same
-    pid = worker_pid()
-    assert pid is not None and _alive(pid)
-    ctl.kill()
-    ctl.wait(10)
-    deadline = time.monotonic() + 30
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid), f"the sensing worker {pid} outlived its controller"
+    for stop in ("interrupted", "killed"):  # killed outright, the controller cannot close the pipe: EOF all the same
+        ctl = start(old=pid)
+        pid = worker_pid()
+        assert pid is not None and _alive(pid)
+        if stop == "killed":
+            ctl.kill()
+            ctl.wait(10)
+        else:
+            assert processes.stop(ctl) == 0, processes.log(ctl)
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid), f"the sensing worker {pid} outlived its {stop} controller"
+
+
+@pytest.mark.parametrize("worker", ["true", "false"])
+def test_a_sensor_that_cannot_be_built_stops_the_controller_at_start(processes, worker):
+    bad = [a.replace(":=link3", ":=no_such_link") for a in WORKER]
+    ctl = processes.start([executable("feedforward_controller"), "--ros-args", "--params-file", PARAMS, *bad,
+                           "-p", f"sensing_worker:={worker}"], "ffc")
+    assert ctl.wait(120) == 2, processes.log(ctl)  # a configuration error, named, without a traceback
+    log = processes.log(ctl)
+    assert "no frame 'no_such_link'" in log and "Traceback" not in log, log
+    assert ("could not build the force sensor" in log) == (worker == "true"), log

@@ -105,7 +105,12 @@ def test_teleop_record_launch_writes_one_bag_with_both_arms_and_the_forces(proce
     ref = arms["leader"]
     assert ref.reference_t_ns is not None and ref.reference_position is not None
     moving = ref.reference_t_ns > 0
-    assert np.array_equal(ref.reference_t_ns[moving], ref.state_t_ns), (ref.reference_t_ns[:3], ref.state_t_ns[:3])
+    # one per state, none lost; the last state's may miss when the launch stops between the two (seen once in CI:
+    # 1594 references for 1595 states), so the run's end is +-2 as for the commands
+    ref_t, state_t = ref.reference_t_ns[moving], ref.state_t_ns
+    n = min(len(ref_t), len(state_t))
+    assert abs(len(ref_t) - len(state_t)) <= 2 and np.array_equal(ref_t[:n], state_t[:n]), \
+        (ref_t[:3], state_t[:3], len(ref_t), len(state_t))
     scripted = TeleopWorldConfig(teleop_role="leader", teleop_scenario="push").external().reference  # type: ignore
     expected = np.array([scripted(t / 1e9) for t in ref.reference_t_ns])
     np.testing.assert_allclose(ref.reference_position, expected, rtol=0, atol=1e-12)

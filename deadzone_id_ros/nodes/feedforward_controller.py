@@ -168,7 +168,7 @@ class FeedforwardControllerNode(ControllerHandlers):
         if self.sensing_config.sensing and nc.sensing_worker:
             self._sensing_worker = SensingWorker(self, self.config, self.sensing_config, nc.diagnostics_rate,
                                                  nc.sensing_worker_priority,
-                                                 bool(self.get_parameter("use_sim_time").value), self.controller.model)
+                                                 bool(self.get_parameter("use_sim_time").value))
         elif self.sensing_config.sensing:
             self._sensing = SensingPublisher.build(self, self.sensing_config, self.config, self.controller.model,
                                                    names)
@@ -296,7 +296,7 @@ class FeedforwardControllerNode(ControllerHandlers):
             self._sensing.on_state(msg, idx, t, q, dq, tau, self.controller.model)
         elif self._sensing_worker is not None and used:  # to the worker process (a pipe write)
             self._sensing_worker.on_state(msg.header.stamp, msg.effort if len(msg.effort) == n else None, idx, t,
-                                          q, dq, tau, self.controller.model, self.controller.config)
+                                          q, dq, tau, self.controller.config)
         last_ns = self._gate.last_ns
         if last_ns is not None and stamp_ns > last_ns:  # a stamp going back is no period
             self._periods.append(ns_to_s(stamp_ns - last_ns))

@@ -46,7 +46,6 @@ from rclpy.node import Node
 from ..control import ControllerConfig
 from ..control.model_swap import MODEL_FIELDS
 from ..errors import ConfigError
-from ..models.base import InverseDynamicsModel
 from ..sensing import SensingConfig
 from ..sensing.pipe import SampleFrame, SampleReader, SampleWriter
 from .sensing_publisher import SensingPublisher
@@ -97,7 +96,6 @@ class SensingWorker:
         node: the controller node (its name, namespace, logger).  config, sensing: as :class:`WorkerSetup`.
         diagnostics_rate: [Hz].  priority: the worker's SCHED_FIFO priority (0: normal scheduling).
         use_sim_time: the controller's; then the pipe blocks instead of dropping (nothing real runs on the clock).
-        model: the controller's model now (a later one is sent to the worker as a swap).
 
     The worker builds its sensor before this returns (it says so through a pipe of its own), so a sensing setting
     that cannot be built stops the controller at start, as in the loop.
@@ -109,7 +107,7 @@ class SensingWorker:
     """
 
     def __init__(self, node: Node, config: ControllerConfig, sensing: SensingConfig, diagnostics_rate: float,
-                 priority: int, use_sim_time: bool, model: InverseDynamicsModel | None) -> None:
+                 priority: int, use_sim_time: bool) -> None:
         self._logger = node.get_logger()
         read_end, write_end = os.pipe()
         ready_read, ready_write = os.pipe()  # the worker says here that its sensor is built (its stdout is for logs)
@@ -123,6 +121,7 @@ class SensingWorker:
             os.close(read_end)
             os.close(ready_write)
         self.writer = SampleWriter(write_end, len(config.joint_names), block=use_sim_time)
+        self._config = config  # the controller's config last seen (frozen: a swap replaces it)
         self._fields = tuple(getattr(config, name) for name in MODEL_FIELDS)  # the model fields the worker has
         self._held = np.zeros(len(config.joint_names))  # the command held since the last state [N·m]
         self._reported_drops = 0
@@ -147,12 +146,11 @@ class SensingWorker:
                           f"{fqn}/external_torque, ...")
 
     def on_state(self, stamp: Time, effort: list[float] | None, idx: np.ndarray, t: float, q: np.ndarray,
-                 dq: np.ndarray, command: np.ndarray | None, model: InverseDynamicsModel | None = None,
-                 config: ControllerConfig | None = None) -> None:
+                 dq: np.ndarray, command: np.ndarray | None, config: ControllerConfig | None = None) -> None:
         """Hand over one sample (as :meth:`.sensing_publisher.SensingPublisher.on_state`): the torque of the
         interval is ``effort`` [idx] (the message's, one per name) when given, else the command held since the
-        previous state; ``command`` (J,) [N·m] is the one sent now. ``model`` and ``config``: the controller's now (a
-        new model is sent as a swap of ``config``'s model fields)."""
+        previous state; ``command`` (J,) [N·m] is the one sent now. ``config``: the controller's now (changed model
+        fields are sent to the worker as a swap)."""
         if self.failed:
             return
         try:
@@ -160,11 +158,13 @@ class SensingWorker:
             torque = np.asarray(effort, dtype=float)[idx] if is_effort else self._held
             if command is not None:
                 self._held = np.asarray(command, dtype=float)
-            # the swap's fields, compared by value: a model swapped in before its config is sent once both are
-            fields = tuple(getattr(config, name) for name in MODEL_FIELDS) if config is not None else self._fields
-            if fields != self._fields:
-                self.writer.send_model(dict(zip(MODEL_FIELDS, fields)))
-                self._fields = fields
+            # a swap replaces the controller's config after its model: the fields go when the config has changed
+            if config is not None and config is not self._config:
+                self._config = config
+                fields = tuple(getattr(config, name) for name in MODEL_FIELDS)
+                if fields != self._fields:
+                    self.writer.send_model(dict(zip(MODEL_FIELDS, fields)))
+                    self._fields = fields
             self.writer.send(stamp.sec, stamp.nanosec, t, q, dq, torque, is_effort)
         except BrokenPipeError:
             self._fail(f"the sensing worker (pid {self.process.pid}) exited with status {self.process.poll()}; "
@@ -202,7 +202,6 @@ class SensingWorker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-
 
 
 def _wait_ready(fd: int, timeout: float) -> bool:
@@ -261,9 +260,8 @@ def _say_ready() -> None:
 
 def main() -> int:
     """Read the setup from standard input, build the sensor, say so (:data:`READY` into the pipe of the descriptor
-    given as the first argument), then sense
-    every sample until the end of the stream. Returns 0, or 2 when the setup is missing or the sensor cannot be built
-    (the reason on standard error)."""
+    given as the first argument), then sense every sample until the end of the stream. Returns 0, or 2 when the
+    setup is missing or the sensor cannot be built (the reason on standard error)."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter

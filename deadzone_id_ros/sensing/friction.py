@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FRICTION_TERMS", "STRIBECK_EXPONENTS", "STRIBECK_VELOCITIES", "LoadFriction", "identify_load_friction"]
+__all__ = ["FRICTION_TERMS", "STRIBECK_EXPONENTS", "STRIBECK_VELOCITIES", "LoadFriction", "identify_load_friction",
+           "identify_run_friction"]
 
 #: the regressors of :class:`LoadFriction`, in column order
 FRICTION_TERMS = ("coulomb", "stribeck", "load", "load_stribeck", "viscous")
@@ -170,6 +171,31 @@ def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray
     phi = friction_features(v, t, *best)
     theta = np.array([_ridge(phi[moving[:, j], j], w[moving[:, j], j], ridge) for j in range(len(names))])
     return LoadFriction(names, theta, *best)
+
+
+def identify_run_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+                          velocity_threshold: Sequence[float] | np.ndarray,
+                          joint_names: Sequence[str]) -> tuple[LoadFriction, np.ndarray]:
+    """:func:`identify_load_friction` on the series of one free-motion run sampled state by state, as the estimators
+    see it: sample k's residual is that of the interval from state k-1 to state k, so it goes with the velocity at
+    the interval's start, dq_{k-1}; the first sample has no interval and is left out of the fit.
+
+    Args:
+        residual: (N, J) the raw residual of each interval [N·m].  dq: (N, J) the velocity of each state [rad/s].
+        tau: (N, J) motor torque of each interval [N·m].  velocity_threshold: (J,) [rad/s].  joint_names: (J,).
+
+    Returns:
+        (the identified law, dq0 (N, J): the interval-start velocity of each sample [rad/s], the first sample's its
+        own), so that ``residual - law.torque(dq0, tau)`` is the corrected residual of the run.
+
+    Raises:
+        ValueError: as :func:`identify_load_friction`.
+    """
+    v = np.asarray(dq, dtype=float)
+    dq0 = np.vstack([v[:1], v[:-1]])
+    law = identify_load_friction(np.asarray(residual, dtype=float)[1:], dq0[1:], np.asarray(tau, dtype=float)[1:],
+                                 velocity_threshold, joint_names)
+    return law, dq0
 
 
 def _ridge(x: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray:

@@ -12,7 +12,7 @@ without the correction.
 What: the arm's simulated arm (its profile, seed :data:`CALIBRATION_SEED`) tracks the profile's excitation under
 its own controller (``ctc_dob`` with its model) for :data:`CALIBRATION_S` s with nothing touching it; the model's
 raw residual w = f(q, dq, ddq) - tau over that run is fitted by
-:func:`~deadzone_id_ros.sensing.friction.identify_load_friction` on the samples where a joint moves, exactly as
+:func:`~deadzone_id_ros.sensing.friction.identify_run_friction` on the samples where a joint moves, exactly as
 ``deadzone-id sense`` calibrates its residual estimator (:mod:`deadzone_id_ros.experiments.sense.calibration`). The
 sensor then estimates with ``w - phi theta``. The run is seeded, so the node and the in-process rig get the same
 correction from the same profile.
@@ -29,7 +29,7 @@ import numpy as np
 from ..control.config import ControllerConfig
 from ..control.excitation import ExcitationConfig
 from ..models.base import InverseDynamicsModel
-from ..sensing.friction import LoadFriction, identify_load_friction
+from ..sensing.friction import LoadFriction, identify_run_friction
 from ..sim.config import SimArmConfig
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SEED", "free_motion_friction"]
@@ -80,5 +80,4 @@ def free_motion_friction(sim: SimArmConfig, ctrl: ControllerConfig, excitation: 
         w[k] = raw.update(m.t, m.q, m.dq, m.effort)
         dq[k], tau[k] = m.dq, m.effort
         arm.step(command)
-    dq0 = np.vstack([dq[:1], dq[:-1]])  # the residual of sample k uses the velocity at the interval's start
-    return identify_load_friction(w[1:], dq0[1:], tau[1:], velocity_threshold, names)
+    return identify_run_friction(w, dq, tau, velocity_threshold, names)[0]

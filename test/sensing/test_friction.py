@@ -9,7 +9,12 @@ from deadzone_id_ros.models.runtime import NominalRigidBodyModel
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.robot_configs import bundled_sim_config
 from deadzone_id_ros.sensing import ResidualEstimator, SensingConfig, StaticFrictionBand, build_sensor
-from deadzone_id_ros.sensing.friction import LoadFriction, friction_features, identify_load_friction
+from deadzone_id_ros.sensing.friction import (
+    LoadFriction,
+    friction_features,
+    identify_load_friction,
+    identify_run_friction,
+)
 from deadzone_id_ros.sim.arm import SimArm
 from deadzone_id_ros.sim.external_forces import ExternalForces, PushConfig
 
@@ -36,6 +41,24 @@ def test_least_squares_recovers_a_known_law():
     with pytest.raises(ValueError, match="theta must be"):
         LoadFriction(NAMES, np.zeros((3, 4)), 1.0, 1.0)
 
+
+
+def test_a_runs_residual_goes_with_the_velocity_at_its_intervals_start():
+    # a law in the velocity of the previous state: fitted with that velocity it is exact, with the state's own not
+    rng = np.random.default_rng(8)
+    dq = np.cumsum(rng.normal(0.0, 0.3, size=(4000, 3)), axis=0) % 4.0 - 2.0
+    tau = rng.uniform(-2.0, 2.0, size=dq.shape)
+    theta = np.array([[0.1, 0.05, 0.0, 0.2, 0.01], [0.2, 0.1, 0.05, 0.1, 0.02], [0.05, 0.02, 0.0, 0.1, 0.0]])
+    start = np.vstack([dq[:1], dq[:-1]])
+    w = np.einsum("njk,jk->nj", friction_features(start, tau, 1.0, 2.0), theta)
+    w[0] = 99.0  # the first sample has no interval: it must not enter the fit
+    law, dq0 = identify_run_friction(w, dq, tau, np.full(3, 0.02), NAMES)
+    np.testing.assert_array_equal(dq0, start)
+    direct = identify_load_friction(w[1:], start[1:], tau[1:], np.full(3, 0.02), NAMES)
+    np.testing.assert_array_equal(law.theta, direct.theta)
+    assert np.abs(w[1:] - law.torque(dq0, tau)[1:]).max() < 0.02
+    unshifted = identify_load_friction(w[1:], dq[1:], tau[1:], np.full(3, 0.02), NAMES)
+    assert np.abs(w[1:] - unshifted.torque(dq[1:], tau[1:])).max() > 0.05
 
 
 def _servo_friction(dq: np.ndarray, tau: np.ndarray) -> np.ndarray:

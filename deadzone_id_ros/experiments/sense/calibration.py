@@ -1,7 +1,7 @@
 """The calibration step of ``deadzone-id sense`` (core, no ROS): from one free-motion run on its own seed, the
 friction correction of the model's residual, the dead-zone band and every estimator's contact thresholds.
 
-Order: (1) :func:`~deadzone_id_ros.sensing.friction.identify_load_friction` on the model's raw residual (the
+Order: (1) :func:`~deadzone_id_ros.sensing.friction.identify_run_friction` on the model's raw residual (the
 load-dependent friction the model lacks, fitted on the moving samples); (2) the corrected residual, filtered as the
 estimator filters it online (the filter is linear and starts at zero, so this is the online estimate);
 (3) :func:`~deadzone_id_ros.sensing.calibrate_band` on it (tau_s, the fade, and the band's growth with the motor
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...sensing import StaticFrictionBand, ZohLowPass, calibrate_band, calibrate_thresholds
-from ...sensing.friction import LoadFriction, identify_load_friction
+from ...sensing.friction import LoadFriction, identify_run_friction
 
 __all__ = ["FADE_FACTORS", "Calibration", "calibrate"]
 
@@ -56,9 +56,7 @@ def calibrate(estimates: Mapping[str, np.ndarray], raw: np.ndarray, dq: np.ndarr
         ValueError: from the fits (too few moving samples, shapes).
     """
     names = tuple(joint_names)
-    # the estimator's w_k uses the velocity of the interval's start, dq_{k-1}
-    dq0 = np.vstack([dq[:1], dq[:-1]])
-    friction = identify_load_friction(raw[1:], dq0[1:], tau[1:], velocity_threshold, names)
+    friction, dq0 = identify_run_friction(raw, dq, tau, velocity_threshold, names)
     corrected = raw - friction.torque(dq0, tau)
     corrected[0] = 0.0  # the first sample of a run has no interval
     lpf = ZohLowPass(np.full(len(names), cutoff))

@@ -24,7 +24,7 @@ import dataclasses
 import sys
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -62,6 +62,8 @@ class ForceEstimatorNode(Node):
         self._from_command = np.array([cmd.index(j) for j in names], dtype=int)
         self._command: np.ndarray | None = None
         self._rejected = 0
+        self._matched = 0  # /joint_states messages that hold every joint of this estimator
+        self._unmatched: tuple[int, list[str]] = (0, [])  # those that do not: count, the last one's names
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
         if self.config.use_commands:
             self.create_subscription(Float64MultiArray, self.config.commands_topic, self._on_command, 100)
@@ -93,7 +95,15 @@ class ForceEstimatorNode(Node):
     def _on_joint_state(self, msg: JointState) -> None:
         idx = self._indices(list(msg.name))
         if idx is None:
+            self._unmatched = (self._unmatched[0] + 1, list(msg.name))
+            missing = [j for j in self.config.joint_names if j not in msg.name]
+            self.get_logger().error(
+                f"/joint_states lacks joint(s) {missing} of this estimator (its joints "
+                f"{list(self.config.joint_names)}, the message's {list(msg.name)}): ignored. Is robot:= the arm that "
+                "publishes it?",
+                throttle_duration_sec=5.0)
             return
+        self._matched += 1
         n = len(msg.name)
         if len(msg.position) != n or len(msg.velocity) != n:
             self.get_logger().error("/joint_states: position and velocity need one value per name; ignored",
@@ -120,7 +130,13 @@ class ForceEstimatorNode(Node):
     def _on_diagnostics(self) -> None:
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
-        arr.status = [self.sensing.status(f"{self.get_name()}: sensing", self.get_fully_qualified_name())]
+        status = self.sensing.status(f"{self.get_name()}: sensing", self.get_fully_qualified_name())
+        count, names = self._unmatched
+        if count and not self._matched:  # nothing to sense from: say why, not "OK"
+            status.level = DiagnosticStatus.ERROR
+            status.message = (f"{count} /joint_states messages, none with every joint {list(self.config.joint_names)} "
+                              f"(the last one had {names}): nothing estimated")
+        arr.status = [status]
         self._diag_pub.publish(arr)
 
 

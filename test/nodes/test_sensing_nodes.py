@@ -72,6 +72,29 @@ def test_force_estimator_converts_a_servo_present_load_to_torque(make_node):
     np.testing.assert_allclose(node.sensing.last.tau_ext, expected, rtol=0, atol=np.max(stall) / 1000)
 
 
+def test_force_estimator_says_when_no_state_holds_its_joints(make_node):
+    node = make_node(ForceEstimatorNode)  # the bundled arm's joints
+    for k in range(3):
+        other = JointState(name=["shoulder_pan", "elbow_flex"], position=[0.0, 0.1], velocity=[0.0, 0.0],
+                           effort=[0.0, 0.0])
+        other.header.stamp.nanosec = k * 1_000_000
+        node._on_joint_state(other)
+    status = _diagnostics(node)
+    assert status.level == status.ERROR
+    assert "3 /joint_states messages, none with every joint ['joint1', 'joint2', 'joint3']" in status.message
+    assert "['shoulder_pan', 'elbow_flex']" in status.message
+    node._on_joint_state(_state(0.01, [0.0, 0.3, 0.6], [0.0] * 3, [0.0] * 3))
+    assert _diagnostics(node).level != status.ERROR  # once a state holds them, the sensor's own status
+
+
+def _diagnostics(node):
+    """The node's /diagnostics entry, as its timer would publish it."""
+    got = []
+    node._diag_pub = type("Capture", (), {"publish": lambda self, arr: got.append(arr)})()
+    node._on_diagnostics()
+    return got[-1].status[0]
+
+
 def test_controller_latency_leaves_the_sensing_cost_out_and_reports_it(make_node):
     node = make_node(FeedforwardControllerNode, sensing=True, mode="pd_dob", watchdog_timeout=5.0)
     slow = 0.3  # [s] a sensing cost far above any state->command latency of this in-process call

@@ -82,3 +82,15 @@ def test_the_report_says_where_the_evaluation_ran_faster_than_the_calibration():
     assert peak_speed(dq, [2.0, 0.0]).tolist() == [2.0, 2.0]
     assert beyond_calibration(["a", "b"], [1.2, 2.5], [1.3, 2.4]) == ["a"]
     assert beyond_calibration(["a", "b"], [], [1.3, 2.4]) == []
+
+
+def test_the_smallest_detected_force_counts_only_the_pushes_applied():
+    from deadzone_id_ros.experiments.sense.metrics import smallest_detected
+
+    # a short run where only a 0.25 N push happened and was missed: no force is "detected", not the next magnitude
+    assert math.isnan(smallest_detected([(0.25, False)]))
+    assert math.isnan(smallest_detected([]))
+    assert smallest_detected([(0.25, True)]) == 0.25
+    # every push from 1 N up detected, a 0.5 N one missed: 1 N, whatever the smaller ones did after it
+    assert smallest_detected([(4.0, True), (1.0, True), (0.5, False), (0.25, True), (1.0, True)]) == 1.0
+    assert math.isnan(smallest_detected([(4.0, False), (1.0, True)]))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["beyond_calibration", "onsets", "peak_speed", "rmse_where"]
+__all__ = ["beyond_calibration", "onsets", "peak_speed", "rmse_where", "smallest_detected"]
 
 
 def rmse_where(errors: list[np.ndarray], masks: list[np.ndarray], j: int) -> np.ndarray:
@@ -40,3 +41,21 @@ def beyond_calibration(joint_names: list[str], calibration_speed: list[float],
     if not calibration_speed or not evaluation_speed:
         return []
     return [n for n, c, e in zip(joint_names, calibration_speed, evaluation_speed) if e > c]
+
+
+def smallest_detected(pushes: Sequence[tuple[float, bool]]) -> float:
+    """The smallest push magnitude [N] that was applied and that, with every larger push, was detected.
+
+    Args:
+        pushes: (magnitude [N], detected) of every push applied.
+
+    Returns:
+        that magnitude, NaN when none qualifies (no push applied, or the largest one missed). Only magnitudes that
+        were applied count: a scheduled magnitude no push had cannot be called detected.
+    """
+    smallest = math.nan
+    for mag in sorted({m for m, _ in pushes}, reverse=True):
+        if not all(hit for m, hit in pushes if m >= mag):
+            break
+        smallest = mag
+    return smallest

@@ -50,7 +50,7 @@ from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from .calibration import calibrate
 from .collision import collision_onset, place_obstacle
-from .metrics import onsets, peak_speed, rmse_where
+from .metrics import onsets, peak_speed, rmse_where, smallest_detected
 from .results import EstimatorFigures, FalseContact, PushFigure, SenseResults
 from .settings import ESTIMATORS, FREE_SEED_OFFSET, SenseSettings
 
@@ -341,10 +341,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         rmse = np.sqrt((err ** 2).mean(axis=0)) if len(err) else np.full(j, math.nan)
         rmse_moving = rmse_where(acc[k]["push_err"], acc[k]["moving"], j)
         pushes_k: list[PushFigure] = acc[k]["pushes"]
-        smallest = math.nan
-        for mag in sorted(set(settings.push_magnitudes), reverse=True):
-            if all(p.detected for p in pushes_k if p.magnitude >= mag):
-                smallest = mag
+        smallest = smallest_detected([(p.magnitude, p.detected) for p in pushes_k])
         big = [p for p in pushes_k if p.magnitude >= 1.0]
         max_delay = max((p.delay_ms for p in big), default=math.nan) if all(p.detected for p in big) else math.nan
         inside, stuck = (sum(c[i] for c in acc[k]["cover"]) for i in (0, 1))

@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     res, traces = run_sense(settings)
     print(write_sense(args.out, res, traces))
     print(f"wrote {args.out / 'sense.json'} and {args.out / 'sense.md'}; see docs/sensing.md for what they mean")
+    print(f"wrote {args.out / 'sensing.yaml'}: these sensing settings (thresholds, band, friction correction) as node "
+          f"parameters; with the same model, sense force on the simulated arm with\n"
+          f"  deadzone-id launch sim_feedforward.launch.yaml robot:={res.robot} mode:=ctc_dob sensing:=true "
+          f"sensing_params_file:={args.out / 'sensing.yaml'}\n(its header gives the model arguments)")
     return 0
 
 

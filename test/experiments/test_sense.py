@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from deadzone_id_ros.cli.main import main
@@ -41,6 +42,27 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
     assert back.estimators[0].pushes == band.pushes
     assert back.estimators[1].interval_coverage is not None and math.isnan(back.estimators[1].interval_coverage)
+    _check_sensing_params(tmp_path / "sensing.yaml", res)
+
+
+def _check_sensing_params(path: Path, res: SenseResults) -> None:
+    """sensing.yaml is a ROS 2 parameter file of the band estimator's calibration that the nodes' config accepts."""
+    import yaml
+
+    from deadzone_id_ros.sensing import SensingConfig
+
+    params = yaml.safe_load(path.read_text())["/**"]["ros__parameters"]
+    band = res.estimators[0]
+    np.testing.assert_allclose(params["sensing_threshold"], band.threshold, atol=1e-6)
+    np.testing.assert_allclose(params["sensing_band"], band.band, atol=1e-6)
+    np.testing.assert_allclose(params["sensing_friction"], res.friction, atol=1e-6)
+    np.testing.assert_allclose(params["sensing_velocity_threshold"], res.velocity_threshold, atol=1e-6)
+    assert params["sensing_frame"] == res.frame and params["sensing_confirm"] == res.confirm
+    assert params.pop("model_friction") is True  # the URDF rigid body with its friction, as the calibration's
+    assert "sensing" not in params  # switched on by the launch argument, which wins over any file
+    config = SensingConfig(sensing=True, **{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+    assert config.sensing_threshold == tuple(params["sensing_threshold"])
+    assert f"sensing_params_file:={path}" in path.read_text()  # the header says how to use it
 
 
 def test_bad_settings_are_named(tmp_path):

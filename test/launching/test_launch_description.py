@@ -276,3 +276,23 @@ def test_every_project_launch_file_parses_and_documents_every_argument():
             shlex.join(node.command())  # every executable resolves
             for f in node.param_files:
                 assert os.path.isfile(f), f"{path.name}: {node.label}: parameter file {f} missing"
+
+
+def test_the_sensing_launch_arguments_reach_the_nodes(tmp_path):
+    # sensing:=true and a sensing parameter file (deadzone-id sense's OUT/sensing.yaml) reach the controller of the
+    # simulated graph; the force estimator takes the file; by default the shipped file that sets nothing
+    settings = tmp_path / "sensing.yaml"
+    settings.write_text("/**:\n  ros__parameters:\n    sensing_threshold: [0.1, 0.2, 0.3]\n")
+    plan = load_launch_file("sim_feedforward.launch.yaml", {"sensing": "true", "sensing_worker": "true",
+                                                            "sensing_params_file": str(settings)})
+    ctrl = plan.node("feedforward_controller")
+    assert ctrl.param_files[-1] == str(settings)
+    assert ("sensing", "true") in ctrl.params and ("sensing_worker", "true") in ctrl.params
+    default = load_launch_file("sim_feedforward.launch.yaml").node("feedforward_controller")
+    assert ("sensing", "false") in default.params
+    shipped = Path(default.param_files[-1])
+    assert shipped.name == "sensing.yaml" and yaml.safe_load(shipped.read_text())["/**"]["ros__parameters"] == {}
+    estimator = load_launch_file("force_estimator.launch.yaml", {"sensing_params_file": str(settings)})
+    assert estimator.node("force_estimator").param_files == (str(settings),)
+    with pytest.raises(LaunchError, match="sensing_threshold"):  # thresholds come with the rest of the file
+        load_launch_file("force_estimator.launch.yaml", {"sensing_threshold": "[0.1, 0.2, 0.3]"})

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...sensing.friction import FRICTION_TERMS
 from .metrics import beyond_calibration
+from .params import write_sensing_params
 from .results import SenseResults
 
 
@@ -130,7 +131,8 @@ def plot_estimate(trace: EstimateTrace, path: Path, names: list[str]) -> None:
 
 
 def write_sense(out: Path, res: SenseResults, traces: Mapping[str, EstimateTrace]) -> str:
-    """Write sense.json, sense.md and the plot under ``out``; return the markdown."""
+    """Write sense.json, sense.md, the plot and sensing.yaml (the nodes' parameters, :mod:`.params`) under ``out``;
+    return the markdown."""
     from ...training.evaluate import json_clean
 
     out.mkdir(parents=True, exist_ok=True)
@@ -140,4 +142,5 @@ def write_sense(out: Path, res: SenseResults, traces: Mapping[str, EstimateTrace
         plot_estimate(traces["pushes"], out / "plots" / "sense_estimate.png", [e.name for e in res.estimators])
         md += "\n![estimate vs truth](plots/sense_estimate.png)\n"
     (out / "sense.md").write_text(md)
+    write_sensing_params(out / "sensing.yaml", res)
     return md

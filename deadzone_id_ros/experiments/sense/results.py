@@ -131,6 +131,8 @@ class SenseResults(JsonRecord):
         calibration_speed: (J,) the calibration run's peak |dq| [rad/s] (empty in results written before it was
             recorded).  evaluation_speed: (J,) the peak |dq| of every evaluation run (pushes, free motion, hold,
             collision) [rad/s]: above the calibration's, the friction correction and thresholds are extrapolated.
+        velocity_threshold: (J,) the stuck velocity the band and the friction fit used [rad/s] (the nodes'
+            ``sensing_velocity_threshold``; empty in results written before it was recorded).
     """
 
     robot: str
@@ -153,6 +155,7 @@ class SenseResults(JsonRecord):
     confirm: int = 1
     calibration_speed: list[float] = dataclasses.field(default_factory=list)
     evaluation_speed: list[float] = dataclasses.field(default_factory=list)
+    velocity_threshold: list[float] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

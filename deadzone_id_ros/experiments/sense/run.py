@@ -365,5 +365,5 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         margin=settings.margin, confirm=settings.confirm, friction=calib.friction.theta.ravel().tolist(),
         friction_stribeck=[calib.friction.stribeck_velocity, calib.friction.exponent], estimators=figures,
         wall_s=time.perf_counter() - wall0, calibration_speed=peak_speed(cal.dq).tolist(),
-        evaluation_speed=peak.tolist())
+        evaluation_speed=peak.tolist(), velocity_threshold=calib.velocity_threshold.tolist())
     return results, first

@@ -220,10 +220,13 @@ def convert_csv(
     log_ns = np.concatenate([[rec.state_t_ns[0]], rec.state_t_ns[0] + np.cumsum(np.where(step > 0, step, 1))])
     if rec.command_t_ns is not None:
         rec.command_t_ns = log_ns.copy()
+    # written under a hidden directory and moved into place when complete; the bag itself carries its final name there,
+    # because rosbag2 names its storage file after the bag directory (metadata.yaml lists that name)
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     try:
-        write_recording(rec, tmp, storage=storage, joint_state_topic=joint_state_topic, state_log_ns=log_ns)
-        tmp.rename(out)
+        write_recording(rec, tmp / out.name, storage=storage, joint_state_topic=joint_state_topic,
+                        state_log_ns=log_ns)
+        (tmp / out.name).rename(out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

@@ -109,6 +109,11 @@ def test_convert_dfki_csv(capsys, tmp_path):
     assert rec.effort[0, 1] == pytest.approx(8.791208791208759976e-03, rel=1e-12)
     assert yaml.safe_load((out / "episode.yaml").read_text())["robot"] == "dfki_double_pendulum"
     assert load_dataset([out]).num_samples == 5000
+    # the storage file carries the bag's name (rosbag2 names it after its directory), not the hidden temporary one
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".mcap") == ["dfki.mcap"]
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert yaml.safe_load((out / "metadata.yaml").read_text())["rosbag2_bagfile_information"][
+        "relative_file_paths"] == ["dfki.mcap"]
 
 
 def test_convert_missing_fields_are_empty_and_differentiated(tmp_path):

@@ -72,6 +72,11 @@ def _run_urdf(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: identified inertials and <dynamics damping friction>; pinocchio on it + friction + "
           f"armature vs the model: max |diff| = {result.max_abs_diff:.2e} N*m. Not in the URDF: rotor inertia "
           f"[kg*m^2] {arm}; smooth Coulomb sign tanh(dq / eps), eps = {list(result.friction_eps.values())} rad/s")
+    if result.clipped:
+        lost = ", ".join(f"{j} (viscous {v:.4g}, Coulomb {c:.4g})" for j, (v, c) in result.clipped.items())
+        print(f"negative identified friction written as 0 (URDF <dynamics> holds magnitudes; readers refuse a negative "
+              f"one): {lost}. The URDF's torque lacks that part; docs/identification.md says when friction comes out "
+              "negative")
     if model.mlp is not None:
         print("the artifact also has a network residual: export it with --onnx and add it to the URDF's torque")
     if not result.ok:

@@ -12,9 +12,11 @@ What is written, starting from the artifact's own URDF:
 So ``pinocchio.rnea`` of the written URDF gives the identified model's rigid-body torque, and adding
 ``damping dq + friction tanh(dq / eps) + armature ddq`` per joint gives its full torque. The rotor inertia
 (armature) has no URDF element: it is listed in the result (:class:`UrdfExport`), not in the file; the smooth
-sign's eps is the artifact's ``friction_eps``. The identified friction is written as identified, also where it is
-negative (a link-side sensor on an arm moved from outside, see :mod:`.rbd`); consumers that refuse a negative
-damping need it clipped by hand.
+sign's eps is the artifact's ``friction_eps``. A negative identified friction (a link-side sensor on an arm moved
+from outside, see :mod:`.rbd`) has no URDF meaning: ``<dynamics>`` holds friction magnitudes, and URDF readers refuse a
+negative one (pinocchio: "min_dry_friction greater than max_dry_friction"). Such a value is written as 0 and listed
+in the result (:attr:`UrdfExport.clipped`, printed by the command), and the check compares the file with the model
+without that part.
 
 Only a physically consistent body has a mass, a centre of mass and an inertia (Wensing, Kim, Slotine 2018), so the
 export refuses a model with an inconsistent body (fit it as ``rbd_consistent``), a base-parameter fit (bodies not
@@ -25,7 +27,7 @@ one pose).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +48,9 @@ class UrdfExport:
         path: the URDF written.  armature: joint -> identified rotor inertia [kg·m²] (not in the URDF).
         friction_eps: joint -> velocity scale of the smooth sign tanh(dq / eps) [rad/s].
         max_abs_diff: largest |pinocchio on the file + friction + armature - the identified model| over a seeded
-            random batch [N·m].  ok: within 1e-6 relative.
+            random batch [N·m] (the model without its clipped friction).  ok: within 1e-6 relative.
+        clipped: joint -> its identified (viscous [N·m·s/rad], Coulomb [N·m]) where one of them was negative and is
+            written as 0 (empty: every friction written as identified).
     """
 
     path: Path
@@ -54,6 +58,7 @@ class UrdfExport:
     friction_eps: dict[str, float]
     max_abs_diff: float
     ok: bool
+    clipped: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def _fmt(v: float) -> str:
@@ -122,8 +127,8 @@ def identified_urdf(rbd: RigidBodyModel, source: str = "<model>") -> str:
                       iyy=_fmt(ic[1, 1]), iyz=_fmt(ic[1, 2]), izz=_fmt(ic[2, 2]))
         for old in el.findall("dynamics"):
             el.remove(old)
-        ET.SubElement(el, "dynamics", damping=_fmt(p.get(f"{data_joint}.viscous", 0.0)),
-                      friction=_fmt(p.get(f"{data_joint}.coulomb", 0.0)))
+        ET.SubElement(el, "dynamics", damping=_fmt(max(0.0, p.get(f"{data_joint}.viscous", 0.0))),
+                      friction=_fmt(max(0.0, p.get(f"{data_joint}.coulomb", 0.0))))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
 
@@ -160,7 +165,10 @@ def export_rigid_body_urdf(rbd: RigidBodyModel, path: str | Path, source: str = 
     friction = np.asarray(model.friction)[idx]
     armature = np.array([p.get(f"{n}.armature", 0.0) for n in names])
     got += damping * dq + friction * np.tanh(dq / reg.friction_eps) + armature * ddq
-    want = rbd.predict(q, dq, ddq)
+    identified = np.array([[p.get(f"{n}.viscous", 0.0), p.get(f"{n}.coulomb", 0.0)] for n in names])
+    lost = np.minimum(identified, 0.0)  # the negative friction written as 0
+    want = rbd.predict(q, dq, ddq) - lost[:, 0] * dq - lost[:, 1] * np.tanh(dq / reg.friction_eps)
     err = float(np.abs(got - want).max())
+    clipped = {n: (float(v), float(c)) for n, (v, c) in zip(names, identified) if min(v, c) < 0}
     return UrdfExport(target, dict(zip(names, armature.tolist())), dict(zip(names, reg.friction_eps.tolist())),
-                      err, err <= 1e-6 * max(1.0, float(np.abs(want).max())))
+                      err, err <= 1e-6 * max(1.0, float(np.abs(want).max())), clipped)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from deadzone_id_ros.models.rbd import RigidBodyRegressor, fit_rigid_body, pseudo_inertia
+from deadzone_id_ros.models.rbd.consistency import nearest_consistent, params_from_pseudo_inertia
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,24 @@ def test_pseudo_inertia_is_positive_definite_for_a_real_body():
     assert np.linalg.eigvalsh(pseudo_inertia(p)).min() < 0
     with pytest.raises(ValueError, match="10 inertial parameters"):
         pseudo_inertia(p[:9])
+
+
+def test_a_body_a_hair_outside_consistency_is_moved_onto_it():
+    # the DFKI elbow of an rbd_consistent fit, as Clarabel returned it: 26 g, unexcited inertia of 31 kg·m², and a
+    # pseudo-inertia eigenvalue of -1e-8 (the solver's tolerance at that scale); the export refused it
+    p = np.array([0.02640344106784674, -7.440037896357857e-14, 3.701020847577505e-05, -0.0020929344394961247,
+                  0.00016733013381297365, 2.2061970169096864e-16, 31.158149355075732, -5.896552856322199e-15,
+                  4.443618452161782e-06, 31.157983816845285])
+    assert np.allclose(params_from_pseudo_inertia(pseudo_inertia(p)), p, rtol=0, atol=1e-12)  # the exact inverse
+    assert np.linalg.eigvalsh(pseudo_inertia(p)).min() <= 0
+    eps = 1e-9
+    fixed = nearest_consistent(p, eps)
+    assert np.linalg.eigvalsh(pseudo_inertia(fixed)).min() >= eps * (1 - 1e-6)
+    assert np.abs(fixed - p).max() < 1e-6  # a change of the solver's tolerance, not a new body
+    good = nearest_consistent(fixed, eps)
+    assert np.array_equal(good, fixed)  # a consistent body is left alone
+    with pytest.raises(ValueError, match="eps"):
+        nearest_consistent(p, 0.0)
 
 
 def test_consistent_fit_on_short_poorly_exciting_data(short_data):

@@ -74,3 +74,29 @@ def test_export_refuses_an_inconsistent_body_and_runs_from_the_cli(identified, t
     assert "identified inertials" in out and "rotor inertia" in out and (tmp_path / "x.urdf").exists()
     assert main(["export", "--model", str(tmp_path / "art"), "--urdf"]) == 2
     assert "needs --out" in capsys.readouterr().out
+
+
+def test_negative_identified_friction_is_written_as_zero_and_reported(identified, tmp_path, capsys):
+    # a link-side sensor on an arm moved from outside identifies negative friction (the KUKA and DFKI recordings);
+    # URDF readers refuse it (pinocchio: min_dry_friction > max_dry_friction), so the file holds 0 and says so
+    import dataclasses
+
+    import pinocchio as pin
+
+    from deadzone_id_ros.models import LearnedModel, save_artifact
+
+    _, rbd = identified
+    names = rbd.regressor.column_names
+    coef = np.array(rbd.coefficients, dtype=float)
+    coef[list(rbd.columns).index(names.index("joint2.coulomb"))] = -0.1
+    coef[list(rbd.columns).index(names.index("joint3.viscous"))] = -0.05
+    negative = dataclasses.replace(rbd, coefficients=coef)
+    result = export_rigid_body_urdf(negative, tmp_path / "neg.urdf")
+    assert result.ok  # the file against the model without the negative part
+    assert set(result.clipped) == {"joint2", "joint3"} and result.clipped["joint2"][1] == pytest.approx(-0.1)
+    model = pin.buildModelFromUrdf(str(result.path))  # parses
+    ids = [model.joints[model.getJointId(n)].idx_v for n in NAMES]
+    assert np.asarray(model.friction)[ids][1] == 0.0 and np.asarray(model.damping)[ids][2] == 0.0
+    save_artifact(LearnedModel(NAMES, "rbd_consistent", rbd=negative), tmp_path / "art")
+    assert main(["export", "--model", str(tmp_path / "art"), "--urdf", "--out", str(tmp_path / "x.urdf")]) == 0
+    assert "negative identified friction written as 0" in capsys.readouterr().out

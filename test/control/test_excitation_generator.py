@@ -34,6 +34,20 @@ def test_excitation_stays_within_limits_and_is_consistent():
     assert not np.any(pts.velocity[0])
 
 
+@pytest.mark.parametrize("duration", [2.0, 30.0])
+def test_excitation_ends_at_rest(duration):
+    # the samplers hold the last position after the trajectory: a joint still moving there would be asked to stop at
+    # once (a short run on the DFKI pendulum ended at -12 rad/s and tripped the controller's tracking-error limit)
+    cfg = bundled_excitation_config(duration=duration, seed=4)
+    pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
+    assert np.abs(pts.velocity).max() > 0.1  # it moves
+    np.testing.assert_allclose(pts.velocity[-1], 0.0, atol=1e-9)
+    np.testing.assert_allclose(pts.acceleration[-1], 0.0, atol=1e-9)
+    # and it comes to rest smoothly: the last transition's speed falls, it does not drop
+    last = pts.t >= pts.t[-1] - cfg.transition
+    assert np.abs(np.diff(pts.velocity[last], axis=0)).max() < 0.2 * np.abs(pts.velocity).max()
+
+
 def test_excitation_has_hold_and_slow_phases_per_joint():
     cfg = bundled_excitation_config(duration=60.0, seed=1)
     pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])

@@ -45,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--robot-type", default="", help="info.json robot_type (default: the first bag's episode.yaml "
                    "robot)")
     p.add_argument("--live", action="store_true",
-                   help="the torque topics of a live recording of the teleop launch (listed below), not the "
-                   "in-process bag's; --topic overrides them. Without --live or --topic each bag is read with the "
-                   "set it holds")
+                   help="the torque topics of a live recording of the teleop launch (listed above, after --live:), "
+                   "not the in-process bag's; --topic overrides them. Without --live or --topic each bag is read "
+                   "with the set it holds")
     p.add_argument("--topic", action="append", default=[], metavar="KEY=TOPIC",
                    help="a topic other than the default (keys above); repeat per topic")
     p.set_defaults(func=run)

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="", metavar="PATH",
                    help="the model under test: an artifact directory or .onnx (e.g. the pick of `deadzone-id "
                    "compare`); default: the URDF's rigid body with its friction")
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N", help="evaluation seeds")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N",
+                   help="evaluation seeds, held out from the calibration's (default 1 2 3)")
     p.add_argument("--duration", type=float, default=60.0, metavar="S",
                    help="free motion with pushes per seed [s] (default 60)")
     p.add_argument("--calibration-duration", type=float, default=60.0, metavar="S",

@@ -5,8 +5,8 @@ and a box in the follower's workspace; scenarios free motion, a push against the
 push on a stuck follower joint; unilateral (position copy) and bilateral (four-channel, force feedback) control, each
 with the nominal rigid body and the dead-zone-aware model. Writes OUT/teleop.json, OUT/teleop.md and OUT/plots/
 (:mod:`deadzone_id_ros.experiments.teleop`; see docs/teleoperation.md). With --record, one demonstration (bilateral,
-hold) is also written as a rosbag2 under OUT/demonstration; with --lerobot DIR it is also exported as a LeRobot
-dataset (``deadzone-id export-lerobot``).
+hold, unless --modes or --scenarios leave them out) is also written as a rosbag2 under OUT/demonstration; with
+--lerobot DIR it is also exported as a LeRobot dataset (``deadzone-id export-lerobot``).
 """
 
 from __future__ import annotations
@@ -30,19 +30,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "identified model's control with the simulator's true external torques as force sensors: the "
                    "control law's floor) or a learned model path (artifact directory or .onnx); default: nominal "
                    "identified")
-    p.add_argument("--modes", nargs="+", default=["unilateral", "bilateral"], choices=["unilateral", "bilateral"])
-    p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N")
-    p.add_argument("--duration", type=float, default=4.0, metavar="S", help="per scenario [s] (default 4)")
+    p.add_argument("--modes", nargs="+", default=["unilateral", "bilateral"], choices=["unilateral", "bilateral"],
+                   help="unilateral: the follower copies the leader's position (as LeRobot's kits); bilateral: and "
+                   "the operator feels the contact (force feedback); default: both")
+    p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS),
+                   help="free motion, a push against the box, holding the contact, a gentle push on a stuck joint; "
+                   "default: all (docs/teleoperation.md)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], metavar="N",
+                   help="simulation seeds, one run each (default 1 2 3)")
+    p.add_argument("--duration", type=float, default=4.0, metavar="S",
+                   help="per scenario [s] (default 4; at least 3.2, the contact windows need it)")
     p.add_argument("--hand-stiffness", type=float, default=10.0, metavar="NM_RAD",
                    help="operator impedance stiffness [N·m/rad] (default 10)")
     p.add_argument("--force-gain", type=float, default=1.0, help="bilateral force gain k_f (default 1)")
     p.add_argument("--force-damping", type=float, default=0.0, metavar="PER_S",
                    help="common-mode damping [1/s] (default 0)")
-    p.add_argument("--position-scale", type=float, default=1.0, help="follower motion per leader motion")
-    p.add_argument("--force-scale", type=float, default=1.0, help="felt torque per contact torque")
+    p.add_argument("--position-scale", type=float, default=1.0,
+                   help="follower motion per leader motion (default 1)")
+    p.add_argument("--force-scale", type=float, default=1.0, help="felt torque per contact torque (default 1)")
     p.add_argument("--record", action="store_true",
-                   help="also record one demonstration (bilateral, hold, first model and seed) as OUT/demonstration")
+                   help="also record one demonstration as OUT/demonstration: the hold scenario (the first of "
+                   "--scenarios when hold is not among them), bilateral (when among --modes), the first model and "
+                   "seed")
     p.add_argument("--lerobot", default=None, metavar="DIR",
                    help="also export the recorded demonstration (implies --record) as a LeRobot dataset (v2.1, "
                    "parquet) at DIR, as `deadzone-id export-lerobot` does at its default 50 fps")
@@ -75,8 +84,13 @@ def run(args: argparse.Namespace) -> int:
     if args.record or args.lerobot:
         from ..experiments.teleop.record import record_demonstration
 
-        bag = record_demonstration(args.out / "demonstration", settings)
-        print(f"recorded {bag}; read it with `deadzone-id inspect {bag}` or train on it with `deadzone-id train`")
+        scenario = "hold" if "hold" in settings.scenarios else settings.scenarios[0]
+        mode = "bilateral" if "bilateral" in settings.modes else settings.modes[0]
+        bag = record_demonstration(args.out / "demonstration", settings, scenario=scenario, mode=mode)
+        print(f"recorded {bag} ({mode}, {scenario}, model {settings.models[0]}, seed {settings.seeds[0]}): both arms, "
+              f"the commands and the forces. `deadzone-id inspect {bag}` lists it; `deadzone-id export-lerobot {bag} "
+              "--out DIR` makes it a LeRobot dataset. Its efforts hold the operator's and the contact's torque, so it "
+              "is not free-motion data for `deadzone-id train` (docs/teleoperation.md)")
         if args.lerobot:
             from ..data.lerobot_export import export_lerobot
 

@@ -82,8 +82,9 @@ def markdown(res: SenseResults) -> str:
               for e in banded] + ([""] if banded else [])
     lines += _coverage_lines(res)
     lines += [f"Friction correction of the residual, per joint {list(FRICTION_TERMS)}: "
-              f"{[round(v, 4) for v in res.friction]}, Stribeck velocity and exponent {res.friction_stribeck} (the "
-              "nodes' sensing_friction, sensing_friction_stribeck)", ""]
+              f"{[round(v, 4) for v in res.friction]}, Stribeck velocity and exponent "
+              f"{[round(v, 4) for v in res.friction_stribeck]} (the nodes' sensing_friction, "
+              "sensing_friction_stribeck; all of them in sensing.yaml)", ""]
     return "\n".join(lines)
 
 

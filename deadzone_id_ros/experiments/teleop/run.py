@@ -106,8 +106,9 @@ class TeleopSettings:
         if not 0 < self.stuck_push < 1:
             raise ValueError(f"stuck_push = {self.stuck_push!r} must be in (0, 1) (a share of the static friction)")
         if self.duration < 4 * self.window + 2.0:
-            raise ValueError(f"duration = {self.duration} s must be at least 4 window + 2 s = "
-                             f"{4 * self.window + 2.0} s")
+            raise ValueError(f"duration = {self.duration} s is too short: the contact scenarios need at least "
+                             f"{4 * self.window + 2.0:g} s (four {self.window:g} s measurement windows and 2 s to "
+                             "reach the contact)")
 
 
 def min_jerk(t: float, t0: float, t1: float) -> float:

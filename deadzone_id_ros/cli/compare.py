@@ -3,12 +3,13 @@
     deadzone-id compare --bag BAG [BAG ...] --out DIR [--seeds N] [--quick] [--methods M ...] [--urdf URDF]
                         [--engine ray [--address ADDR] [--num-cpus N]]
 
-Methods: masked (the dead-zone loss of Inami et al., arXiv 2402.00393), conventional, mse_all, rbd, hybrid. rbd and
-hybrid need a URDF with the data's joints (the bundled arm is used when its joints match); without one they are
-skipped and the report says why. On simulator data (``episode.yaml`` says so, or ``--simulator yes``) the report
-adds the noise floor and the friction band. ``--engine ray`` loads the bags as Ray tasks (one per bag, each logging
-its cleaning report) and runs the comparison as one Ray task, on one cluster (a fresh local one, or ``--address`` of
-a running one) with the same metrics as in-process. With ``--robot`` on simulator data, the robot check
+Methods: every registered method that runs by default (--methods lists them all, the opt-in ones too); masked is
+the dead-zone loss of Inami et al., arXiv 2402.00393. Those with a rigid body (rbd, hybrid, ...) need a URDF with the
+data's joints (the bundled arm is used when its joints match); without one they are skipped and the report says why.
+On simulator data (``episode.yaml`` says so, or ``--simulator yes``) the report adds the noise floor and the friction
+band. ``--engine ray`` loads the bags as Ray tasks (one per bag, each logging its cleaning report) and runs the
+comparison as one Ray task, on one cluster (a fresh local one, or ``--address`` of a running one) with the same
+metrics as in-process. With ``--robot`` on simulator data, the robot check
 (``deadzone-id robot check``) runs first and stops a profile whose simulated arm is not trustworthy (``--no-check``
 skips it).
 """
@@ -35,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier `compare` output")
     p.add_argument("--seeds", type=int, default=None, help="training seeds per method (overrides the config)")
     p.add_argument("--quick", action="store_true", help="short run: <= 600 steps, <= 2 seeds, 2 efficiency points")
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None, help="subset of methods")
+    default = [m for m, e in METHODS.items() if e.by_default]
+    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None, metavar="METHOD",
+                   help=f"methods to run (default: {' '.join(default)}; opt-in: "
+                   f"{' '.join(m for m in METHODS if m not in default)})")
     p.add_argument("--simulator", choices=("auto", "yes", "no"), default="auto",
                    help="data from the simulated arm (noise floor); auto reads episode.yaml")
     add_config_arguments(p)

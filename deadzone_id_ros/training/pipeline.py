@@ -321,11 +321,13 @@ def load_inputs(bags: Sequence[str | Path], dataset: DatasetConfig | None = None
         log(f"effort unit {unit_label(not_si_units)} for joint(s) {list(not_si_units)} ({unit_reason}): errors are "
             f"in that unit and the controller refuses a model that does not predict N·m (N for a prismatic joint); "
             f"{FIX_HINT}")
-    if reduced is not None:
-        _check_against_urdf(reduced, ds.episodes, units, kinds, urdf_source, urdf_check, log)
+    report = ds.report.to_dict()
+    if reduced is not None:  # what the check found goes into the reports too, not only to the terminal
+        found = _check_against_urdf(reduced, ds.episodes, units, kinds, urdf_source, urdf_check, log)
+        report["warnings"] = [*report.get("warnings", []), *found]
     return TrainingInputs(ds.episodes, tuple(ds.joint_names), sources=sources, simulator=simulated,
                           sim_config=sim_cfg, urdf_xml=urdf_xml, urdf_source=urdf_source,
-                          dataset_report=ds.report.to_dict(), joint_map=joint_map, locked=locked, robot_note=note,
+                          dataset_report=report, joint_map=joint_map, locked=locked, robot_note=note,
                           effort_units=units, torque_constants=torque_constants, joint_kinds=kinds)
 
 
@@ -338,23 +340,25 @@ def _peak_effort(episodes: Sequence[Episode], joints: Sequence[str]) -> dict[str
 
 def _check_against_urdf(reduced: ReducedRobot, episodes: Sequence[Episode], effort_units: Mapping[str, str],
                         kinds: Mapping[str, str], source: str,
-                        mode: str, log: Callable[[str], None]) -> None:
-    """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log, or raise on a refusal."""
+                        mode: str, log: Callable[[str], None]) -> list[str]:
+    """Run :func:`~deadzone_id_ros.robot.check_recording` on every episode together; log and return each finding
+    that does not refuse the recording (one line each), or raise on a refusal."""
     from ..data.consistency import check_recording
     from ..data.effort_units import si_effort_unit
 
     if mode not in ("refuse", "warn", "off"):
         raise ConfigError(f"urdf_check = {mode!r} must be 'refuse', 'warn' or 'off'")
     if mode == "off" or not episodes:
-        return
+        return []
     q, dq, ddq, tau = (np.concatenate([getattr(e, k) for e in episodes]) for k in ("q", "dq", "ddq", "tau"))
     findings = check_recording(reduced, q, dq, ddq, tau,
                                effort_in_nm={j: u == si_effort_unit(kinds.get(j, "revolute"))
                                              for j, u in effort_units.items()})
     refused = [f for f in findings if f.refuse and mode == "refuse"]
-    for f in findings:
-        if f not in refused:
-            log(f"the recording contradicts URDF {source}: {f.message()}")
+    found = [f"the recording contradicts URDF {source}: {f.message()}" for f in findings if f not in refused]
+    for line in found:
+        log(line)
     if refused:
         raise DataError(f"the recording contradicts URDF {source}; not training on it: "
                         + " | ".join(f.message() for f in refused))
+    return found

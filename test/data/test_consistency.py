@@ -55,6 +55,9 @@ def test_a_scale_the_urdf_cannot_explain_is_warned_with_the_constant_that_fixes_
     found = [m for m in lines if "joint joint2" in m]
     assert len(found) == 1 and "--torque-constant joint2:0.1" in found[0], lines
     assert not [m for m in lines if "contradicts" in m and "joint2" not in m], lines
+    # and the reports carry it, not only the terminal: the loader's warnings of report.json and model.json
+    inputs = _load(sim_bag, lambda m: None, torque_constants={"joint2": 10.0})
+    assert found[0] in inputs.dataset_report["warnings"]
 
 
 def test_positions_beyond_the_urdf_limits_are_warned_with_the_range():

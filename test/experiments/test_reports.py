@@ -181,6 +181,31 @@ def test_a_one_seed_report_never_speaks_of_a_spread_it_does_not_have():
     assert all("one seed (no spread to judge by)" in line and "std against" not in line for line in one)
 
 
+def test_the_torque_table_and_the_verdict_say_only_what_was_measured():
+    from deadzone_id_ros.experiments.compare.report import _accuracy_section as accuracy_section
+    from deadzone_id_ros.experiments.compare.verdict import baseline_lines
+
+    rep = _report({"masked": _method(0.30, (0,), std=0.0), "rbd": _method(0.20, (0,), std=0.0),
+                   "gravity": _method(0.60, (0,), std=0.0), "hybrid": _method(0.25, (0, 1))})
+    table = "\n".join(accuracy_section(rep))
+    assert "| masked |" in table and "0.3000 ± 0.0000" not in table  # one seed: no spread printed as a zero
+    assert "0.2500 ± 0.0010" in table  # two seeds: the spread
+    line = next(x for x in baseline_lines(rep) if x.startswith("**Worse than the identified rigid body"))
+    # gravity has no learned part: only masked's learned part is blamed
+    assert "The learned part of masked, hybrid costs accuracy" in line and "gravity costs" not in line
+    assert "gravity (+200%" in line
+
+
+def test_the_pick_says_how_its_model_runs_and_leaves_the_product():
+    from deadzone_id_ros.experiments.compare.pick_report import _leaving
+
+    assert "export --model DIR --urdf" in _leaving("rbd", "pick") and "rbd_consistent" in _leaving("rbd", "pick")
+    assert "no URDF element" in _leaving("rbd_friction", "pick")
+    assert "--onnx" in _leaving("masked", "pick") and "model_path:=pick" in _leaving("masked", "pick")
+    assert "URDF" in _leaving("hybrid", "pick") and "ONNX" in _leaving("hybrid", "pick")
+    assert "does not" in _leaving("hybrid_joint", "pick")
+
+
 def test_the_datas_origin_follows_the_simulator_flag():
     """4: a simulated bag is never "real robot", in the comparison nor in demo-real's report."""
     from deadzone_id_ros.experiments.demo.report import real_markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ...data.effort_units import FIX_HINT
-from ...models.methods import BAND, method_with_role
+from ...models.methods import BAND, METHODS, method_with_role
 from .results import PROP, CompareReport
 
 __all__ = ["band_lines", "fraction_cell", "pick_section"]
@@ -28,7 +28,9 @@ def fraction_cell(report: CompareReport, i: int) -> str:
 def pick_section(report: CompareReport) -> list[str]:
     """"## Which model to deploy": the pick, the validation errors it was chosen by, its test error, the export,
     and the data diagnosis."""
-    warn = [f"**Warning:** {w}." for w in report.split_warnings] + ([""] if report.split_warnings else [])
+    data_warnings = [str(w).rstrip(".") for w in (report.data.loader_report.get("warnings") or [])]
+    warn = [f"**Warning:** {w}." for w in [*report.split_warnings, *data_warnings]]
+    warn += [""] if warn else []
     p = report.pick
     if p is None:
         return ["## Which model to deploy", "", *warn] if warn else []
@@ -44,6 +46,7 @@ def pick_section(report: CompareReport) -> list[str]:
              f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
              *([f"**The controller refuses this model**: the effort was recorded in {report.torque_unit}, not N·m. "
                 f"Train again with {FIX_HINT}.", ""] if report.torque_unit != "N·m" else []),
+             _leaving(p.method, p.artifact), "",
              f"How sure: {p.confidence}.", "", *_cv_intro(report), *_table(report)]
     chosen = "the validation split only" if p.cv is None else "cross-validation over train+validation blocks only"
     lines += ["", f"The pick uses {chosen}; the test column is the honest estimate of what the "
@@ -52,6 +55,28 @@ def pick_section(report: CompareReport) -> list[str]:
     if d is not None:
         lines += ["### Are stuck torques predictable?", "", d.note, ""]
     return lines + band_lines(report)
+
+
+def _leaving(method: str, artifact: str) -> str:
+    """How the picked model runs here and how it leaves the product, for ``method`` (its registry entry)."""
+    entry = METHODS.get(method)
+    here = (f"The feedforward controller runs it as it is (`model:=learned model_path:={artifact}`). Outside this "
+            "product: ")
+    if entry is None:
+        return here + "see docs/onnx.md."
+    if entry.identification == "friction":
+        return here + ("its Stribeck and load-dependent friction has no URDF element and no network, so a C++ "
+                       "controller cannot run it as is; `deadzone-id export --urdf` takes an rbd_consistent fit "
+                       "(docs/identification.md).")
+    if entry.rigid_body and entry.loss is None and not entry.baseline:
+        return here + ("`deadzone-id export --model DIR --urdf --out FILE` writes it as a URDF when every body is "
+                       "physically consistent (fit `rbd_consistent` for that; docs/identification.md).")
+    if entry.rigid_body and entry.loss is not None:
+        return here + ("its rigid-body part as a URDF (`export --urdf`, consistent bodies only) plus its network "
+                       "residual as ONNX (`export --onnx`; the sum is the model)" + (", but a per-joint residual "
+                       "takes the rigid-body torques as inputs, which the ONNX format here does not" if entry.per_joint
+                       else "") + ".")
+    return here + "`deadzone-id export --model DIR --onnx --out FILE` (docs/onnx.md)."
 
 
 def _cv_intro(report: CompareReport) -> list[str]:

@@ -72,8 +72,11 @@ def _accuracy_section(report: CompareReport) -> list[str]:
     head = "| method | usable data | " + " | ".join(f"RMSE {n}" for n in names) + " | mean RMSE | mean nRMSE |"
     lines += [head, "|" + "---|" * (len(names) + 4)]
     for m, e in report.methods.items():
-        cells = " | ".join(fmt(v, s) for v, s in zip(e.rmse_per_joint, e.rmse_per_joint_std))
-        lines.append(f"| {m} | {e.usable_fraction:.1%} | {cells} | {fmt(e.rmse_mean, e.rmse_mean_std)} | "
+        # one seed (or a deterministic fit) has no spread: no "± 0.0000", which would read as a measured zero
+        spread = len(e.seeds or []) > 1
+        cells = " | ".join(fmt(v, s if spread else None) for v, s in zip(e.rmse_per_joint, e.rmse_per_joint_std))
+        lines.append(f"| {m} | {e.usable_fraction:.1%} | {cells} | "
+                     f"{fmt(e.rmse_mean, e.rmse_mean_std if spread else None)} | "
                      f"{fmt(e.nrmse_mean, digits=3)} |")
     if nf:
         cells = " | ".join(fmt(v) for v in nf.rmse_per_joint)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...models.methods import CONSISTENT_RIGID_BODY, CONSTANT, GRAVITY, method_with_role
+from ...models.methods import CONSISTENT_RIGID_BODY, CONSTANT, GRAVITY, METHODS, method_with_role
 from .formatting import as_float, fmt
 from .pick import PREDICTABLE_RATIO
 from .results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
@@ -47,10 +47,14 @@ def baseline_lines(report: CompareReport) -> list[str]:
             continue
         names = ", ".join(f"{m} ({rel:+.0%}{'' if clear else ', within twice the seed spread'})"
                           for m, rel, clear in worse)
-        out.append(f"**Worse than {what}** ({ref}, {fmt(ms[ref].rmse_mean)} {unit} mean test RMSE): {names}. "
-                   + ("A model worse than a constant has learned nothing that holds on the held-out blocks; do not "
-                      "deploy it." if ref == const else
-                      "Their learned part costs accuracy here; the rigid body alone is the better model."))
+        if ref == const:
+            why = ("A model worse than a constant has learned nothing that holds on the held-out blocks; do not "
+                   "deploy it.")
+        else:  # a learned method pays for its network; a simpler physical reference (gravity alone) has none
+            learned = [m for m, _, _ in worse if m in METHODS and METHODS[m].needs.network]
+            why = ((f"The learned part of {', '.join(learned)} costs accuracy here; " if learned else "")
+                   + "the identified rigid body is the better model.")
+        out.append(f"**Worse than {what}** ({ref}, {fmt(ms[ref].rmse_mean)} {unit} mean test RMSE): {names}. {why}")
     grav, cons = method_with_role(GRAVITY), method_with_role(CONSISTENT_RIGID_BODY)
     if grav in ms and ms[grav].rmse_mean is not None:
         out.append(f"The URDF's gravity torque alone ({grav}, nothing fitted) reaches {fmt(ms[grav].rmse_mean)} "

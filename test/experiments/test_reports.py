@@ -304,6 +304,12 @@ def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
     assert "![tracking: q and q_d over time](plots/closed_loop_tracking.png)" in md and "seed 999" in md
     assert "closed_loop_tracking" not in "\n".join(closed_loop_markdown(
         {"pd_dob": _summary("pd_dob", 1, 2)}, {}, {}, ClosedLoopSettings(), "r.png", "plots/closed_loop_tracking.png"))
+    assert "the bundled arm (config/sim_arm.yaml" in md
+    # a run on another robot names it, not the bundled arm's files (they were named for every robot)
+    so101 = "\n".join(closed_loop_markdown({"pd_dob": run}, {}, {}, ClosedLoopSettings(seeds=[999], robot="so101"),
+                                            "r.png"))
+    assert "robot profile `so101`" in so101 and "config/sim_arm.yaml" not in so101
+    assert "config/feedforward_controller.yaml" not in so101
 
 
 # --- a model that makes tracking worse than no model (issue 39, item 8) ----------------------------------------------

@@ -218,12 +218,14 @@ def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, C
     """The closed-loop section: settings, both in-process tables with each run's status, targets, rankings, the
     reversal plot ``plot``, the tracking plot ``tracking`` (linked when given and a default-DOB summary carries a
     trace, :func:`~deadzone_id_ros.experiments.compare.plots.tracking_plot`) and the live check."""
+    arm, gains = ((f"robot profile `{settings.robot}`", "of that profile") if settings.robot
+                  else ("the bundled arm (config/sim_arm.yaml, the live sim_arm's physics)",
+                        "of config/feedforward_controller.yaml"))
     lines = [f"Held-out excitation seeds {settings.seeds} (in no training data), {settings.duration_s:g} s each, "
-             f"simulator profile `{settings.sim_profile}` (config/sim_arm.yaml, the live sim_arm's "
-             "physics), run in-process: the nodes' FeedforwardController and SimArm code without DDS. Every "
-             "controller shares the PD gains, DOB and limits of config/feedforward_controller.yaml; ctc_dob adds the "
-             "model's torque as feedforward. Errors are reference minus measured position; \"mean\" is the mean "
-             "over joints of the per-joint RMSE, then mean ± std over seeds. At reversals: within 50 ms of a sign "
+             f"{arm}, simulator physics `{settings.sim_profile}`, run in-process: the nodes' FeedforwardController "
+             f"and SimArm code without DDS. Every controller shares the PD gains, DOB and limits {gains}; ctc_dob "
+             "adds the model's torque as feedforward. Errors are reference minus measured position; \"mean\" is the "
+             "mean over joints of the per-joint RMSE, then mean ± std over seeds. At reversals: within 50 ms of a sign "
              "change of the reference velocity (where the dead zone acts).",
              "",
              f"Pick: `{settings.pick}` ({settings.pick_source}).",

@@ -166,7 +166,8 @@ class ClosedLoopSettings(JsonRecord):
         run failed.  missing: methods without an artifact (their controllers left out).  sim_profile: the simulator's
         profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).  tracking_error_limit: the
         controllers' runaway limit on |q_d - q| [rad] (``ControllerConfig.tracking_error_limit``; None: not known),
-        against which the report marks a run whose largest error is above it.
+        against which the report marks a run whose largest error is above it.  robot: the robot profile the runs
+        used (a shipped name or a profile file; "": the bundled arm of config/sim_arm.yaml).
     """
 
     seeds: list[int] = field(default_factory=list)
@@ -181,6 +182,7 @@ class ClosedLoopSettings(JsonRecord):
     sim_profile: str = "?"
     time_base: str = IN_PROCESS_TIME_BASE
     tracking_error_limit: float | None = None
+    robot: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields."""

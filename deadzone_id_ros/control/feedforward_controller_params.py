@@ -89,6 +89,12 @@ class ControllerNodeConfig:
             topics and diagnostics). Default false: in the loop.
         sensing_worker_priority: the worker's SCHED_FIFO priority (1..99, below ``thread_priority``), or 0
             (default): normal scheduling.
+        sensing_worker_wait_for_subscribers: under ``use_sim_time``, the worker takes its first sample once its
+            ~/external_torque has this many matched subscribers (a lockstep run recording the forces: 1, the
+            recorder), at most :data:`~deadzone_id_ros.nodes.sensing_worker.SUBSCRIBER_TIMEOUT` s; the controller
+            waits for room in the pipe meanwhile, so no estimate is published before the recorder hears it. The
+            worker's topics are discovered apart from the controller's: a lockstep recording once lost its first
+            0.41 s of forces. 0 (default): no wait; in wall time it never waits (the loop would drop samples).
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -107,6 +113,7 @@ class ControllerNodeConfig:
     wait_for_reference_publishers: int = 0
     sensing_worker: bool = False
     sensing_worker_priority: int = 0
+    sensing_worker_wait_for_subscribers: int = 0
 
     def __post_init__(self) -> None:
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
@@ -120,7 +127,7 @@ class ControllerNodeConfig:
             raise ValueError(f"stamped_command = {self.stamped_command!r} must be true or false")
         check_positive("watchdog_steady_timeout", self.watchdog_steady_timeout)
         check_positive("reference_lead", self.reference_lead)
-        for name in ("wait_for_subscribers", "wait_for_reference_publishers"):
+        for name in ("wait_for_subscribers", "wait_for_reference_publishers", "sensing_worker_wait_for_subscribers"):
             check_positive(name, getattr(self, name), integer=True, allow_zero=True)
         if not isinstance(self.sensing_worker, bool):
             raise ValueError(f"sensing_worker = {self.sensing_worker!r} must be true or false")

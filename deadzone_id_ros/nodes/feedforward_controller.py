@@ -166,8 +166,7 @@ class FeedforwardControllerNode(ControllerHandlers):
         self._sensing: SensingPublisher | None = None
         self._sensing_worker: SensingWorker | None = None
         if self.sensing_config.sensing and nc.sensing_worker:
-            self._sensing_worker = SensingWorker(self, self.config, self.sensing_config, nc.diagnostics_rate,
-                                                 nc.sensing_worker_priority,
+            self._sensing_worker = SensingWorker(self, self.config, self.sensing_config, nc,
                                                  bool(self.get_parameter("use_sim_time").value))
         elif self.sensing_config.sensing:
             self._sensing = SensingPublisher.build(self, self.sensing_config, self.config, self.controller.model,

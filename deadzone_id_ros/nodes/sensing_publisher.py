@@ -177,6 +177,10 @@ class SensingPublisher:
             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(v) for v in f[3:])
             self._wrench_pub.publish(w)
 
+    def subscribers(self) -> int:
+        """Matched subscribers of the external torque topic now (DDS matching; no spinning needed)."""
+        return int(self._torque_pub.get_subscription_count())
+
     def follow_model(self, model: InverseDynamicsModel) -> None:
         """A residual estimator takes ``model`` (the controller's, after a model swap) from the next sample on."""
         est = self.sensor.estimator

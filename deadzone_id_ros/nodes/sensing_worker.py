@@ -44,6 +44,7 @@ from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 
 from ..control import ControllerConfig
+from ..control.feedforward_controller_params import ControllerNodeConfig
 from ..control.model_swap import MODEL_FIELDS
 from ..errors import ConfigError
 from ..sensing import SensingConfig
@@ -64,6 +65,10 @@ _ENTRY = ("import os, sys\n"
 READY = b"R"
 #: [s] the controller waits for its worker to build the sensor (imports, URDF, model) before it refuses to start
 READY_TIMEOUT = 120.0
+#: the longest the worker waits for the subscribers of ``sensing_worker_wait_for_subscribers`` [s]
+SUBSCRIBER_TIMEOUT = 10.0
+#: the pause after the publisher has its subscribers, before the first estimate [s]
+SUBSCRIBER_SETTLE = 0.5
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,8 @@ class WorkerSetup:
         sensing: the sensing configuration.  node_name, namespace: the worker node's (``<controller>_sensing``).
         prefix: the topics' prefix, the controller's fully qualified name.  diagnostics_name: the /diagnostics
             entry's name.  diagnostics_rate: its rate [Hz].  use_sim_time: the controller's.  priority: SCHED_FIFO
-            priority of the worker (0: normal scheduling).
+            priority of the worker (0: normal scheduling).  wait_for_subscribers: under ``use_sim_time``, the
+            matched subscribers of ~/external_torque the worker waits for before its first sample (0: none).
     """
 
     config: ControllerConfig
@@ -87,6 +93,7 @@ class WorkerSetup:
     diagnostics_rate: float
     use_sim_time: bool
     priority: int
+    wait_for_subscribers: int = 0
 
 
 class SensingWorker:
@@ -94,7 +101,8 @@ class SensingWorker:
 
     Args:
         node: the controller node (its name, namespace, logger).  config, sensing: as :class:`WorkerSetup`.
-        diagnostics_rate: [Hz].  priority: the worker's SCHED_FIFO priority (0: normal scheduling).
+        node_config: the controller node's settings (the /diagnostics rate, ``sensing_worker_priority`` and
+            ``sensing_worker_wait_for_subscribers``).
         use_sim_time: the controller's; then the pipe blocks instead of dropping (nothing real runs on the clock).
 
     The worker builds its sensor before this returns (it says so through a pipe of its own), so a sensing setting
@@ -106,8 +114,8 @@ class SensingWorker:
             was ready within :data:`READY_TIMEOUT`.
     """
 
-    def __init__(self, node: Node, config: ControllerConfig, sensing: SensingConfig, diagnostics_rate: float,
-                 priority: int, use_sim_time: bool) -> None:
+    def __init__(self, node: Node, config: ControllerConfig, sensing: SensingConfig,
+                 node_config: ControllerNodeConfig, use_sim_time: bool) -> None:
         self._logger = node.get_logger()
         read_end, write_end = os.pipe()
         ready_read, ready_write = os.pipe()  # the worker says here that its sensor is built (its stdout is for logs)
@@ -128,7 +136,8 @@ class SensingWorker:
         self.failed = ""
         fqn = node.get_fully_qualified_name()
         self.setup = WorkerSetup(config, sensing, f"{node.get_name()}_sensing", node.get_namespace(), fqn,
-                                 f"{node.get_name()}: sensing", diagnostics_rate, use_sim_time, priority)
+                                 f"{node.get_name()}: sensing", node_config.diagnostics_rate, use_sim_time,
+                                 node_config.sensing_worker_priority, node_config.sensing_worker_wait_for_subscribers)
         try:
             self.writer.send_setup(self.setup, timeout=READY_TIMEOUT)
             ready = _wait_ready(ready_read, READY_TIMEOUT)
@@ -141,6 +150,7 @@ class SensingWorker:
             raise ConfigError(f"the sensing worker could not build the force sensor (exit status "
                               f"{self.process.poll()}; its reason is printed above): check the sensing_* "
                               "parameters, or set sensing_worker false")
+        priority = self.setup.priority
         self._logger.info(f"sensing in its own process (pid {self.process.pid}, "
                           f"{'SCHED_FIFO ' + str(priority) if priority else 'normal scheduling'}): topics "
                           f"{fqn}/external_torque, ...")
@@ -248,6 +258,27 @@ def _swap(config: ControllerConfig, fields: dict[str, object], publisher: Sensin
     return swapped
 
 
+def _wait_for_subscribers(publisher: SensingPublisher, wanted: int, logger: RcutilsLogger) -> None:
+    """Before the first sample: wait until ``publisher``'s external torque has ``wanted`` matched subscribers, at most
+    :data:`SUBSCRIBER_TIMEOUT` s (then a warning). The controller's writes block meanwhile (``use_sim_time``), so
+    the lockstep simulation waits too and no estimate goes out before a recorder hears it."""
+    deadline = time.monotonic() + SUBSCRIBER_TIMEOUT
+    if publisher.subscribers() < wanted:
+        logger.info(f"waiting for {wanted} subscriber(s) of ~/external_torque before the first estimate "
+                    "(sensing_worker_wait_for_subscribers)")
+    while publisher.subscribers() < wanted:
+        if time.monotonic() > deadline:
+            logger.warning(f"~/external_torque has {publisher.subscribers()} of the {wanted} subscriber(s) "
+                           f"sensing_worker_wait_for_subscribers asks for after {SUBSCRIBER_TIMEOUT:g} s; sensing "
+                           "anyway (is the recorder recording the forces?)")
+            return
+        time.sleep(0.002)
+    # matching is two-sided: the subscriber's side may match this publisher a little after this side sees it, and
+    # drops what comes before (measured: the first 80 estimates lost without this pause)
+    time.sleep(SUBSCRIBER_SETTLE)
+    logger.info(f"{publisher.subscribers()} subscriber(s) of ~/external_torque: sensing")
+
+
 def _say_ready() -> None:
     """Write :data:`READY` into the pipe whose descriptor the controller gave as the first argument, and close it."""
     if len(sys.argv) > 1 and sys.argv[1].isdigit():
@@ -293,6 +324,8 @@ def main() -> int:
             return 2
         diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         _say_ready()
+        if setup.use_sim_time and setup.wait_for_subscribers:
+            _wait_for_subscribers(publisher, setup.wait_for_subscribers, logger)
         period, next_diag = 1.0 / setup.diagnostics_rate, time.monotonic()
         gaps, last = 0, Time()
         while (frame := reader.read()) is not None:

@@ -38,6 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="consecutive samples above threshold that start a contact (default: the detector's "
                    "CONFIRM_SAMPLES, 2; 1: the rule before it)")
     p.add_argument("--cutoff", type=float, default=100.0, metavar="RAD_S", help="estimator cutoff (default 100)")
+    p.add_argument("--point", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
+                   help="the pushed point (and the wrench's) in the last link's frame [m]; default: the profile's "
+                   "payload position (0 0 0.22 unless the profile sets it: the bundled arm's tip, not every arm's; "
+                   "the report names the point used)")
     p.add_argument("--real-dir", type=Path, default=None, metavar="DIR",
                    help="instead of the simulation: each estimator's free-motion residual and implied threshold on the "
                    "real recordings in DIR (kuka_lwr4_fri.bag, dfki_double_pendulum/*.csv, as demo-real reads them); "
@@ -62,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         settings = SenseSettings(robot=args.robot, model_path=args.model, seeds=tuple(args.seeds),
                                  duration=args.duration, calibration_duration=args.calibration_duration,
                                  hold_duration=args.hold_duration, free_duration=args.free_duration,
-                                 confirm=CONFIRM_SAMPLES if args.confirm is None else args.confirm, cutoff=args.cutoff)
+                                 confirm=CONFIRM_SAMPLES if args.confirm is None else args.confirm, cutoff=args.cutoff,
+                                 point=None if args.point is None else tuple(args.point))
     except ValueError as err:
         raise command_line_error(err) from err
     res, traces = run_sense(settings)

@@ -73,6 +73,10 @@ def test_bad_settings_are_named(tmp_path):
     with pytest.raises(ValueError, match="free_duration = -1.0 must be >= 0 s"):
         SenseSettings(free_duration=-1.0)
     assert main(["sense", "--out", str(tmp_path), "--duration", "0"]) == 2
+    # the pushed point is the user's when given (the default, the profile's payload position, is the bundled arm's tip)
+    assert main(["sense", "--out", str(tmp_path / "p"), "--seeds", "1", "--duration", "3.5", "--calibration-duration",
+                 "3", "--hold-duration", "2", "--point", "0", "0", "0.1"]) == 0
+    assert json.loads((tmp_path / "p" / "sense.json").read_text())["point"] == [0.0, 0.0, 0.1]
 
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"

@@ -135,9 +135,45 @@ def pinocchio_model(urdf_xml: str, source: str = "<urdf>") -> pinocchio.Model:
     import pinocchio as pin
 
     try:
-        return pin.buildModelFromXML(urdf_xml)
+        return pin.buildModelFromXML(_distinct_link_names(urdf_xml))
     except (RuntimeError, ValueError) as err:
         raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+
+
+def _distinct_link_names(urdf_xml: str) -> str:
+    """``urdf_xml`` with every link that shares its name with a joint renamed ``NAME_link`` (or with more
+    underscores until the name is free), with the joints' references to it; unchanged when no name is shared.
+
+    URDF keeps links and joints apart, pinocchio does not: both become frames, and locking such a joint
+    (``buildReducedModel``) fails with "Several frames match the filter" (the SO-100 of example-robot-data: joint
+    and link ``gripper``). Joints keep their names, which is what the data and the profiles name.
+    """
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(urdf_xml)
+    except ET.ParseError:
+        return urdf_xml  # pinocchio gives the error
+    joints = {j.get("name") for j in root.findall("joint")}
+    links = [ln for ln in root.findall("link") if ln.get("name") in joints]
+    if not links:
+        return urdf_xml
+    taken = joints | {ln.get("name") for ln in root.findall("link")}
+    renamed = {}
+    for link in links:
+        old = str(link.get("name"))
+        new = f"{old}_link"
+        while new in taken:
+            new += "_"
+        taken.add(new)
+        renamed[old] = new
+        link.set("name", new)
+    for j in root.findall("joint"):
+        for tag in ("parent", "child"):
+            el = j.find(tag)
+            if el is not None and el.get("link") in renamed:
+                el.set("link", renamed[str(el.get("link"))])
+    return ET.tostring(root, encoding="unicode")
 
 
 def load_urdf_model(path: str | Path, xacro_args: Mapping[str, str] | None = None) -> pinocchio.Model:

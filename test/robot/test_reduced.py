@@ -77,3 +77,27 @@ def test_panda_as_shipped_locks_its_fingers():
     reg = RigidBodyRegressor(xml, arm, 0.01, source="panda", locked={"panda_finger_joint1": 0.02})
     assert reg.locked == {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.0}
     assert reg.n_joints == 7 and reg.model.nv == 7
+
+
+def test_a_joint_named_like_a_link_can_be_locked():
+    # URDF keeps link and joint names apart, pinocchio makes both frames: locking joint "gripper" (gripper link ->
+    # jaw) beside a link "gripper" (the wrist's child) failed with "Several frames match the filter" (the SO-100 of
+    # example-robot-data)
+    inertial = ('<inertial><mass value="{m}"/><origin xyz="0.05 0 0"/>'
+                '<inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>')
+    urdf = f"""<robot name="r">
+      <link name="base"/>
+      <link name="arm">{inertial.format(m=1.0)}</link>
+      <link name="gripper">{inertial.format(m=0.2)}</link>
+      <link name="jaw">{inertial.format(m=0.1)}</link>
+      <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+        <limit lower="-3" upper="3" effort="5" velocity="5"/></joint>
+      <joint name="wrist" type="revolute"><parent link="arm"/><child link="gripper"/><origin xyz="0.2 0 0"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="2" velocity="5"/></joint>
+      <joint name="gripper" type="revolute"><parent link="gripper"/><child link="jaw"/><origin xyz="0.1 0 0"/>
+        <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="5"/></joint>
+    </robot>"""
+    reduced = build_reduced_model(urdf, ["shoulder", "wrist"], source="r.urdf")
+    assert reduced.model.nv == 2 and reduced.urdf_joint_names == ("shoulder", "wrist")
+    # the jaw's mass is still there, welded to the gripper: 1.3 kg in all
+    assert sum(i.mass for i in reduced.model.inertias) == pytest.approx(1.3)

@@ -10,12 +10,15 @@ written to the closed pipe (standard output goes to /dev/null, so the final flus
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
 import signal
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import TextIO
 
 from .. import __version__
 from ..errors import DeadzoneIdError
@@ -92,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..launching.graph import TerminationSignal, signals_as_interrupt
 
     try:
-        with signals_as_interrupt():  # SIGTERM/SIGHUP clean up like Ctrl-C: no node outlives the command
+        with signals_as_interrupt(), _plain_warnings(args.command):  # no node outlives the command
             status = args.func(args)
     except TerminationSignal as sig:
         print(f"deadzone-id: {signal.Signals(sig.signum).name} received; stopped", file=sys.stderr)
@@ -108,6 +111,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise  # another pipe (a child's stdin): a bug to see, not the reader of our output going away
         return _closed_pipe()
     return int(status or 0)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@contextlib.contextmanager
+def _plain_warnings(command: str) -> Iterator[None]:
+    """While the command runs, this package's own warnings print as one line, ``deadzone-id COMMAND: warning:
+    MESSAGE``, not as Python's ``FILE:LINE: Category: MESSAGE`` followed by the source line that raised it (a user
+    read ``arm = SimArm(sim_cfg)`` under a friction warning); other libraries' warnings keep Python's form."""
+    default = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        ours = category.__module__.split(".")[0] == __name__.split(".")[0] or filename.startswith(_PACKAGE_DIR)
+        if ours:
+            print(f"deadzone-id {command}: warning: {message}", file=file or sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = default
 
 
 def _stdout_closed() -> bool:

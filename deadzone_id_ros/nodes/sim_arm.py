@@ -117,6 +117,8 @@ class SimArmNode(Node):
         self.stale_commands = 0  # lockstep: commands that answered an earlier state (no step)
         self._state_sent_ns = 0  # system time [ns] just before the last state was published
         self._wall_start = time.monotonic()
+        self.done = False  # exit_after reached: run_node stops the node
+        self._said_second = 0  # exit_after: the last whole simulated second logged
         self._epoch_ns = self.get_clock().now().nanoseconds  # sim time 0 maps to this wall time in clock_mode wall
         # deep history: a reliable writer keeps this many states for a reader that falls behind (a recorder at normal
         # priority beside this node at real-time priority on a busy machine lost a third of them at depth 10)
@@ -263,6 +265,8 @@ class SimArmNode(Node):
                         f"no effort command for {self.node_config.command_timeout:g} s: applying zero torque"
                     )
                 arm.step(np.zeros(arm.n_joints) if self._timed_out else self._command)
+        if self.node_config.exit_after and n:
+            self._count_down(arm.time)
         if n == 0:
             if not (self.node_config.lockstep and self._last_command_sim_t is None):
                 return
@@ -305,6 +309,16 @@ class SimArmNode(Node):
         if self.node_config.lockstep and self._last_command_sim_t is not None:
             self._awaiting_since = time.monotonic()
 
+    def _count_down(self, t: float) -> None:
+        """exit_after: log each whole simulated second [s] of ``t`` reached, and be done at ``exit_after``."""
+        end = self.node_config.exit_after
+        if int(t) > self._said_second:
+            self._said_second = int(t)
+            self.get_logger().info(f"simulated {self._said_second} s of {end:g} s")
+        if t >= end - 1e-9 and not self.done:
+            self.done = True
+            self.get_logger().info(f"simulated time reached exit_after = {end:g} s: stopping")
+
     def _publish_reference(self, pub: Publisher, ref: Callable[[float], np.ndarray], t: float,
                            stamp: Time) -> None:
         """The operator's reference ``ref`` at simulated time ``t`` [s] on ``pub``, stamped ``stamp`` (the state's):
@@ -321,7 +335,7 @@ class SimArmNode(Node):
 
 def main(args=None) -> int:
     """Run the sim_arm node until SIGINT/SIGTERM. Returns 0, or 2 on a configuration error (message, no traceback)."""
-    return run_node("sim_arm", SimArmNode, args)
+    return run_node("sim_arm", SimArmNode, args, until=lambda node: node.done)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,9 @@ class SimArmNodeConfig:
             ``thread_priority``; 0 keeps normal scheduling. Refused by the kernel: a warning, normal scheduling.
         lock_memory: mlockall(MCL_CURRENT | MCL_FUTURE) at start; refused: a warning.
         cpu_affinity: CPUs the node's threads may run on (empty: any CPU); refused: a warning.
+        exit_after: clock_mode "sim" only: once simulated time reaches this [s], the node exits (status 0), so a
+            launch file whose scenario is scripted ends with it (``on_exit: shutdown``); until then it logs the
+            simulated time once per simulated second. 0 (the default): run until stopped.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.
@@ -65,6 +68,7 @@ class SimArmNodeConfig:
     thread_priority: int = 0
     lock_memory: bool = False
     cpu_affinity: tuple[int, ...] = ()
+    exit_after: float = 0.0
 
     def __post_init__(self) -> None:
         check_realtime(self.thread_priority, self.lock_memory, self.cpu_affinity)
@@ -89,6 +93,9 @@ class SimArmNodeConfig:
         if self.clock_mode not in ("wall", "sim"):
             raise ValueError(f"clock_mode = {self.clock_mode!r} must be 'wall' or 'sim'")
         check_positive("real_time_factor", self.real_time_factor)
+        check_positive("exit_after", self.exit_after, allow_zero=True)
+        if self.exit_after and self.clock_mode != "sim":
+            raise ValueError("exit_after needs clock_mode = 'sim' (it counts simulated time)")
 
 
 def load_sim_config(

@@ -48,3 +48,15 @@ def test_a_finite_lockstep_launch_ends_by_itself_after_the_recorder_closed_its_e
     time.sleep(0.5)  # the nodes' DDS participants are gone with their processes; give the kernel a moment
     leaked = (_fastdds_files() - before) - held_fastdds_files()
     assert not leaked, f"/dev/shm files left behind: {sorted(leaked)}"
+
+
+def test_a_live_teleoperation_ends_by_itself_at_the_scenarios_duration(processes, tmp_path):
+    # the live teleop launch used to run until Ctrl-C and print nothing after start: its leader simulator now logs
+    # each simulated second and exits at the scenario's duration, and the launch with it (end_when_finished)
+    proc = processes.start([executable("deadzone-id"), "launch", "teleop.launch.yaml", "scenario:=free",
+                            "duration:=3.2", "real_time_factor:=20.0"], "teleop")
+    wait_for_progress(lambda: proc.poll() is not None, lambda: len(processes.log(proc)), stall_timeout=60.0,
+                      log=lambda: processes.log(proc)[-4000:])
+    log = processes.log(proc)
+    assert proc.returncode == 0, log[-4000:]
+    assert "simulated 3 s of 3.2 s" in log and "simulated time reached exit_after = 3.2 s: stopping" in log, log[-4000:]

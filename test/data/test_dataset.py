@@ -245,6 +245,11 @@ def test_several_usable_topics_is_ambiguous(tmp_path):
                                         r"'/other/joint_states'\]; choose one with --topic"):
         load_dataset([bag])
     assert load_dataset([bag], DatasetConfig(topic="/joint_states")).joint_names == ("a", "b")
+    # inspect does not call such a bag untrainable: it is, with --topic
+    from deadzone_id_ros.data.inspect import format_report, inspect_bag
+
+    last = format_report(inspect_bag(bag)).splitlines()[-1]
+    assert last.startswith("TRAINABLE: yes, with --topic (one of ['/joint_states', '/other/joint_states'])"), last
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])

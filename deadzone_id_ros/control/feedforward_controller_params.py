@@ -89,12 +89,13 @@ class ControllerNodeConfig:
             topics and diagnostics). Default false: in the loop.
         sensing_worker_priority: the worker's SCHED_FIFO priority (1..99, below ``thread_priority``), or 0
             (default): normal scheduling.
-        sensing_worker_wait_for_subscribers: under ``use_sim_time``, the worker takes its first sample once its
-            ~/external_torque has this many matched subscribers (a lockstep run recording the forces: 1, the
-            recorder), at most :data:`~deadzone_id_ros.nodes.sensing_worker.SUBSCRIBER_TIMEOUT` s; the controller
-            waits for room in the pipe meanwhile, so no estimate is published before the recorder hears it. The
-            worker's topics are discovered apart from the controller's: a lockstep recording once lost its first
-            0.41 s of forces. 0 (default): no wait; in wall time it never waits (the loop would drop samples).
+        sensing_worker_wait_for_subscribers: under ``use_sim_time``, the controller starts (subscribes to
+            /joint_states) only once the worker's ~/external_torque has this many matched subscribers (a run
+            recording the forces: 1, the recorder), at most
+            :data:`~deadzone_id_ros.nodes.sensing_worker.SUBSCRIBER_TIMEOUT` s; a lockstep simulator holds time until
+            then, so no estimate is published before the recorder hears it. The worker's topics are discovered apart
+            from the controller's: a lockstep recording once lost its first 0.41 s of forces. 0 (default): no wait;
+            in wall time it never waits.
 
     Raises:
         ValueError: a bad value; the message names the field and the value.

@@ -96,6 +96,8 @@ class ForceEstimatorNode(Node):
         idx = self._indices(list(msg.name))
         if idx is None:
             self._unmatched = (self._unmatched[0] + 1, list(msg.name))
+            if self._matched:  # another publisher of /joint_states (a gripper's driver): not this arm's states
+                return
             missing = [j for j in self.config.joint_names if j not in msg.name]
             self.get_logger().error(
                 f"/joint_states lacks joint(s) {missing} of this estimator (its joints "
@@ -103,7 +105,6 @@ class ForceEstimatorNode(Node):
                 "publishes it?",
                 throttle_duration_sec=5.0)
             return
-        self._matched += 1
         n = len(msg.name)
         if len(msg.position) != n or len(msg.velocity) != n:
             self.get_logger().error("/joint_states: position and velocity need one value per name; ignored",
@@ -120,6 +121,7 @@ class ForceEstimatorNode(Node):
             self.get_logger().error("/joint_states has no effort per joint: set use_commands true to take the torque "
                                     "from the commands", throttle_duration_sec=5.0)
             return
+        self._matched += 1  # a state of this arm, whole
         q = np.asarray(msg.position, dtype=float)[idx]
         dq = np.asarray(msg.velocity, dtype=float)[idx]
         try:

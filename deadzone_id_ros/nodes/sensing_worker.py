@@ -259,9 +259,9 @@ def _swap(config: ControllerConfig, fields: dict[str, object], publisher: Sensin
 
 
 def _wait_for_subscribers(publisher: SensingPublisher, wanted: int, logger: RcutilsLogger) -> None:
-    """Before the first sample: wait until ``publisher``'s external torque has ``wanted`` matched subscribers, at most
-    :data:`SUBSCRIBER_TIMEOUT` s (then a warning). The controller's writes block meanwhile (``use_sim_time``), so
-    the lockstep simulation waits too and no estimate goes out before a recorder hears it."""
+    """Before saying ready: wait until ``publisher``'s external torque has ``wanted`` matched subscribers, at most
+    :data:`SUBSCRIBER_TIMEOUT` s (then a warning). The controller's start waits for the ready byte meanwhile, so it
+    subscribes to /joint_states, and a lockstep simulator lets time run, only once a recorder hears the estimates."""
     deadline = time.monotonic() + SUBSCRIBER_TIMEOUT
     if publisher.subscribers() < wanted:
         logger.info(f"waiting for {wanted} subscriber(s) of ~/external_torque before the first estimate "
@@ -323,9 +323,11 @@ def main() -> int:
             print(f"sensing_worker: cannot build the sensor: {type(err).__name__}: {err}", file=sys.stderr)
             return 2
         diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        _say_ready()
         if setup.use_sim_time and setup.wait_for_subscribers:
+            # before "ready": the controller is still starting (no /joint_states subscription yet), so nothing waits
+            # on a blocked control loop, and a lockstep simulator holds time until the controller hears it
             _wait_for_subscribers(publisher, setup.wait_for_subscribers, logger)
+        _say_ready()
         period, next_diag = 1.0 / setup.diagnostics_rate, time.monotonic()
         gaps, last = 0, Time()
         while (frame := reader.read()) is not None:

@@ -26,7 +26,7 @@ from ..errors import RobotDescriptionError
 if TYPE_CHECKING:
     import pinocchio
 
-__all__ = ["is_xacro", "load_urdf_model", "pinocchio_model", "read_urdf", "urdf_file"]
+__all__ = ["is_xacro", "link_frame_id", "load_urdf_model", "pinocchio_model", "read_urdf", "urdf_file"]
 
 _XACRO_MARKUP = re.compile(r"<xacro:")
 _MISSING_PACKAGE = re.compile(r"package '([^']+)' not found")
@@ -138,6 +138,28 @@ def pinocchio_model(urdf_xml: str, source: str = "<urdf>") -> pinocchio.Model:
         return pin.buildModelFromXML(_distinct_link_names(urdf_xml))
     except (RuntimeError, ValueError) as err:
         raise RobotDescriptionError(f"{source}: pinocchio cannot parse this URDF: {err}") from err
+
+
+def link_frame_id(model: pinocchio.Model, name: str) -> int:
+    """The frame of URDF link ``name`` in a model built by :func:`pinocchio_model`: the body frame of that name, or
+    of the name :func:`_distinct_link_names` gave it when a joint has the same name (the joint's frame is another
+    place); else the frame of that name, whatever its type (an operational frame, a fixed joint).
+
+    Raises:
+        ValueError: no frame of that name.
+    """
+    import pinocchio as pin
+
+    body = pin.FrameType.BODY
+    if model.existFrame(name, body):
+        return int(model.getFrameId(name, body))
+    renamed = [i for i, f in enumerate(model.frames)
+               if f.type == body and re.fullmatch(re.escape(name) + "_link_*", f.name)]
+    if renamed and (model.existFrame(name, pin.FrameType.JOINT) or model.existFrame(name, pin.FrameType.FIXED_JOINT)):
+        return renamed[0]  # a joint of that name (locked or not) made the link's name taken
+    if model.existFrame(name):
+        return int(model.getFrameId(name))
+    raise ValueError(f"no frame {name!r}")
 
 
 def _distinct_link_names(urdf_xml: str) -> str:

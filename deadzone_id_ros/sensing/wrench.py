@@ -70,7 +70,7 @@ class WrenchEstimator:
         import pinocchio as pin
 
         from ..robot import build_reduced_model
-        from ..robot.urdf_text import read_urdf
+        from ..robot.urdf_text import link_frame_id, read_urdf
 
         self.joint_names = tuple(joint_names)
         self._pin = pin
@@ -85,7 +85,7 @@ class WrenchEstimator:
         self.frame = frame
         #: the URDF's root link: the wrench's axes are parallel to its (world) axes
         self.base_frame = self.model.frames[1].name if len(self.model.frames) > 1 else "universe"
-        self._fid = self.model.getFrameId(frame)
+        self._fid = link_frame_id(self.model, frame)  # the link's, also where a joint shares its name
         offset = np.asarray(point, dtype=float)
         if offset.shape != (3,) or not np.all(np.isfinite(offset)):
             raise ValueError(f"point must be 3 finite numbers [m], got {list(point)}")

@@ -101,3 +101,12 @@ def test_a_joint_named_like_a_link_can_be_locked():
     assert reduced.model.nv == 2 and reduced.urdf_joint_names == ("shoulder", "wrist")
     # the jaw's mass is still there, welded to the gripper: 1.3 kg in all
     assert sum(i.mass for i in reduced.model.inertias) == pytest.approx(1.3)
+    # the link keeps its place under its name: its body frame, not the joint "gripper"'s frame 0.1 m further
+    from deadzone_id_ros.robot.urdf_text import link_frame_id
+
+    data = reduced.model.createData()
+    pin.framesForwardKinematics(reduced.model, data, pin.neutral(reduced.model))
+    fid = link_frame_id(reduced.model, "gripper")
+    assert np.allclose(data.oMf[fid].translation, [0.2, 0.0, 0.0]) and reduced.model.frames[fid].type == \
+        pin.FrameType.BODY
+    assert np.allclose(data.oMf[link_frame_id(reduced.model, "jaw")].translation, [0.3, 0.0, 0.0])

@@ -161,8 +161,7 @@ def _phase_rate(rng: np.random.Generator, t: np.ndarray, cfg: ExcitationConfig) 
     # stopping a moving joint at once when the samplers hold its last position; knots whose change would still be
     # running then are dropped (the draws above are unchanged, only the end differs)
     end = float(t[-1]) - cfg.transition
-    if end > cfg.lead_in:
-        knots = [k for k in knots if k[0] <= end - cfg.transition] + [(end, 0.0)]
+    knots = [k for k in knots if k[0] <= end - cfg.transition] + [(end, 0.0)]
     starts = np.array([k[0] for k in knots])
     rates = np.array([k[1] for k in knots])
     idx = np.searchsorted(starts, t, side="right") - 1
@@ -212,8 +211,9 @@ def generate_excitation(
     the scale s_j the largest that keeps q within [lower + margin, upper - margin], |dq| <= velocity_fraction *
     velocity limit, |ddq| <= acceleration_limit and |q - c| <= amplitude. dq and ddq are exact derivatives
     (dq = s F'(phi) r, ddq = s (F''(phi) r^2 + F'(phi) r')). Every joint starts at rest at c_j
-    (``lead_in`` hold) and ends at rest: r falls to 0 over the last ``transition`` (when the run is longer than
-    ``lead_in`` + ``transition``), so the samplers' hold of the last position after it asks for no jump in velocity.
+    (``lead_in`` hold) and ends at rest: r falls to 0 over the last ``transition``, so the samplers' hold of the last
+    position after it asks for no jump in velocity. A run shorter than ``lead_in`` + 2 ``transition`` has no room to
+    start and stop smoothly: it holds still at c.
 
     Args:
         config: the excitation configuration (joint names, limits source, schedule, seed).

@@ -48,6 +48,16 @@ def test_excitation_ends_at_rest(duration):
     assert np.abs(np.diff(pts.velocity[last], axis=0)).max() < 0.2 * np.abs(pts.velocity).max()
 
 
+
+@pytest.mark.parametrize("duration", [0.4, 0.8, 0.95])
+def test_an_excitation_too_short_to_start_and_stop_smoothly_holds_still(duration):
+    # lead_in 0.5 s + a 0.3 s start + a 0.3 s stop: below 1.1 s there is no room; it ended at its peak speed (0.8 s)
+    cfg = bundled_excitation_config(duration=duration, seed=4)
+    pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])
+    assert not np.any(pts.velocity) and not np.any(pts.acceleration)
+    np.testing.assert_allclose(pts.position, np.tile([0.0, 0.3, 0.6], (len(pts.t), 1)))
+
+
 def test_excitation_has_hold_and_slow_phases_per_joint():
     cfg = bundled_excitation_config(duration=60.0, seed=1)
     pts = generate_excitation(cfg, start=[0.0, 0.3, 0.6])

@@ -45,6 +45,11 @@ def params_from_pseudo_inertia(J: np.ndarray) -> np.ndarray:
                      inertia[2, 2]])
 
 
+#: relative change (Frobenius norm over the trace of the pseudo-inertia) of the repair below which it is the solver's
+#: tolerance and passes without a word
+REPAIR_TOLERANCE = 1e-6
+
+
 def nearest_consistent(params: np.ndarray, eps: float) -> np.ndarray:
     """``params`` (10,) moved to the nearest body (Frobenius norm of the pseudo-inertia) whose pseudo-inertia has
     every eigenvalue >= ``eps`` (> 0): the eigenvalues below it raised to it. Unchanged when already so. A
@@ -129,7 +134,13 @@ def solve_consistent(regressor: RigidBodyRegressor, G: np.ndarray, g: np.ndarray
     # the solver meets the constraints to its tolerance, relative to the problem's scale: a body whose unexcited
     # inertia the fit left large can come out a hair outside (on DFKI A0 the elbow's pseudo-inertia had a negative
     # eigenvalue of 1e-8 beside entries of 31 kg·m², and export refused it); put every body on the consistent side
-    for sl, eps in margins:
+    for b, (sl, eps) in enumerate(margins):
+        before = pseudo_inertia(theta[sl])
         theta[sl] = nearest_consistent(theta[sl], eps)
+        moved = float(np.linalg.norm(pseudo_inertia(theta[sl]) - before)) / max(float(np.trace(before)), 1e-300)
+        if moved > REPAIR_TOLERANCE:  # more than the solver's tolerance: say so, the fit is not what was solved
+            warnings.warn(f"physically consistent identification: body {b} was {moved:.2g} of its pseudo-inertia's "
+                          f"trace outside consistency (solver status {problem.status!r}); moved onto it",
+                          RuntimeWarning, stacklevel=2)
     theta[arm] = np.maximum(theta[arm], 0.0)
     return theta, str(problem.status)

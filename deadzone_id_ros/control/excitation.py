@@ -59,6 +59,8 @@ class ExcitationConfig:
         move_duration: mean length of a moving phase [s] (> 0).
         transition: length of the smooth (quintic smoothstep) change of phase rate [s] (> 0).
         lead_in: initial hold before motion starts [s] (>= 0).
+        end_at_rest: the motion comes to rest over the last ``transition`` (:func:`generate_excitation`); false
+            reproduces the trajectories recorded before it (their last point keeps the series' state).
         sample_period: period of the generated points [s] (> 0).
         effort_fraction: the largest share of each effort limit (``effort_limit``) the motion's rigid-body torque
             (with the URDF friction) may take, in [0, 1]; the rest is left to the feedback, the rotor inertia and
@@ -90,6 +92,7 @@ class ExcitationConfig:
     move_duration: float = 2.0
     transition: float = 0.3
     lead_in: float = 0.5
+    end_at_rest: bool = True
     sample_period: float = 0.01
     effort_fraction: float = 0.6
     effort_limit: tuple[float, ...] = ()
@@ -124,6 +127,8 @@ class ExcitationConfig:
         if not (isinstance(self.slow_rate, (int, float)) and 0 < self.slow_rate < 1):
             raise ValueError(f"slow_rate = {self.slow_rate!r} must be in (0, 1)")
         check_positive("lead_in", self.lead_in, allow_zero=True)
+        if not isinstance(self.end_at_rest, bool):
+            raise ValueError(f"end_at_rest = {self.end_at_rest!r} must be true or false")
         if not (isinstance(self.effort_fraction, (int, float)) and 0 <= self.effort_fraction <= 1):
             raise ValueError(f"effort_fraction = {self.effort_fraction!r} must be in [0, 1]")
         if self.effort_limit:
@@ -157,11 +162,6 @@ def _phase_rate(rng: np.random.Generator, t: np.ndarray, cfg: ExcitationConfig) 
             tk += max(other_mean * rng.uniform(0.5, 1.5), 2 * cfg.transition)
         knots.append((tk, 1.0))
         tk += max(cfg.move_duration * rng.uniform(0.5, 1.5), 2 * cfg.transition)
-    # lead-out: the rate falls to 0 over the last transition, so the trajectory ends at rest (dq = ddq = 0) instead of
-    # stopping a moving joint at once when the samplers hold its last position; knots whose change would still be
-    # running then are dropped (the draws above are unchanged, only the end differs)
-    end = float(t[-1]) - cfg.transition
-    knots = [k for k in knots if k[0] <= end - cfg.transition] + [(end, 0.0)]
     starts = np.array([k[0] for k in knots])
     rates = np.array([k[1] for k in knots])
     idx = np.searchsorted(starts, t, side="right") - 1
@@ -169,7 +169,13 @@ def _phase_rate(rng: np.random.Generator, t: np.ndarray, cfg: ExcitationConfig) 
     s, ds = _smoothstep((t - starts[idx]) / cfg.transition)
     r = prev + (rates[idx] - prev) * s
     dr = (rates[idx] - prev) * ds / cfg.transition
-    return r, dr
+    # lead-out: the rate times a window w that falls from 1 to 0 over the last transition (quintic, so w and dw are 0
+    # at the end): the trajectory ends at rest (dq = ddq = 0) instead of stopping a moving joint at once when the
+    # samplers hold its last position; the draws above are unchanged, and a short run keeps its motion
+    if not cfg.end_at_rest:
+        return r, dr
+    w, dw = _smoothstep((float(t[-1]) - t) / cfg.transition)
+    return r * w, dr * w - r * dw / cfg.transition
 
 
 def _excitation_center(config: ExcitationConfig, lo: np.ndarray, hi: np.ndarray,
@@ -211,9 +217,8 @@ def generate_excitation(
     the scale s_j the largest that keeps q within [lower + margin, upper - margin], |dq| <= velocity_fraction *
     velocity limit, |ddq| <= acceleration_limit and |q - c| <= amplitude. dq and ddq are exact derivatives
     (dq = s F'(phi) r, ddq = s (F''(phi) r^2 + F'(phi) r')). Every joint starts at rest at c_j
-    (``lead_in`` hold) and ends at rest: r falls to 0 over the last ``transition``, so the samplers' hold of the last
-    position after it asks for no jump in velocity. A run shorter than ``lead_in`` + 2 ``transition`` has no room to
-    start and stop smoothly: it holds still at c.
+    (``lead_in`` hold) and ends at rest: r is multiplied by a window that falls smoothly from 1 to 0 over the last
+    ``transition``, so the samplers' hold of the last position after it asks for no jump in velocity.
 
     Args:
         config: the excitation configuration (joint names, limits source, schedule, seed).

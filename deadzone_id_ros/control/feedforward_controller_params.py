@@ -43,6 +43,7 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "watchdog_steady_timeout": (1e-3, 60.0),
     "thread_priority": (0, 99),
     "sensing_worker_priority": (0, 99),
+    "sensing_worker_wait_for_subscribers": (0, 100),
     "reference_lead": (1e-4, 1.0),
 }
 

@@ -220,13 +220,15 @@ def _controller_before_profiles(sim_config):
 def test_ideal_profile_reproduces_the_simulator_before_profiles():
     """Reference: deadzone_id_ros.sim.offline.simulate(3.0, 7) run with the code before the geared effects; equal to
     IDEAL_ATOL on any CPU (derivation above); two runs in this process are equal bit for bit."""
+    from deadzone_id_ros.control.robot_configs import bundled_excitation_config
     from deadzone_id_ros.sim.offline import simulate
 
     config = bundled_sim_config(profile="ideal")
-    rec = simulate(3.0, 7, config, _controller_before_profiles(config))
+    before = bundled_excitation_config(end_at_rest=False)  # the excitation of the recording (the physics is pinned)
+    rec = simulate(3.0, 7, config, _controller_before_profiles(config), excitation_config=before)
     deviation = _ideal_rows_deviation(rec)
     assert max(deviation.values()) <= IDEAL_ATOL, deviation
-    again = simulate(3.0, 7, config, _controller_before_profiles(config))
+    again = simulate(3.0, 7, config, _controller_before_profiles(config), excitation_config=before)
     for _, field in _IDEAL_SIGNALS:
         np.testing.assert_array_equal(getattr(again, field), getattr(rec, field), err_msg=field)
 

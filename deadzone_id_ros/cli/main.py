@@ -18,7 +18,6 @@ import signal
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import TextIO
 
 from .. import __version__
 from ..errors import DeadzoneIdError
@@ -120,22 +119,22 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _plain_warnings(command: str) -> Iterator[None]:
     """While the command runs, this package's own warnings print as one line, ``deadzone-id COMMAND: warning:
     MESSAGE``, not as Python's ``FILE:LINE: Category: MESSAGE`` followed by the source line that raised it (a user
-    read ``arm = SimArm(sim_cfg)`` under a friction warning); other libraries' warnings keep Python's form."""
-    default = warnings.showwarning
+    read ``arm = SimArm(sim_cfg)`` under a friction warning); other libraries' warnings keep Python's form. Only
+    the text changes (``warnings.formatwarning``): filters and recorders (``catch_warnings(record=True)``) see the
+    warnings as before."""
+    default = warnings.formatwarning
 
-    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-             file: TextIO | None = None, line: str | None = None) -> None:
-        ours = category.__module__.split(".")[0] == __name__.split(".")[0] or filename.startswith(_PACKAGE_DIR)
-        if ours:
-            print(f"deadzone-id {command}: warning: {message}", file=file or sys.stderr)
-        else:
-            default(message, category, filename, lineno, file, line)
+    def plain(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+              line: str | None = None) -> str:
+        if category.__module__.split(".")[0] == __name__.split(".")[0] or filename.startswith(_PACKAGE_DIR):
+            return f"deadzone-id {command}: warning: {message}\n"
+        return default(message, category, filename, lineno, line)
 
-    warnings.showwarning = show
+    warnings.formatwarning = plain
     try:
         yield
     finally:
-        warnings.showwarning = default
+        warnings.formatwarning = default
 
 
 def _stdout_closed() -> bool:

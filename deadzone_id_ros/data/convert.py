@@ -224,7 +224,7 @@ def convert_csv(
     # because rosbag2 names its storage file after the bag directory (metadata.yaml lists that name)
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     try:
-        tmp.mkdir()
+        tmp.mkdir(parents=True)
         write_recording(rec, tmp / out.name, storage=storage, joint_state_topic=joint_state_topic,
                         state_log_ns=log_ns)
         (tmp / out.name).rename(out)

@@ -163,13 +163,17 @@ def test_lockstep_holds_the_first_state_until_the_named_subscribers_listen(proce
     assert wait_until(lambda: (probe.spin(0.05), waiting in processes.log(sim))[1], 90.0), processes.log(sim)
     probe.spin(0.3)  # three idle periods of the 10 Hz repeat of the initial state
     assert probe.msgs == [], "a state went out before the recorder listened"
+    # the recorder listens to /joint_states only (no commands or forces here): in two full-suite runs it matched a
+    # stale /effort_controller/commands publisher left in DDS by an earlier test's killed process and then hung on
+    # SIGINT (killed after 30 s)
     rec = processes.start([executable("recorder"), "--ros-args", "-p", f"output_dir:={tmp_path / 'rec'}",
                            "-p", "autostart:=true", "-p", "reference_topic:=''",
+                           "-p", "command_topic:=/late_recorder_test/commands", "-p", "external_torque_topic:=''",
+                           "-p", "contact_topic:=''", "-p", "wrench_topic:=''",
                            "-p", "flush_period:=0.1"], "recorder_late")
     assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) >= 3)[1], 90.0), processes.log(sim)
     assert "/joint_states subscribers ready" in processes.log(sim)
     assert {stamp_to_ns(m.header.stamp) for _, m in probe.msgs} == {0}  # the initial state, repeated
-    # a clean stop, given time: in one full-suite run of a fresh clone the recorder needed more than 10 s after SIGINT
     assert processes.stop(rec, timeout=30.0) == 0, processes.log(rec)
     assert processes.stop(sim, timeout=30.0) == 0
 

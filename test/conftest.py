@@ -139,6 +139,8 @@ class ProcessGroup:
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGUSR1)  # a node prints its threads' stacks into its log (init_ros)
+                time.sleep(0.5)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)
         return proc.returncode

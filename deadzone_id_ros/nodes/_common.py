@@ -4,6 +4,7 @@ a start time before the first /clock, and a missing /clock is reported instead o
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import signal
 import sys
@@ -150,8 +151,15 @@ def make_executor():
 def init_ros(args=None) -> None:
     """``rclpy.init`` without rclpy's own signal handlers, so that :func:`spin_until_shutdown` handles SIGINT/SIGTERM
     between callbacks and the node can still publish a safe command in ``finally``. ``args`` (default sys.argv) is
-    remembered for the messages that name the parameter files (:func:`declare_dataclass_parameters`)."""
+    remembered for the messages that name the parameter files (:func:`declare_dataclass_parameters`).
+
+    SIGUSR1 makes the process print every thread's Python stack to stderr and go on (``faulthandler``): a node that
+    does not stop after SIGINT says where it is stuck (``kill -USR1 PID``; the tests do it before they kill one).
+    """
     from rclpy.signals import SignalHandlerOptions
+
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
 
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     remember_args(rclpy.get_default_context(), list(sys.argv if args is None else args))

@@ -52,3 +52,8 @@ def test_world_roles_give_the_hand_and_the_box_of_the_in_process_scenario():
     assert push is not None and push.obstacle is None and len(push.pushes) == 1
     free = TeleopWorldConfig(teleop_role="follower", teleop_scenario="free").external()
     assert free is not None and free.obstacle is None and not free.pushes
+    # the hand: sized to the arm by default (0), as deadzone-id teleop's; a given stiffness taken as it is
+    assert (list(hand.stiffness), list(hand.damping)) == ([10.0] * 3, [0.5] * 3)
+    given = TeleopWorldConfig(teleop_role="leader", teleop_hand_stiffness=4.0, teleop_hand_damping=0.3).external()
+    assert isinstance(given, OperatorHand)
+    assert (list(given.stiffness), list(given.damping)) == ([4.0] * 3, [0.3] * 3)

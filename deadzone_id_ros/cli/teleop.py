@@ -40,8 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="simulation seeds, one run each (default 1 2 3)")
     p.add_argument("--duration", type=float, default=4.0, metavar="S",
                    help="per scenario [s] (default 4; at least 3.2, the contact windows need it)")
-    p.add_argument("--hand-stiffness", type=float, default=10.0, metavar="NM_RAD",
-                   help="operator impedance stiffness [N·m/rad] (default 10)")
+    p.add_argument("--hand-stiffness", type=float, default=None, metavar="NM_RAD",
+                   help="operator impedance stiffness [N·m/rad], on every joint; damping 0.05 s times it (default: "
+                   "sized to the arm, so that pushing into the box asks for 3/8 of the moved joint's effort limit: "
+                   "10 N·m/rad on the bundled arm, 4.8 on so101, 218 on panda)")
     p.add_argument("--force-gain", type=float, default=1.0, help="bilateral force gain k_f (default 1)")
     p.add_argument("--force-damping", type=float, default=0.0, metavar="PER_S",
                    help="common-mode damping [1/s] (default 0)")

@@ -58,12 +58,17 @@ def done_when(res: TeleopResults, model: str = "identified") -> list[tuple[str, 
     return out
 
 
+_HAND_AUTO = (" (sized to the arm: at the reference's overshoot into the box the hand asks for 3/8 of the moved "
+              "joint's effort limit; --hand-stiffness sets it)")
+
+
 def markdown(res: TeleopResults) -> str:
     """The report: settings, the Done-when check, one table row per (model, mode, scenario)."""
     lines = [f"# Teleoperation with force feedback: {res.robot}", "",
              f"Leader and follower: {res.robot}, in process at the simulator's rate; seeds {res.seeds}, "
-             f"{res.duration:g} s per scenario. Operator: joint impedance {res.hand_stiffness:g} N·m/rad, "
-             f"{res.hand_damping:g} N·m·s/rad. Bilateral law: force gain {res.force_gain:g}, common-mode damping "
+             f"{res.duration:g} s per scenario. Operator: joint impedance {res.hand_stiffness:.3g} N·m/rad, "
+             f"{res.hand_damping:.3g} N·m·s/rad{_HAND_AUTO if res.hand_auto else ''}. Bilateral law: force gain "
+             f"{res.force_gain:g}, common-mode damping "
              f"{res.force_damping:g} 1/s, position scale {res.position_scale:g}, force scale {res.force_scale:g}. "
              f"Wall time {res.wall_s:.0f} s.", "", "## Done when (bilateral, the dead-zone-aware model)", ""]
     for item, met, fig in done_when(res):

@@ -93,6 +93,7 @@ class TeleopResults(JsonRecord):
         robot: the profile of both arms.  joint_names: (J,).  seeds: the runs.  duration: per scenario [s].
         hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the scripted operator.  force_gain, force_damping [1/s],
         position_scale, force_scale: the bilateral law.  cases: every (model, mode, scenario).  wall_s: [s].
+        hand_auto: the operator's impedance was sized to the arm (:func:`.run.hand_impedance`), not given.
     """
 
     robot: str
@@ -107,6 +108,7 @@ class TeleopResults(JsonRecord):
     force_scale: float
     cases: list[CaseFigures]
     wall_s: float
+    hand_auto: bool = False
 
     def case(self, model: str, mode: str, scenario: str) -> CaseFigures | None:
         """The case of (model, mode, scenario), or None."""

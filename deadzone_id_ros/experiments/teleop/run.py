@@ -2,7 +2,8 @@
 
 The bundled arm (or a profile) as leader and follower, each a :class:`~deadzone_id_ros.sim.SimArm` at the
 simulator's rate (:mod:`deadzone_id_ros.teleop.sim`). A scripted operator holds the leader with a joint impedance
-(stiffness ``hand_stiffness``, damping ``hand_damping``) to a reference; scenarios, per seed:
+(stiffness ``hand_stiffness``, damping ``hand_damping``) to a reference (by default sized to the arm,
+:func:`hand_impedance`); scenarios, per seed:
 
 - ``free``: the reference moves every joint (sum of two sines, random phases from the seed); no obstacle.
 - ``push``: the reference moves toward a box in the follower's workspace, past the point where the follower's tip
@@ -45,8 +46,8 @@ from ...teleop.build import ArmSetup, arm_setup, build_teleop_pair
 from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
 from .results import SCENARIOS, CaseFigures, TeleopResults
 
-__all__ = ["IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings", "case_world", "felt_error_parts", "min_jerk",
-           "run_case", "run_teleop"]
+__all__ = ["HAND_DAMPING_TIME", "HAND_LOAD_SHARE", "IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings",
+           "case_world", "felt_error_parts", "hand_impedance", "min_jerk", "run_case", "run_teleop"]
 
 #: the model name of ideal force sensing (the identified model's control, the true external torques as sensors)
 IDEAL = "ideal"
@@ -67,7 +68,8 @@ class TeleopSettings:
         modes: "unilateral" and/or "bilateral".  scenarios: of :data:`SCENARIOS`.  seeds: one run per seed.
         duration: per scenario [s].  move: the joint-space move into the box [rad] per joint (None: 0.5 rad on the
             first joint).  overshoot: share of the move the reference goes past the contact (> 0).
-        amplitude: free-motion amplitude [rad].  hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the operator.
+        amplitude: free-motion amplitude [rad].  hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the operator
+            (> 0, >= 0); None: sized to the arm (:func:`hand_impedance`).
         force_gain, force_damping, position_scale, force_scale: the bilateral law (:class:`BilateralConfig`).
         stuck_push: the gentle push as a share of the smallest static friction of the follower (in (0, 1)).
         window: oscillation window [s].  cutoff: estimator cutoff [rad/s].
@@ -85,8 +87,8 @@ class TeleopSettings:
     move: tuple[float, ...] | None = None
     overshoot: float = 0.3
     amplitude: float = 0.2
-    hand_stiffness: float = 10.0
-    hand_damping: float = 0.5
+    hand_stiffness: float | None = None
+    hand_damping: float | None = None
     force_gain: float = 1.0
     force_damping: float = 0.0
     position_scale: float = 1.0
@@ -103,12 +105,51 @@ class TeleopSettings:
             raise ValueError("seeds, models and modes must each name at least one")
         for name in ("duration", "overshoot", "amplitude", "window", "cutoff"):
             check_positive(name, getattr(self, name))
+        if self.hand_stiffness is not None:
+            check_positive("hand_stiffness", self.hand_stiffness)
+        if self.hand_damping is not None:
+            check_positive("hand_damping", self.hand_damping, allow_zero=True)
         if not 0 < self.stuck_push < 1:
             raise ValueError(f"stuck_push = {self.stuck_push!r} must be in (0, 1) (a share of the static friction)")
         if self.duration < 4 * self.window + 2.0:
             raise ValueError(f"duration = {self.duration} s is too short: the contact scenarios need at least "
                              f"{4 * self.window + 2.0:g} s (four {self.window:g} s measurement windows and 2 s to "
                              "reach the contact)")
+
+
+#: share of the moved joint's effort limit the operator's hand asks for at the reference's overshoot (auto stiffness)
+HAND_LOAD_SHARE = 0.375
+#: [s] the operator's damping over its stiffness (auto damping)
+HAND_DAMPING_TIME = 0.05
+
+
+def hand_impedance(s: ArmSetup, settings: TeleopSettings) -> tuple[float, float]:
+    """The scripted operator's joint impedance on the leader ``s``: (stiffness [N·m/rad], damping [N·m·s/rad]), the
+    same on every joint.
+
+    Each given value of ``settings`` is used as it is. Otherwise the stiffness is sized to the arm, so that one rule
+    serves every robot: at the reference's overshoot past the contact (``overshoot`` × the largest joint move), the
+    hand asks for :data:`HAND_LOAD_SHARE` of that joint's effort limit,
+
+        K_h = share · tau_max,m / (overshoot · |move_m|),      D_h = HAND_DAMPING_TIME · K_h
+
+    The reflected torque the leader's motors must produce then stays well inside what they can: an operator fixed in
+    N·m/rad pushed the SO-101's servos (1.9 N·m) into saturation and did not move a Panda (87 N·m) against the
+    contact's impulse. On the bundled arm (4 N·m, a 0.5 rad move, overshoot 0.3) the rule gives 10 N·m/rad and
+    0.5 N·m·s/rad, the values chosen there by hand before (docs/teleoperation.md, "The operator").
+    """
+    k = settings.hand_stiffness
+    if k is None:
+        from ...resources import default_urdf
+        from ...robot import load_robot_description
+
+        move = _move(s, settings)
+        m = int(np.argmax(np.abs(move)))
+        urdf = s.sim.urdf_path or default_urdf()
+        limit = load_robot_description(urdf, s.sim.joint_names).effort_limits(s.sim.effort_limit, "effort_limit")
+        k = HAND_LOAD_SHARE * float(limit[m]) / (settings.overshoot * abs(float(move[m])))
+    d = settings.hand_damping if settings.hand_damping is not None else HAND_DAMPING_TIME * k
+    return float(k), float(d)
 
 
 def min_jerk(t: float, t0: float, t1: float) -> float:
@@ -187,8 +228,9 @@ def case_world(leader: ArmSetup, follower: ArmSetup, scenario: str, seed: int, s
     obstacle = _box(follower, home_f, move * settings.position_scale) if scenario in ("push", "hold") else None
     push = _stuck_push(follower, home_f, settings) if scenario == "stuck" else None
     n_l = len(home_l)
-    hand = OperatorHand(reference=_reference(scenario, home_l, move, settings, seed),
-                        stiffness=[settings.hand_stiffness] * n_l, damping=[settings.hand_damping] * n_l)
+    k, d = hand_impedance(leader, settings)
+    hand = OperatorHand(reference=_reference(scenario, home_l, move, settings, seed), stiffness=[k] * n_l,
+                        damping=[d] * n_l)
     return hand, ExternalForces(pushes=[push] if push else [], obstacle=obstacle), obstacle, push
 
 
@@ -380,9 +422,10 @@ def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopR
                 cases.append(CaseFigures.from_seeds(model, arm.model_label, mode, scenario, per_seed,
                                                     faults))
     bar.close()
+    hand = hand_impedance(arm, settings)
     res = TeleopResults(robot=robot_name, joint_names=list(arm.sim.joint_names), seeds=[int(s) for s in settings.seeds],
-                        duration=settings.duration, hand_stiffness=settings.hand_stiffness,
-                        hand_damping=settings.hand_damping, force_gain=settings.force_gain,
+                        duration=settings.duration, hand_stiffness=hand[0], hand_damping=hand[1],
+                        hand_auto=settings.hand_stiffness is None, force_gain=settings.force_gain,
                         force_damping=settings.force_damping, position_scale=settings.position_scale,
                         force_scale=settings.force_scale, cases=cases, wall_s=time.perf_counter() - wall0)
     return res, traces

@@ -37,7 +37,9 @@ class TeleopWorldConfig:
         teleop_robot: the robot profile of both arms ("" = bundled), for the box's and the push's placement.
         teleop_model: the model whose static-friction band sizes the ``stuck`` push (nominal, identified, a path).
         teleop_duration: the scenario's duration [s] (its reference's timing).
-        teleop_hand_stiffness: the operator's stiffness [N·m/rad].  teleop_hand_damping: its damping [N·m·s/rad].
+        teleop_hand_stiffness: the operator's stiffness [N·m/rad]; 0: sized to the arm, as ``deadzone-id teleop``
+            does by default (:func:`.run.hand_impedance`).  teleop_hand_damping: its damping [N·m·s/rad]; 0: 0.05 s
+            times the stiffness.
         teleop_amplitude: free-motion amplitude [rad].  teleop_position_scale: s_p (where the box is).
 
     Raises:
@@ -50,8 +52,8 @@ class TeleopWorldConfig:
     teleop_robot: str = ""
     teleop_model: str = "identified"
     teleop_duration: float = 4.0
-    teleop_hand_stiffness: float = 10.0
-    teleop_hand_damping: float = 0.5
+    teleop_hand_stiffness: float = 0.0
+    teleop_hand_damping: float = 0.0
     teleop_amplitude: float = 0.2
     teleop_position_scale: float = 1.0
 
@@ -68,8 +70,8 @@ class TeleopWorldConfig:
 
         return TeleopSettings(robot=self.teleop_robot, models=(self.teleop_model,), scenarios=(self.teleop_scenario,),
                               seeds=(int(self.teleop_seed),), duration=self.teleop_duration,
-                              amplitude=self.teleop_amplitude, hand_stiffness=self.teleop_hand_stiffness,
-                              hand_damping=self.teleop_hand_damping, position_scale=self.teleop_position_scale)
+                              amplitude=self.teleop_amplitude, hand_stiffness=self.teleop_hand_stiffness or None,
+                              hand_damping=self.teleop_hand_damping or None, position_scale=self.teleop_position_scale)
 
     def external(self) -> ExternalForces | None:
         """This arm's external forces (the leader's :class:`~deadzone_id_ros.teleop.sim.OperatorHand`, the follower's

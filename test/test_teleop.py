@@ -4,6 +4,7 @@ a stuck joint's gentle push, safety on both arms. Real MuJoCo arms in process (t
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import mujoco
 import numpy as np
@@ -360,3 +361,22 @@ def test_teleop_help_gives_the_sized_operator_of_each_shipped_arm(capsys):
     for robot, printed in zip(("", "so101", "panda"), m.groups()):
         k, _ = hand_impedance(arm_setup(robot, "nominal"), TeleopSettings(robot=robot))
         assert float(printed) == pytest.approx(k, rel=0.01), (robot, printed, k)
+
+
+def test_stuck_scenario_without_static_friction_is_not_applicable():
+    """A follower whose joints have no static friction (the derived UR profiles) gets no stuck push, and the report
+    says the item does not apply instead of "NOT met: coverage nan%"; one with friction is judged as before."""
+    from deadzone_id_ros.experiments.teleop.report import done_when
+    from deadzone_id_ros.experiments.teleop.results import CaseFigures, TeleopResults
+
+    def results(push_peak: float) -> TeleopResults:
+        seed = {"phantom": 0.0, "coverage": math.nan if push_peak == 0 else 1.0, "push_peak": push_peak}
+        case = CaseFigures.from_seeds("identified", "identified", "bilateral", "stuck", [seed], [])
+        return TeleopResults(robot="r", joint_names=["a"], seeds=[1], duration=4.0, hand_stiffness=1.0,
+                             hand_damping=0.05, force_gain=1.0, force_damping=0.0, position_scale=1.0,
+                             force_scale=1.0, cases=[case], wall_s=1.0)
+
+    (item, met, text), = done_when(results(0.0))
+    assert met is None and "no joint of the follower has static friction" in text
+    (item, met, text), = done_when(results(0.03))
+    assert met is True and "coverage 100.0%" in text

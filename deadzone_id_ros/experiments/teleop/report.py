@@ -50,7 +50,10 @@ def done_when(res: TeleopResults, model: str = "identified") -> list[tuple[str, 
         out.append(("hold: oscillation against the box decays (contact-torque std, last / first window < 0.5)",
                     r < 0.5, f"ratio {r:.3f}, final std {hold.worst['oscillation_final']:.3g} N·m"))
     stuck = res.case(model, "bilateral", "stuck")
-    if stuck is not None:
+    if stuck is not None and not stuck.worst["push_peak"] > 0:
+        out.append(("stuck joint, gentle push", None, "n/a: no joint of the follower has static friction, so "
+                    "nothing sticks and the scenario pushes with 0 N"))
+    elif stuck is not None:
         cov, ph = stuck.worst["coverage"], stuck.worst["phantom"]
         out.append(("stuck joint, gentle push: not lost (the interval holds the truth on every pushed tick) and no "
                     "phantom (reflected < 10% of the push)", cov >= 1.0 and ph < 0.1 * stuck.worst["push_peak"],

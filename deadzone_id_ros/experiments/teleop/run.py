@@ -274,7 +274,8 @@ def _move(s: ArmSetup, settings: TeleopSettings) -> np.ndarray:
 
 def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> PushConfig:
     """A ramped push on the probe point whose largest joint torque is ``stuck_push`` of the smallest static friction
-    (the joint stays stuck), sideways in the last link's frame; ramps over the middle third, then held."""
+    of the joints that have one (the joint stays stuck), sideways in the last link's frame; ramps over the middle
+    third, then held. Magnitude 0 where no joint has static friction."""
     from ...sim.arm import SimArm
 
     link, point = _probe(s)
@@ -292,7 +293,11 @@ def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> Push
     from ...sim.config import filled
 
     fs = np.asarray(filled(arm.config.frictionloss), float)
-    tau_s = float(np.min(s.band.half_width)) if s.band.half_width.any() else float(np.min(fs))
+    # the smallest static friction of a joint that has one (an arm without any, e.g. a derived UR profile, gets no
+    # push: nothing sticks, and the report says the scenario does not apply)
+    half = s.band.half_width[s.band.half_width > 0]
+    tau_s = float(np.min(half)) if half.size else float(np.min(fs[fs > 0], initial=np.inf))
+    tau_s = 0.0 if math.isinf(tau_s) else tau_s
     mag = settings.stuck_push * tau_s / float(per_newton.max())
     d = settings.duration
     return PushConfig(link=link, point=point, direction=tuple(direction), magnitude=mag, shape="ramp",

@@ -1,5 +1,5 @@
 """Compiled kernels of the simulator's hot path (core, no ROS): the per-physics-step arithmetic of
-:class:`~deadzone_id_ros.sim.arm.SimArm` in a few numba calls.
+:class:`~deadzone_id_ros.sim.arm.SimArm` and :class:`~deadzone_id_ros.teleop.sim.OperatorHand` in a few numba calls.
 
 On three joints a numpy call costs its fixed overhead (about half a microsecond), not its arithmetic; one kernel call
 (about a microsecond with ten arrays) replaces four to eight of them. Each kernel evaluates the plain expressions of
@@ -23,7 +23,7 @@ from typing import TypeVar, cast
 import numba
 import numpy as np
 
-__all__ = ["clip_finite", "geared_force", "geared_step", "measure_plain"]
+__all__ = ["clip_finite", "geared_force", "geared_step", "hand_apply", "hand_remove", "measure_plain"]
 
 
 _F = TypeVar("_F", bound=Callable[..., object])
@@ -118,3 +118,23 @@ def measure_plain(qpos: np.ndarray, qvel: np.ndarray, resolution: np.ndarray, no
         q[j] = np.rint(qpos[j] / resolution[j]) * resolution[j]
         dq[j] = qvel[j] + noise[j]
         effort[j] = applied[j]
+
+
+@_jit
+def hand_apply(reference: np.ndarray, q: np.ndarray, dq: np.ndarray, stiffness: np.ndarray, damping: np.ndarray,
+               qfrc: np.ndarray, hand: np.ndarray) -> None:
+    """The operator's hand torque ``hand`` = K (r - q) - D dq [N·m] (out) from the reference r and q [rad], dq
+    [rad/s], K [N·m/rad], D [N·m·s/rad], added in place to ``qfrc`` (the arm's entries of MuJoCo's applied force)."""
+    for j in range(q.shape[0]):
+        h = stiffness[j] * (reference[j] - q[j]) - damping[j] * dq[j]
+        hand[j] = h
+        qfrc[j] = qfrc[j] + h
+
+
+@_jit
+def hand_remove(qfrc: np.ndarray, hand: np.ndarray, other: np.ndarray, true: np.ndarray) -> None:
+    """After the step: ``hand`` [N·m] subtracted in place from ``qfrc``, and ``true`` (out) = ``other`` + ``hand``,
+    the arm's true external torque (``other``: that of the pushes and the contact) [N·m]."""
+    for j in range(hand.shape[0]):
+        qfrc[j] = qfrc[j] - hand[j]
+        true[j] = other[j] + hand[j]

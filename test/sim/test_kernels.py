@@ -59,13 +59,21 @@ def test_budget_is_the_per_joint_expression_and_the_documented_one(load: float) 
     assert budget.tolist() == [9.0] * 3  # left alone where the budget does not vary
 
 
-def test_measurement_kernel_is_the_numpy_expression() -> None:
+def test_measurement_and_hand_kernels_are_the_numpy_expressions() -> None:
     res = np.array([1e-3, 2e-3, 1.5e-3])
     for qpos, qvel, z, tau in zip(_vectors(), _vectors(), _vectors(scale=0.01), _vectors()):
         q, dq, effort = np.empty(3), np.empty(3), np.empty(3)
         kernels.measure_plain(qpos, qvel, res, z, tau, q, dq, effort)
         assert q.tobytes() == (np.rint(qpos / res) * res).tobytes()
         assert dq.tobytes() == (qvel + z).tobytes() and effort.tobytes() == tau.tobytes()
+        k, d, ref, other = np.array([10.0, 0.0, 3.0]), np.array([0.5, 0.2, 0.0]), qpos + z, tau * 0.1
+        qfrc, hand, true = tau.copy(), np.empty(3), np.empty(3)
+        kernels.hand_apply(ref, qpos, qvel, k, d, qfrc, hand)
+        expected = k * (ref - qpos) - d * qvel
+        assert hand.tobytes() == expected.tobytes() and qfrc.tobytes() == (tau + expected).tobytes()
+        kernels.hand_remove(qfrc, hand, other, true)
+        assert qfrc.tobytes() == ((tau + expected) - expected).tobytes()
+        assert true.tobytes() == (other + expected).tobytes()
 
 
 @pytest.mark.parametrize(("profile", "n_steps"), [("geared_desktop_arm", 1), ("geared_desktop_arm", 2), ("ideal", 1)])

@@ -98,6 +98,7 @@ class SimArm(GroundTruth):
         self._noise = NormalPool(self._rng, (self._noise_std, np.asarray(config.velocity_noise_std, dtype=float)))
         self._next_noise = self._noise.next_row
         self._init_hot_path(config)
+        kernels.warm_up()  # numba's start-up here, not in the first step
         self.reset()
 
     def _init_geared(self, config: SimArmConfig) -> None:

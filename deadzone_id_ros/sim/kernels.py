@@ -8,9 +8,11 @@ precision without fast-math (no reassociation, no fused multiply-add): every num
 Stribeck curve calls the platform's ``exp`` and ``pow`` as the Python floats did before (see
 :meth:`~deadzone_id_ros.sim.arm.SimArm._init_hot_path`).
 
-All arrays are 1-D float64 of one length J (the arm's actuated joints) unless stated. The kernels are compiled on
-first use (a few tenths of a second each) and cached on disk next to this module, or in numba's user-wide cache
-directory where that is not writable; where no cache directory is writable they are compiled in every process.
+All arrays are 1-D float64 of one length J (the arm's actuated joints) unless stated. Division by zero gives inf or
+nan as in numpy (``error_model="numpy"``). The kernels are compiled for each new combination of argument types (a
+few tenths of a second each) and cached on disk next to this module, or in numba's user-wide cache directory where
+that is not writable; where no cache directory is writable they are compiled in every process. :func:`warm_up`, called
+when a :class:`~deadzone_id_ros.sim.arm.SimArm` is built, loads them for the simulator's argument types.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TypeVar, cast
 import numba
 import numpy as np
 
-__all__ = ["clip_finite", "geared_force", "geared_step", "hand_apply", "hand_remove", "measure_plain"]
+__all__ = ["clip_finite", "geared_force", "geared_step", "hand_apply", "hand_remove", "measure_plain", "warm_up"]
 
 
 _F = TypeVar("_F", bound=Callable[..., object])
@@ -31,16 +33,17 @@ _uncached: list[str] = []  # the kernels compiled without a disk cache
 
 
 def _jit(fn: _F) -> _F:
-    """``numba.njit(cache=True)`` of ``fn``; without the cache where numba finds no writable cache directory (next to
-    this module, else the user's cache directory, ``NUMBA_CACHE_DIR`` where set), with one warning per process."""
+    """``numba.njit(cache=True)`` of ``fn``, with numpy's floating-point errors (x / 0 is inf or nan, as in numpy, not
+    ZeroDivisionError); without the cache where numba finds no writable cache directory (next to this module, else
+    the user's cache directory, ``NUMBA_CACHE_DIR`` where set), with one warning per process."""
     try:
-        return cast(_F, numba.njit(cache=True)(fn))
+        return cast(_F, numba.njit(cache=True, error_model="numpy")(fn))
     except RuntimeError as e:  # numba: "cannot cache function ...: no locator available for file ..."
         if not _uncached:
             warnings.warn(f"the simulator's kernels are compiled in every process (a second or two), not cached: {e}; "
                           "set NUMBA_CACHE_DIR to a writable directory", RuntimeWarning, stacklevel=2)
         _uncached.append(fn.__name__)
-        return cast(_F, numba.njit(cache=False)(fn))
+        return cast(_F, numba.njit(cache=False, error_model="numpy")(fn))
 
 
 @_jit
@@ -138,3 +141,25 @@ def hand_remove(qfrc: np.ndarray, hand: np.ndarray, other: np.ndarray, true: np.
     for j in range(hand.shape[0]):
         qfrc[j] = qfrc[j] - hand[j]
         true[j] = other[j] + hand[j]
+
+
+_warm: list[bool] = []  # [True] once warm_up ran in this process
+
+
+def warm_up() -> None:
+    """Load every kernel for the argument types of the simulator's calls (from the cache, else compile it), once per
+    process: numba's start-up on the first call (0.4 to 0.6 s) then happens here, where
+    :class:`~deadzone_id_ros.sim.arm.SimArm` is built, not in the first physics step (a real-time loop would be late
+    by that much)."""
+    if _warm:
+        return
+    x, noise = np.ones(1), np.ones(1)  # writable arrays; the noise rows (and the zero true torque) are read-only
+    noise.flags.writeable = False
+    limits, friction = np.ones((2, 1)), np.ones((5, 1))
+    clip_finite(x, x, x, x)
+    geared_force(x, x, friction, 1.0, noise, x, x, True)
+    geared_step(x, limits, x, x, x, friction, 1.0, noise, x, x, True)
+    measure_plain(x, x, x, noise, x, x, x, x)
+    hand_apply(x, x, x, x, x, x, x)
+    hand_remove(x, x, noise, x)
+    _warm.append(True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -116,12 +118,12 @@ def test_kernels_compile_without_a_disk_cache_where_none_is_writable(monkeypatch
 
     class NoCache:
         @staticmethod
-        def njit(cache: bool = False):
+        def njit(cache: bool = False, **options: str):
             if cache:
                 def refuse(fn):
                     raise RuntimeError(f"cannot cache function {fn.__name__!r}: no locator available for file 'x'")
                 return refuse
-            return numba.njit(cache=False)
+            return numba.njit(cache=False, **options)
 
     monkeypatch.setattr(kernels, "numba", NoCache)
     monkeypatch.setattr(kernels, "_uncached", [])
@@ -134,3 +136,33 @@ def test_kernels_compile_without_a_disk_cache_where_none_is_writable(monkeypatch
     x = np.array([1.5])
     kernel(x)
     assert x.tolist() == [3.0] and kernels._uncached == ["twice"]
+
+
+def test_building_an_arm_loads_the_kernels_its_steps_call() -> None:
+    """SimArm's constructor loads every kernel for the types of the hot path's calls (kernels.warm_up), so the first
+    physics steps of the arm, of the operator's hand and of the box load or compile nothing (a real-time loop's first
+    tick is not late by numba's start-up). In a fresh process: this one has loaded them already."""
+    code = """
+import numpy as np
+from deadzone_id_ros.experiments.teleop.run import _probe
+from deadzone_id_ros.sim import SimArm, kernels
+from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig
+from deadzone_id_ros.teleop.build import arm_setup
+from deadzone_id_ros.teleop.sim import OperatorHand
+names = [n for n in kernels.__all__ if n != "warm_up"]
+assert not any(getattr(kernels, n).signatures for n in names)
+setup = arm_setup("", "identified")
+home = np.asarray(setup.sim.initial_position, float)
+hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * 3, damping=[0.5] * 3)
+link, point = _probe(setup)
+box = ObstacleConfig(position=(9.0, 9.0, 9.0), probe_link=link, probe_point=point)
+arms = [SimArm(), SimArm(setup.sim, external=hand), SimArm(setup.sim, external=ExternalForces(obstacle=box))]
+loaded = {n: list(getattr(kernels, n).signatures) for n in names}
+for k in range(5):
+    for arm in arms:
+        arm.step(np.full(3, 0.1 * k))
+        arm.measure()
+print(all(loaded.values()), {n: list(getattr(kernels, n).signatures) for n in names} == loaded)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.split() == ["True", "True"], (proc.stdout, proc.stderr[-2000:])

@@ -358,13 +358,13 @@ def test_each_check_can_fail(tmp_path):
 
 
 def test_the_command_line_parser_loads_no_heavy_library():
-    """`deadzone-id --help` builds every subcommand's parser; that must not import torch, MuJoCo or pinocchio (the
-    experiments are imported where they run), so the command answers at once (measured: 0.2 s without them, 4.7 s
-    when cli/closed_loop.py pulled in MuJoCo through sim/, on 2 loaded cores)."""
+    """`deadzone-id --help` builds every subcommand's parser; that must not import torch, MuJoCo, pinocchio or numba
+    (the experiments are imported where they run), so the command answers at once (measured: 0.2 s without them,
+    4.7 s when cli/closed_loop.py pulled in MuJoCo through sim/, on 2 loaded cores)."""
     import subprocess
     import sys
 
     code = ("import sys\nfrom deadzone_id_ros.cli.main import build_parser\nbuild_parser()\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'mujoco', 'pinocchio'}))\n")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'mujoco', 'pinocchio', 'numba'}))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)

@@ -19,7 +19,6 @@ reads) unless the configuration gives them explicitly; a warning names each join
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import mujoco
 import numpy as np
 
 from ..robot import RobotDescription, load_robot_description
+from . import kernels
 from .config import FrictionSourceWarning, SimArmConfig, filled, resolve_urdf_friction
 from .external_forces import ExternalForces
 from .ground_truth import GroundTruth
@@ -38,11 +38,12 @@ from .views import as_slice, view
 
 __all__ = ["FrictionSourceWarning", "JointMeasurement", "SimArm"]
 
-# The ufuncs of the hot path as module names, called with a positional ``out``: each saves a lookup and the keyword
-# parsing, a tenth of a call's cost on three joints.
-_abs, _add, _div, _exp, _mul, _neg, _rint = np.abs, np.add, np.divide, np.exp, np.multiply, np.negative, np.rint
-_max, _min = np.maximum, np.minimum
-_fexp, _new = math.exp, object.__new__
+# The ufuncs and kernels of the hot path as module names (ufuncs called with a positional ``out``): each saves a
+# lookup, and the positional ``out`` the keyword parsing, a tenth of a call's cost on three joints.
+_add, _div, _mul, _rint = np.add, np.divide, np.multiply, np.rint
+_asarray, _empty, _new = np.asarray, np.empty, object.__new__
+_clip, _geared_force, _geared_step = kernels.clip_finite, kernels.geared_force, kernels.geared_step
+_measure = kernels.measure_plain
 
 
 class SimArm(GroundTruth):
@@ -97,6 +98,7 @@ class SimArm(GroundTruth):
         self._noise = NormalPool(self._rng, (self._noise_std, np.asarray(config.velocity_noise_std, dtype=float)))
         self._next_noise = self._noise.next_row
         self._init_hot_path(config)
+        kernels.warm_up()  # numba's start-up here, not in the first step
         self.reset()
 
     def _init_geared(self, config: SimArmConfig) -> None:
@@ -109,7 +111,6 @@ class SimArm(GroundTruth):
         self._vs = np.asarray(config.stribeck_velocity, dtype=float)
         self._alpha = float(filled(config.stribeck_exponent))
         self._friction_varies = bool(self._ratio.any() or self._load.any() or self._load_s.any())
-        self._load_varies = bool(self._load.any() or self._load_s.any())
         self._coulomb_r = self._coulomb * self._ratio
         self._inv_vs = 1.0 / self._vs
         self._noise_std = np.asarray(config.torque_noise_std, dtype=float)
@@ -128,39 +129,49 @@ class SimArm(GroundTruth):
     def _init_hot_path(self, config: SimArmConfig) -> None:
         """Workspaces and views of MuJoCo's arrays for :meth:`step` and :meth:`measure`.
 
-        The hot path evaluates the array expressions of :mod:`.geared` operation by operation, in the same order,
-        with ``out=`` into these workspaces or straight into MuJoCo's arrays (views, when the arm's dofs are
-        contiguous): every number is the one the plain expressions give, except the friction budget, which is
-        evaluated per joint in Python floats (the platform's ``exp`` and ``pow``, which can differ from numpy's
-        vectorized ones in the last bit: 1e-16 relative). A command is validated and clipped once per :meth:`step`
-        call, its load-dependent friction terms computed once per command, not per physics step.
+        The hot path evaluates the array expressions of :mod:`.geared` and of the measurement in compiled kernels
+        (:mod:`.kernels`: the clip, the friction budget with the force, the measurement), operation by operation in
+        the same order, straight into MuJoCo's arrays (views, when the arm's dofs are contiguous): every number is
+        the one the plain expressions give, the Stribeck curve's with the platform's ``exp`` and ``pow`` (which can
+        differ from numpy's vectorized ones in the last bit: 1e-16 relative). A command is validated and clipped
+        once per :meth:`step` call.
         """
-        n = self.n_joints
+        self._n = n = self.n_joints
         self._shape = (n,)
         self._neg_limit = -self.effort_limit
-        self._load_any = bool(self._load.any())
         self._present_load = config.effort_readout == "present_load"
         self._all_counts = bool(np.all(self._resolution > 0))  # every joint quantized: no np.where needed
-        # measure() of the current state, every joint quantized, effort the torque
-        self._plain_measure = (self._ideal or not self._record) and self._all_counts and not self._present_load
-        # the friction terms per joint as Python floats (the step's per-joint arithmetic)
-        self._coulomb_l, self._coulomb_r_l = self._coulomb.tolist(), self._coulomb_r.tolist()
-        self._load_l, self._load_s_l, self._inv_vs_l = self._load.tolist(), self._load_s.tolist(), self._inv_vs.tolist()
+        # the friction terms as the rows of one array (kernels.geared_force's)
+        self._friction = np.array([self._coulomb, self._load, self._coulomb_r, self._load_s, self._inv_vs])
         self._qbuf = np.empty(n)  # q / resolution
         d, m = self.data, self.model
-        self._qpos_v = view(d.qpos, self._fqadr)
-        self._qvel_v = view(d.qvel, self._fdof)
+        self._qpos_v = q_v = view(d.qpos, self._fqadr)
+        self._qvel_v = v_v = view(d.qvel, self._fdof)
         self._qfrc_v = view(d.qfrc_applied, self._fdof)
         self._floss_v = view(m.dof_frictionloss, self._fdof)
         # where the dofs are not contiguous: write into buffers, then through the index array
         self._scatter = not isinstance(self._fdof, slice)
+        # the kernels' q and dq views: only the paths below that require contiguous entries read them
+        self._qpos_a = q_v if isinstance(q_v, np.ndarray) else np.empty(0)
+        self._qvel_a = v_v if isinstance(v_v, np.ndarray) else np.empty(0)
+        # measure() of the current state, every joint quantized, effort the torque, q and dq views: one kernel call
+        self._plain_measure = ((self._ideal or not self._record) and self._all_counts and not self._present_load
+                               and isinstance(q_v, np.ndarray) and isinstance(v_v, np.ndarray))
         self._force = self._qfrc_v if isinstance(self._qfrc_v, np.ndarray) else np.empty(n)
         self._budget = self._floss_v if isinstance(self._floss_v, np.ndarray) else np.empty(n)
-        # what _geared_steps reads per call, in one attribute lookup
-        self._hot = (self._qvel_v, self._inv_vs_l, self._alpha, self._budget, self._friction_varies, self._scatter,
-                     self._ripple, self._record, self._next_noise, self._force, m, d,
-                     mujoco.mj_step if self.external is None else self.external.step,
-                     self._load_varies and not self._load_any, self._coulomb_r_l, self._load_s_l)
+        self._limits = np.array([self._neg_limit, self.effort_limit])  # kernels.geared_step's
+        self._physics = mujoco.mj_step if self.external is None else self.external.step
+        # one physics step per step() call in one kernel: geared, contiguous dofs, no ripple, no state history
+        self._one_step = not (self._ideal or self._scatter or self._ripple or self._record)
+        self._one_args = (self._qvel_a, self._friction, self._alpha)  # _one_geared_step's, around the noise
+        self._mj_out = (self._budget, self._force, self._friction_varies)
+        self._bind_hot()
+
+    def _bind_hot(self) -> None:
+        """Collect what :meth:`_geared_steps` reads per call, for one attribute lookup (again after the noise
+        function changed)."""
+        self._hot = (self._qvel_v, self._friction, self._alpha, self._budget, self._friction_varies, self._scatter,
+                     self._ripple, self._record, self._next_noise, self._force, self.model, self.data, self._physics)
 
     _draw_payload = staticmethod(draw_payload)
     _build_model = staticmethod(build_model)
@@ -222,7 +233,7 @@ class SimArm(GroundTruth):
     def _clear_delays(self) -> None:
         """Zero torque in the actuation FIFO and the current state in every slot of the measurement buffer."""
         zero = np.zeros(self.n_joints)
-        self._commands = deque([self._command(zero)] * self.actuation_delay_steps)
+        self._commands = deque([zero] * self.actuation_delay_steps)
         self._dq_filtered = self.dq
         sample = (self.q, self._dq_filtered.copy(), zero)
         self._samples = deque([sample] * (self.measurement_delay_steps + 1), maxlen=self.measurement_delay_steps + 1)
@@ -233,23 +244,10 @@ class SimArm(GroundTruth):
         tau = np.asarray(tau, dtype=float)
         if tau.shape != self._shape:
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
-        if not math.isfinite(sum(tau.tolist())) and not np.all(np.isfinite(tau)):  # the sum alone may overflow
+        out = _empty(self._n)
+        if not _clip(tau, self._neg_limit, self.effort_limit, out):  # np.clip's numbers for finite values
             raise ValueError(f"tau has non-finite values: {tau.tolist()}")
-        # np.clip's numbers for finite values and limits (> 0) without np.clip's Python-level dispatch (3 µs)
-        return _min(_max(tau, self._neg_limit), self.effort_limit)
-
-    def _command(self, applied: np.ndarray) -> tuple[np.ndarray, list[float], list[float]]:
-        """A clipped command (J,) [N·m] as the geared step uses it: (tau, F0, F1), the friction budget being
-        F = F0 + s(v) F1 with F0 = Fc + Kl |tau| and F1 = Fc r + Kls |tau| (:mod:`.geared`; F0, F1 per joint as
-        Python floats [N·m]), once per command. Where only Kls is set (no joint has Kl), F1 is left to the step's
-        per-joint budget (the same operations, without a list of its own): (tau, Fc, tau as floats)."""
-        if not self._load_varies:
-            return applied, self._coulomb_l, self._coulomb_r_l
-        t = applied.tolist()
-        if not self._load_any:  # Fc + 0 |tau| is Fc (Fc >= 0): skipped when no joint has Kl
-            return applied, self._coulomb_l, t
-        f1 = [c + k * abs(x) for c, k, x in zip(self._coulomb_r_l, self._load_s_l, t)]
-        return applied, [c + k * abs(x) for c, k, x in zip(self._coulomb_l, self._load_l, t)], f1
+        return out
 
     def step(self, tau: np.ndarray, n_steps: int = 1) -> np.ndarray:
         """Command torque ``tau`` (J,) [N·m], clipped to the effort limits, for ``n_steps`` physics steps.
@@ -263,6 +261,8 @@ class SimArm(GroundTruth):
         Raises:
             ValueError: wrong shape or non-finite values in ``tau``.
         """
+        if n_steps == 1 and self._one_step:
+            return self._one_geared_step(tau)
         commanded = self.clip_torque(tau)
         if self._ideal:
             self._applied = commanded
@@ -273,36 +273,54 @@ class SimArm(GroundTruth):
                     self._qfrc_v[:] = force
                 self._physics_step()
         else:
-            self._geared_steps(self._command(commanded), n_steps)
+            self._geared_steps(commanded, n_steps)
         return commanded.copy()
 
-    def _geared_steps(self, command: tuple[np.ndarray, list[float], list[float]], n_steps: int) -> None:
-        """``n_steps`` physics steps with the geared-joint effects (delays, Stribeck/load friction, ripple) under
-        ``command`` (:meth:`_command`'s).
+    def _one_geared_step(self, tau: np.ndarray) -> np.ndarray:
+        """:meth:`step` of one physics step on the common path (:attr:`_one_step`): the clip, the friction budget and
+        the force in one compiled call (:func:`.kernels.geared_step`)."""
+        tau = _asarray(tau, dtype=float)
+        if tau.shape != self._shape:
+            raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        commanded = _empty(self._n)
+        fifo = self._commands
+        applied = fifo[0] if fifo else commanded  # the command that acts now: d steps old, or this one
+        row = self._next_noise()
+        if not _geared_step(tau, self._limits, commanded, applied, *self._one_args, row[0], *self._mj_out):
+            self._noise.unread(row)  # as if never drawn: a refused command changes nothing
+            self._next_noise = self._noise.next_row
+            self._bind_hot()
+            raise ValueError(f"tau has non-finite values: {tau.tolist()}")
+        if fifo:
+            fifo.append(commanded)
+            fifo.popleft()
+        self._applied = applied
+        self._physics(self.model, self.data)
+        return commanded.copy()
 
-        Written for speed (see :meth:`_init_hot_path`): the expressions of :mod:`.geared` with ``out=`` into
-        workspaces and MuJoCo's arrays, the noise drawn in blocks (:class:`.normals.NormalPool`), the attributes
-        looked up once per call, and the state history kept only when a measurement delay or filter needs it.
+    def _geared_steps(self, commanded: np.ndarray, n_steps: int) -> None:
+        """``n_steps`` physics steps with the geared-joint effects (delays, Stribeck/load friction, ripple) under
+        the clipped command ``commanded`` [N·m].
+
+        Written for speed (see :meth:`_init_hot_path`): the friction budget and the force in one compiled call
+        (:func:`.kernels.geared_force`) into MuJoCo's arrays, the noise drawn in blocks
+        (:class:`.normals.NormalPool`), the attributes looked up once per call, and the state history kept only when
+        a measurement delay or filter needs it.
         """
         fifo = self._commands if self.actuation_delay_steps else None
-        qvel, inv_vs, alpha, budget, varies, scatter, ripple, record, next_noise, force, model, data, physics, \
-            f1_of_tau, cr, ks = self._hot
+        qvel, friction, alpha, budget, varies, scatter, ripple, record, next_noise, force, model, data, physics \
+            = self._hot
         for _ in range(n_steps):
             if fifo is not None:
-                fifo.append(command)
-                applied, f0, f1 = fifo.popleft()
+                fifo.append(commanded)
+                applied = fifo.popleft()
             else:
-                applied, f0, f1 = command
+                applied = commanded
             self._applied = applied
-            if f1_of_tau:  # f1 is the command's torque: F1 = Fc r + Kls |tau| evaluated here (see _command)
-                budget[:] = [a + _fexp(-((abs(v) * i) ** alpha)) * (c + k * abs(x))
-                             for v, a, c, k, x, i in zip(qvel.tolist(), f0, cr, ks, f1, inv_vs)]
-            elif varies:  # per joint in Python floats: on a few joints, 60% of the cost of six ufunc calls
-                budget[:] = [a + _fexp(-((abs(v) * i) ** alpha)) * b
-                             for v, a, b, i in zip(qvel.tolist(), f0, f1, inv_vs)]
+            _geared_force(applied, np.asarray(qvel), friction, alpha, next_noise()[0], budget, force,
+                          varies)  # F = F0 + s(v) F1 into budget, tau + noise_std * z into force
             if varies and scatter:
                 self._floss_v[:] = budget
-            _add(applied, next_noise()[0], force)  # tau + noise_std * z
             if ripple:
                 force += self._ripple_a * np.sin(self._ripple_n * np.asarray(self._qpos_v))
             if scatter:
@@ -318,10 +336,7 @@ class SimArm(GroundTruth):
 
     def _physics_step(self) -> None:
         """One MuJoCo step, with the external forces when there are any."""
-        if self.external is None:
-            mujoco.mj_step(self.model, self.data)
-        else:
-            self.external.step(self.model, self.data)
+        self._physics(self.model, self.data)
 
     def hold(self, n_steps: int = 1) -> None:
         """Advance time by ``n_steps`` physics steps with the joints braked: position kept, velocity zero, no torque.
@@ -348,10 +363,11 @@ class SimArm(GroundTruth):
         filtered one when ``velocity_filter_cutoff`` > 0.
         """
         if self._plain_measure:  # the common case, built in place (JointMeasurement._make): the numbers below
-            res, buf = self._resolution, self._qbuf
+            n = self._n
+            pos, vel, eff = _empty(n), _empty(n), _empty(n)
+            _measure(self._qpos_a, self._qvel_a, self._resolution, self._next_noise()[1], self._applied, pos, vel, eff)
             m = _new(JointMeasurement)
-            m.__dict__.update(t=float(self.data.time), q=_mul(_rint(_div(self._qpos_v, res, buf), buf), res),
-                              dq=_add(self._qvel_v, self._next_noise()[1]), effort=self._applied.copy())
+            m.__dict__.update(t=float(self.data.time), q=pos, dq=vel, effort=eff)
             return m
         if self._ideal or not self._record:
             q, dq_true, effort = self._qpos_v, self._qvel_v, self._applied

@@ -37,7 +37,7 @@ class NormalPool:
     Attributes:
         next_row: a function of no arguments returning the next row as a tuple of read-only (J,) arrays,
             ``scales[i] * z`` for each i (``z`` = the row of standard normals); a C-level iterator's ``__next__``,
-            which costs tens of nanoseconds between refills.
+            which costs tens of nanoseconds between refills (replaced by :meth:`unread`).
     """
 
     def __init__(self, rng: np.random.Generator, scales: Sequence[Sequence[float] | np.ndarray],
@@ -50,7 +50,13 @@ class NormalPool:
                              f"{[s.shape for s in self._scales]}")
         self._rng = rng
         self._rows = int(rows)
-        self.next_row: Callable[[], tuple[np.ndarray, ...]] = itertools.chain.from_iterable(self._blocks()).__next__
+        self._stream = itertools.chain.from_iterable(self._blocks())
+        self.next_row: Callable[[], tuple[np.ndarray, ...]] = self._stream.__next__
+
+    def unread(self, row: tuple[np.ndarray, ...]) -> None:
+        """Hand ``row``, the row ``next_row`` returned last and that was not used, out again as the next row, so the
+        stream goes on as if it had not been taken. ``next_row`` is a new function from here on."""
+        self.next_row = itertools.chain((row,), self._stream).__next__
 
     def _blocks(self) -> Iterator[Iterator[tuple[np.ndarray, ...]]]:
         """Draw ``rows`` rows at a time (only when the previous block is used up) and yield their scaled rows."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..sensing.contact import StaticFrictionBand
 from ..sensing.sensor import ForceSensor, SensingSample
+from ..sim import kernels
 from ..sim.arm import SimArm
 from ..sim.external_forces import ExternalForces
 from ..sim.views import as_slice
@@ -31,8 +32,7 @@ from .bilateral import BilateralController
 
 __all__ = ["OperatorHand", "TeleopRig", "TeleopTrace", "TrueTorqueSensor"]
 
-# ufuncs of the hand's step, called with a positional ``out`` (see deadzone_id_ros/sim/arm.py)
-_add, _mul, _sub = np.add, np.multiply, np.subtract
+_hand_apply, _hand_remove = kernels.hand_apply, kernels.hand_remove
 
 
 @dataclass
@@ -68,7 +68,7 @@ class OperatorHand(ExternalForces):
         # the MjData of _views, and its qpos, qvel, qfrc_applied entries of the arm (None: not contiguous), see step
         self._views_of: mujoco.MjData | None = None
         self._views: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._work = (np.empty(n), np.empty(n))  # workspaces of K (r - q) and D dq
+        self._shape = (n,)
 
     def _arm_views(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``data``'s qpos, qvel and qfrc_applied entries of the arm's joints as views (built once per MjData) where
@@ -83,33 +83,37 @@ class OperatorHand(ExternalForces):
     def step(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """One physics step with the hand's torque added to the arm's applied joint force (removed after).
 
-        The hand's torque is ``K_h (q_ref - q) - D_h dq`` evaluated operation by operation into workspaces (the
-        numbers of that expression).
+        The hand's torque is ``K_h (q_ref - q) - D_h dq``, evaluated with its addition before and its removal after
+        the step in two compiled calls (:mod:`deadzone_id_ros.sim.kernels`; the numbers of those expressions).
+
+        Raises:
+            ValueError: the reference does not broadcast to (J,).
         """
         if self.reference is None:
             super().step(model, data)
             return
         views = self._arm_views(data)
-        qfrc: np.ndarray | None
+        ref = np.asarray(self.reference(float(data.time)), dtype=float)
+        if ref.shape != self._shape:
+            ref = np.broadcast_to(ref, self._shape)
+        hand = np.empty(self._shape)  # a new array: hand_torque keeps it
         if views is None:
-            q, dq, qfrc = data.qpos[self._qadr], data.qvel[self._dof], None
+            qfrc = np.asarray(data.qfrc_applied[self._dof])
+            _hand_apply(ref, data.qpos[self._qadr], data.qvel[self._dof], self._k, self._d, qfrc, hand)
+            data.qfrc_applied[self._dof] = qfrc
         else:
             q, dq, qfrc = views
-        w, dd = self._work
-        _sub(np.asarray(self.reference(float(data.time)), dtype=float), q, w)
-        _mul(self._k, w, w)
-        hand = _sub(w, _mul(self._d, dq, dd))  # a new array: hand_torque keeps it
-        if qfrc is None:
-            data.qfrc_applied[self._dof] += hand
-        else:
-            _add(qfrc, hand, qfrc)  # in place into MuJoCo's array: the numbers of the indexed +=
+            _hand_apply(ref, q, dq, self._k, self._d, qfrc, hand)  # in place into MuJoCo's array
         super().step(model, data)
-        if qfrc is None:
-            data.qfrc_applied[self._dof] -= hand
+        true = np.empty(self._shape)
+        if views is None:
+            qfrc = np.asarray(data.qfrc_applied[self._dof])
+            _hand_remove(qfrc, hand, self.true_torque, true)
+            data.qfrc_applied[self._dof] = qfrc
         else:
-            _sub(qfrc, hand, qfrc)
+            _hand_remove(qfrc, hand, self.true_torque, true)
         self.hand_torque = hand
-        self.true_torque = _add(self.true_torque, hand)
+        self.true_torque = true
 
 
 class TrueTorqueSensor(ForceSensor):

@@ -29,7 +29,8 @@ from _timing import paired_factors  # noqa: E402
 
 def _arms():
     """The leader (operator's hand holding it at home) and follower (the box of the hold scenario) SimArms."""
-    from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _box, _move
+    from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _box
+    from deadzone_id_ros.experiments.teleop.sizing import joint_move
     from deadzone_id_ros.sim.arm import SimArm
     from deadzone_id_ros.sim.external_forces import ExternalForces
     from deadzone_id_ros.teleop.build import arm_setup
@@ -39,7 +40,7 @@ def _arms():
     home = np.asarray(setup.sim.initial_position, float)
     n = len(home)
     hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * n, damping=[0.5] * n)
-    box = _box(setup, home, _move(setup, TeleopSettings()))
+    box = _box(setup, home, joint_move(setup, TeleopSettings()))
     leader = SimArm(dataclasses.replace(setup.sim, seed=1), external=hand)
     follower = SimArm(dataclasses.replace(setup.sim, seed=2), external=ExternalForces(obstacle=box))
     for arm in (leader, follower):

@@ -139,7 +139,10 @@ class ProcessGroup:
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                proc.send_signal(signal.SIGUSR1)  # a node prints its threads' stacks into its log (init_ros)
+                try:  # every node of the group prints its threads' stacks into its log (init_ros)
+                    os.killpg(proc.pid, signal.SIGUSR1)
+                except ProcessLookupError:
+                    pass
                 time.sleep(0.5)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)

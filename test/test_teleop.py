@@ -9,6 +9,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+from conftest import REPO
 
 from deadzone_id_ros.errors import SafetyError
 from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _probe, run_case
@@ -313,7 +314,7 @@ def test_friction_correction_keeps_the_felt_force_of_sliding_joints_within_the_i
     measured); with it, within 10% (8% measured)."""
     from deadzone_id_ros.experiments.teleop.run import _figures
 
-    st = TeleopSettings(robot="so101", hand_stiffness=3.0)
+    st = TeleopSettings(robot="so101", hand_stiffness=3.0, hand_damping=0.5)
     beyond = []
     for friction in (True, False):
         a = arm_setup("so101", "identified", friction=friction)
@@ -328,7 +329,8 @@ def test_the_operator_is_sized_to_the_arm_so_a_panda_feels_the_contact():
     against the contact. With the bundled arm's fixed 10 N·m/rad a Panda pair bounced off the box and the operator
     felt almost nothing of it even with ideal force sensors (felt error 97% measured, hold, seed 1); sized to the
     arm, 13% (the same run)."""
-    from deadzone_id_ros.experiments.teleop.run import _figures, hand_impedance
+    from deadzone_id_ros.experiments.teleop.run import _figures
+    from deadzone_id_ros.experiments.teleop.sizing import hand_impedance
 
     assert hand_impedance(arm_setup("", "nominal"), TeleopSettings()) == (10.0, 0.5)
     panda = arm_setup("panda", "identified")
@@ -351,7 +353,7 @@ def test_teleop_help_gives_the_sized_operator_of_each_shipped_arm(capsys):
     import re
 
     from deadzone_id_ros.cli.main import main
-    from deadzone_id_ros.experiments.teleop.run import hand_impedance
+    from deadzone_id_ros.experiments.teleop.sizing import HAND_DAMPING_TIME, HAND_LOAD_SHARE, hand_impedance
 
     with pytest.raises(SystemExit):
         main(["teleop", "--help"])
@@ -361,6 +363,10 @@ def test_teleop_help_gives_the_sized_operator_of_each_shipped_arm(capsys):
     for robot, printed in zip(("", "so101", "panda"), m.groups()):
         k, _ = hand_impedance(arm_setup(robot, "nominal"), TeleopSettings(robot=robot))
         assert float(printed) == pytest.approx(k, rel=0.01), (robot, printed, k)
+    assert f"asks for {HAND_LOAD_SHARE:.3g} of the moved joint's effort limit" in text
+    assert f"default: {HAND_DAMPING_TIME:g} s times the stiffness" in text
+    launch = (REPO / "launch" / "teleop.launch.yaml").read_text()
+    assert f"0 = {HAND_DAMPING_TIME:g} s times the stiffness" in launch
 
 
 def test_stuck_scenario_without_static_friction_is_not_applicable():
@@ -380,3 +386,32 @@ def test_stuck_scenario_without_static_friction_is_not_applicable():
     assert met is None and "no joint of the follower has static friction" in text
     (item, met, text), = done_when(results(0.03))
     assert met is True and "coverage 100.0%" in text
+
+
+def test_an_arm_without_static_friction_gets_no_stuck_push():
+    """The derived UR5 profile has no static friction on any joint: the stuck scenario's push is 0 N (the report
+    then says the item does not apply); an arm with friction gets a push below its smallest static friction."""
+    from deadzone_id_ros.experiments.teleop.sizing import stuck_push
+
+    ur5 = arm_setup("catalog:ur5_robot", "identified")
+    home = np.asarray(ur5.sim.initial_position, float)
+    assert stuck_push(ur5, home, TeleopSettings()).magnitude == 0.0
+    bundled = arm_setup("", "identified")
+    push = stuck_push(bundled, np.asarray(bundled.sim.initial_position, float), TeleopSettings())
+    assert push.magnitude > 0.0
+
+
+def test_a_move_that_moves_nothing_is_refused_with_its_name():
+    with pytest.raises(ValueError, match=r"move = \[0.0, 0.0, 0.0\] must move some joint"):
+        TeleopSettings(move=(0.0, 0.0, 0.0))
+
+
+def test_an_operator_reference_of_the_wrong_length_is_named():
+    """The operator's reference must give one value per joint (or one for all): anything else is refused with the
+    count it needs, before any torque reaches the arm."""
+    setup = arm_setup("", "nominal")
+    hand = OperatorHand(reference=lambda t: np.zeros(2), stiffness=[1.0] * 3, damping=[0.1] * 3)
+    arm = SimArm(setup.sim, external=hand)
+    with pytest.raises(ValueError, match=r"operator reference\(t\) must give 3 values \[rad\] \(or one\), got shape "
+                                         r"\(2,\)"):
+        arm.step(np.zeros(3))

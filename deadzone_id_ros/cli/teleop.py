@@ -21,6 +21,7 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``teleop`` subcommand."""
     from ..experiments.teleop.results import SCENARIOS
+    from ..experiments.teleop.sizing import HAND_DAMPING_TIME, HAND_LOAD_SHARE
     from ._args import add_simulation_parser
 
     p = add_simulation_parser(subparsers, "teleop", "leader-follower teleoperation with force feedback, in "
@@ -41,9 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--duration", type=float, default=4.0, metavar="S",
                    help="per scenario [s] (default 4; at least 3.2, the contact windows need it)")
     p.add_argument("--hand-stiffness", type=float, default=None, metavar="NM_RAD",
-                   help="operator impedance stiffness [N·m/rad], on every joint; damping 0.05 s times it (default: "
-                   "sized to the arm, so that pushing into the box asks for 3/8 of the moved joint's effort limit: "
+                   help="operator impedance stiffness [N·m/rad], on every joint (default: sized to the arm, so that "
+                   f"pushing into the box asks for {HAND_LOAD_SHARE:.3g} of the moved joint's effort limit: "
                    "10 N·m/rad on the bundled arm, 4.8 on so101, 218 on panda)")
+    p.add_argument("--hand-damping", type=float, default=None, metavar="NMS_RAD",
+                   help=f"operator impedance damping [N·m·s/rad] (default: {HAND_DAMPING_TIME:g} s times the "
+                   "stiffness)")
     p.add_argument("--force-gain", type=float, default=1.0, help="bilateral force gain k_f (default 1)")
     p.add_argument("--force-damping", type=float, default=0.0, metavar="PER_S",
                    help="common-mode damping [1/s] (default 0)")
@@ -73,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = TeleopSettings(robot=args.robot, models=tuple(args.models), modes=tuple(args.modes),
                                   scenarios=tuple(args.scenarios), seeds=tuple(args.seeds), duration=args.duration,
-                                  hand_stiffness=args.hand_stiffness, force_gain=args.force_gain,
+                                  hand_stiffness=args.hand_stiffness,
+                                  hand_damping=args.hand_damping, force_gain=args.force_gain,
                                   force_damping=args.force_damping, position_scale=args.position_scale,
                                   force_scale=args.force_scale)
     except ValueError as err:

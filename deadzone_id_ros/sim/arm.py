@@ -244,6 +244,7 @@ class SimArm(GroundTruth):
         tau = np.asarray(tau, dtype=float)
         if tau.shape != self._shape:
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        tau = tau if tau.flags.c_contiguous else np.ascontiguousarray(tau)  # the kernels' type (kernels.warm_up)
         out = _empty(self._n)
         if not _clip(tau, self._neg_limit, self.effort_limit, out):  # np.clip's numbers for finite values
             raise ValueError(f"tau has non-finite values: {tau.tolist()}")
@@ -282,6 +283,7 @@ class SimArm(GroundTruth):
         tau = _asarray(tau, dtype=float)
         if tau.shape != self._shape:
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        tau = tau if tau.flags.c_contiguous else np.ascontiguousarray(tau)
         commanded = _empty(self._n)
         fifo = self._commands
         applied = fifo[0] if fifo else commanded  # the command that acts now: d steps old, or this one

@@ -87,7 +87,7 @@ class OperatorHand(ExternalForces):
         the step in two compiled calls (:mod:`deadzone_id_ros.sim.kernels`; the numbers of those expressions).
 
         Raises:
-            ValueError: the reference does not broadcast to (J,).
+            ValueError: the reference gives neither J values nor one.
         """
         if self.reference is None:
             super().step(model, data)
@@ -95,7 +95,12 @@ class OperatorHand(ExternalForces):
         views = self._arm_views(data)
         ref = np.asarray(self.reference(float(data.time)), dtype=float)
         if ref.shape != self._shape:
-            ref = np.broadcast_to(ref, self._shape)
+            if ref.size != 1:
+                raise ValueError(f"operator reference(t) must give {self._shape[0]} values [rad] (or one), got shape "
+                                 f"{ref.shape}")
+            ref = np.full(self._shape, float(ref.reshape(-1)[0]))
+        elif not ref.flags.c_contiguous:
+            ref = np.ascontiguousarray(ref)
         hand = np.empty(self._shape)  # a new array: hand_torque keeps it
         if views is None:
             qfrc = np.asarray(data.qfrc_applied[self._dof])

@@ -140,27 +140,39 @@ def test_kernels_compile_without_a_disk_cache_where_none_is_writable(monkeypatch
 
 def test_building_an_arm_loads_the_kernels_its_steps_call() -> None:
     """SimArm's constructor loads every kernel for the types of the hot path's calls (kernels.warm_up), so the first
-    physics steps of the arm, of the operator's hand and of the box load or compile nothing (a real-time loop's first
-    tick is not late by numba's start-up). In a fresh process: this one has loaded them already."""
+    physics steps of the arm, of the operator's hand (any reference; with a push) and of the box load or compile
+    nothing, whatever command a caller gives (strided, read-only, a list): a real-time loop's first tick is not late
+    by numba's start-up. In a fresh process: this one has loaded them already."""
     code = """
 import numpy as np
 from deadzone_id_ros.experiments.teleop.run import _probe
 from deadzone_id_ros.sim import SimArm, kernels
-from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig
+from deadzone_id_ros.sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from deadzone_id_ros.teleop.build import arm_setup
 from deadzone_id_ros.teleop.sim import OperatorHand
 names = [n for n in kernels.__all__ if n != "warm_up"]
 assert not any(getattr(kernels, n).signatures for n in names)
 setup = arm_setup("", "identified")
 home = np.asarray(setup.sim.initial_position, float)
-hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * 3, damping=[0.5] * 3)
+fixed = home.copy()
+fixed.flags.writeable = False
 link, point = _probe(setup)
+hand = OperatorHand(reference=lambda t: home, stiffness=[10.0] * 3, damping=[0.5] * 3)
+# a read-only reference, one value for every joint, and a hand that also pushes (its other torque is writable)
+held = OperatorHand(reference=lambda t: fixed, stiffness=[10.0] * 3, damping=[0.5] * 3)
+scalar = OperatorHand(reference=lambda t: 0.0, stiffness=[10.0] * 3, damping=[0.5] * 3,
+                      pushes=[PushConfig(link=link, magnitude=1.0, point=point, duration=1.0)])
 box = ObstacleConfig(position=(9.0, 9.0, 9.0), probe_link=link, probe_point=point)
-arms = [SimArm(), SimArm(setup.sim, external=hand), SimArm(setup.sim, external=ExternalForces(obstacle=box))]
+arms = [SimArm(), SimArm(setup.sim, external=hand), SimArm(setup.sim, external=ExternalForces(obstacle=box)),
+        SimArm(setup.sim, external=held), SimArm(setup.sim, external=scalar)]
 loaded = {n: list(getattr(kernels, n).signatures) for n in names}
 for k in range(5):
+    tau = np.full(6, 0.1 * k)
+    strided, frozen = tau[::2], tau[:3].copy()
+    frozen.flags.writeable = False
     for arm in arms:
-        arm.step(np.full(3, 0.1 * k))
+        for command in (tau[:3], strided, frozen, [0.1 * k] * 3):  # any command a caller may give
+            arm.step(command)
         arm.measure()
 print(all(loaded.values()), {n: list(getattr(kernels, n).signatures) for n in names} == loaded)
 """

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...teleop.sim import TeleopTrace
 from .results import FIGURES, TeleopResults
+from .sizing import HAND_LOAD_SHARE
 
 __all__ = ["done_when", "markdown", "plot_case", "write_teleop"]
 
@@ -61,8 +62,8 @@ def done_when(res: TeleopResults, model: str = "identified") -> list[tuple[str, 
     return out
 
 
-_HAND_AUTO = (" (sized to the arm: at the reference's overshoot into the box the hand asks for 3/8 of the moved "
-              "joint's effort limit; --hand-stiffness sets it)")
+_HAND_AUTO = (f" (sized to the arm: at the reference's overshoot into the box the hand asks for "
+              f"{HAND_LOAD_SHARE:.3g} of the moved joint's effort limit; --hand-stiffness sets it)")
 
 
 def markdown(res: TeleopResults) -> str:

@@ -93,7 +93,7 @@ class TeleopResults(JsonRecord):
         robot: the profile of both arms.  joint_names: (J,).  seeds: the runs.  duration: per scenario [s].
         hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the scripted operator.  force_gain, force_damping [1/s],
         position_scale, force_scale: the bilateral law.  cases: every (model, mode, scenario).  wall_s: [s].
-        hand_auto: the operator's impedance was sized to the arm (:func:`.run.hand_impedance`), not given.
+        hand_auto: the operator's impedance was sized to the arm (:func:`.sizing.hand_impedance`), not given.
     """
 
     robot: str

@@ -3,7 +3,7 @@
 The bundled arm (or a profile) as leader and follower, each a :class:`~deadzone_id_ros.sim.SimArm` at the
 simulator's rate (:mod:`deadzone_id_ros.teleop.sim`). A scripted operator holds the leader with a joint impedance
 (stiffness ``hand_stiffness``, damping ``hand_damping``) to a reference (by default sized to the arm,
-:func:`hand_impedance`); scenarios, per seed:
+:func:`.sizing.hand_impedance`); scenarios, per seed:
 
 - ``free``: the reference moves every joint (sum of two sines, random phases from the seed); no obstacle.
 - ``push``: the reference moves toward a box in the follower's workspace, past the point where the follower's tip
@@ -45,9 +45,10 @@ from ...teleop.bilateral import BilateralConfig
 from ...teleop.build import ArmSetup, arm_setup, build_teleop_pair
 from ...teleop.sim import OperatorHand, TeleopRig, TeleopTrace
 from .results import SCENARIOS, CaseFigures, TeleopResults
+from .sizing import _probe, hand_impedance, joint_move, stuck_push
 
-__all__ = ["HAND_DAMPING_TIME", "HAND_LOAD_SHARE", "IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings",
-           "case_world", "felt_error_parts", "hand_impedance", "min_jerk", "run_case", "run_teleop"]
+__all__ = ["IDEAL", "SCENARIOS", "FeltErrorParts", "TeleopSettings", "case_world", "felt_error_parts", "min_jerk",
+           "run_case", "run_teleop"]
 
 #: the model name of ideal force sensing (the identified model's control, the true external torques as sensors)
 IDEAL = "ideal"
@@ -69,7 +70,7 @@ class TeleopSettings:
         duration: per scenario [s].  move: the joint-space move into the box [rad] per joint (None: 0.5 rad on the
             first joint).  overshoot: share of the move the reference goes past the contact (> 0).
         amplitude: free-motion amplitude [rad].  hand_stiffness [N·m/rad], hand_damping [N·m·s/rad]: the operator
-            (> 0, >= 0); None: sized to the arm (:func:`hand_impedance`).
+            (> 0, >= 0); None: sized to the arm (:func:`.sizing.hand_impedance`).
         force_gain, force_damping, position_scale, force_scale: the bilateral law (:class:`BilateralConfig`).
         stuck_push: the gentle push as a share of the smallest static friction of the follower (in (0, 1)).
         window: oscillation window [s].  cutoff: estimator cutoff [rad/s].
@@ -109,47 +110,14 @@ class TeleopSettings:
             check_positive("hand_stiffness", self.hand_stiffness)
         if self.hand_damping is not None:
             check_positive("hand_damping", self.hand_damping, allow_zero=True)
+        if self.move is not None and not any(abs(float(x)) > 0 for x in self.move):
+            raise ValueError(f"move = {list(self.move)} must move some joint (the push into the box) [rad]")
         if not 0 < self.stuck_push < 1:
             raise ValueError(f"stuck_push = {self.stuck_push!r} must be in (0, 1) (a share of the static friction)")
         if self.duration < 4 * self.window + 2.0:
             raise ValueError(f"duration = {self.duration} s is too short: the contact scenarios need at least "
                              f"{4 * self.window + 2.0:g} s (four {self.window:g} s measurement windows and 2 s to "
                              "reach the contact)")
-
-
-#: share of the moved joint's effort limit the operator's hand asks for at the reference's overshoot (auto stiffness)
-HAND_LOAD_SHARE = 0.375
-#: [s] the operator's damping over its stiffness (auto damping)
-HAND_DAMPING_TIME = 0.05
-
-
-def hand_impedance(s: ArmSetup, settings: TeleopSettings) -> tuple[float, float]:
-    """The scripted operator's joint impedance on the leader ``s``: (stiffness [N·m/rad], damping [N·m·s/rad]), the
-    same on every joint.
-
-    Each given value of ``settings`` is used as it is. Otherwise the stiffness is sized to the arm, so that one rule
-    serves every robot: at the reference's overshoot past the contact (``overshoot`` × the largest joint move), the
-    hand asks for :data:`HAND_LOAD_SHARE` of that joint's effort limit,
-
-        K_h = share · tau_max,m / (overshoot · |move_m|),      D_h = HAND_DAMPING_TIME · K_h
-
-    The reflected torque the leader's motors must produce then stays well inside what they can: an operator fixed in
-    N·m/rad pushed the SO-101's servos (1.9 N·m) into saturation and did not move a Panda (87 N·m) against the
-    contact's impulse. On the bundled arm (4 N·m, a 0.5 rad move, overshoot 0.3) the rule gives 10 N·m/rad and
-    0.5 N·m·s/rad, the values chosen there by hand before (docs/teleoperation.md, "The operator").
-    """
-    k = settings.hand_stiffness
-    if k is None:
-        from ...resources import default_urdf
-        from ...robot import load_robot_description
-
-        move = _move(s, settings)
-        m = int(np.argmax(np.abs(move)))
-        urdf = s.sim.urdf_path or default_urdf()
-        limit = load_robot_description(urdf, s.sim.joint_names).effort_limits(s.sim.effort_limit, "effort_limit")
-        k = HAND_LOAD_SHARE * float(limit[m]) / (settings.overshoot * abs(float(move[m])))
-    d = settings.hand_damping if settings.hand_damping is not None else HAND_DAMPING_TIME * k
-    return float(k), float(d)
 
 
 def min_jerk(t: float, t0: float, t1: float) -> float:
@@ -160,12 +128,6 @@ def min_jerk(t: float, t0: float, t1: float) -> float:
         return 1.0
     s = (t - t0) / (t1 - t0)
     return s * s * s * (10.0 - 15.0 * s + 6.0 * s * s)
-
-
-def _probe(s: ArmSetup) -> tuple[str, tuple[float, ...]]:
-    from ..sense.run import _last_link
-
-    return _last_link(s.urdf, s.sim.joint_names[-1]), tuple(s.sim.payload_position)
 
 
 def _tip(s: ArmSetup, q: np.ndarray) -> np.ndarray:
@@ -224,9 +186,9 @@ def case_world(leader: ArmSetup, follower: ArmSetup, scenario: str, seed: int, s
         raise ValueError(f"scenario {scenario!r} must be one of {list(SCENARIOS)}")
     home_l = np.asarray(leader.sim.initial_position, float)
     home_f = np.asarray(follower.sim.initial_position, float)
-    move = _move(leader, settings)
+    move = joint_move(leader, settings)
     obstacle = _box(follower, home_f, move * settings.position_scale) if scenario in ("push", "hold") else None
-    push = _stuck_push(follower, home_f, settings) if scenario == "stuck" else None
+    push = stuck_push(follower, home_f, settings) if scenario == "stuck" else None
     n_l = len(home_l)
     k, d = hand_impedance(leader, settings)
     hand = OperatorHand(reference=_reference(scenario, home_l, move, settings, seed), stiffness=[k] * n_l,
@@ -259,49 +221,6 @@ def run_case(leader: ArmSetup, follower: ArmSetup, mode: str, scenario: str, see
     if ideal:
         rig.use_true_torque()
     return rig.run(settings.duration if duration is None else duration), obstacle, push
-
-
-def _move(s: ArmSetup, settings: TeleopSettings) -> np.ndarray:
-    if settings.move is not None:
-        m = np.asarray(settings.move, float)
-        if m.shape != (len(s.sim.joint_names),):
-            raise ValueError(f"move must have {len(s.sim.joint_names)} values [rad], got {list(settings.move)}")
-        return m
-    m = np.zeros(len(s.sim.joint_names))
-    m[0] = 0.5
-    return m
-
-
-def _stuck_push(s: ArmSetup, home: np.ndarray, settings: TeleopSettings) -> PushConfig:
-    """A ramped push on the probe point whose largest joint torque is ``stuck_push`` of the smallest static friction
-    of the joints that have one (the joint stays stuck), sideways in the last link's frame; ramps over the middle
-    third, then held. Magnitude 0 where no joint has static friction."""
-    from ...sim.arm import SimArm
-
-    link, point = _probe(s)
-    import mujoco
-
-    arm = SimArm(s.sim)
-    arm.reset(home)
-    body = arm.model.body(link).id
-    jac = np.zeros((3, arm.model.nv))
-    p = arm.data.xpos[body] + arm.data.xmat[body].reshape(3, 3) @ np.asarray(point)
-    mujoco.mj_jac(arm.model, arm.data, jac, None, p, body)
-    direction = np.array([1.0, 0.0, 0.0])
-    dof = [int(arm.model.jnt_dofadr[arm.model.joint(n).id]) for n in arm.joint_names]
-    per_newton = np.abs(jac[:, dof].T @ direction)
-    from ...sim.config import filled
-
-    fs = np.asarray(filled(arm.config.frictionloss), float)
-    # the smallest static friction of a joint that has one (an arm without any, e.g. a derived UR profile, gets no
-    # push: nothing sticks, and the report says the scenario does not apply)
-    half = s.band.half_width[s.band.half_width > 0]
-    tau_s = float(np.min(half)) if half.size else float(np.min(fs[fs > 0], initial=np.inf))
-    tau_s = 0.0 if math.isinf(tau_s) else tau_s
-    mag = settings.stuck_push * tau_s / float(per_newton.max())
-    d = settings.duration
-    return PushConfig(link=link, point=point, direction=tuple(direction), magnitude=mag, shape="ramp",
-                      start=d / 3, duration=d, rise_time=d / 3)
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ class TeleopWorldConfig:
         teleop_model: the model whose static-friction band sizes the ``stuck`` push (nominal, identified, a path).
         teleop_duration: the scenario's duration [s] (its reference's timing).
         teleop_hand_stiffness: the operator's stiffness [N·m/rad]; 0: sized to the arm, as ``deadzone-id teleop``
-            does by default (:func:`.run.hand_impedance`).  teleop_hand_damping: its damping [N·m·s/rad]; 0: 0.05 s
-            times the stiffness.
+            does by default (:func:`.sizing.hand_impedance`).  teleop_hand_damping: its damping [N·m·s/rad]; 0:
+            :data:`.sizing.HAND_DAMPING_TIME` times the stiffness (so a live hand always has some damping, where
+            ``deadzone-id teleop --hand-damping 0`` has none).
         teleop_amplitude: free-motion amplitude [rad].  teleop_position_scale: s_p (where the box is).
 
     Raises:

@@ -16,13 +16,16 @@ from ..robot.reduced import locked_positions
 if TYPE_CHECKING:
     from ..robot import RobotDescription
 
-__all__ = ["DEFAULT_CONTROL_RATE", "FEEDFORWARD_SOURCES", "FIXED_FIELDS", "MODES", "ControlMode", "ControllerConfig",
-           "check_fixed_fields",
-           "dob_cutoff_limit"]
+__all__ = ["DEFAULT_CONTROL_RATE", "FEEDFORWARD_SOURCES", "FEEDFORWARD_VELOCITIES", "FIXED_FIELDS", "MODES",
+           "ControlMode", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
 
 #: Where the feedforward torque comes from: "nominal_inertia" (tau_ff = Jn ddq_ref) or "model" (tau_ff =
 #: f(q, dq, ddq_ref), computed torque with the configured model).
 FEEDFORWARD_SOURCES = ("nominal_inertia", "model")
+
+#: The velocity the model's feedforward is evaluated at (:attr:`ControllerConfig.feedforward_velocity`): "desired"
+#: (the reference's dq_d) or "measured" (the state's dq).
+FEEDFORWARD_VELOCITIES = ("desired", "measured")
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,11 @@ class ControllerConfig:
         model_friction: rbd only: add the URDF viscous and (smooth-sign) Coulomb friction (``damping`` and
             ``frictionloss`` below where given).
         friction_velocity: velocity scale of the smooth sign tanh(dq / v) [rad/s].
+        feedforward_velocity: the velocity the ctc modes' model is evaluated at: "desired" (the default,
+            ``f(q, dq_d, ddq_ref)``: the friction it predicts flips with the reference, at the reversal, and stays
+            off while the reference holds still) or "measured" (``f(q, dq, ddq_ref)``: the friction follows the
+            measured velocity, so it flips only after the joint has broken away). Why the default: docs/controller.md,
+            "The velocity the model sees". Live: a change takes effect at the next tick, under the rate limit.
         kp: (J,) position gain of the acceleration-level PD [1/s²].
         kd: (J,) velocity gain [1/s].
         nominal_inertia: (J,) Jn, the DOB's nominal inertia and the pd modes' inertia [kg·m²].
@@ -167,6 +175,7 @@ class ControllerConfig:
     model_path: str = ""
     model_friction: bool = False
     friction_velocity: float = 0.01
+    feedforward_velocity: str = "desired"
     kp: tuple[float, ...] = field(kw_only=True)
     kd: tuple[float, ...] = field(kw_only=True)
     nominal_inertia: tuple[float, ...] = field(kw_only=True)
@@ -196,6 +205,9 @@ class ControllerConfig:
             raise ValueError(f"mode = {self.mode!r} needs a model ('rbd' or 'learned'), got model = 'none'")
         if self.model == "learned" and not self.model_path:
             raise ValueError("model = 'learned' needs model_path")
+        if self.feedforward_velocity not in FEEDFORWARD_VELOCITIES:
+            raise ValueError(f"feedforward_velocity = {self.feedforward_velocity!r} must be one of "
+                             f"{list(FEEDFORWARD_VELOCITIES)}")
         if not isinstance(self.model_friction, bool):
             raise ValueError(f"model_friction = {self.model_friction!r} must be true or false")
         for name in ("kp", "kd", "nominal_inertia", "dob_cutoff", "torque_rate_limit"):

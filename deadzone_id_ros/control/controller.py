@@ -5,7 +5,8 @@ and measured (q, dq)::
 
     e = q_d - q,  de = dq_d - dq
     ddq_ref = ddq_d + Kd de + Kp e                       (per-joint PD in the acceleration dimension)
-    tau_ff  = f(q, dq, ddq_ref)        ctc modes: the model (rigid body or learned), form 1 of DESIGN.md
+    tau_ff  = f(q, v, ddq_ref)         ctc modes: the model (rigid body or learned), form 1 of DESIGN.md,
+                                       v = dq_d (feedforward_velocity "desired", the default) or dq ("measured")
             = Jn ddq_ref               pd modes: the nominal inertia only
     h       = tau_ff - Jn ddq_ref      (the model's part besides the nominal inertia)
     tau_dis_hat = LPF_g(tau - h + g Jn dq) - g Jn dq    (DOB, :mod:`deadzone_id_ros.control.dob`)
@@ -16,6 +17,15 @@ DOB-compensated plant obeys ``Jn ddq = Jn ddq_ref`` inside the observer bandwidt
 to estimate the model error (small with a good model), and without the DOB the law is classic computed torque
 (Craig, Hsu, Sastry 1987). Form 2, ``f(q_d, dq_d, ddq_d) + Jn (Kd de + Kp e)``, would inject (M - Jn) ddq_d that
 the DOB then fights. The DOB input is the torque actually sent (after limits), so limits cause no windup.
+Why v = dq_d by default: a model's friction term (a smooth sign of the velocity, or a network trained on moving
+samples only) evaluated at the measured velocity is near zero while a joint is stuck and flips only after the joint
+has broken away, so at every reversal the PD and the DOB must first build up the breakaway torque; at dq_d it flips
+with the reference, when the joint must reverse, and it does not chatter with the velocity noise while the
+reference holds still. The argument above is unchanged (h is still the model's part besides Jn ddq_ref; the DOB
+estimates whatever f(q, dq_d, .) misses, small while the arm tracks). This is friction compensation on the desired
+velocity (Bona and Indri, "Friction compensation in robotics: an overview", IEEE CDC-ECC 2005) and the
+desired-trajectory regressor of Sadegh and Horowitz (IJRR 1990), here for the velocity only; docs/controller.md,
+"The velocity the model sees", has the measured effect.
 
 Safety, always on: joint names of the model must be exactly the controller's (refusal names the joints); every
 command is finite (non-finite model output or estimate falls back to the static torque and resets the DOB); the
@@ -132,6 +142,7 @@ class FeedforwardController(ReferenceFollowing):
         self.kd = np.asarray(config.kd, dtype=float)
         self.jn = np.asarray(config.nominal_inertia, dtype=float)
         self.rate_limit = np.asarray(config.torque_rate_limit, dtype=float)
+        self._ff_desired = config.feedforward_velocity == "desired"
         dob = self.dob
         if (dob.cutoff.tolist() != list(config.dob_cutoff) or dob.nominal_inertia.tolist() != self.jn.tolist()
                 or dob.discretization != config.dob_discretization):
@@ -268,8 +279,9 @@ class FeedforwardController(ReferenceFollowing):
                         out=self._fb_acc)
         ddq_ref = np.add(ddq_d, fb_acc, out=self._ddq_ref)
         jn_ddq_ref = np.multiply(self.jn, ddq_ref, out=self._jn_ddq_ref)
-        self._probe.record(q, dq, ddq_ref)
-        tau_ff = self._predict(q, dq, ddq_ref) if self._uses_model else jn_ddq_ref
+        v = dq_d if self._ff_desired else dq
+        self._probe.record(q, v, ddq_ref)
+        tau_ff = self._predict(q, v, ddq_ref) if self._uses_model else jn_ddq_ref
         h = np.subtract(tau_ff, jn_ddq_ref, out=self._h)
         if self._uses_dob:
             d_hat = self.dob.update(dt, dq, self._tau_prev, self._h_prev)

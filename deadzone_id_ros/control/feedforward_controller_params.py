@@ -49,7 +49,8 @@ PARAMETER_RANGES: dict[str, tuple[float, float]] = {
 
 # Parameters a running node applies when set (validated first; a bad value is refused with the reason). Every other
 # parameter is read-only: it shapes what the node built at start (model, joints, publishers, timers).
-LIVE_PARAMETERS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "dob_discretization", "effort_limit_scale",
+LIVE_PARAMETERS = ("kp", "kd", "nominal_inertia", "dob_cutoff", "dob_discretization", "feedforward_velocity",
+                   "effort_limit_scale",
                    "torque_rate_limit", "watchdog_timeout", "watchdog_hold_time", "rate_limit_max_period",
                    "tracking_error_limit", "position_limit_margin", "fault_hold_time", "debug_decimation",
                    "watchdog_steady_timeout")

@@ -178,7 +178,11 @@ def build_controller_pair(leader: ArmSetup, follower: ArmSetup, config: Bilatera
         from ..robot import load_robot_description
 
         desc = load_robot_description(arm.urdf, arm.sim.joint_names)
-        ctls.append(FeedforwardController(arm.ctrl, arm.model, desc))
+        # The pair's references are made of measured velocities (the midpoint's (dx_l + dq_f) / 2), not a planned
+        # trajectory that leads the arm: each arm's model sees its own measured velocity, as before 2026-12-07
+        # (docs/controller.md, "The velocity the model sees"; the teleoperation figures were measured so).
+        ctrl = dataclasses.replace(arm.ctrl, feedforward_velocity="measured")
+        ctls.append(FeedforwardController(ctrl, arm.model, desc))
     sensors: list[ForceSensor] = []
     for a in (leader, follower):
         est = ResidualEstimator(a.model, np.full(len(a.sim.joint_names), float(cutoff)), a.sim.joint_names,

@@ -239,3 +239,53 @@ def test_rate_limit_counts_from_the_latest_command_after_late_states():
         np.testing.assert_array_equal(ctrl.step(t, Q0 - 0.5, np.zeros(3)), hold)
     tau = ctrl.step(0.201, Q0 - 0.5, np.zeros(3))  # 1 ms after the watchdog's command
     assert np.all(np.abs(tau - hold) <= rate * 0.001 + 1e-12) and np.any(tau != hold)
+
+
+class RecordingModel:
+    """Zero torque; keeps the velocity of every call."""
+
+    joint_names = NAMES
+
+    def __init__(self):
+        self.dq: list[np.ndarray] = []
+
+    def predict(self, q, dq, ddq):
+        self.dq.append(np.array(dq, dtype=float))
+        return np.zeros(np.shape(q))
+
+
+def _ramp_reference(ctrl: FeedforwardController) -> np.ndarray:
+    """A reference that moves every joint at a known velocity from t = 0 to 1 s; returns that velocity."""
+    v = np.array([0.4, -0.2, 0.3])
+    ctrl.set_reference(TrajectoryPoints(NAMES, np.array([0.0, 1.0]), np.stack([Q0, Q0 + v]),
+                                        velocity=np.stack([v, v])), now=0.0)
+    return v
+
+
+@pytest.mark.parametrize("source", ["desired", "measured"])
+def test_the_feedforward_model_sees_the_configured_velocity(source):
+    model = RecordingModel()
+    ctrl = make(model, mode="ctc_dob", feedforward_velocity=source)
+    ctrl.step(0.0, Q0, np.zeros(3))
+    v = _ramp_reference(ctrl)
+    dq = np.array([0.05, 0.07, -0.01])  # measured: not the reference's
+    model.dq.clear()
+    ctrl.step(0.5, Q0 + 0.5 * v, dq)
+    np.testing.assert_allclose(model.dq[-1], v if source == "desired" else dq)
+
+
+def test_feedforward_velocity_changes_live_and_is_validated():
+    model = RecordingModel()
+    ctrl = make(model, mode="ctc", feedforward_velocity="measured")
+    ctrl.step(0.0, Q0, np.zeros(3))
+    v = _ramp_reference(ctrl)
+    ctrl.update_config(bundled_controller_config(mode="ctc", model="rbd", feedforward_velocity="desired"))
+    for t in np.arange(1, 301) * 1e-3:  # 0.3 s of ticks: the probe keeps every few
+        ctrl.step(t, Q0 + t * v, np.zeros(3))
+    np.testing.assert_allclose(model.dq[-1], v)
+    # the model a swap is checked on is probed where the law evaluates it (the recent (q, v, ddq_ref))
+    _, dq_probe, _ = ctrl._probe.states(None)
+    np.testing.assert_allclose(dq_probe[-1], v)
+    with pytest.raises(ValueError,
+                       match=r"feedforward_velocity = 'reference' must be one of \['desired', 'measured'\]"):
+        bundled_controller_config(feedforward_velocity="reference")

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from conftest import REPO
 
+from deadzone_id_ros.control import FeedforwardController
 from deadzone_id_ros.errors import SafetyError
 from deadzone_id_ros.experiments.teleop.run import TeleopSettings, _probe, run_case
 from deadzone_id_ros.sim.arm import SimArm
 from deadzone_id_ros.sim.external_forces import ExternalForces, PushConfig
-from deadzone_id_ros.teleop import BilateralConfig, JointMap
+from deadzone_id_ros.teleop import BilateralConfig, BilateralController, JointMap
 from deadzone_id_ros.teleop.build import arm_setup, build_controller_pair
 from deadzone_id_ros.teleop.sim import OperatorHand, TeleopRig
 
@@ -56,6 +57,19 @@ def test_bilateral_pair_refuses_profiles_that_do_not_map(arm):
 def test_unilateral_leader_with_a_dob_is_refused(arm):
     with pytest.raises(ValueError, match="resist the operator"):
         build_controller_pair(arm, arm, BilateralConfig(mode="unilateral"))
+
+
+def test_the_pair_runs_each_model_at_its_own_measured_velocity(arm):
+    """The pair's references are made of measured velocities: each arm's model sees its own (docs/controller.md,
+    "The velocity the model sees"); the builder sets it whatever the arm's config says, and the controller refuses a
+    pair that would feed the model the reference's velocity."""
+    assert arm.ctrl.feedforward_velocity == "desired"  # the single-arm default
+    ctl = build_controller_pair(arm, arm, BilateralConfig())
+    assert ctl.leader.config.feedforward_velocity == ctl.follower.config.feedforward_velocity == "measured"
+    desired = FeedforwardController(arm.ctrl, arm.model, ctl.follower.description)
+    with pytest.raises(ValueError, match="the follower's controller has feedforward_velocity = 'desired'"):
+        BilateralController(ctl.leader, desired, ctl.leader_sensor, ctl.follower_sensor, ctl.map, ctl.config,
+                            ctl.q_l0, ctl.q_f0)
 
 
 def _push_rig(arm, mode: str, magnitude: float, direction: np.ndarray, duration: float):

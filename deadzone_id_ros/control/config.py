@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_CONTROL_RATE", "FEEDFORWARD_SOURCES", "FEEDFORWARD_VELOCITIE
            "ControlMode", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
 
 #: Where the feedforward torque comes from: "nominal_inertia" (tau_ff = Jn ddq_ref) or "model" (tau_ff =
-#: f(q, dq, ddq_ref), computed torque with the configured model).
+#: f(q, v, ddq_ref), computed torque with the configured model; v per :data:`FEEDFORWARD_VELOCITIES`).
 FEEDFORWARD_SOURCES = ("nominal_inertia", "model")
 
 #: The velocity the model's feedforward is evaluated at (:attr:`ControllerConfig.feedforward_velocity`): "desired"
@@ -118,7 +118,7 @@ class ControllerConfig:
     Attributes:
         joint_names: (J,) controlled joints, by name (checked against the model and the URDF at start-up).
         urdf_path: URDF giving effort limits and the rbd model; "" = the bundled arm.
-        mode: "pd" (Jn ddq_ref), "pd_dob" (+ DOB), "ctc" (model f(q, dq, ddq_ref)), "ctc_dob" (+ DOB): the name of a
+        mode: "pd" (Jn ddq_ref), "pd_dob" (+ DOB), "ctc" (model f(q, v, ddq_ref)), "ctc_dob" (+ DOB): the name of a
             :class:`ControlMode` (:attr:`control_mode` holds its fields).
         model: "none", "rbd" (URDF nominal rigid body) or "learned" (``model_path``). ctc modes need one; in pd modes
             a model, if given, only supplies the static torque the watchdog holds.

@@ -12,7 +12,7 @@ and measured (q, dq)::
     tau_dis_hat = LPF_g(tau - h + g Jn dq) - g Jn dq    (DOB, :mod:`deadzone_id_ros.control.dob`)
     tau     = tau_ff + tau_dis_hat, then NaN guard, torque-rate limit, effort clamp.
 
-Why form 1, ``f(q, dq, ddq_ref)``: with the DOB's nominal plant taken as ``Jn ddq + h`` and h defined as above, the
+Why form 1, ``f(q, v, ddq_ref)``: with the DOB's nominal plant taken as ``Jn ddq + h`` and h defined as above, the
 DOB-compensated plant obeys ``Jn ddq = Jn ddq_ref`` inside the observer bandwidth for *any* model, so the DOB only has
 to estimate the model error (small with a good model), and without the DOB the law is classic computed torque
 (Craig, Hsu, Sastry 1987). Form 2, ``f(q_d, dq_d, ddq_d) + Jn (Kd de + Kp e)``, would inject (M - Jn) ddq_d that

@@ -303,9 +303,11 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
         if isinstance(meta, dict):
             from ..robot.defaults import fill_required
 
+            meta = {"feedforward_velocity": "measured", **meta}  # older bags: their law saw the measured velocity
             controller_config = dataclass_from_dict(ControllerConfig, fill_required(ControllerConfig, meta),
                                                     f"{source}: episode.yaml controller_config")
-            notes.append(f"controller: the bag's controller_config (mode {controller_config.mode})")
+            notes.append(f"controller: the bag's controller_config (mode {controller_config.mode}, "
+                         f"feedforward_velocity {controller_config.feedforward_velocity})")
             if arm.config.urdf_path and controller_config.urdf_path != arm.config.urdf_path:
                 controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
                 notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
@@ -322,15 +324,13 @@ def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)
     keep = increasing_rows(np.asarray(recording.reference_t_ns, np.int64))  # zero, repeated or older stamps
     pos = np.asarray(recording.reference_position, float)[:, cols][keep]
-    vel = recording.reference_velocity
-    acc = recording.reference_acceleration
+    vel, acc = recording.reference_velocity, recording.reference_acceleration
     vel = None if vel is None or not np.all(np.isfinite(vel)) else np.asarray(vel, float)[:, cols][keep]
     acc = None if vel is None or acc is None or not np.all(np.isfinite(acc)) else np.asarray(acc, float)[:, cols][keep]
     controller.set_reference(TrajectoryPoints(names, ref_t[keep], pos, vel, acc))
     notes.append(f"reference: {int(keep.sum())} recorded points (velocity {'yes' if vel is not None else 'no'}, "
                  f"acceleration {'yes' if acc is not None else 'no'})")
-    t_rel = ns_to_s(t_ns - t0)
-    return controller, t_rel
+    return controller, ns_to_s(t_ns - t0)
 
 
 def replay_bag(path: str | Path, *, closed_loop: bool = False, **kwargs: Any) -> ReplayResult:

@@ -150,7 +150,8 @@ class BilateralController:
     Raises:
         SafetyError: the joint map's joints are not the controllers' or the sensors' (names both).
         ValueError: a home of the wrong shape; a unilateral leader controller with a DOB (it would resist the
-            operator).
+            operator); a controller whose model sees the reference's velocity (``feedforward_velocity`` "desired":
+            the pair's references are made of measured velocities, so each arm's model must see its own).
     """
 
     def __init__(self, leader: FeedforwardController, follower: FeedforwardController, leader_sensor: ForceSensor,
@@ -164,6 +165,11 @@ class BilateralController:
                 raise SafetyError(f"the {role}'s joint map joints {list(joints)} differ from its controller's "
                                   f"{list(ctl.joint_names)} or its sensor's {list(sensor.joint_names)}; refusing "
                                   "to start")
+        for role, ctl in (("leader", leader), ("follower", follower)):
+            if ctl.config.feedforward_velocity != "measured":
+                raise ValueError(f"the {role}'s controller has feedforward_velocity = "
+                                 f"{ctl.config.feedforward_velocity!r}; the bilateral pair needs 'measured' (its "
+                                 "references are made of the arms' measured velocities)")
         self.q_l0 = np.asarray(leader_home, dtype=float).copy()
         self.q_f0 = np.asarray(follower_home, dtype=float).copy()
         if self.q_l0.shape != (len(joint_map.leader_joints),) or self.q_f0.shape != (len(joint_map.follower_joints),):

@@ -67,7 +67,9 @@ def free_motion_friction(sim: SimArmConfig, ctrl: ControllerConfig, excitation: 
         raise ValueError(f"duration = {duration!r} must be > 0 s")
     arm = SimArm(dataclasses.replace(sim, seed=int(seed)))
     names = tuple(arm.joint_names)
-    controller = FeedforwardController(dataclasses.replace(ctrl, mode="ctc_dob"), model, arm.description)
+    # the measured velocity, as the bilateral pair runs (BilateralController refuses the desired one)
+    controller = FeedforwardController(dataclasses.replace(ctrl, mode="ctc_dob", feedforward_velocity="measured"),
+                                       model, arm.description)
     controller.set_reference(generate_excitation(
         dataclasses.replace(excitation, duration=float(duration) + 1.0, seed=int(seed)), start=sim.initial_position))
     arm.reset(controller.reference.sample(0.0)[0])  # type: ignore[union-attr]

@@ -68,6 +68,18 @@ def test_closed_loop_replay_follows_the_recorded_reference(sim_bag):
     assert float(result.max_abs_q_error.max()) < 1e-6
 
 
+def test_a_bag_from_before_feedforward_velocity_replays_with_the_measured_velocity(sim_bag):
+    """A bag's controller_config without feedforward_velocity (recorded before it existed) was run with the model at
+    the measured velocity: replayed so, and said so; a bag that names it keeps it."""
+    rec = read_recording(sim_bag)
+    assert rec.metadata["controller_config"]["feedforward_velocity"] == "desired"  # what simulate records now
+    old = {k: v for k, v in rec.metadata["controller_config"].items() if k != "feedforward_velocity"}
+    for meta, expected in ((old, "measured"), (rec.metadata["controller_config"], "desired")):
+        result = replay(dataclasses.replace(rec, metadata={**rec.metadata, "controller_config": meta}),
+                        closed_loop=True)
+        assert any(f"(mode pd_dob, feedforward_velocity {expected})" in n for n in result.notes), result.notes
+
+
 def test_bag_with_other_joints_is_refused_listing_names(sim_bag, tmp_path):
     rec = read_recording(sim_bag)
     renamed = dataclasses.replace(rec, joint_names=("shoulder", "joint2", "joint3"))

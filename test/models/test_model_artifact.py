@@ -187,13 +187,15 @@ def test_model_json_is_strict_json_with_numpy_metrics(trained, tmp_path):
 
 
 def _controller_feedforward(model_path, q, dq):
-    """Run controller ticks (mode ctc, no reference: hold the first q) from ``model_path``.
+    """Run controller ticks (mode ctc, no reference: hold the first q) from ``model_path``, the model at the measured
+    velocity (so that every input of the graph varies; the reference's would be 0 here).
 
     Returns (model torque ff + fb, ddq_ref = fb / Jn) per tick, each (N, J)."""
     from deadzone_id_ros.control import FeedforwardController
     from deadzone_id_ros.models.runtime import load_model
 
-    cfg = bundled_controller_config(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(model_path))
+    cfg = bundled_controller_config(joint_names=JOINTS, mode="ctc", model="learned", model_path=str(model_path),
+                                    feedforward_velocity="measured")
     ctl = FeedforwardController(cfg, load_model(cfg))
     tau, ddq_ref = [], []
     for k in range(len(q)):

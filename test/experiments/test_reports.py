@@ -310,6 +310,13 @@ def test_the_closed_loop_report_plots_and_links_the_tracking(tmp_path):
                                             "r.png"))
     assert "robot profile `so101`" in so101 and "config/sim_arm.yaml" not in so101
     assert "config/feedforward_controller.yaml" not in so101
+    # the report says which velocity the models saw; a run from before the setting was at the measured one
+    for source, words in (("desired", "at the reference's velocity (feedforward_velocity: desired)"),
+                          ("measured", "at the measured velocity (feedforward_velocity: measured)"),
+                          ("", "at the measured velocity. ")):
+        text = "\n".join(closed_loop_markdown({"pd_dob": run}, {}, {},
+                                               ClosedLoopSettings(seeds=[999], feedforward_velocity=source), "r.png"))
+        assert words in text, (source, text[:600])
 
 
 # --- a model that makes tracking worse than no model (issue 39, item 8) ----------------------------------------------

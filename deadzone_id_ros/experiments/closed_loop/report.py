@@ -212,6 +212,13 @@ def _flagged(entries: dict[str, ClosedLoopSummary], limit: float | None) -> list
     return [f"Runs that did not track{limit_txt}:", "", *lines, ""]
 
 
+def _velocity(source: str) -> str:
+    """How the ctc_dob models saw the velocity (``ClosedLoopSettings.feedforward_velocity``), for the report."""
+    if source == "desired":
+        return "evaluated at the reference's velocity (feedforward_velocity: desired)"
+    return "evaluated at the measured velocity" + (" (feedforward_velocity: measured)" if source else "")
+
+
 def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, ClosedLoopSummary],
                          live: dict[str, ClosedLoopResult], settings: ClosedLoopSettings, plot: str,
                          tracking: str | None = None) -> list[str]:
@@ -224,9 +231,10 @@ def closed_loop_markdown(closed: dict[str, ClosedLoopSummary], weak: dict[str, C
     lines = [f"Held-out excitation seeds {settings.seeds} (in no training data), {settings.duration_s:g} s each, "
              f"{arm}, simulator physics `{settings.sim_profile}`, run in-process: the nodes' FeedforwardController "
              f"and SimArm code without DDS. Every controller shares the PD gains, DOB and limits {gains}; ctc_dob "
-             "adds the model's torque as feedforward. Errors are reference minus measured position; \"mean\" is the "
-             "mean over joints of the per-joint RMSE, then mean ± std over seeds. At reversals: within 50 ms of a sign "
-             "change of the reference velocity (where the dead zone acts).",
+             f"adds the model's torque as feedforward, {_velocity(settings.feedforward_velocity)}. Errors are "
+             "reference minus measured position; \"mean\" is the mean over joints of the per-joint RMSE, then "
+             "mean ± std over seeds. At reversals: within 50 ms of a sign change of the reference velocity (where the "
+             "dead zone acts).",
              "",
              f"Pick: `{settings.pick}` ({settings.pick_source}).",
              ""]

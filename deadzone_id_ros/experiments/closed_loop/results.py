@@ -167,7 +167,9 @@ class ClosedLoopSettings(JsonRecord):
         profile.  time_base: the in-process runs' (:data:`IN_PROCESS_TIME_BASE`).  tracking_error_limit: the
         controllers' runaway limit on |q_d - q| [rad] (``ControllerConfig.tracking_error_limit``; None: not known),
         against which the report marks a run whose largest error is above it.  robot: the robot profile the runs
-        used (a shipped name or a profile file; "": the bundled arm of config/sim_arm.yaml).
+        used (a shipped name or a profile file; "": the bundled arm of config/sim_arm.yaml).  feedforward_velocity:
+        the velocity the ctc_dob models saw (``ControllerConfig.feedforward_velocity``; "": a run from before the
+        setting existed, when it was the measured one).
     """
 
     seeds: list[int] = field(default_factory=list)
@@ -183,6 +185,7 @@ class ClosedLoopSettings(JsonRecord):
     time_base: str = IN_PROCESS_TIME_BASE
     tracking_error_limit: float | None = None
     robot: str = ""
+    feedforward_velocity: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields."""

@@ -293,7 +293,8 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         live_seed=int(seeds[0]), live_duration_s=float(live_duration), pick=pick, pick_source=pick_source,
         live_failures=failures, missing=sorted(set(closed_loop_methods()) - set(available)),
         sim_profile=sim.profile, time_base=IN_PROCESS_TIME_BASE,
-        tracking_error_limit=float(base.tracking_error_limit), robot=str(robot or ""))
+        tracking_error_limit=float(base.tracking_error_limit), robot=str(robot or ""),
+        feedforward_velocity=base.feedforward_velocity)
     return ClosedLoopRun(strong, weak, live, settings)
 
 

@@ -47,6 +47,7 @@ SUBCOMMANDS: dict[str, str] = {
     "robot": "robot",
     "record": "record",
     "status": "status",
+    "param": "param",
 }
 
 

@@ -11,9 +11,18 @@ from pathlib import Path
 
 from ..config import check_positive, load_node_configs
 from ..realtime import check_realtime
-from .config import ControllerConfig
+from .config import FEEDFORWARD_VELOCITIES, MODEL_KINDS, MODES, ControllerConfig
 
-__all__ = ["LIVE_PARAMETERS", "PARAMETER_RANGES", "ControllerNodeConfig", "load_controller_config"]
+__all__ = ["LIVE_PARAMETERS", "PARAMETER_CHOICES", "PARAMETER_RANGES", "ControllerNodeConfig",
+           "load_controller_config"]
+
+#: The allowed values of the node's string parameters that take one of a few (``ros2 param describe`` shows them).
+PARAMETER_CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": MODES,
+    "model": MODEL_KINDS,
+    "feedforward_velocity": FEEDFORWARD_VELOCITIES,
+    "dob_discretization": ("zoh", "bilinear"),
+}
 
 # Range of every numeric parameter of the node, (lo, hi) inclusive, in the field's unit (per-joint lists: each value).
 # The ranges bound what a user may type; the config dataclasses check the finer rules (> 0, the DOB cutoff bound).

@@ -9,7 +9,7 @@ import sys
 import types
 import typing
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -134,14 +134,16 @@ def parameter_value(cls: type, name: str, value: object) -> Any:
 
 def declare_dataclass_parameters(
     node: Node, cls: type[T], *, read_only: Iterable[str] = (), descriptions: dict[str, str] | None = None,
-    ranges: dict[str, tuple[float, float]] | None = None,
+    ranges: dict[str, tuple[float, float]] | None = None, choices: Mapping[str, Sequence[str]] | None = None,
 ) -> T:
     """Declare one ROS parameter per field of the frozen dataclass ``cls`` (defaults from the dataclass) and build it.
 
     Values come from ``--params-file`` / ``-p`` overrides as usual. Fields listed in ``read_only`` cannot be changed
     at run time. Each parameter's description is ``descriptions[name]`` or else the field's entry in the dataclass
     docstring's ``Attributes:`` section; ``ranges[name] = (lo, hi)`` becomes its FloatingPointRange (float fields,
-    also per-joint lists) or IntegerRange (int fields). The dataclass's ``__post_init__`` validates the values.
+    also per-joint lists) or IntegerRange (int fields); ``choices[name]`` (a string field's allowed values) its
+    ``additional_constraints`` ("one of: ..."; ``ros2 param describe`` shows it). The dataclass's ``__post_init__``
+    validates the values.
     When ``cls`` has fields a robot profile gives (:data:`~deadzone_id_ros.robot.defaults.PROFILE_FIELDS`: joints,
     URDF, per-joint values), the node also gets the read-only parameter ``robot`` (:func:`declare_robot_parameter`)
     and every such field left unset is filled from that profile
@@ -168,6 +170,8 @@ def declare_dataclass_parameters(
         empty = default == []
         descriptor = ParameterDescriptor(description=descriptions.get(f.name, ""), read_only=f.name in read_only,
                                          dynamic_typing=numeric or empty)
+        if f.name in (choices or {}):
+            descriptor.additional_constraints = "one of: " + ", ".join(choices[f.name])  # type: ignore[index]
         bounds = ranges.get(f.name)
         if bounds is not None and element is float:
             descriptor.floating_point_range = [FloatingPointRange(from_value=float(bounds[0]),

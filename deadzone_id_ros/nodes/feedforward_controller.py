@@ -77,7 +77,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control import ControllerConfig, build_controller
-from ..control.feedforward_controller_params import LIVE_PARAMETERS, PARAMETER_RANGES, ControllerNodeConfig
+from ..control import feedforward_controller_params as ffp
 from ..control.model_swap import MODEL_FIELDS
 from ..control.reference_pipeline import ReferencePipeline
 from ..control.state_names import StateNameMap
@@ -109,12 +109,12 @@ class FeedforwardControllerNode(ControllerHandlers):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("feedforward_controller", **kwargs)
-        fixed = [f.name for f in dataclasses.fields(ControllerConfig) + dataclasses.fields(ControllerNodeConfig)
-                 if f.name not in LIVE_PARAMETERS + MODEL_FIELDS]
+        fixed = [f.name for f in dataclasses.fields(ControllerConfig) + dataclasses.fields(ffp.ControllerNodeConfig)
+                 if f.name not in ffp.LIVE_PARAMETERS + MODEL_FIELDS]
         self.config: ControllerConfig = declare_dataclass_parameters(
-            self, ControllerConfig, read_only=fixed, ranges=PARAMETER_RANGES)
-        self.node_config: ControllerNodeConfig = declare_dataclass_parameters(
-            self, ControllerNodeConfig, read_only=fixed, ranges=PARAMETER_RANGES)
+            self, ControllerConfig, read_only=fixed, ranges=ffp.PARAMETER_RANGES, choices=ffp.PARAMETER_CHOICES)
+        self.node_config: ffp.ControllerNodeConfig = declare_dataclass_parameters(
+            self, ffp.ControllerNodeConfig, read_only=fixed, ranges=ffp.PARAMETER_RANGES)
         self.debug_decimation = self.node_config.debug_decimation
         names = tuple(self.config.joint_names)
         cmd_names = tuple(self.node_config.command_joint_names)
@@ -196,9 +196,9 @@ class FeedforwardControllerNode(ControllerHandlers):
             MultiArrayDimension(label="joint", size=j, stride=j),
         ]
         self.get_logger().info(
-            f"feedforward_controller: mode {self.config.mode}, model {self.config.model}, joints {list(names)}, "
-            f"command order {list(cmd_names)}, effort limits {self.controller.effort_limit.tolist()} N*m"
-        )
+            f"feedforward_controller: mode {self.config.mode}, model {self.config.model} (at the "
+            f"{self.config.feedforward_velocity} velocity), joints {list(names)}, command order {list(cmd_names)}, "
+            f"effort limits {self.controller.effort_limit.tolist()} N*m")
 
     # -------------------------------------------------------------------------------------------------------------
     def _now_s(self) -> float:

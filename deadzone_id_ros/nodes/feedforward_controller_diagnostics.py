@@ -85,6 +85,7 @@ def control_loop_status(name: str, hardware_id: str, config: ControllerConfig, c
         "mode": config.mode,
         "model": config.model,
         "model_path": config.model_path,
+        "feedforward_velocity": config.feedforward_velocity,
         "model_swap": model_swap,
         "watchdog": st.watchdog,
         "watchdog_trips": str(st.watchdog_trips),

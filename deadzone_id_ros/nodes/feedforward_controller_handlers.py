@@ -71,7 +71,15 @@ class ControllerHandlers(Node):
         return response
 
     def _on_set_parameters(self, params: list) -> SetParametersResult:
-        """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason."""
+        """Validate a set-parameters request as a whole and apply it live, or refuse it with the reason (answered
+        and logged: the node's log says why a ``ros2 param set`` did nothing)."""
+        result = self._apply_parameters(params)
+        if not result.successful:
+            self.get_logger().warning(f"parameters refused: {result.reason}")
+        return result
+
+    def _apply_parameters(self, params: list) -> SetParametersResult:
+        """The work of :meth:`_on_set_parameters`."""
         core, node, reason = split_request(params)
         if reason:
             return SetParametersResult(successful=False, reason=reason)
@@ -94,7 +102,8 @@ class ControllerHandlers(Node):
         self.config, self.node_config = new_config, new_node_config
         self.debug_decimation = new_node_config.debug_decimation
         if core or node:
-            self.get_logger().info(f"parameters applied: {sorted({**core, **node})}")
+            applied = ", ".join(f"{k} = {v!r}" for k, v in sorted({**core, **node}.items()))
+            self.get_logger().info(f"parameters applied: {applied}")
         return SetParametersResult(successful=True)
 
     async def _on_swap_model(self, request: SetParametersAtomically.Request,

@@ -172,6 +172,14 @@ def test_the_full_precision_record_reads_back(short_run, tmp_path):
     back = ImproveRun.read(tmp_path / RECORD)
     assert improve_markdown(back) == improve_markdown(run) and back.rmse() == run.rmse()
     assert back.iterations[2].training == run.iterations[2].training and back.settings == run.settings
+    # the settings line names the robot, not only the simulator's joint-effects profile (a Panda's report once said
+    # "Simulated arm `geared_desktop_arm`")
+    from deadzone_id_ros.experiments.improve.report import improve_settings_line
+
+    assert improve_settings_line(run).startswith(f"Simulated arm: the bundled arm (joint effects profile "
+                                                 f"`{run.sim_profile}`)")
+    panda = dataclasses.replace(run, settings=dataclasses.replace(run.settings, robot="panda"))
+    assert improve_settings_line(panda).startswith("Simulated arm: `panda` (joint effects profile")
 
 
 def test_a_compare_model_that_ran_away_is_no_yardstick(short_run):

@@ -69,7 +69,9 @@ def improve_settings_line(run: ImproveRun) -> str:
     s = run.settings
     where = ("task runs live over DDS in lockstep (the nodes; trial runs and held-out scoring in-process)"
              if s.live else "in-process")
-    return (f"Simulated arm `{run.sim_profile}`, {where}; DOB cutoff x{s.dob_cutoff_scale:g}; task references: "
+    arm = f"`{s.robot}`" if s.robot else "the bundled arm"
+    return (f"Simulated arm: {arm} (joint effects profile `{run.sim_profile}`), {where}; DOB cutoff "
+            f"x{s.dob_cutoff_scale:g}; task references: "
             f"seeds {list(s.task_seeds)}, {s.task_duration_s:g} s each, recorded every iteration; held-out "
             f"references (never run for training): seeds {list(s.held_out_seeds)}, {s.held_out_duration_s:g} s "
             f"each; {s.iterations} iteration(s); candidates {list(s.methods) or 'every method'}; warm start "

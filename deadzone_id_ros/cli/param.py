@@ -8,9 +8,12 @@
     deadzone-id param --node /sim_arm list
 
 What ``ros2 param list|get|set|describe`` does, through the node's parameter services in the environment's
-ROS_DOMAIN_ID; a value is YAML text, typed as ``ros2 param set`` types it (``1`` an integer, ``1.0`` a float, a list
-in brackets). Exit status: 0 on success, 1 when the node refuses a value (its reason is printed, and the node logs
-it), 2 when the node does not answer within the timeout or has no parameter of that name.
+ROS_DOMAIN_ID (:mod:`deadzone_id_ros.nodes.param_client`). A value is YAML text (a list in brackets, quoted), read
+after the parameter's type: ``1`` sets a float parameter to 1.0, and any text sets a string parameter to that text.
+Exit status: 0 on success, 1 when the value is refused (the reason is printed; the controller also logs a refusal by
+its own rules, while rclpy's checks of read-only, type and range answer without a log line), 2 when the node does not
+answer within the timeout (each step waits at most that long), has no parameter of that name, or the value is no
+parameter value.
 """
 
 from __future__ import annotations
@@ -39,20 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the action; returns 0, or 1 when a set is refused. Raises GraphUnreachable (exit 2) and ConfigError
-    (exit 2: wrong number of arguments)."""
+    """Run the action; returns 0, or 1 when a set is refused.
+
+    Raises:
+        GraphUnreachable: the node does not answer (exit 2).  ParameterError: a name the node does not declare, a
+            value that is no parameter value, an invalid node name (exit 2).  ConfigError: wrong arguments (exit 2).
+    """
     from ..errors import ConfigError
-    from ..nodes import graph_client as gc
-
-    try:
-        return _run(args, gc)
-    except KeyError as err:  # a name the node does not declare
-        raise ConfigError(err.args[0]) from None
-
-
-def _run(args: argparse.Namespace, gc) -> int:  # noqa: ANN001 - the graph_client module
-    """The work of :func:`run`."""
-    from ..errors import ConfigError
+    from ..nodes import param_client as pc
 
     node, names = "/" + args.node.strip("/"), list(args.args)
     if args.action == "list" and names:
@@ -62,16 +59,16 @@ def _run(args: argparse.Namespace, gc) -> int:  # noqa: ANN001 - the graph_clien
     if args.action == "set" and len(names) != 2:
         raise ConfigError(f"param set takes NAME VALUE (got {names}); quote a list: \"[1.0, 2.0]\"")
     if args.action == "list":
-        print("\n".join(gc.list_parameters(node, args.timeout)))
+        print("\n".join(pc.list_parameters(node, args.timeout)))
     elif args.action == "get":
-        for name, value in gc.get_parameters(node, names, args.timeout):
+        for name, value in pc.get_parameters(node, names, args.timeout):
             print(f"{name}: {NOT_SET if value is None else repr(value)}")
     elif args.action == "describe":
-        for d in gc.describe_parameters(node, names, args.timeout):
+        for d in pc.describe_parameters(node, names, args.timeout):
             print(f"{d.name}: {d.type}{', read-only' if d.read_only else ', live'}"
                   f"{'; ' + d.constraints if d.constraints else ''}\n    {d.description}")
     else:
-        ok, reason = gc.set_parameter(node, names[0], names[1], args.timeout)
+        ok, reason = pc.set_parameter(node, names[0], names[1], args.timeout)
         print(f"{node} {names[0]} = {names[1]}: {'applied' if ok else 'refused: ' + reason}")
         return 0 if ok else 1
     return 0

@@ -16,8 +16,8 @@ from ..robot.reduced import locked_positions
 if TYPE_CHECKING:
     from ..robot import RobotDescription
 
-__all__ = ["DEFAULT_CONTROL_RATE", "FEEDFORWARD_SOURCES", "FEEDFORWARD_VELOCITIES", "FIXED_FIELDS", "MODES",
-           "ControlMode", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
+__all__ = ["DEFAULT_CONTROL_RATE", "DOB_DISCRETIZATIONS", "FEEDFORWARD_SOURCES", "FEEDFORWARD_VELOCITIES",
+           "FIXED_FIELDS", "MODES", "ControlMode", "ControllerConfig", "check_fixed_fields", "dob_cutoff_limit"]
 
 #: Where the feedforward torque comes from: "nominal_inertia" (tau_ff = Jn ddq_ref) or "model" (tau_ff =
 #: f(q, v, ddq_ref), computed torque with the configured model; v per :data:`FEEDFORWARD_VELOCITIES`).
@@ -26,6 +26,9 @@ FEEDFORWARD_SOURCES = ("nominal_inertia", "model")
 #: The velocity the model's feedforward is evaluated at (:attr:`ControllerConfig.feedforward_velocity`): "desired"
 #: (the reference's dq_d) or "measured" (the state's dq).
 FEEDFORWARD_VELOCITIES = ("desired", "measured")
+
+#: How the DOB's low-pass is discretized (:attr:`ControllerConfig.dob_discretization`).
+DOB_DISCRETIZATIONS = ("zoh", "bilinear")
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,9 @@ class ControllerConfig:
                      "rate_limit_max_period", "fault_hold_time", "tracking_error_limit"):
             check_positive(name, getattr(self, name))
         check_positive("position_limit_margin", self.position_limit_margin, allow_zero=True)
-        if self.dob_discretization not in ("zoh", "bilinear"):
-            raise ValueError(f"dob_discretization = {self.dob_discretization!r} must be 'zoh' or 'bilinear'")
+        if self.dob_discretization not in DOB_DISCRETIZATIONS:
+            raise ValueError(f"dob_discretization = {self.dob_discretization!r} must be one of "
+                             f"{list(DOB_DISCRETIZATIONS)}")
         limit, why = dob_cutoff_limit(self.control_rate, self.dob_discretization)
         for i, g in enumerate(self.dob_cutoff):
             if g >= limit:

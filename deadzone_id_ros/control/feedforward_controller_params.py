@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config import check_positive, load_node_configs
 from ..realtime import check_realtime
-from .config import FEEDFORWARD_VELOCITIES, MODEL_KINDS, MODES, ControllerConfig
+from .config import DOB_DISCRETIZATIONS, FEEDFORWARD_VELOCITIES, MODEL_KINDS, MODES, ControllerConfig
 
 __all__ = ["LIVE_PARAMETERS", "PARAMETER_CHOICES", "PARAMETER_RANGES", "ControllerNodeConfig",
            "load_controller_config"]
@@ -21,7 +21,7 @@ PARAMETER_CHOICES: dict[str, tuple[str, ...]] = {
     "mode": MODES,
     "model": MODEL_KINDS,
     "feedforward_velocity": FEEDFORWARD_VELOCITIES,
-    "dob_discretization": ("zoh", "bilinear"),
+    "dob_discretization": DOB_DISCRETIZATIONS,
 }
 
 # Range of every numeric parameter of the node, (lo, hi) inclusive, in the field's unit (per-joint lists: each value).

@@ -123,8 +123,15 @@ def check_range(name: str, value: object, bounds: tuple[float, float] | None) ->
 
 def parameter_value(cls: type, name: str, value: object) -> Any:
     """A ROS parameter value as the dataclass field ``name`` of ``cls`` takes it: int -> float for float fields,
-    lists -> tuples for tuple fields."""
+    lists -> tuples for tuple fields.
+
+    Raises:
+        ValueError: a string for a field of numbers (a dynamically typed per-joint parameter takes any type: a
+            mistyped list such as "[400, 400.5, 1]" arrives as a string and would be read one character a value).
+    """
     hints = typing.get_type_hints(cls)
+    if isinstance(value, str) and _element_type(hints.get(name)) in (float, int):
+        raise ValueError(f"{name} = {value!r} is a string; it takes a number or a list of numbers")
     if _element_type(hints.get(name)) is float:
         value = _as_float(value)
     if isinstance(value, list):

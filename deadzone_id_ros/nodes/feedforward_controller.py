@@ -85,7 +85,7 @@ from ..control.tick_gate import TickGate
 from ..errors import SafetyError
 from ..realtime import RealtimeConfig, RealtimeState, current_state
 from ..sensing import SensingConfig
-from ..sensing.sensor import SENSING_RANGES
+from ..sensing.sensor import SENSING_CHOICES, SENSING_RANGES
 from ..stamps import EpochSeconds, ns_to_s, ns_to_stamp, stamp_to_ns
 from ._common import SimClockWatch, declare_dataclass_parameters, run_node
 from .feedforward_controller_diagnostics import control_loop_status
@@ -128,7 +128,8 @@ class FeedforwardControllerNode(ControllerHandlers):
         self._command_identity = cmd_names == names
         self.controller = build_controller(self.config)
         self.sensing_config: SensingConfig = declare_dataclass_parameters(
-            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES)
+            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES,
+            choices=SENSING_CHOICES)
         nc = self.node_config  # run_node applies realtime_config in the spin thread, then sets realtime_state
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         self.realtime_state: RealtimeState = current_state()
@@ -195,10 +196,10 @@ class FeedforwardControllerNode(ControllerHandlers):
             MultiArrayDimension(label="part", size=4, stride=4 * j),
             MultiArrayDimension(label="joint", size=j, stride=j),
         ]
-        self.get_logger().info(
-            f"feedforward_controller: mode {self.config.mode}, model {self.config.model} (at the "
-            f"{self.config.feedforward_velocity} velocity), joints {list(names)}, command order {list(cmd_names)}, "
-            f"effort limits {self.controller.effort_limit.tolist()} N*m")
+        at = f" (at the {self.config.feedforward_velocity} velocity)" * self.config.uses_model
+        self.get_logger().info(f"feedforward_controller: mode {self.config.mode}, model {self.config.model}{at}, "
+                               f"joints {list(names)}, command order {list(cmd_names)}, effort limits "
+                               f"{self.controller.effort_limit.tolist()} N*m")
 
     # -------------------------------------------------------------------------------------------------------------
     def _now_s(self) -> float:

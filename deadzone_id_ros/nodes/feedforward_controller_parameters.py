@@ -50,7 +50,10 @@ def split_request(params: Iterable[Parameter]) -> tuple[dict[str, Any], dict[str
         if reason:
             return {}, {}, reason
         cls = ControllerConfig if p.name in _CORE else ControllerNodeConfig
-        (core if cls is ControllerConfig else node)[p.name] = parameter_value(cls, p.name, value)
+        try:
+            (core if cls is ControllerConfig else node)[p.name] = parameter_value(cls, p.name, value)
+        except ValueError as err:
+            return {}, {}, str(err)
     return core, node, ""
 
 

@@ -32,7 +32,7 @@ from std_msgs.msg import Float64MultiArray
 from ..models.runtime import load_model
 from ..sensing import SensingConfig
 from ..sensing.node_config import ForceEstimatorConfig
-from ..sensing.sensor import SENSING_RANGES
+from ..sensing.sensor import SENSING_CHOICES, SENSING_RANGES
 from ..stamps import ns_to_s, stamp_to_ns
 from ._common import declare_dataclass_parameters, run_node
 from .sensing_publisher import SensingPublisher
@@ -53,7 +53,8 @@ class ForceEstimatorNode(Node):
         fixed = [f.name for f in dataclasses.fields(ForceEstimatorConfig)]
         self.config: ForceEstimatorConfig = declare_dataclass_parameters(self, ForceEstimatorConfig, read_only=fixed)
         self.sensing_config: SensingConfig = declare_dataclass_parameters(
-            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES)
+            self, SensingConfig, read_only=[f.name for f in dataclasses.fields(SensingConfig)], ranges=SENSING_RANGES,
+            choices=SENSING_CHOICES)
         names = tuple(self.config.joint_names)
         model = load_model(self.config)
         self.sensing = SensingPublisher.build(self, self.sensing_config, self.config, model, names)

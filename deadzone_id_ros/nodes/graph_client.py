@@ -1,9 +1,8 @@
-"""A short-lived rclpy client of a running graph, for ``deadzone-id record``, ``status`` and ``param``.
+"""A short-lived rclpy client of a running graph, for ``deadzone-id record`` and ``deadzone-id status`` (and
+``deadzone-id param``: :mod:`.param_client`).
 
-A pip install has no ``ros2`` command line; these calls replace ``ros2 service call /recorder/start
-std_srvs/srv/Trigger``, ``ros2 topic echo /diagnostics`` and ``ros2 param list|get|set|describe`` (the last through
-rclpy's own :class:`rclpy.parameter_client.AsyncParameterClient`, values typed from YAML text as ``ros2 param set``
-types them). The client node lives in its own rclpy context (created
+A pip install has no ``ros2`` command line; these two calls replace ``ros2 service call /recorder/start
+std_srvs/srv/Trigger`` and ``ros2 topic echo /diagnostics``. The client node lives in its own rclpy context (created
 and shut down by each call, so it can be used from any program without touching rclpy's default context) and uses
 the environment's ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE like any node. The formatting of what comes back
 is ROS-free (:mod:`deadzone_id_ros.cli.status`).
@@ -13,19 +12,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from ..errors import DeadzoneIdError
 from ..stamps import stamp_to_s
 
-if TYPE_CHECKING:
-    from rclpy.parameter_client import AsyncParameterClient
-    from rclpy.task import Future
-
-R = TypeVar("R")
-
-__all__ = ["DiagnosticReport", "GraphUnreachable", "ParameterDescription", "call_trigger", "collect_diagnostics",
-           "describe_parameters", "get_parameters", "list_parameters", "set_parameter"]
+__all__ = ["DiagnosticReport", "GraphUnreachable", "call_trigger", "collect_diagnostics"]
 
 
 class GraphUnreachable(DeadzoneIdError):
@@ -154,131 +146,3 @@ def collect_diagnostics(topic: str = "/diagnostics", timeout: float = 5.0,
                                    "range?)")
         c.spin_until(lambda: False, settle)
     return [latest[k] for k in sorted(latest)]
-
-
-@dataclass(frozen=True)
-class ParameterDescription:
-    """What a node says of one of its parameters (rcl_interfaces/ParameterDescriptor), as plain data.
-
-    Attributes:
-        name: the parameter.  type: its type's name ("STRING", "DOUBLE_ARRAY", ...; "NOT_SET": not declared).
-        description: the node's text.  read_only: True when it cannot change at run time.
-        constraints: the allowed values or range as text ("one of: a, b", "[lo, hi]"), "" when none.
-    """
-
-    name: str
-    type: str
-    description: str
-    read_only: bool
-    constraints: str
-
-
-def _parameter_client(c: _Client, node: str, timeout: float) -> AsyncParameterClient:
-    """rclpy's parameter client of ``node``, once its services are matched; GraphUnreachable after ``timeout``."""
-    from rclpy.parameter_client import AsyncParameterClient
-
-    client = AsyncParameterClient(c.node, node)
-    if not c.spin_until(client.services_are_ready, timeout):
-        raise GraphUnreachable(f"no parameter services of {node} within {timeout:g} s: is the node running, under "
-                               "this name, in this ROS_DOMAIN_ID and discovery range? (`deadzone-id status` lists "
-                               "the nodes that publish diagnostics)")
-    return client
-
-
-def _answer(c: _Client, future: Future[R], what: str, timeout: float) -> R:
-    """The response of ``future``; GraphUnreachable when it does not come within ``timeout``."""
-    result = future.result() if c.spin_until(future.done, timeout) else None
-    if result is None:
-        raise GraphUnreachable(f"{what} did not answer within {timeout:g} s")
-    return result
-
-
-def _declared(c: _Client, client: AsyncParameterClient, node: str, timeout: float) -> list[str]:
-    """The parameter names ``node`` declares, sorted."""
-    return sorted(_answer(c, client.list_parameters(), f"{node}/list_parameters", timeout).result.names)
-
-
-def list_parameters(node: str, timeout: float = 10.0) -> list[str]:
-    """The names of the parameters ``node`` (fully qualified, e.g. ``/feedforward_controller``) declares, sorted.
-
-    Raises:
-        GraphUnreachable: the node's parameter services did not appear or answer within ``timeout`` [s].
-    """
-    with _Client("deadzone_id_param") as c:
-        return _declared(c, _parameter_client(c, node, timeout), node, timeout)
-
-
-def get_parameters(node: str, names: list[str], timeout: float = 10.0) -> list[tuple[str, object]]:
-    """The values of ``names`` on ``node``: (name, value) in order, the value a Python bool, int, float, str or list
-    (None: declared without a value).
-
-    Raises:
-        GraphUnreachable: as :func:`list_parameters`.
-        KeyError: a name the node does not declare (the message names it).
-    """
-    from rclpy.parameter import parameter_value_to_python
-
-    with _Client("deadzone_id_param") as c:
-        client = _parameter_client(c, node, timeout)
-        _check_declared(names, _declared(c, client, node, timeout), node)
-        response = _answer(c, client.get_parameters(list(names)), f"{node}/get_parameters", timeout)
-        values: list[object] = [parameter_value_to_python(v) for v in response.values]
-    return [(n, v.tolist() if hasattr(v, "tolist") else list(v) if isinstance(v, tuple) else v)  # arrays as lists
-            for n, v in zip(names, values)]
-
-
-def _check_declared(names: list[str], declared: list[str], node: str) -> None:
-    """KeyError naming the first of ``names`` that is not in ``declared``."""
-    missing = [n for n in names if n not in declared]
-    if missing:
-        raise KeyError(f"{node} has no parameter {missing[0]!r} (`deadzone-id param --node {node} list` lists "
-                       f"its {len(declared)})")
-
-
-def set_parameter(node: str, name: str, text: str, timeout: float = 10.0) -> tuple[bool, str]:
-    """Set ``name`` on ``node`` to the value ``text`` (YAML: ``1`` an integer, ``1.5`` a float, ``[1.0, 2.0]`` a
-    list, ``measured`` a string; typed as ``ros2 param set`` types it).
-
-    Returns:
-        (successful, the node's reason when it refused).
-
-    Raises:
-        GraphUnreachable: as :func:`list_parameters`.
-        KeyError: a name the node does not declare.
-    """
-    from rcl_interfaces.msg import Parameter as ParameterMsg
-    from rclpy.parameter import get_parameter_value
-
-    with _Client("deadzone_id_param") as c:
-        client = _parameter_client(c, node, timeout)
-        _check_declared([name], _declared(c, client, node, timeout), node)
-        msg = ParameterMsg(name=name, value=get_parameter_value(text))
-        response = _answer(c, client.set_parameters([msg]), f"{node}/set_parameters", timeout)
-        result = response.results[0]
-        return bool(result.successful), str(result.reason)
-
-
-def describe_parameters(node: str, names: list[str], timeout: float = 10.0) -> list[ParameterDescription]:
-    """What ``node`` says of ``names``: type (a dynamically typed parameter's: its value's now, marked "dynamic"),
-    description, read-only flag and allowed values or range.
-
-    Raises:
-        GraphUnreachable: as :func:`list_parameters`.
-        KeyError: a name the node does not declare.
-    """
-    from rclpy.parameter import Parameter
-
-    with _Client("deadzone_id_param") as c:
-        client = _parameter_client(c, node, timeout)
-        _check_declared(names, _declared(c, client, node, timeout), node)
-        response = _answer(c, client.describe_parameters(list(names)), f"{node}/describe_parameters", timeout)
-        types = _answer(c, client.get_parameter_types(list(names)), f"{node}/get_parameter_types", timeout).types
-    out = []
-    for name, d, now in zip(names, response.descriptors, types):
-        ranges = [f"[{r.from_value:g}, {r.to_value:g}]" for r in (*d.floating_point_range, *d.integer_range)]
-        constraints = "; ".join([t for t in (d.additional_constraints,) if t] + ranges)
-        kind = (Parameter.Type(d.type).name if not d.dynamic_typing else "dynamic, not set"
-                if now == Parameter.Type.NOT_SET.value else f"{Parameter.Type(now).name} (dynamic)")
-        out.append(ParameterDescription(name=name, type=kind, description=d.description,
-                                        read_only=bool(d.read_only), constraints=constraints))
-    return out

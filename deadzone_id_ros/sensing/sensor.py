@@ -26,11 +26,14 @@ if TYPE_CHECKING:
 from .estimators import DobEstimator, ExternalTorqueEstimator, MomentumObserver, ResidualEstimator
 from .wrench import WrenchEstimate, WrenchEstimator
 
-__all__ = ["ESTIMATOR_KINDS", "SENSING_RANGES", "ForceSensor", "NominalSettings", "SensingConfig", "SensingSample",
-           "build_sensor", "nominal_rigid_body"]
+__all__ = ["ESTIMATOR_KINDS", "SENSING_CHOICES", "SENSING_RANGES", "ForceSensor", "NominalSettings", "SensingConfig",
+           "SensingSample", "build_sensor", "nominal_rigid_body"]
 
 #: estimator kinds :func:`build_sensor` knows (:mod:`.estimators`)
 ESTIMATOR_KINDS = ("residual", "momentum", "dob")
+#: the allowed values of the string ``sensing_*`` node parameters that take one of a few
+SENSING_CHOICES: dict[str, tuple[str, ...]] = {"sensing_estimator": ESTIMATOR_KINDS,
+                                               "sensing_effort_unit": EFFORT_UNITS}
 #: (lo, hi) of every numeric ``sensing_*`` node parameter, in its unit (per-joint lists: each value)
 SENSING_RANGES: dict[str, tuple[float, float]] = {
     "sensing_cutoff": (1e-3, 1e6), "sensing_velocity_threshold": (0.0, 100.0), "sensing_band": (0.0, 1e4),

@@ -5,7 +5,9 @@ masked, conventional and picked models, each on several held-out excitation seed
 simulator code of the nodes, no DDS, faster than real time), with the default DOB and with a weak DOB (cutoff a
 fraction of the default, where the feedforward has to carry the load). Optionally one live run per controller
 over DDS (sim_feedforward.launch.yaml in lockstep) on the first seed, beside the in-process run of the same seed
-and duration: the check that the nodes behave like the in-process loop. Writes OUT/closed_loop.json,
+and duration: the check that the nodes behave like the in-process loop. The ctc_dob models are evaluated at the
+reference's velocity, as the controller does by default; --feedforward-velocity measured runs them at the measured
+one, to compare the two laws on the same models. Writes OUT/closed_loop.json,
 OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png (the experiment:
 :mod:`deadzone_id_ros.experiments.closed_loop.run`).
 """
@@ -35,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--live-duration", type=float, default=0.0, metavar="S",
                    help="also one live run over DDS per controller of this length (default 0: none)")
     p.add_argument("--workers", type=int, default=2, help="processes for the in-process runs (default 2)")
+    p.add_argument("--feedforward-velocity", choices=("desired", "measured"), default="desired",
+                   help="the velocity the ctc_dob models are evaluated at: desired (the reference's, the controller's "
+                   "default) or measured (the law before 2026-12-07; in process only, without --live-duration); "
+                   "docs/controller.md, \"The velocity the model sees\"")
     p.add_argument("--robot", default=None, metavar="NAME|FILE",
                    help="robot profile (`deadzone-id robot show`) of the simulated arm and the controller "
                    "(default: the bundled arm), in process and in the live runs (robot:= of the launch files)")
@@ -62,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     robot_check_first(args.robot, args.no_check)
     try:
         res = run_closed_loop(args.compare, out, args.seeds, args.duration, args.weak_dob_fraction,
-                              args.live_duration, args.workers, robot=args.robot)
+                              args.live_duration, args.workers, robot=args.robot,
+                              feedforward_velocity=args.feedforward_velocity)
     except ValueError as err:
         raise ConfigError(str(err)) from err
     print(write_closed_loop(out, res))

@@ -173,3 +173,30 @@ def test_worker_pool_runs_niced_and_cancels_its_queue_when_the_block_raises():
         raise KeyboardInterrupt
     assert sum(f.cancelled() for f in futures) >= 15  # 20 x 0.5 s queued: at most the running one and a few taken
     assert all(f.done() for f in futures)
+
+
+def test_closed_loop_runs_the_models_at_the_velocity_asked_and_says_so(tmp_path):
+    """`--feedforward-velocity measured` (docs/controller.md, "The velocity the model sees"): every in-process job's
+    controller gets it, the report names it, and with live runs it is refused (they take the launch files')."""
+    import dataclasses
+
+    from deadzone_id_ros.cli.main import main
+    from deadzone_id_ros.experiments.closed_loop.run import _jobs, run_closed_loop
+
+    spec = object()
+    for velocity in ("desired", "measured"):
+        jobs = _jobs([spec], [999], 0.3, (1.0, 0.2), None, velocity)
+        assert [j[4].feedforward_velocity for j in jobs] == [velocity, velocity]
+        default = _jobs([spec], [999], 0.3, (1.0,))[0][4]  # nothing else of the controller changes
+        assert dataclasses.replace(jobs[0][4], feedforward_velocity="desired") == default
+    _report(tmp_path, {})
+    assert main(["closed-loop", "--compare", str(tmp_path), "--seeds", "999", "--duration", "0.3", "--workers", "1",
+                 "--feedforward-velocity", "measured"]) == 0
+    doc = json.loads((tmp_path / "closed_loop.json").read_text())
+    assert doc["closed_loop_settings"]["feedforward_velocity"] == "measured"
+    assert "evaluated at the measured velocity (feedforward_velocity: measured)" in \
+        (tmp_path / "closed_loop.md").read_text()
+    with pytest.raises(ValueError, match="runs in process only"):
+        run_closed_loop(tmp_path, tmp_path, [999], 0.3, live_duration=1.0, workers=1, feedforward_velocity="measured")
+    with pytest.raises(ValueError, match="must be one of"):
+        run_closed_loop(tmp_path, tmp_path, [999], 0.3, workers=1, feedforward_velocity="fast")

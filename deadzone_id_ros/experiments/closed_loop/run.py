@@ -13,6 +13,7 @@ OUT/closed_loop.md and OUT/plots/closed_loop_reversals.png.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -126,10 +127,13 @@ def worker_pool(workers: int, niceness: int = 0) -> Iterator[ProcessPoolExecutor
 
 
 def _jobs(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
-          dob_fractions: Sequence[float], robot: str | None = None) -> list[tuple]:
+          dob_fractions: Sequence[float], robot: str | None = None,
+          feedforward_velocity: str = "desired") -> list[tuple]:
     """The arguments of :func:`~.closed_loop.sim.run_controller` per DOB fraction and controller, in that order, on
-    the robot profile ``robot`` (None: the bundled arm)."""
+    the robot profile ``robot`` (None: the bundled arm), the ctc models evaluated at ``feedforward_velocity``
+    (``ControllerConfig.feedforward_velocity``)."""
     sim, base = _default_configs(robot)
+    base = dataclasses.replace(base, feedforward_velocity=feedforward_velocity)
     return [(spec, tuple(seeds), float(duration), sim, base, float(f)) for f in dob_fractions for spec in specs]
 
 
@@ -149,16 +153,17 @@ def _by_fraction(results: Sequence[ClosedLoopSummary], n_specs: int, seeds: Sequ
 
 def run_in_process(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                    dob_fractions: Sequence[float], workers: int = 2,
-                   log: Callable[[str], None] = _log, robot: str | None = None) -> list[dict[str, ClosedLoopSummary]]:
+                   log: Callable[[str], None] = _log, robot: str | None = None,
+                   feedforward_velocity: str = "desired") -> list[dict[str, ClosedLoopSummary]]:
     """Each controller on each seed, once per DOB fraction, over ``workers`` processes (1: in this process).
 
     Uses the robot profile ``robot`` (name or file) when given, else the bundled config/sim_arm.yaml (the live
-    sim_arm's physics) and the default ControllerConfig.
+    sim_arm's physics) and the default ControllerConfig, with ``feedforward_velocity``.
 
     Returns:
         one {name: summary} per entry of ``dob_fractions``, in spec order.
     """
-    jobs = _jobs(specs, seeds, duration, dob_fractions, robot)
+    jobs = _jobs(specs, seeds, duration, dob_fractions, robot, feedforward_velocity)
     if workers > 1:
         with worker_pool(workers) as pool:
             results = list(pool.map(_one, jobs))
@@ -226,7 +231,7 @@ OVERLAP_NICENESS = 5
 
 def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], duration: float,
                          fractions: Sequence[float], live_duration: float, out: Path, workers: int,
-                         log: Callable[[str], None], robot: str | None = None
+                         log: Callable[[str], None], robot: str | None = None, feedforward_velocity: str = "desired"
                          ) -> tuple[list[dict[str, ClosedLoopSummary]], dict[str, ClosedLoopResult], dict[str, str]]:
     """The in-process runs (one {name: summary} per DOB fraction) and the live runs (:func:`live_closed_loop`;
     none when ``live_duration`` is 0).
@@ -235,9 +240,9 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
     ``workers`` processes at :data:`OVERLAP_NICENESS` while the live runs go on in this one: the results are the
     same as one after the other (each run is deterministic in its seed), the wall time is about the live runs'.
     """
-    jobs = _jobs(specs, seeds, duration, fractions, robot)
+    jobs = _jobs(specs, seeds, duration, fractions, robot, feedforward_velocity)
     if live_duration <= 0 or workers <= 1:
-        summaries = run_in_process(specs, seeds, duration, fractions, workers, log, robot)
+        summaries = run_in_process(specs, seeds, duration, fractions, workers, log, robot, feedforward_velocity)
         if live_duration <= 0:
             return summaries, {}, {}
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each:")
@@ -256,7 +261,8 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
 
 def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT_SEEDS, duration: float = 8.0,
                     weak_dob_fraction: float = WEAK_DOB_FRACTION, live_duration: float = 0.0, workers: int = 2,
-                    log: Callable[[str], None] = _log, robot: str | None = None) -> ClosedLoopRun:
+                    log: Callable[[str], None] = _log, robot: str | None = None,
+                    feedforward_velocity: str = "desired") -> ClosedLoopRun:
     """The closed-loop comparison for the models of ``compare_dir``; plots go to ``out``/plots.
 
     Args:
@@ -265,9 +271,12 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         in (0, 1).  live_duration: live run length [s] per controller; 0 skips the live runs.  workers: processes
         for the in-process runs (they run beside the live runs when there are both, :func:`_in_process_and_live`).
         robot: a robot profile (name or file) for the in-process and the live runs; None: the bundled arm.
+        feedforward_velocity: the velocity the ctc_dob models are evaluated at (``ControllerConfig``'s;
+            "measured" only in process: the live runs take the launch files' setting).
 
     Raises:
-        ValueError: no seeds, or weak_dob_fraction outside (0, 1).  FileNotFoundError: no report.json.  DataError:
+        ValueError: no seeds, weak_dob_fraction outside (0, 1), or a feedforward_velocity that is not one of
+            ``FEEDFORWARD_VELOCITIES`` or not "desired" with live runs.  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
     from ..compare.plots import reversal_error_plot, tracking_plot
@@ -277,12 +286,22 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         raise ValueError("closed loop needs at least one seed")
     if not 0 < weak_dob_fraction < 1:
         raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
+    from ...control.config import FEEDFORWARD_VELOCITIES
+
+    if feedforward_velocity not in FEEDFORWARD_VELOCITIES:
+        raise ValueError(f"feedforward velocity = {feedforward_velocity!r} must be one of "
+                         f"{list(FEEDFORWARD_VELOCITIES)}")
+    if feedforward_velocity != "desired" and live_duration > 0:
+        raise ValueError(f"feedforward velocity {feedforward_velocity!r} runs in process only: the live runs take the "
+                         "launch files' controller settings (drop --live-duration, or set it in a controller "
+                         "parameter file for a live run of your own)")
     pick, pick_source = read_pick(compare_dir)
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
     specs = controller_specs(models, pick, available)
     (strong, weak), live, failures = _in_process_and_live(specs, seeds, duration, (1.0, weak_dob_fraction),
-                                                           live_duration, out, workers, log, robot)
+                                                           live_duration, out, workers, log, robot,
+                                                           feedforward_velocity)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     reversal_error_plot({"default DOB": strong, f"weak DOB (cutoff x{weak_dob_fraction:g})": weak},
                         out / "plots" / "closed_loop_reversals.png")
@@ -294,7 +313,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         live_failures=failures, missing=sorted(set(closed_loop_methods()) - set(available)),
         sim_profile=sim.profile, time_base=IN_PROCESS_TIME_BASE,
         tracking_error_limit=float(base.tracking_error_limit), robot=str(robot or ""),
-        feedforward_velocity=base.feedforward_velocity)
+        feedforward_velocity=feedforward_velocity)
     return ClosedLoopRun(strong, weak, live, settings)
 
 

@@ -7,16 +7,23 @@ takes a robot profile instead (``deadzone-id robot show``): its simulated arm (f
 arm is used.
 
 Open loop (default): the recorded effort commands drive the simulator from the recorded initial state. Closed loop:
-the recorded reference is followed by the controller against the simulator. Writes DIR/report.json, DIR/report.md
-and plots (position.png, effort.png) with the RMSE per joint. A bag recorded from the simulator
-(``deadzone-id simulate``) replays open loop exactly (RMSE 0). Exit status 0, or 1 with ``--max-rmse`` exceeded,
-2 for a bad bag (joints not the URDF's, missing topics).
+the recorded reference is followed by the controller against the simulator: the bag's own controller configuration
+(a simulated bag), else the robot profile's default controller, or the one you ran: ``--controller-params FILE``
+(the feedforward_controller's parameter file, as given to ``controller_params_file:=``) and ``--controller
+NAME:=VALUE`` (as the launch arguments: ``mode:=ctc_dob model:=learned model_path:=report/pick``). Writes
+DIR/report.json, DIR/report.md and plots (position.png, effort.png) with the RMSE per joint. A bag recorded from the
+simulator (``deadzone-id simulate``) replays open loop exactly (RMSE 0). Exit status 0, or 1 with ``--max-rmse``
+exceeded, 2 for a bad bag (joints not the URDF's, missing topics) or a controller setting it refuses.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..control import ControllerConfig
 
 __all__ = ["register", "run"]
 
@@ -36,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "controller (instead of --urdf)")
     p.add_argument("--closed-loop", action="store_true",
                    help="follow the recorded reference with the controller instead of replaying the commands")
+    p.add_argument("--controller-params", default=None, metavar="FILE",
+                   help="with --closed-loop: the feedforward_controller's parameter file (ROS 2 format, as given to "
+                        "controller_params_file:=); the robot profile fills what it leaves out")
+    p.add_argument("--controller", action="append", default=[], metavar="NAME:=VALUE",
+                   help="with --closed-loop: one controller parameter (repeatable; YAML value), e.g. mode:=ctc_dob "
+                        "model:=learned model_path:=report/pick feedforward_velocity:=measured")
     p.add_argument("--out", required=True,
                    help="report directory: new, empty, or an earlier `replay` output, which is replaced")
     p.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier `replay` output")
@@ -52,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the replay, print the per-joint errors and the report paths; returns the exit status.
 
     Raises:
-        ConfigError: both ``--urdf`` and ``--robot``.
+        ConfigError: both ``--urdf`` and ``--robot``; ``--controller-params`` or ``--controller`` without
+            ``--closed-loop``, a ``--controller`` that is not NAME:=VALUE, or a controller parameter its config
+            refuses.
     """
     from ..errors import ConfigError
     from ..outputs import check_output_dir, output_dir
@@ -60,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.urdf and args.robot:
         raise ConfigError("replay: give --urdf or --robot, not both (--robot names its own URDF)")
+    if (args.controller_params or args.controller) and not args.closed_loop:
+        raise ConfigError("replay: --controller-params and --controller set the controller of a --closed-loop replay")
     check_bags(args.bag)  # a missing bag: said at once, before MuJoCo and the bag readers are loaded
     from ..data.bag import read_recording
     from ..sim.replay import replay, write_report
@@ -84,8 +101,13 @@ def run(args: argparse.Namespace) -> int:
         robot = resolve_robot_model(args.urdf)
         sim_config = sim_config_for_urdf(robot.urdf_path, tuple(recording.joint_names))
         print(f"simulating {robot.name} ({robot.urdf_path}): rigid body and URDF friction, no noise")
+    chosen = ""
+    if args.controller_params or args.controller:
+        controller_config, chosen = _controller(args.controller_params, args.controller, args.robot)
     result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config,
                     controller_config=controller_config)
+    if chosen:
+        result.notes.insert(0, chosen)
     with output_dir(args.out, "replay", force=args.force) as out:
         files = {k: Path(args.out) / Path(p).relative_to(out) for k, p in write_report(result, out).items()}
     print(f"{result.mode.replace('_', ' ')} replay of {args.bag}: {len(result.t)} samples, {result.t[-1]:.3f} s")
@@ -99,3 +121,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"position RMSE {float(result.rmse_q.max()):.3e} rad exceeds --max-rmse {args.max_rmse:g}")
         return 1
     return 0
+
+
+def _controller(params_file: str | None, settings: list[str], robot: str | None) -> tuple[ControllerConfig, str]:
+    """(ControllerConfig, a note naming its source) from ``--controller-params`` and ``--controller`` settings.
+
+    Raises:
+        ConfigError: a setting that is not NAME:=VALUE, or a value the controller's config refuses.
+        FileNotFoundError: the parameter file does not exist.
+    """
+    import yaml
+
+    from ..control.feedforward_controller_params import load_controller_config
+    from ..errors import ConfigError
+
+    overrides = {}
+    for s in settings:
+        name, sep, text = s.partition(":=")
+        if not sep or not name:
+            raise ConfigError(f"replay: --controller {s!r} must be NAME:=VALUE, e.g. mode:=ctc_dob")
+        try:
+            overrides[name] = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError:
+            overrides[name] = text
+    config, _ = load_controller_config(params_file, overrides, robot=robot)
+    source = " and ".join(p for p in (params_file and f"--controller-params {params_file}",
+                                      settings and f"--controller {' '.join(settings)}") if p)
+    return config, (f"controller: {source} (mode {config.mode}, model {config.model}, feedforward_velocity "
+                    f"{config.feedforward_velocity})")

@@ -80,6 +80,29 @@ def test_a_bag_from_before_feedforward_velocity_replays_with_the_measured_veloci
         assert any(f"(mode pd_dob, feedforward_velocity {expected})" in n for n in result.notes), result.notes
 
 
+def test_closed_loop_replay_with_the_controller_the_user_ran(sim_bag, tmp_path):
+    """`--controller NAME:=VALUE` (and `--controller-params FILE`): the replay runs that controller, not the bag's
+    or the profile's, and says so; the recorded pd_dob run replayed with ctc_dob differs from the recording, so the
+    setting reached the controller. Refused without --closed-loop or in another syntax."""
+    out = tmp_path / "ctc"
+    params = tmp_path / "my_controller.yaml"
+    params.write_text("feedforward_controller:\n  ros__parameters:\n    mode: ctc_dob\n")
+    proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--closed-loop", "--out", str(out),
+                           "--controller-params", str(params), "--controller", "feedforward_velocity:=measured"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    note = (f"controller: --controller-params {params} and --controller feedforward_velocity:=measured (mode ctc_dob, "
+            "model rbd, feedforward_velocity measured)")
+    assert note in proc.stdout, proc.stdout
+    assert json.loads((out / "report.json").read_text())["max_abs_q_error_rad"]["joint2"] > 1e-5
+    for args, says in ((["--controller", "mode:=ctc_dob"], "set the controller of a --closed-loop replay"),
+                       (["--closed-loop", "--controller", "mode=ctc_dob"], "must be NAME:=VALUE"),
+                       (["--closed-loop", "--controller", "mode:=fast"], "mode")):
+        proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--out", str(tmp_path / "x"), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stdout + proc.stderr)
+
+
 def test_bag_with_other_joints_is_refused_listing_names(sim_bag, tmp_path):
     rec = read_recording(sim_bag)
     renamed = dataclasses.replace(rec, joint_names=("shoulder", "joint2", "joint3"))

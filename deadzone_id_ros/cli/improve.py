@@ -67,11 +67,15 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         FileNotFoundError: --compare-model or --config does not exist.
-        ConfigError: a bad value of --iterations, --seeds, --task-seeds, the durations, --dob-cutoff-scale,
-            --methods, --max-steps or --workers.
+        ConfigError: --out exists and is not empty; a bad value of --iterations, --seeds, --task-seeds, the
+            durations, --dob-cutoff-scale, --methods, --max-steps or --workers.
     """
     from ..errors import ConfigError
 
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # before iteration 0 runs, not after
+        raise ConfigError(f"--out {out} exists and is not empty: improve writes its runs and models into a new "
+                          "folder; choose another --out or remove that one")
     if args.compare_model and not (Path(args.compare_model) / "model.json").is_file():  # before the heavy imports
         raise FileNotFoundError(f"model artifact {args.compare_model} does not exist (no model.json)")
     from ..experiments.improve.report import write_improve

@@ -3,7 +3,8 @@
 A LeRobot dataset (its directory, or a parquet file in it) is reported for what it holds: features, fps, episodes,
 joints, position ranges, the effort feature and its unit, and whether it can be trained on (not without effort).
 
-Exit status: 0 when every bag can be trained on, 1 when one cannot (the report says why), 2 on a user error.
+Exit status: 0 when every bag can be trained on as given, 1 when one cannot (the report says why; a bag with
+several trainable JointState topics needs ``--topic``), 2 on a user error.
 """
 
 from __future__ import annotations

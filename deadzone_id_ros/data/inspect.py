@@ -238,7 +238,7 @@ def format_report(info: dict[str, Any]) -> str:
     elif sum(bool(e["trainable"]) for e in info.get("joint_state_topics", {}).values()) > 1:
         # several candidates: trainable once one is chosen, not "no"
         good = [t for t, e in info["joint_state_topics"].items() if e["trainable"]]
-        lines.append(f"TRAINABLE: yes, with --topic (one of {good}): {info['why_not']}")
+        lines.append(f"TRAINABLE: not as given (exit 1), yes with --topic, one of {good}: {info['why_not']}")
     else:
         lines.append(f"TRAINABLE: no - {info['why_not']}")
     return "\n".join(lines)

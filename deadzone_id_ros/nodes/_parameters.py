@@ -5,6 +5,7 @@ and the parameter files a node was started with (named in error messages)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import types
 import typing
@@ -78,16 +79,17 @@ def attribute_descriptions(cls: type) -> dict[str, str]:
     """Field name -> its description, from the ``Attributes:`` section of the dataclass's docstring (one source).
 
     An entry is ``name: text`` (or ``a, b: text`` for several fields) at the section's indentation; deeper-indented
-    lines continue it. The section ends at the first line indented less (e.g. ``Raises:``).
+    lines continue it. Several entries may share a line, each after a sentence's end and two spaces
+    (``a: text.  b: text``), where the names are fields of ``cls``. The section ends at the first line indented less
+    (e.g. ``Raises:``).
     """
     lines = (cls.__doc__ or "").splitlines()
-    out: dict[str, str] = {}
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == "Attributes:")
     except StopIteration:
-        return out
+        return {}
+    entries: list[str] = []
     indent = None
-    current: list[str] = []
     for line in lines[start + 1:]:
         if not line.strip():
             continue
@@ -97,14 +99,27 @@ def attribute_descriptions(cls: type) -> dict[str, str]:
         if level < indent:
             break
         if level == indent and ":" in line:
-            names, text = line.strip().split(":", 1)
-            current = [n.strip() for n in names.split(",")]
-            for n in current:
-                out[n] = text.strip()
-        elif current:
-            for n in current:
-                out[n] += " " + line.strip()
+            entries.append(line.strip())
+        elif entries:
+            entries[-1] += " " + line.strip()
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    out: dict[str, str] = {}
+    for entry in entries:
+        for part in _split_entries(entry, fields):
+            names, text = part.split(":", 1)
+            for n in names.split(","):
+                out[n.strip()] = text.strip()
     return out
+
+
+def _split_entries(entry: str, fields: set[str]) -> list[str]:
+    """``entry`` split where a sentence ends and two spaces lead to ``name:`` of one of ``fields``."""
+    parts = [entry]
+    for m in reversed(list(re.finditer(r"\.\s{2,}([a-z_][a-z0-9_]*(?:,\s*[a-z_][a-z0-9_]*)*):\s", entry))):
+        if all(n.strip() in fields for n in m.group(1).split(",")):
+            head = parts.pop(0)
+            parts[:0] = [head[:m.start() + 1], head[m.start(1):]]
+    return parts
 
 
 def check_range(name: str, value: object, bounds: tuple[float, float] | None) -> str:

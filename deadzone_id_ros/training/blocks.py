@@ -170,17 +170,19 @@ def choose_split(episodes: Sequence[Episode], fractions: tuple[float, float, flo
     if best is None:
         seconds = [float(e.t[-1] - e.t[0]) if len(e) > 1 else 0.0 for e in episodes]
         raise ValueError(f"the recordings ({', '.join(f'{s:.2f} s' for s in seconds)}) are too short to cut into 3 "
-                         f"blocks of {BLOCK_CANDIDATES[-1]:g} s; record longer, or pass --block-seconds")
+                         f"blocks of {BLOCK_CANDIDATES[-1]:g} s; record longer, or set the block length "
+                         "(--block-seconds of train and compare)")
     covered, cand, split, dz, counts = best
     missing, warnings = _describe(split, counts, dz, joints, cand)
     tried = ", ".join(f"{c:g}" for c in BLOCK_CANDIDATES)
     if not warnings:
         note = (f"split by blocks of {cand:g} s, chosen from the data: the longest of {tried} s that gives every "
-                f"split at least {MIN_MOVING_PAIRS} moving pairs of every joint (--block-seconds sets it)")
+                f"split at least {MIN_MOVING_PAIRS} moving pairs of every joint (train and compare take "
+                "--block-seconds)")
     else:
         note = (f"split by blocks of {cand:g} s, chosen from the data: no length of {tried} s gives every split "
                 f"{MIN_MOVING_PAIRS} moving pairs of every joint; this one covers the most "
-                f"({covered} of {len(SPLITS) * len(joints)} split/joint cells; --block-seconds sets it)")
+                f"({covered} of {len(SPLITS) * len(joints)} split/joint cells; train and compare take --block-seconds)")
     return split, dz, BlockChoice(cand, "data", note, {k: v.tolist() for k, v in counts.items()}, missing, warnings)
 
 

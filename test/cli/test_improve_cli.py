@@ -29,3 +29,14 @@ def test_bad_values_exit_2_before_running(tmp_path, capsys, argv, says):
     assert main(["improve", "--out", str(tmp_path / "out"), *argv]) == 2
     assert says in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_earlier_output_is_refused_before_iteration_0_runs(tmp_path, capsys):
+    """A new user reran improve into the same --out: it ran iteration 0 (5 s) before refusing. Now at once, and the
+    folder is left as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("an earlier run")
+    assert main(["improve", "--out", str(out), "--no-check"]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["report.md"]

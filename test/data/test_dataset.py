@@ -245,11 +245,13 @@ def test_several_usable_topics_is_ambiguous(tmp_path):
                                         r"'/other/joint_states'\]; choose one with --topic"):
         load_dataset([bag])
     assert load_dataset([bag], DatasetConfig(topic="/joint_states")).joint_names == ("a", "b")
-    # inspect does not call such a bag untrainable: it is, with --topic
+    # inspect does not call such a bag untrainable: it is, with --topic; as given it is not (the exit status 1 says
+    # so, and the line must not read as a plain yes: a new user saw "yes" and exit 1)
     from deadzone_id_ros.data.inspect import format_report, inspect_bag
 
     last = format_report(inspect_bag(bag)).splitlines()[-1]
-    assert last.startswith("TRAINABLE: yes, with --topic (one of ['/joint_states', '/other/joint_states'])"), last
+    assert last.startswith("TRAINABLE: not as given (exit 1), yes with --topic, one of ['/joint_states', "
+                           "'/other/joint_states']"), last
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])

@@ -115,3 +115,37 @@ def test_required_fields_left_unset_come_from_the_robot_profile_of_the_joints(co
             declare_dataclass_parameters(node, ExcitationConfig)
     finally:
         node.destroy_node()
+
+
+def test_each_parameter_gets_its_own_description_where_entries_share_a_line():
+    """`deadzone-id param describe force_gain` on teleop_bilateral showed force_damping's text inside force_gain's,
+    and force_damping none: two entries on one docstring line ("a: text.  b: text") are two descriptions. A period
+    and two spaces before a word that is no field name stay inside the text."""
+    from dataclasses import field
+
+    from deadzone_id_ros.nodes._parameters import attribute_descriptions
+    from deadzone_id_ros.teleop.node_config import TeleopNodeConfig
+
+    @dataclass(frozen=True)
+    class Shared:
+        """Settings.
+
+        Attributes:
+            a: first (> 0).  b, c: shared text.  note: not a field, so part of c's text.
+            d: fourth, continued
+                on a deeper line.  e: fifth.
+        """
+
+        a: float = 1.0
+        b: float = 1.0
+        c: float = 1.0
+        d: float = 1.0
+        e: tuple[float, ...] = field(default=())
+
+    assert attribute_descriptions(Shared) == {
+        "a": "first (> 0).", "b": "shared text.  note: not a field, so part of c's text.",
+        "c": "shared text.  note: not a field, so part of c's text.", "d": "fourth, continued on a deeper line.",
+        "e": "fifth."}
+    teleop = attribute_descriptions(TeleopNodeConfig)
+    assert teleop["force_gain"] == "k_f (>= 0)." and teleop["force_damping"].startswith("common-mode damping")
+    assert teleop["position_scale"].startswith("s_p") and teleop["force_scale"].startswith("s_f")

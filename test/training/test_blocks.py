@@ -89,7 +89,8 @@ def test_too_short_recording_names_the_flag(sim_dataset):
                     ddq=ep.ddq[:300], tau=ep.tau[:300], tau_true=None)
     from deadzone_id_ros.data.deadzone import DeadZoneConfig
 
-    with pytest.raises(ValueError, match=r"too short to cut into 3 blocks of 0.5 s; .* --block-seconds"):
+    with pytest.raises(ValueError, match=r"too short to cut into 3 blocks of 0.5 s; .*"
+                                         r"\(--block-seconds of train and compare\)"):
         choose_split([tiny], (0.7, 0.15, 0.15), None, 0, DeadZoneConfig())
 
 

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``convert`` subcommand."""
     p = subparsers.add_parser(
         "convert",
-        help="convert a CSV log to a rosbag2 of JointState",
+        help="convert a CSV log or a LeRobot dataset to rosbag2 (JointState)",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -88,14 +88,15 @@ def markdown(res: TeleopResults) -> str:
         lines.append(f"| {c.model} | {c.mode} | {c.scenario} | " + " | ".join(cells) + f" | {len(c.faults)} |")
     why = ["felt_error", "felt_error_settled", "felt_law", "felt_dead_zone", "felt_est_leader", "felt_est_follower",
            "stuck_share", "felt_beyond_band"]
-    lines += ["", "## Why the felt force misses (bilateral, in contact; each part RMS / RMS contact torque)", "",
-              "| model | scenario | " + " | ".join(why) + " |", "|" + "---|" * (len(why) + 2)]
-    for c in res.cases:
-        if c.mode == "bilateral" and c.scenario in ("push", "hold"):
-            lines.append(f"| {c.model} | {c.scenario} | " + " | ".join(f"{_f(c.mean[k])} ({_f(c.worst[k])})"
-                                                                     for k in why) + " |")
-    lines += ["", "The parts add up per tick (felt - target = law - dead zone - leader estimate - follower estimate), "
-              "not in RMS.", "", "Figures: " + "; ".join(f"`{k}`: {v[0]}" for k, v in FIGURES.items()) + ".", ""]
+    contact = [c for c in res.cases if c.mode == "bilateral" and c.scenario in ("push", "hold")]
+    if contact:  # no section without a bilateral contact case (e.g. --scenarios free stuck)
+        lines += ["", "## Why the felt force misses (bilateral, in contact; each part RMS / RMS contact torque)", "",
+                  "| model | scenario | " + " | ".join(why) + " |", "|" + "---|" * (len(why) + 2)]
+        lines += [f"| {c.model} | {c.scenario} | " + " | ".join(f"{_f(c.mean[k])} ({_f(c.worst[k])})" for k in why)
+                  + " |" for c in contact]
+        lines += ["", "The parts add up per tick (felt - target = law - dead zone - leader estimate - follower "
+                  "estimate), not in RMS."]
+    lines += ["", "Figures: " + "; ".join(f"`{k}`: {v[0]}" for k, v in FIGURES.items()) + ".", ""]
     return "\n".join(lines)
 
 

@@ -217,6 +217,28 @@ def test_teleop_cli_refuses_an_existing_lerobot_directory_before_running(tmp_pat
     assert not (tmp_path / "t").exists()  # nothing ran
 
 
+def test_teleop_cli_refuses_a_foreign_out_before_running_and_replaces_its_own(tmp_path, capsys):
+    """A new user's rerun into the same --out kept the plots of the earlier run beside the new report; a folder that
+    is not teleop's own was written into. Now: a foreign non-empty --out is refused before any run (exit 2, --force
+    named), and an earlier teleop output is replaced whole."""
+    from deadzone_id_ros.cli.main import main
+
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "mine.txt").write_text("keep")
+    assert main(["teleop", "--out", str(foreign), "--models", "identified", "--scenarios", "free", "--seeds", "4",
+                 "--duration", "3.2"]) == 2
+    assert "--force" in capsys.readouterr().err and [p.name for p in foreign.iterdir()] == ["mine.txt"]
+    out = tmp_path / "t"
+    argv = ["teleop", "--out", str(out), "--models", "identified", "--modes", "bilateral", "--seeds", "4",
+            "--duration", "3.2"]
+    assert main([*argv, "--scenarios", "free"]) == 0
+    assert (out / "plots" / "teleop_identified_bilateral_free.png").is_file()
+    assert main([*argv, "--scenarios", "stuck"]) == 0
+    assert not (out / "plots" / "teleop_identified_bilateral_free.png").exists()  # the earlier run's plot is gone
+    assert (out / "plots" / "teleop_identified_bilateral_stuck.png").is_file()
+
+
 def test_teleop_cli_writes_the_report_and_a_demonstration(tmp_path):
     """``deadzone-id teleop`` end to end on one short case: the report's JSON reads back as typed results, the
     markdown names the Done-when items, the demonstration bag exists and its LeRobot export (--lerobot) reads back."""

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also record one demonstration as OUT/demonstration: the hold scenario (the first of "
                    "--scenarios when hold is not among them), bilateral (when among --modes), the first model and "
                    "seed")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out even if it is not an earlier `teleop` output (an earlier one is replaced "
+                   "whole: no plot of an earlier run stays beside the new report)")
     p.add_argument("--lerobot", default=None, metavar="DIR",
                    help="also export the recorded demonstration (implies --record) as a LeRobot dataset (v2.1, "
                    "parquet) at DIR, as `deadzone-id export-lerobot` does at its default 50 fps")
@@ -68,10 +71,12 @@ def run(args: argparse.Namespace) -> int:
     """Run the scenarios, write the report, print it; returns 0.
 
     Raises:
-        ConfigError: a bad setting (named).  SafetyError: the arms' joints cannot be mapped.
+        ConfigError: a bad setting (named).  SafetyError: the arms' joints cannot be mapped.  OutputError: --out is
+            not empty and not an earlier teleop output (without --force).
     """
     from ..experiments.teleop import TeleopSettings, run_teleop
     from ..experiments.teleop.report import write_teleop
+    from ..outputs import check_output_dir, output_dir
     from ._args import command_line_error
 
     try:
@@ -85,15 +90,19 @@ def run(args: argparse.Namespace) -> int:
         raise command_line_error(err) from err
     if args.lerobot and Path(args.lerobot).exists():  # before the runs, not after them
         raise command_line_error(ValueError(f"--lerobot {args.lerobot}: it exists (choose a new directory)"))
+    check_output_dir(args.out, "teleop", force=args.force)  # likewise
     res, traces = run_teleop(settings)
-    print(write_teleop(args.out, res, traces))
+    with output_dir(args.out, "teleop", force=args.force, in_place=True) as out:
+        report = write_teleop(out, res, traces)
+        if args.record or args.lerobot:
+            from ..experiments.teleop.record import record_demonstration
+
+            scenario = "hold" if "hold" in settings.scenarios else settings.scenarios[0]
+            mode = "bilateral" if "bilateral" in settings.modes else settings.modes[0]
+            bag = record_demonstration(out / "demonstration", settings, scenario=scenario, mode=mode)
+    print(report)
     print(f"wrote {args.out / 'teleop.json'} and {args.out / 'teleop.md'}; see docs/teleoperation.md")
     if args.record or args.lerobot:
-        from ..experiments.teleop.record import record_demonstration
-
-        scenario = "hold" if "hold" in settings.scenarios else settings.scenarios[0]
-        mode = "bilateral" if "bilateral" in settings.modes else settings.modes[0]
-        bag = record_demonstration(args.out / "demonstration", settings, scenario=scenario, mode=mode)
         print(f"recorded {bag} ({mode}, {scenario}, model {settings.models[0]}, seed {settings.seeds[0]}): both arms, "
               f"the commands and the forces. `deadzone-id inspect {bag}` lists it; `deadzone-id export-lerobot {bag} "
               "--out DIR` makes it a LeRobot dataset. Its efforts hold the operator's and the contact's torque, so it "

@@ -180,6 +180,12 @@ def test_the_full_precision_record_reads_back(short_run, tmp_path):
                                                  f"`{run.sim_profile}`)")
     panda = dataclasses.replace(run, settings=dataclasses.replace(run.settings, robot="panda"))
     assert improve_settings_line(panda).startswith("Simulated arm: `panda` (joint effects profile")
+    # one held-out seed has no spread: "(1 seed)", not a measured-looking "± 0.000"
+    one = dataclasses.replace(run, compare=None, iterations=[
+        dataclasses.replace(it, held_out=dataclasses.replace(it.held_out, seeds=it.held_out.seeds[:1]))
+        for it in run.iterations])
+    rows = [line for line in improve_table(one) if line.startswith("| 0 |")]
+    assert rows and "(1 seed)" in rows[0] and " ± " not in rows[0], rows
 
 
 def test_a_compare_model_that_ran_away_is_no_yardstick(short_run):

@@ -45,7 +45,8 @@ def improve_table(run: ImproveRun) -> list[str]:
         dob = sum(h.dob_mean_abs_per_joint) / max(len(h.dob_mean_abs_per_joint), 1)
         if h.faults:
             model += f" (**FAULT** on {len(h.faults)} of {len(h.seeds)} runs)"
-        lines.append(f"| {name} | {model} | {_mrad(h.tracking_rmse_mean)} ± {_mrad(h.tracking_rmse_std)} | "
+        spread = f" ± {_mrad(h.tracking_rmse_std)}" if len(h.seeds) > 1 else " (1 seed)"  # no spread of one seed
+        lines.append(f"| {name} | {model} | {_mrad(h.tracking_rmse_mean)}{spread} | "
                      f"{per_joint} | {_mrad(h.reversal_rmse_mean)} | {dob:.4f} |")
     tg = targets(run)
     if compare_faulted(run):

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         FileNotFoundError: ``--compare``/report.json is missing.
-        ConfigError: a bad --duration, --workers, --seeds or --weak-dob-fraction.
+        ConfigError: a bad --duration, --workers, --seeds or --weak-dob-fraction; --feedforward-velocity measured
+            with --live-duration.
     """
     from ..errors import ConfigError
 
@@ -64,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.duration > 0 or args.workers < 1:
         raise ConfigError(f"--duration ({args.duration}) must be > 0 s and --workers ({args.workers}) >= 1")
+    if args.feedforward_velocity != "desired" and args.live_duration > 0:  # before the robot check runs
+        raise ConfigError(f"--feedforward-velocity {args.feedforward_velocity} runs in process only: the live runs "
+                          "take the launch files' controller settings (drop --live-duration)")
     out = args.out or args.compare
     robot_check_first(args.robot, args.no_check)
     try:

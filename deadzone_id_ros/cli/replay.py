@@ -10,7 +10,8 @@ Open loop (default): the recorded effort commands drive the simulator from the r
 the recorded reference is followed by the controller against the simulator: the bag's own controller configuration
 (a simulated bag), else the robot profile's default controller, or the one you ran: ``--controller-params FILE``
 (the feedforward_controller's parameter file, as given to ``controller_params_file:=``) and ``--controller
-NAME:=VALUE`` (as the launch arguments: ``mode:=ctc_dob model:=learned model_path:=report/pick``). Writes
+NAME:=VALUE`` (as the launch arguments: ``mode:=ctc_dob model:=learned model_path:=report/pick``; the value is YAML,
+so quote a string that YAML reads otherwise, such as ``on``), set on top of that base. Writes
 DIR/report.json, DIR/report.md and plots (position.png, effort.png) with the RMSE per joint. A bag recorded from the
 simulator (``deadzone-id simulate``) replays open loop exactly (RMSE 0). Exit status 0, or 1 with ``--max-rmse``
 exceeded, 2 for a bad bag (joints not the URDF's, missing topics) or a controller setting it refuses.
@@ -20,10 +21,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..control import ControllerConfig
 
 __all__ = ["register", "run"]
 
@@ -45,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="follow the recorded reference with the controller instead of replaying the commands")
     p.add_argument("--controller-params", default=None, metavar="FILE",
                    help="with --closed-loop: the feedforward_controller's parameter file (ROS 2 format, as given to "
-                        "controller_params_file:=); the robot profile fills what it leaves out")
+                        "controller_params_file:=); its control-law parameters go on top of the bag's or the "
+                        "profile's controller")
     p.add_argument("--controller", action="append", default=[], metavar="NAME:=VALUE",
                    help="with --closed-loop: one controller parameter (repeatable; YAML value), e.g. mode:=ctc_dob "
                         "model:=learned model_path:=report/pick feedforward_velocity:=measured")
@@ -66,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ConfigError: both ``--urdf`` and ``--robot``; ``--controller-params`` or ``--controller`` without
-            ``--closed-loop``, a ``--controller`` that is not NAME:=VALUE, or a controller parameter its config
-            refuses.
+            ``--closed-loop``, a ``--controller`` that is not NAME:=VALUE or names no parameter of the control law,
+            or a value the controller's config refuses.
+        FileNotFoundError: the bag or ``--controller-params`` does not exist.
     """
     from ..errors import ConfigError
     from ..outputs import check_output_dir, output_dir
@@ -101,13 +100,9 @@ def run(args: argparse.Namespace) -> int:
         robot = resolve_robot_model(args.urdf)
         sim_config = sim_config_for_urdf(robot.urdf_path, tuple(recording.joint_names))
         print(f"simulating {robot.name} ({robot.urdf_path}): rigid body and URDF friction, no noise")
-    chosen = ""
-    if args.controller_params or args.controller:
-        controller_config, chosen = _controller(args.controller_params, args.controller, args.robot)
+    settings = _controller_settings(args.controller_params, args.controller)
     result = replay(recording, closed_loop=args.closed_loop, source=str(args.bag), sim_config=sim_config,
-                    controller_config=controller_config)
-    if chosen:
-        result.notes.insert(0, chosen)
+                    controller_config=controller_config, controller_settings=settings)
     with output_dir(args.out, "replay", force=args.force) as out:
         files = {k: Path(args.out) / Path(p).relative_to(out) for k, p in write_report(result, out).items()}
     print(f"{result.mode.replace('_', ' ')} replay of {args.bag}: {len(result.t)} samples, {result.t[-1]:.3f} s")
@@ -123,29 +118,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _controller(params_file: str | None, settings: list[str], robot: str | None) -> tuple[ControllerConfig, str]:
-    """(ControllerConfig, a note naming its source) from ``--controller-params`` and ``--controller`` settings.
+def _controller_settings(params_file: str | None, settings: list[str]) -> dict[str, object]:
+    """``ControllerConfig`` field -> value from ``--controller-params`` (its control-law parameters; the node's own,
+    such as thread_priority, do not act in a replay) and the ``--controller`` settings after it.
 
     Raises:
-        ConfigError: a setting that is not NAME:=VALUE, or a value the controller's config refuses.
+        ConfigError: a setting that is not NAME:=VALUE or names no controller parameter; a malformed file.
         FileNotFoundError: the parameter file does not exist.
     """
+    import dataclasses
+
     import yaml
 
-    from ..control.feedforward_controller_params import load_controller_config
+    from ..config import load_ros_parameters
+    from ..control import ControllerConfig
+    from ..control.feedforward_controller_params import ControllerNodeConfig
     from ..errors import ConfigError
 
-    overrides = {}
+    law = {f.name for f in dataclasses.fields(ControllerConfig)}
+    node = {f.name for f in dataclasses.fields(ControllerNodeConfig)} | {"robot", "use_sim_time"}
+    out: dict[str, object] = {}
+    if params_file:
+        params = load_ros_parameters(params_file, "feedforward_controller")
+        unknown = sorted(k for k in params if k not in law and k not in node and not k.startswith("sensing_"))
+        if unknown:
+            raise ConfigError(f"replay: {params_file}: unknown controller parameter(s) {unknown}")
+        out.update({k: v for k, v in params.items() if k in law})
     for s in settings:
         name, sep, text = s.partition(":=")
         if not sep or not name:
             raise ConfigError(f"replay: --controller {s!r} must be NAME:=VALUE, e.g. mode:=ctc_dob")
+        if name not in law:
+            raise ConfigError(f"replay: --controller {name}: not a parameter of the control law; known: {sorted(law)}")
         try:
-            overrides[name] = yaml.safe_load(text) if text else ""
+            out[name] = yaml.safe_load(text) if text else ""
         except yaml.YAMLError:
-            overrides[name] = text
-    config, _ = load_controller_config(params_file, overrides, robot=robot)
-    source = " and ".join(p for p in (params_file and f"--controller-params {params_file}",
-                                      settings and f"--controller {' '.join(settings)}") if p)
-    return config, (f"controller: {source} (mode {config.mode}, model {config.model}, feedforward_velocity "
-                    f"{config.feedforward_velocity})")
+            out[name] = text
+    return out

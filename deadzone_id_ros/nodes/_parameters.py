@@ -78,10 +78,10 @@ def _parameter_source(node: Node) -> str:
 def attribute_descriptions(cls: type) -> dict[str, str]:
     """Field name -> its description, from the ``Attributes:`` section of the dataclass's docstring (one source).
 
-    An entry is ``name: text`` (or ``a, b: text`` for several fields) at the section's indentation; deeper-indented
-    lines continue it. Several entries may share a line, each after a sentence's end and two spaces
-    (``a: text.  b: text``), where the names are fields of ``cls``. The section ends at the first line indented less
-    (e.g. ``Raises:``).
+    An entry is ``name: text`` (or ``a, b: text`` or ``a / b: text`` for several fields) at the section's
+    indentation; deeper-indented lines continue it. Several entries may share a line, each after a sentence's end
+    and two spaces (``a: text.  b: text``), where the names are fields of ``cls``. The section ends at the first
+    line indented less (e.g. ``Raises:``).
     """
     lines = (cls.__doc__ or "").splitlines()
     try:
@@ -107,7 +107,7 @@ def attribute_descriptions(cls: type) -> dict[str, str]:
     for entry in entries:
         for part in _split_entries(entry, fields):
             names, text = part.split(":", 1)
-            for n in names.split(","):
+            for n in re.split(r"[,/]", names):  # "a, b: text" and "a / b: text" describe both
                 out[n.strip()] = text.strip()
     return out
 

@@ -4,8 +4,8 @@ describe`` does, which a pip install lacks).
 Through rclpy's own :class:`rclpy.parameter_client.AsyncParameterClient`, in a context of its own
 (:class:`~deadzone_id_ros.nodes.graph_client._Client`), in the environment's ROS_DOMAIN_ID. A value is YAML text,
 typed by :func:`typed_value` after the parameter's type now: ``1`` for a float parameter is 1.0, ``2.0`` for an integer
-one is 2, a list of numbers that mixes integers and floats is a list of floats, and anything for a string parameter is
-that string; so a value is never refused for its YAML spelling alone. Each request is sent again once if it is not
+one is 2, ``1e-3`` is a float (YAML 1.1 reads it as text), a list of numbers that mixes integers and floats is a list
+of floats, and anything for a string parameter is that string. Each request is sent again once if it is not
 answered within half the timeout (a request sent while the reply reader is still matching can be lost; setting the
 same value twice is harmless).
 """
@@ -72,6 +72,9 @@ def typed_value(name: str, text: str, current: str) -> Value:
         value = text
     if value is None:
         value = text
+    if current == "STRING_ARRAY" and isinstance(value, list):
+        return [v if isinstance(v, str) else str(v) for v in value]
+    value = [_number(v) for v in value] if isinstance(value, list) else _number(value)
     bad = ParameterError(f"{name} = {text!r} is not a parameter value: give a number, true or false, a string, or a "
                          "list of one of these in brackets (\"[1.0, 2.0]\")")
     if isinstance(value, list):
@@ -93,6 +96,16 @@ def typed_value(name: str, text: str, current: str) -> Value:
     if isinstance(value, float):
         return int(value) if current == "INTEGER" and value.is_integer() else value
     raise bad
+
+
+def _number(value: object) -> object:
+    """A float for text that Python reads as one and YAML 1.1 does not (``1e-3``, ``inf``); else ``value``."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _parameter_client(c: _Client, node: str, timeout: float) -> AsyncParameterClient:

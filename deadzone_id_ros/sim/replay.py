@@ -21,7 +21,6 @@ are not the simulated arm's URDF joints is refused with both lists.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from ..config import dataclass_from_dict
 from ..data.types import Recording
 from ..errors import DataError
 from ..stamps import NS_PER_S, increasing_rows, ns_to_s
@@ -158,6 +156,7 @@ def replay(
     closed_loop: bool = False,
     sim_config: SimArmConfig | None = None,
     controller_config: object = None,
+    controller_settings: dict[str, object] | None = None,
     source: str = "<recording>",
 ) -> ReplayResult:
     """Replay ``recording`` through the simulated arm (see the module docstring for both modes).
@@ -169,6 +168,8 @@ def replay(
         sim_config: physics; default: the bag's ``sim_config`` metadata, else config/sim_arm.yaml.
         controller_config: closed loop: a :class:`~deadzone_id_ros.control.ControllerConfig`; default: the bag's
             ``controller_config`` metadata, else the default configuration.
+        controller_settings: closed loop: ``ControllerConfig`` field -> value on top of that
+            (:func:`~deadzone_id_ros.sim.replay_controller.replay_controller_config`).
         source: label for messages and the report (the bag path).
 
     Returns:
@@ -177,7 +178,7 @@ def replay(
     Raises:
         DataError: joints differ from the URDF's, the needed topic (commands or reference) is missing, or fewer
             than two samples with increasing stamps. Zero, repeated or older stamps are skipped (said in ``notes``).
-        ConfigError: the bag's sim_config/controller_config is invalid.
+        ConfigError: the bag's sim_config/controller_config is invalid, or a controller setting is.
     """
     cfg, cfg_source = _sim_config_from(recording, source, sim_config)
     arm = SimArm(cfg)
@@ -199,7 +200,8 @@ def replay(
 
     sim = np.empty((3, len(t_ns), arm.n_joints))  # simulated q, dq, effort
     if closed_loop:
-        controller, t_rel = _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes)
+        controller, t_rel = _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config,
+                                                    controller_settings, source, notes)
         for k in range(len(t_ns)):  # one control tick per recorded sample, held until the next sample's step
             meas = arm.measure()
             sim[0, k], sim[1, k], sim[2, k] = meas.q, meas.dq, meas.effort
@@ -291,34 +293,16 @@ def _replayable_rows(t_ns: np.ndarray, timestep: float, notes: list[str]) -> np.
     return rows
 
 
-def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, source, notes):  # noqa: ANN001, ANN202
+def _closed_loop_controller(recording, t_ns, cols, names, arm, controller_config, settings, source,  # noqa: ANN001, ANN202
+                            notes):
     """Build the controller for a closed-loop replay and give it the recorded reference (times relative to t0)."""
-    from ..control import ControllerConfig, TrajectoryPoints, build_controller
+    from ..control import TrajectoryPoints, build_controller
+    from .replay_controller import replay_controller_config
 
     if recording.reference_position is None or recording.reference_t_ns is None or not len(recording.reference_t_ns):
         raise DataError(f"{source}: no reference in the bag; closed-loop replay needs the recorded reference topic")
     t0 = int(t_ns[0])
-    if controller_config is None:
-        meta = recording.metadata.get("controller_config") if isinstance(recording.metadata, dict) else None
-        if isinstance(meta, dict):
-            from ..robot.defaults import fill_required
-
-            meta = {"feedforward_velocity": "measured", **meta}  # older bags: their law saw the measured velocity
-            controller_config = dataclass_from_dict(ControllerConfig, fill_required(ControllerConfig, meta),
-                                                    f"{source}: episode.yaml controller_config")
-            notes.append(f"controller: the bag's controller_config (mode {controller_config.mode}, "
-                         f"feedforward_velocity {controller_config.feedforward_velocity})")
-            if arm.config.urdf_path and controller_config.urdf_path != arm.config.urdf_path:
-                controller_config = dataclasses.replace(controller_config, urdf_path=arm.config.urdf_path)
-                notes.append(f"controller: URDF replaced by the simulated one, {arm.config.urdf_path}")
-        else:
-            from ..control.robot_configs import controller_config as profile_controller_config
-            from ..robot.defaults import robot_for
-            from .robot_configs import arm_values
-
-            controller_config = profile_controller_config(robot_for(arm.config.urdf_path, names),
-                                                          **arm_values(arm.config))
-            notes.append(f"controller: default configuration (mode {controller_config.mode})")
+    controller_config = replay_controller_config(recording, names, arm, controller_config, settings, source, notes)
     controller = build_controller(controller_config, arm.description)
     notes.append(f"controller: effort limits {controller.effort_limit.tolist()} (arm: {arm.effort_limit.tolist()})")
     ref_t = ns_to_s(np.asarray(recording.reference_t_ns, np.int64) - t0)

@@ -175,7 +175,7 @@ def test_worker_pool_runs_niced_and_cancels_its_queue_when_the_block_raises():
     assert all(f.done() for f in futures)
 
 
-def test_closed_loop_runs_the_models_at_the_velocity_asked_and_says_so(tmp_path):
+def test_closed_loop_runs_the_models_at_the_velocity_asked_and_says_so(tmp_path, monkeypatch):
     """`--feedforward-velocity measured` (docs/controller.md, "The velocity the model sees"): every in-process job's
     controller gets it, the report names it, and with live runs it is refused (they take the launch files')."""
     import dataclasses
@@ -190,12 +190,25 @@ def test_closed_loop_runs_the_models_at_the_velocity_asked_and_says_so(tmp_path)
         default = _jobs([spec], [999], 0.3, (1.0,))[0][4]  # nothing else of the controller changes
         assert dataclasses.replace(jobs[0][4], feedforward_velocity="desired") == default
     _report(tmp_path, {})
+    import deadzone_id_ros.experiments.closed_loop.run as run_module
+
+    seen: list[str] = []
+    one = run_module._one
+
+    def spy(job: tuple):  # every controller the command runs: its velocity (workers 1: in this process)
+        seen.append(job[4].feedforward_velocity)
+        return one(job)
+
+    monkeypatch.setattr(run_module, "_one", spy)
     assert main(["closed-loop", "--compare", str(tmp_path), "--seeds", "999", "--duration", "0.3", "--workers", "1",
                  "--feedforward-velocity", "measured"]) == 0
+    assert seen and set(seen) == {"measured"}
     doc = json.loads((tmp_path / "closed_loop.json").read_text())
     assert doc["closed_loop_settings"]["feedforward_velocity"] == "measured"
     assert "evaluated at the measured velocity (feedforward_velocity: measured)" in \
         (tmp_path / "closed_loop.md").read_text()
+    assert main(["closed-loop", "--compare", str(tmp_path), "--live-duration", "1", "--feedforward-velocity",
+                 "measured"]) == 2  # refused before anything runs
     with pytest.raises(ValueError, match="runs in process only"):
         run_closed_loop(tmp_path, tmp_path, [999], 0.3, live_duration=1.0, workers=1, feedforward_velocity="measured")
     with pytest.raises(ValueError, match="must be one of"):

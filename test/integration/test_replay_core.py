@@ -81,22 +81,35 @@ def test_a_bag_from_before_feedforward_velocity_replays_with_the_measured_veloci
 
 
 def test_closed_loop_replay_with_the_controller_the_user_ran(sim_bag, tmp_path):
-    """`--controller NAME:=VALUE` (and `--controller-params FILE`): the replay runs that controller, not the bag's
-    or the profile's, and says so; the recorded pd_dob run replayed with ctc_dob differs from the recording, so the
-    setting reached the controller. Refused without --closed-loop or in another syntax."""
+    """`--controller-params FILE` and `--controller NAME:=VALUE` go on top of the bag's own controller (or the
+    profile's default): the replay runs that controller, says so, and keeps what they do not name; the recorded
+    pd_dob run replayed with ctc_dob differs from the recording, so the settings reached the controller. Also on
+    another arm (a so101 bag, no --robot: a review found the bundled arm's joints forced there). Refused without
+    --closed-loop, in another syntax, or for a name that is no parameter of the control law."""
     out = tmp_path / "ctc"
     params = tmp_path / "my_controller.yaml"
-    params.write_text("feedforward_controller:\n  ros__parameters:\n    mode: ctc_dob\n")
+    params.write_text("feedforward_controller:\n  ros__parameters:\n    mode: ctc_dob\n    thread_priority: 0\n")
     proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--closed-loop", "--out", str(out),
                            "--controller-params", str(params), "--controller", "feedforward_velocity:=measured"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    note = (f"controller: --controller-params {params} and --controller feedforward_velocity:=measured (mode ctc_dob, "
-            "model rbd, feedforward_velocity measured)")
+    assert "controller: the bag's controller_config (mode pd_dob" in proc.stdout, proc.stdout
+    note = ("controller: mode='ctc_dob', feedforward_velocity='measured' set on top (mode ctc_dob, model rbd, "
+            "feedforward_velocity measured)")
     assert note in proc.stdout, proc.stdout
     assert json.loads((out / "report.json").read_text())["max_abs_q_error_rad"]["joint2"] > 1e-5
+    from deadzone_id_ros.robot_configs import controller_config, load_robot, sim_config
+
+    so101 = load_robot("so101")
+    bag = tmp_path / "so101_bag"
+    write_recording(simulate(0.5, seed=5, sim_config=sim_config(so101), controller_config=controller_config(so101)),
+                    bag)
+    result = replay(read_recording(bag), closed_loop=True, controller_settings={"feedforward_velocity": "measured"})
+    assert any("feedforward_velocity='measured' set on top" in n for n in result.notes), result.notes
+    assert float(result.max_abs_q_error.max()) < 1e-6  # pd_dob ignores the velocity: the recording, replayed
     for args, says in ((["--controller", "mode:=ctc_dob"], "set the controller of a --closed-loop replay"),
                        (["--closed-loop", "--controller", "mode=ctc_dob"], "must be NAME:=VALUE"),
+                       (["--closed-loop", "--controller", "thread_priority:=10"], "not a parameter of the control law"),
                        (["--closed-loop", "--controller", "mode:=fast"], "mode")):
         proc = subprocess.run([executable("deadzone-id"), "replay", str(sim_bag), "--out", str(tmp_path / "x"), *args],
                               capture_output=True, text=True, timeout=120)

@@ -23,6 +23,9 @@ from deadzone_id_ros.nodes.param_client import ParameterError, typed_value
     ("measured", "NOT_SET", "measured"),
     ("true", "BOOL", True),
     ("[a, b]", "STRING_ARRAY", ["a", "b"]),
+    ("1e-3", "DOUBLE", 1e-3),                   # YAML 1.1 reads it as text
+    ("[1e-3, 2]", "DOUBLE_ARRAY", [1e-3, 2.0]),
+    ("[1, 2]", "STRING_ARRAY", ["1", "2"]),
     ("a: b: c", "NOT_SET", "a: b: c"),          # not YAML: the text (rclpy: a ScannerError traceback)
     ("", "NOT_SET", ""),
 ])

@@ -146,6 +146,11 @@ def test_each_parameter_gets_its_own_description_where_entries_share_a_line():
         "a": "first (> 0).", "b": "shared text.  note: not a field, so part of c's text.",
         "c": "shared text.  note: not a field, so part of c's text.", "d": "fourth, continued on a deeper line.",
         "e": "fifth."}
+    from deadzone_id_ros.data.recorder import RecorderConfig
+
+    recorder = attribute_descriptions(RecorderConfig)  # "a / b / c: text" entries describe each of them
+    assert all(recorder.get(f) for f in RecorderConfig.__dataclass_fields__), sorted(
+        f for f in RecorderConfig.__dataclass_fields__ if not recorder.get(f))
     teleop = attribute_descriptions(TeleopNodeConfig)
     assert teleop["force_gain"] == "k_f (>= 0)." and teleop["force_damping"].startswith("common-mode damping")
     assert teleop["position_scale"].startswith("s_p") and teleop["force_scale"].startswith("s_f")

@@ -249,7 +249,7 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
         return summaries, *live_closed_loop(specs, seeds[0], live_duration, out, log, robot=robot)
     with worker_pool(workers, OVERLAP_NICENESS) as pool:
         beside = {s.name: pool.submit(_one, j)
-                  for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,), robot))}
+                  for s, j in zip(specs, _jobs(specs, seeds[:1], live_duration, (1.0,), robot, feedforward_velocity))}
         futures = [pool.submit(_one, j) for j in jobs]
         log(f"live runs over DDS (lockstep), seed {seeds[0]}, {live_duration:g} s each (the in-process runs go on "
             f"meanwhile in {workers} processes):")

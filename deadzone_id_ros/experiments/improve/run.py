@@ -300,8 +300,10 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
         runs, held = _run_iteration(k, spec, settings, setup, out, workers, log)
         bags += runs
         iterations.append(ImproveIteration(k, spec.label, spec.model, spec.model_path, method, step, runs, held))
-        log(f"{spec.label}: held-out tracking RMSE {held.tracking_rmse_mean * 1e3:.3f} "
-            f"± {held.tracking_rmse_std * 1e3:.3f} mrad, at reversals {held.reversal_rmse_mean * 1e3:.3f} mrad, "
+        label = spec.label if spec.label.startswith(f"iteration {k}:") else f"iteration {k}: kept {spec.label}"
+        spread = f" ± {held.tracking_rmse_std * 1e3:.3f}" if len(held.seeds) > 1 else " (1 seed)"
+        log(f"{label}: held-out tracking RMSE {held.tracking_rmse_mean * 1e3:.3f}{spread} mrad, at reversals "
+            f"{held.reversal_rmse_mean * 1e3:.3f} mrad, "
             f"DOB mean |estimate| {np.mean(held.dob_mean_abs_per_joint):.4f} N·m")
     compare = None
     if settings.compare_model:

@@ -61,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
     report = Path(args.compare) / "report.json"
     if not report.is_file():  # before the heavy imports: a wrong folder is answered at once
         raise FileNotFoundError(f"{report} does not exist (run `deadzone-id compare --out {args.compare}` first)")
-    from ..experiments.closed_loop.run import run_closed_loop, write_closed_loop
+    from ..experiments.closed_loop.run import check_feedforward_velocity, run_closed_loop, write_closed_loop
 
     if not args.duration > 0 or args.workers < 1:
         raise ConfigError(f"--duration ({args.duration}) must be > 0 s and --workers ({args.workers}) >= 1")
-    if args.feedforward_velocity != "desired" and args.live_duration > 0:  # before the robot check runs
-        raise ConfigError(f"--feedforward-velocity {args.feedforward_velocity} runs in process only: the live runs "
-                          "take the launch files' controller settings (drop --live-duration)")
+    try:
+        check_feedforward_velocity(args.feedforward_velocity, args.live_duration)  # before the robot check runs
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
     out = args.out or args.compare
     robot_check_first(args.robot, args.no_check)
     try:

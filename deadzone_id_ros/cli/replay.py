@@ -133,7 +133,8 @@ def _controller_settings(params_file: str | None, settings: list[str]) -> dict[s
     from ..config import load_ros_parameters
     from ..control import ControllerConfig
     from ..control.feedforward_controller_params import ControllerNodeConfig
-    from ..errors import ConfigError
+    from ..errors import ConfigError, LaunchError
+    from ..launching.description import parse_launch_arguments
 
     law = {f.name for f in dataclasses.fields(ControllerConfig)}
     node = {f.name for f in dataclasses.fields(ControllerNodeConfig)} | {"robot", "use_sim_time"}
@@ -144,10 +145,11 @@ def _controller_settings(params_file: str | None, settings: list[str]) -> dict[s
         if unknown:
             raise ConfigError(f"replay: {params_file}: unknown controller parameter(s) {unknown}")
         out.update({k: v for k, v in params.items() if k in law})
-    for s in settings:
-        name, sep, text = s.partition(":=")
-        if not sep or not name:
-            raise ConfigError(f"replay: --controller {s!r} must be NAME:=VALUE, e.g. mode:=ctc_dob")
+    try:
+        given = parse_launch_arguments(settings)  # the launch files' NAME:=VALUE, parsed as `launch` parses it
+    except LaunchError as err:
+        raise ConfigError(f"replay: --controller must be NAME:=VALUE, e.g. mode:=ctc_dob ({err})") from None
+    for name, text in given.items():
         if name not in law:
             raise ConfigError(f"replay: --controller {name}: not a parameter of the control law; known: {sorted(law)}")
         try:

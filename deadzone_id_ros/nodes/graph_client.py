@@ -11,11 +11,15 @@ is ROS-free (:mod:`deadzone_id_ros.cli.status`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DeadzoneIdError
 from ..stamps import stamp_to_s
+
+if TYPE_CHECKING:
+    from rclpy.task import Future
 
 __all__ = ["DiagnosticReport", "GraphUnreachable", "call_trigger", "collect_diagnostics"]
 
@@ -73,6 +77,22 @@ class _Client:
             self.executor.spin_once(timeout_sec=0.02)
         return bool(done())
 
+    def call(self, send: Callable[[], Future], what: str, timeout: float,
+             withdraw: Callable[[Future], None] | None = None) -> Any:
+        """The response of the request ``send()`` makes, sent again once when none came within ``timeout`` / 2 (a
+        request sent while the reply reader is still matching can be lost); ``withdraw`` drops an unanswered one.
+
+        Raises:
+            GraphUnreachable: no answer to either (``what`` names the service).
+        """
+        for _ in range(2):
+            future = send()
+            if self.spin_until(future.done, timeout / 2) and future.result() is not None:
+                return future.result()
+            if withdraw is not None:
+                withdraw(future)
+        raise GraphUnreachable(f"{what} did not answer within {timeout:g} s")
+
     def __enter__(self) -> _Client:
         return self
 
@@ -102,13 +122,9 @@ def call_trigger(service: str, timeout: float = 10.0) -> tuple[bool, str]:
         if not c.spin_until(client.service_is_ready, timeout):
             raise GraphUnreachable(f"service {service} (std_srvs/Trigger) not found within {timeout:g} s: is the "
                                    "recorder running, in this ROS_DOMAIN_ID and discovery range?")
-        for _ in range(2):  # a request sent while the reader is still matching can be lost: withdraw, send again
-            future = client.call_async(Trigger.Request())
-            if c.spin_until(future.done, timeout / 2):
-                response: Any = future.result()
-                return bool(response.success), str(response.message)
-            client.remove_pending_request(future)
-        raise GraphUnreachable(f"service {service} did not answer within {timeout:g} s")
+        response = c.call(lambda: client.call_async(Trigger.Request()), f"service {service}", timeout,
+                          withdraw=client.remove_pending_request)
+        return bool(response.success), str(response.message)
 
 
 def collect_diagnostics(topic: str = "/diagnostics", timeout: float = 5.0,

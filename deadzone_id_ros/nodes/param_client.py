@@ -7,26 +7,22 @@ typed by :func:`typed_value` after the parameter's type now: ``1`` for a float p
 one is 2, ``1e-3`` is a float (YAML 1.1 reads it as text), a list of numbers that mixes integers and floats is a list
 of floats, and anything for a string parameter is that string. Each request is sent again once if it is not
 answered within half the timeout (a request sent while the reply reader is still matching can be lost; setting the
-same value twice is harmless).
+same value twice is harmless; ``graph_client._Client.call``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from ..errors import DeadzoneIdError
 from .graph_client import GraphUnreachable, _Client
 
 if TYPE_CHECKING:
     from rclpy.parameter_client import AsyncParameterClient
-    from rclpy.task import Future
 
 __all__ = ["ParameterDescription", "ParameterError", "describe_parameters", "get_parameters", "list_parameters",
            "set_parameter", "typed_value"]
-
-R = TypeVar("R")
 
 #: a parameter value as Python gives it
 Value = bool | int | float | str | list
@@ -128,24 +124,9 @@ def _parameter_client(c: _Client, node: str, timeout: float) -> AsyncParameterCl
     return client
 
 
-def _call(c: _Client, send: Callable[[], Future[R]], what: str, timeout: float) -> R:
-    """The response of the request ``send()`` makes, sent again once after ``timeout`` / 2 without an answer.
-
-    Raises:
-        GraphUnreachable: no answer to either.
-    """
-    for _ in range(2):
-        future = send()
-        if c.spin_until(future.done, timeout / 2):
-            result = future.result()
-            if result is not None:
-                return result
-    raise GraphUnreachable(f"{what} did not answer within {timeout:g} s")
-
-
 def _declared(c: _Client, client: AsyncParameterClient, node: str, timeout: float) -> list[str]:
     """The parameter names ``node`` declares, sorted."""
-    return sorted(_call(c, client.list_parameters, f"{node}/list_parameters", timeout).result.names)
+    return sorted(c.call(client.list_parameters, f"{node}/list_parameters", timeout).result.names)
 
 
 def _check_declared(names: list[str], declared: list[str], node: str) -> None:
@@ -160,7 +141,7 @@ def _types(c: _Client, client: AsyncParameterClient, node: str, names: list[str]
     """The type names of ``names``' values now ("DOUBLE", "NOT_SET", ...)."""
     from rclpy.parameter import Parameter
 
-    response = _call(c, lambda: client.get_parameter_types(names), f"{node}/get_parameter_types", timeout)
+    response = c.call(lambda: client.get_parameter_types(names), f"{node}/get_parameter_types", timeout)
     return [Parameter.Type(t).name for t in response.types]
 
 
@@ -188,7 +169,7 @@ def get_parameters(node: str, names: list[str], timeout: float = 10.0) -> list[t
     with _Client("deadzone_id_param") as c:
         client = _parameter_client(c, node, timeout)
         _check_declared(names, _declared(c, client, node, timeout), node)
-        response = _call(c, lambda: client.get_parameters(names), f"{node}/get_parameters", timeout)
+        response = c.call(lambda: client.get_parameters(names), f"{node}/get_parameters", timeout)
         values: list[object] = [parameter_value_to_python(v) for v in response.values]
     return [(n, v.tolist() if hasattr(v, "tolist") else list(v) if isinstance(v, tuple) else v)  # arrays as lists
             for n, v in zip(names, values)]
@@ -211,7 +192,7 @@ def set_parameter(node: str, name: str, text: str, timeout: float = 10.0) -> tup
         _check_declared([name], _declared(c, client, node, timeout), node)
         value = typed_value(name, text, _types(c, client, node, [name], timeout)[0])
         msg = Parameter(name, value=value).to_parameter_msg()
-        response = _call(c, lambda: client.set_parameters([msg]), f"{node}/set_parameters", timeout)
+        response = c.call(lambda: client.set_parameters([msg]), f"{node}/set_parameters", timeout)
         result = response.results[0]
         return bool(result.successful), str(result.reason)
 
@@ -227,7 +208,7 @@ def describe_parameters(node: str, names: list[str], timeout: float = 10.0) -> l
     with _Client("deadzone_id_param") as c:
         client = _parameter_client(c, node, timeout)
         _check_declared(names, _declared(c, client, node, timeout), node)
-        response = _call(c, lambda: client.describe_parameters(names), f"{node}/describe_parameters", timeout)
+        response = c.call(lambda: client.describe_parameters(names), f"{node}/describe_parameters", timeout)
         now = _types(c, client, node, names, timeout)
     out = []
     for name, d, current in zip(names, response.descriptors, now):

@@ -24,8 +24,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "live_closed_loop", "read_pick",
-           "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
+__all__ = ["DEFAULT_SEEDS", "OVERLAP_NICENESS", "TRACKING_PLOT", "WEAK_DOB_FRACTION", "check_feedforward_velocity",
+           "live_closed_loop", "read_pick", "run_closed_loop", "run_in_process", "worker_pool", "write_closed_loop"]
 
 from .results import (
     IN_PROCESS_TIME_BASE,
@@ -259,6 +259,24 @@ def _in_process_and_live(specs: Sequence[ControllerSpec], seeds: Sequence[int], 
     return _by_fraction(results, len(specs), seeds, fractions, log), live, failures
 
 
+def check_feedforward_velocity(feedforward_velocity: str, live_duration: float) -> None:
+    """Check the velocity the ctc_dob models are to be evaluated at, for runs with ``live_duration`` [s] of live runs.
+
+    Raises:
+        ValueError: not one of ``FEEDFORWARD_VELOCITIES``, or not "desired" with live runs (they take the launch
+            files' controller settings).
+    """
+    from ...control.config import FEEDFORWARD_VELOCITIES
+
+    if feedforward_velocity not in FEEDFORWARD_VELOCITIES:
+        raise ValueError(f"feedforward velocity = {feedforward_velocity!r} must be one of "
+                         f"{list(FEEDFORWARD_VELOCITIES)}")
+    if feedforward_velocity != "desired" and live_duration > 0:
+        raise ValueError(f"feedforward velocity {feedforward_velocity!r} runs in process only: the live runs take the "
+                         "launch files' controller settings (drop --live-duration, or set it in a controller "
+                         "parameter file for a live run of your own)")
+
+
 def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT_SEEDS, duration: float = 8.0,
                     weak_dob_fraction: float = WEAK_DOB_FRACTION, live_duration: float = 0.0, workers: int = 2,
                     log: Callable[[str], None] = _log, robot: str | None = None,
@@ -286,15 +304,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
         raise ValueError("closed loop needs at least one seed")
     if not 0 < weak_dob_fraction < 1:
         raise ValueError(f"weak DOB fraction = {weak_dob_fraction} must be in (0, 1)")
-    from ...control.config import FEEDFORWARD_VELOCITIES
-
-    if feedforward_velocity not in FEEDFORWARD_VELOCITIES:
-        raise ValueError(f"feedforward velocity = {feedforward_velocity!r} must be one of "
-                         f"{list(FEEDFORWARD_VELOCITIES)}")
-    if feedforward_velocity != "desired" and live_duration > 0:
-        raise ValueError(f"feedforward velocity {feedforward_velocity!r} runs in process only: the live runs take the "
-                         "launch files' controller settings (drop --live-duration, or set it in a controller "
-                         "parameter file for a live run of your own)")
+    check_feedforward_velocity(feedforward_velocity, live_duration)
     pick, pick_source = read_pick(compare_dir)
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []

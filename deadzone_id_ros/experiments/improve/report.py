@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 from .results import MAX_PICK_RATIO, MAX_STEP_WORSENING, MIN_GAIN, compare_faulted, targets
 
 if TYPE_CHECKING:
+    from ..closed_loop.results import ClosedLoopSummary
     from .results import ImproveRun
 
-__all__ = ["PLOT", "RECORD", "improve_markdown", "improve_plot", "improve_settings_line", "improve_table",
-           "write_improve"]
+__all__ = ["PLOT", "RECORD", "held_out_text", "improve_markdown", "improve_plot", "improve_settings_line",
+           "improve_table", "write_improve"]
 
 #: The plot's file under the output's plots/.
 PLOT = "improve_iterations.png"
@@ -24,6 +25,13 @@ RECORD = "improve.json"
 
 def _mrad(v: float) -> str:
     return "n/a" if not math.isfinite(v) else f"{v * 1e3:.3f}"
+
+
+def held_out_text(h: ClosedLoopSummary) -> str:
+    """A held-out score's mean tracking RMSE and spread [mrad]: "0.123 ± 0.004", or "0.123 (1 seed)" (one seed has
+    no spread to show)."""
+    spread = f" ± {_mrad(h.tracking_rmse_std)}" if len(h.seeds) > 1 else " (1 seed)"
+    return _mrad(h.tracking_rmse_mean) + spread
 
 
 def _verdict(met: bool | None) -> str:
@@ -45,8 +53,7 @@ def improve_table(run: ImproveRun) -> list[str]:
         dob = sum(h.dob_mean_abs_per_joint) / max(len(h.dob_mean_abs_per_joint), 1)
         if h.faults:
             model += f" (**FAULT** on {len(h.faults)} of {len(h.seeds)} runs)"
-        spread = f" ± {_mrad(h.tracking_rmse_std)}" if len(h.seeds) > 1 else " (1 seed)"  # no spread of one seed
-        lines.append(f"| {name} | {model} | {_mrad(h.tracking_rmse_mean)}{spread} | "
+        lines.append(f"| {name} | {model} | {held_out_text(h)} | "
                      f"{per_joint} | {_mrad(h.reversal_rmse_mean)} | {dob:.4f} |")
     tg = targets(run)
     if compare_faulted(run):

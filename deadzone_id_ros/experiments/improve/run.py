@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .report import held_out_text
 from .results import ImproveIteration, ImproveRun, ImproveSettings, RunSetup, TrainingStep
 
 if TYPE_CHECKING:
@@ -301,8 +302,7 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
         bags += runs
         iterations.append(ImproveIteration(k, spec.label, spec.model, spec.model_path, method, step, runs, held))
         label = spec.label if spec.label.startswith(f"iteration {k}:") else f"iteration {k}: kept {spec.label}"
-        spread = f" ± {held.tracking_rmse_std * 1e3:.3f}" if len(held.seeds) > 1 else " (1 seed)"
-        log(f"{label}: held-out tracking RMSE {held.tracking_rmse_mean * 1e3:.3f}{spread} mrad, at reversals "
+        log(f"{label}: held-out tracking RMSE {held_out_text(held)} mrad, at reversals "
             f"{held.reversal_rmse_mean * 1e3:.3f} mrad, "
             f"DOB mean |estimate| {np.mean(held.dob_mean_abs_per_joint):.4f} N·m")
     compare = None

@@ -1,10 +1,11 @@
 """Test nRMSE of chosen methods on the split that ``deadzone-id demo-real`` makes of one shared real recording (or
 of a simulated bag), without the rest of the comparison: the figures of docs/identification.md (issue 35).
 
-    python bench/methods_on_real.py kuka|A0|C0|BAG_DIR METHOD[,METHOD...] [SEEDS, e.g. 0,1]
+    python bench/methods_on_real.py kuka|A0|C0|BAG_DIR METHOD[,METHOD...] [SEEDS, e.g. 0,1] [--full]
 
 Same loading and split as demo-real (KUKA: 2 s blocks; DFKI: the CSV converted as demo-real does, 1 s blocks;
-0.1 s Savitzky–Golay window), the ``--quick`` training settings (600 steps), the real recordings from
+0.1 s Savitzky–Golay window), the ``--quick`` training settings (600 steps; ``--full``: the bundled training
+settings that ``make demo-real`` trains with, up to 2000 steps), the real recordings from
 ../shared/data/real (``DEADZONE_REAL_DIR`` overrides). A BAG_DIR is a simulated bag (default training settings'
 blocks) on the robot its episode.yaml names (``deadzone-id simulate --robot panda``; the bundled 3-DOF arm when it
 names none). Prints, per method, the test normalized RMSE (RMSE / std of the measured torque on each joint's moving
@@ -39,6 +40,8 @@ def _quiet(_: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    full = "--full" in argv
+    argv = [a for a in argv if a != "--full"]
     if len(argv) < 2:
         raise SystemExit(__doc__)
     real = Path(os.environ.get("DEADZONE_REAL_DIR", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -59,7 +62,8 @@ def main(argv: list[str]) -> None:
         robot = (yaml.safe_load(meta.read_text()) or {}).get("robot") if meta.is_file() else None
         bags, urdf, block = [Path(which)], str(robot or "three_dof_arm"), None
     base = load_train_config()
-    cfg = quick_config(base if block is None else base.with_overrides(block_seconds=block))
+    cfg = base if block is None else base.with_overrides(block_seconds=block)
+    cfg = cfg if full else quick_config(cfg)
     cfg = cfg.with_overrides(seeds=len(seeds))
     inputs = load_inputs(bags, DatasetConfig(savgol_window_s=0.1), simulator="no", urdf=urdf, log=_quiet)
     data = prepare_data(inputs, cfg, _quiet)

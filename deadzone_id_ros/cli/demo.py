@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..experiments.demo.stages import DemoConfig
 from ._check import add_check_argument, robot_check_first
 
-__all__ = ["DemoConfig", "RealRun", "register", "run", "run_demo_real", "run_real"]
+__all__ = ["DemoConfig", "RealRun", "real_methods", "register", "run", "run_demo_real", "run_real"]
 
 if TYPE_CHECKING:  # the library is imported where it is used, so that `deadzone-id --help` stays fast
     from ..experiments.compare.results import CompareReport
@@ -115,7 +115,16 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
         cfg = quick_config(cfg)
     inputs = load_inputs(list(run.bags), DatasetConfig(savgol_window_s=run.savgol_window_s), simulator="no",
                          urdf=run.urdf, joint_map=parse_joint_map(run.joint_map), log=_log)
-    return run_compare(inputs, out, cfg, log=_log)
+    return run_compare(inputs, out, cfg, methods=real_methods(), log=_log)
+
+
+def real_methods() -> list[str]:
+    """The methods ``demo-real`` compares: every method fitted by default, and ``hybrid_history``, the opt-in
+    residual over the recent joint states (there is no controller to run on a recording, so an offline-only method
+    competes like the others)."""
+    from ..models.methods import METHODS
+
+    return [name for name, m in METHODS.items() if m.by_default] + ["hybrid_history"]
 
 
 def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,

@@ -2,7 +2,8 @@
 
 Layout of an artifact directory::
 
-    model.json     metadata: format/package version, method, joint names and order, units, input layout,
+    model.json     metadata: format/package version, method, joint names and order, units, input layout (and a
+                   history method's joint-state window),
                    normalization (copy), dead-zone thresholds (alpha, sigma), training-data fingerprint (bag paths and
                    sha256), metrics, and the sha256 of every file below
     weights.npz    every numeric array (MLP layers, normalization, rigid-body coefficients); loaded with
@@ -37,6 +38,7 @@ from ..data.effort_units import FIX_HINT, NEWTON_METRE, not_si, tau_unit
 from ..errors import ArtifactError
 from ..robot.description import joint_units
 from .friction import ExtendedFriction
+from .history import JointHistory
 from .methods import get_method
 from .mlp import MLPWeights
 from .onnx_format import onnx_manifest
@@ -145,6 +147,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
     effort_units = model_effort_units(model, (training_data or {}).get("effort_units"))
     kinds = model_joint_kinds(model, (training_data or {}).get("joint_kinds"))
     units = {**UNITS, "tau": tau_unit(effort_units)}
+    history: JointHistory | None = getattr(model, "history", None)  # the window a history method's network reads
     model.metadata = {**(model.metadata or {}), "units": units, "effort_units": effort_units,  # for the ONNX export
                       "joint_kinds": kinds}
     meta: dict[str, Any] = {
@@ -158,6 +161,7 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         "joint_kinds": kinds,
         "joint_units": {j: _units_record(kinds.get(j, "revolute")) for j in model.joint_names},
         "inputs": ["q", "dq", "ddq"],
+        "history": None if history is None else history.to_dict(),
         "dead_zone": model.dead_zone.to_dict() if model.dead_zone is not None else None,
         "mlp": None,
         "rbd": None,
@@ -196,6 +200,8 @@ def save_artifact(model: LearnedModel, out_dir: str | Path, *, metrics: dict[str
         meta["onnx"] = {"exportable": model.mlp is not None and not not_nm and not model.mlp.extra_inputs,
                         "file": None,
                         "reason": "rigid-body model (pinocchio regressor) is not exportable" if model.mlp is None
+                        else "the network reads the joint-state history, not in the ONNX inputs"
+                        if history is not None
                         else "the per-joint residual reads the rigid-body torque, not in the ONNX inputs"
                         if model.mlp.extra_inputs
                         else f"not exported: the model predicts {not_nm}, not the N·m a controller commands"

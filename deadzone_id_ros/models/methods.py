@@ -10,7 +10,9 @@ name, and :func:`resolve_methods` is the one place a name is resolved. Adding a 
 :func:`register_method` call (and, for a new loss, one class in losses.py). Methods: Inami, Yamane, Sakaino,
 "Loss Function Considering Dead Zone for Neural Networks", arXiv 2402.00393 (masked, conventional, mse_all, rbd) and
 this project's extensions (band, hybrid, hybrid_joint; their opt-in mse_all twins hybrid_mse_all and
-hybrid_joint_mse_all, the same fits with plain MSE on every sample, measure what the dead-zone loss adds there).
+hybrid_joint_mse_all, the same fits with plain MSE on every sample, measure what the dead-zone loss adds there; the
+opt-in hybrid_history and its twin, whose residual network reads the last 90 ms of joint states as FACTR 2,
+arXiv 2606.12406, does with an LSTM).
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ class Method:
             choose_pick`).
         per_joint: its network is one small network per joint whose inputs are that joint's own (q, dq, ddq) and
             its rigid-body torque (the per-joint residual).
+        history: its network also reads the recent joint-state history (:mod:`~deadzone_id_ros.models.history`:
+            the last 90 ms at 10 ms taps), so it predicts from consecutive samples and cannot run per tick in a
+            controller or force sensor, which evaluate one state at a time.
         by_default: fitted when no method list is given (``compare`` without ``--methods``); an opt-in method (a
             costly fit that has not yet paid on the shipped and real data) runs only when named.
 
@@ -116,6 +121,7 @@ class Method:
     identification: str = "prior"
     simplicity: int = 4
     per_joint: bool = False
+    history: bool = False
     by_default: bool = True
 
     def __post_init__(self) -> None:
@@ -131,6 +137,9 @@ class Method:
                              "(rigid_body=True, identification='urdf')")
         if self.per_joint and not (self.rigid_body and self.loss is not None):
             raise ValueError(f"method {self.name!r}: a per-joint residual needs a rigid body and a loss")
+        if self.history and (self.per_joint or self.loss is None):
+            raise ValueError(f"method {self.name!r}: a history network needs a loss and a dense network (not per "
+                             "joint)")
         if not self.rigid_body and self.loss is None and self.baseline != "mean":
             raise ValueError(f"method {self.name!r} has neither a rigid body nor a loss")
         if self.loss is not None and self.loss not in LOSSES:
@@ -298,6 +307,14 @@ register_method(Method("hybrid_joint_mse_all", rigid_body=True, loss="mse", per_
                        by_default=False, colour="sandybrown",
                        description="rbd + one small residual network per joint, plain MSE on every sample "
                        "(hybrid_joint without the dead-zone loss)"))
+register_method(Method("hybrid_history", rigid_body=True, loss="masked", history=True, simplicity=6,
+                       by_default=False, colour="darkslateblue",
+                       description="rbd + MLP residual over the last 90 ms of joint states (10 ms taps), dead-zone "
+                       "loss; offline only (a controller evaluates one state per tick)"))
+register_method(Method("hybrid_history_mse_all", rigid_body=True, loss="mse", history=True, simplicity=6,
+                       by_default=False, colour="slateblue",
+                       description="rbd + MLP residual over the last 90 ms of joint states, plain MSE on every "
+                       "sample (hybrid_history without the dead-zone loss)"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

@@ -74,6 +74,9 @@ def write_onnx(model: Any, path: str | Path) -> Path:
     if model.mlp is None:
         raise ArtifactError(f"method {model.method!r} has no neural network; "
                             "the rigid-body model is not exportable to ONNX")
+    if getattr(model, "history", None) is not None:
+        raise ArtifactError(f"method {model.method!r}: its network reads the joint-state history besides q, dq, ddq, "
+                            "which the ONNX format's three inputs do not carry")
     if model.mlp.extra_inputs:
         raise ArtifactError(f"method {model.method!r}: its network reads the rigid-body torque besides q, dq, ddq "
                             "(a per-joint residual), which the ONNX format's three inputs do not carry")

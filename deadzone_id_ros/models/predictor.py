@@ -9,6 +9,7 @@ import numpy as np
 
 from ..data.deadzone import DeadZone
 from .base import check_joint_arrays, is_joint_vector
+from .history import JointHistory
 from .methods import METHODS, get_method
 from .mlp import MLPWeights
 from .rbd import RigidBodyModel
@@ -18,7 +19,10 @@ __all__ = ["METHODS", "LearnedModel"]
 
 class LearnedModel:
     """tau = rbd(q, dq, ddq) + mlp(q, dq, ddq), either part optional; implements InverseDynamicsModel. A per-joint
-    residual's network also reads the rigid-body torque: tau = rbd + mlp(q, dq, ddq, rbd(q, dq, ddq)).
+    residual's network also reads the rigid-body torque: tau = rbd + mlp(q, dq, ddq, rbd(q, dq, ddq)). A history
+    method's network also reads the earlier taps of the joint-state window (:mod:`.history`):
+    tau_i = rbd_i + mlp(q_i, dq_i, ddq_i, window_i); it predicts from consecutive samples only
+    (:meth:`predict_sequence`).
 
     Args:
         joint_names: (J,) joint order of every array in and out.
@@ -28,15 +32,24 @@ class LearnedModel:
         rbd: the identified rigid-body model or None.
         dead_zone: the thresholds the model was trained with (kept for evaluation and the artifact).
         metadata: free-form description (the artifact's model.json when loaded from disk).
+        history: the joint-state window of a history method (:class:`~.history.JointHistory`; None: read from
+            ``metadata["history"]``, as a loaded artifact has it); None for every other method.
 
     Raises:
-        ValueError: unknown method, parts that do not match the method, or widths that do not match J.
+        ValueError: unknown method, parts that do not match the method, or widths that do not match J; a history
+            method without its window, or a window for another method.
     """
 
     def __init__(self, joint_names: Sequence[str], method: str, mlp: MLPWeights | None = None,
                  rbd: RigidBodyModel | None = None, dead_zone: DeadZone | None = None,
-                 metadata: dict[str, object] | None = None) -> None:
+                 metadata: dict[str, object] | None = None, history: JointHistory | None = None) -> None:
         entry = get_method(method)
+        if history is None and entry.history and isinstance((metadata or {}).get("history"), dict):
+            history = JointHistory.from_dict((metadata or {})["history"])  # type: ignore[arg-type]
+        if entry.history != (history is not None):
+            raise ValueError(f"method {method!r} {'needs' if entry.history else 'takes no'} joint-state history")
+        #: the joint-state window its network reads (history methods), else None
+        self.history = history
         want_rbd, want_mlp = entry.rigid_body, entry.has_network
         if want_rbd != (rbd is not None) or want_mlp != (mlp is not None):
             raise ValueError(
@@ -47,7 +60,10 @@ class LearnedModel:
         if mlp is not None and mlp.n_outputs != J:
             raise ValueError(f"MLP has {mlp.n_raw_inputs} inputs / {mlp.n_outputs} outputs; {J} joints need "
                              f"{3 * J} / {J}")
-        if mlp is not None and mlp.extra_inputs and (mlp.extra_inputs != J or rbd is None):
+        if history is not None and mlp is not None and mlp.extra_inputs != history.n_inputs(J):
+            raise ValueError(f"an MLP with {mlp.extra_inputs} extra inputs cannot read a {history.taps}-tap history "
+                             f"of {J} joints ({history.n_inputs(J)} inputs)")
+        if history is None and mlp is not None and mlp.extra_inputs and (mlp.extra_inputs != J or rbd is None):
             raise ValueError(f"an MLP with {mlp.extra_inputs} extra inputs reads the rigid-body torque: it needs a "
                              f"rigid-body part and J = {J} extra inputs")
         if rbd is not None and rbd.joint_names != self.joint_names:
@@ -62,9 +78,15 @@ class LearnedModel:
         """Return tau (N, J) or (J,) [N·m; a model trained on effort in another unit predicts that unit, see
         ``metadata["effort_units"]``] for q [rad], dq [rad/s], ddq [rad/s²] of that shape.
 
+        A history method's model reads the rows of (N, J) arrays as one trajectory of consecutive samples
+        (:meth:`predict_sequence`).
+
         Raises:
-            ValueError: the three shapes differ or the last dimension is not J.
+            ValueError: the three shapes differ or the last dimension is not J; one sample given to a history
+                method's model (it needs the samples before it).
         """
+        if self.history is not None:
+            return self.predict_sequence(q, dq, ddq)
         n = len(self.joint_names)
         if (self.rbd is None and self.mlp is not None
                 and is_joint_vector(q, n) and is_joint_vector(dq, n) and is_joint_vector(ddq, n)):
@@ -83,6 +105,28 @@ class LearnedModel:
         elif self.mlp is not None:
             tau += self.mlp.forward(np.concatenate([q, dq, ddq], axis=1))
         return tau[0] if single else tau
+
+    def predict_sequence(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                         episode_index: np.ndarray | None = None) -> np.ndarray:
+        """tau (N, J) [N·m] for (N, J) consecutive samples q [rad], dq [rad/s], ddq [rad/s²], one sample period
+        apart within each episode of ``episode_index`` (N,) (None: one episode). Without history it is
+        :meth:`predict` row by row.
+
+        Raises:
+            ValueError: shapes that differ, a last dimension that is not J, or a single sample (J,) for a history
+                method (it reads the samples before it, so it cannot run one control tick at a time).
+        """
+        q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
+        if self.history is None:
+            return self.predict(q, dq, ddq)
+        if q.ndim != 2:
+            raise ValueError(f"method {self.method!r} reads the last {self.history.span_s * 1e3:.0f} ms of joint "
+                             "states: give it (N, J) consecutive samples; it cannot evaluate one state at a time")
+        tau = self.rbd.predict(q, dq, ddq) if self.rbd is not None else np.zeros(q.shape)
+        if self.mlp is not None:
+            window = self.history.features(q, dq, ddq, episode_index)
+            tau = tau + self.mlp.forward(np.concatenate([q, dq, ddq, window], axis=1))
+        return tau
 
     def __repr__(self) -> str:
         return f"LearnedModel(method={self.method!r}, joints={list(self.joint_names)})"

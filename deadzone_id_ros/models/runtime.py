@@ -347,7 +347,8 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
     Raises:
         ConfigError: unknown ``model``, or "learned" without a ``model_path``.
         FileNotFoundError, ArtifactError, RobotDescriptionError: from the loaders; ArtifactError also for a learned
-            model that does not predict N·m (trained on effort in another unit, e.g. motor current).
+            model that does not predict N·m (trained on effort in another unit, e.g. motor current) and for one
+            that reads the joint-state history (a history method: offline only).
     """
     kind, joint_names = settings.model, settings.joint_names
     if kind == "none":
@@ -381,6 +382,12 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             from ..robot import load_robot_description
 
             model = load_artifact(path)
+            history = getattr(model, "history", None)
+            if history is not None:
+                raise ArtifactError(f"{path}: method {model.method!r} reads the last {history.span_s * 1e3:.0f} ms "
+                                    "of joint states, so it cannot run one state per tick in a controller or force "
+                                    "sensor; use another method of the same comparison (hybrid, hybrid_joint, "
+                                    "rbd)")
             kinds = load_robot_description(settings.urdf_path or default_urdf(), joint_names).kinds
             check_newton_metres(model, str(path), dict(zip(joint_names, kinds)))
             return model

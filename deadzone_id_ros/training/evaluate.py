@@ -17,7 +17,7 @@ import numpy as np
 
 from ..jsonrecord import JsonRecord
 from ..models.base import InverseDynamicsModel
-from .fit import Stacked
+from .fit import Stacked, predict_stacked
 
 __all__ = ["StuckMetrics", "TorqueMetrics", "check_model_joints", "evaluate_model", "evaluate_predictions",
            "json_clean"]
@@ -126,13 +126,14 @@ def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.nda
 
 
 def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> TorqueMetrics:
-    """:func:`evaluate_predictions` of ``model.predict(data.q, data.dq, data.ddq)``.
+    """:func:`evaluate_predictions` of the model's torques on ``data`` (:func:`~.fit.predict_stacked`: a history
+    method's model reads each episode as one trajectory).
 
     Raises:
         ValueError: the model's joints differ from the data's (names and order).
     """
     check_model_joints(model, data)
-    return evaluate_predictions(model.predict(data.q, data.dq, data.ddq), data, **band)
+    return evaluate_predictions(predict_stacked(model, data), data, **band)
 
 
 def check_model_joints(model: InverseDynamicsModel, data: Stacked) -> None:

@@ -11,6 +11,8 @@ import numpy as np
 from ..data.deadzone import DeadZone
 from ..data.types import Episode
 from ..errors import DataError
+from ..models.base import InverseDynamicsModel
+from ..models.history import JointHistory
 from ..models.losses import identify_band
 from ..models.methods import get_method
 from ..models.mlp import MLPWeights
@@ -21,8 +23,8 @@ from .fit_summary import FitSummary
 from .parallel import train_each
 from .trainer import MLPSpec, TrainInfo
 
-__all__ = ["FitPlan", "FitResult", "Stacked", "fit_plans", "fit_rbd", "identify_band_halfwidth", "stack_episodes",
-           "usable_fraction"]
+__all__ = ["FitPlan", "FitResult", "Stacked", "common_sample_period", "fit_plans", "fit_rbd", "identify_band_halfwidth",
+           "predict_stacked", "stack_episodes", "usable_fraction"]
 
 
 @dataclass
@@ -31,7 +33,9 @@ class Stacked:
 
     Attributes:
         joint_names: (J,).  q, dq, ddq, tau: (N, J) [rad, rad/s, rad/s², N·m].  r: (N, J) bool dead-zone mask
-        (True: joint moving).  episode_index: (N,) index of the source episode of each sample.
+        (True: joint moving).  episode_index: (N,) index of the source episode of each sample (an episode's
+        samples are consecutive rows, one sample period apart).  sample_period: the episodes' common sample
+        period [s], or None when unknown or when they differ (a history method then refuses the data).
     """
 
     joint_names: tuple[str, ...]
@@ -41,6 +45,7 @@ class Stacked:
     tau: np.ndarray
     r: np.ndarray
     episode_index: np.ndarray
+    sample_period: float | None = None
 
     def __len__(self) -> int:
         return len(self.q)
@@ -53,7 +58,7 @@ class Stacked:
     def subset(self, rows: np.ndarray) -> Stacked:
         """The rows selected by a boolean (N,) or index array."""
         return Stacked(self.joint_names, self.q[rows], self.dq[rows], self.ddq[rows], self.tau[rows], self.r[rows],
-                       self.episode_index[rows])
+                       self.episode_index[rows], self.sample_period)
 
 
 def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
@@ -76,7 +81,31 @@ def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
 
     dq = cat("dq")
     return Stacked(tuple(names), cat("q"), dq, cat("ddq"), cat("tau"), dead_zone.mask(dq),
-                   np.concatenate([np.full(len(ep), k) for k, ep in enumerate(episodes)]))
+                   np.concatenate([np.full(len(ep), k) for k, ep in enumerate(episodes)]),
+                   common_sample_period(episodes))
+
+
+def common_sample_period(episodes: Sequence[Episode]) -> float | None:
+    """The median time step [s] of ``episodes`` when they all share it (within 1%), else None (also for episodes
+    of fewer than two samples only)."""
+    steps = [float(np.median(np.diff(ep.t))) for ep in episodes if len(ep.t) > 1]
+    if not steps or min(steps) <= 0:
+        return None
+    dt = float(np.median(steps))
+    return dt if max(abs(s - dt) for s in steps) <= 0.01 * dt else None
+
+
+def predict_stacked(model: InverseDynamicsModel, data: Stacked) -> np.ndarray:
+    """tau (N, J) [N·m] of ``model`` on every row of ``data``: ``model.predict(q, dq, ddq)``, or for a model that
+    reads the joint-state history (a :class:`~deadzone_id_ros.models.predictor.LearnedModel` of a history method),
+    each episode's rows as one trajectory (:meth:`~deadzone_id_ros.models.predictor.LearnedModel.predict_sequence`).
+
+    Raises:
+        ValueError: shapes that do not match the model's joints.
+    """
+    if getattr(model, "history", None) is not None:
+        return model.predict_sequence(data.q, data.dq, data.ddq, data.episode_index)  # type: ignore[attr-defined]
+    return np.asarray(model.predict(data.q, data.dq, data.ddq), dtype=float)
 
 
 def usable_fraction(method: str, r: np.ndarray) -> float:
@@ -112,7 +141,8 @@ class FitPlan:
         method, seed: what is fitted.  joint_names: (J,).  dead_zone: stored with the model.  rbd: the identified
         rigid-body part (rbd, hybrid) or None.  spec: the network to train (None: rbd only).  usable_fraction:
         see :func:`usable_fraction`.  info: the fit's record so far (no training figures yet).  fixed_mlp: a
-        network part that is not trained (the constant baseline), or None.
+        network part that is not trained (the constant baseline), or None.  history: the joint-state window
+        its network reads (a history method), or None.
     """
 
     method: str
@@ -124,6 +154,7 @@ class FitPlan:
     usable_fraction: float
     info: FitSummary
     fixed_mlp: MLPWeights | None = None
+    history: JointHistory | None = None
 
     def finish(self, trained: tuple[MLPWeights, TrainInfo] | None) -> FitResult:
         """The fit, given the trained network of :attr:`spec` (None when there is none)."""
@@ -132,7 +163,8 @@ class FitPlan:
             mlp, t = trained
             info = info.with_training(t.steps, t.best_step, t.best_val_loss, t.final_train_loss, t.stopped_early,
                                       t.seconds, t.samples_per_s)
-        model = LearnedModel(self.joint_names, self.method, mlp=mlp, rbd=self.rbd, dead_zone=self.dead_zone)
+        model = LearnedModel(self.joint_names, self.method, mlp=mlp, rbd=self.rbd, dead_zone=self.dead_zone,
+                             history=self.history)
         return FitResult(model, self.usable_fraction, info)
 
 

@@ -28,7 +28,7 @@ from ..models.rbd import RigidBodyModel, RigidBodyRegressor
 from .blocks import BlockChoice, choose_split
 from .config import TrainConfig
 from .evaluate import check_model_joints, evaluate_predictions, json_clean
-from .fit import FitResult, Stacked, fit_plans, stack_episodes
+from .fit import FitResult, Stacked, fit_plans, predict_stacked, stack_episodes
 from .planner import SharedFits, fit_method, plan_method
 from .records import DataRecord, RunMetrics, SampleCounts, SplitRecord
 from .sources import BagSource
@@ -171,7 +171,7 @@ def evaluate_on_test(fit: FitResult, data: PreparedData,
         ValueError: the model's joints differ from the data's.
     """
     check_model_joints(fit.model, data.test)
-    pred = fit.model.predict(data.test.q, data.test.dq, data.test.ddq)
+    pred = predict_stacked(fit.model, data.test)
     test = evaluate_predictions(pred, data.test, **(band or {}))
     metrics = RunMetrics(test, fit.info.seed, float(fit.usable_fraction), fit.info,
                          missing_figures(data, test.rmse_per_joint))

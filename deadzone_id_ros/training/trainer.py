@@ -134,7 +134,7 @@ class MLPSpec:
         circular: the continuous joints' indices; ``train.x`` holds their (sin q, cos q) features
             (:func:`~deadzone_id_ros.models.mlp.circle_features`), and the trained network keeps the indices.
         hidden_sizes: its hidden widths (() : ``config.hidden_sizes``).  weight_decay: its Adam L2 coefficient
-            (None: ``config.weight_decay``).
+            (None: ``config.weight_decay``).  activation: its hidden activation ("": ``config.activation``).
         blocks: per output joint, the feature columns its own sub-network reads
             (:func:`~deadzone_id_ros.models.mlp.block_masks`: the per-joint residual); () for a dense network.
         extra_inputs: feature columns after [q, dq, ddq] that the trained network keeps as raw inputs
@@ -154,6 +154,7 @@ class MLPSpec:
     weight_decay: float | None = None
     blocks: tuple[tuple[int, ...], ...] = ()
     extra_inputs: int = 0
+    activation: str = ""
 
 
 def _warm_state(init: MLPWeights, d: int, j: int, config: MLPConfig) -> list[Tensor]:
@@ -202,7 +203,8 @@ class _Net:
         self.x_norm, self.y_norm, (self.xt, self.yt, self.rt), self.val_t = cache[key]
         self.loss = loss.in_units(self.y_norm.std)
         d, j = spec.train.x.shape[1], spec.train.y.shape[1]
-        arch = MLPConfig(spec.hidden_sizes or tuple(config.hidden_sizes), config.activation)
+        self.activation = spec.activation or config.activation
+        arch = MLPConfig(spec.hidden_sizes or tuple(config.hidden_sizes), self.activation)
         self.arch = (arch.hidden_sizes, spec.blocks,
                      config.weight_decay if spec.weight_decay is None else spec.weight_decay)
         self.extra_inputs = spec.extra_inputs
@@ -308,7 +310,8 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
 
     if not specs:
         raise ValueError("train_mlps needs at least one spec")
-    shapes = {(s.train.x.shape[1], s.train.y.shape[1], s.hidden_sizes, s.blocks, s.weight_decay) for s in specs}
+    shapes = {(s.train.x.shape[1], s.train.y.shape[1], s.hidden_sizes, s.blocks, s.weight_decay, s.activation)
+              for s in specs}
     if len(shapes) != 1:
         raise ValueError(f"every spec needs the same input and output widths and architecture, got {len(shapes)}")
     torch.set_num_threads(config.num_threads)
@@ -318,7 +321,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
     if len(sizes) != 1:
         raise ValueError(f"batch sizes differ between models ({sorted(sizes)}): train those with N < batch_size apart")
     bs = sizes.pop()
-    stack = StackedMLP([m.init for m in nets], config.activation, config.learning_rate, nets[0].arch[2],
+    stack = StackedMLP([m.init for m in nets], nets[0].activation, config.learning_rate, nets[0].arch[2],
                        nets[0].masks)
     alive = list(range(len(nets)))
     t0 = time.perf_counter()
@@ -341,7 +344,7 @@ def train_mlps(specs: Sequence[MLPSpec], config: TrainConfig) -> list[tuple[MLPW
             if not alive:
                 break
             stack.keep([j for j in range(len(stack)) if j not in stopped])
-    return _results(nets, time.perf_counter() - t0, samples, config.activation)
+    return _results(nets, time.perf_counter() - t0, samples)
 
 
 def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: Loss | str, config: TrainConfig,
@@ -364,7 +367,7 @@ def train_mlp(train: TrainArrays, val: TrainArrays | None, loss: Loss | str, con
     return train_mlps([MLPSpec(train, val, loss, config.seed, desc)], config)[0]
 
 
-def _results(nets: list[_Net], seconds: float, samples: int, activation: str) -> list[tuple[MLPWeights, TrainInfo]]:
+def _results(nets: list[_Net], seconds: float, samples: int) -> list[tuple[MLPWeights, TrainInfo]]:
     """[(best weights, info)] per network; every info gets the whole run's ``seconds`` [s] and throughput."""
     out = []
     for m in nets:
@@ -373,6 +376,6 @@ def _results(nets: list[_Net], seconds: float, samples: int, activation: str) ->
         m.info.best_val_loss = m.stop.best
         state = m.best_state if m.best_state is not None else [p.numpy() for p in m.init]
         out.append((MLPWeights(tuple(np.asarray(w, dtype=np.float32).copy() for w in state[0::2]),
-                               tuple(np.asarray(b, dtype=np.float32).copy() for b in state[1::2]), activation,
+                               tuple(np.asarray(b, dtype=np.float32).copy() for b in state[1::2]), m.activation,
                                m.x_norm, m.y_norm, m.circular, m.extra_inputs), m.info))
     return out

@@ -204,6 +204,8 @@ def test_the_pick_says_how_its_model_runs_and_leaves_the_product():
     assert "--onnx" in _leaving("masked", "pick") and "model_path:=pick" in _leaving("masked", "pick")
     assert "URDF" in _leaving("hybrid", "pick") and "ONNX" in _leaving("hybrid", "pick")
     assert "does not" in _leaving("hybrid_joint", "pick")
+    history = _leaving("hybrid_history", "pick")  # offline only: no controller line for it
+    assert "refuse it" in history and "model_path:=" not in history
 
 
 def test_the_datas_origin_follows_the_simulator_flag():

@@ -14,15 +14,17 @@ torch.set_num_threads(1)
 
 def test_registry_holds_the_methods_and_baselines_with_their_parts_and_losses():
     assert list(METHODS) == ["masked", "conventional", "mse_all", "band", "rbd", "hybrid", "rbd_consistent",
-                             "rbd_friction", "hybrid_joint", "hybrid_mse_all", "hybrid_joint_mse_all", "constant",
-                             "gravity"]
+                             "rbd_friction", "hybrid_joint", "hybrid_mse_all", "hybrid_joint_mse_all",
+                             "hybrid_history", "hybrid_history_mse_all", "constant", "gravity"]
     parts = {n: (m.rigid_body, m.learned, m.loss, m.rows) for n, m in METHODS.items()}
     assert parts == {"masked": (False, True, "masked", "all"), "conventional": (False, True, "mse", "all_moving"),
                      "mse_all": (False, True, "mse", "all"), "band": (False, True, "band", "all"),
                      "rbd": (True, False, None, "all"), "hybrid": (True, True, "masked", "all"),
                      "rbd_consistent": (True, False, None, "all"), "rbd_friction": (True, False, None, "all"),
                      "hybrid_joint": (True, True, "masked", "all"), "hybrid_mse_all": (True, True, "mse", "all"),
-                     "hybrid_joint_mse_all": (True, True, "mse", "all"), "constant": (False, False, None, "all"),
+                     "hybrid_joint_mse_all": (True, True, "mse", "all"),
+                     "hybrid_history": (True, True, "masked", "all"),
+                     "hybrid_history_mse_all": (True, True, "mse", "all"), "constant": (False, False, None, "all"),
                      "gravity": (True, False, None, "all")}
     assert [m.name for m in METHODS.values() if m.has_network and not m.learned] == ["constant"]
     assert sorted(METHODS.values(), key=lambda m: m.simplicity)[0].name == "constant"

@@ -31,7 +31,7 @@ from ...data.types import Episode
 from ...errors import DataError
 from ...training.config import TrainConfig
 from ...training.evaluate import evaluate_predictions
-from ...training.fit import FitPlan, fit_plans, stack_episodes
+from ...training.fit import FitPlan, fit_plans, predict_stacked, stack_episodes
 from ...training.planner import SharedFits, plan_methods
 from .results import CrossValidation
 
@@ -142,7 +142,7 @@ def cross_validate(split: Split, methods: Sequence[str], config: TrainConfig, re
             val = stack_episodes(va, fp[m][0].dead_zone)
             row = []
             for plan in fp[m]:
-                pred = fits[id(plan)].model.predict(val.q, val.dq, val.ddq)
+                pred = predict_stacked(fits[id(plan)].model, val)
                 v = evaluate_predictions(pred, val).rmse_mean
                 row.append(float(v) if np.isfinite(v) else None)
             per_fold[m].append(row + [row[-1]] * (len(seeds) - len(row)))  # rbd: one deterministic fit

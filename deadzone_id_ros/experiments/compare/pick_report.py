@@ -64,6 +64,11 @@ def _leaving(method: str, artifact: str) -> str:
             "product: ")
     if entry is None:
         return here + "see docs/onnx.md."
+    if entry.history:
+        return ("It reads the last 90 ms of joint states, so it is for offline use (analysis, logs, the torque of a "
+                "recorded motion: `predict_sequence` of the loaded artifact): the feedforward controller and the "
+                "force sensor evaluate one state per tick and refuse it, and ONNX does not carry the window. For the "
+                "controller, deploy the best method of the table without history.")
     if entry.identification == "friction":
         return here + ("its Stribeck and load-dependent friction has no URDF element and no network, so a C++ "
                        "controller cannot run it as is; `deadzone-id export --urdf` takes an rbd_consistent fit "

@@ -44,7 +44,7 @@ from ...models.methods import get_method, resolve_methods
 from ...training.blocks import MISSING, fmt_values
 from ...training.config import TrainConfig
 from ...training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
-from ...training.fit import FitPlan, FitResult, Stacked, fit_plans
+from ...training.fit import FitPlan, FitResult, Stacked, fit_plans, predict_stacked
 from ...training.pipeline import (
     MethodRun,
     PreparedData,
@@ -144,7 +144,7 @@ def _noise_band(inputs: TrainingInputs, test: Stacked) -> Band | None:
 def _evaluate(fit: FitResult, data: PreparedData, band: Band | None) -> tuple[RunMetrics, np.ndarray]:
     """(metrics on the test and validation splits, test prediction) of one fit; each split predicted once."""
     metrics, pred = evaluate_on_test(fit, data, {"band_center": band[1], "band_halfwidth": band[2]} if band else None)
-    val = evaluate_predictions(fit.model.predict(data.val.q, data.val.dq, data.val.ddq), data.val)
+    val = evaluate_predictions(predict_stacked(fit.model, data.val), data.val)
     return dataclasses.replace(metrics, validation=val), pred
 
 

@@ -131,9 +131,9 @@ def _run_iteration(k: int, spec: ControllerSpec, settings: ImproveSettings, setu
 
 def _validation_rmse(model: InverseDynamicsModel, val: Stacked) -> float:
     """Mean over joints of the torque RMSE [N·m] of ``model`` on the moving pairs of ``val``."""
-    from ...training.evaluate import evaluate_predictions
+    from ...training.evaluate import evaluate_model
 
-    return float(evaluate_predictions(model.predict(val.q, val.dq, val.ddq), val).rmse_mean)
+    return float(evaluate_model(model, val).rmse_mean)
 
 
 def _accept_model(model: InverseDynamicsModel, probe: Stacked, effort_limit: np.ndarray, candidate_rmse: float,

@@ -7,8 +7,9 @@ run_demo`, which never loses work: a failed or interrupted run keeps its folder 
 names the stage, the reason and the logs), ``--resume DIR`` continues it from the last finished stage, and a lock
 refuses a second run into the same folder, naming the process that holds it.
 
-``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag, with
-rbd and hybrid on the bundled URDFs of those robots.
+``demo-real`` converts the DFKI double-pendulum CSVs and runs the comparison on them and on the KUKA LWR4+ bag
+(every default method and ``hybrid_history``, :func:`real_methods`), the rigid-body methods on the bundled URDFs of
+those robots.
 Every stage calls the library function behind an ordinary command a user could run by hand.
 """
 

@@ -29,8 +29,7 @@ import numpy as np
 __all__ = ["HISTORY_SPACING_S", "HISTORY_SPAN_S", "HISTORY_TAPS", "JointHistory", "episode_starts"]
 
 #: taps of the window, the current sample included, and their spacing [s]: 10 taps 10 ms apart read the last 90 ms.
-#: The same for every robot (chosen on the DFKI pendulums' training blocks: 5 taps 10 ms apart, 10 taps 10 ms apart
-#: and 5 taps 4 ms apart compared by validation error; see docs/identification.md).
+#: The same for every robot (how they were chosen, on the DFKI pendulums: docs/identification.md).
 HISTORY_TAPS, HISTORY_SPACING_S = 10, 0.01
 #: how far back the window reads [s]
 HISTORY_SPAN_S = (HISTORY_TAPS - 1) * HISTORY_SPACING_S

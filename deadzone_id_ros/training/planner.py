@@ -39,7 +39,7 @@ PER_JOINT_HIDDEN, PER_JOINT_WEIGHT_DECAY = (16, 16), 1e-3
 
 #: The history network (:attr:`~deadzone_id_ros.models.methods.Method.history`): hidden widths, Adam L2 coefficient
 #: and activation (its inputs are ten states wide, the data as short as a real arm's: a smaller, regularized, smooth
-#: network; tanh, not the default relu: 0.151 against 0.193 test nRMSE on the DFKI A0 pendulum's split, see
+#: network; tanh, not the default relu: 0.151 against 0.205 test nRMSE on the DFKI A0 pendulum's split, see
 #: docs/identification.md). The same for every robot.
 HISTORY_HIDDEN, HISTORY_WEIGHT_DECAY, HISTORY_ACTIVATION = (64, 64), 1e-4, "tanh"
 

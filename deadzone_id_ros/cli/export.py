@@ -77,7 +77,10 @@ def _run_urdf(args: argparse.Namespace) -> int:
         print(f"negative identified friction written as 0 (URDF <dynamics> holds magnitudes; readers refuse a negative "
               f"one): {lost}. The URDF's torque lacks that part; docs/identification.md says when friction comes out "
               "negative")
-    if model.mlp is not None:
+    if model.mlp is not None and getattr(model, "history", None) is not None:
+        print("the artifact also has a network residual over the joint-state history, which no exported format "
+              "carries: the URDF alone is its rigid-body part")
+    elif model.mlp is not None:
         print("the artifact also has a network residual: export it with --onnx and add it to the URDF's torque")
     if not result.ok:
         print(f"export check failed: the URDF differs from the model by {result.max_abs_diff:.3g} N*m")

@@ -85,10 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from ..training.config import load_train_config
 
     try:
-        offline = [m.name for m in resolve_methods(args.methods) if m.history]
-        if offline:
-            raise ValueError(f"--methods {offline}: these read the joint-state history and cannot drive the "
-                             "controller that improve runs each model in; leave them out")
+        resolve_methods(args.methods)
         settings = ImproveSettings(
             iterations=args.iterations, task_seeds=tuple(args.task_seeds), task_duration_s=args.duration,
             held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,

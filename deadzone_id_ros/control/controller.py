@@ -85,6 +85,7 @@ class FeedforwardController(ReferenceFollowing):
             bodies and the torque difference named).
         FileNotFoundError, RobotDescriptionError: the URDF cannot be read, or a controlled joint's effort limit is 0,
             negative or missing (the joint and the fix are named).
+        ValueError: a model that reads the joint-state history (a history method's; :func:`.model_swap.bind_model`).
     """
 
     def __init__(

@@ -65,12 +65,30 @@ def joint_mismatch(model_names: Sequence[str], joint_names: Sequence[str]) -> st
 def bind_model(model: InverseDynamicsModel, joint_names: Sequence[str]
                ) -> tuple[InverseDynamicsModel, np.ndarray, np.ndarray, bool]:
     """(model, to_model, from_model, identity): ``x_model = x_ctrl[to_model]``, ``tau_ctrl = tau_model[from_model]``
-    (index arrays (J,)); identity when the orders agree. The model's joints must match (:func:`joint_mismatch`)."""
+    (index arrays (J,)); identity when the orders agree. The model's joints must match (:func:`joint_mismatch`).
+
+    Raises:
+        ValueError: a model that reads the joint-state history (a history method's: it cannot evaluate one state
+            per tick).
+    """
+    reason = _history_refusal(model)
+    if reason:
+        raise ValueError(reason)
     model_names = tuple(model.joint_names)
     names = tuple(joint_names)
     to_model = np.array([names.index(j) for j in model_names], dtype=int)
     from_model = np.array([model_names.index(j) for j in names], dtype=int)
     return model, to_model, from_model, bool(np.all(to_model == np.arange(len(names))))
+
+
+def _history_refusal(model: InverseDynamicsModel) -> str:
+    """Why a controller cannot run ``model`` one state per tick ("" when it can): a history method's model reads
+    the joint states before each one (:mod:`deadzone_id_ros.models.history`)."""
+    history = getattr(model, "history", None)
+    if history is None:
+        return ""
+    return (f"method {getattr(model, 'method', '?')!r} reads the last {history.span_s * 1e3:.0f} ms of joint states; "
+            "the controller evaluates one state per tick: give it a method without history")
 
 
 def _unit_mismatch(model: InverseDynamicsModel) -> str:
@@ -95,7 +113,8 @@ def _unit_mismatch(model: InverseDynamicsModel) -> str:
 def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_limit: np.ndarray,
                probe_q: np.ndarray, probe_dq: np.ndarray, probe_ddq: np.ndarray, *,
                arm: ArmReference | None = None) -> SwapVerdict:
-    """May ``model`` replace a running controller's model? Checked in order: joints, units, arm, outputs on the probe.
+    """May ``model`` replace a running controller's model? Checked in order: joints, units (and whether it runs one
+    state per tick: a history method's model does not), arm, outputs on the probe.
 
     Args:
         model: the candidate (any :class:`InverseDynamicsModel`).
@@ -125,7 +144,7 @@ def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_l
     mismatch = joint_mismatch(tuple(model.joint_names), names)
     if mismatch:
         return SwapVerdict(False, mismatch)
-    wrong_units = _unit_mismatch(model)
+    wrong_units = _unit_mismatch(model) or _history_refusal(model)
     if wrong_units:
         return SwapVerdict(False, wrong_units)
     arm_note = ""

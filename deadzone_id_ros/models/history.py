@@ -16,7 +16,7 @@ the position as a displacement from the current one, so a continuous joint's mod
 enters on the circle as in every network) and the window does not care where in the workspace it was recorded. A tap
 before the start of its episode reads the episode's first sample (the window is clamped; no state of another episode
 or block is read). The taps are in seconds, the same for every robot; the stride in samples follows the data's
-sample period.
+sample period, at least one sample (so on data slower than 100 Hz the window spans 9 samples: 300 ms at 30 Hz).
 """
 
 from __future__ import annotations
@@ -94,6 +94,19 @@ class JointHistory:
         """How far back the window reads [s]."""
         return (self.taps - 1) * self.stride * self.sample_period_s
 
+    def check_period(self, sample_period: float | None, what: str) -> None:
+        """Refuse data sampled every ``sample_period`` [s] (None: unknown, or episodes of different rates) unless it
+        is this window's period within 1%; ``what`` names the model in the message.
+
+        Raises:
+            ValueError: the periods differ, or the data's is unknown.
+        """
+        if sample_period is None or not abs(sample_period - self.sample_period_s) <= 0.01 * self.sample_period_s:
+            got = "no common sample period" if sample_period is None else f"a sample period of {sample_period:g} s"
+            raise ValueError(f"{what} reads joint-state taps {self.stride} samples apart at {self.sample_period_s:g} s "
+                             f"per sample, but the data have {got}: resample them to "
+                             f"{1.0 / self.sample_period_s:g} Hz")
+
     def n_inputs(self, n_joints: int) -> int:
         """Width of :meth:`features` for ``n_joints`` joints: 3 J (taps - 1)."""
         return 3 * int(n_joints) * (self.taps - 1)
@@ -101,7 +114,9 @@ class JointHistory:
     def features(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
                  episode_index: np.ndarray | None = None) -> np.ndarray:
         """The earlier taps of every row, (N, 3 J (taps - 1)): for k = 1 .. taps - 1, [q_{i-ks} - q_i, dq_{i-ks},
-        ddq_{i-ks}] (J columns each), clamped at the start of each row's episode.
+        ddq_{i-ks}] (J columns each), clamped at the start of each row's episode. The displacement is wrapped into
+        [-π, π), so a continuous joint's angle wrapped anywhere in the window gives the same taps (no joint moves
+        half a turn, nor a prismatic joint 3 m, within one window).
 
         Args:
             q, dq, ddq: (N, J) consecutive samples [rad, rad/s, rad/s²], one sample period apart within an episode.
@@ -125,7 +140,7 @@ class JointHistory:
         cols = []
         for k in range(1, self.taps):
             idx = np.maximum(rows - k * self.stride, starts)
-            cols += [q[idx] - q, dq[idx], ddq[idx]]
+            cols += [np.mod(q[idx] - q + np.pi, 2.0 * np.pi) - np.pi, dq[idx], ddq[idx]]
         return np.concatenate(cols, axis=1) if cols else np.zeros((n, 0))
 
     def to_dict(self) -> dict[str, float]:

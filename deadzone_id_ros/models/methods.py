@@ -99,8 +99,9 @@ class Method:
         per_joint: its network is one small network per joint whose inputs are that joint's own (q, dq, ddq) and
             its rigid-body torque (the per-joint residual).
         history: its network also reads the recent joint-state history (:mod:`~deadzone_id_ros.models.history`:
-            the last 90 ms at 10 ms taps), so it predicts from consecutive samples and cannot run per tick in a
-            controller or force sensor, which evaluate one state at a time.
+            9 earlier taps 10 ms apart, the last 90 ms on data sampled at 100 Hz or faster), so it predicts from
+            consecutive samples and cannot run per tick in a controller or force sensor, which evaluate one state
+            at a time.
         by_default: fitted when no method list is given (``compare`` without ``--methods``); an opt-in method (a
             costly fit that has not yet paid on the shipped and real data) runs only when named.
 
@@ -137,9 +138,9 @@ class Method:
                              "(rigid_body=True, identification='urdf')")
         if self.per_joint and not (self.rigid_body and self.loss is not None):
             raise ValueError(f"method {self.name!r}: a per-joint residual needs a rigid body and a loss")
-        if self.history and (self.per_joint or self.loss is None):
-            raise ValueError(f"method {self.name!r}: a history network needs a loss and a dense network (not per "
-                             "joint)")
+        if self.history and (self.per_joint or self.loss is None or self.rows != "all"):
+            raise ValueError(f"method {self.name!r}: a history network needs a loss, a dense network (not per "
+                             "joint) and every row (its window reads consecutive samples)")
         if not self.rigid_body and self.loss is None and self.baseline != "mean":
             raise ValueError(f"method {self.name!r} has neither a rigid body nor a loss")
         if self.loss is not None and self.loss not in LOSSES:
@@ -309,12 +310,12 @@ register_method(Method("hybrid_joint_mse_all", rigid_body=True, loss="mse", per_
                        "(hybrid_joint without the dead-zone loss)"))
 register_method(Method("hybrid_history", rigid_body=True, loss="masked", history=True, simplicity=6,
                        by_default=False, colour="darkslateblue",
-                       description="rbd + MLP residual over the last 90 ms of joint states (10 ms taps), dead-zone "
-                       "loss; offline only (a controller evaluates one state per tick)"))
+                       description="rbd + MLP residual over the recent joint states (10 taps 10 ms apart), "
+                       "dead-zone loss; offline only (a controller evaluates one state per tick)"))
 register_method(Method("hybrid_history_mse_all", rigid_body=True, loss="mse", history=True, simplicity=6,
                        by_default=False, colour="slateblue",
-                       description="rbd + MLP residual over the last 90 ms of joint states, plain MSE on every "
-                       "sample (hybrid_history without the dead-zone loss)"))
+                       description="rbd + MLP residual over the recent joint states, plain MSE on every sample "
+                       "(hybrid_history without the dead-zone loss)"))
 register_method(Method("constant", rigid_body=False, loss=None, baseline="mean", simplicity=0,
                        description="constant baseline: each joint's mean training torque (moving pairs)",
                        colour="tab:gray", role=CONSTANT))

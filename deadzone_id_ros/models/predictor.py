@@ -78,15 +78,16 @@ class LearnedModel:
         """Return tau (N, J) or (J,) [N·m; a model trained on effort in another unit predicts that unit, see
         ``metadata["effort_units"]``] for q [rad], dq [rad/s], ddq [rad/s²] of that shape.
 
-        A history method's model reads the rows of (N, J) arrays as one trajectory of consecutive samples
-        (:meth:`predict_sequence`).
+        Rows are independent states. A history method's model has no such prediction (it needs the samples before
+        each one): it raises, and :meth:`predict_sequence` predicts a trajectory.
 
         Raises:
-            ValueError: the three shapes differ or the last dimension is not J; one sample given to a history
-                method's model (it needs the samples before it).
+            ValueError: the three shapes differ or the last dimension is not J; a history method's model.
         """
         if self.history is not None:
-            return self.predict_sequence(q, dq, ddq)
+            raise ValueError(f"method {self.method!r} reads the last {self.history.span_s * 1e3:.0f} ms of joint "
+                             "states: it cannot evaluate independent states (one per control tick); predict a "
+                             "trajectory with predict_sequence")
         n = len(self.joint_names)
         if (self.rbd is None and self.mlp is not None
                 and is_joint_vector(q, n) and is_joint_vector(dq, n) and is_joint_vector(ddq, n)):
@@ -106,15 +107,17 @@ class LearnedModel:
             tau += self.mlp.forward(np.concatenate([q, dq, ddq], axis=1))
         return tau[0] if single else tau
 
-    def predict_sequence(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+    def predict_sequence(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, sample_period: float | None,
                          episode_index: np.ndarray | None = None) -> np.ndarray:
-        """tau (N, J) [N·m] for (N, J) consecutive samples q [rad], dq [rad/s], ddq [rad/s²], one sample period
+        """tau (N, J) [N·m] for (N, J) consecutive samples q [rad], dq [rad/s], ddq [rad/s²], ``sample_period`` [s]
         apart within each episode of ``episode_index`` (N,) (None: one episode). Without history it is
-        :meth:`predict` row by row.
+        :meth:`predict` row by row (``sample_period`` unused).
 
         Raises:
-            ValueError: shapes that differ, a last dimension that is not J, or a single sample (J,) for a history
-                method (it reads the samples before it, so it cannot run one control tick at a time).
+            ValueError: shapes that differ, a last dimension that is not J, a wrong ``episode_index`` length; for a
+                history method also a single sample (J,) (it reads the samples before it, so it cannot run one
+                control tick at a time) and a ``sample_period`` that is None or differs by more than 1% from the
+                one it was trained at (its taps would read another span of time).
         """
         q, dq, ddq = check_joint_arrays(len(self.joint_names), q=q, dq=dq, ddq=ddq)
         if self.history is None:
@@ -122,6 +125,7 @@ class LearnedModel:
         if q.ndim != 2:
             raise ValueError(f"method {self.method!r} reads the last {self.history.span_s * 1e3:.0f} ms of joint "
                              "states: give it (N, J) consecutive samples; it cannot evaluate one state at a time")
+        self.history.check_period(sample_period, f"method {self.method!r}")
         tau = self.rbd.predict(q, dq, ddq) if self.rbd is not None else np.zeros(q.shape)
         if self.mlp is not None:
             window = self.history.features(q, dq, ddq, episode_index)

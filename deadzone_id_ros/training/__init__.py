@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .config import TrainConfig, load_train_config
 from .evaluate import evaluate_model, evaluate_predictions, json_clean
-from .fit import FitResult, Stacked, stack_episodes, usable_fraction
+from .fit import FitResult, Stacked, predict_stacked, stack_episodes, usable_fraction
 from .pipeline import MethodRun, PreparedData, TrainingInputs, prepare_data, run_method, train_one
 from .planner import SharedFits, fit_method, plan_method, plan_methods
 from .sources import detect_simulator, fingerprint, resolve_urdf
@@ -35,6 +35,7 @@ __all__ = [
     "load_train_config",
     "plan_method",
     "plan_methods",
+    "predict_stacked",
     "prepare_data",
     "resolve_urdf",
     "run_method",

@@ -98,13 +98,16 @@ def common_sample_period(episodes: Sequence[Episode]) -> float | None:
 def predict_stacked(model: InverseDynamicsModel, data: Stacked) -> np.ndarray:
     """tau (N, J) [N·m] of ``model`` on every row of ``data``: ``model.predict(q, dq, ddq)``, or for a model that
     reads the joint-state history (a :class:`~deadzone_id_ros.models.predictor.LearnedModel` of a history method),
-    each episode's rows as one trajectory (:meth:`~deadzone_id_ros.models.predictor.LearnedModel.predict_sequence`).
+    each episode's rows as one trajectory at ``data.sample_period``
+    (:meth:`~deadzone_id_ros.models.predictor.LearnedModel.predict_sequence`).
 
     Raises:
-        ValueError: shapes that do not match the model's joints.
+        ValueError: shapes that do not match the model's joints; for a history model, data whose sample period is
+            not the one it was trained at (or unknown).
     """
     if getattr(model, "history", None) is not None:
-        return model.predict_sequence(data.q, data.dq, data.ddq, data.episode_index)  # type: ignore[attr-defined]
+        return model.predict_sequence(data.q, data.dq, data.ddq, data.sample_period,  # type: ignore[attr-defined]
+                                      data.episode_index)
     return np.asarray(model.predict(data.q, data.dq, data.ddq), dtype=float)
 
 

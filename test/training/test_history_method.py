@@ -14,32 +14,42 @@ from deadzone_id_ros.data.deadzone import fit_dead_zone
 from deadzone_id_ros.data.types import Episode
 from deadzone_id_ros.errors import ArtifactError, DataError
 from deadzone_id_ros.models import load_artifact, save_artifact
+from deadzone_id_ros.models.artifact import export_onnx
 from deadzone_id_ros.models.history import HISTORY_TAPS, JointHistory, episode_starts
 from deadzone_id_ros.models.methods import get_method, resolve_methods
 from deadzone_id_ros.models.rbd import RigidBodyRegressor
 from deadzone_id_ros.resources import default_urdf
 from deadzone_id_ros.training.evaluate import evaluate_model
 from deadzone_id_ros.training.fit import Stacked, predict_stacked, stack_episodes
-from deadzone_id_ros.training.planner import HISTORY_HIDDEN, fit_method
+from deadzone_id_ros.training.planner import HISTORY_HIDDEN, SharedFits, fit_method, plan_method
 
 
 def test_window_taps_are_displacements_clamped_at_each_episode_start():
     h = JointHistory(taps=3, stride=2, sample_period_s=0.01)
     assert h.span_s == pytest.approx(0.04) and h.n_inputs(2) == 12
     n = 7
-    q = np.stack([np.arange(n) * 1.0, np.arange(n) * 10.0], axis=1)
+    q = np.stack([np.arange(n) * 1.0, np.arange(n) * 0.1], axis=1)
     dq, ddq = q + 100.0, q + 200.0
     ep = np.array([0, 0, 0, 0, 1, 1, 1])
     assert episode_starts(ep).tolist() == [0, 0, 0, 0, 4, 4, 4]
     f = h.features(q, dq, ddq, ep)
     assert f.shape == (n, 12)
     # row 3, tap 1 (lag 2): row 1; tap 2 (lag 4): clamped to row 0 (its episode's start)
-    assert f[3, 0:2].tolist() == [1.0 - 3.0, 10.0 - 30.0] and f[3, 2:4].tolist() == [101.0, 110.0]
-    assert f[3, 6:8].tolist() == [0.0 - 3.0, 0.0 - 30.0] and f[3, 10:12].tolist() == [200.0, 200.0]
+    assert np.allclose(f[3, 0:2], [1.0 - 3.0, 0.1 - 0.3]) and np.allclose(f[3, 2:4], [101.0, 100.1])
+    assert np.allclose(f[3, 6:8], [0.0 - 3.0, 0.0 - 0.3]) and np.allclose(f[3, 10:12], [200.0, 200.0])
     # row 5 (second episode): lag 2 reads row 4, never rows of the first episode
-    assert f[5, 0:2].tolist() == [4.0 - 5.0, 40.0 - 50.0] and f[5, 6:8].tolist() == [4.0 - 5.0, 40.0 - 50.0]
-    # positions enter as displacements: a whole turn added everywhere changes nothing
+    assert np.allclose(f[5, 0:2], [4.0 - 5.0, 0.4 - 0.5]) and np.allclose(f[5, 6:8], [4.0 - 5.0, 0.4 - 0.5])
+    # positions enter as displacements: a whole turn added everywhere, or a continuous joint's angle wrapped into
+    # [-pi, pi) in the middle of the window, changes nothing
     assert np.allclose(h.features(q + 2 * np.pi, dq, ddq, ep), f, rtol=0, atol=1e-12)
+    turning = np.stack([np.linspace(3.0, 3.3, n), np.zeros(n)], axis=1)
+    wrapped = np.mod(turning + np.pi, 2 * np.pi) - np.pi
+    assert np.allclose(h.features(wrapped, dq, ddq, ep), h.features(turning, dq, ddq, ep), rtol=0, atol=1e-12)
+    h.check_period(0.01 * 1.005, "model")  # within 1%
+    with pytest.raises(ValueError, match="resample them to 100 Hz"):
+        h.check_period(0.02, "model")
+    with pytest.raises(ValueError, match="no common sample period"):
+        h.check_period(None, "model")
     assert JointHistory.for_period(0.002).stride == 5 and JointHistory.for_period(0.001).stride == 10
     assert JointHistory.for_period(0.01).stride == 1 and JointHistory.for_period(0.02).stride == 1
     assert JointHistory.from_dict(h.to_dict()) == h
@@ -80,6 +90,14 @@ def test_history_residual_learns_what_the_current_state_cannot_tell(sim_dataset,
     dz = fit_dead_zone(walk[:1])
     train, val = stack_episodes(walk[:1], dz), stack_episodes(walk[1:], dz)
     assert train.sample_period == pytest.approx(1e-3)
+    # the planner builds each training episode's window apart: the second episode's first row reads itself only
+    two = stack_episodes(walk, dz)
+    plan = plan_method("hybrid_history", [0], SharedFits.with_rbd(two, val, dz, rbd))[0]
+    assert plan.spec is not None and plan.history is not None
+    start = len(walk[0].t)
+    taps = plan.spec.train.x[:, -plan.history.n_inputs(3):]
+    assert np.array_equal(taps[start, 0:3], np.zeros(3)) and np.array_equal(taps[start, 3:6], two.dq[start])
+    assert not np.array_equal(taps[start - 1, 0:3], np.zeros(3))
     cfg = tiny_config.with_overrides(max_steps=600, patience=20)
     hist = fit_method("hybrid_history", train, val, dz, cfg, rbd=rbd).model
     plain = fit_method("hybrid", train, val, dz, cfg, rbd=rbd).model
@@ -96,17 +114,27 @@ def test_history_residual_learns_what_the_current_state_cannot_tell(sim_dataset,
     both = Stacked(val.joint_names, *(np.concatenate([a, a]) for a in (val.q, val.dq, val.ddq, val.tau, val.r)),
                    np.concatenate([np.zeros(len(val), int), np.ones(len(val), int)]), val.sample_period)
     got = predict_stacked(again, both)
-    assert np.allclose(got[:len(val)], hist.predict(val.q, val.dq, val.ddq), atol=1e-9)
+    assert np.allclose(got[:len(val)], hist.predict_sequence(val.q, val.dq, val.ddq, 1e-3), atol=1e-9)
     assert np.allclose(got[len(val):], got[:len(val)], atol=1e-9)  # the second episode's window starts anew
+    slow = Stacked(val.joint_names, val.q, val.dq, val.ddq, val.tau, val.r, val.episode_index, 2e-3)
+    with pytest.raises(ValueError, match="resample them to 1000 Hz"):  # evaluate on data of another rate: refused
+        evaluate_model(again, slow)
     meta = json.loads((tmp_path / "art" / "model.json").read_text())
     assert meta["history"]["stride"] == 10 and saved.onnx_file is None
     assert "joint-state history" in meta["onnx"]["reason"]
     with pytest.raises(ValueError, match="cannot evaluate one state at a time"):
-        hist.predict(val.q[0], val.dq[0], val.ddq[0])
+        hist.predict_sequence(val.q[0], val.dq[0], val.ddq[0], 1e-3)
+    with pytest.raises(ValueError, match="cannot evaluate independent states"):  # rows of predict are independent
+        hist.predict(val.q, val.dq, val.ddq)
+    with pytest.raises(ArtifactError, match="joint-state history"):
+        export_onnx(hist, tmp_path / "h.onnx")
 
 
 def test_the_controller_refuses_a_history_model(sim_dataset, tiny_config, tmp_path):
+    from deadzone_id_ros.control.controller import FeedforwardController
+    from deadzone_id_ros.control.model_swap import check_swap
     from deadzone_id_ros.control.robot_configs import bundled_controller_config
+    from deadzone_id_ros.experiments.improve.results import ImproveSettings
     from deadzone_id_ros.models.runtime import load_model
 
     eps = sim_dataset.episodes
@@ -116,8 +144,36 @@ def test_the_controller_refuses_a_history_model(sim_dataset, tiny_config, tmp_pa
     rbd = fit_method("rbd", train, val, dz, tiny_config, regressor=reg).model.rbd
     model = fit_method("hybrid_history", train, val, dz, tiny_config.with_overrides(max_steps=30), rbd=rbd).model
     save_artifact(model, tmp_path / "art")
+    config = bundled_controller_config(model="learned", model_path=str(tmp_path / "art"))
     with pytest.raises(ArtifactError, match="cannot run one state per tick"):
-        load_model(bundled_controller_config(model="learned", model_path=str(tmp_path / "art")))
+        load_model(config)
+    # an object in memory: the controller refuses it at construction, a swap refuses it with the reason
+    with pytest.raises(ValueError, match="evaluates one state per tick"):
+        FeedforwardController(config, model)
+    running = FeedforwardController(config, load_model(bundled_controller_config(model="rbd")))
+    verdict = check_swap(model, running.joint_names, running.effort_limit, val.q[:5], val.dq[:5], val.ddq[:5])
+    assert not verdict.accepted and "reads the last 90 ms" in verdict.reason
+    assert not running.swap_model(model, (val.q[:5], val.dq[:5], val.ddq[:5])).accepted
+    with pytest.raises(ValueError, match=r"methods \['hybrid_history'\] read the joint-state history"):
+        ImproveSettings(methods=("hybrid_history",))
+
+
+def test_demo_real_compares_the_history_method():
+    from deadzone_id_ros.cli.demo import real_methods
+
+    names = real_methods()
+    assert "hybrid_history" in names and "hybrid" in names and "hybrid_history_mse_all" not in names
+
+
+def test_a_history_method_refuses_a_validation_split_of_another_rate(sim_dataset, tiny_config):
+    eps = sim_dataset.episodes
+    dz = fit_dead_zone(eps[:1])
+    slow = Episode(eps[1].name, eps[1].source, eps[1].joint_names, eps[1].t * 2.0, eps[1].q, eps[1].dq, eps[1].ddq,
+                   eps[1].tau)
+    train, val = stack_episodes(eps[:1], dz), stack_episodes([slow], dz)
+    reg = RigidBodyRegressor(default_urdf().read_text(), train.joint_names, tiny_config.friction_eps_for(dz.threshold))
+    with pytest.raises(DataError, match="validation split reads joint-state taps"):
+        fit_method("hybrid_history", train, val, dz, tiny_config, regressor=reg)
 
 
 def test_a_history_method_refuses_episodes_of_different_rates(sim_dataset, tiny_config):

@@ -8,7 +8,7 @@ from ...data.effort_units import FIX_HINT
 from ...models.methods import BAND, METHODS, method_with_role
 from .results import PROP, CompareReport
 
-__all__ = ["band_lines", "fraction_cell", "pick_section"]
+__all__ = ["band_lines", "fraction_cell", "per_tick_alternative", "pick_section"]
 
 
 def _f(v: float | None, digits: int = 4) -> str:
@@ -34,19 +34,23 @@ def pick_section(report: CompareReport) -> list[str]:
     p = report.pick
     if p is None:
         return ["## Which model to deploy", "", *warn] if warn else []
+    offline = METHODS[p.method].history if p.method in METHODS else False
     if p.onnx:
         onnx = f", ONNX `{p.onnx}`"
+    elif offline:
+        onnx = ", no ONNX: it reads the joint-state history"
     elif report.torque_unit != "N·m":
         onnx = f", no ONNX: it predicts {report.torque_unit}, not N·m"
     else:
         onnx = ", no network: load it with `load_artifact`"
     lines = ["## Which model to deploy", "", *warn,
-             f"**Deploy `{p.method}`** (seed {p.seed}, exported to `{p.artifact}/`{onnx}): "
+             f"**{'Best model (offline only)' if offline else 'Deploy'} `{p.method}`** (seed {p.seed}, exported to "
+             f"`{p.artifact}/`{onnx}): "
              f"{p.reason}. Its test RMSE, measured after the choice, is **{_f(p.test_rmse_mean)} "
              f"{report.torque_unit}** (nRMSE {_f(p.test_nrmse_mean, 3)}).", "",
              *([f"**The controller refuses this model**: the effort was recorded in {report.torque_unit}, not N·m. "
                 f"Train again with {FIX_HINT}.", ""] if report.torque_unit != "N·m" else []),
-             _leaving(p.method, p.artifact), "",
+             _leaving(p.method, p.artifact, per_tick_alternative(report) if offline else None), "",
              f"How sure: {p.confidence}.", "", *_cv_intro(report), *_table(report)]
     chosen = "the validation split only" if p.cv is None else "cross-validation over train+validation blocks only"
     lines += ["", f"The pick uses {chosen}; the test column is the honest estimate of what the "
@@ -57,18 +61,32 @@ def pick_section(report: CompareReport) -> list[str]:
     return lines + band_lines(report)
 
 
-def _leaving(method: str, artifact: str) -> str:
-    """How the picked model runs here and how it leaves the product, for ``method`` (its registry entry)."""
+def per_tick_alternative(report: CompareReport) -> str | None:
+    """The best method of ``report`` by the pick's criterion (cross-validation RMSE when the pick used it, else
+    validation RMSE) among those a controller can run one state per tick (no joint-state history), or None."""
+    p = report.pick
+    cv = p.cv if p is not None else None
+    scores = {m: (cv.rmse_mean.get(m) if cv is not None else e.validation_rmse_mean) for m, e in report.methods.items()
+              if not (m in METHODS and METHODS[m].history)}
+    scored = {m: v for m, v in scores.items() if v is not None}
+    return min(scored, key=lambda m: scored[m]) if scored else None
+
+
+def _leaving(method: str, artifact: str, per_tick: str | None = None) -> str:
+    """How the picked model runs here and how it leaves the product, for ``method`` (its registry entry);
+    ``per_tick``: the best method a controller can run, named when ``method`` cannot be."""
     entry = METHODS.get(method)
     here = (f"The feedforward controller runs it as it is (`model:=learned model_path:={artifact}`). Outside this "
             "product: ")
     if entry is None:
         return here + "see docs/onnx.md."
     if entry.history:
-        return ("It reads the last 90 ms of joint states, so it is for offline use (analysis, logs, the torque of a "
-                "recorded motion: `predict_sequence` of the loaded artifact): the feedforward controller and the "
-                "force sensor evaluate one state per tick and refuse it, and ONNX does not carry the window. For the "
-                "controller, deploy the best method of the table without history.")
+        alternative = f"`{per_tick}` (its artifact: `deadzone-id train --method {per_tick}`)" if per_tick else \
+            "the best method of the table without history"
+        return ("It reads the recent joint states (model.json's `history`), so it is for offline use (analysis, "
+                "logs, the torque of a recorded motion: `predict_sequence` of the loaded artifact): the feedforward "
+                "controller and the force sensor evaluate one state per tick and refuse it, and ONNX does not carry "
+                f"the window. For the controller, deploy {alternative}.")
     if entry.identification == "friction":
         return here + ("its Stribeck and load-dependent friction has no URDF element and no network, so a C++ "
                        "controller cannot run it as is; `deadzone-id export --urdf` takes an rbd_consistent fit "

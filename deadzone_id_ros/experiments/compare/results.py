@@ -303,8 +303,10 @@ class CompareReport:
 def best_learned(test_rmse: Mapping[str, float | None], onnx: bool = False) -> str | None:
     """The learned method (``METHODS[m].learned`` in the method registry) with the lowest mean test RMSE [N·m] among
     ``test_rmse`` (method -> its mean test RMSE, None when missing), or None when there is none (ties: the first
-    listed). ``onnx``: only methods whose network exports to the ONNX format (not a per-joint residual, whose network
-    reads the rigid-body torque besides q, dq, ddq: :mod:`deadzone_id_ros.models.onnx_format`)."""
+    listed). ``onnx``: only methods whose network exports to the ONNX format (neither a per-joint residual, whose
+    network reads the rigid-body torque besides q, dq, ddq, nor a history method, whose network reads the earlier
+    joint states: :mod:`deadzone_id_ros.models.onnx_format`)."""
     learned = {m: v for m, v in test_rmse.items()
-               if m in METHODS and METHODS[m].learned and v is not None and not (onnx and METHODS[m].per_joint)}
+               if m in METHODS and METHODS[m].learned and v is not None
+               and not (onnx and (METHODS[m].per_joint or METHODS[m].history))}
     return min(learned, key=lambda m: learned[m]) if learned else None

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ...models.methods import METHODS
 from ..closed_loop.report import closed_loop_markdown
 from ..closed_loop.run import TRACKING_PLOT
 from ..compare.formatting import fmt_joints, mean_std, num
-from ..compare.pick_report import fraction_cell
+from ..compare.pick_report import fraction_cell, per_tick_alternative
 from ..compare.results import CONV, PROP, CompareReport
 from ..compare.verdict import baseline_lines
 from .results import DemoReport
@@ -252,6 +253,10 @@ def pick_line(report: CompareReport, name: str) -> list[str]:
     if p is None:
         return []
     where = f"{name}/{p.onnx}" if p.onnx else f"{name}/{p.artifact}/"
-    return [f"**Deploy: {p.method}** (seed {p.seed}): {p.reason}. Its test RMSE {num(p.test_rmse_mean, '.4f')} "
-            f"{report.torque_unit} "
-            f"(normalized {num(p.test_nrmse_mean, '.3f')}), exported to `{where}`.", ""]
+    offline = p.method in METHODS and METHODS[p.method].history
+    per_tick = per_tick_alternative(report) if offline else None
+    tail = (f" It reads the recent joint states, so it is for offline use: a controller refuses it; for the "
+            f"controller deploy `{per_tick}`, the best method without history." if offline else "")
+    return [f"**{'Best model (offline only)' if offline else 'Deploy'}: {p.method}** (seed {p.seed}): {p.reason}. "
+            f"Its test RMSE {num(p.test_rmse_mean, '.4f')} {report.torque_unit} "
+            f"(normalized {num(p.test_nrmse_mean, '.3f')}), exported to `{where}`.{tail}", ""]

@@ -50,7 +50,8 @@ class ImproveSettings(JsonRecord):
         check_seed: excitation seed of the check reference a candidate's trial run tracks before it is accepted
             (never trained on, never scored; neither a task nor a held-out seed).
         dob_cutoff_scale: factor on the DOB cutoff of every run (> 0; 0.2: the closed-loop comparison's weak DOB).
-        methods: the candidate methods of each training (registered names; empty: every registered method).
+        methods: the candidate methods of each training (registered names, none reading the joint-state history:
+            each drives the controller; empty: every method compare fits by default).
         warm_start: start each method's network from its previous iteration's network.
         robot: robot profile (name or file); None: the bundled arm.
         compare_model: a model artifact to score beside the iterations (the dedicated-excitation pick); None: none.
@@ -58,8 +59,8 @@ class ImproveSettings(JsonRecord):
             recorder; :mod:`.improve.live`) instead of in-process; scoring stays in-process either way.
 
     Raises:
-        ValueError: a value out of range, no task or held-out seed, or a held-out seed that is also a task seed
-            (both named).
+        ValueError: a value out of range, no task or held-out seed, a held-out seed that is also a task seed
+            (both named), an unknown method or one that reads the joint-state history (named).
     """
 
     iterations: int = 3
@@ -91,6 +92,12 @@ class ImproveSettings(JsonRecord):
         if self.check_seed in (*self.task_seeds, *self.held_out_seeds):
             raise ValueError(f"check_seed = {self.check_seed} must be neither a task seed {list(self.task_seeds)} "
                              f"nor a held-out seed {list(self.held_out_seeds)}")
+        from ...models.methods import resolve_methods
+
+        offline = [m.name for m in resolve_methods(self.methods) if m.history]  # unknown names raise here too
+        if offline:
+            raise ValueError(f"methods {offline} read the joint-state history and cannot drive the controller that "
+                             "improve runs each model in; leave them out")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, keys as the fields (tuples as lists)."""

@@ -104,8 +104,8 @@ class JointHistory:
         if sample_period is None or not abs(sample_period - self.sample_period_s) <= 0.01 * self.sample_period_s:
             got = "no common sample period" if sample_period is None else f"a sample period of {sample_period:g} s"
             raise ValueError(f"{what} reads joint-state taps {self.stride} samples apart at {self.sample_period_s:g} s "
-                             f"per sample, but the data have {got}: resample them to "
-                             f"{1.0 / self.sample_period_s:g} Hz")
+                             f"per sample, but the data have {got}: it was trained at "
+                             f"{1.0 / self.sample_period_s:g} Hz and reads only data of that rate")
 
     def n_inputs(self, n_joints: int) -> int:
         """Width of :meth:`features` for ``n_joints`` joints: 3 J (taps - 1)."""

@@ -99,9 +99,9 @@ class Method:
         per_joint: its network is one small network per joint whose inputs are that joint's own (q, dq, ddq) and
             its rigid-body torque (the per-joint residual).
         history: its network also reads the recent joint-state history (:mod:`~deadzone_id_ros.models.history`:
-            9 earlier taps 10 ms apart, the last 90 ms on data sampled at 100 Hz or faster), so it predicts from
-            consecutive samples and cannot run per tick in a controller or force sensor, which evaluate one state
-            at a time.
+            9 earlier taps about 10 ms apart, the spacing rounded to whole samples of the data), so it predicts
+            from consecutive samples and cannot run per tick in a controller or force sensor, which evaluate one
+            state at a time.
         by_default: fitted when no method list is given (``compare`` without ``--methods``); an opt-in method (a
             costly fit that has not yet paid on the shipped and real data) runs only when named.
 
@@ -310,7 +310,7 @@ register_method(Method("hybrid_joint_mse_all", rigid_body=True, loss="mse", per_
                        "(hybrid_joint without the dead-zone loss)"))
 register_method(Method("hybrid_history", rigid_body=True, loss="masked", history=True, simplicity=6,
                        by_default=False, colour="darkslateblue",
-                       description="rbd + MLP residual over the recent joint states (10 taps 10 ms apart), "
+                       description="rbd + MLP residual over the recent joint states (10 taps about 10 ms apart), "
                        "dead-zone loss; offline only (a controller evaluates one state per tick)"))
 register_method(Method("hybrid_history_mse_all", rigid_body=True, loss="mse", history=True, simplicity=6,
                        by_default=False, colour="slateblue",

@@ -165,7 +165,8 @@ class ResidualEstimator(ExternalTorqueEstimator):
             (:func:`~.friction.identify_load_friction`, in the estimator's joint order): w - phi(dq0, tau) theta.
 
     Raises:
-        ValueError: cutoff shape, or the model's joints are not ``joint_names`` (names both).
+        ValueError: cutoff shape, the model's joints are not ``joint_names`` (names both), or a model that reads the
+            joint-state history.
     """
 
     kind = "residual"
@@ -183,9 +184,14 @@ class ResidualEstimator(ExternalTorqueEstimator):
         """Use ``model`` from the next sample on (a controller's model swap); its joints in any order.
 
         Raises:
-            ValueError: its joints are not the estimator's (names both).
+            ValueError: its joints are not the estimator's (names both), or it reads the joint-state history (a
+                history method's model: the estimator evaluates one state per sample).
         """
+        from ..control.model_swap import history_refusal
+
         mine, theirs = self.joint_names, tuple(model.joint_names)
+        if history_refusal(model):
+            raise ValueError(history_refusal(model))
         if sorted(mine) != sorted(theirs):
             raise ValueError(f"model joints {list(theirs)} are not the estimator's {list(mine)}")
         self.model = model

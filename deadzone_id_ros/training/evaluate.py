@@ -130,7 +130,8 @@ def evaluate_model(model: InverseDynamicsModel, data: Stacked, **band: Any) -> T
     method's model reads each episode as one trajectory).
 
     Raises:
-        ValueError: the model's joints differ from the data's (names and order).
+        ValueError: the model's joints differ from the data's (names and order).  DataError: a history method's
+            model on data of another sample rate.
     """
     check_model_joints(model, data)
     return evaluate_predictions(predict_stacked(model, data), data, **band)

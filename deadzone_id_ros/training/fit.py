@@ -56,9 +56,16 @@ class Stacked:
         return np.concatenate([self.q, self.dq, self.ddq], axis=1)
 
     def subset(self, rows: np.ndarray) -> Stacked:
-        """The rows selected by a boolean (N,) or index array."""
+        """The rows selected by a boolean (N,) or index array. The sample period is kept only when the selection
+        keeps whole episodes in order (their rows stay consecutive samples); otherwise it is None, which a history
+        method refuses."""
+        picked = np.zeros(len(self), dtype=bool)
+        picked[rows] = True
+        index = np.arange(len(self))[rows]
+        whole = bool(np.all(picked[np.isin(self.episode_index, self.episode_index[picked])])) and \
+            bool(np.all(np.diff(index) > 0))
         return Stacked(self.joint_names, self.q[rows], self.dq[rows], self.ddq[rows], self.tau[rows], self.r[rows],
-                       self.episode_index[rows], self.sample_period)
+                       self.episode_index[rows], self.sample_period if whole else None)
 
 
 def stack_episodes(episodes: Sequence[Episode], dead_zone: DeadZone) -> Stacked:
@@ -102,10 +109,15 @@ def predict_stacked(model: InverseDynamicsModel, data: Stacked) -> np.ndarray:
     (:meth:`~deadzone_id_ros.models.predictor.LearnedModel.predict_sequence`).
 
     Raises:
-        ValueError: shapes that do not match the model's joints; for a history model, data whose sample period is
-            not the one it was trained at (or unknown).
+        ValueError: shapes that do not match the model's joints.  DataError: for a history model, data whose sample
+            period is not the one it was trained at (or unknown).
     """
-    if getattr(model, "history", None) is not None:
+    history: JointHistory | None = getattr(model, "history", None)
+    if history is not None:
+        try:
+            history.check_period(data.sample_period, f"method {getattr(model, 'method', '?')!r}")
+        except ValueError as err:
+            raise DataError(str(err)) from err
         return model.predict_sequence(data.q, data.dq, data.ddq, data.sample_period,  # type: ignore[attr-defined]
                                       data.episode_index)
     return np.asarray(model.predict(data.q, data.dq, data.ddq), dtype=float)

@@ -208,6 +208,30 @@ def test_the_pick_says_how_its_model_runs_and_leaves_the_product():
     assert "refuse it" in history and "model_path:=" not in history
 
 
+def test_a_history_pick_is_called_offline_only_and_the_best_method_without_history_is_named():
+    import dataclasses
+
+    from deadzone_id_ros.experiments.compare.pick_report import pick_section
+    from deadzone_id_ros.experiments.compare.results import Pick
+    from deadzone_id_ros.experiments.demo.report import pick_line
+
+    methods = {m: dataclasses.replace(_method(v), validation_rmse_mean=v)
+               for m, v in (("hybrid_history", 0.1), ("hybrid", 0.2), ("rbd", 0.15), ("masked", 0.3))}
+    rep = _report(methods, pick=Pick("hybrid_history", "lowest validation RMSE", 0.1))
+    section = " ".join(pick_section(rep))
+    assert "**Best model (offline only) `hybrid_history`**" in section and "**Deploy" not in section
+    assert "For the controller, deploy `rbd`" in section  # the best by validation among methods without history
+    line = " ".join(pick_line(rep, "rec"))
+    assert "**Best model (offline only): hybrid_history**" in line and "deploy `rbd`" in line
+    assert "`rec/models/rbd/`" in line
+    alone = _report({"hybrid_history": methods["hybrid_history"]}, pick=Pick("hybrid_history", "only one", 0.1))
+    assert "no method without history has a score" in " ".join(pick_line(alone, "rec"))
+    assert "none of this comparison has a score" in " ".join(pick_section(alone))
+    plain = _report(methods, pick=Pick("hybrid", "lowest validation RMSE", 0.2))
+    assert "**Deploy `hybrid`**" in " ".join(pick_section(plain))
+    assert "**Deploy: hybrid**" in " ".join(pick_line(plain, "rec"))
+
+
 def test_the_datas_origin_follows_the_simulator_flag():
     """4: a simulated bag is never "real robot", in the comparison nor in demo-real's report."""
     from deadzone_id_ros.experiments.demo.report import real_markdown

@@ -46,7 +46,7 @@ def test_window_taps_are_displacements_clamped_at_each_episode_start():
     wrapped = np.mod(turning + np.pi, 2 * np.pi) - np.pi
     assert np.allclose(h.features(wrapped, dq, ddq, ep), h.features(turning, dq, ddq, ep), rtol=0, atol=1e-12)
     h.check_period(0.01 * 1.005, "model")  # within 1%
-    with pytest.raises(ValueError, match="resample them to 100 Hz"):
+    with pytest.raises(ValueError, match="trained at 100 Hz and reads only data of that rate"):
         h.check_period(0.02, "model")
     with pytest.raises(ValueError, match="no common sample period"):
         h.check_period(None, "model")
@@ -117,7 +117,7 @@ def test_history_residual_learns_what_the_current_state_cannot_tell(sim_dataset,
     assert np.allclose(got[:len(val)], hist.predict_sequence(val.q, val.dq, val.ddq, 1e-3), atol=1e-9)
     assert np.allclose(got[len(val):], got[:len(val)], atol=1e-9)  # the second episode's window starts anew
     slow = Stacked(val.joint_names, val.q, val.dq, val.ddq, val.tau, val.r, val.episode_index, 2e-3)
-    with pytest.raises(ValueError, match="resample them to 1000 Hz"):  # evaluate on data of another rate: refused
+    with pytest.raises(DataError, match="trained at 1000 Hz"):  # evaluate on data of another rate: refused
         evaluate_model(again, slow)
     meta = json.loads((tmp_path / "art" / "model.json").read_text())
     assert meta["history"]["stride"] == 10 and saved.onnx_file is None
@@ -134,8 +134,12 @@ def test_the_controller_refuses_a_history_model(sim_dataset, tiny_config, tmp_pa
     from deadzone_id_ros.control.controller import FeedforwardController
     from deadzone_id_ros.control.model_swap import check_swap
     from deadzone_id_ros.control.robot_configs import bundled_controller_config
+    from deadzone_id_ros.errors import ConfigError
+    from deadzone_id_ros.experiments.closed_loop.sim import controller_specs
     from deadzone_id_ros.experiments.improve.results import ImproveSettings
+    from deadzone_id_ros.experiments.improve.run import run_improve
     from deadzone_id_ros.models.runtime import load_model
+    from deadzone_id_ros.sensing import ResidualEstimator
 
     eps = sim_dataset.episodes
     dz = fit_dead_zone(eps[:1])
@@ -156,6 +160,15 @@ def test_the_controller_refuses_a_history_model(sim_dataset, tiny_config, tmp_pa
     assert not running.swap_model(model, (val.q[:5], val.dq[:5], val.ddq[:5])).accepted
     with pytest.raises(ValueError, match=r"methods \['hybrid_history'\] read the joint-state history"):
         ImproveSettings(methods=("hybrid_history",))
+    with pytest.raises(ValueError, match="reads the last 90 ms"):  # the force sensor refuses it too
+        ResidualEstimator(model, np.full(3, 100.0))
+    # closed-loop leaves a history pick out (the other controllers run); improve refuses it before any run
+    specs = controller_specs(tmp_path / "models", "hybrid_history", ["hybrid_history", "rbd", "masked"])
+    assert "ctc_dob_pick" not in [c.name for c in specs] and "ctc_dob_rbd" in [c.name for c in specs]
+    assert "ctc_dob_pick" in [c.name for c in controller_specs(tmp_path / "models", "rbd", ["rbd"])]
+    with pytest.raises(ConfigError, match="compare model .* reads the last 90 ms"):
+        run_improve(tmp_path / "improve", ImproveSettings(iterations=0, compare_model=str(tmp_path / "art")))
+    assert not (tmp_path / "improve").exists()
 
 
 def test_demo_real_compares_the_history_method():

@@ -297,6 +297,7 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
             ``FEEDFORWARD_VELOCITIES`` or not "desired" with live runs.  FileNotFoundError: no report.json.  DataError:
             report.json is not a comparison's report.
     """
+    from ...models.methods import METHODS
     from ..compare.plots import reversal_error_plot, tracking_plot
     from .sim import closed_loop_methods, controller_specs
 
@@ -309,6 +310,9 @@ def run_closed_loop(compare_dir: Path, out: Path, seeds: Sequence[int] = DEFAULT
     models = Path(compare_dir) / "models"
     available = [p.name for p in models.iterdir() if p.is_dir()] if models.is_dir() else []
     specs = controller_specs(models, pick, available)
+    if pick is not None and pick in METHODS and METHODS[pick].history:
+        log(f"the comparison's pick {pick} reads the joint-state history, which no controller can run one state per "
+            "tick: ctc_dob_pick is left out (the other controllers run)")
     (strong, weak), live, failures = _in_process_and_live(specs, seeds, duration, (1.0, weak_dob_fraction),
                                                            live_duration, out, workers, log, robot,
                                                            feedforward_velocity)

@@ -64,13 +64,13 @@ def controller_specs(models_dir: Path, pick: str | None, available: Sequence[str
     Returns:
         pd_dob, ctc_dob_rbd_nominal (URDF parameters), ctc_dob_<method> for each of :func:`closed_loop_methods`
         (ctc_dob_rbd: identified rigid body, ctc_dob_masked, ctc_dob_conventional), ctc_dob_pick (in that order,
-        those that can run).
+        those that can run; a pick that reads the joint-state history cannot drive a controller and is left out).
     """
     pd_dob, ctc_dob = ControlMode("nominal_inertia", dob=True), ControlMode("model", dob=True)
     specs = [ControllerSpec("pd_dob", "pd_dob", pd_dob, "none"),
              ControllerSpec("ctc_dob_rbd_nominal", "ctc_dob + rbd (URDF nominal)", ctc_dob, "rbd")]
     for name, method in [*((f"ctc_dob_{m}", m) for m in closed_loop_methods()), ("ctc_dob_pick", pick)]:
-        if method is not None and method in available:
+        if method is not None and method in available and not (method in METHODS and METHODS[method].history):
             label = f"ctc_dob + {method}" + (" (pick)" if name == "ctc_dob_pick" else "")
             if name != "ctc_dob_pick" and not get_method(method).learned:
                 label = f"ctc_dob + {method} (identified)"

@@ -62,14 +62,23 @@ def pick_section(report: CompareReport) -> list[str]:
 
 
 def per_tick_alternative(report: CompareReport) -> str | None:
-    """The best method of ``report`` by the pick's criterion (cross-validation RMSE when the pick used it, else
-    validation RMSE) among those a controller can run one state per tick (no joint-state history), or None."""
+    """What the pick rule (:func:`~.pick.choose_pick`, on cross-validation when the pick used it, else validation,
+    a simpler method preferred within the spread) chooses among the methods of ``report`` that a controller can run
+    one state per tick (no joint-state history); None when none has a score."""
+    from .pick import choose_pick
+
     p = report.pick
     cv = p.cv if p is not None else None
-    scores = {m: (cv.rmse_mean.get(m) if cv is not None else e.validation_rmse_mean) for m, e in report.methods.items()
-              if not (m in METHODS and METHODS[m].history)}
-    scored = {m: v for m, v in scores.items() if v is not None}
-    return min(scored, key=lambda m: scored[m]) if scored else None
+    keep = [m for m in report.methods if not (m in METHODS and METHODS[m].history)]
+    try:
+        if cv is not None:
+            return choose_pick({m: cv.rmse_mean.get(m) for m in keep}, report.torque_unit,
+                               scores={m: cv.rmse_per_fold[m] for m in keep if m in cv.rmse_per_fold},
+                               basis="cross-validation").method
+        return choose_pick({m: report.methods[m].validation_rmse_mean for m in keep}, report.torque_unit,
+                           scores={m: [report.methods[m].validation_rmse_per_seed] for m in keep}).method
+    except ValueError:  # no method without history has a score
+        return None
 
 
 def _leaving(method: str, artifact: str, per_tick: str | None = None) -> str:
@@ -81,8 +90,8 @@ def _leaving(method: str, artifact: str, per_tick: str | None = None) -> str:
     if entry is None:
         return here + "see docs/onnx.md."
     if entry.history:
-        alternative = f"`{per_tick}` (its artifact: `deadzone-id train --method {per_tick}`)" if per_tick else \
-            "the best method of the table without history"
+        alternative = f"`{per_tick}` (its model: `models/{per_tick}/`)" if per_tick else \
+            "a method without history (none of this comparison has a score)"
         return ("It reads the recent joint states (model.json's `history`), so it is for offline use (analysis, "
                 "logs, the torque of a recorded motion: `predict_sequence` of the loaded artifact): the feedforward "
                 "controller and the force sensor evaluate one state per tick and refuse it, and ONNX does not carry "

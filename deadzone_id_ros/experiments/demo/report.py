@@ -255,8 +255,10 @@ def pick_line(report: CompareReport, name: str) -> list[str]:
     where = f"{name}/{p.onnx}" if p.onnx else f"{name}/{p.artifact}/"
     offline = p.method in METHODS and METHODS[p.method].history
     per_tick = per_tick_alternative(report) if offline else None
-    tail = (f" It reads the recent joint states, so it is for offline use: a controller refuses it; for the "
-            f"controller deploy `{per_tick}`, the best method without history." if offline else "")
+    instead = (f"for the controller deploy `{per_tick}` (`{name}/models/{per_tick}/`), the pick among the methods "
+               "without history" if per_tick else "no method without history has a score here")
+    tail = f" It reads the recent joint states, so it is for offline use: a controller refuses it; {instead}." \
+        if offline else ""
     return [f"**{'Best model (offline only)' if offline else 'Deploy'}: {p.method}** (seed {p.seed}): {p.reason}. "
             f"Its test RMSE {num(p.test_rmse_mean, '.4f')} {report.torque_unit} "
             f"(normalized {num(p.test_nrmse_mean, '.3f')}), exported to `{where}`.{tail}", ""]

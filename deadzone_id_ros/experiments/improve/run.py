@@ -268,7 +268,8 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
         workers: processes for the runs of an iteration (1: in this process).  log: progress lines.
 
     Raises:
-        ValueError: workers < 1.  FileNotFoundError, ArtifactError: ``settings.compare_model`` cannot be loaded.
+        ValueError: workers < 1.  ConfigError: a ``settings.compare_model`` that reads the joint-state history.
+        FileNotFoundError, ArtifactError: ``settings.compare_model`` cannot be loaded.
         DataError, ConfigError, RobotDescriptionError: from loading the recorded bags or training on them.
     """
     from ...models.runtime import load_model
@@ -276,6 +277,16 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
 
     if workers < 1:
         raise ValueError(f"workers = {workers} must be >= 1")
+    if settings.compare_model:  # before any run: a model no controller can run is refused now, not at the end
+        from ...errors import ConfigError
+        from ...models.artifact import load_artifact
+
+        history = load_artifact(settings.compare_model).history
+        if history is not None:
+            raise ConfigError(f"compare model {settings.compare_model}: it reads the last "
+                              f"{history.span_s * 1e3:.0f} ms of joint states, which the controller improve scores "
+                              "it in cannot run; give the comparison's best method without history (its "
+                              "models/METHOD folder)")
     t0 = time.perf_counter()
     out = Path(out)
     setup = RunSetup.for_robot(settings.robot)

@@ -24,6 +24,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
+    from ..models.methods import DEFAULT_METHODS
     from ..models.predictor import METHODS
     from ._args import add_config_arguments, add_data_arguments, add_engine_arguments
     from ._check import add_check_argument
@@ -37,9 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, default=None, help="training seeds per method (overrides the config)")
     p.add_argument("--quick", action="store_true", help="short run: <= 600 steps, <= 2 seeds, 2 efficiency points")
     default = [m for m, e in METHODS.items() if e.by_default]
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None, metavar="METHOD",
+    p.add_argument("--methods", nargs="+", choices=[DEFAULT_METHODS, *METHODS], default=None, metavar="METHOD",
                    help=f"methods to run (default: {' '.join(default)}; opt-in: "
-                   f"{' '.join(m for m in METHODS if m not in default)})")
+                   f"{' '.join(m for m in METHODS if m not in default)}; '{DEFAULT_METHODS}' stands for the default "
+                   f"set, e.g. --methods {DEFAULT_METHODS} hybrid_history)")
     p.add_argument("--simulator", choices=("auto", "yes", "no"), default="auto",
                    help="data from the simulated arm (noise floor); auto reads episode.yaml")
     add_config_arguments(p)

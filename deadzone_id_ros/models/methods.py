@@ -24,9 +24,9 @@ import numpy as np
 
 from .losses import LOSSES, Loss, conventional_keep, make_loss
 
-__all__ = ["BASELINES", "CONSISTENT_RIGID_BODY", "CONSTANT", "CONVENTIONAL", "GRAVITY", "IDENTIFICATIONS", "METHODS",
-           "NAIVE", "PROPOSED", "RIGID_BODY", "ROLES", "ROWS", "Method", "MethodNeeds", "get_method",
-           "method_with_role", "register_method", "resolve_methods"]
+__all__ = ["BASELINES", "CONSISTENT_RIGID_BODY", "CONSTANT", "CONVENTIONAL", "DEFAULT_METHODS", "GRAVITY",
+           "IDENTIFICATIONS", "METHODS", "NAIVE", "PROPOSED", "RIGID_BODY", "ROLES", "ROWS", "Method", "MethodNeeds",
+           "get_method", "method_with_role", "register_method", "resolve_methods"]
 
 #: Which training rows a method keeps: every sample, or only the samples where every joint moves.
 ROWS = ("all", "all_moving")
@@ -241,14 +241,21 @@ def register_method(method: Method) -> Method:
     return method
 
 
+#: The name that stands for every method fitted by default in a method list (``--methods default hybrid_history``).
+DEFAULT_METHODS = "default"
+
+
 def resolve_methods(names: Iterable[str] | None) -> list[Method]:
     """The registered methods ``names`` in that order (None or empty: every method fitted by default,
-    :attr:`Method.by_default`, in registry order): the one place a method name is resolved.
+    :attr:`Method.by_default`, in registry order; :data:`DEFAULT_METHODS` among the names stands for those, and a
+    name given twice counts once): the one place a method name is resolved.
 
     Raises:
         ValueError: unknown names ("unknown method(s) [...]; choose from [...]").
     """
-    names = list(names or [m for m, method in METHODS.items() if method.by_default])
+    default = [m for m, method in METHODS.items() if method.by_default]
+    expanded = [n for name in (names or [DEFAULT_METHODS]) for n in (default if name == DEFAULT_METHODS else [name])]
+    names = list(dict.fromkeys(expanded))
     unknown = [m for m in names if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")

@@ -36,6 +36,11 @@ def test_an_opt_in_method_runs_only_when_named():
     default = [m.name for m in resolve_methods(None)]
     assert "rbd_consistent" not in default and {"masked", "constant", "gravity"} <= set(default)
     assert [m.name for m in resolve_methods(["rbd_consistent"])] == ["rbd_consistent"]
+    # "default" stands for the default set, in a list with opt-in methods; a name given twice counts once
+    both = [m.name for m in resolve_methods(["default", "hybrid_history", "rbd"])]
+    assert both == [*default, "hybrid_history"]
+    with pytest.raises(ValueError, match="unknown method"):
+        resolve_methods(["defaults"])
 
 
 def test_usable_fraction_follows_rows_and_loss():

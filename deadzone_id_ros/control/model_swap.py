@@ -23,13 +23,14 @@ import numpy as np
 from ..data.effort_units import NEWTON_METRE, not_si
 from ..models.artifact import UNITS, model_effort_units, model_joint_kinds
 from ..models.base import InverseDynamicsModel, check_joint_arrays
+from ..models.history import per_tick_refusal
 from .arm_check import ArmReference, arm_verdict
 
 if TYPE_CHECKING:
     from .config import ControllerConfig
 
 __all__ = ["MODEL_FIELDS", "PROBE_CAPACITY", "PROBE_EVERY", "ProbeBuffer", "SwapVerdict", "bind_model",
-           "check_model_fields", "check_swap", "history_refusal", "joint_mismatch"]
+           "check_model_fields", "check_swap", "joint_mismatch"]
 
 #: States kept by :class:`ProbeBuffer` (one every :data:`PROBE_EVERY` ticks: the last ~1 s at 1 kHz).
 PROBE_CAPACITY = 256
@@ -71,7 +72,7 @@ def bind_model(model: InverseDynamicsModel, joint_names: Sequence[str]
         ValueError: a model that reads the joint-state history (a history method's: it cannot evaluate one state
             per tick).
     """
-    reason = history_refusal(model)
+    reason = per_tick_refusal(model)
     if reason:
         raise ValueError(reason)
     model_names = tuple(model.joint_names)
@@ -79,16 +80,6 @@ def bind_model(model: InverseDynamicsModel, joint_names: Sequence[str]
     to_model = np.array([names.index(j) for j in model_names], dtype=int)
     from_model = np.array([model_names.index(j) for j in names], dtype=int)
     return model, to_model, from_model, bool(np.all(to_model == np.arange(len(names))))
-
-
-def history_refusal(model: InverseDynamicsModel) -> str:
-    """Why a controller cannot run ``model`` one state per tick ("" when it can): a history method's model reads
-    the joint states before each one (:mod:`deadzone_id_ros.models.history`)."""
-    history = getattr(model, "history", None)
-    if history is None:
-        return ""
-    return (f"method {getattr(model, 'method', '?')!r} reads the last {history.span_s * 1e3:.0f} ms of joint states; "
-            "a controller or force sensor evaluates one state per tick: give it a method without history")
 
 
 def _unit_mismatch(model: InverseDynamicsModel) -> str:
@@ -144,7 +135,7 @@ def check_swap(model: InverseDynamicsModel, joint_names: Sequence[str], effort_l
     mismatch = joint_mismatch(tuple(model.joint_names), names)
     if mismatch:
         return SwapVerdict(False, mismatch)
-    wrong_units = _unit_mismatch(model) or history_refusal(model)
+    wrong_units = _unit_mismatch(model) or per_tick_refusal(model)
     if wrong_units:
         return SwapVerdict(False, wrong_units)
     arm_note = ""

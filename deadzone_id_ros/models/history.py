@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["HISTORY_SPACING_S", "HISTORY_SPAN_S", "HISTORY_TAPS", "JointHistory", "episode_starts"]
+__all__ = ["HISTORY_SPACING_S", "HISTORY_SPAN_S", "HISTORY_TAPS", "JointHistory", "episode_starts", "per_tick_refusal"]
 
 #: taps of the window, the current sample included, and their spacing [s]: 10 taps 10 ms apart read the last 90 ms.
 #: The same for every robot (how they were chosen, on the DFKI pendulums: docs/identification.md).
@@ -156,3 +156,15 @@ class JointHistory:
             KeyError: a missing entry.  ValueError: a bad value.
         """
         return cls(int(d["taps"]), int(d["stride"]), float(d["sample_period_s"]))
+
+
+def per_tick_refusal(model: object) -> str:
+    """Why ``model`` cannot be evaluated one state per tick ("" when it can): the one reason the controller, a model
+    swap, the force sensor, the model loader and improve give for a history method's model (one whose ``history``
+    is a :class:`JointHistory`)."""
+    history = getattr(model, "history", None)
+    if not isinstance(history, JointHistory):
+        return ""
+    return (f"method {getattr(model, 'method', '?')!r} reads the last {history.span_s * 1e3:.0f} ms of joint states, "
+            "so it cannot run one state per tick: a controller or force sensor evaluates one state per tick; give "
+            "it a method without history (hybrid, hybrid_joint, rbd)")

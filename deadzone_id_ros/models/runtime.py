@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import ArtifactError, ConfigError
 from .base import InverseDynamicsModel, check_joint_arrays
+from .history import per_tick_refusal
 
 if TYPE_CHECKING:
     from .rbd import RigidBodyModel
@@ -382,12 +383,9 @@ def load_model(settings: ModelSettings) -> InverseDynamicsModel:
             from ..robot import load_robot_description
 
             model = load_artifact(path)
-            history = getattr(model, "history", None)
-            if history is not None:
-                raise ArtifactError(f"{path}: method {model.method!r} reads the last {history.span_s * 1e3:.0f} ms "
-                                    "of joint states, so it cannot run one state per tick in a controller or force "
-                                    "sensor; use another method of the same comparison (hybrid, hybrid_joint, "
-                                    "rbd)")
+            refusal = per_tick_refusal(model)
+            if refusal:
+                raise ArtifactError(f"{path}: {refusal}")
             kinds = load_robot_description(settings.urdf_path or default_urdf(), joint_names).kinds
             check_newton_metres(model, str(path), dict(zip(joint_names, kinds)))
             return model

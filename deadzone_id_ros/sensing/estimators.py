@@ -187,11 +187,12 @@ class ResidualEstimator(ExternalTorqueEstimator):
             ValueError: its joints are not the estimator's (names both), or it reads the joint-state history (a
                 history method's model: the estimator evaluates one state per sample).
         """
-        from ..control.model_swap import history_refusal
+        from ..models.history import per_tick_refusal
 
         mine, theirs = self.joint_names, tuple(model.joint_names)
-        if history_refusal(model):
-            raise ValueError(history_refusal(model))
+        refusal = per_tick_refusal(model)
+        if refusal:
+            raise ValueError(refusal)
         if sorted(mine) != sorted(theirs):
             raise ValueError(f"model joints {list(theirs)} are not the estimator's {list(mine)}")
         self.model = model

@@ -280,13 +280,12 @@ def run_improve(out: Path, settings: ImproveSettings, config: TrainConfig | None
     if settings.compare_model:  # before any run: a model no controller can run is refused now, not at the end
         from ...errors import ConfigError
         from ...models.artifact import load_artifact
+        from ...models.history import per_tick_refusal
 
-        history = load_artifact(settings.compare_model).history
-        if history is not None:
-            raise ConfigError(f"compare model {settings.compare_model}: it reads the last "
-                              f"{history.span_s * 1e3:.0f} ms of joint states, which the controller improve scores "
-                              "it in cannot run; give the comparison's best method without history (its "
-                              "models/METHOD folder)")
+        refusal = per_tick_refusal(load_artifact(settings.compare_model))
+        if refusal:
+            raise ConfigError(f"compare model {settings.compare_model}: {refusal} (the comparison's models/METHOD "
+                              "folder)")
     t0 = time.perf_counter()
     out = Path(out)
     setup = RunSetup.for_robot(settings.robot)

@@ -20,7 +20,7 @@ from ..models.base import InverseDynamicsModel
 from .fit import Stacked, predict_stacked
 
 __all__ = ["StuckMetrics", "TorqueMetrics", "check_model_joints", "evaluate_model", "evaluate_predictions",
-           "json_clean"]
+           "json_clean", "torque_noise"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,45 @@ def _rms(err: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.where(n > 0, np.sqrt((err ** 2 * mask).sum(axis=0) / np.maximum(n, 1)), np.nan)
 
 
+def _normalized(rmse: np.ndarray, data: Stacked) -> np.ndarray:
+    """(J,) ``rmse`` over the std of the measured torque on each joint's moving pairs (NaN where that std is 0 or
+    the joint has no moving pair)."""
+    r = data.r.astype(bool)
+    n_mov = np.maximum(r.sum(axis=0), 1)
+    mean_t = (data.tau * r).sum(axis=0) / n_mov
+    std_t = np.sqrt((((data.tau - mean_t) ** 2) * r).sum(axis=0) / n_mov)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(std_t > 0, rmse / std_t, np.nan)
+
+
+def torque_noise(data: Stacked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The measured torque's sample-to-sample (white) noise, estimated from its second differences: the
+    pseudo-residuals e_i = (tau_{i-1} - 2 tau_i + tau_{i+1}) / sqrt(6) of consecutive samples of one episode have
+    the noise's variance where the torque's own curvature over two sample periods is small (Gasser, Sroka and
+    Jennen-Steinmetz, "Residual variance and residual pattern in nonlinear regression", Biometrika 73(3), 1986).
+    Counted where the middle sample's joint moves (r = 1), the pairs every RMSE of :func:`evaluate_predictions` is
+    counted on. No model of the state predicts white measurement noise, so its RMSE on the same pairs is about this
+    or more; a fast-changing torque makes the estimate too high, a low-pass filtered one too low.
+
+    Args:
+        data: the evaluation samples (an episode's rows are consecutive samples, :class:`~.fit.Stacked`).
+
+    Returns:
+        sigma (J,) [N·m], its normalized value (J,) [1] (sigma / std of the measured torque on the joint's moving
+        pairs, as ``nrmse_per_joint``), and the pseudo-residuals counted (J,); NaN where a joint has none.
+    """
+    tau, r = np.asarray(data.tau, dtype=np.float64), data.r.astype(bool)
+    ep = np.asarray(data.episode_index)
+    # rows i-1, i, i+1 of one episode: the middle row's neighbours carry the same episode index
+    inner = np.zeros(len(tau), dtype=bool)
+    inner[1:-1] = (ep[:-2] == ep[1:-1]) & (ep[2:] == ep[1:-1])
+    e = np.zeros_like(tau)
+    e[1:-1] = (tau[:-2] - 2.0 * tau[1:-1] + tau[2:]) / math.sqrt(6.0)
+    counted = r & inner[:, None]
+    sigma = _rms(e, counted)
+    return sigma, _normalized(sigma, data), counted.sum(axis=0)
+
+
 def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.ndarray | None = None,
                          band_halfwidth: np.ndarray | None = None) -> TorqueMetrics:
     """Metrics of ``pred`` against ``data.tau``.
@@ -100,10 +139,7 @@ def evaluate_predictions(pred: np.ndarray, data: Stacked, *, band_center: np.nda
     err = pred - data.tau
     rmse = _rms(err, r)
     n_mov = r.sum(axis=0)
-    mean_t = (data.tau * r).sum(axis=0) / np.maximum(n_mov, 1)
-    std_t = np.sqrt((((data.tau - mean_t) ** 2) * r).sum(axis=0) / np.maximum(n_mov, 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        nrmse = np.where(std_t > 0, rmse / std_t, np.nan)
+    nrmse = _normalized(rmse, data)
     stuck = ~r
     dz = StuckMetrics(tuple(_rms(err, stuck).tolist()), tuple(stuck.sum(axis=0).astype(int).tolist()))
     if band_center is not None and band_halfwidth is not None:

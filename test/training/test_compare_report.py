@@ -38,6 +38,12 @@ def test_report_has_the_stable_keys(compared):
     ratio = report["methods"]["rbd"]["rmse_mean"] / report["noise_floor"]["rmse_mean"]
     assert report["noise_floor"]["rbd_ratio"] == pytest.approx(ratio, rel=1e-12)
     assert f"rbd (identified) is {ratio:.2f}× the noise floor." in md
+    # the best method's distance to the measured torque's own white noise, by normalized RMSE
+    mn = report["measurement_noise"]
+    assert mn["nrmse_mean"] == pytest.approx(np.mean(mn["nrmse_per_joint"]), rel=1e-12)
+    best = min(report["methods"], key=lambda m: report["methods"][m]["nrmse_mean"])
+    assert f"the best method, {best} ({report['methods'][best]['nrmse_mean']:.3f}), is " \
+           f"{report['methods'][best]['nrmse_mean'] / mn['nrmse_mean']:.2f}× it." in md
     # the simple references are in the torque table and the verdict names what is worse than them
     assert "| constant |" in md and "| gravity |" in md and "| rbd_consistent |" not in md  # opt-in (by_default)
     assert "the constant baseline (predicting each joint's mean training torque)" in md
@@ -59,6 +65,14 @@ def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
     floor = SimArm().inverse_dynamics(q, dq, ddq, friction=True) - tau
     np.testing.assert_allclose(report["noise_floor"]["rmse_per_joint"],
                                [np.sqrt(np.mean(floor[moving[:, j], j] ** 2)) for j in range(3)], rtol=1e-9)
+    # the measured torque's white noise: second differences inside each test block, where the middle sample moves
+    e2 = [np.concatenate([(np.diff(e.tau[:, j], 2) / np.sqrt(6))[moving_e[1:-1, j]] for e, moving_e in
+                          ((e, np.abs(e.dq) > np.asarray(model.metadata["dead_zone"]["threshold"])) for e in test)])
+          for j in range(3)]
+    np.testing.assert_allclose(report["measurement_noise"]["rmse_per_joint"],
+                               [np.sqrt(np.mean(v ** 2)) for v in e2], rtol=1e-9)
+    assert report["measurement_noise"]["pairs_per_joint"] == [len(v) for v in e2]
+    assert "measured torque's white noise (estimate)" in (out / "report.md").read_text()
 
 
 def test_usable_fractions_recomputed(compared, sim_dataset):

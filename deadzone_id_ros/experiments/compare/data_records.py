@@ -1,6 +1,7 @@
 """Sub-records of :class:`deadzone_id_ros.experiments.compare.results.CompareReport` about the data rather than
-one method: the stuck-torque diagnosis, the simulator's noise floor and the data-efficiency curves (report.json's
-``data_diagnosis``, ``noise_floor`` and ``data_efficiency``). Import them from :mod:`.results` as before; they live
+one method: the stuck-torque diagnosis, the simulator's noise floor, the measured torque's noise and the
+data-efficiency curves (report.json's ``data_diagnosis``, ``noise_floor``, ``measurement_noise`` and
+``data_efficiency``). Import them from :mod:`.results` as before; they live
 here to keep that module short."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ...jsonrecord import JsonRecord, as_object, record_from_dict, sub_key
 
-__all__ = ["DataDiagnosis", "DataEfficiency", "EfficiencyCurve", "Floats", "NoiseFloor"]
+__all__ = ["DataDiagnosis", "DataEfficiency", "EfficiencyCurve", "Floats", "MeasurementNoise", "NoiseFloor"]
 
 #: A per-joint (or per-point) list of numbers, None where one could not be measured.
 Floats = list[float | None]
@@ -61,6 +62,26 @@ class NoiseFloor(JsonRecord):
     measured_within_band_per_joint: Floats | None
     band_halfwidth_per_joint: Floats
     rbd_ratio: float | None = None
+
+
+@dataclass
+class MeasurementNoise(JsonRecord):
+    """The measured torque's white noise on the test pairs, estimated from its second differences
+    (:func:`deadzone_id_ros.training.evaluate.torque_noise`; any data, recorded or simulated): about the least RMSE a
+    model of the state can reach on these pairs.
+
+    Attributes:
+        description: how it was estimated.  rmse_per_joint (J,) [N·m], rmse_mean [N·m]; nrmse_per_joint (J,),
+        nrmse_mean [1] (over the std of the measured torque, as the methods' nRMSE); pairs_per_joint (J,): the
+        second differences counted.
+    """
+
+    description: str
+    rmse_per_joint: Floats
+    rmse_mean: float | None
+    nrmse_per_joint: Floats
+    nrmse_mean: float | None
+    pairs_per_joint: list[int]
 
 
 @dataclass

@@ -82,6 +82,11 @@ def _accuracy_section(report: CompareReport) -> list[str]:
         cells = " | ".join(fmt(v) for v in nf.rmse_per_joint)
         lines.append(f"| noise floor (simulator ID) | — | {cells} | {fmt(nf.rmse_mean)} | "
                      f"{fmt(float(np.nanmean([v for v in nf.nrmse_per_joint if v is not None])), digits=3)} |")
+    mn = report.measurement_noise
+    if mn:
+        cells = " | ".join(fmt(v) for v in mn.rmse_per_joint)
+        lines.append(f"| measured torque's white noise (estimate) | — | {cells} | {fmt(mn.rmse_mean)} | "
+                     f"{fmt(mn.nrmse_mean, digits=3)} |")
     for m, why in report.skipped_methods.items():
         lines.append(f"| {m} | skipped: {why} |" + " |" * (len(names) + 2))
     missing = report.data.split.missing
@@ -95,6 +100,12 @@ def _accuracy_section(report: CompareReport) -> list[str]:
         lines += [f"Training steps per network, per seed (each stops when its validation loss has not improved for "
                   f"{report.config.patience} evaluations {report.config.eval_interval} steps apart, "
                   f"at most {report.config.max_steps}): {'; '.join(steps)}.", ""]
+    if mn:
+        lines += ["The measured torque's white noise is estimated from its second differences, (tau[i-1] - 2 tau[i] + "
+                  "tau[i+1]) / sqrt(6) within each test block, on the same pairs (Gasser, Sroka and Jennen-Steinmetz "
+                  "1986): no model of the state can predict it, so no method's RMSE goes much below it. A torque "
+                  "that changes fast between samples makes the estimate too high, a filtered torque signal too low.",
+                  ""]
     if nf:
         lines += [
             "The noise floor is the simulator's own inverse dynamics (exact rigid body, armature, viscous and "
@@ -197,6 +208,7 @@ def compare_markdown(report: CompareReport, plots: list[str]) -> str:
               f"Models of seed {report.config.seed} are in `models/<method>/` (load with "
               "`deadzone_id_ros.models.load_artifact`); every number above is in `report.json` under stable keys "
               "(`methods.<name>.rmse_per_joint`, `.rmse_mean`, `.validation_rmse_mean`, `.usable_fraction`, "
-              "`noise_floor.rmse_per_joint`, `data_efficiency`, `pick`, `data_diagnosis`); the model to deploy is in "
+              "`noise_floor.rmse_per_joint`, `measurement_noise`, `data_efficiency`, `pick`, "
+              "`data_diagnosis`); the model to deploy is in "
               f"`pick/`. Total time: {report.seconds:.0f} s.", ""]
     return "\n".join(lines)

@@ -2,8 +2,8 @@
 
 Numbers that could not be measured (a joint that never moves in the test split, a failed fit) are None, as in
 report.json. The JSON keys are stable (``methods.<name>.rmse_per_joint``, ``.rmse_mean``, ``.nrmse_mean``,
-``.validation_rmse_mean``, ``.usable_fraction``, ``noise_floor.rmse_per_joint``, ``data_efficiency``, ``pick``,
-``data_diagnosis``): consumers read them by name.
+``.validation_rmse_mean``, ``.usable_fraction``, ``noise_floor.rmse_per_joint``, ``measurement_noise.nrmse_mean``,
+``data_efficiency``, ``pick``, ``data_diagnosis``): consumers read them by name.
 
 Artifacts of a comparison folder (paths relative to report.json, stable; the demo's closed loop reads them):
 
@@ -30,10 +30,11 @@ from ...models.methods import CONVENTIONAL, METHODS, NAIVE, PROPOSED, RIGID_BODY
 from ...training.config import TrainConfig
 from ...training.evaluate import json_clean
 from ...training.records import DataRecord, RunMetrics
-from .data_records import DataDiagnosis, DataEfficiency, EfficiencyCurve, Floats, NoiseFloor
+from .data_records import DataDiagnosis, DataEfficiency, EfficiencyCurve, Floats, MeasurementNoise, NoiseFloor
 
 __all__ = ["PICK_DIR", "REPORT_VERSION", "CompareReport", "CrossValidation", "DataDiagnosis", "DataEfficiency",
-           "DeadZoneSummary", "EfficiencyCurve", "MethodDeadZone", "MethodResult", "NoiseFloor", "Pick", "best_learned"]
+           "DeadZoneSummary", "EfficiencyCurve", "MeasurementNoise", "MethodDeadZone", "MethodResult", "NoiseFloor",
+           "Pick", "best_learned"]
 
 #: The methods the comparisons name, by registry role (masked, conventional, mse_all, rbd; "" if none holds it).
 PROP, CONV, NAIVE_M, RIGID = (method_with_role(r) for r in (PROPOSED, CONVENTIONAL, NAIVE, RIGID_BODY))
@@ -215,6 +216,7 @@ class CompareReport:
         noise_floor: simulator data only.  data_efficiency: the curve.  seconds: wall time of the comparison [s].
         pick: the model to deploy (by validation error).  data_diagnosis: whether stuck torques are predictable.
         split_warnings: warnings on the split's shares (a training split smaller than validation or test).
+        measurement_noise: the measured torque's white noise on the test pairs (any data).
     """
 
     joint_names: list[str]
@@ -231,6 +233,7 @@ class CompareReport:
     pick: Pick | None = None
     data_diagnosis: DataDiagnosis | None = None
     split_warnings: list[str] = field(default_factory=list)
+    measurement_noise: MeasurementNoise | None = None
 
     @property
     def torque_unit(self) -> str:
@@ -256,6 +259,8 @@ class CompareReport:
         out["pick"] = dataclasses.asdict(self.pick) if self.pick is not None else None
         out["data_diagnosis"] = dataclasses.asdict(self.data_diagnosis) if self.data_diagnosis is not None else None
         out["split_warnings"] = self.split_warnings
+        out["measurement_noise"] = (dataclasses.asdict(self.measurement_noise)
+                                    if self.measurement_noise is not None else None)
         out["seconds"] = self.seconds
         return json_clean(out)
 

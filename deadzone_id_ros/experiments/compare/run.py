@@ -43,7 +43,7 @@ from ...errors import DataError
 from ...models.methods import get_method, resolve_methods
 from ...training.blocks import MISSING, fmt_values
 from ...training.config import TrainConfig
-from ...training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions
+from ...training.evaluate import TorqueMetrics, evaluate_model, evaluate_predictions, torque_noise
 from ...training.fit import FitPlan, FitResult, Stacked, fit_plans, predict_stacked
 from ...training.pipeline import (
     MethodRun,
@@ -61,7 +61,16 @@ from .efficiency import EfficiencyRow, collect_efficiency, plan_efficiency
 from .pick import choose_pick, diagnose_stuck, pick_seed
 from .pick_cv import cross_validate, needs_cv, share_warnings
 from .report import write_report
-from .results import PICK_DIR, CompareReport, DeadZoneSummary, MethodDeadZone, MethodResult, NoiseFloor, Pick
+from .results import (
+    PICK_DIR,
+    CompareReport,
+    DeadZoneSummary,
+    MeasurementNoise,
+    MethodDeadZone,
+    MethodResult,
+    NoiseFloor,
+    Pick,
+)
 
 __all__ = ["quick_config", "run_compare"]
 
@@ -222,6 +231,19 @@ def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:
         band_halfwidth_per_joint=_opts(band[2].tolist()))
 
 
+def _measurement_noise(test: Stacked) -> MeasurementNoise:
+    sigma, nsigma, pairs = torque_noise(test)
+
+    def mean(v: np.ndarray) -> float | None:
+        return _opt(np.nanmean(v)) if np.isfinite(v).any() else None
+
+    return MeasurementNoise(
+        description="white noise of the measured torque on the test pairs, from its second differences "
+                    "(Gasser, Sroka and Jennen-Steinmetz 1986)",
+        rmse_per_joint=_opts(sigma.tolist()), rmse_mean=mean(sigma), nrmse_per_joint=_opts(nsigma.tolist()),
+        nrmse_mean=mean(nsigma), pairs_per_joint=pairs.astype(int).tolist())
+
+
 def _dead_zone_summary(data: PreparedData) -> DeadZoneSummary:
     train, test = data.train, data.test
     return DeadZoneSummary(data.dead_zone, train.r.mean(axis=0).tolist(), float(train.r.all(axis=1).mean()),
@@ -270,7 +292,8 @@ def run_compare(inputs: TrainingInputs, out_dir: str | Path, config: TrainConfig
         joint_names=list(inputs.joint_names),
         units={"rmse": tau_unit(inputs.effort_units), "nrmse": "1 (RMSE / std of the measured torque)"},
         data=data.fingerprint(inputs, config), dead_zone=_dead_zone_summary(data), config=config,
-        methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped, split_warnings=shares)
+        methods={m: _summarize(m, r, band) for m, r in runs.items()}, skipped_methods=skipped, split_warnings=shares,
+        measurement_noise=_measurement_noise(data.test))
     if band is not None:
         report.noise_floor = _noise_floor(band, data.test)
         preds["noise floor (simulator ID)"] = band[0]

@@ -1,6 +1,7 @@
 """The comparison's written verdict (report.md's "Verdict" section): the ranking, the simple references every method
 is held against (the constant baseline, the identified rigid body), masked against conventional and mse_all, the
-distance to the noise floor; all from the typed results of :mod:`.compare.results`."""
+distance to the noise floor and to the measured torque's own noise; all from the typed results of
+:mod:`.compare.results`."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import math
 import numpy as np
 
 from ...models.methods import CONSISTENT_RIGID_BODY, CONSTANT, GRAVITY, METHODS, method_with_role
-from .formatting import as_float, fmt
+from .formatting import as_float, fmt, fmt_joints
 from .pick import PREDICTABLE_RATIO
 from .results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
 
-__all__ = ["baseline_lines", "verdict"]
+__all__ = ["baseline_lines", "noise_lines", "verdict"]
 
 
 def _worse_than(report: CompareReport, ref: str) -> list[tuple[str, float, bool]]:
@@ -52,8 +53,8 @@ def baseline_lines(report: CompareReport) -> list[str]:
                    "deploy it.")
         else:  # a learned method pays for its network; a simpler physical reference (gravity alone) has none
             learned = [m for m, _, _ in worse if m in METHODS and METHODS[m].needs.network]
-            why = ((f"The learned part of {', '.join(learned)} costs accuracy here; " if learned else "")
-                   + "the identified rigid body is the better model.")
+            why = (f"The learned part of {', '.join(learned)} costs accuracy here; the identified rigid body is the "
+                   "better model." if learned else "The identified rigid body is the better model.")
         out.append(f"**Worse than {what}** ({ref}, {fmt(ms[ref].rmse_mean)} {unit} mean test RMSE): {names}. {why}")
     grav, cons = method_with_role(GRAVITY), method_with_role(CONSISTENT_RIGID_BODY)
     if grav in ms and ms[grav].rmse_mean is not None:
@@ -63,6 +64,22 @@ def baseline_lines(report: CompareReport) -> list[str]:
         out.append(f"The physically consistent rigid body ({cons}) reaches {fmt(ms[cons].rmse_mean)} {unit} "
                    f"against {fmt(ms[rigid].rmse_mean)} {unit} for the unconstrained {rigid}.")
     return out
+
+
+def noise_lines(report: CompareReport) -> list[str]:
+    """How far the best method (lowest mean nRMSE) is above the measured torque's white noise on the test pairs
+    (:attr:`~.compare.results.CompareReport.measurement_noise`); empty without that estimate or a scored method."""
+    mn, ms = report.measurement_noise, report.methods
+    scored = [m for m in ms if ms[m].nrmse_mean is not None]
+    if mn is None or not mn.nrmse_mean or not scored:
+        return []
+    best = min(scored, key=lambda m: as_float(ms[m].nrmse_mean))
+    ratio = as_float(ms[best].nrmse_mean) / mn.nrmse_mean
+    return [f"The measured torque's own white noise, estimated from its second differences on the test pairs, is "
+            f"{mn.nrmse_mean:.3f} normalized ({fmt_joints(mn.nrmse_per_joint)} per joint); the best method, {best} "
+            f"({as_float(ms[best].nrmse_mean):.3f}), is {ratio:.2f}× it. No model of the state predicts white "
+            "noise: near 1× what is left is the sensor's noise, and neither a larger model nor more data of this "
+            "kind will lower the error much; far above it the torque holds something the models miss."]
 
 
 def _masked_vs_conventional(report: CompareReport) -> list[str]:
@@ -178,4 +195,4 @@ def verdict(report: CompareReport) -> list[str]:
         rbd_ratio = report.floor_ratio(RIGID)
         if rbd_ratio is not None:
             out.append(f"rbd (identified) is {rbd_ratio:.2f}× the noise floor.")
-    return out
+    return out + noise_lines(report)

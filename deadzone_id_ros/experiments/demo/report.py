@@ -13,14 +13,15 @@ from ..closed_loop.run import TRACKING_PLOT
 from ..compare.formatting import fmt_joints, mean_std, num
 from ..compare.pick_report import fraction_cell, per_tick_alternative
 from ..compare.results import CONV, PROP, CompareReport
-from ..compare.verdict import baseline_lines
+from ..compare.verdict import baseline_lines, noise_lines
 from .results import DemoReport
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
            "real_markdown"]
 
 def compare_table(report: CompareReport) -> list[str]:
-    """Markdown rows: per method torque RMSE per joint, mean ± std over seeds, nRMSE, usable data; the noise floor."""
+    """Markdown rows: per method torque RMSE per joint, mean ± std over seeds, nRMSE, usable data; the measured
+    torque's white noise and the simulator's noise floor."""
     lines = [f"| method | torque RMSE per joint [{report.torque_unit}] ({' / '.join(report.joint_names)}) | "
              "mean ± std over seeds | "
              "normalized RMSE | usable data |", "|---|---|---|---|---|"]
@@ -28,6 +29,10 @@ def compare_table(report: CompareReport) -> list[str]:
         lines.append(f"| {name} | {fmt_joints(m.rmse_per_joint, digits=4)} | "
                      f"{mean_std(m.rmse_mean, m.rmse_mean_std, len(m.seeds), '.4f')} | {num(m.nrmse_mean, '.3f')} | "
                      f"{num(m.usable_fraction, '.1%')} |")
+    mn = report.measurement_noise
+    if mn:
+        lines.append(f"| *measured torque's white noise (estimate)* | {fmt_joints(mn.rmse_per_joint, digits=4)} | "
+                     f"{num(mn.rmse_mean, '.4f')} | {num(mn.nrmse_mean, '.3f')} | |")
     floor = report.noise_floor
     if floor:
         lines.append(f"| *noise floor (simulator's own inverse dynamics)* | "
@@ -239,7 +244,8 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
              "blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
         origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
-        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep), "",
+        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep),
+                  *noise_lines(rep), "",
                   *dead_zone_line(rep), "",
                   *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]

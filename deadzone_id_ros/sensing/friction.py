@@ -115,7 +115,9 @@ def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray
     and speeds the calibration did not show. So the fit is ridge regression (Tikhonov; A. E. Hoerl, R. W. Kennard,
     Technometrics 12(1), 1970) on regressors scaled to unit RMS, with penalty ``ridge`` times the number of samples,
     and (vs, alpha) is the pair with the least error on a held-out last ``validation`` share of the samples (a time
-    block, not random rows), after which the chosen pair is refitted on every sample.
+    block, not random rows), after which the chosen pair is refitted on every sample. A joint whose held-out error the
+    law does not lower (fitted on the rest, with that pair) gets no correction (theta_j = 0): where the model already
+    holds the friction, or the torque is measured after the gears (a link-side sensor), the law would only fit noise.
 
     Why the grid is fine (:data:`STRIBECK_VELOCITIES`, :data:`STRIBECK_EXPONENTS`): the corrected residual must hold
     at speeds and loads beyond the calibration run's (the excitation's peak speed differs from seed to seed, up to 3x
@@ -170,6 +172,11 @@ def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray
                 best, best_err = (float(vs), float(alpha)), err
     phi = friction_features(v, t, *best)
     theta = np.array([_ridge(phi[moving[:, j], j], w[moving[:, j], j], ridge) for j in range(len(names))])
+    for j in range(len(names)):  # a joint keeps its law only where the law lowers its held-out error
+        fit, held = moving[:split, j], moving[split:, j]
+        law = phi[split:][held, j] @ _ridge(phi[:split][fit, j], w[:split][fit, j], ridge)
+        if not ((law - w[split:][held, j]) ** 2).sum() < (w[split:][held, j] ** 2).sum():
+            theta[j] = 0.0
     return LoadFriction(names, theta, *best)
 
 

@@ -91,11 +91,17 @@ def test_real_recording_gives_free_motion_residual_and_threshold(tmp_path):
     (res,) = sense_real_sets([(run.name, list(run.bags), run.urdf, run.block_seconds)], tmp_path,
                              log=lambda _: None)
     by = {e.name: e for e in res.estimators}
-    assert set(by) == {"residual_band", "residual", "momentum"} and res.joint_names == ["shoulder", "elbow"]
+    assert list(by) == ["residual_band", "residual", "uncorrected_band", "uncorrected", "momentum"]
+    assert res.joint_names == ["shoulder", "elbow"] and res.correction == ""
     for e in res.estimators:  # free motion: a real residual, and a threshold above it
         assert all(0 < r < t for r, t in zip(e.rms, e.threshold))
     # the band never raises a threshold: it only takes the stuck samples' static friction out of the excess
-    assert all(b <= r for b, r in zip(by["residual_band"].threshold, by["residual"].threshold))
+    for banded, bare in (("residual_band", "residual"), ("uncorrected_band", "uncorrected")):
+        assert all(b <= r for b, r in zip(by[banded].threshold, by[bare].threshold))
+    # the correction is kept only on the joints where it lowered its own held-out block; elsewhere the estimate is the
+    # uncorrected one, sample for sample
+    kept = [j for j in range(2) if by["residual"].rms[j] != by["uncorrected"].rms[j]]
+    assert kept == [j for j, c in enumerate(res.corrected) if c]
     back = json.loads((tmp_path / "sense_real.json").read_text())
     assert RealSenseResult.from_dict(back[0]) == res
 

@@ -42,6 +42,18 @@ def test_least_squares_recovers_a_known_law():
         LoadFriction(NAMES, np.zeros((3, 4)), 1.0, 1.0)
 
 
+def test_a_joint_whose_residual_holds_no_friction_gets_no_correction():
+    # joint1 carries a friction law, joint2 only white noise (a model that already holds its friction, or a torque
+    # measured after the gears): a law fitted to joint2 would only fit that noise, and the held-out block says so
+    rng = np.random.default_rng(11)
+    dq = rng.uniform(-2.0, 2.0, size=(4000, 2))
+    tau = rng.uniform(-3.0, 3.0, size=(4000, 2))
+    theta = np.array([[0.2, 0.05, 0.0, 0.2, 0.02], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    w = np.einsum("njk,jk->nj", friction_features(dq, tau, 1.0, 2.0), theta) + 0.05 * rng.normal(size=dq.shape)
+    got = identify_load_friction(w, dq, tau, np.full(2, 0.02), NAMES[:2])
+    assert np.all(got.theta[1] == 0.0) and got.load_gain()[1] == 0.0
+    np.testing.assert_allclose(got.theta[0], theta[0], atol=0.03)
+
 
 def test_a_runs_residual_goes_with_the_velocity_at_its_intervals_start():
     # a law in the velocity of the previous state: fitted with that velocity it is exact, with the state's own not

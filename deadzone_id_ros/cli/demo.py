@@ -120,12 +120,13 @@ def _compare_real(run: RealRun, out: Path, *, quick: bool) -> CompareReport:
 
 
 def real_methods() -> list[str]:
-    """The methods ``demo-real`` compares: every method fitted by default, and ``hybrid_history``, the opt-in
-    residual over the recent joint states (there is no controller to run on a recording, so an offline-only method
-    competes like the others)."""
+    """The methods ``demo-real`` compares: every method fitted by default, ``rbd_consistent`` (the rigid body with
+    every body physically consistent, which ``export --urdf`` can write for a URDF consumer) and ``hybrid_history``,
+    the opt-in residual over the recent joint states (there is no controller to run on a recording, so an
+    offline-only method competes like the others)."""
     from ..models.methods import METHODS
 
-    return [name for name, m in METHODS.items() if m.by_default] + ["hybrid_history"]
+    return [name for name, m in METHODS.items() if m.by_default] + ["rbd_consistent", "hybrid_history"]
 
 
 def run_demo_real(out: str | Path, real_dir: str | Path, quick: bool = False, *,

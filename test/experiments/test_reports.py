@@ -230,6 +230,29 @@ def test_a_history_pick_is_called_offline_only_and_the_best_method_without_histo
     plain = _report(methods, pick=Pick("hybrid", "lowest validation RMSE", 0.2))
     assert "**Deploy `hybrid`**" in " ".join(pick_section(plain))
     assert "**Deploy: hybrid**" in " ".join(pick_line(plain, "rec"))
+    # a per-joint residual has a network but no ONNX file: the section says why, not "no network"
+    per_joint = " ".join(pick_section(_report(methods, pick=Pick("hybrid_joint", "lowest validation RMSE", 0.2))))
+    assert "no ONNX: its per-joint network reads the rigid-body torque" in per_joint and "no network" not in per_joint
+    assert "no network: load it" in " ".join(pick_section(_report(methods, pick=Pick("rbd", "a tie", 0.15))))
+
+
+def test_the_verdict_says_which_identified_rigid_body_a_urdf_can_hold():
+    import dataclasses
+
+    from deadzone_id_ros.experiments.compare.verdict import consistency_lines
+
+    def body(rmse, bad):
+        return dataclasses.replace(_method(rmse), n_bodies=3, inconsistent_bodies=bad)
+
+    methods = {"rbd": body(0.2, ["link1", "link3"]), "hybrid": body(0.1, ["link1", "link3"]),
+               "rbd_consistent": body(0.3, []), "gravity": body(0.9, []), "masked": _method(0.15)}
+    (line,) = consistency_lines(_report(methods))
+    assert "rbd 1 of 3, hybrid 1 of 3, rbd_consistent 3 of 3." in line and "gravity" not in line  # the URDF's own
+    assert "can write rbd_consistent (`models/<method>/`) as a URDF" in line
+    assert line in verdict(_report(methods))
+    none = consistency_lines(_report({m: methods[m] for m in ("rbd", "masked")}))
+    assert "No identified model here can be written as a URDF" in none[0] and "rbd_consistent" in none[0]
+    assert consistency_lines(_report({"masked": _method(0.15)})) == []  # no rigid body identified
 
 
 def test_the_datas_origin_follows_the_simulator_flag():

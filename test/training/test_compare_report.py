@@ -61,6 +61,10 @@ def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
     err = model.predict(q, dq, ddq) - tau
     rmse = [np.sqrt(np.mean(err[moving[:, j], j] ** 2)) for j in range(3)]
     np.testing.assert_allclose(report["methods"]["masked"]["per_seed"][0]["rmse_per_joint"], rmse, rtol=1e-9)
+    # the identified rigid body's physical consistency, as the saved model's bodies give it
+    rbd = load_artifact(out / "models" / "rbd").rbd
+    assert report["methods"]["rbd"]["inconsistent_bodies"] == rbd.inconsistent_bodies()
+    assert report["methods"]["rbd"]["n_bodies"] == 3 and report["methods"]["masked"]["n_bodies"] is None
     # the noise floor is the simulator's own inverse dynamics on the same pairs
     floor = SimArm().inverse_dynamics(q, dq, ddq, friction=True) - tau
     np.testing.assert_allclose(report["noise_floor"]["rmse_per_joint"],

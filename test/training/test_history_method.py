@@ -176,6 +176,7 @@ def test_demo_real_compares_the_history_method():
 
     names = real_methods()
     assert "hybrid_history" in names and "hybrid" in names and "hybrid_history_mse_all" not in names
+    assert "rbd_consistent" in names  # the identified rigid body a URDF can hold
 
 
 def test_a_history_method_refuses_a_validation_split_of_another_rate(sim_dataset, tiny_config):

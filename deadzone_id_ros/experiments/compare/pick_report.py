@@ -41,6 +41,9 @@ def pick_section(report: CompareReport) -> list[str]:
         onnx = ", no ONNX: it reads the joint-state history"
     elif report.torque_unit != "N·m":
         onnx = f", no ONNX: it predicts {report.torque_unit}, not N·m"
+    elif p.method in METHODS and METHODS[p.method].per_joint:
+        onnx = (", no ONNX: its per-joint network reads the rigid-body torque besides q, dq, ddq; load it with "
+                "`load_artifact`")
     else:
         onnx = ", no network: load it with `load_artifact`"
     lines = ["## Which model to deploy", "", *warn,

@@ -121,6 +121,9 @@ class MethodResult(JsonRecord):
         [N·m], validation_nrmse_mean: the same errors on the validation split (moving pairs), mean over seeds; what
         the pick uses.  validation_rmse_per_seed: per seed.  steps_per_seed: the gradient steps each seed's
         network took before its validation loss stopped improving (or the maximum); empty for rbd (no network).
+        n_bodies, inconsistent_bodies: the seed-0 model's rigid-body bodies and those whose identified inertial
+        parameters are not physically consistent (:meth:`~deadzone_id_ros.models.RigidBodyModel.inconsistent_bodies`);
+        None for a method without a rigid body.
     """
 
     rmse_per_joint: Floats
@@ -140,6 +143,8 @@ class MethodResult(JsonRecord):
     validation_nrmse_mean: float | None = None
     validation_rmse_per_seed: Floats = field(default_factory=list)
     steps_per_seed: list[int] = field(default_factory=list)
+    n_bodies: int | None = None
+    inconsistent_bodies: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """report.json's ``methods.<name>``: the fields under their names, ``dead_zone`` and ``per_seed`` as JSON."""

@@ -34,7 +34,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import SupportsFloat
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -215,7 +215,18 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         validation_rmse_mean=_opt(np.mean([v.rmse_mean for v in vals])),
         validation_rmse_per_joint=_mean_std([v.rmse_per_joint for v in vals])[0],
         validation_rmse_per_seed=_opts([v.rmse_mean for v in vals]),
-        steps_per_seed=[r.train.steps for r in per_seed if r.train.steps is not None])
+        steps_per_seed=[r.train.steps for r in per_seed if r.train.steps is not None],
+        **_consistency(runs[0].fit.model))
+
+
+def _consistency(model: object) -> dict[str, Any]:
+    """MethodResult's ``n_bodies`` and ``inconsistent_bodies`` of ``model``'s rigid body (none without one)."""
+    from ...models import RigidBodyModel
+
+    rb = getattr(model, "rbd", None)
+    if not isinstance(rb, RigidBodyModel):
+        return {}
+    return {"n_bodies": int(rb.regressor.model.njoints) - 1, "inconsistent_bodies": rb.inconsistent_bodies()}
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

@@ -14,7 +14,7 @@ from .formatting import as_float, fmt, fmt_joints
 from .pick import PREDICTABLE_RATIO
 from .results import CONV, NAIVE_M, PROP, RIGID, CompareReport, DataDiagnosis, MethodResult
 
-__all__ = ["baseline_lines", "noise_lines", "verdict"]
+__all__ = ["baseline_lines", "consistency_lines", "noise_lines", "verdict"]
 
 
 def _worse_than(report: CompareReport, ref: str) -> list[tuple[str, float, bool]]:
@@ -64,6 +64,26 @@ def baseline_lines(report: CompareReport) -> list[str]:
         out.append(f"The physically consistent rigid body ({cons}) reaches {fmt(ms[cons].rmse_mean)} {unit} "
                    f"against {fmt(ms[rigid].rmse_mean)} {unit} for the unconstrained {rigid}.")
     return out
+
+
+def consistency_lines(report: CompareReport) -> list[str]:
+    """Whether each identified rigid body's bodies are physically consistent, and which model a URDF can hold;
+    empty when no method identified a rigid body (the URDF's own, ``identification="urdf"``, is not listed)."""
+    ms = report.methods
+    fitted = [m for m in ms if ms[m].n_bodies and m in METHODS and METHODS[m].identification != "urdf"
+              and ms[m].inconsistent_bodies is not None]
+    if not fitted:
+        return []
+    counts = ", ".join(f"{m} {(ms[m].n_bodies or 0) - len(ms[m].inconsistent_bodies or [])} of {ms[m].n_bodies}"
+                       for m in fitted)
+    whole = [m for m in fitted if not ms[m].inconsistent_bodies]
+    cons = method_with_role(CONSISTENT_RIGID_BODY)
+    tail = (f"`deadzone-id export --urdf` can write {', '.join(whole)} (`models/<method>/`) as a URDF." if whole else
+            f"No identified model here can be written as a URDF (`deadzone-id export --urdf` refuses an inconsistent "
+            f"body): fit {cons} (`compare --methods ... {cons}`) for one.")
+    return [f"Physically consistent bodies of the identified rigid bodies (each body's pseudo-inertia positive "
+            f"definite: a mass, centre of mass and inertia that a body can have; Wensing, Kim and Slotine 2018): "
+            f"{counts}. {tail}"]
 
 
 def noise_lines(report: CompareReport) -> list[str]:
@@ -185,8 +205,9 @@ def verdict(report: CompareReport) -> list[str]:
     if NAIVE_M in ms and PROP in ms:
         out += _mse_all_lines(ms[PROP], ms[NAIVE_M], report.data_diagnosis)
     if RIGID in ms and PROP in ms:
-        out.append(f"The rigid-body model (identified base parameters + friction) reaches {fmt(ms[RIGID].rmse_mean)} "
-                   f"{report.torque_unit} mean RMSE vs {fmt(ms[PROP].rmse_mean)} for the masked MLP.")
+        out.append(f"The rigid-body model (every inertial parameter identified with the URDF's as a prior, + Coulomb "
+                   f"and viscous friction) reaches {fmt(ms[RIGID].rmse_mean)} {report.torque_unit} mean RMSE vs "
+                   f"{fmt(ms[PROP].rmse_mean)} for the masked MLP.")
     nf = report.noise_floor
     if nf and nf.rmse_mean:
         best = ranking[0]
@@ -195,4 +216,4 @@ def verdict(report: CompareReport) -> list[str]:
         rbd_ratio = report.floor_ratio(RIGID)
         if rbd_ratio is not None:
             out.append(f"rbd (identified) is {rbd_ratio:.2f}× the noise floor.")
-    return out + noise_lines(report)
+    return out + noise_lines(report) + consistency_lines(report)

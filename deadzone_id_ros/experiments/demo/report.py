@@ -13,7 +13,7 @@ from ..closed_loop.run import TRACKING_PLOT
 from ..compare.formatting import fmt_joints, mean_std, num
 from ..compare.pick_report import fraction_cell, per_tick_alternative
 from ..compare.results import CONV, PROP, CompareReport
-from ..compare.verdict import baseline_lines, noise_lines
+from ..compare.verdict import baseline_lines, consistency_lines, noise_lines
 from .results import DemoReport
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
@@ -245,7 +245,7 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
     for name, rep in reports.items():
         origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
         lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep),
-                  *noise_lines(rep), "",
+                  *noise_lines(rep), *consistency_lines(rep), "",
                   *dead_zone_line(rep), "",
                   *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]

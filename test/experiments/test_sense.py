@@ -32,8 +32,19 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     # the collision with the obstacle on the reference path: it happens, and it is flagged
     assert abs(traces["collision"].truth).max() > 0.5
     assert all(0 <= d < 100 for d in band.collision_delay_ms)
+    # the hold's quasi-static push (a ramp to 1 N over its second second): the force when first flagged, read off the
+    # trace; the band's interval on the stuck joints, and no interval at all for the exact estimators
+    hold = traces["hold"]
+    half = len(hold.t) // 2
+    for e in res.estimators:
+        hit = np.flatnonzero(hold.contact[e.name][half:])
+        expected = [min(1.0, hit[0] * 1e-3 / 1.0)] if hit.size else [math.nan]
+        np.testing.assert_allclose(e.hold_push_force, expected)
+    assert 0.0 <= band.hold_push_coverage <= 1.0 and math.isnan(plain.hold_push_coverage)
     md = write_sense(tmp_path, res, traces)
     assert "| model residual + load friction + dead-zone band |" in md
+    assert "Quasi-static push while the arm holds still" in md
+    assert (tmp_path / "plots" / "sense_hold.png").stat().st_size > 0
     # the speeds the calibration covered against the evaluation's, per joint (the collision run alone moves)
     assert len(res.calibration_speed) == len(res.evaluation_speed) == 3
     assert res.evaluation_speed[0] >= abs(traces["collision"].dq[:, 0]).max() > 0
@@ -41,6 +52,7 @@ def test_short_run_writes_a_report_that_reads_back(tmp_path):
     assert (tmp_path / "plots" / "sense_estimate.png").stat().st_size > 0
     back = SenseResults.from_dict(json.loads((tmp_path / "sense.json").read_text()))
     assert back.estimators[0].pushes == band.pushes
+    assert back.estimators[0].hold_push_coverage == band.hold_push_coverage
     assert back.estimators[1].interval_coverage is not None and math.isnan(back.estimators[1].interval_coverage)
     _check_sensing_params(tmp_path / "sensing.yaml", res)
 

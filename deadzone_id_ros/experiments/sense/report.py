@@ -66,6 +66,16 @@ def markdown(res: SenseResults) -> str:
             cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
         lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
+    held = [e for e in res.estimators if e.hold_push_force]
+    if held:
+        lines += ["", "Quasi-static push while the arm holds still (a ramp to 1 N over the second half of each hold, "
+                  "the controller holding the pose: inside the dead zone): the force when a contact was first "
+                  "flagged, per seed (— not flagged), and the share of the stuck (joint, tick) pairs whose interval "
+                  "holds the true external torque:", "",
+                  "| estimator | flagged at [N] | interval holds the truth |", "|---|---|---|"]
+        for e in held:
+            lines.append(f"| {e.label} | " + ", ".join("—" if math.isnan(f) else f"{f:.2f}" for f in e.hold_push_force)
+                         + f" | {_f(e.hold_push_coverage)} |")
     events = [(e, f) for e in res.estimators for f in e.false_contact_events]
     if events:
         lines += ["", "False contact onsets in free motion (joints above their threshold; velocity [rad/s] and "
@@ -142,6 +152,9 @@ def write_sense(out: Path, res: SenseResults, traces: Mapping[str, EstimateTrace
     if "pushes" in traces:
         plot_estimate(traces["pushes"], out / "plots" / "sense_estimate.png", [e.name for e in res.estimators])
         md += "\n![estimate vs truth](plots/sense_estimate.png)\n"
+    if "hold" in traces:
+        plot_estimate(traces["hold"], out / "plots" / "sense_hold.png", [e.name for e in res.estimators])
+        md += "\n![estimate vs truth, the quasi-static push of a hold](plots/sense_hold.png)\n"
     (out / "sense.md").write_text(md)
     write_sensing_params(out / "sensing.yaml", res)
     return md

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,11 @@ class EstimatorFigures(JsonRecord):
         pushes: every push.
         collision_delay_ms: per seed, the detection delay of the collision with the obstacle [ms] (NaN: missed).
         false_contact_events: every false contact onset (empty in results written before it was recorded).
+        hold_push_force: per seed, the force [N] of the quasi-static push (a ramp over the second half of the hold,
+            the arm held still by its controller: inside the dead zone) when a contact was first flagged (NaN: not
+            flagged before the run ended).  hold_push_coverage: share of that push's stuck (joint, tick) pairs whose
+            interval holds the truth (NaN: no stuck pair, an estimator without band).  Both empty / NaN in results
+            written before they were recorded.
     """
 
     name: str
@@ -102,6 +108,8 @@ class EstimatorFigures(JsonRecord):
     pushes: list[PushFigure]
     collision_delay_ms: list[float]
     false_contact_events: list[FalseContact] = dataclasses.field(default_factory=list)
+    hold_push_force: list[float] = dataclasses.field(default_factory=list)
+    hold_push_coverage: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``dataclasses.asdict``)."""

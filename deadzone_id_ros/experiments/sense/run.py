@@ -257,7 +257,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
                       names, urdf_fs, settings.cutoff, 1e-3, settings.quantile, settings.margin)
     bands, thresholds = calib.bands, calib.thresholds
     acc: dict[str, dict[str, list]] = {k: {"pushes": [], "err": [], "push_err": [], "moving": [], "cover": [],
-                                           "fc": [], "fc_events": [], "hold": [],
+                                           "fc": [], "fc_events": [], "hold": [], "hold_force": [], "hold_cover": [],
                                            "collision": []}
                                        for k in ESTIMATORS}
     free_s = 0.0
@@ -322,6 +322,15 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         peak = peak_speed(hold.dq, peak)
         for k in ESTIMATORS:
             acc[k]["hold"].append(len(onsets(hold.contact[k][:half])))
+            # the ramp push of the second half, the arm held by its controller (inside the dead zone): the force
+            # applied when a contact is first flagged, and whether the stuck joints' interval holds the truth
+            hit = np.flatnonzero(hold.contact[k][half:])
+            ramp = hold_pushes[0]
+            acc[k]["hold_force"].append(ramp.magnitude * min(1.0, hit[0] * 1e-3 / ramp.rise_time) if hit.size
+                                        else math.nan)
+            stuck = hold.half[k][half:] > 0
+            inside = np.abs(hold.est[k][half:] - hold.truth[half:]) <= hold.half[k][half:]
+            acc[k]["hold_cover"].append((int(np.count_nonzero(inside & stuck)), int(np.count_nonzero(stuck))))
         crash = _run(s, seed, settings.collision_at + 1.0, sensors(), (), False, f"collision seed {seed}",
                      place_obstacle(s.sim, s.ctrl, s.exc, s.link, s.point, seed,
                                                 settings.collision_at))
@@ -345,6 +354,7 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
         big = [p for p in pushes_k if p.magnitude >= 1.0]
         max_delay = max((p.delay_ms for p in big), default=math.nan) if all(p.detected for p in big) else math.nan
         inside, stuck = (sum(c[i] for c in acc[k]["cover"]) for i in (0, 1))
+        hold_in, hold_stuck = (sum(c[i] for c in acc[k]["hold_cover"]) for i in (0, 1))
         fc = int(sum(acc[k]["fc"]))
         figures.append(EstimatorFigures(
             name=k, label=label, threshold=thresholds[k].tolist(), band=bands[k].half_width.tolist(),
@@ -356,7 +366,9 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             rmse_moving=rmse_moving.tolist(), rmse_moving_over_noise=float(rmse_moving.mean() / noise.mean()),
             smallest_detected_force=smallest, max_delay_ms_at_1n=float(max_delay),
             interval_coverage=inside / stuck if stuck else math.nan, pushes=pushes_k,
-            collision_delay_ms=[float(x) for x in acc[k]["collision"]], false_contact_events=acc[k]["fc_events"]))
+            collision_delay_ms=[float(x) for x in acc[k]["collision"]], false_contact_events=acc[k]["fc_events"],
+            hold_push_force=[float(x) for x in acc[k]["hold_force"]],
+            hold_push_coverage=hold_in / hold_stuck if hold_stuck else math.nan))
     results = SenseResults(
         robot=s.name, model=s.model_label, joint_names=list(names), seeds=[int(x) for x in settings.seeds],
         calibration_seed=settings.calibration_seed, noise_floor=noise.tolist(), noise_floor_mean=float(noise.mean()),

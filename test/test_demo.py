@@ -153,7 +153,7 @@ def test_demo_report_json_keeps_its_keys():
                      summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
                      {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["robot", "config", "data", "compare", "closed_loop", "closed_loop_weak_dob",
-                         "closed_loop_live", "closed_loop_settings", "improve", "robot_check",
+                         "closed_loop_live", "closed_loop_settings", "improve", "sense", "robot_check",
                          "comparison_refused", "masked_vs_conventional",
                          "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"

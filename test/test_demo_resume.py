@@ -203,10 +203,11 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     real = {s.name: s for s in DEMO_STAGES}
     live = Stage("live", lambda c: "live", lambda ctx: {"bag": ctx.results["simulate"]["bags"][1]})
     stages = (real["simulate"], live, Stage("compare", lambda c: "compare", compare, ("compare",)),
-              real["closed_loop"], real["improve"], real["report"])
+              real["closed_loop"], real["improve"], real["sense"], real["report"])
     cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=12.0, live_duration=1.0, closed_loop_seeds=(999,),
                      closed_loop_duration=0.6, closed_loop_live_duration=0.0, compare_seeds=1, quick=True,
-                     improve_task_seeds=(11,), improve_duration=1.5)
+                     improve_task_seeds=(11,), improve_duration=1.5, sense_seeds=(1,), sense_duration=4.0,
+                     sense_calibration_duration=3.0)
     out = tmp_path / "demo"
     run_demo(out, cfg, stages=stages, log=lambda line: None)
     first = {name: (out / name).read_bytes() for name in ("report.md", "report.json")}
@@ -215,13 +216,19 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     assert [e["iteration"] for e in doc["improve"]["iterations"]] == [0, 1]
     assert doc["improve"]["compare_model"] is not None  # the comparison's pick, scored beside the iterations
     assert b"## Learning from its own runs" in first["report.md"]
+    # the force-sensing stage: its run in sense/, its figures in report.json and a section of report.md
+    assert doc["sense"]["dir"] == "sense" and doc["sense"]["seeds"] == [1]
+    assert (out / "sense" / "sensing.yaml").is_file()
+    assert doc["sense"]["estimators"][0]["name"] == "residual_band"
+    assert b"## Sensing force without a force sensor" in first["report.md"]
+    assert b"sensing_params_file:=sense/sensing.yaml" in first["report.md"]
 
     state = json.loads((out / STATE_FILE).read_text())
     del state["done"]["report"]  # what an interrupt in the report stage leaves
     (out / STATE_FILE).write_text(json.dumps(state))
     printed: list[str] = []
     run_demo(out, resume=True, stages=stages, log=printed.append)
-    assert sum("done in an earlier run" in line for line in printed) == 5, printed
+    assert sum("done in an earlier run" in line for line in printed) == 6, printed
     for name, text in first.items():
         assert (out / name).read_bytes() == text, name
         assert (out / ".partial" / "report-1" / name).read_bytes() == text  # the interrupted attempt's, set aside

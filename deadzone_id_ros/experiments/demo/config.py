@@ -30,6 +30,9 @@ class DemoConfig:
         improve_duration: its seconds per task run [s].
         robot_check: with ``robot``, record its robot check (:mod:`deadzone_id_ros.experiments.check`) in
             ``robot_check.json`` for the report (``deadzone-id demo --no-check``: False).
+        sense_seeds: held-out seeds of the force-sensing stage (``deadzone-id sense``: pushes, a hold and a
+            collision on each).  sense_duration: its seconds of free motion with pushes per seed [s].
+            sense_calibration_duration: its calibration run [s] (free motion on its own seed).
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
             (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
@@ -56,13 +59,19 @@ class DemoConfig:
     improve_duration: float = 10.0
     robot: str = ""
     robot_check: bool = True
+    sense_seeds: tuple[int, ...] = (1, 2)
+    sense_duration: float = 30.0
+    sense_calibration_duration: float = 60.0
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
             raise ValueError("sim_seeds is empty")
         if not self.closed_loop_seeds:
             raise ValueError("closed_loop_seeds is empty")
-        for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration"):
+        if not self.sense_seeds:
+            raise ValueError("sense_seeds is empty")
+        for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration", "sense_duration",
+                     "sense_calibration_duration"):
             check_positive(name, getattr(self, name))
         check_positive("closed_loop_live_duration", self.closed_loop_live_duration, allow_zero=True)  # 0: no live run
         if not 0 < self.weak_dob_fraction < 1:
@@ -79,4 +88,4 @@ class DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
                    closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
-                   improve_duration=5.0)
+                   improve_duration=5.0, sense_seeds=(1,), sense_duration=10.0, sense_calibration_duration=30.0)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..closed_loop.results import ClosedLoopRun
     from ..compare.results import CompareReport
     from ..improve.results import ImproveRun
+    from ..sense.results import SenseResults
 
 __all__ = ["Stage", "StageContext", "StageObjects", "StageRecord"]
 
@@ -27,7 +28,7 @@ class StageRecord(TypedDict, total=False):
         file.  bag: live: the live recording ("" when there is none).  skipped: live: why it did not run.
         compare_dir: compare: the comparison's folder.  best: compare: the learned method exported to ONNX.
         closed_loop_json: closed_loop: its record.  improve_dir: improve: its folder, None when skipped.
-        report: report: the report's file.
+        sense_dir: sense: its folder (sense.json, sense.md, sensing.yaml).  report: report: the report's file.
     """
 
     bags: list[str]
@@ -38,6 +39,7 @@ class StageRecord(TypedDict, total=False):
     best: str
     closed_loop_json: str
     improve_dir: str | None
+    sense_dir: str
     report: str
 
 
@@ -48,11 +50,13 @@ class StageObjects:
 
     Attributes:
         compare: the comparison's report.  closed_loop: the closed-loop run.  improve: the improve run.
+        sense: the force-sensing run.
     """
 
     compare: CompareReport | None = None
     closed_loop: ClosedLoopRun | None = None
     improve: ImproveRun | None = None
+    sense: SenseResults | None = None
 
 
 @dataclass

@@ -105,6 +105,38 @@ def _claim_lines(report: DemoReport) -> list[str]:
             f"({num(c['rmse_ratio'], '.2f')}x).", ""]
 
 
+def _sense_lines(report: DemoReport) -> list[str]:
+    """The force-sensing stage's section: the sensor the nodes run, against the momentum observer on the URDF's
+    nominal rigid body (the textbook baseline); empty without the stage."""
+    res = report.sense
+    if res is None:
+        return []
+    d, robot = report.sense_dir, report.config.get("robot")
+    mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
+    lines = ["## Sensing force without a force sensor", "",
+             f"`deadzone-id sense` on held-out seeds {res.seeds} of the simulated arm (calibrated on free motion of "
+             f"seed {res.calibration_seed}), against the simulator's true external torques. Pushes at {res.point} in "
+             f"{res.frame!r}, detected during the 0.3 s push (median delay):", "",
+             "| estimator | " + " | ".join(f"{m:g} N" for m in mags) + " | false contacts (free motion, holds) | "
+             "quasi-static push in a hold flagged at [N] | RMSE in contact / noise floor |",
+             "|---|" + "---|" * (len(mags) + 3)]
+    for e in (e for e in res.estimators if e.name in ("residual_band", "momentum")):
+        cells = []
+        for m in mags:
+            hit = [p.delay_ms for p in e.pushes if p.magnitude == m and p.detected]
+            cells.append(f"{len(hit)}/{sum(p.magnitude == m for p in e.pushes)}"
+                         + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
+        held = ", ".join("—" if not np.isfinite(f) else f"{f:.2f}" for f in e.hold_push_force) or "n/a"
+        lines.append(f"| {e.label} | " + " | ".join(cells) + f" | {e.false_contacts}, {e.hold_false_contacts} | "
+                     f"{held} | {e.rmse_over_noise:.1f} |")
+    launch = ("deadzone-id launch sim_feedforward.launch.yaml mode:=ctc_dob sensing:=true "
+              f"sensing_params_file:={d}/sensing.yaml" + (f" robot:={robot}" if robot else ""))
+    return lines + ["", f"Every estimator and what each column means: [{d}/sense.md]({d}/sense.md) "
+                    "(docs/sensing.md). The first row is the sensor the controller runs with `sensing:=true`; its "
+                    f"calibrated settings are in `{d}/sensing.yaml`: `{launch}`.", "",
+                    f"![estimate vs truth]({d}/plots/sense_estimate.png)", ""]
+
+
 def _check_lines(report: DemoReport) -> list[str]:
     """The robot check's section: is the simulated arm trustworthy, and if not, each problem with its fix."""
     check = report.robot_check
@@ -179,6 +211,7 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
                               f"plots/{TRACKING_PLOT}"),
         *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
         *_improve_lines(report),
+        *_sense_lines(report),
         *_stage_lines(report),
         *_deploy_lines(report, rel(compare_dir)),
     ]

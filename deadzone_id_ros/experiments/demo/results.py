@@ -12,6 +12,7 @@ from ..improve.results import ImproveRun
 
 if TYPE_CHECKING:
     from ..check import RobotCheck
+    from ..sense.results import SenseResults
 
 __all__ = ["DemoReport"]
 
@@ -30,6 +31,8 @@ class DemoReport:
         robot_check: the robot check of the profile (:class:`~deadzone_id_ros.experiments.check.RobotCheck`), or
             None (the bundled arm, or ``--no-check``).
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
+        sense: the force-sensing stage's results (``deadzone-id sense``), or None (stage not run).  sense_dir: its
+        folder, relative to the demo's.
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
         robot: the robot profile's name (the bundled arm: "three_dof_arm").  live_skipped: "" or why the live stages
@@ -52,6 +55,8 @@ class DemoReport:
     live_skipped: str = ""
     improve: ImproveRun | None = None
     robot_check: RobotCheck | None = None
+    sense: SenseResults | None = None
+    sense_dir: str = ""
 
     def comparison_refused(self) -> str:
         """Why the torque comparison must not be presented ("" when it may): the simulator's noise floor (its own
@@ -86,7 +91,8 @@ class DemoReport:
         (dir, best_learned, methods, noise_floor, data_efficiency, pick: the model to deploy), ``closed_loop``,
         ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``robot_check`` (or None),
         ``comparison_refused`` (:meth:`comparison_refused`), ``improve`` (the improve stage's
-        report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``masked_vs_conventional``
+        report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``sense`` (the force-sensing
+        stage's sense.json with its ``dir``, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({
@@ -100,6 +106,7 @@ class DemoReport:
             **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
                                    self.closed_loop_settings),
             "improve": self.improve.to_dict()["improve"] if self.improve else None,
+            "sense": {"dir": self.sense_dir, **self.sense.to_dict()} if self.sense else None,
             "robot_check": self.robot_check.to_dict() if self.robot_check else None,
             "comparison_refused": self.comparison_refused(),
             "masked_vs_conventional": self.masked_vs_conventional(),

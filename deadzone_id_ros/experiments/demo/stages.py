@@ -1,4 +1,4 @@
-"""The six stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
+"""The seven stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
 command a user could run by hand:
 
 1. ``simulate``: bulk data from the offline simulator (``deadzone-id simulate``, several simulated minutes, no DDS);
@@ -11,7 +11,11 @@ command a user could run by hand:
    DOB), plus one short live run per controller over DDS;
 5. ``improve``: ``deadzone-id improve`` with small settings (weak DOB, the closed-loop comparison's held-out
    references, rbd and hybrid as candidates, the comparison's pick beside it), in ``DIR/improve``;
-6. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
+6. ``sense``: ``deadzone-id sense`` with small settings in ``DIR/sense``: the force sensor the nodes run with
+   ``sensing:=true`` (the URDF's rigid body with its friction correction and the dead-zone band), calibrated on free
+   motion, against the simulator's true external torques (pushes of 0.25 to 4 N, a hold with a quasi-static push, a
+   collision with an obstacle) on held-out seeds, and its ``sensing.yaml`` for the nodes;
+7. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
 
 Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo.run` records, so that a
 resumed run rebuilds what later stages need without running the stage again.
@@ -221,6 +225,21 @@ def improve(ctx: StageContext) -> StageRecord:
     return StageRecord(improve_dir="improve")
 
 
+def sense(ctx: StageContext) -> StageRecord:
+    """Stage 6: ``deadzone-id sense`` with the demo's small settings into ``sense/`` (the configured robot, the
+    URDF's rigid body as the sensor's model, held-out seeds :attr:`DemoConfig.sense_seeds`, no extra free-motion
+    run); result ``{"sense_dir": "sense"}``."""
+    from ..sense import SenseSettings, run_sense, write_sense
+
+    cfg = ctx.cfg
+    settings = SenseSettings(robot=cfg.robot, seeds=tuple(cfg.sense_seeds), duration=cfg.sense_duration,
+                             calibration_duration=cfg.sense_calibration_duration)
+    res, traces = run_sense(settings, progress=False)
+    write_sense(ctx.out / "sense", res, traces)
+    ctx.objects.sense = res
+    return StageRecord(sense_dir="sense")
+
+
 def _robot_name(cfg: DemoConfig) -> str:
     """The robot's name for the report: the profile's name, else the bundled arm's."""
     if not cfg.robot:
@@ -231,7 +250,7 @@ def _robot_name(cfg: DemoConfig) -> str:
 
 
 def report(ctx: StageContext) -> StageRecord:
-    """Stage 6: report.json and report.md from the recorded results of stages 1-5; result ``{"report": ...}``.
+    """Stage 7: report.json and report.md from the recorded results of stages 1-6; result ``{"report": ...}``.
 
     The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
     when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
@@ -255,6 +274,12 @@ def report(ctx: StageContext) -> StageRecord:
         from ..improve.results import ImproveRun
 
         improved = ImproveRun.read(ctx.out / str(r["improve"]["improve_dir"]) / RECORD)
+    sensed = ctx.objects.sense
+    if sensed is None and r.get("sense", StageRecord()).get("sense_dir"):  # a run without the stage has none
+        from ...jsonrecord import read_record
+        from ..sense.results import SenseResults
+
+        sensed = read_record(ctx.out / str(r["sense"]["sense_dir"]) / "sense.json", SenseResults.from_dict)
     check = None
     if r["simulate"].get("robot_check"):
         from ...jsonrecord import read_record
@@ -268,7 +293,9 @@ def report(ctx: StageContext) -> StageRecord:
                      compare_dir=str(compare_dir), compare=cmp,
                      best_learned=r["compare"]["best"], closed_loop=closed.summaries,
                      closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
-                     closed_loop_settings=closed.settings, improve=improved, stage_seconds=ctx.stage_seconds,
+                     closed_loop_settings=closed.settings, improve=improved, sense=sensed,
+                     sense_dir=str(r["sense"]["sense_dir"]) if sensed is not None else "",
+                     stage_seconds=ctx.stage_seconds,
                      seconds=sum(ctx.stage_seconds.values()))
     (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")
     (ctx.out / "report.md").write_text(demo_markdown(doc, ctx.out))
@@ -301,5 +328,7 @@ DEMO_STAGES: tuple[Stage, ...] = (
     Stage("improve", lambda c: f"learning from its own runs: {c.improve_iterations} iteration(s), task seeds "
           f"{list(c.improve_task_seeds)} x {c.improve_duration:g} s, weak DOB (deadzone-id improve)", improve,
           ("improve",)),
+    Stage("sense", lambda c: f"force sensing without a force sensor: seeds {list(c.sense_seeds)} x "
+          f"{c.sense_duration:g} s of pushes, a hold and a collision (deadzone-id sense)", sense, ("sense",)),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

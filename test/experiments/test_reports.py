@@ -242,16 +242,20 @@ def test_the_verdict_says_which_identified_rigid_body_a_urdf_can_hold():
     from deadzone_id_ros.experiments.compare.verdict import consistency_lines
 
     def body(rmse, bad):
-        return dataclasses.replace(_method(rmse), n_bodies=3, inconsistent_bodies=bad)
+        return dataclasses.replace(_method(rmse), n_bodies=3, inconsistent_bodies=bad,
+                                   urdf_refusal="bodies ... are not physically consistent" if bad else "")
 
     methods = {"rbd": body(0.2, ["link1", "link3"]), "hybrid": body(0.1, ["link1", "link3"]),
                "rbd_consistent": body(0.3, []), "gravity": body(0.9, []), "masked": _method(0.15)}
     (line,) = consistency_lines(_report(methods))
     assert "rbd 1 of 3, hybrid 1 of 3, rbd_consistent 3 of 3." in line and "gravity" not in line  # the URDF's own
-    assert "can write rbd_consistent (`models/<method>/`) as a URDF" in line
+    assert "writes the rigid body of rbd_consistent (`models/<method>/`) as a URDF" in line
     assert line in verdict(_report(methods))
     none = consistency_lines(_report({m: methods[m] for m in ("rbd", "masked")}))
-    assert "No identified model here can be written as a URDF" in none[0] and "rbd_consistent" in none[0]
+    assert "No identified rigid body here can be written as a URDF" in none[0] and "rbd_consistent" in none[0]
+    # consistent bodies with Stribeck friction (no URDF element) are not offered for export
+    friction = dataclasses.replace(body(0.2, []), urdf_refusal="its Stribeck / load-dependent friction has no URDF")
+    assert "No identified rigid body here" in consistency_lines(_report({"rbd_friction": friction}))[0]
     assert consistency_lines(_report({"masked": _method(0.15)})) == []  # no rigid body identified
 
 

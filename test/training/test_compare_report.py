@@ -65,6 +65,15 @@ def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
     rbd = load_artifact(out / "models" / "rbd").rbd
     assert report["methods"]["rbd"]["inconsistent_bodies"] == rbd.inconsistent_bodies()
     assert report["methods"]["rbd"]["n_bodies"] == 3 and report["methods"]["masked"]["n_bodies"] is None
+    # export --urdf's own answer: writes it, or refuses it for the reason recorded
+    from deadzone_id_ros.errors import ArtifactError
+    from deadzone_id_ros.models.urdf_export import identified_urdf
+
+    try:
+        identified_urdf(rbd, "its rigid body")
+        assert report["methods"]["rbd"]["urdf_refusal"] == ""
+    except ArtifactError as err:
+        assert report["methods"]["rbd"]["urdf_refusal"] == str(err)
     # the noise floor is the simulator's own inverse dynamics on the same pairs
     floor = SimArm().inverse_dynamics(q, dq, ddq, friction=True) - tau
     np.testing.assert_allclose(report["noise_floor"]["rmse_per_joint"],

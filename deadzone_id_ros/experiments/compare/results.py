@@ -123,7 +123,8 @@ class MethodResult(JsonRecord):
         network took before its validation loss stopped improving (or the maximum); empty for rbd (no network).
         n_bodies, inconsistent_bodies: the seed-0 model's rigid-body bodies and those whose identified inertial
         parameters are not physically consistent (:meth:`~deadzone_id_ros.models.RigidBodyModel.inconsistent_bodies`);
-        None for a method without a rigid body.
+        urdf_refusal: "" when ``deadzone-id export --urdf`` writes that rigid body as a URDF, else why it refuses
+        (:func:`~deadzone_id_ros.models.urdf_export.identified_urdf`); all None for a method without a rigid body.
     """
 
     rmse_per_joint: Floats
@@ -145,6 +146,7 @@ class MethodResult(JsonRecord):
     steps_per_seed: list[int] = field(default_factory=list)
     n_bodies: int | None = None
     inconsistent_bodies: list[str] | None = None
+    urdf_refusal: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """report.json's ``methods.<name>``: the fields under their names, ``dead_zone`` and ``per_seed`` as JSON."""

@@ -220,13 +220,22 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
 
 
 def _consistency(model: object) -> dict[str, Any]:
-    """MethodResult's ``n_bodies`` and ``inconsistent_bodies`` of ``model``'s rigid body (none without one)."""
+    """MethodResult's ``n_bodies``, ``inconsistent_bodies`` and ``urdf_refusal`` of ``model``'s rigid body (none
+    without one)."""
+    from ...errors import ArtifactError
     from ...models import RigidBodyModel
+    from ...models.urdf_export import identified_urdf
 
     rb = getattr(model, "rbd", None)
     if not isinstance(rb, RigidBodyModel):
         return {}
-    return {"n_bodies": int(rb.regressor.model.njoints) - 1, "inconsistent_bodies": rb.inconsistent_bodies()}
+    try:
+        identified_urdf(rb, "its rigid body")
+        refusal = ""
+    except ArtifactError as err:
+        refusal = str(err)
+    return {"n_bodies": int(rb.regressor.model.njoints) - 1, "inconsistent_bodies": rb.inconsistent_bodies(),
+            "urdf_refusal": refusal}
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

@@ -76,11 +76,12 @@ def consistency_lines(report: CompareReport) -> list[str]:
         return []
     counts = ", ".join(f"{m} {(ms[m].n_bodies or 0) - len(ms[m].inconsistent_bodies or [])} of {ms[m].n_bodies}"
                        for m in fitted)
-    whole = [m for m in fitted if not ms[m].inconsistent_bodies]
+    whole = [m for m in fitted if ms[m].urdf_refusal == ""]
     cons = method_with_role(CONSISTENT_RIGID_BODY)
-    tail = (f"`deadzone-id export --urdf` can write {', '.join(whole)} (`models/<method>/`) as a URDF." if whole else
-            f"No identified model here can be written as a URDF (`deadzone-id export --urdf` refuses an inconsistent "
-            f"body): fit {cons} (`compare --methods ... {cons}`) for one.")
+    tail = (f"`deadzone-id export --urdf` writes the rigid body of {', '.join(whole)} (`models/<method>/`) as a URDF."
+            if whole else "No identified rigid body here can be written as a URDF (`deadzone-id export --urdf` "
+            f"refuses inconsistent bodies and friction a URDF cannot hold): fit {cons} (`compare --methods ... "
+            f"{cons}`) for one.")
     return [f"Physically consistent bodies of the identified rigid bodies (each body's pseudo-inertia positive "
             f"definite: a mass, centre of mass and inertia that a body can have; Wensing, Kim and Slotine 2018): "
             f"{counts}. {tail}"]

@@ -97,7 +97,9 @@ class RecorderConfig:
             std_msgs/Float64MultiArray, trajectory_msgs/JointTrajectory); an empty reference_topic is not recorded.
         external_torque_topic / contact_topic / wrench_topic: the controller's force sensing (sensor_msgs/JointState
             with the external torque in effort, std_msgs/Bool, geometry_msgs/WrenchStamped), so demonstrations carry
-            forces; "" = not recorded.
+            forces; "" = not recorded.  band_topic: the estimate's dead-zone interval (sensor_msgs/JointState, its
+            half width in effort: 0 where the estimate is exact, else the static-friction band of a stuck joint), so
+            a recording says where its forces are only known within the band; "" = not recorded.
         flush_period: seconds between flushes to disk (> 0, <= 10): the most data a ``kill -9`` can lose.
         autostart: start an episode when the node starts (else wait for ~/start).
         episode_prefix: episode directory name prefix (letters, digits, ``_``, ``-``).
@@ -129,6 +131,7 @@ class RecorderConfig:
     external_torque_topic: str = "/feedforward_controller/external_torque"
     contact_topic: str = "/feedforward_controller/contact"
     wrench_topic: str = "/feedforward_controller/external_wrench"
+    band_topic: str = "/feedforward_controller/external_torque_band"
     flush_period: float = 1.0
     autostart: bool = False
     episode_prefix: str = "episode"
@@ -149,7 +152,7 @@ class RecorderConfig:
         for name in ("joint_state_topic", "command_topic"):
             if not _valid_topic(getattr(self, name)):
                 raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
-        for name in ("reference_topic", "external_torque_topic", "contact_topic", "wrench_topic"):
+        for name in ("reference_topic", "external_torque_topic", "contact_topic", "wrench_topic", "band_topic"):
             if getattr(self, name) and not _valid_topic(getattr(self, name)):
                 raise ValueError(f"RecorderConfig.{name} = {getattr(self, name)!r} is not a valid topic name")
         if not (isinstance(self.flush_period, (int, float)) and 0 < self.flush_period <= 10):
@@ -181,7 +184,7 @@ class RecorderConfig:
         if self.reference_topic:
             out[self.reference_topic] = REFERENCE_TYPE
         for topic, typ in ((self.external_torque_topic, JOINT_STATE_TYPE), (self.contact_topic, "std_msgs/msg/Bool"),
-                           (self.wrench_topic, "geometry_msgs/msg/WrenchStamped")):
+                           (self.wrench_topic, "geometry_msgs/msg/WrenchStamped"), (self.band_topic, JOINT_STATE_TYPE)):
             if topic:
                 out[topic] = typ
         return out

@@ -95,7 +95,8 @@ class RecorderNode(Node):
         self.config = declare_dataclass_parameters(
             self, RecorderConfig,
             read_only=("output_dir", "storage", "joint_state_topic", "command_topic", "reference_topic",
-                       "external_torque_topic", "contact_topic", "wrench_topic", "extra_topics", "queue_depth",
+                       "external_torque_topic", "contact_topic", "wrench_topic", "band_topic", "extra_topics",
+                       "queue_depth",
                        "thread_priority", "lock_memory", "cpu_affinity"),
         )
         cfg = self.config

@@ -40,7 +40,7 @@ def test_extra_topics_validation_names_the_entry_and_the_reason(extra, match):
         RecorderConfig(extra_topics=extra)
 
 
-@pytest.mark.parametrize("field", ["joint_state_topic", "wrench_topic"])
+@pytest.mark.parametrize("field", ["joint_state_topic", "wrench_topic", "band_topic"])
 def test_a_main_topic_with_an_empty_part_is_refused_like_an_extra_one(field):
     with pytest.raises(ValueError, match=rf"RecorderConfig\.{field} = '/a//b' is not a valid topic name"):
         RecorderConfig(**{field: "/a//b"})
@@ -63,7 +63,7 @@ def test_two_arms_recorded_with_per_topic_stamp_checks_and_read_back_each(tmp_pa
     are written in full; a zero stamp and a repeated stamp on the extra arm are dropped and counted under its name."""
     cfg = RecorderConfig(output_dir=str(tmp_path), joint_state_topic="/follower/joint_states",
                          command_topic="/follower/effort_controller/commands", reference_topic="",
-                         external_torque_topic="", contact_topic="", wrench_topic="",
+                         external_torque_topic="", contact_topic="", wrench_topic="", band_topic="",
                          extra_topics=(f"/leader/joint_states:{JS}", f"/leader/effort_controller/commands:{F64}",
                                        f"/teleop_bilateral/force_channel:{JS}"))
     w = EpisodeWriter(cfg)

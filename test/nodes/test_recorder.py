@@ -84,7 +84,8 @@ def test_episode_writer_start_split_stop(tmp_path, storage):
         assert stats.message_count == 200
         assert topics == {"/joint_states", "/effort_controller/commands", "/feedforward_controller/reference",
                           "/feedforward_controller/external_torque", "/feedforward_controller/contact",
-                          "/feedforward_controller/external_wrench"}  # force sensing: demonstrations carry forces
+                          "/feedforward_controller/external_wrench",
+                          "/feedforward_controller/external_torque_band"}  # force sensing: demonstrations carry forces
 
 
 def test_sim_time_episodes_are_named_from_the_wall_clock(tmp_path):

@@ -169,7 +169,7 @@ def test_lockstep_holds_the_first_state_until_the_named_subscribers_listen(proce
     rec = processes.start([executable("recorder"), "--ros-args", "-p", f"output_dir:={tmp_path / 'rec'}",
                            "-p", "autostart:=true", "-p", "reference_topic:=''",
                            "-p", "command_topic:=/late_recorder_test/commands", "-p", "external_torque_topic:=''",
-                           "-p", "contact_topic:=''", "-p", "wrench_topic:=''",
+                           "-p", "contact_topic:=''", "-p", "wrench_topic:=''", "-p", "band_topic:=''",
                            "-p", "flush_period:=0.1"], "recorder_late")
     assert wait_until(lambda: (probe.spin(0.05), len(probe.msgs) >= 3)[1], 90.0), processes.log(sim)
     assert "/joint_states subscribers ready" in processes.log(sim)

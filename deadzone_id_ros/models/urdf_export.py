@@ -71,7 +71,7 @@ def identified_urdf(rbd: RigidBodyModel, source: str = "<model>") -> str:
     Raises:
         ArtifactError: a base-parameter or gravity-only model, Stribeck or load friction (no URDF element), locked
             joints, or a physically inconsistent body
-            (named), or the URDF's joint is not found.
+            (named), the URDF's joint is not found, or the URDF text is not well-formed XML.
     """
     import pinocchio as pin
 
@@ -94,7 +94,11 @@ def identified_urdf(rbd: RigidBodyModel, source: str = "<model>") -> str:
     if bad:
         raise ArtifactError(f"{source}: bodies {bad} are not physically consistent (no mass, centre of mass and "
                             "inertia have these parameters): fit the model as rbd_consistent")
-    root = ET.fromstring(reg.urdf_xml)
+    try:
+        root = ET.fromstring(reg.urdf_xml)
+    except ET.ParseError as err:  # pinocchio's parser accepts what XML does not (e.g. "--" inside a comment)
+        raise ArtifactError(f"{source}: its URDF is not well-formed XML ({err}); fix the file the model was "
+                            "trained with") from err
     joints = {j.get("name"): j for j in root.findall("joint")}  # not the <ros2_control> block's joints
     links = {ln.get("name"): ln for ln in root.findall("link")}
     fixed_children: dict[str, list[str]] = {}

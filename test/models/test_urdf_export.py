@@ -100,3 +100,26 @@ def test_negative_identified_friction_is_written_as_zero_and_reported(identified
     save_artifact(LearnedModel(NAMES, "rbd_consistent", rbd=negative), tmp_path / "art")
     assert main(["export", "--model", str(tmp_path / "art"), "--urdf", "--out", str(tmp_path / "x.urdf")]) == 0
     assert "negative identified friction written as 0" in capsys.readouterr().out
+
+
+def test_a_urdf_pinocchio_reads_but_xml_does_not_is_refused_with_the_reason(identified, tmp_path):
+    # "--" inside an XML comment: pinocchio's parser loads the robot, ElementTree (the export's) does not
+    import dataclasses
+
+    from deadzone_id_ros.resources import default_urdf
+
+    _, rbd = identified
+    text = default_urdf().read_text().replace("<robot", "<!-- made with --joint-map -->\n<robot", 1)
+    reg = RigidBodyRegressor(text, NAMES, friction_eps=0.02)
+    with pytest.raises(ArtifactError, match="not well-formed XML"):
+        export_rigid_body_urdf(dataclasses.replace(rbd, regressor=reg), tmp_path / "x.urdf")
+
+
+def test_every_bundled_urdf_is_well_formed_xml():
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    files = sorted((Path(__file__).resolve().parents[2] / "urdf").glob("*.urdf"))  # the repository's, as shipped
+    assert len(files) >= 4
+    for f in files:
+        ET.parse(f)  # raises on a "--" inside a comment, which pinocchio would load

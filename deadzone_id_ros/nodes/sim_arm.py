@@ -13,13 +13,18 @@ Scripted push (``push_*`` parameters, :class:`deadzone_id_ros.sim.external_force
 joint torque J^T F of each state is published on ``~/true_external_torque`` (sensor_msgs/JointState, ``effort``
 [N·m], the state's stamp), the ground truth of force sensing.
 
+Obstacle (``obstacle_*`` parameters, :class:`deadzone_id_ros.sim.external_forces.ScriptedObstacleConfig`; off
+without ``obstacle_position``): a fixed box in the world and a probe sphere on ``obstacle_probe_link``; the arm
+touches it through MuJoCo's contact, and the contact's joint torque is part of ``~/true_external_torque``. With or
+without a push.
+
 Teleoperation world (``teleop_*`` parameters, :class:`deadzone_id_ros.experiments.teleop.world.TeleopWorldConfig`;
 off without ``teleop_role``): the arm's part of a ``deadzone-id teleop`` scenario, for a live leader-follower run with
 two sim_arm nodes in namespaces (``-r __ns:=/leader``; launch/teleop.launch.yaml): the leader gets the scripted
 operator's hand (its torque is the arm's ``~/true_external_torque``; the reference it pulls the leader along is
 published on ``reference``, trajectory_msgs/JointTrajectory with one point per state: the state's stamp, positions
 [rad], velocities by central difference [rad/s] and zero accelerations, as ``deadzone-id teleop --record`` writes
-it), the follower the scenario's box or push. Not together with a ``push_link``.
+it), the follower the scenario's box or push. Not together with a ``push_link`` or an ``obstacle_position``.
 
 The hardware topics are relative names (``joint_states``, ``effort_controller/commands``): without a namespace they
 resolve to ``/joint_states`` and ``/effort_controller/commands``, in namespace ``/leader`` to ``/leader/joint_states``
@@ -61,7 +66,7 @@ from ..experiments.teleop.world import TeleopWorldConfig
 from ..realtime import RealtimeConfig
 from ..sim import SimArm, SimArmConfig
 from ..sim.arm import FrictionSourceWarning
-from ..sim.external_forces import ScriptedPushConfig
+from ..sim.external_forces import ScriptedObstacleConfig, ScriptedPushConfig, scripted_forces
 from ..sim.sim_arm_params import SimArmNodeConfig
 from ..stamps import ns_to_stamp, s_to_ns
 from ._common import declare_dataclass_parameters, run_node
@@ -87,13 +92,16 @@ class SimArmNode(Node):
             self, SimArmNodeConfig, read_only=("clock_mode", "thread_priority", "lock_memory", "cpu_affinity"))
         self.push_config = declare_dataclass_parameters(
             self, ScriptedPushConfig, read_only=[f.name for f in dataclasses.fields(ScriptedPushConfig)])
+        self.obstacle_config = declare_dataclass_parameters(
+            self, ScriptedObstacleConfig, read_only=[f.name for f in dataclasses.fields(ScriptedObstacleConfig)])
         self.teleop_config = declare_dataclass_parameters(
             self, TeleopWorldConfig, read_only=[f.name for f in dataclasses.fields(TeleopWorldConfig)])
-        if self.teleop_config.teleop_role and self.push_config.push_link:
-            raise ConfigError(f"sim_arm: teleop_role {self.teleop_config.teleop_role!r} and push_link "
-                              f"{self.push_config.push_link!r} both set: the teleoperation world brings its own "
-                              "forces; give one of them")
-        external = self.teleop_config.external() if self.teleop_config.teleop_role else self.push_config.external()
+        if self.teleop_config.teleop_role and (self.push_config.push_link or self.obstacle_config.obstacle_position):
+            raise ConfigError(f"sim_arm: teleop_role {self.teleop_config.teleop_role!r} and a push_link or an "
+                              "obstacle_position both set: the teleoperation world brings its own forces; give one "
+                              "of them")
+        external = (self.teleop_config.external() if self.teleop_config.teleop_role
+                    else scripted_forces(self.push_config, self.obstacle_config))
         nc = self.node_config  # run_node applies it in the spin thread (nodes._common.apply_node_realtime)
         self.realtime_config = RealtimeConfig(nc.thread_priority, nc.lock_memory, nc.cpu_affinity)
         with warnings.catch_warnings(record=True) as caught:  # e.g. friction that overrides the URDF's: to the log

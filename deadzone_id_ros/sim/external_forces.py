@@ -29,7 +29,8 @@ import numpy as np
 from ..config import check_positive
 from .views import as_slice
 
-__all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedPushConfig"]
+__all__ = ["ExternalForces", "ObstacleConfig", "PushConfig", "ScriptedObstacleConfig", "ScriptedPushConfig",
+           "scripted_forces"]
 
 _SHAPES = ("step", "ramp", "sine")
 _PROBE_BIT = 8  # collision bit shared only by the obstacle and the probe
@@ -303,3 +304,46 @@ class ScriptedPushConfig:
         """The :class:`ExternalForces` of this push, or None without one."""
         p = self.push()
         return ExternalForces(pushes=[p]) if p is not None else None
+
+
+@dataclass(frozen=True)
+class ScriptedObstacleConfig:
+    """The fixed obstacle as node parameters (the sim_arm node's ``obstacle_*``; :class:`ObstacleConfig` with a
+    prefix): a box in the world and a probe sphere on a link, touching through MuJoCo's contact.
+
+    Attributes:
+        obstacle_position: (3,) box centre, world frame [m]; empty = no obstacle.  obstacle_half_size: (3,) [m].
+        obstacle_probe_link: the link carrying the probe.  obstacle_probe_point: (3,) in that link's frame [m].
+        obstacle_probe_radius: [m].
+
+    Raises:
+        ValueError: a bad value (from :class:`ObstacleConfig`), or a position without a probe link.
+    """
+
+    obstacle_position: tuple[float, ...] = ()
+    obstacle_half_size: tuple[float, ...] = (0.05, 0.05, 0.05)
+    obstacle_probe_link: str = ""
+    obstacle_probe_point: tuple[float, ...] = (0.0, 0.0, 0.0)
+    obstacle_probe_radius: float = 0.01
+
+    def __post_init__(self) -> None:
+        self.obstacle()
+
+    def obstacle(self) -> ObstacleConfig | None:
+        """The :class:`ObstacleConfig`, or None without ``obstacle_position``."""
+        if not self.obstacle_position:
+            return None
+        if not self.obstacle_probe_link:
+            raise ValueError("obstacle_position is set but obstacle_probe_link is empty: name the link that touches "
+                             "the box")
+        return ObstacleConfig(position=self.obstacle_position, probe_link=self.obstacle_probe_link,
+                              half_size=self.obstacle_half_size, probe_point=self.obstacle_probe_point,
+                              probe_radius=self.obstacle_probe_radius)
+
+
+def scripted_forces(push: ScriptedPushConfig, obstacle: ScriptedObstacleConfig) -> ExternalForces | None:
+    """The :class:`ExternalForces` of a node's scripted push and obstacle, or None with neither."""
+    p, ob = push.push(), obstacle.obstacle()
+    if p is None and ob is None:
+        return None
+    return ExternalForces(pushes=[p] if p is not None else [], obstacle=ob)

@@ -155,6 +155,28 @@ def test_contact_with_the_obstacle_is_in_the_true_torque():
     np.testing.assert_allclose(raw.update(m.t, m.q, m.dq, m.effort), truths[-1], rtol=0, atol=1e-9)
 
 
+def test_sim_arms_obstacle_parameters_make_the_same_contact():
+    # the sim_arm node's obstacle_* parameters (ScriptedObstacleConfig) build that box and probe
+    from deadzone_id_ros.sim.external_forces import ScriptedObstacleConfig, ScriptedPushConfig, scripted_forces
+
+    assert scripted_forces(ScriptedPushConfig(), ScriptedObstacleConfig()) is None  # neither: no external forces
+    pushed = scripted_forces(ScriptedPushConfig(push_link="link3"), ScriptedObstacleConfig())
+    assert pushed is not None and len(pushed.pushes) == 1 and pushed.obstacle is None
+    with pytest.raises(ValueError, match="obstacle_probe_link is empty"):
+        ScriptedObstacleConfig(obstacle_position=(0.1, 0.0, 0.3))
+    arm = ideal_arm(ExternalForces())
+    tip = arm.data.xpos[arm.model.body("link3").id] + arm.data.xmat[arm.model.body("link3").id].reshape(3, 3) @ TIP
+    box = tuple(tip + np.array([0.05 + 0.01 + 0.005, 0.0, 0.0]))
+    ext = scripted_forces(ScriptedPushConfig(), ScriptedObstacleConfig(
+        obstacle_position=box, obstacle_probe_link="link3", obstacle_probe_point=TIP))
+    assert ext is not None and ext.obstacle == ObstacleConfig(position=box, probe_link="link3", probe_point=TIP)
+    arm = ideal_arm(ext)
+    model = NominalRigidBodyModel(default_urdf(), arm.joint_names, armature=arm.config.armature)
+    for _ in range(300):
+        arm.step(model.predict(arm.measure().q, np.zeros(3), np.zeros(3)) + np.array([0.0, 0.3, 0.0]))
+    assert np.abs(arm.external.true_torque).max() > 0.1  # it touched
+
+
 def test_no_contact_while_a_joint_is_held_by_static_friction_alone():
     # the geared arm holding still with a torque below its static friction: every joint stuck, no external force
     cfg = bundled_sim_config(velocity_noise_std=(0.0005,) * 3)

@@ -13,10 +13,11 @@ from deadzone_id_ros.cli.main import main
 from deadzone_id_ros.experiments.sense import SenseResults, SenseSettings, run_sense, write_sense
 
 
-def test_short_run_writes_a_report_that_reads_back(tmp_path):
+def test_short_run_writes_a_report_that_reads_back(tmp_path, capfd):
     settings = SenseSettings(seeds=(1,), duration=4.0, calibration_duration=3.0, hold_duration=2.0,
                              push_period=1.5, push_magnitudes=(4.0,), free_duration=1.0)
-    res, traces = run_sense(settings)
+    res, traces = run_sense(settings, progress=False)
+    assert "tick" not in capfd.readouterr().err  # no progress bar when asked for none
     # free minutes: the push run outside its two windows (push + settle), plus the 1 s free-motion run
     assert res.estimators[0].free_minutes == pytest.approx((4.0 - 2 * 0.8 + 1.0) / 60.0)
     for e in res.estimators:  # every false contact is described (where, which joint, in what motion)

@@ -234,7 +234,7 @@ def sense(ctx: StageContext) -> StageRecord:
     cfg = ctx.cfg
     settings = SenseSettings(robot=cfg.robot, seeds=tuple(cfg.sense_seeds), duration=cfg.sense_duration,
                              calibration_duration=cfg.sense_calibration_duration)
-    res, traces = run_sense(settings, progress=False)
+    res, traces = run_sense(settings)
     write_sense(ctx.out / "sense", res, traces)
     ctx.objects.sense = res
     return StageRecord(sense_dir="sense")

@@ -73,6 +73,7 @@ class _Setup:
     urdf: str
     link: str
     point: tuple[float, ...]
+    progress: bool = True
 
 
 @dataclass
@@ -164,7 +165,8 @@ def _run(s: _Setup, seed: int, duration: float, sensors: dict[str, ForceSensor],
         sensors[name].reset()
         tr.est[name], tr.half[name], tr.contact[name] = np.zeros((n, j)), np.zeros((n, j)), np.zeros(n, bool)
     prev = np.zeros(j)
-    for k in tqdm(range(n), desc=desc, unit="tick", unit_scale=True, mininterval=1.0, leave=False):
+    for k in tqdm(range(n), desc=desc, unit="tick", unit_scale=True, mininterval=1.0, leave=False,
+                  disable=not s.progress):
         m = arm.measure()
         tau = controller.step(k / 1000.0, m.q, m.dq)
         tr.dq[k], tr.truth[k] = m.dq, prev
@@ -234,12 +236,13 @@ def _false_contacts(tr: _Trace, name: str, threshold: np.ndarray, counted: np.nd
 
 def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResults, dict[str, _Trace]]:
     """Run every scenario for every estimator; return the results and, for the plot, the first seed's traces.
+    ``progress``: a progress bar per simulated run (on stderr).
 
     Raises:
         ValueError: bad settings.  FileNotFoundError, ConfigError, ArtifactError: the robot or model cannot be loaded.
     """
     wall0 = time.perf_counter()
-    s = _setup(settings)
+    s = dataclasses.replace(_setup(settings), progress=progress)
     names = tuple(s.sim.joint_names)
     j = len(names)
     make = _estimators(s, settings.cutoff)

@@ -250,3 +250,23 @@ def test_demo_with_a_robot_profile_simulates_and_records_that_robot_live(tmp_pat
     assert not any("skipped" in line for line in lines), lines
     state = json.loads((tmp_path / "demo" / STATE_FILE).read_text())
     assert state["config"]["robot"] == "so101"
+
+
+def test_a_sense_stage_that_cannot_calibrate_is_reported_not_fatal(tmp_path):
+    """50 ms of calibration is too few moving samples to fit the friction correction: the stage records why, and the
+    report says so instead of the demo stopping after its other stages."""
+    from deadzone_id_ros.experiments.demo.context import StageContext
+    from deadzone_id_ros.experiments.demo.report import _sense_lines
+    from deadzone_id_ros.experiments.demo.results import DemoReport
+    from deadzone_id_ros.experiments.demo.stages import sense
+
+    lines: list[str] = []
+    cfg = DemoConfig(sense_seeds=(1,), sense_duration=1.0, sense_calibration_duration=0.05)
+    record = sense(StageContext(tmp_path, cfg, {}, log=lines.append))
+    assert record["sense_dir"] == "" and "too few to fit its friction" in record["skipped"]
+    assert lines == [f"force sensing not run: {record['skipped']}"] and not (tmp_path / "sense").exists()
+    doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
+                     sense_skipped=record["skipped"])
+    assert doc.to_dict()["sense"] == {"skipped": record["skipped"]}
+    assert f"Not run: {record['skipped']}." in " ".join(_sense_lines(doc))
+    assert _sense_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []

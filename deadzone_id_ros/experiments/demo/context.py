@@ -25,7 +25,7 @@ class StageRecord(TypedDict, total=False):
 
     Keys:
         bags: simulate: the offline-simulated bags.  robot_check: simulate, with a robot profile: its robot check's
-        file.  bag: live: the live recording ("" when there is none).  skipped: live: why it did not run.
+        file.  bag: live: the live recording ("" when there is none).  skipped: live, sense: why it did not run.
         compare_dir: compare: the comparison's folder.  best: compare: the learned method exported to ONNX.
         closed_loop_json: closed_loop: its record.  improve_dir: improve: its folder, None when skipped.
         sense_dir: sense: its folder (sense.json, sense.md, sensing.yaml).  report: report: the report's file.

@@ -110,7 +110,9 @@ def _sense_lines(report: DemoReport) -> list[str]:
     nominal rigid body (the textbook baseline); empty without the stage."""
     res = report.sense
     if res is None:
-        return []
+        return (["## Sensing force without a force sensor", "", f"Not run: {report.sense_skipped}. `deadzone-id sense "
+                 "--robot ... --calibration-duration S` with a longer calibration is the first thing to try "
+                 "(docs/sensing.md).", ""] if report.sense_skipped else [])
     d, robot = report.sense_dir, report.config.get("robot")
     mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
     lines = ["## Sensing force without a force sensor", "",

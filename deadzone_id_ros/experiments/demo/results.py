@@ -32,7 +32,7 @@ class DemoReport:
             None (the bundled arm, or ``--no-check``).
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
         sense: the force-sensing stage's results (``deadzone-id sense``), or None (stage not run).  sense_dir: its
-        folder, relative to the demo's.
+        folder, relative to the demo's.  sense_skipped: "" or why the stage could not run.
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
         robot: the robot profile's name (the bundled arm: "three_dof_arm").  live_skipped: "" or why the live stages
@@ -57,6 +57,7 @@ class DemoReport:
     robot_check: RobotCheck | None = None
     sense: SenseResults | None = None
     sense_dir: str = ""
+    sense_skipped: str = ""
 
     def comparison_refused(self) -> str:
         """Why the torque comparison must not be presented ("" when it may): the simulator's noise floor (its own
@@ -106,7 +107,8 @@ class DemoReport:
             **closed_loop_sections(self.closed_loop, self.closed_loop_weak_dob, self.closed_loop_live,
                                    self.closed_loop_settings),
             "improve": self.improve.to_dict()["improve"] if self.improve else None,
-            "sense": {"dir": self.sense_dir, **self.sense.to_dict()} if self.sense else None,
+            "sense": ({"dir": self.sense_dir, **self.sense.to_dict()} if self.sense else
+                      {"skipped": self.sense_skipped} if self.sense_skipped else None),
             "robot_check": self.robot_check.to_dict() if self.robot_check else None,
             "comparison_refused": self.comparison_refused(),
             "masked_vs_conventional": self.masked_vs_conventional(),

@@ -228,13 +228,19 @@ def improve(ctx: StageContext) -> StageRecord:
 def sense(ctx: StageContext) -> StageRecord:
     """Stage 6: ``deadzone-id sense`` with the demo's small settings into ``sense/`` (the configured robot, the
     URDF's rigid body as the sensor's model, held-out seeds :attr:`DemoConfig.sense_seeds`, no extra free-motion
-    run); result ``{"sense_dir": "sense"}``."""
+    run); result ``{"sense_dir": "sense"}``, or ``{"sense_dir": "", "skipped": why}`` when the sensor cannot be
+    calibrated on this arm (e.g. a joint that moves in too few samples of the calibration run to fit its friction):
+    the report says why instead of the demo stopping after its other stages."""
     from ..sense import SenseSettings, run_sense, write_sense
 
     cfg = ctx.cfg
     settings = SenseSettings(robot=cfg.robot, seeds=tuple(cfg.sense_seeds), duration=cfg.sense_duration,
                              calibration_duration=cfg.sense_calibration_duration)
-    res, traces = run_sense(settings)
+    try:
+        res, traces = run_sense(settings)
+    except ValueError as err:
+        ctx.log(f"force sensing not run: {err}")
+        return StageRecord(sense_dir="", skipped=str(err))
     write_sense(ctx.out / "sense", res, traces)
     ctx.objects.sense = res
     return StageRecord(sense_dir="sense")
@@ -295,6 +301,7 @@ def report(ctx: StageContext) -> StageRecord:
                      closed_loop_weak_dob=closed.summaries_weak, closed_loop_live=closed.live,
                      closed_loop_settings=closed.settings, improve=improved, sense=sensed,
                      sense_dir=str(r["sense"]["sense_dir"]) if sensed is not None else "",
+                     sense_skipped=str(r.get("sense", StageRecord()).get("skipped", "")),
                      stage_seconds=ctx.stage_seconds,
                      seconds=sum(ctx.stage_seconds.values()))
     (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")

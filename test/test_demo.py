@@ -103,6 +103,8 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
         DemoConfig(weak_dob_fraction=1.0)
     with pytest.raises(ValueError, match="live_duration = 0"):
         DemoConfig(live_duration=0)
+    with pytest.raises(ValueError, match="the sense stage's settings: calibration_seed 100 must not be an evaluation"):
+        DemoConfig(sense_seeds=(1, 100))
     assert DemoConfig.quick_run().quick
 
 

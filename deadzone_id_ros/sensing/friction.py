@@ -118,6 +118,8 @@ def identify_load_friction(residual: np.ndarray, dq: np.ndarray, tau: np.ndarray
     block, not random rows), after which the chosen pair is refitted on every sample. A joint whose held-out error the
     law does not lower (fitted on the rest, with that pair) gets no correction (theta_j = 0): where the model already
     holds the friction, or the torque is measured after the gears (a link-side sensor), the law would only fit noise.
+    The same block also chose (vs, alpha), so the check is not independent of the choice: it drops a law that does not
+    pay even at its best pair, and can keep one that would not pay on other data.
 
     Why the grid is fine (:data:`STRIBECK_VELOCITIES`, :data:`STRIBECK_EXPONENTS`): the corrected residual must hold
     at speeds and loads beyond the calibration run's (the excitation's peak speed differs from seed to seed, up to 3x

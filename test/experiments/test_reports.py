@@ -253,9 +253,15 @@ def test_the_verdict_says_which_identified_rigid_body_a_urdf_can_hold():
     assert line in verdict(_report(methods))
     none = consistency_lines(_report({m: methods[m] for m in ("rbd", "masked")}))
     assert "No identified rigid body here can be written as a URDF" in none[0] and "rbd_consistent" in none[0]
-    # consistent bodies with Stribeck friction (no URDF element) are not offered for export
+    # consistent bodies with Stribeck friction (no URDF element) are not offered for export, and the reason is given
     friction = dataclasses.replace(body(0.2, []), urdf_refusal="its Stribeck / load-dependent friction has no URDF")
-    assert "No identified rigid body here" in consistency_lines(_report({"rbd_friction": friction}))[0]
+    line = consistency_lines(_report({"rbd_friction": friction}))[0]
+    assert "writes none of them here; for rbd_friction: its Stribeck" in line and "fit rbd_consistent" not in line
+    # locked joints refuse every body, consistent or not: never the advice to fit the model that already ran
+    locked = "URDF joints ['finger'] were locked"
+    line = consistency_lines(_report({m: dataclasses.replace(methods[m], urdf_refusal=locked)
+                                      for m in ("rbd", "rbd_consistent")}))[0]
+    assert f"for rbd_consistent: {locked}" in line and "fit rbd_consistent" not in line
     assert consistency_lines(_report({"masked": _method(0.15)})) == []  # no rigid body identified
 
 

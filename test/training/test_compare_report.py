@@ -42,7 +42,7 @@ def test_report_has_the_stable_keys(compared):
     mn = report["measurement_noise"]
     assert mn["nrmse_mean"] == pytest.approx(np.mean(mn["nrmse_per_joint"]), rel=1e-12)
     best = min(report["methods"], key=lambda m: report["methods"][m]["nrmse_mean"])
-    assert f"the best method, {best} ({report['methods'][best]['nrmse_mean']:.3f}), is " \
+    assert f"the best method by normalized RMSE, {best} ({report['methods'][best]['nrmse_mean']:.3f}), is " \
            f"{report['methods'][best]['nrmse_mean'] / mn['nrmse_mean']:.2f}× it." in md
     # the simple references are in the torque table and the verdict names what is worse than them
     assert "| constant |" in md and "| gravity |" in md and "| rbd_consistent |" not in md  # opt-in (by_default)
@@ -69,11 +69,10 @@ def test_masked_rmse_recomputed_from_the_saved_artifact(compared, sim_dataset):
     from deadzone_id_ros.errors import ArtifactError
     from deadzone_id_ros.models.urdf_export import identified_urdf
 
-    try:
+    with pytest.raises(ArtifactError) as refused:  # this short fit's bodies are not all consistent
         identified_urdf(rbd, "its rigid body")
-        assert report["methods"]["rbd"]["urdf_refusal"] == ""
-    except ArtifactError as err:
-        assert report["methods"]["rbd"]["urdf_refusal"] == str(err)
+    assert rbd.inconsistent_bodies() and report["methods"]["rbd"]["urdf_refusal"] == str(refused.value)
+    assert "not physically consistent" in report["methods"]["rbd"]["urdf_refusal"]
     # the noise floor is the simulator's own inverse dynamics on the same pairs
     floor = SimArm().inverse_dynamics(q, dq, ddq, friction=True) - tau
     np.testing.assert_allclose(report["noise_floor"]["rmse_per_joint"],

@@ -229,13 +229,17 @@ def _consistency(model: object) -> dict[str, Any]:
     rb = getattr(model, "rbd", None)
     if not isinstance(rb, RigidBodyModel):
         return {}
+    n = int(rb.regressor.model.njoints) - 1
+    try:  # a report line: a fit it cannot judge (a non-finite parameter) must not stop the comparison
+        bad = rb.inconsistent_bodies()
+    except (ValueError, np.linalg.LinAlgError) as err:
+        return {"n_bodies": n, "inconsistent_bodies": None, "urdf_refusal": f"cannot be checked: {err}"}
     try:
         identified_urdf(rb, "its rigid body")
         refusal = ""
-    except ArtifactError as err:
+    except (ArtifactError, ValueError, np.linalg.LinAlgError) as err:
         refusal = str(err)
-    return {"n_bodies": int(rb.regressor.model.njoints) - 1, "inconsistent_bodies": rb.inconsistent_bodies(),
-            "urdf_refusal": refusal}
+    return {"n_bodies": n, "inconsistent_bodies": bad, "urdf_refusal": refusal}
 
 
 def _noise_floor(band: Band, test: Stacked) -> NoiseFloor:

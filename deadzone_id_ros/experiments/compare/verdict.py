@@ -78,10 +78,16 @@ def consistency_lines(report: CompareReport) -> list[str]:
                        for m in fitted)
     whole = [m for m in fitted if ms[m].urdf_refusal == ""]
     cons = method_with_role(CONSISTENT_RIGID_BODY)
-    tail = (f"`deadzone-id export --urdf` writes the rigid body of {', '.join(whole)} (`models/<method>/`) as a URDF."
-            if whole else "No identified rigid body here can be written as a URDF (`deadzone-id export --urdf` "
-            f"refuses inconsistent bodies and friction a URDF cannot hold): fit {cons} (`compare --methods ... "
-            f"{cons}`) for one.")
+    refusals = {m: ms[m].urdf_refusal or "" for m in fitted}
+    if whole:
+        tail = (f"`deadzone-id export --urdf` writes the rigid body of {', '.join(whole)} (`models/<method>/`) as a "
+                "URDF.")
+    elif cons not in fitted and all("not physically consistent" in r for r in refusals.values()):
+        tail = (f"No identified rigid body here can be written as a URDF (`deadzone-id export --urdf` refuses an "
+                f"inconsistent body): fit {cons} (`compare --methods ... {cons}`) for one.")
+    else:  # another cause (locked joints, friction a URDF cannot hold, a malformed file): say which
+        m = cons if cons in fitted else fitted[0]
+        tail = f"`deadzone-id export --urdf` writes none of them here; for {m}: {refusals[m]}."
     return [f"Physically consistent bodies of the identified rigid bodies (each body's pseudo-inertia positive "
             f"definite: a mass, centre of mass and inertia that a body can have; Wensing, Kim and Slotine 2018): "
             f"{counts}. {tail}"]
@@ -97,7 +103,8 @@ def noise_lines(report: CompareReport) -> list[str]:
     best = min(scored, key=lambda m: as_float(ms[m].nrmse_mean))
     ratio = as_float(ms[best].nrmse_mean) / mn.nrmse_mean
     return [f"The measured torque's own white noise, estimated from its second differences on the test pairs, is "
-            f"{mn.nrmse_mean:.3f} normalized ({fmt_joints(mn.nrmse_per_joint)} per joint); the best method, {best} "
+            f"{mn.nrmse_mean:.3f} normalized ({fmt_joints(mn.nrmse_per_joint)} per joint); the best method by "
+            f"normalized RMSE, {best} "
             f"({as_float(ms[best].nrmse_mean):.3f}), is {ratio:.2f}× it. No model of the state predicts white "
             "noise: near 1× what is left is the sensor's noise, and neither a larger model nor more data of this "
             "kind will lower the error much; far above it the torque holds something the models miss."]

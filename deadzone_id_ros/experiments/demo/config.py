@@ -40,8 +40,8 @@ class DemoConfig:
 
     Raises:
         ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
-            (0, 1), a closed-loop seed that is also a training seed or an improve task seed, or improve_iterations
-            < 0.
+            (0, 1), a closed-loop seed that is also a training seed or an improve task seed, improve_iterations
+            < 0, or sense settings ``deadzone-id sense`` refuses (e.g. a sense seed that is its calibration seed).
     """
 
     sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -70,6 +70,13 @@ class DemoConfig:
             raise ValueError("closed_loop_seeds is empty")
         if not self.sense_seeds:
             raise ValueError("sense_seeds is empty")
+        from ..sense.settings import SenseSettings  # its own checks, before the long stages that come first
+
+        try:
+            SenseSettings(seeds=tuple(self.sense_seeds), duration=self.sense_duration,
+                          calibration_duration=self.sense_calibration_duration)
+        except ValueError as err:
+            raise ValueError(f"the sense stage's settings: {err}") from err
         for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration", "sense_duration",
                      "sense_calibration_duration"):
             check_positive(name, getattr(self, name))

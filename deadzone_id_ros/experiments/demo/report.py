@@ -279,10 +279,10 @@ def real_markdown(reports: dict[str, CompareReport], titles: dict[str, str]) -> 
              "blocks, counted where each joint moves.", ""]
     for name, rep in reports.items():
         origin = " (simulated arm: this project's simulator)" if rep.data.simulator else ""
-        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), "", *baseline_lines(rep),
-                  *noise_lines(rep), *consistency_lines(rep), "",
-                  *dead_zone_line(rep), "",
-                  *pick_line(rep, name),
+        lines += [f"## {titles[name]}{origin}", "", *compare_table(rep), ""]
+        for part in (baseline_lines(rep), noise_lines(rep), consistency_lines(rep)):
+            lines += [*part, ""] if part else []
+        lines += [*dead_zone_line(rep), "", *pick_line(rep, name),
                   f"Details, plots and the written verdict: [{name}/report.md]({name}/report.md)", ""]
     return "\n".join(lines)
 

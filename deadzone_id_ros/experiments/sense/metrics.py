@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["beyond_calibration", "onsets", "peak_speed", "rmse_where", "smallest_detected"]
+__all__ = ["beyond_calibration", "flagged_force", "onsets", "peak_speed", "rmse_where", "smallest_detected"]
 
 
 def rmse_where(errors: list[np.ndarray], masks: list[np.ndarray], j: int) -> np.ndarray:
@@ -22,6 +22,18 @@ def rmse_where(errors: list[np.ndarray], masks: list[np.ndarray], j: int) -> np.
 def onsets(flag: np.ndarray) -> np.ndarray:
     """Indices where ``flag`` (N,) rises."""
     return np.flatnonzero(flag & ~np.concatenate([[False], flag[:-1]]))
+
+
+def flagged_force(contact: np.ndarray, t: np.ndarray, start: float, force: Callable[[float], np.ndarray]) -> float:
+    """The force [N] applied when a contact first rises at or after ``start`` [s], or NaN when none does: a contact
+    already on before ``start`` (a false contact still held) is not the push's.
+
+    Args:
+        contact: (N,) the contact flag per sample.  t: (N,) sample times [s].  force: the push's force (3,) [N] at a
+            time [s] (:meth:`~deadzone_id_ros.sim.external_forces.PushConfig.force`).
+    """
+    rises = [k for k in onsets(np.asarray(contact, bool)) if t[k] >= start]
+    return float(np.linalg.norm(force(float(t[rises[0]])))) if rises else math.nan
 
 
 def peak_speed(dq: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:

@@ -50,7 +50,7 @@ from ...sensing.sensor import nominal_rigid_body
 from ...sim.external_forces import ExternalForces, ObstacleConfig, PushConfig
 from .calibration import calibrate
 from .collision import collision_onset, place_obstacle
-from .metrics import onsets, peak_speed, rmse_where, smallest_detected
+from .metrics import flagged_force, onsets, peak_speed, rmse_where, smallest_detected
 from .results import EstimatorFigures, FalseContact, PushFigure, SenseResults
 from .settings import ESTIMATORS, FREE_SEED_OFFSET, SenseSettings
 
@@ -327,10 +327,8 @@ def run_sense(settings: SenseSettings, progress: bool = True) -> tuple[SenseResu
             acc[k]["hold"].append(len(onsets(hold.contact[k][:half])))
             # the ramp push of the second half, the arm held by its controller (inside the dead zone): the force
             # applied when a contact is first flagged, and whether the stuck joints' interval holds the truth
-            hit = np.flatnonzero(hold.contact[k][half:])
             ramp = hold_pushes[0]
-            acc[k]["hold_force"].append(ramp.magnitude * min(1.0, hit[0] * 1e-3 / ramp.rise_time) if hit.size
-                                        else math.nan)
+            acc[k]["hold_force"].append(flagged_force(hold.contact[k], hold.t, ramp.start, ramp.force))
             stuck = hold.half[k][half:] > 0
             inside = np.abs(hold.est[k][half:] - hold.truth[half:]) <= hold.half[k][half:]
             acc[k]["hold_cover"].append((int(np.count_nonzero(inside & stuck)), int(np.count_nonzero(stuck))))

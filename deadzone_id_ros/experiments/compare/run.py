@@ -34,7 +34,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import SupportsFloat, TypedDict
 
 import numpy as np
 
@@ -219,7 +219,15 @@ def _summarize(method: str, runs: list[MethodRun], band: Band | None) -> MethodR
         **_consistency(runs[0].fit.model))
 
 
-def _consistency(model: object) -> dict[str, Any]:
+class _Consistency(TypedDict, total=False):
+    """MethodResult's ``n_bodies``, ``inconsistent_bodies`` and ``urdf_refusal``."""
+
+    n_bodies: int
+    inconsistent_bodies: list[str] | None
+    urdf_refusal: str
+
+
+def _consistency(model: object) -> _Consistency:
     """MethodResult's ``n_bodies``, ``inconsistent_bodies`` and ``urdf_refusal`` of ``model``'s rigid body (none
     without one)."""
     from ...errors import ArtifactError

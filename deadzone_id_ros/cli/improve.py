@@ -81,11 +81,9 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments.improve.report import write_improve
     from ..experiments.improve.results import ImproveSettings
     from ..experiments.improve.run import run_improve
-    from ..models.methods import resolve_methods
     from ..training.config import load_train_config
 
     try:
-        resolve_methods(args.methods)
         settings = ImproveSettings(
             iterations=args.iterations, task_seeds=tuple(args.task_seeds), task_duration_s=args.duration,
             held_out_seeds=tuple(args.seeds), held_out_duration_s=args.held_out_duration, check_seed=args.check_seed,

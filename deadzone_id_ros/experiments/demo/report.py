@@ -14,6 +14,7 @@ from ..compare.formatting import fmt_joints, mean_std, num
 from ..compare.pick_report import fraction_cell, per_tick_alternative
 from ..compare.results import CONV, PROP, CompareReport
 from ..compare.verdict import baseline_lines, consistency_lines, noise_lines
+from ..sense.report import push_cells, push_magnitudes
 from .results import DemoReport
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
@@ -114,7 +115,7 @@ def _sense_lines(report: DemoReport) -> list[str]:
                  "--robot ... --calibration-duration S` with a longer calibration is the first thing to try "
                  "(docs/sensing.md).", ""] if report.sense_skipped else [])
     d, robot = report.sense_dir, report.config.get("robot")
-    mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
+    mags = push_magnitudes(res)
     lines = ["## Sensing force without a force sensor", "",
              f"`deadzone-id sense` on held-out seeds {res.seeds} of the simulated arm (calibrated on free motion of "
              f"seed {res.calibration_seed}), against the simulator's true external torques. Pushes at {res.point} in "
@@ -123,13 +124,9 @@ def _sense_lines(report: DemoReport) -> list[str]:
              "quasi-static push in a hold flagged at [N] | RMSE in contact / noise floor |",
              "|---|" + "---|" * (len(mags) + 3)]
     for e in (e for e in res.estimators if e.name in ("residual_band", "momentum")):
-        cells = []
-        for m in mags:
-            hit = [p.delay_ms for p in e.pushes if p.magnitude == m and p.detected]
-            cells.append(f"{len(hit)}/{sum(p.magnitude == m for p in e.pushes)}"
-                         + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
         held = ", ".join("—" if not np.isfinite(f) else f"{f:.2f}" for f in e.hold_push_force) or "n/a"
-        lines.append(f"| {e.label} | " + " | ".join(cells) + f" | {e.false_contacts}, {e.hold_false_contacts} | "
+        lines.append(f"| {e.label} | " + " | ".join(push_cells(e, mags)) + f" | {e.false_contacts}, "
+                     f"{e.hold_false_contacts} | "
                      f"{held} | {e.rmse_over_noise:.1f} |")
     launch = ("deadzone-id launch sim_feedforward.launch.yaml mode:=ctc_dob sensing:=true "
               f"sensing_params_file:={d}/sensing.yaml" + (f" robot:={robot}" if robot else ""))

@@ -13,7 +13,7 @@ import numpy as np
 from ...sensing.friction import FRICTION_TERMS
 from .metrics import beyond_calibration
 from .params import write_sensing_params
-from .results import SenseResults
+from .results import EstimatorFigures, SenseResults
 
 
 class EstimateTrace(Protocol):
@@ -25,7 +25,7 @@ class EstimateTrace(Protocol):
     est: dict[str, np.ndarray]
     half: dict[str, np.ndarray]
 
-__all__ = ["markdown", "plot_estimate", "write_sense"]
+__all__ = ["markdown", "plot_estimate", "push_cells", "push_magnitudes", "write_sense"]
 
 
 def _f(x: float, fmt: str = ".3g") -> str:
@@ -53,18 +53,13 @@ def markdown(res: SenseResults) -> str:
                      f"| {_f(e.rmse_contact_mean)} | {_f(e.rmse_over_noise)} | {_f(e.rmse_moving_over_noise)} "
                      f"| {_f(e.smallest_detected_force)} "
                      f"| {_f(e.max_delay_ms_at_1n)} | {_f(e.interval_coverage)} |")
-    mags = sorted({p.magnitude for e in res.estimators for p in e.pushes})
+    mags = push_magnitudes(res)
     lines += ["", "Pushes detected during the push (0.3 s step) by magnitude at the end-effector point, and the median "
               "detection delay of those detected [ms]; collisions: delay per seed [ms]:", "",
               "| estimator | " + " | ".join(f"{m:g} N" for m in mags) + " | collision |",
               "|---|" + "---|" * (len(mags) + 1)]
     for e in res.estimators:
-        cells = []
-        for m in mags:
-            got = [p for p in e.pushes if p.magnitude == m]
-            hit = [p.delay_ms for p in got if p.detected]
-            cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
-        lines.append(f"| {e.label} | " + " | ".join(cells) + " | "
+        lines.append(f"| {e.label} | " + " | ".join(push_cells(e, mags)) + " | "
                      + ", ".join(_f(d, ".0f") for d in e.collision_delay_ms) + " |")
     held = [e for e in res.estimators if e.hold_push_force]
     if held:
@@ -96,6 +91,21 @@ def markdown(res: SenseResults) -> str:
               f"{[round(v, 4) for v in res.friction_stribeck]} (the nodes' sensing_friction, "
               "sensing_friction_stribeck; all of them in sensing.yaml)", ""]
     return "\n".join(lines)
+
+
+def push_magnitudes(res: SenseResults) -> list[float]:
+    """The push magnitudes [N] of every estimator's pushes, ascending (the columns of the detection tables)."""
+    return sorted({p.magnitude for e in res.estimators for p in e.pushes})
+
+
+def push_cells(e: EstimatorFigures, magnitudes: list[float]) -> list[str]:
+    """One table cell per magnitude [N]: pushes detected / applied, and the median delay of the detected ones."""
+    cells = []
+    for m in magnitudes:
+        got = [p for p in e.pushes if p.magnitude == m]
+        hit = [p.delay_ms for p in got if p.detected]
+        cells.append(f"{len(hit)}/{len(got)}" + (f" ({float(np.median(hit)):.0f} ms)" if hit else ""))
+    return cells
 
 
 def _coverage_lines(res: SenseResults) -> list[str]:

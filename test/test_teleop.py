@@ -458,3 +458,22 @@ def test_an_operator_reference_of_the_wrong_length_is_named():
     with pytest.raises(ValueError, match=r"operator reference\(t\) must give 3 values \[rad\] \(or one\), got shape "
                                          r"\(2,\)"):
         arm.step(np.zeros(3))
+
+
+def test_report_of_learned_models_given_by_path_names_a_plot_per_path(tmp_path):
+    """A learned model is given by its path (``--models runs/a/pick``), which holds "/": the report writes one plot per
+    model, two artifacts of one folder name in different places apart (the report once split the trace's key on "/"
+    and crashed after every run)."""
+    from deadzone_id_ros.experiments.teleop import run_teleop
+    from deadzone_id_ros.experiments.teleop.report import plot_name, write_teleop
+
+    res, traces = run_teleop(TeleopSettings(models=("identified",), modes=("bilateral",), scenarios=("hold",),
+                                            seeds=(4,), duration=3.2), progress=False)
+    (case,), (trace,) = res.cases, traces.values()
+    paths = ("runs/a/pick", "runs/b/pick")
+    res = dataclasses.replace(res, cases=[dataclasses.replace(case, model=p) for p in paths])
+    md = write_teleop(tmp_path, res, {(p, "bilateral", "hold"): trace for p in paths})
+    names = [plot_name(p, "bilateral", "hold") for p in paths]
+    assert names == ["teleop_runs_a_pick_bilateral_hold.png", "teleop_runs_b_pick_bilateral_hold.png"]
+    for name in names:
+        assert (tmp_path / "plots" / name).stat().st_size > 0 and f"(plots/{name})" in md

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from ...teleop.sim import TeleopTrace
 from .results import FIGURES, TeleopResults
 from .sizing import HAND_LOAD_SHARE
 
-__all__ = ["done_when", "markdown", "plot_case", "write_teleop"]
+__all__ = ["done_when", "markdown", "plot_case", "plot_name", "write_teleop"]
 
 #: the issue's targets: free-motion tracking RMSE [rad], felt-force error, improvement over nominal
 TRACKING_TARGET = 2e-3
@@ -128,19 +129,26 @@ def plot_case(tr: TeleopTrace, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def write_teleop(out: Path, res: TeleopResults, traces: dict[str, TeleopTrace]) -> str:
+def plot_name(model: str, mode: str, scenario: str) -> str:
+    """The file name of a case's plot: ``teleop_<model>_<mode>_<scenario>.png``, a learned model's path (which may
+    hold "/" and other characters a file name should not) written with "_" for each run of them, so two artifacts
+    of the same folder name in different places get different plots."""
+    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", model).strip("_") or "model"
+    return f"teleop_{slug}_{mode}_{scenario}.png"
+
+
+def write_teleop(out: Path, res: TeleopResults, traces: dict[tuple[str, str, str], TeleopTrace]) -> str:
     """Write teleop.json, teleop.md and the plots (bilateral runs, and unilateral push) under ``out``; return the
-    markdown."""
+    markdown. ``traces``: (model, mode, scenario) -> the first seed's trace (:func:`.run.run_teleop`)."""
     from ...training.evaluate import json_clean
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "teleop.json").write_text(json.dumps(json_clean(res.to_dict()), indent=1))
     md = markdown(res)
-    for key, tr in traces.items():
-        model, mode, scenario = key.split("/")
+    for (model, mode, scenario), tr in traces.items():
         if mode != "bilateral" and scenario != "push":
             continue
-        name = f"teleop_{Path(model).name}_{mode}_{scenario}.png"
+        name = plot_name(model, mode, scenario)
         plot_case(tr, out / "plots" / name, f"{model}, {mode}, {scenario} (seed {res.seeds[0]})")
         md += f"\n![{model} {mode} {scenario}](plots/{name})\n"
     (out / "teleop.md").write_text(md)

@@ -309,9 +309,10 @@ def _figures(tr: TeleopTrace, scenario: str, settings: TeleopSettings, idx: np.n
     return out
 
 
-def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopResults, dict[str, TeleopTrace]]:
+def run_teleop(settings: TeleopSettings, progress: bool = True
+               ) -> tuple[TeleopResults, dict[tuple[str, str, str], TeleopTrace]]:
     """Run every (model, mode, scenario, seed); return the results and, for the plots, the first seed's traces keyed
-    ``"model/mode/scenario"``.
+    ``(model, mode, scenario)`` (a model may be a path, so the key is not joined into one string).
 
     Raises:
         ValueError: bad settings.  SafetyError: unmappable joints.  FileNotFoundError, ConfigError, ArtifactError: a
@@ -323,7 +324,7 @@ def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopR
 
     wall0 = time.perf_counter()
     cases: list[CaseFigures] = []
-    traces: dict[str, TeleopTrace] = {}
+    traces: dict[tuple[str, str, str], TeleopTrace] = {}
     total = len(settings.models) * len(settings.modes) * len(settings.scenarios) * len(settings.seeds)
     bar = tqdm(total=total, desc="teleop runs", unit="run", disable=not progress)
     robot_name = ""
@@ -341,7 +342,7 @@ def run_teleop(settings: TeleopSettings, progress: bool = True) -> tuple[TeleopR
                     per_seed.append(_figures(tr, scenario, settings, idx))
                     faults.append(tr.fault)
                     if seed == settings.seeds[0]:
-                        traces[f"{model}/{mode}/{scenario}"] = tr
+                        traces[(model, mode, scenario)] = tr
                     bar.update(1)
                 cases.append(CaseFigures.from_seeds(model, arm.model_label, mode, scenario, per_seed,
                                                     faults))

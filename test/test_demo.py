@@ -105,6 +105,8 @@ def test_demo_config_keeps_the_closed_loop_reference_out_of_training():
         DemoConfig(live_duration=0)
     with pytest.raises(ValueError, match="the sense stage's settings: calibration_seed 100 must not be an evaluation"):
         DemoConfig(sense_seeds=(1, 100))
+    with pytest.raises(ValueError, match="the teleop stage's settings: duration = 2.0 s is too short"):
+        DemoConfig(teleop_duration=2.0)
     assert DemoConfig.quick_run().quick
 
 
@@ -155,7 +157,7 @@ def test_demo_report_json_keeps_its_keys():
                      summaries, 1.0, summaries, {"pd_dob": live}, ClosedLoopSettings(seeds=[999]),
                      {"1_compare": 3.0}).to_dict()
     assert list(doc) == ["robot", "config", "data", "compare", "closed_loop", "closed_loop_weak_dob",
-                         "closed_loop_live", "closed_loop_settings", "improve", "sense", "robot_check",
+                         "closed_loop_live", "closed_loop_settings", "improve", "sense", "teleop", "robot_check",
                          "comparison_refused", "masked_vs_conventional",
                          "stage_seconds", "seconds"]
     assert doc["compare"]["methods"]["masked"]["rmse_mean"] == 0.3 and doc["compare"]["best_learned"] == "masked"
@@ -272,3 +274,24 @@ def test_a_sense_stage_that_cannot_calibrate_is_reported_not_fatal(tmp_path):
     assert doc.to_dict()["sense"] == {"skipped": record["skipped"]}
     assert f"Not run: {record['skipped']}." in " ".join(_sense_lines(doc))
     assert _sense_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
+
+
+def test_a_teleop_stage_whose_pick_cannot_be_loaded_is_reported_not_fatal(tmp_path):
+    """A pick the pair cannot load (here a model.json of no artifact format) stops the teleop stage before any run:
+    the stage records why, and the report says so instead of the demo stopping after its other stages."""
+    from deadzone_id_ros.experiments.demo.context import StageContext
+    from deadzone_id_ros.experiments.demo.report import _teleop_lines
+    from deadzone_id_ros.experiments.demo.results import DemoReport
+    from deadzone_id_ros.experiments.demo.stages import teleop
+
+    (tmp_path / "compare" / "pick").mkdir(parents=True)
+    (tmp_path / "compare" / "pick" / "model.json").write_text("{}")
+    lines: list[str] = []
+    record = teleop(StageContext(tmp_path, DemoConfig(), {"compare": {"compare_dir": "compare"}}, log=lines.append))
+    assert record["teleop_dir"] == "" and "compare/pick/model.json: format None" in record["skipped"]
+    assert lines == [f"teleoperation not run: {record['skipped']}"] and not (tmp_path / "teleop").exists()
+    doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
+                     teleop_skipped=record["skipped"])
+    assert doc.to_dict()["teleop"] == {"skipped": record["skipped"]}
+    assert f"Not run: {record['skipped']}." in " ".join(_teleop_lines(doc))
+    assert _teleop_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []

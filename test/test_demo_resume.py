@@ -180,11 +180,11 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     the comparison and the closed-loop run back from compare/report.json and closed_loop.json (no typed object of
     the first run is left), and writes report.md and report.json byte for byte as the uninterrupted run did.
 
-    The demo's own simulate, closed_loop, improve and report stages run (the improve stage's run read back from
-    improve/improve.json); live and compare are cut short (no DDS, a tiny
-    training configuration; the live stage's interrupt is the test above): "live" records the second simulated bag
-    as the live one, "compare" is the real stage's run_compare on the recordings with a 32-32 net and 100 steps,
-    handing its typed report on in process as the real stage does.
+    The demo's own simulate, closed_loop, improve, sense, teleop and report stages run (the improve, sense and teleop
+    stages' runs read back from improve/improve.json, sense/sense.json and teleop/teleop.json); live and compare are
+    cut short (no DDS, a tiny training configuration; the live stage's interrupt is the test above): "live" records
+    the second simulated bag as the live one, "compare" is the real stage's run_compare on the recordings with a
+    32-32 net and 100 steps, handing its typed report on in process as the real stage does.
     """
     from deadzone_id_ros.experiments.compare.run import run_compare
     from deadzone_id_ros.experiments.demo.run import DEMO_STAGES
@@ -203,11 +203,11 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     real = {s.name: s for s in DEMO_STAGES}
     live = Stage("live", lambda c: "live", lambda ctx: {"bag": ctx.results["simulate"]["bags"][1]})
     stages = (real["simulate"], live, Stage("compare", lambda c: "compare", compare, ("compare",)),
-              real["closed_loop"], real["improve"], real["sense"], real["report"])
+              real["closed_loop"], real["improve"], real["sense"], real["teleop"], real["report"])
     cfg = DemoConfig(sim_seeds=(1, 2), sim_duration=12.0, live_duration=1.0, closed_loop_seeds=(999,),
                      closed_loop_duration=0.6, closed_loop_live_duration=0.0, compare_seeds=1, quick=True,
                      improve_task_seeds=(11,), improve_duration=1.5, sense_seeds=(1,), sense_duration=4.0,
-                     sense_calibration_duration=3.0)
+                     sense_calibration_duration=3.0, teleop_seeds=(1,), teleop_duration=3.2)
     out = tmp_path / "demo"
     run_demo(out, cfg, stages=stages, log=lambda line: None)
     first = {name: (out / name).read_bytes() for name in ("report.md", "report.json")}
@@ -222,13 +222,19 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     assert doc["sense"]["estimators"][0]["name"] == "residual_band"
     assert b"## Sensing force without a force sensor" in first["report.md"]
     assert b"sensing_params_file:=sense/sensing.yaml" in first["report.md"]
+    # the teleoperation stage: the comparison's pick beside the two rigid bodies, named by its path in the folder
+    assert doc["teleop"]["dir"] == "teleop" and doc["teleop"]["seeds"] == [1]
+    assert {c["model"] for c in doc["teleop"]["cases"]} == {"compare/pick", "nominal", "identified"}
+    assert (out / "teleop" / "plots" / "teleop_compare_pick_bilateral_hold.png").is_file()
+    assert b"## Teleoperation with force feedback" in first["report.md"]
+    assert b"teleop.launch.yaml scenario:=hold model:=compare/pick" in first["report.md"]
 
     state = json.loads((out / STATE_FILE).read_text())
     del state["done"]["report"]  # what an interrupt in the report stage leaves
     (out / STATE_FILE).write_text(json.dumps(state))
     printed: list[str] = []
     run_demo(out, resume=True, stages=stages, log=printed.append)
-    assert sum("done in an earlier run" in line for line in printed) == 6, printed
+    assert sum("done in an earlier run" in line for line in printed) == 7, printed
     for name, text in first.items():
         assert (out / name).read_bytes() == text, name
         assert (out / ".partial" / "report-1" / name).read_bytes() == text  # the interrupted attempt's, set aside

@@ -33,6 +33,9 @@ class DemoConfig:
         sense_seeds: held-out seeds of the force-sensing stage (``deadzone-id sense``: pushes, a hold and a
             collision on each).  sense_duration: its seconds of free motion with pushes per seed [s].
             sense_calibration_duration: its calibration run [s] (free motion on its own seed).
+        teleop_seeds: seeds of the teleoperation stage (``deadzone-id teleop``: free motion, a push into a box,
+            a held contact and a gentle push on a stuck joint, bilateral, each seed one run per model and scenario).
+            teleop_duration: its seconds per run [s] (at least 3.2, the contact windows need it).
         robot: the robot profile (``deadzone-id robot show``: a shipped name or a profile file) every stage runs:
             simulated offline, recorded live over DDS (every node and launch file takes it, ``robot:=``), compared
             (rbd and hybrid on its URDF, its locked joints) and run in closed loop in process and live; "" (default):
@@ -41,7 +44,8 @@ class DemoConfig:
     Raises:
         ValueError: an empty seed list, a duration <= 0 (the live closed-loop one < 0), a weak-DOB fraction outside
             (0, 1), a closed-loop seed that is also a training seed or an improve task seed, improve_iterations
-            < 0, or sense settings ``deadzone-id sense`` refuses (e.g. a sense seed that is its calibration seed).
+            < 0, sense settings ``deadzone-id sense`` refuses (e.g. a sense seed that is its calibration seed), or
+            teleop settings ``deadzone-id teleop`` refuses (e.g. a run shorter than its contact windows).
     """
 
     sim_seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -62,6 +66,8 @@ class DemoConfig:
     sense_seeds: tuple[int, ...] = (1, 2)
     sense_duration: float = 30.0
     sense_calibration_duration: float = 60.0
+    teleop_seeds: tuple[int, ...] = (1, 2)
+    teleop_duration: float = 4.0
 
     def __post_init__(self) -> None:
         if not self.sim_seeds:
@@ -77,6 +83,12 @@ class DemoConfig:
                           calibration_duration=self.sense_calibration_duration)
         except ValueError as err:
             raise ValueError(f"the sense stage's settings: {err}") from err
+        from ..teleop.run import TeleopSettings
+
+        try:
+            TeleopSettings(seeds=tuple(self.teleop_seeds), duration=self.teleop_duration)
+        except ValueError as err:
+            raise ValueError(f"the teleop stage's settings: {err}") from err
         for name in ("sim_duration", "live_duration", "closed_loop_duration", "improve_duration", "sense_duration",
                      "sense_calibration_duration"):
             check_positive(name, getattr(self, name))
@@ -95,4 +107,5 @@ class DemoConfig:
         """The ``--quick`` sizes (about 3 minutes on 2 cores; the models are under-trained)."""
         return cls(sim_seeds=(1, 2), sim_duration=30.0, live_duration=8.0, closed_loop_duration=3.0,
                    closed_loop_live_duration=3.0, compare_seeds=1, quick=True, improve_task_seeds=(11, 12),
-                   improve_duration=5.0, sense_seeds=(1,), sense_duration=10.0, sense_calibration_duration=30.0)
+                   improve_duration=5.0, sense_seeds=(1,), sense_duration=10.0, sense_calibration_duration=30.0,
+                   teleop_seeds=(1,))

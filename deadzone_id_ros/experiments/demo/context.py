@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..compare.results import CompareReport
     from ..improve.results import ImproveRun
     from ..sense.results import SenseResults
+    from ..teleop.results import TeleopResults
 
 __all__ = ["Stage", "StageContext", "StageObjects", "StageRecord"]
 
@@ -25,10 +26,12 @@ class StageRecord(TypedDict, total=False):
 
     Keys:
         bags: simulate: the offline-simulated bags.  robot_check: simulate, with a robot profile: its robot check's
-        file.  bag: live: the live recording ("" when there is none).  skipped: live, sense: why it did not run.
+        file.  bag: live: the live recording ("" when there is none).  skipped: live, sense, teleop: why it did not
+        run.
         compare_dir: compare: the comparison's folder.  best: compare: the learned method exported to ONNX.
         closed_loop_json: closed_loop: its record.  improve_dir: improve: its folder, None when skipped.
-        sense_dir: sense: its folder (sense.json, sense.md, sensing.yaml).  report: report: the report's file.
+        sense_dir: sense: its folder (sense.json, sense.md, sensing.yaml).  teleop_dir: teleop: its folder
+        (teleop.json, teleop.md, plots).  report: report: the report's file.
     """
 
     bags: list[str]
@@ -40,6 +43,7 @@ class StageRecord(TypedDict, total=False):
     closed_loop_json: str
     improve_dir: str | None
     sense_dir: str
+    teleop_dir: str
     report: str
 
 
@@ -50,13 +54,14 @@ class StageObjects:
 
     Attributes:
         compare: the comparison's report.  closed_loop: the closed-loop run.  improve: the improve run.
-        sense: the force-sensing run.
+        sense: the force-sensing run.  teleop: the teleoperation run.
     """
 
     compare: CompareReport | None = None
     closed_loop: ClosedLoopRun | None = None
     improve: ImproveRun | None = None
     sense: SenseResults | None = None
+    teleop: TeleopResults | None = None
 
 
 @dataclass

@@ -4,6 +4,7 @@ table with its reading, from the typed results of :mod:`.compare.results`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from ..compare.results import CONV, PROP, CompareReport
 from ..compare.verdict import baseline_lines, consistency_lines, noise_lines
 from ..sense.report import push_cells, push_magnitudes
 from .results import DemoReport
+
+if TYPE_CHECKING:
+    from ..teleop.results import CaseFigures, TeleopResults
 
 __all__ = ["NEXT_LAUNCH_ARGS", "compare_table", "dead_zone_line", "demo_markdown", "launch_command", "pick_line",
            "real_markdown"]
@@ -136,6 +140,80 @@ def _sense_lines(report: DemoReport) -> list[str]:
                     f"![estimate vs truth]({d}/plots/sense_estimate.png)", ""]
 
 
+def _teleop_cells(res: TeleopResults, model: str) -> list[str]:
+    """One row's cells of the teleoperation table: free-motion tracking, felt error in push and hold (each with its
+    ratio to the nominal rigid body's), the hold's oscillation ratio, the stuck push and the faults."""
+    from ..teleop.report import IMPROVEMENT_TARGET
+
+    def case(scenario: str) -> CaseFigures | None:
+        return res.case(model, "bilateral", scenario)
+
+    def worst(c: CaseFigures | None, key: str, fmt: str, scale: float = 1.0) -> str:
+        if c is None or not np.isfinite(c.worst[key]):
+            return "n/a"
+        return f"{format(c.mean[key] * scale, fmt)} ({format(c.worst[key] * scale, fmt)})"
+
+    cells = [worst(case("free"), "tracking_rmse", ".2f", 1e3)]
+    for scenario in ("push", "hold"):
+        c, n = case(scenario), res.case("nominal", "bilateral", scenario)
+        ratio = ""
+        if model != "nominal" and c is not None and n is not None and c.mean["felt_error"] > 0:
+            r = n.mean["felt_error"] / c.mean["felt_error"]
+            ratio = f", {r:.2f}x{'' if r >= IMPROVEMENT_TARGET else ' (< 2x)'}"
+        cells.append(worst(c, "felt_error", ".1%") + ratio)
+    cells.append(worst(case("hold"), "oscillation_ratio", ".2f"))
+    stuck = case("stuck")
+    cells.append("n/a" if stuck is None or not stuck.worst["push_peak"] > 0 else
+                 f"{stuck.worst['phantom']:.3g} / {stuck.worst['push_peak']:.3g} N·m, {stuck.worst['coverage']:.0%}")
+    cells.append(str(sum(len(c.faults) for c in res.cases if c.model == model)))
+    return cells
+
+
+def _teleop_lines(report: DemoReport) -> list[str]:
+    """The teleoperation stage's section: leader and follower with force feedback, the nominal rigid body against
+    the dead-zone-aware models (the identified rigid body and the comparison's pick, named by its path in the demo's
+    folder); empty without the stage."""
+    from ..teleop.report import FELT_TARGET, plot_name
+
+    res = report.teleop
+    title = "## Teleoperation with force feedback (deadzone-id teleop)"
+    if res is None:
+        return ([title, "", f"Not run: {report.teleop_skipped}. `deadzone-id teleop --robot ... --models nominal "
+                 "identified` runs it without the learned model (docs/teleoperation.md).", ""]
+                if report.teleop_skipped else [])
+    d, robot = report.teleop_dir, str(report.config.get("robot") or "")
+    pick = report.compare.pick
+    learned = [m for m in dict.fromkeys(c.model for c in res.cases) if m not in ("nominal", "identified")]
+    models = [m for m in ("nominal", "identified") if any(c.model == m for c in res.cases)] + learned
+    names = {"nominal": "URDF nominal rigid body (no band)", "identified": "identified rigid body + band",
+             **{m: f"the pick ({pick.method}) + band" if pick else f"{m} + band" for m in learned}}
+    lines = [title, "",
+             f"Two simulated {res.robot} arms as leader and follower, in bilateral control (the follower copies the "
+             "leader, the operator feels the follower's contact), each arm's external torque sensed by its own "
+             f"model (no force sensor). Seeds {res.seeds} x {res.duration:g} s per scenario; the scripted operator is "
+             f"a joint impedance of {res.hand_stiffness:.3g} N·m/rad. Felt error: RMS of the torque the operator feels "
+             "minus the true contact torque, over the RMS contact torque, all joints; mean over seeds (worst seed), "
+             "and how many times smaller than the nominal rigid body's.", "",
+             "| model | free motion: tracking RMSE [mrad] | push: felt error | hold: felt error | hold: oscillation "
+             "(last / first) | stuck joint, gentle push: reflected / push, interval holds it | faults |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {names[m]} | " + " | ".join(_teleop_cells(res, m)) + " |" for m in models]
+    model = learned[0] if learned else "identified"
+    felt = [c.worst["felt_error"] for c in res.cases if c.model == model and c.scenario in ("push", "hold")]
+    met = bool(felt) and max(felt) <= FELT_TARGET
+    lines += ["", f"The target of {FELT_TARGET:.0%} felt error is {'met' if met else 'not met'} with "
+              f"{names[model]}." + ("" if met else " In a held contact both arms' joints stick: a stuck joint's static "
+                                    "friction hides the contact torque from any force-sensorless estimate, and the "
+                                    "band says by how much (docs/teleoperation.md, \"Measured\"; teleop/teleop.md "
+                                    "splits the error by cause)."), ""]
+    live = (f"deadzone-id launch teleop.launch.yaml scenario:=hold model:={model}"
+            + (f" robot:={robot}" if robot else ""))
+    lines += [f"Every case and why the felt force misses: [{d}/teleop.md]({d}/teleop.md). The same pair live over "
+              f"DDS, from this folder: `{live}`.", "",
+              f"![{names[model]}, hold]({d}/plots/{plot_name(model, 'bilateral', 'hold')})", ""]
+    return lines
+
+
 def _check_lines(report: DemoReport) -> list[str]:
     """The robot check's section: is the simulated arm trustworthy, and if not, each problem with its fix."""
     check = report.robot_check
@@ -211,6 +289,7 @@ def demo_markdown(report: DemoReport, out: Path) -> str:
         *(["![live closed loop](plots/closed_loop.png)", ""] if report.closed_loop_live else []),
         *_improve_lines(report),
         *_sense_lines(report),
+        *_teleop_lines(report),
         *_stage_lines(report),
         *_deploy_lines(report, rel(compare_dir)),
     ]

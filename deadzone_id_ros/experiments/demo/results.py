@@ -13,6 +13,7 @@ from ..improve.results import ImproveRun
 if TYPE_CHECKING:
     from ..check import RobotCheck
     from ..sense.results import SenseResults
+    from ..teleop.results import TeleopResults
 
 __all__ = ["DemoReport"]
 
@@ -33,6 +34,8 @@ class DemoReport:
         improve: the improve stage's run (learning from its own runs), or None (stage not run or skipped).
         sense: the force-sensing stage's results (``deadzone-id sense``), or None (stage not run).  sense_dir: its
         folder, relative to the demo's.  sense_skipped: "" or why the stage could not run.
+        teleop: the teleoperation stage's results (``deadzone-id teleop``), or None (stage not run).  teleop_dir: its
+        folder, relative to the demo's.  teleop_skipped: "" or why the stage could not run.
         stage_seconds: wall time of each stage [s].
         seconds: wall time of the demo [s].
         robot: the robot profile's name (the bundled arm: "three_dof_arm").  live_skipped: "" or why the live stages
@@ -58,6 +61,9 @@ class DemoReport:
     sense: SenseResults | None = None
     sense_dir: str = ""
     sense_skipped: str = ""
+    teleop: TeleopResults | None = None
+    teleop_dir: str = ""
+    teleop_skipped: str = ""
 
     def comparison_refused(self) -> str:
         """Why the torque comparison must not be presented ("" when it may): the simulator's noise floor (its own
@@ -93,7 +99,8 @@ class DemoReport:
         ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``robot_check`` (or None),
         ``comparison_refused`` (:meth:`comparison_refused`), ``improve`` (the improve stage's
         report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``sense`` (the force-sensing
-        stage's sense.json with its ``dir``, or None), ``masked_vs_conventional``
+        stage's sense.json with its ``dir``, or None), ``teleop`` (the teleoperation stage's teleop.json with its
+        ``dir``, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({
@@ -109,6 +116,8 @@ class DemoReport:
             "improve": self.improve.to_dict()["improve"] if self.improve else None,
             "sense": ({"dir": self.sense_dir, **self.sense.to_dict()} if self.sense else
                       {"skipped": self.sense_skipped} if self.sense_skipped else None),
+            "teleop": ({"dir": self.teleop_dir, **self.teleop.to_dict()} if self.teleop else
+                       {"skipped": self.teleop_skipped} if self.teleop_skipped else None),
             "robot_check": self.robot_check.to_dict() if self.robot_check else None,
             "comparison_refused": self.comparison_refused(),
             "masked_vs_conventional": self.masked_vs_conventional(),

@@ -1,4 +1,4 @@
-"""The seven stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
+"""The eight stages of ``deadzone-id demo`` on the simulated 3-DOF arm, each the library function behind an ordinary
 command a user could run by hand:
 
 1. ``simulate``: bulk data from the offline simulator (``deadzone-id simulate``, several simulated minutes, no DDS);
@@ -15,7 +15,10 @@ command a user could run by hand:
    ``sensing:=true`` (the URDF's rigid body with its friction correction and the dead-zone band), calibrated on free
    motion, against the simulator's true external torques (pushes of 0.25 to 4 N, a hold with a quasi-static push, a
    collision with an obstacle) on held-out seeds, and its ``sensing.yaml`` for the nodes;
-7. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
+7. ``teleop``: ``deadzone-id teleop`` in ``DIR/teleop``: two simulated arms as leader and follower with force feedback
+   (bilateral), each arm's force sensed by its own model, the comparison's pick beside the URDF's nominal rigid body
+   and the identified one, in free motion, a push into a box, a held contact and a gentle push on a stuck joint;
+8. ``report``: ``DIR/report.md`` and ``DIR/report.json``.
 
 Each stage returns a JSON-able result (paths relative to the output folder) that :mod:`.demo.run` records, so that a
 resumed run rebuilds what later stages need without running the stage again.
@@ -246,6 +249,40 @@ def sense(ctx: StageContext) -> StageRecord:
     return StageRecord(sense_dir="sense")
 
 
+def teleop(ctx: StageContext) -> StageRecord:
+    """Stage 7: ``deadzone-id teleop`` into ``teleop/``: the configured robot as leader and follower, bilateral (force
+    feedback), every scenario on seeds :attr:`DemoConfig.teleop_seeds`, with the URDF's nominal rigid body (the
+    baseline), the identified one and the comparison's pick (``compare/pick``, the learned dead-zone-aware model the
+    closed loop runs) as each arm's model and force sensor; result ``{"teleop_dir": "teleop"}``, or ``{"teleop_dir":
+    "", "skipped": why}`` when the pair cannot be set up on this arm (e.g. a friction calibration that cannot fit a
+    joint, or a pick the controller refuses): the report says why instead of the demo stopping after its other
+    stages."""
+    from ...errors import ArtifactError, ConfigError
+    from ..teleop import TeleopSettings, run_teleop
+    from ..teleop.report import write_teleop
+
+    cfg = ctx.cfg
+    pick = Path(ctx.results["compare"]["compare_dir"]) / "pick"  # relative to the demo's folder
+    # the pick first: a pick the pair refuses stops the stage before the other models run
+    models = ((str(ctx.out / pick),) if (ctx.out / pick / "model.json").is_file() else ()) + ("nominal", "identified")
+    settings = TeleopSettings(robot=cfg.robot, models=models, modes=("bilateral",), seeds=tuple(cfg.teleop_seeds),
+                              duration=cfg.teleop_duration)
+    try:
+        res, traces = run_teleop(settings)
+    except (ValueError, ConfigError, ArtifactError) as err:
+        ctx.log(f"teleoperation not run: {err}")
+        return StageRecord(teleop_dir="", skipped=str(err))
+    # the pick is named by its path inside the demo's folder (as its report's launch line gives it), not where the
+    # folder was when it ran
+    label = {str(ctx.out / pick): pick.as_posix()}
+    res = dataclasses.replace(res, cases=[dataclasses.replace(c, model=label.get(c.model, c.model))
+                                          for c in res.cases])
+    traces = {(label.get(m, m), mode, scenario): tr for (m, mode, scenario), tr in traces.items()}
+    write_teleop(ctx.out / "teleop", res, traces)
+    ctx.objects.teleop = res
+    return StageRecord(teleop_dir="teleop")
+
+
 def _robot_name(cfg: DemoConfig) -> str:
     """The robot's name for the report: the profile's name, else the bundled arm's."""
     if not cfg.robot:
@@ -256,7 +293,7 @@ def _robot_name(cfg: DemoConfig) -> str:
 
 
 def report(ctx: StageContext) -> StageRecord:
-    """Stage 7: report.json and report.md from the recorded results of stages 1-6; result ``{"report": ...}``.
+    """Stage 8: report.json and report.md from the recorded results of stages 1-7; result ``{"report": ...}``.
 
     The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
     when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
@@ -286,6 +323,12 @@ def report(ctx: StageContext) -> StageRecord:
         from ..sense.results import SenseResults
 
         sensed = read_record(ctx.out / str(r["sense"]["sense_dir"]) / "sense.json", SenseResults.from_dict)
+    teleoperated = ctx.objects.teleop
+    if teleoperated is None and r.get("teleop", StageRecord()).get("teleop_dir"):  # a run without the stage has none
+        from ...jsonrecord import read_record
+        from ..teleop.results import TeleopResults
+
+        teleoperated = read_record(ctx.out / str(r["teleop"]["teleop_dir"]) / "teleop.json", TeleopResults.from_dict)
     check = None
     if r["simulate"].get("robot_check"):
         from ...jsonrecord import read_record
@@ -302,6 +345,9 @@ def report(ctx: StageContext) -> StageRecord:
                      closed_loop_settings=closed.settings, improve=improved, sense=sensed,
                      sense_dir=str(r["sense"]["sense_dir"]) if sensed is not None else "",
                      sense_skipped=str(r.get("sense", StageRecord()).get("skipped", "")),
+                     teleop=teleoperated,
+                     teleop_dir=str(r["teleop"]["teleop_dir"]) if teleoperated is not None else "",
+                     teleop_skipped=str(r.get("teleop", StageRecord()).get("skipped", "")),
                      stage_seconds=ctx.stage_seconds,
                      seconds=sum(ctx.stage_seconds.values()))
     (ctx.out / "report.json").write_text(json.dumps(doc.to_dict(), indent=2) + "\n")
@@ -337,5 +383,8 @@ DEMO_STAGES: tuple[Stage, ...] = (
           ("improve",)),
     Stage("sense", lambda c: f"force sensing without a force sensor: seeds {list(c.sense_seeds)} x "
           f"{c.sense_duration:g} s of pushes, a hold and a collision (deadzone-id sense)", sense, ("sense",)),
+    Stage("teleop", lambda c: f"teleoperation with force feedback: leader and follower, bilateral, seeds "
+          f"{list(c.teleop_seeds)} x {c.teleop_duration:g} s per scenario, nominal, identified and the pick "
+          "(deadzone-id teleop)", teleop, ("teleop",)),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

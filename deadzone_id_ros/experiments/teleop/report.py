@@ -12,6 +12,7 @@ import numpy as np
 
 from ...teleop.sim import TeleopTrace
 from .results import FIGURES, TeleopResults
+from .run import IDEAL
 from .sizing import HAND_LOAD_SHARE
 
 __all__ = ["done_when", "markdown", "plot_case", "plot_name", "write_teleop"]
@@ -76,9 +77,13 @@ def markdown(res: TeleopResults) -> str:
              f"{res.force_gain:g}, common-mode damping "
              f"{res.force_damping:g} 1/s, position scale {res.position_scale:g}, force scale {res.force_scale:g}. "
              f"Wall time {res.wall_s:.0f} s.", "", "## Done when (bilateral, the dead-zone-aware model)", ""]
-    for item, met, fig in done_when(res):
-        mark = "n/a" if met is None else ("met" if met else "NOT met")
-        lines.append(f"- **{mark}**: {item}: {fig}")
+    aware = [m for m in dict.fromkeys(c.model for c in res.cases) if m not in ("nominal", IDEAL)]
+    for model in aware or ["identified"]:
+        if len(aware) > 1:
+            lines += ([""] if model != aware[0] else []) + [f"Model `{model}`:", ""]
+        for item, met, fig in done_when(res, model):
+            mark = "n/a" if met is None else ("met" if met else "NOT met")
+            lines.append(f"- **{mark}**: {item}: {fig}")
     cols = ["tracking_rmse", "felt_error", "felt_error_main", "free_phantom", "oscillation_ratio", "phantom",
             "coverage"]
     lines += ["", "## Every case (mean over seeds; worst seed in brackets)", "",

@@ -161,7 +161,7 @@ def _teleop_cells(res: TeleopResults, model: str) -> list[str]:
             r = n.mean["felt_error"] / c.mean["felt_error"]
             ratio = f", {r:.2f}x{'' if r >= IMPROVEMENT_TARGET else ' (< 2x)'}"
         cells.append(worst(c, "felt_error", ".1%") + ratio)
-    cells.append(worst(case("hold"), "oscillation_ratio", ".2f"))
+    cells.append(worst(case("hold"), "oscillation_ratio", ".2g"))
     stuck = case("stuck")
     cells.append("n/a" if stuck is None or not stuck.worst["push_peak"] > 0 else
                  f"{stuck.worst['phantom']:.3g} / {stuck.worst['push_peak']:.3g} N·m, {stuck.worst['coverage']:.0%}")

@@ -295,3 +295,47 @@ def test_a_teleop_stage_whose_pick_cannot_be_loaded_is_reported_not_fatal(tmp_pa
     assert doc.to_dict()["teleop"] == {"skipped": record["skipped"]}
     assert f"Not run: {record['skipped']}." in " ".join(_teleop_lines(doc))
     assert _teleop_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
+
+
+def _teleop_results(felt: dict[str, float]):
+    """TeleopResults of bilateral free/push/hold/stuck cases per model (felt error ``felt[model]`` in push and hold,
+    a stuck push only for the nominal model) for the demo's teleop table."""
+    from deadzone_id_ros.experiments.teleop.results import CaseFigures, TeleopResults
+
+    nan = float("nan")
+    cases = []
+    for model, e in felt.items():
+        for scenario in ("free", "push", "hold", "stuck"):
+            fig = dict.fromkeys(("tracking_rmse", "felt_error", "oscillation_ratio", "phantom", "push_peak",
+                                 "coverage"), nan)
+            fig.update({"free": {"tracking_rmse": 8e-4}, "push": {"felt_error": e}, "hold": {"felt_error": e,
+                        "oscillation_ratio": 0.005},
+                        "stuck": {"phantom": 0.1, "push_peak": 0.06, "coverage": 0.0} if model == "nominal" else
+                        {}}[scenario])
+            cases.append(CaseFigures.from_seeds(model, model, "bilateral", scenario, [fig], []))
+    return TeleopResults("three_dof_arm", ["j1", "j2", "j3"], [1], 4.0, 10.0, 0.5, 1.0, 0.0, 1.0, 1.0, cases, 1.0)
+
+
+def test_the_demo_teleop_table_gives_each_model_against_the_nominal_rigid_body():
+    """The demo's teleoperation rows: the felt error with its ratio to the nominal rigid body's, marked below the
+    issue's 2x; "n/a" where a figure does not apply (no stuck push); the pick's row and launch line where there is a
+    pick, the identified model's without one; the hold's oscillation ratio of a stiff contact not rounded to 0."""
+    from deadzone_id_ros.experiments.demo.report import _teleop_lines
+    from deadzone_id_ros.experiments.demo.results import DemoReport
+
+    def lines(felt: dict[str, float]) -> str:
+        doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
+                         teleop=_teleop_results(felt), teleop_dir="teleop")
+        return "\n".join(_teleop_lines(doc))
+
+    md = lines({"nominal": 0.6, "identified": 0.4, "compare/pick": 0.25})
+    rows = {r.split(" | ")[0].lstrip("| "): r for r in md.splitlines() if r.startswith("| ") and "---" not in r}
+    assert "60.0% (60.0%) |" in rows["URDF nominal rigid body (no band)"]
+    assert "40.0% (40.0%), 1.50x (< 2x)" in rows["identified rigid body + band"]
+    assert "25.0% (25.0%), 2.40x |" in rows["compare/pick + band"]
+    assert rows["compare/pick + band"].endswith("| 0.005 (0.005) | n/a | 0 |")
+    assert "0.1 / 0.06 N·m, 0%" in rows["URDF nominal rigid body (no band)"]
+    assert "model:=compare/pick`" in md and "not met with compare/pick + band" in md
+    assert "teleop/plots/teleop_compare_pick_bilateral_hold.png" in md
+    md = lines({"nominal": 0.6, "identified": 0.1})  # a demo without a pick: the identified model's line
+    assert "model:=identified`" in md and "is met with identified rigid body + band." in md

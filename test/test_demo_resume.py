@@ -225,6 +225,7 @@ def test_resume_after_the_closed_loop_stage_writes_the_report_the_run_would_have
     # the teleoperation stage: the comparison's pick beside the two rigid bodies, named by its path in the folder
     assert doc["teleop"]["dir"] == "teleop" and doc["teleop"]["seeds"] == [1]
     assert {c["model"] for c in doc["teleop"]["cases"]} == {"compare/pick", "nominal", "identified"}
+    assert not [c["model_label"] for c in doc["teleop"]["cases"] if str(out) in c["model_label"]]
     assert (out / "teleop" / "plots" / "teleop_compare_pick_bilateral_hold.png").is_file()
     assert b"## Teleoperation with force feedback" in first["report.md"]
     assert b"teleop.launch.yaml scenario:=hold model:=compare/pick" in first["report.md"]

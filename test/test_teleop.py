@@ -463,7 +463,7 @@ def test_an_operator_reference_of_the_wrong_length_is_named():
 def test_report_of_learned_models_given_by_path_names_a_plot_per_path(tmp_path):
     """A learned model is given by its path (``--models runs/a/pick``), which holds "/": the report writes one plot per
     model, two artifacts of one folder name in different places apart (the report once split the trace's key on "/"
-    and crashed after every run)."""
+    and crashed after every run), and the Done-when items of each."""
     from deadzone_id_ros.experiments.teleop import run_teleop
     from deadzone_id_ros.experiments.teleop.report import plot_name, write_teleop
 
@@ -477,3 +477,7 @@ def test_report_of_learned_models_given_by_path_names_a_plot_per_path(tmp_path):
     assert names == ["teleop_runs_a_pick_bilateral_hold.png", "teleop_runs_b_pick_bilateral_hold.png"]
     for name in names:
         assert (tmp_path / "plots" / name).stat().st_size > 0 and f"(plots/{name})" in md
+    # the Done-when items of each dead-zone-aware model, not the identified model's alone
+    done = md.split("## Done when")[1].split("## Every case")[0]
+    assert done.index("Model `runs/a/pick`:") < done.index("Model `runs/b/pick`:")
+    assert done.count("hold: felt vs true contact torque") == 2

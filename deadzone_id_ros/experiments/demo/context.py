@@ -72,8 +72,8 @@ class StageContext:
         out: the output folder.  cfg: the sizes.  results: stage name -> JSON record of every finished stage (this
         run's and, on resume, the earlier run's).  log: prints a line.  stage_seconds: ``"<n>_<stage>"`` -> wall
         time of each finished stage [s].  objects: the typed results of the stages finished in this process (the
-        comparison's report, the closed-loop run, the improve run), for the report stage; on resume the report
-        stage reads what is missing back from the files those stages wrote.
+        comparison's report, the closed-loop, improve, force-sensing and teleoperation runs), for the report stage; on
+        resume the report stage reads what is missing back from the files those stages wrote.
     """
 
     out: Path

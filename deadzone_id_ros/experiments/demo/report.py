@@ -133,11 +133,19 @@ def _sense_lines(report: DemoReport) -> list[str]:
                      f"{e.hold_false_contacts} | "
                      f"{held} | {e.rmse_over_noise:.1f} |")
     launch = ("deadzone-id launch sim_feedforward.launch.yaml mode:=ctc_dob sensing:=true "
-              f"sensing_params_file:={d}/sensing.yaml" + (f" robot:={robot}" if robot else ""))
+              f"sensing_params_file:={d}/sensing.yaml" + _robot_arg(str(robot or "")))
     return lines + ["", f"Every estimator and what each column means: [{d}/sense.md]({d}/sense.md) "
                     "(docs/sensing.md). The first row is the sensor the controller runs with `sensing:=true`; its "
                     f"calibrated settings are in `{d}/sensing.yaml`: `{launch}`.", "",
                     f"![estimate vs truth]({d}/plots/sense_estimate.png)", ""]
+
+
+def _robot_arg(robot: str) -> str:
+    """`` robot:=...`` for a launch line of the demo's robot ("" for the bundled arm; a profile file made absolute,
+    so the line runs from the demo's folder: :func:`~deadzone_id_ros.launching.live.robot_launch_args`)."""
+    from ...launching.live import robot_launch_args
+
+    return "".join(f" {k}:={v}" for k, v in robot_launch_args(robot).items())
 
 
 def _teleop_cells(res: TeleopResults, model: str) -> list[str]:
@@ -159,7 +167,7 @@ def _teleop_cells(res: TeleopResults, model: str) -> list[str]:
         ratio = ""
         if model != "nominal" and c is not None and n is not None and c.mean["felt_error"] > 0:
             r = n.mean["felt_error"] / c.mean["felt_error"]
-            ratio = f", {r:.2f}x{'' if r >= IMPROVEMENT_TARGET else ' (< 2x)'}"
+            ratio = f", {r:.2f}x" + ("" if r >= IMPROVEMENT_TARGET else f" (< {IMPROVEMENT_TARGET:g}x)")
         cells.append(worst(c, "felt_error", ".1%") + ratio)
     cells.append(worst(case("hold"), "oscillation_ratio", ".2g"))
     stuck = case("stuck")
@@ -178,9 +186,11 @@ def _teleop_lines(report: DemoReport) -> list[str]:
     res = report.teleop
     title = "## Teleoperation with force feedback (deadzone-id teleop)"
     if res is None:
-        return ([title, "", f"Not run: {report.teleop_skipped}. `deadzone-id teleop --robot ... --models nominal "
-                 "identified` runs it without the learned model (docs/teleoperation.md).", ""]
-                if report.teleop_skipped else [])
+        robot = str(report.config.get("robot") or "")
+        command = "deadzone-id teleop --out teleop" + (f" --robot {robot}" if robot else "") + " --modes bilateral"
+        return ([title, "", f"Not run: {report.teleop_skipped}. `{command} --models nominal identified` runs it "
+                 "without the comparison's pick, `--models nominal` without a friction calibration "
+                 "(docs/teleoperation.md).", ""] if report.teleop_skipped else [])
     d, robot = report.teleop_dir, str(report.config.get("robot") or "")
     pick = report.compare.pick
     learned = [m for m in dict.fromkeys(c.model for c in res.cases) if m not in ("nominal", "identified")]
@@ -206,8 +216,7 @@ def _teleop_lines(report: DemoReport) -> list[str]:
                                     "friction hides the contact torque from any force-sensorless estimate, and the "
                                     "band says by how much (docs/teleoperation.md, \"Measured\"; teleop/teleop.md "
                                     "splits the error by cause)."), ""]
-    live = (f"deadzone-id launch teleop.launch.yaml scenario:=hold model:={model}"
-            + (f" robot:={robot}" if robot else ""))
+    live = f"deadzone-id launch teleop.launch.yaml scenario:=hold model:={model}" + _robot_arg(robot)
     lines += [f"Every case and why the felt force misses: [{d}/teleop.md]({d}/teleop.md). The same pair live over "
               f"DDS, from this folder: `{live}`.", "",
               f"![{names[model]}, hold]({d}/plots/{plot_name(model, 'bilateral', 'hold')})", ""]

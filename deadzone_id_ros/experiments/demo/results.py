@@ -99,8 +99,8 @@ class DemoReport:
         ``closed_loop_weak_dob``, ``closed_loop_live``, ``closed_loop_settings``, ``robot_check`` (or None),
         ``comparison_refused`` (:meth:`comparison_refused`), ``improve`` (the improve stage's
         report.json section, :meth:`~.improve.results.ImproveRun.to_dict`, or None), ``sense`` (the force-sensing
-        stage's sense.json with its ``dir``, or None), ``teleop`` (the teleoperation stage's teleop.json with its
-        ``dir``, or None), ``masked_vs_conventional``
+        stage's sense.json with its ``dir``, ``{"skipped": why}`` when it could not run, or None), ``teleop`` (the
+        teleoperation stage's teleop.json with its ``dir``, ``{"skipped": why}``, or None), ``masked_vs_conventional``
         (:meth:`masked_vs_conventional`), ``stage_seconds`` and ``seconds``."""
         cmp = self.compare.to_dict()
         return json_clean({

@@ -252,17 +252,19 @@ def sense(ctx: StageContext) -> StageRecord:
 def teleop(ctx: StageContext) -> StageRecord:
     """Stage 7: ``deadzone-id teleop`` into ``teleop/``: the configured robot as leader and follower, bilateral (force
     feedback), every scenario on seeds :attr:`DemoConfig.teleop_seeds`, with the URDF's nominal rigid body (the
-    baseline), the identified one and the comparison's pick (``compare/pick``, the learned dead-zone-aware model the
-    closed loop runs) as each arm's model and force sensor; result ``{"teleop_dir": "teleop"}``, or ``{"teleop_dir":
+    baseline), the identified one and the comparison's pick (``compare/pick``, the model the closed loop runs: a
+    learned dead-zone-aware model, or a fitted rigid body where that wins) as each arm's model and force sensor, each
+    with the friction correction and the dead-zone band; result ``{"teleop_dir": "teleop"}``, or ``{"teleop_dir":
     "", "skipped": why}`` when the pair cannot be set up on this arm (e.g. a friction calibration that cannot fit a
     joint, or a pick the controller refuses): the report says why instead of the demo stopping after its other
     stages."""
     from ...errors import ArtifactError, ConfigError
+    from ..compare.results import PICK_DIR
     from ..teleop import TeleopSettings, run_teleop
     from ..teleop.report import write_teleop
 
     cfg = ctx.cfg
-    pick = Path(ctx.results["compare"]["compare_dir"]) / "pick"  # relative to the demo's folder
+    pick = Path(ctx.results["compare"]["compare_dir"]) / PICK_DIR  # relative to the demo's folder
     # the pick first: a pick the pair refuses stops the stage before the other models run
     models = ((str(ctx.out / pick),) if (ctx.out / pick / "model.json").is_file() else ()) + ("nominal", "identified")
     settings = TeleopSettings(robot=cfg.robot, models=models, modes=("bilateral",), seeds=tuple(cfg.teleop_seeds),
@@ -274,10 +276,11 @@ def teleop(ctx: StageContext) -> StageRecord:
         return StageRecord(teleop_dir="", skipped=str(err))
     # the pick is named by its path inside the demo's folder (as its report's launch line gives it), not where the
     # folder was when it ran
-    label = {str(ctx.out / pick): pick.as_posix()}
-    res = dataclasses.replace(res, cases=[dataclasses.replace(c, model=label.get(c.model, c.model))
-                                          for c in res.cases])
-    traces = {(label.get(m, m), mode, scenario): tr for (m, mode, scenario), tr in traces.items()}
+    ran, named = str(ctx.out / pick), pick.as_posix()
+    res = dataclasses.replace(res, cases=[
+        dataclasses.replace(c, model=named, model_label=c.model_label.replace(ran, named)) if c.model == ran else c
+        for c in res.cases])
+    traces = {(named if m == ran else m, mode, scenario): tr for (m, mode, scenario), tr in traces.items()}
     write_teleop(ctx.out / "teleop", res, traces)
     ctx.objects.teleop = res
     return StageRecord(teleop_dir="teleop")
@@ -384,7 +387,7 @@ DEMO_STAGES: tuple[Stage, ...] = (
     Stage("sense", lambda c: f"force sensing without a force sensor: seeds {list(c.sense_seeds)} x "
           f"{c.sense_duration:g} s of pushes, a hold and a collision (deadzone-id sense)", sense, ("sense",)),
     Stage("teleop", lambda c: f"teleoperation with force feedback: leader and follower, bilateral, seeds "
-          f"{list(c.teleop_seeds)} x {c.teleop_duration:g} s per scenario, nominal, identified and the pick "
-          "(deadzone-id teleop)", teleop, ("teleop",)),
+          f"{list(c.teleop_seeds)} x {c.teleop_duration:g} s per scenario, the nominal and identified rigid bodies "
+          "and the comparison's pick (deadzone-id teleop)", teleop, ("teleop",)),
     Stage("report", lambda c: "report", report, ("report.json", "report.md")),
 )

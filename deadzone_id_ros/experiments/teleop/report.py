@@ -1,5 +1,6 @@
-"""The report of ``deadzone-id teleop`` (core, no ROS): teleop.json, teleop.md and plots/teleop_<model>_<scenario>.png
-(leader and follower positions; the felt vs the true contact torque and the reflected estimate, over time)."""
+"""The report of ``deadzone-id teleop`` (core, no ROS): teleop.json, teleop.md and
+plots/teleop_<model>_<mode>_<scenario>.png (leader and follower positions; the felt vs the true contact torque and
+the reflected estimate, over time)."""
 
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ def plot_case(tr: TeleopTrace, path: Path, title: str) -> None:
 def plot_name(model: str, mode: str, scenario: str) -> str:
     """The file name of a case's plot: ``teleop_<model>_<mode>_<scenario>.png``, a learned model's path (which may
     hold "/" and other characters a file name should not) written with "_" for each run of them, so two artifacts
-    of the same folder name in different places get different plots."""
+    of the same folder name in different places get different plots (two paths that differ only in those
+    characters, ``a/b`` and ``a_b``, share one)."""
     slug = re.sub(r"[^A-Za-z0-9.-]+", "_", model).strip("_") or "model"
     return f"teleop_{slug}_{mode}_{scenario}.png"
 

@@ -29,7 +29,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ...robot.defaults import BUNDLED_ROBOT
 from .config import DemoConfig
@@ -37,6 +39,8 @@ from .context import Stage, StageContext, StageObjects, StageRecord
 
 __all__ = ["CLOSED_LOOP_JSON", "DEMO_STAGES", "ROBOT_CHECK_JSON", "DemoConfig", "Stage", "StageContext",
            "StageObjects", "StageRecord"]
+
+_T = TypeVar("_T")
 
 #: The closed-loop stage's record in the output folder (:meth:`.closed_loop.results.ClosedLoopRun.read`).
 CLOSED_LOOP_JSON = "closed_loop.json"
@@ -295,18 +299,33 @@ def _robot_name(cfg: DemoConfig) -> str:
     return load_robot(cfg.robot).profile.name
 
 
+def _read_back(ctx: StageContext, done: _T | None, stage: str, name: str, read: Callable[[Path], _T]) -> _T | None:
+    """A stage's typed result: ``done`` (finished in this process), else ``read`` of ``name`` in the folder the stage
+    recorded (``<stage>_dir``); None when it did not run or recorded none (skipped). Raises FileNotFoundError (the
+    file is missing) or DataError (it is malformed)."""
+    if done is not None:
+        return done
+    folder = ctx.results.get(stage, StageRecord()).get(f"{stage}_dir")
+    return read(ctx.out / str(folder) / name) if folder else None
+
+
 def report(ctx: StageContext) -> StageRecord:
     """Stage 8: report.json and report.md from the recorded results of stages 1-7; result ``{"report": ...}``.
 
-    The comparison and the closed-loop run are the typed objects of this process (:attr:`StageContext.objects`) or,
-    when those stages finished in an earlier run, read back from the files they wrote (compare/report.json,
-    closed_loop.json); the report is the same either way.
+    The stages' results are the typed objects of this process (:attr:`StageContext.objects`) or, when those stages
+    finished in an earlier run, read back from the files they wrote (compare/report.json, closed_loop.json,
+    improve/improve.json, sense/sense.json, teleop/teleop.json); the report is the same either way.
 
     Raises:
         FileNotFoundError: a file to read back is missing.  DataError: it is malformed (names the file and key).
     """
+    from ...jsonrecord import read_record
     from ..closed_loop.results import ClosedLoopRun
     from ..compare.results import CompareReport
+    from ..improve.report import RECORD
+    from ..improve.results import ImproveRun
+    from ..sense.results import SenseResults
+    from ..teleop.results import TeleopResults
     from .report import demo_markdown
     from .results import DemoReport
 
@@ -314,27 +333,13 @@ def report(ctx: StageContext) -> StageRecord:
     compare_dir = ctx.out / r["compare"]["compare_dir"]
     cmp = ctx.objects.compare or CompareReport.read(compare_dir / "report.json")
     closed = ctx.objects.closed_loop or ClosedLoopRun.read(ctx.out / r["closed_loop"]["closed_loop_json"])
-    improved = ctx.objects.improve
-    if improved is None and r.get("improve", StageRecord()).get("improve_dir"):  # a run without the stage has none
-        from ..improve.report import RECORD
-        from ..improve.results import ImproveRun
-
-        improved = ImproveRun.read(ctx.out / str(r["improve"]["improve_dir"]) / RECORD)
-    sensed = ctx.objects.sense
-    if sensed is None and r.get("sense", StageRecord()).get("sense_dir"):  # a run without the stage has none
-        from ...jsonrecord import read_record
-        from ..sense.results import SenseResults
-
-        sensed = read_record(ctx.out / str(r["sense"]["sense_dir"]) / "sense.json", SenseResults.from_dict)
-    teleoperated = ctx.objects.teleop
-    if teleoperated is None and r.get("teleop", StageRecord()).get("teleop_dir"):  # a run without the stage has none
-        from ...jsonrecord import read_record
-        from ..teleop.results import TeleopResults
-
-        teleoperated = read_record(ctx.out / str(r["teleop"]["teleop_dir"]) / "teleop.json", TeleopResults.from_dict)
+    improved = _read_back(ctx, ctx.objects.improve, "improve", RECORD, ImproveRun.read)
+    sensed = _read_back(ctx, ctx.objects.sense, "sense", "sense.json",
+                        lambda path: read_record(path, SenseResults.from_dict))
+    teleoperated = _read_back(ctx, ctx.objects.teleop, "teleop", "teleop.json",
+                              lambda path: read_record(path, TeleopResults.from_dict))
     check = None
     if r["simulate"].get("robot_check"):
-        from ...jsonrecord import read_record
         from ..check import RobotCheck
 
         check = read_record(ctx.out / r["simulate"]["robot_check"], RobotCheck.from_dict)

@@ -339,3 +339,13 @@ def test_the_demo_teleop_table_gives_each_model_against_the_nominal_rigid_body()
     assert "teleop/plots/teleop_compare_pick_bilateral_hold.png" in md
     md = lines({"nominal": 0.6, "identified": 0.1})  # a demo without a pick: the identified model's line
     assert "model:=identified`" in md and "is met with identified rigid body + band." in md
+    # said plainly whether the pick pays as a force sensor against the rigid bodies (2 points count as the same)
+    md = lines({"nominal": 0.6, "identified": 0.4, "compare/pick": 0.25})
+    assert "(25.0%, push and hold) is below the identified rigid body's (40.0%): as a force sensor it pays here; " \
+        "it is below the nominal rigid body's (60.0%)." in md
+    assert "is about the identified rigid body's (40.0%): as a force sensor it adds nothing here" in \
+        lines({"nominal": 0.6, "identified": 0.4, "compare/pick": 0.415})
+    md = lines({"nominal": 0.6, "identified": 0.4, "compare/pick": 0.7})
+    assert "is above the identified rigid body's (40.0%): as a force sensor it does not pay here; it is not below " \
+        "the nominal rigid body's (60.0%)." in md
+    assert "as a force sensor it" not in lines({"nominal": 0.6, "identified": 0.1})  # no pick, no sentence

@@ -3,6 +3,7 @@ table with its reading, from the typed results of :mod:`.compare.results`."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -177,6 +178,36 @@ def _teleop_cells(res: TeleopResults, model: str) -> list[str]:
     return cells
 
 
+#: felt-error difference [1] within which two models count as the same force sensor: the spread of a seed in the
+#: teleop figures (docs/teleoperation.md: the same model's push and hold differ by 1 to 3 points between seeds)
+_SAME_FELT = 0.02
+
+
+def _pick_against_rigid_bodies(res: TeleopResults, learned: list[str], names: dict[str, str]) -> list[str]:
+    """One sentence on whether the learned model pays as a force sensor: its felt error (mean of push and hold, over
+    the seeds) against the identified rigid body's (below, about the same within :data:`_SAME_FELT`, or above: said
+    plainly) and the nominal one's; empty without a learned model or without those cases."""
+
+    def felt(model: str) -> float:
+        v = [c.mean["felt_error"] for c in res.cases if c.model == model and c.scenario in ("push", "hold")]
+        return float(np.mean(v)) if v and all(np.isfinite(v)) else math.nan
+
+    if not learned:
+        return []
+    pick, ident, nom = felt(learned[0]), felt("identified"), felt("nominal")
+    if not all(np.isfinite((pick, ident, nom))):
+        return []
+    if pick < ident - _SAME_FELT:
+        verdict = "below the identified rigid body's ({:.1%}): as a force sensor it pays here"
+    elif pick <= ident + _SAME_FELT:
+        verdict = "about the identified rigid body's ({:.1%}): as a force sensor it adds nothing here"
+    else:
+        verdict = "above the identified rigid body's ({:.1%}): as a force sensor it does not pay here"
+    versus = "below" if pick < nom else "not below"
+    return [f"The felt error of {names[learned[0]]} ({pick:.1%}, push and hold) is {verdict.format(ident)}; it is "
+            f"{versus} the nominal rigid body's ({nom:.1%}).", ""]
+
+
 def _teleop_lines(report: DemoReport) -> list[str]:
     """The teleoperation stage's section: leader and follower with force feedback, the nominal rigid body against
     the dead-zone-aware models (the identified rigid body and the comparison's pick, named by its path in the demo's
@@ -211,7 +242,8 @@ def _teleop_lines(report: DemoReport) -> list[str]:
     model = learned[0] if learned else "identified"
     felt = [c.worst["felt_error"] for c in res.cases if c.model == model and c.scenario in ("push", "hold")]
     met = bool(felt) and max(felt) <= FELT_TARGET
-    lines += ["", f"The target of {FELT_TARGET:.0%} felt error is {'met' if met else 'not met'} with "
+    lines += ["", *_pick_against_rigid_bodies(res, learned, names)]
+    lines += [f"The target of {FELT_TARGET:.0%} felt error is {'met' if met else 'not met'} with "
               f"{names[model]}." + ("" if met else " In a held contact both arms' joints stick: a stuck joint's static "
                                     "friction hides the contact torque from any force-sensorless estimate, and the "
                                     "band says by how much (docs/teleoperation.md, \"Measured\"; teleop/teleop.md "

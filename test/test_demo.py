@@ -260,7 +260,7 @@ def test_a_sense_stage_that_cannot_calibrate_is_reported_not_fatal(tmp_path):
     """50 ms of calibration is too few moving samples to fit the friction correction: the stage records why, and the
     report says so instead of the demo stopping after its other stages."""
     from deadzone_id_ros.experiments.demo.context import StageContext
-    from deadzone_id_ros.experiments.demo.report import _sense_lines
+    from deadzone_id_ros.experiments.demo.force_report import sense_lines
     from deadzone_id_ros.experiments.demo.results import DemoReport
     from deadzone_id_ros.experiments.demo.stages import sense
 
@@ -272,15 +272,15 @@ def test_a_sense_stage_that_cannot_calibrate_is_reported_not_fatal(tmp_path):
     doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
                      sense_skipped=record["skipped"])
     assert doc.to_dict()["sense"] == {"skipped": record["skipped"]}
-    assert f"Not run: {record['skipped']}." in " ".join(_sense_lines(doc))
-    assert _sense_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
+    assert f"Not run: {record['skipped']}." in " ".join(sense_lines(doc))
+    assert sense_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
 
 
 def test_a_teleop_stage_whose_pick_cannot_be_loaded_is_reported_not_fatal(tmp_path):
     """A pick the pair cannot load (here a model.json of no artifact format) stops the teleop stage before any run:
     the stage records why, and the report says so instead of the demo stopping after its other stages."""
     from deadzone_id_ros.experiments.demo.context import StageContext
-    from deadzone_id_ros.experiments.demo.report import _teleop_lines
+    from deadzone_id_ros.experiments.demo.force_report import teleop_lines
     from deadzone_id_ros.experiments.demo.results import DemoReport
     from deadzone_id_ros.experiments.demo.stages import teleop
 
@@ -293,8 +293,8 @@ def test_a_teleop_stage_whose_pick_cannot_be_loaded_is_reported_not_fatal(tmp_pa
     doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
                      teleop_skipped=record["skipped"])
     assert doc.to_dict()["teleop"] == {"skipped": record["skipped"]}
-    assert f"Not run: {record['skipped']}." in " ".join(_teleop_lines(doc))
-    assert _teleop_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
+    assert f"Not run: {record['skipped']}." in " ".join(teleop_lines(doc))
+    assert teleop_lines(DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked")) == []
 
 
 def _teleop_results(felt: dict[str, float]):
@@ -320,13 +320,13 @@ def test_the_demo_teleop_table_gives_each_model_against_the_nominal_rigid_body()
     """The demo's teleoperation rows: the felt error with its ratio to the nominal rigid body's, marked below the
     issue's 2x; "n/a" where a figure does not apply (no stuck push); the pick's row and launch line where there is a
     pick, the identified model's without one; the hold's oscillation ratio of a stiff contact not rounded to 0."""
-    from deadzone_id_ros.experiments.demo.report import _teleop_lines
+    from deadzone_id_ros.experiments.demo.force_report import teleop_lines
     from deadzone_id_ros.experiments.demo.results import DemoReport
 
     def lines(felt: dict[str, float]) -> str:
         doc = DemoReport({"quick": True}, [], "", "cmp", _compare_report({"masked": 0.3}), "masked",
                          teleop=_teleop_results(felt), teleop_dir="teleop")
-        return "\n".join(_teleop_lines(doc))
+        return "\n".join(teleop_lines(doc))
 
     md = lines({"nominal": 0.6, "identified": 0.4, "compare/pick": 0.25})
     rows = {r.split(" | ")[0].lstrip("| "): r for r in md.splitlines() if r.startswith("| ") and "---" not in r}
